@@ -317,37 +317,75 @@ def tokenize(text: str, *, split_camel: bool = True, fold: bool = True,
 
 #: Bump whenever ``segment_for_index`` can index other tokens than before (beyond a
 #: ``TOKENIZER_VERSION`` change). 2: an identifier split into parts is also indexed whole.
-#: 3: symbols are indexed as terms (:func:`symbol_terms`).
-SEGMENT_VERSION = 3
+#: 3: symbols are indexed as terms (:func:`symbol_terms`). 4: an emoji sequence (a grapheme
+#: cluster) is one term, and a run of punctuation is a term in a text with words too.
+SEGMENT_VERSION = 4
 
 #: What a symbol's term starts with: letters and a hex number, which unicode61 keeps whole and
 #: no word the tokenizer makes is (its words are split from their digits; an identifier kept
-#: whole that spells one is left out by :func:`segment_for_index`).
+#: whole that spells one is left out by :func:`segment_for_index`). The code points of a
+#: sequence are joined by ``x`` (no hex digit): ``zsym1f468x200dx1f469``.
 SYMBOL_MARK = "zsym"
 #: Distinct symbols a text yields terms for at most (a pasted megabyte of punctuation: bounded).
 MAX_SYMBOL_TERMS = 64
-_SYMBOL = regex.compile(r"\p{So}")                  # emoji, pictographs, arrows, marks like ©
-_MARK = regex.compile(r"[\p{P}\p{S}]")               # every punctuation mark and symbol
-_SYMBOL_TERM = re.compile(f"{SYMBOL_MARK}[0-9a-f]+")   # a symbol's term, as a word may spell it
+#: Marks of a punctuation run kept in its term (after repeats are folded): ``?!?!...`` pasted a
+#: megabyte long is one term of this many marks, not a megabyte-long term.
+MAX_RUN_MARKS = 8
+# An emoji with what joins it (ZWJ, skin tone, flag pair, keycap): one grapheme cluster from a
+# pictograph, ``regex``'s \X; or a run of other punctuation and symbols (of two marks at least in
+# a text with words: a lone full stop is not even matched, so prose costs one scan in C).
+# One character class (V1 set difference), not a lookahead a mark: a 10 MB run raised MemoryError.
+# Flags are paired here, left to right from a run's start as \X pairs them: \X counts the run
+# before each one (a 120,000-character run of flags took 12 s).
+_FLAG = "[\U0001F1E6-\U0001F1FF]{2}"
+_SYMBOL = regex.compile(f"(?V1){_FLAG}|(?=\\p{{So}})\\X|([[\\p{{P}}\\p{{S}}]--\\p{{So}}]+)")
+_SYMBOL_OR_RUN = regex.compile(f"(?V1){_FLAG}|(?=\\p{{So}})\\X|([[\\p{{P}}\\p{{S}}]--\\p{{So}}]{{2,}})")
+# Whether a text with words has any symbol term: one scan of a plain class (5 us a summary),
+# where the patterns above, tried at every character, cost ten times that.
+_ANY_SYMBOL_OR_RUN = regex.compile(r"\p{So}|[\p{P}\p{S}]{2}")
+_REPEATS = regex.compile(r"(.)\1+", regex.DOTALL)
+_PRESENTATION = str.maketrans("", "", "\ufe0e\ufe0f")   # text / emoji style: the same symbol
+_SYMBOL_TERM = re.compile(f"{SYMBOL_MARK}[0-9a-fx]+")   # a symbol's term, as a word may spell it
+
+
+def _symbol_term(chars: str) -> str:
+    return SYMBOL_MARK + "x".join(f"{ord(c):x}" for c in chars)
 
 
 def symbol_terms(text: str) -> list[str]:
-    """Index terms for the symbols in ``text``, which FTS5's unicode61 drops as separators: each
-    distinct emoji or other pictograph (``\\p{So}``) always; punctuation and other symbols only
-    in a text with no word (``？？？``, ``:-)``: else every sentence would hold a full stop's term).
-    After NFKC, as :func:`tokenize` reads, so fullwidth ``？`` is ``?``. A term is ``SYMBOL_MARK``
-    and the code point in hex: ASCII letters and digits, so never FTS5 syntax, and no word's
-    term (:func:`segment_for_index` indexes a word spelled so by its parts only)."""
+    """Index terms for the symbols in ``text``, which FTS5's unicode61 drops as separators.
+
+    An emoji is one term with what it is joined to (a grapheme cluster: 👨‍👩‍👧 is not 👨, 👍🏽
+    not 👍, 🇫🇷 shares nothing with 🇷🇺), its presentation selector left out (❤️ is ❤). A run
+    of two or more other marks is a term, repeats folded (``??`` and ``？？？`` meet, ``:-)``
+    is not ``:-(``), cut to ``MAX_RUN_MARKS``; a lone mark only in a text with no word (``?``),
+    else every sentence's full stop would be a term. A text of no word also has a term for each
+    mark of its runs, so ``?`` finds ``?!``. After NFKC, as :func:`tokenize` reads, so fullwidth
+    ``？`` is ``?``. A term is ``SYMBOL_MARK`` and the code points in hex: ASCII letters and
+    digits, never FTS5 syntax, and no word's term (:func:`segment_for_index`)."""
     if not text:
         return []
     text = unicodedata.normalize("NFKC", text)
-    found = _MARK if not _SEGMENTS.search(text) else _SYMBOL
+    wordless = not _SEGMENTS.search(text)
+    if not wordless and not _ANY_SYMBOL_OR_RUN.search(text):
+        return []
     seen: dict[str, None] = {}
-    for m in found.finditer(text):
-        seen[f"{SYMBOL_MARK}{ord(m.group()):x}"] = None
+    met: set[str] = set()       # what was matched: a repeated emoji is read once (10 MB of them)
+    for m in (_SYMBOL if wordless else _SYMBOL_OR_RUN).finditer(text):
+        if m.group() in met:
+            continue
+        met.add(m.group())
+        run = m.group(1)
+        if run is None:
+            seen[_symbol_term(m.group().translate(_PRESENTATION))] = None
+        else:
+            if wordless:
+                seen.update((_symbol_term(c), None) for c in dict.fromkeys(run))
+            if len(run) > 1:
+                seen[_symbol_term(_REPEATS.sub(r"\1", run)[:MAX_RUN_MARKS])] = None
         if len(seen) >= MAX_SYMBOL_TERMS:
             break
-    return list(seen)
+    return list(seen)[:MAX_SYMBOL_TERMS]
 
 
 def segment_for_index(text: str) -> str:

@@ -277,6 +277,38 @@ def test_a_text_of_only_emoji_or_punctuation_is_indexed_by_its_symbols() -> None
     assert all(t.isascii() and t.isalnum() for t in symbol_terms("👨\u200d👩\u200d👧 🇫🇷 ©™ ?!…"))
 
 
+def test_a_run_of_punctuation_in_a_text_with_words_is_a_term_a_lone_mark_is_not() -> None:
+    """Only texts of no word had their punctuation indexed, so a search for "？？？" never found
+    "why？？？". A run of two or more marks is one term, its repeats folded ("??" and "????"
+    meet "???"); a lone full stop or comma, in every sentence, is still no term."""
+    asked = set(symbol_terms("？？？"))
+    assert asked & set(segment_for_index("why？？？").split())
+    assert asked & set(segment_for_index("really?? ok").split())
+    assert set(symbol_terms(":-)")) & set(segment_for_index("ship it :-) tomorrow").split())
+    assert not set(symbol_terms(":-)")) & set(segment_for_index("ship it :-( tomorrow").split())
+    assert segment_for_index("deploy failed, again.") == "deploy failed again"
+    assert segment_for_index("why?") == "why"
+    # a megabyte-long run is one bounded term; ten megabytes of marks alone raised MemoryError
+    assert max(map(len, symbol_terms("x " + "?!" * 500_000))) < 80
+    assert symbol_terms("?!" * 5_000_000) == symbol_terms("?!" * 4)   # its first 8 marks
+
+
+def test_an_emoji_sequence_is_one_term_not_its_parts() -> None:
+    """A family, a rainbow flag or a skin tone was indexed as the emoji it is joined from, so a
+    search for the family found a summary with only the man, and 🇫🇷 met 🇷🇺 by their shared
+    letter. A grapheme cluster (``regex``'s \\X) is one term; a lone emoji keeps its term."""
+    family, man = "👨\u200d👩\u200d👧", "👨"
+    pairs = [(family, man), ("🏳\ufe0f\u200d🌈", "🌈"), ("👍🏽", "👍"), ("🇫🇷", "🇷🇺")]
+    for joined, part in pairs:
+        assert not set(symbol_terms(joined)) & set(symbol_terms(part)), (joined, part)
+        assert not set(symbol_terms(joined)) & set(segment_for_index(f"we {part} met").split())
+        assert not set(symbol_terms(part)) & set(segment_for_index(f"we {joined} met").split())
+        assert set(symbol_terms(joined)) <= set(segment_for_index(f"we {joined} met").split())
+    assert symbol_terms("🇫🇷🇩🇪") == [*symbol_terms("🇫🇷"), *symbol_terms("🇩🇪")]   # paired in order
+    assert symbol_terms("🚀") == ["zsym1f680"]                # as decision 143 indexed it
+    assert symbol_terms("❤\ufe0f") == symbol_terms("❤")      # the emoji presentation selector
+
+
 def test_a_word_spelled_like_a_symbol_s_term_is_not_indexed_as_that_symbol() -> None:
     """An identifier is indexed whole too, so a summary that wrote ``zsym1f680`` (or planted it)
     was found by every search for 🚀; its parts are still indexed, so the text is findable."""

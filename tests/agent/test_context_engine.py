@@ -1195,6 +1195,19 @@ def test_a_recalled_session_whose_tag_turns_hostile_is_left_out(engine: ContextE
     assert engine.memories_block("postgres vacuum") == ""
 
 
+def test_punctuation_runs_and_emoji_sequences_are_searched_whole(tmp_path: Path) -> None:
+    """ "？？？" found no "why？？？" (punctuation in a text with words was no term), and a
+    family emoji was searched as the people it joins: it found a summary of only the man."""
+    with ContextEngine(tmp_path / "sessions.db", clock=lambda: 1_800_000_000.0) as engine:
+        engine.add("why", "why？？？ the deploy hung again", created_at=1_799_990_000.0)
+        engine.add("calm", "the deploy went fine.", created_at=1_799_990_000.0)
+        engine.add("family", "dinner plans 👨\u200d👩\u200d👧 on sunday", created_at=1_799_990_000.0)
+        engine.add("man", "a photo of 👨 at the desk", created_at=1_799_990_000.0)
+        assert [f.session_id for f in engine.retrieve("？？？")] == ["why"]
+        assert [f.session_id for f in engine.retrieve("👨\u200d👩\u200d👧")] == ["family"]
+        assert [f.session_id for f in engine.retrieve("👨")] == ["man"]
+
+
 def test_a_session_of_only_emoji_or_punctuation_is_found_by_its_symbols(tmp_path: Path) -> None:
     """Stored, listed, but found by no query while FTS5 dropped every symbol: a user who saved
     "🚀🚀" and searches 🚀 finds it, "？？？" is found by "???", a word query finds neither."""

@@ -67,15 +67,45 @@ Ahead = dict[int, tuple[str, str, str, str]]   # rowid -> summary, tags; their s
 
 
 def ensure(conn: sqlite3.Connection) -> None:
-    """Create the notes table and its triggers unless there (read first: no write lock then)."""
+    """Create the notes table and its triggers unless there (read first: no write lock then),
+    and move sessions at rowids the index layout cannot hold (:func:`rehome`)."""
     have = {r[0] for r in conn.execute(
         "SELECT name FROM sqlite_master WHERE name IN ('index_drift', 'index_drift_on_insert',"
         " 'index_drift_on_update', 'index_drift_on_index')")}
-    if len(have) == 4:
-        return
+    if len(have) != 4:
+        with reindex.immediate(conn):
+            for sql in _DDL:
+                conn.execute(sql)
+    rehome(conn)
+
+
+def rehome(conn: sqlite3.Connection, rows: int = REPAIR_ROWS) -> int:
+    """Move up to ``rows`` sessions another tool inserted at a rowid below 1 to new rowids (an
+    ``INSERT`` without one: SQLite's next free rowid); the number moved.
+
+    Why: an index row's rowid below 1 names a passage of another session (passage ``p`` of
+    session ``s`` sits at ``-(s * 64 + p)``), so such a session's own index row was read as
+    another's, healed away as a passage of no session, and found by no search. Moved, it is a
+    session like any other: its index row at the old rowid goes, and the insert trigger notes
+    the new one, which the heal that follows re-derives. The session's id, text and stamp stay;
+    only the rowid, which no caller sees, changes. A lookup on the rowid's B-tree: free when
+    there is none (every archive hermes-core wrote)."""
+    if conn.execute("SELECT 1 FROM sessions WHERE rowid < 1 LIMIT 1").fetchone() is None:
+        return 0
+    names = [r[1] for r in conn.execute("PRAGMA table_info(sessions)") if not r[5]]  # no key
+    cols = ", ".join(f'"{n}"' for n in names)
     with reindex.immediate(conn):
-        for sql in _DDL:
-            conn.execute(sql)
+        low = conn.execute(f"SELECT rowid, {cols} FROM sessions WHERE rowid < 1 ORDER BY rowid"
+                           " LIMIT ?", (rows,)).fetchall()
+        for row in low:
+            conn.execute("DELETE FROM sessions WHERE rowid = ?", (row[0],))
+            passages.remove(conn, TABLE, row[0])    # at 0, its passages too
+            conn.execute(f"INSERT INTO sessions({cols}) VALUES ({', '.join('?' * len(names))})",
+                         row[1:])
+    if low:
+        log.info("memory database: %d sessions another tool wrote at rowids below 1 moved to "
+                 "new rowids", len(low))
+    return len(low)
 
 
 def indexed(conn: sqlite3.Connection, rowid: int) -> None:

@@ -88,17 +88,30 @@ def meta(conn: sqlite3.Connection, key: str) -> str | None:
     return None if row is None else str(row[0])
 
 
-def read_cursor(conn: sqlite3.Connection, key: str) -> int:
-    """A cursor kept in ``meta`` (the last rowid done); 0 when unset or not a whole number.
+#: SQLite's lowest rowid. Another tool may insert a session at any rowid, 0 and below too.
+LOWEST_ROWID = -2**63
+#: A re-index's cursor before its first row: below every rowid, so none is left out.
+START = LOWEST_ROWID - 1
 
-    Why 0 for a damaged value (a hand edit, another tool): every step re-derives the rows it
-    passes (an index row at a rowid is removed before it is written), so starting over costs
-    work and loses nothing, where raising failed every open and every write's upkeep."""
+
+def read_cursor(conn: sqlite3.Connection, key: str, start: int = 0) -> int:
+    """A cursor kept in ``meta`` (the last rowid done); ``start`` when unset or not a whole
+    number (or below it).
+
+    Why ``start`` for a damaged value (a hand edit, another tool): every step re-derives the
+    rows it passes (an index row at a rowid is removed before it is written), so starting over
+    costs work and loses nothing, where raising failed every open and every write's upkeep."""
     value = meta(conn, key)
     try:
-        return int(value or 0)
+        return max(int(value or start), start)
     except ValueError:
-        return 0
+        return start
+
+
+def after(cursor: int) -> tuple[str, int]:
+    """``rowid > cursor`` as SQL and the value to bind: a cursor below SQLite's lowest rowid
+    (``START``), which no statement can bind, reads from the lowest one."""
+    return ("rowid >= ?", LOWEST_ROWID) if cursor < LOWEST_ROWID else ("rowid > ?", cursor)
 
 
 def drop_leftovers(conn: sqlite3.Connection) -> None:
@@ -158,7 +171,7 @@ def _start(conn: sqlite3.Connection, segment_id: str) -> bool:
         for name, body in _TRIGGERS.items():
             conn.execute(f"CREATE TRIGGER {name} {body}")
         conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-                         [("reindex", segment_id), ("reindex_cursor", "0")])
+                         [("reindex", segment_id), ("reindex_cursor", str(START))])
         return True
 
 
@@ -235,11 +248,12 @@ def run(conn: sqlite3.Connection, segment: Callable[[str], str], segment_id: str
                         "the next open", segment_id)
             return done
         while True:
-            cursor = read_cursor(conn, "reindex_cursor")
+            cursor = read_cursor(conn, "reindex_cursor", START)
+            where, value = after(cursor)
             # read whole before segmenting: a statement left half read by an interrupted
             # segmenter (Ctrl-C, MemoryError) pins a snapshot while its traceback lives
-            rows = conn.execute(f"{_ROW} WHERE rowid > ? ORDER BY rowid LIMIT ?",
-                                (cursor, batch)).fetchall()
+            rows = conn.execute(f"{_ROW} WHERE {where} ORDER BY rowid LIMIT ?",
+                                (value, batch)).fetchall()
             ahead = {r[0]: cut(r[1], r[2]) for r in rows}
             with immediate(conn):
                 n, over = _batch(conn, cut, ahead, cursor, segment_id, batch)
@@ -263,10 +277,11 @@ def _batch(conn: sqlite3.Connection, cut: Callable[[str, str], Segmented],
     indexed and whether this re-index is over (finished here or by another, or replaced)."""
     if meta(conn, "reindex") != segment_id:
         return 0, True
-    if read_cursor(conn, "reindex_cursor") != cursor:
+    if read_cursor(conn, "reindex_cursor", START) != cursor:
         return 0, False                            # another opener moved on: read again
-    rows: list[Row] = conn.execute(f"{_ROW} WHERE rowid > ? ORDER BY rowid LIMIT ?",
-                                   (cursor, batch)).fetchall()
+    where, value = after(cursor)
+    rows: list[Row] = conn.execute(f"{_ROW} WHERE {where} ORDER BY rowid LIMIT ?",
+                                   (value, batch)).fetchall()
     for r in rows:
         seg = ahead.get(r[0])
         if seg is None or seg[:2] != (r[1], r[2]):

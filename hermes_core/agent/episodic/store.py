@@ -137,6 +137,7 @@ class SessionStore:
         self._writes = 0                       # commits through this store (data_version misses them)
         self._df_cache: dict[str, int] = {}
         self._df_generation: tuple[int, int, int] | None = None
+        self._quiet = False                    # its lock was taken over a fork (:mod:`.forking`)
         self._df_empty = False                 # the index had no row at _df_generation
         self.read_only = False
         # a C int of milliseconds: a larger value wraps (3e6 s became 0, "never wait"), so capped
@@ -202,16 +203,15 @@ class SessionStore:
         return self._db
 
     def before_fork(self) -> list[forking.Lock]:
-        """In the parent: other threads' use ended, the connections closed (:mod:`.forking`)."""
-        taken, self._db = forking.quiesce(self._lock, self._db, self._timeout_s)
-        self._df_generation = None           # data_version is a connection's own
+        """In the parent: other threads' use ended, the connections kept (:mod:`.forking`)."""
+        self._quiet = bool(taken := forking.quiesce(self._lock, self._timeout_s))
         return [*taken, *self._upkeep.before_fork(self._timeout_s)]
 
     def after_fork(self) -> list[object]:
-        """In a forked child: new locks, no inherited connection used (:mod:`.forking`)."""
+        """In a forked child: new locks, the inherited connection closed (:mod:`.forking`)."""
         self._lock, self._df_generation = threading.RLock(), None
         conn, self._db = self._db, None
-        return [conn, *self._upkeep.after_fork()]
+        return [*forking.inherited(conn, self._quiet), *self._upkeep.after_fork()]
 
     @staticmethod
     def _versions() -> tuple[int, int]:
@@ -293,7 +293,7 @@ class SessionStore:
     # ------------------------------------------------------------------ plumbing
 
     def close(self) -> None:
-        forking.forget(self)                # closed in a child forked later too
+        forking.forget(self)                # closed in a child forked later; earlier ones settled
         self._upkeep.close()
         with self._lock:
             if self._db is not None:      # a forked child that never used it: none to close

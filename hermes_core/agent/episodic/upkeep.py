@@ -44,6 +44,7 @@ class Upkeep:
         self._conn: sqlite3.Connection | None = None
         self._closed = False                  # the store closed: no connection opened again
         self._said = False                    # a failure other than SQLite's was warned about
+        self._quiet = False                   # its lock was taken over a fork
 
     def _connection(self) -> sqlite3.Connection:
         """Opened on first use, read-write but never creating: a file removed under a running
@@ -61,17 +62,18 @@ class Upkeep:
         return self._conn
 
     def before_fork(self, timeout_s: float) -> list[forking.Lock]:
-        """In the parent (:mod:`.forking`): a running batch ended, the connection closed; the
+        """In the parent (:mod:`.forking`): a running batch ended, the connection kept; the
         lock taken, released after the fork."""
-        taken, self._conn = forking.quiesce(self._lock, self._conn, timeout_s)
+        taken = forking.quiesce(self._lock, timeout_s)
+        self._quiet = bool(taken)
         return taken
 
     def after_fork(self) -> list[object]:
-        """In a forked child (:mod:`.forking`): a new lock, the inherited connection handed
-        back to be kept, never closed; the next step opens one of the child's own."""
+        """In a forked child (:mod:`.forking`): a new lock, the inherited connection closed (or
+        handed back to be kept, if in use); the next step opens one of the child's own."""
         self._lock = threading.Lock()
         conn, self._conn = self._conn, None
-        return [conn]
+        return forking.inherited(conn, self._quiet)
 
     def step(self, segment: Callable[[str], str],
              segment_id: str | None) -> tuple[int, bool] | None:

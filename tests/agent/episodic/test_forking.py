@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import multiprocessing
 import sqlite3
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from hermes_core.agent.episodic import forking
 from hermes_core.agent.episodic.store import SessionRecord, SessionStore
 
 AT = 1_800_000_000.0
@@ -180,3 +184,47 @@ def test_a_store_the_parent_closed_stays_closed_in_a_child_forked_later(tmp_path
     kid.join(JOIN_S)
     assert kid.exitcode == 0
     assert out.get(timeout=JOIN_S) != "reopened"
+
+
+def _exit_at_once() -> None:
+    pass
+
+
+#: Another process writes pages to ``-wal`` and dies before its close could checkpoint them.
+_DIES_AFTER_WRITING = (
+    "import os, sqlite3, sys\n"
+    "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+    "for i in range(40):\n"
+    "    c.execute('INSERT INTO meta(key, value) VALUES (?, ?)', (f'other-{i}', str(i) * 3000))\n"
+    "os._exit(0)\n")
+
+
+def test_a_child_slow_to_close_what_it_inherited_cannot_undo_another_process_s_writes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child closes the connections it inherited (so its own take real locks). Were the
+    parent to close first, and another process write and die before its checkpoint, the
+    child's close would find no other user and checkpoint the pages its stale ``-wal`` holds by
+    the other process's index: the parent waits for the child's close before going on."""
+    real = forking.inherited
+
+    def slow(conn: Any, quiet: bool) -> list[object]:
+        time.sleep(2)                    # a child descheduled before its close
+        return real(conn, quiet)
+
+    path = tmp_path / "sessions.db"
+    store = SessionStore(path)
+    for i in range(20):
+        store.upsert(_record("p", i))
+    monkeypatch.setattr(forking, "inherited", slow)
+    kid = FORK.Process(target=_exit_at_once)
+    kid.start()
+    store.close()
+    subprocess.run([sys.executable, "-c", _DIES_AFTER_WRITING, str(path)], check=True)
+    kid.join(JOIN_S)
+    assert kid.exitcode == 0
+    _check(path, {"p": 20})
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("SELECT COUNT(*) FROM meta WHERE key LIKE 'other-%'").fetchone() == (40,)
+    finally:
+        conn.close()

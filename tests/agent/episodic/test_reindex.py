@@ -625,3 +625,36 @@ def test_an_archive_indexed_before_symbols_and_the_index_row_trigger_is_re_index
                                         " 'index_drift_on_index'").fetchone() is not None
     with SessionStore(path) as store:
         assert store.reindexed == 0
+
+
+def _words(tag: str) -> str:
+    """A long summary (passages past the first), its words numbered."""
+    return " ".join(f"{tag}{k}" for k in range(200))
+
+
+def test_sessions_another_tool_wrote_at_rowids_below_one_past_2_53_or_after_a_gap_are_re_indexed(
+        tmp_path: Path) -> None:
+    """A re-index read ``sessions`` from rowid 0 up, so a session another tool inserted at a
+    negative rowid or at 0 was left out of the new index and, after the swap, found by no
+    search; one past 2**53 (no exact double) or after a gap must be carried over too."""
+    path = tmp_path / "sessions.db"
+    with SessionStore(path, segment=_segment_before_symbols, segment_id="older-segmenter") as store:
+        store.upsert_many([SessionRecord(f"s{i}", f"plain session {i} about kites", (), 1.0)
+                           for i in range(5)])
+        planted = {"neg": (-7, "negative okapi"), "zero": (0, "zero narwhal " + _words("z")),
+                   "huge": (2**53 + 1, "huge axolotl"), "gap": (10_000, "gapped quokka")}
+        for sid, (rowid, text) in planted.items():
+            store.connection.execute(
+                "INSERT INTO sessions(rowid, memory_id, session_id, summary, tags, created_at,"
+                " relevance_score, content_hash, source, message_count) VALUES"
+                " (?, ?, ?, ?, '', 1.0, 1.0, ?, 'manual', 0)", (rowid, sid, sid, text, sid))
+    with SessionStore(path) as store:
+        assert store.reindexed == 9
+        for sid, (_, text) in planted.items():
+            word = text.split()[1]
+            assert [h.session_id for h in store.search(f'"{word}"', 5)] == [sid], sid
+        assert len(store.search('"kites"', 10)) == 5
+        assert [h.session_id for h in store.search('"z199"', 5)] == ["zero"]   # a passage
+        assert store.stats()["index_in_sync"]
+    with SessionStore(path) as store:
+        assert store.reindexed == 0
