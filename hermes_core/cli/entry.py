@@ -15,12 +15,14 @@ the redactor loads to scrub it.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import re
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from types import ModuleType
 from typing import TextIO
 
 #: sysexits' EX_SOFTWARE, as main's (hermes_core.cli.argtypes.EXIT_BUG).
@@ -47,10 +49,11 @@ def report_unloadable(error: Exception, words: Sequence[str]) -> int:
     """:data:`EXIT_BUG`, after the line (and, with ``-v``, the traceback) main's bug report
     prints, and under ``--json`` its object on stdout. A stream that refuses them is sent to the
     null device, so Python's flush at exit cannot turn the 70 into 120."""
-    scrub = _scrubber()
-    text = " ".join(scrub(str(error)).split()) if scrub is not None else ""
-    if len(text) > 200:
-        text = f"{text[:100]}... ({len(text)} characters)"
+    redactor = _redactor()
+    scrub = redactor.redact if redactor is not None else None
+    text = " ".join(redactor.redact(str(error)).split()) if redactor is not None else ""
+    if redactor is not None and len(text) > 200:
+        text = f"{redactor.clip(text, 100)}... ({len(text)} characters)"
     said = f"{type(error).__name__}: {text}" if text else type(error).__name__
     said = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", said)
     options = _options(words)
@@ -75,14 +78,13 @@ def report_unloadable(error: Exception, words: Sequence[str]) -> int:
     return EXIT_BUG
 
 
-def _scrubber() -> Callable[[str], str] | None:
-    """The package's redactor, or None when it does not load (it may be what is broken): then
-    no text of the error is shown, since nothing could take a key out of it."""
+def _redactor() -> ModuleType | None:
+    """:mod:`hermes_core.redact`, or None when it does not load (it may be what is broken):
+    then no text of the error is shown, since nothing could take a key out of it."""
     try:
-        from hermes_core.redact import redact
+        return importlib.import_module("hermes_core.redact")
     except Exception:
         return None
-    return redact
 
 
 def _options(words: Sequence[str]) -> set[str]:
