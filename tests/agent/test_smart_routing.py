@@ -453,6 +453,34 @@ def test_the_difficulty_tables_are_large_enough_to_weigh_both_sides() -> None:
     assert len(HARD) >= 40 and len(SHORT_ORDINARY) >= 40
 
 
+# --------------------------------------------------------------------------- what cue words can tell
+
+# Where words alone decide. "Think carefully" is an instruction about answering when it stands
+# alone, and takes its difficulty from its object when it has one ("about what to cook"): that
+# object counts as the weak cues' objects do, by a sign of maths or logic. A hard question in
+# plain words with no cue ("Why do heavier objects not fall faster?") is not seen: "Why is the
+# sky blue?" is worded the same, and nothing in the words tells them apart.
+CUE_LIMITS: tuple[tuple[str, str], ...] = (
+    ("Think carefully about what to cook", "fast"),
+    ("Think hard about which job offer to take", "fast"),
+    ("Reason carefully about my holiday plans", "fast"),
+    ("Think carefully about whether every even number above 2 is a sum of two primes", "default"),
+    ("Think carefully before you answer: which weighs more, a kilo of feathers or of iron?",
+     "default"),
+    ("What are the second-order effects of a four-day work week? Reason carefully.", "default"),
+    ("Why do heavier objects not fall faster?", "fast"),    # unseen: no cue, no maths sign
+    ("Why is the sky blue?", "fast"),
+    ("Explain why the harmonic series diverges", "fast"),    # unseen: "explain why" is no cue
+)
+
+
+@pytest.mark.parametrize(("text", "slot"), CUE_LIMITS)
+def test_what_cue_words_can_and_cannot_tell_is_pinned(text: str, slot: str) -> None:
+    routing = parse_yaml(TABLE_CONFIG).llm.routing
+    d = Router(routing).select(text)
+    assert d.model == getattr(routing, f"{slot}_model"), (slot, d.reason, d.features)
+
+
 # --------------------------------------------------------------------------- Japanese
 
 # Japanese requests route by the same features as the Chinese: code named or pointed at, a

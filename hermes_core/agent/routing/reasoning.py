@@ -74,7 +74,9 @@ _CUES: tuple[tuple[str, re.Pattern[str], bool], ...] = (
     ("step-by-step reasoning", re.compile(
         rf"\bstep[- ]by[- ]step\b(?=[^\n]{{0,200}}?\b(?:{_REASON_VERB})\b)"
         rf"|\b(?:{_REASON_VERB})\b[^\n]{{0,200}}?\bstep[- ]by[- ]step\b"
-        r"|\b(?:think|reason)\s+(?:carefully|hard|it\s+through)\b|\breason\s+through\b"
+        # standing alone it is about answering; "about X" takes X's difficulty (below)
+        r"|\b(?:think|reason)\s+(?:carefully|hard)\b(?!\s+about\b)"
+        r"|\b(?:think|reason)\s+it\s+through\b|\breason\s+through\b"
         r"|(?:一步一步|一步步|逐步|分步)[^。！？?!\n]{0,4}?(?:分析|推理|推导|推導|求解|证明|證明|论证|論證|思考)"
         r"|(?:分析|推理|求解|思考)[^。！？?!\n]{0,30}?(?:一步一步|一步步|逐步|分步)"
         r"|推理过程|推理過程|思考过程|思考過程"
@@ -82,6 +84,9 @@ _CUES: tuple[tuple[str, re.Pattern[str], bool], ...] = (
         r"(?:推論|分析|証明|導出|考え|解)"
         r"|(?:推論|分析|証明|導出|考え)[^。！？?!\n]{0,30}?"
         r"(?:一歩ずつ|段階的に|順を追って|ステップバイステップ)|推論過程", re.IGNORECASE), False),
+    # "think carefully about what to cook": a weak cue, its object a sign of maths or logic
+    ("step-by-step reasoning", re.compile(r"\b(?:think|reason)\s+(?:carefully|hard)\s+about\b",
+                                          re.IGNORECASE), True),
     ("rigour", re.compile(
         r"\bformal(?:ly)?\s+(?:proof|argument)\b"
         r"|严格证明|嚴格證明|论证|論證|厳密(?:に|な)(?:論証|論じ)", re.IGNORECASE), False),

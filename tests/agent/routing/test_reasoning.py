@@ -91,6 +91,8 @@ def test_an_everyday_use_of_a_cue_word_is_no_cue(text: str) -> None:
     "我的积分被清零了，怎么证明是系统的问题？",
     "帮我推导一下这个月的预算",
     "推导一下明天的天气",
+    "Think carefully about what to cook",                  # its object decides, as weak cues'
+    "Think hard about which job offer to take",
 ])
 def test_an_everyday_request_worded_with_a_cue_word_is_no_cue(text: str) -> None:
     assert reasoning_cue(text) == "", text
