@@ -25,6 +25,24 @@ if TYPE_CHECKING:
 class HermesError(Exception):
     """Root of every error hermes_core raises on purpose."""
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle as what the error holds, not by calling its constructor again: a worker
+        process (multiprocessing, celery) sends its exception back pickled, and Exception's own
+        way calls ``cls(*args)`` with the finished message, which AllProvidersFailed (attempts),
+        a store's error (path, reason) or NoCredentialAvailable (provider) cannot take. The
+        message, the attributes and any note are redacted on the way: the pickle goes to
+        another process, a queue or a result store."""
+        return (_unpickled, (type(self), redact_data(self.args), redact_data(vars(self))))
+
+
+def _unpickled(cls: type[HermesError], args: tuple[Any, ...],
+               state: dict[str, Any]) -> HermesError:
+    """The error :meth:`HermesError.__reduce__` pickled, its constructor not run."""
+    error = cls.__new__(cls, *args)
+    error.args = args
+    vars(error).update(state)
+    return error
+
 
 _LONG_WORD = re.compile(r"\S{81,}")
 MAX_CONFIG_MESSAGE = 300

@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import regex
+
 from hermes_core.log_lines import messages_one_line, one_line
 from hermes_core.redact_forms import encoded_forms
 from hermes_core.types import fingerprint
@@ -300,10 +302,45 @@ def redact_data(value: Any, secrets: Iterable[str] = (), _depth: int = 0) -> Any
     return value
 
 
+_MARKER = re.compile(r"\[(?:REDACTED|key-[0-9a-f]{10})\]")
+_CLUSTER = regex.compile(r"\X")
+
+
+#: Characters no rule of UAX #29 joins to a neighbour (Grapheme_Cluster_Break "Other", not
+#: Prepend, not an Indic consonant): ASCII but CR and LF, CJK ideographs, hiragana, katakana.
+_PLAIN = re.compile("[\x20-\x7e\u3041-\u3096\u30a1-\u30fa\u4e00-\u9fff]{2}")
+
+
+def _known_boundary(text: str, end: int) -> int:
+    """The last position at or before ``end`` that surely starts a grapheme cluster: between
+    two plain characters (:data:`_PLAIN`). Segmenting from there gives ``end``'s cluster as
+    segmenting from 0 would (a flag's pairs included), in a few characters for most text
+    rather than all 2,000 of an error body."""
+    for i in range(end, max(0, end - 256), -1):
+        if _PLAIN.match(text, i - 1):
+            return i
+    return 0
+
+
 def clip(text: str, limit: int, secrets: Iterable[str] = ()) -> str:
-    """The first ``limit`` characters of ``text``, redacted *before* the cut: cut first, a key
-    across the cut is no longer whole, no scrubber downstream knows its head, and it is shown."""
-    return redact(str(text)[:limit + 1024], secrets)[:limit]
+    """At most the first ``limit`` characters of ``text``, redacted *before* the cut: cut first,
+    a key across the cut is no longer whole, no scrubber downstream knows its head, and it is
+    shown. The cut moves back to the start of a redaction marker it would split ("[REDA" reads
+    as the error's own text) and of a character as a person sees it (a grapheme cluster: an
+    accent without its letter, half a flag or of a ZWJ emoji)."""
+    whole = redact(str(text)[:limit + 1024], secrets)
+    if len(whole) <= limit:
+        return whole
+    end = max(limit, 0)
+    for marker in _MARKER.finditer(whole, max(0, end - 16), end + 16):
+        if marker.start() < end < marker.end():
+            end = marker.start()
+    start = _known_boundary(whole, end)
+    for cluster in _CLUSTER.finditer(whole, start, end + 64):
+        if cluster.end() > end:
+            end = cluster.start()
+            break
+    return whole[:end]
 
 
 _SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "x-api-key", "api-key",

@@ -6,9 +6,12 @@ The one status -> error mapping and the retry-after arithmetic, as tables.
 from __future__ import annotations
 
 import email.utils
+import pickle
+from collections.abc import Callable
 
 import pytest
 
+from hermes_core import errors
 from hermes_core.errors import (
     AllProvidersFailed,
     Attempt,
@@ -25,6 +28,8 @@ from hermes_core.errors import (
     error_from_status,
     parse_retry_after,
 )
+from hermes_core.redact import redact
+from hermes_core.types import Usage
 
 NOW = 1_800_000_000.0
 
@@ -469,3 +474,88 @@ def test_a_date_header_in_an_unknown_zone_leaves_our_clock():
     h = {"date": _in_zone(NOW - 600, "CET", 1),
          "retry-after": email.utils.formatdate(NOW + 45, usegmt=True)}
     assert parse_retry_after(h, now=NOW) == pytest.approx(45.0)
+
+
+# --------------------------------------------------------------------------- pickling
+
+_KEY = "sk-proj-Pk7Lm2Nq9Rs4Tv6Wx8Yz1Ab3Cd5"
+
+
+def _provider_kwargs() -> dict[str, object]:
+    return {"status_code": 502, "provider": "openai",
+            "headers": {"x-api-key": _KEY, "x-request-id": "req-1", "echo": f"bearer {_KEY}"},
+            "body": {"error": {"message": f"bad key {_KEY}", "code": 7}}}
+
+
+def _example(cls: type[errors.HermesError]) -> errors.HermesError:
+    """One instance of ``cls`` with every attribute set, a key planted where a caller could."""
+    if issubclass(cls, errors.ProviderError):
+        extra = ({"retry_after": 2.5} if cls is errors.RateLimited else
+                 {"partial_text": f"half a reply {_KEY}"} if cls is errors.IncompleteResponse
+                 else {})
+        error = cls(f"upstream said {_KEY}", **_provider_kwargs(), **extra)  # type: ignore[arg-type]
+        error.usage = Usage(input_tokens=10, output_tokens=3)
+        return error
+    if issubclass(cls, errors.SessionStoreError):
+        return cls("/tmp/sessions.db", "file is not a database")
+    made: dict[type, Callable[[], errors.HermesError]] = {
+        errors.HermesError: lambda: errors.HermesError("plain"),
+        errors.ConfigError: lambda: errors.ConfigError(
+            "not a number", file="config.yaml", key_path="llm.routing.timeout", line=12),
+        errors.DependencyMissing: lambda: errors.DependencyMissing("dense retrieval", "embeddings"),
+        errors.NoCredentialAvailable: lambda: errors.NoCredentialAvailable(
+            "openai", 105.0, now=100.0, recheck_at=160.0),
+        errors.SummaryFailed: lambda: errors.SummaryFailed("empty summary"),
+        errors.MemoryWriteError: lambda: errors.MemoryWriteError("MEMORY.md", "too long"),
+        errors.PromptInputError: lambda: errors.PromptInputError("h.json", "line 3", "not JSON"),
+        errors.StructuredOutputError: lambda: errors.StructuredOutputError(
+            "Plan", f"steps: field required ({_KEY})", f"{{'stepz': '{_KEY}'}}", refused=False),
+        errors.AllProvidersFailed: lambda: errors.AllProvidersFailed(
+            [Attempt("openai", "gpt-4o", "key-0123456789", "server_error", 812.5,
+                     decision="failover", error="ServerError: 502",
+                     usage=Usage(input_tokens=5, output_tokens=0)),
+             Attempt("anthropic", "claude", None, "timeout", 30000.0)],
+            errors.ServerError(f"bad gateway {_KEY}", **_provider_kwargs()),  # type: ignore[arg-type]
+            rejections=[errors.AuthenticationFailed("openai: key-0123456789 rejected",
+                                                    status_code=401)],
+            untried=["backup/model"], deadline_s=30.0),
+    }
+    return made[cls]()
+
+
+_TREE = sorted((c for c in vars(errors).values()
+                if isinstance(c, type) and issubclass(c, errors.HermesError)),
+               key=lambda c: c.__name__)
+
+
+def _state(value: object) -> object:
+    """What an error is made of, exceptions inside it included, for comparison."""
+    if isinstance(value, BaseException):
+        return (type(value), value.args, {k: _state(v) for k, v in vars(value).items()})
+    return value
+
+
+@pytest.mark.parametrize("protocol", [0, pickle.HIGHEST_PROTOCOL])
+@pytest.mark.parametrize("cls", _TREE, ids=lambda c: c.__name__)
+def test_every_error_survives_pickling_with_its_message_and_attributes_and_no_key(
+        cls: type[errors.HermesError], protocol: int) -> None:
+    """A worker process (multiprocessing, celery) sends its exception back pickled. Errors
+    whose constructor takes other arguments than the message (AllProvidersFailed's attempts,
+    a store's path and reason) failed to unpickle or came back with another message."""
+    error = _example(cls)
+    error.add_note(f"while serving a request with {_KEY}")
+    data = pickle.dumps(error, protocol)
+    assert _KEY.encode() not in data and _KEY[8:20].encode() not in data
+    back = pickle.loads(data)
+    assert type(back) is cls and str(back) == str(error)
+    error.__notes__ = [redact(n) for n in error.__notes__]
+    assert _state(back) == _state(error)
+    with pytest.raises(cls):   # still raised and caught as what it is
+        raise back
+
+
+def test_the_pickling_examples_cover_the_whole_tree() -> None:
+    assert {c.__name__ for c in _TREE} >= {"AllProvidersFailed", "NoCredentialAvailable",
+                                          "RateLimited", "SessionQueryInvalid", "ConfigError"}
+    for cls in _TREE:
+        assert type(_example(cls)) is cls

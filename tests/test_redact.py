@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import re
 import sqlite3
 from pathlib import Path
 
@@ -479,3 +480,51 @@ def test_text_redact_scrubbed_of_a_known_key_is_told_from_text_that_never_held_o
     scrubbed = redact("token Zq7 odd-key-for-audit", ["Zq7 odd-key-for-audit"])
     assert shows_a_redacted_key(scrubbed)
     assert not shows_a_redacted_key("token [key-xyz] and [REDACTED-ish] words")
+
+
+_MARKERS = ("[REDACTED]", "[key-")
+
+
+@pytest.mark.parametrize("before", range(88, 101))
+def test_clip_never_cuts_inside_a_redaction_marker(before: int) -> None:
+    """A key redacted just before the cut was shown as "[REDA" or "[key-3f": a marker cut in
+    two, which reads as text of the error rather than the key's place."""
+    from hermes_core.redact import clip
+
+    configured = "correct-horse-battery-staple-42"
+    for secret, extra in (("sk-proj-Abc123Def456Ghi789Jkl0Mno", ()), (configured, (configured,))):
+        out = clip("y" * before + secret + " tail", 100, extra)
+        rest = out[before:]
+        assert len(out) <= 100 and secret[:6] not in out
+        assert rest == "" or re.fullmatch(r"\[(?:REDACTED|key-[0-9a-f]{10})\] ?t?a?i?l?", rest), out
+
+
+@pytest.mark.parametrize("cluster", ["e\u0301", "\U0001f1e8\U0001f1f3", "\U0001f469\u200d\U0001f4bb",
+                                     "\u0915\u094d\u0937", "\U0001f44d\U0001f3fd"])
+def test_clip_never_cuts_a_character_as_a_person_sees_it(cluster: str) -> None:
+    """An accent without its letter, half a flag, a ZWJ emoji without its second half, a
+    Devanagari conjunct cut after its virama: the cut kept a code point of a character and not
+    the rest. The shown head ends before the character instead."""
+    from hermes_core.redact import clip
+
+    for at in range(96, 100):
+        out = clip("a" * at + cluster + "b" * 20, 100)
+        assert out in ("a" * at, "a" * at + cluster + "b" * (100 - at - len(cluster))), (at, out)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["a", " ", "e\u0301", "\U0001f1e8", "[", "]", "REDACTED",
+                                 "sk-proj-Abc123Def456Ghi789Jkl0Mno", "\u200d", "界"]),
+                max_size=40).map("".join), st.integers(min_value=1, max_value=120))
+def test_clip_is_a_head_of_the_redacted_text_ending_between_characters(text: str,
+                                                                       limit: int) -> None:
+    import regex
+
+    from hermes_core.redact import clip
+
+    whole = redact(text)
+    out = clip(text, limit)
+    assert len(out) <= limit and whole.startswith(out)
+    assert len(out) == len(whole) or len(out) in {m.start() for m in regex.finditer(r"\X", whole)}
+    for marker in re.finditer(r"\[(?:REDACTED|key-[0-9a-f]{10})\]", whole):
+        assert not marker.start() < len(out) < marker.end()

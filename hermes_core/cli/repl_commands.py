@@ -11,6 +11,7 @@ import difflib
 import json
 import os
 import re
+import stat
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -391,16 +392,40 @@ def transcript_name(arg: str, default: str, scrub: Callable[[str], str] = redact
     return name if Path(name).suffix else f"{name}.json"
 
 
+def _not_a_regular_file(path: Path) -> str | None:
+    """What stands at ``path`` if it is there and not a regular file ("a pipe, socket or
+    device", "a folder", "a link"), else None. Why refuse it: the atomic write renames its temp
+    file over whatever has the name, so a named pipe someone reads, or a link, was replaced by a
+    file without a word, and reading a pipe to check whose transcript it holds would block."""
+    try:
+        mode = path.lstat().st_mode
+    except OSError:   # nothing there (or an unreadable folder: the write says so)
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    return ("a link" if stat.S_ISLNK(mode) else "a folder" if stat.S_ISDIR(mode)
+            else "a pipe, socket or device")
+
+
 def _holds_another_chat(path: Path, session_id: str) -> bool:
     """Whether ``path`` is a file that is not this chat's transcript: another chat saved under
     the same name, or a file put there by hand. Replacing it would lose it without a word; the
-    same chat saving again under its name just updates its own file."""
-    if not path.is_file():   # nothing there (a folder in the way fails the write, as before)
-        return False
+    same chat saving again under its name just updates its own file. Opened without blocking
+    and without following a link, then checked to be a regular file, so a pipe put there after
+    :func:`_not_a_regular_file` looked is not read."""
     try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return False
+    except OSError:
         return True
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return True
+        try:
+            data = json.loads(f.read())
+        except (OSError, ValueError):
+            return True
     return not (isinstance(data, dict) and data.get("session_id") == session_id)
 
 
@@ -420,6 +445,10 @@ def _save(repl: Repl, arg: str) -> None:
         what = f"a link to {what}" if folder.is_symlink() else what
         repl.say(f"error: not saved: {folder} is {what}, not a folder; move it away to save "
                  "transcripts there")
+        return
+    odd = _not_a_regular_file(path)
+    if odd is not None:
+        repl.say(f"error: not saved: {path} is {odd}, not a regular file; choose another name")
         return
     if _holds_another_chat(path, agent.session_id):
         repl.say(f"error: not saved: {path} holds another chat's transcript (or another file); "

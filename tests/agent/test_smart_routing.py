@@ -453,6 +453,75 @@ def test_the_difficulty_tables_are_large_enough_to_weigh_both_sides() -> None:
     assert len(HARD) >= 40 and len(SHORT_ORDINARY) >= 40
 
 
+# --------------------------------------------------------------------------- what cue words can tell
+
+# Where words alone decide. "Think carefully" is an instruction about answering when it stands
+# alone, and takes its difficulty from its object when it has one ("about what to cook"): that
+# object counts as the weak cues' objects do, by a sign of maths or logic. A hard question in
+# plain words with no cue ("Why do heavier objects not fall faster?") is not seen: "Why is the
+# sky blue?" is worded the same, and nothing in the words tells them apart.
+CUE_LIMITS: tuple[tuple[str, str], ...] = (
+    ("Think carefully about what to cook", "fast"),
+    ("Think hard about which job offer to take", "fast"),
+    ("Reason carefully about my holiday plans", "fast"),
+    ("Think carefully about whether every even number above 2 is a sum of two primes", "default"),
+    ("Think carefully before you answer: which weighs more, a kilo of feathers or of iron?",
+     "default"),
+    ("What are the second-order effects of a four-day work week? Reason carefully.", "default"),
+    ("Why do heavier objects not fall faster?", "fast"),    # unseen: no cue, no maths sign
+    ("Why is the sky blue?", "fast"),
+    ("Explain why the harmonic series diverges", "fast"),    # unseen: "explain why" is no cue
+)
+
+
+@pytest.mark.parametrize(("text", "slot"), CUE_LIMITS)
+def test_what_cue_words_can_and_cannot_tell_is_pinned(text: str, slot: str) -> None:
+    routing = parse_yaml(TABLE_CONFIG).llm.routing
+    d = Router(routing).select(text)
+    assert d.model == getattr(routing, f"{slot}_model"), (slot, d.reason, d.features)
+
+
+# --------------------------------------------------------------------------- Japanese
+
+# Japanese requests route by the same features as the Chinese: code named or pointed at, a
+# proof or derivation beside a sign of maths; thanks, the weather and a certificate stay fast.
+JAPANESE: tuple[tuple[str, str], ...] = (
+    ("コードを書いて", "code"),
+    ("この関数を説明して", "code"),
+    ("このコードを説明してください", "code"),
+    ("このメソッドが何をしているか解説して", "code"),
+    ("Pythonでリストを逆順にする方法は？", "code"),
+    ("テストを実行して", "code"),
+    ("√2が無理数であることを証明して", "default"),
+    ("素数が無限に存在することを証明せよ", "default"),
+    ("数学的帰納法で1+2+…+n=n(n+1)/2を証明して", "default"),
+    ("漸化式a(n)=2a(n-1)+1の一般項を求めよ", "default"),
+    ("方程式x²-2y²=1のすべての整数解を求めよ", "default"),
+    ("一歩ずつ推論して：すべてのAはBで、すべてのBはCなら、すべてのAはCか？", "default"),
+    ("マイクロサービスとモノリスのトレードオフを分析して", "default"),
+    ("ありがとう", "fast"),
+    ("今日の天気は", "fast"),
+    ("こんにちは", "fast"),
+    ("証明して", "fast"),
+    ("在職証明書を発行してください", "fast"),
+    ("フェルマーの最終定理を証明したのは誰？", "fast"),
+    ("この関数電卓の使い方を説明して", "fast"),
+    ("この関数のグラフの形を説明して：y=x²", "fast"),
+    ("一歩ずつ卵のゆで方を教えて", "fast"),
+    ("このパズルを解いて", "fast"),
+    ("来週のテストの日程を教えて", "fast"),
+    ("分散投資のメリットを教えて", "fast"),
+)
+
+
+@pytest.mark.parametrize(("text", "slot"), JAPANESE)
+def test_a_japanese_request_routes_by_the_same_features_as_a_chinese_one(text: str,
+                                                                       slot: str) -> None:
+    routing = parse_yaml(TABLE_CONFIG).llm.routing
+    d = Router(routing).select(text)
+    assert d.model == getattr(routing, f"{slot}_model"), (slot, d.reason, d.features)
+
+
 # --------------------------------------------------------------------------- language names that are words
 
 # Go, Rust, Swift, R, C, Ruby, Dart and Julia are also words and names: they name a language in a

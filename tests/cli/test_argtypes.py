@@ -68,6 +68,20 @@ def test_shorten_keeps_a_short_value_and_cuts_a_long_one_to_its_head_and_length(
     assert len(shorten(long)) < 100
 
 
+@pytest.mark.parametrize("tail", ["sk-proj-Abc123Def456Ghi789Jkl0Mno and more", "\U0001f1e8\U0001f1f3" * 60,
+                                  "e\u0301" * 120])
+def test_a_bug_line_over_200_characters_shows_whole_markers_and_characters(tail: str) -> None:
+    """main's bug line: a text over 200 characters is shown by its first 100. The cut fell inside
+    the key's "[REDACTED]" or between the halves of a flag or a letter and its accent."""
+    for at in range(93, 100):
+        shown = shorten("x" * at + tail + "y" * 200, 200)
+        head = shown.split("... (")[0]
+        assert "[REDACTED]" in head or "[RED" not in head, head
+        assert "sk-proj" not in shown
+        assert head.endswith("x") or head.endswith(("]", "\U0001f1e8\U0001f1f3", "e\u0301")), head
+        assert head[-1] != "e" or head.endswith("\u0301") or head.endswith("x")
+
+
 class _FullStream(io.StringIO):
     def write(self, text: str) -> int:
         raise OSError(28, "No space left on device")

@@ -7,6 +7,7 @@ is stopped inside one chosen import by a sitecustomize hook and gets SIGINT exac
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -88,3 +89,71 @@ def test_importing_hermes_core_loads_no_config_or_pydantic() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
     assert done.stdout.strip() == "[]"
+
+
+BUG_LINE = ("hermes-core: internal error (a bug in hermes-core or its installation): "
+            "RuntimeError: {}; rerun with -v to see the traceback and report it")
+
+
+def broken_start(launcher: str, module: str, message: str, *args: str,
+                 **popen: object) -> subprocess.CompletedProcess[str]:
+    """The command started with ``module``'s import failing. Its streams are buffered, as a
+    person's are: no PYTHONUNBUFFERED, no LANG or PYTHONIOENCODING from the checkout's shell."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONUNBUFFERED", "LANG", "LC_ALL", "LC_CTYPE", "PYTHONIOENCODING")}
+    env.update(PYTHONPATH=os.pathsep.join([str(HOOK), str(ROOT)]),
+               HERMES_TEST_BREAK_IMPORT=module, HERMES_TEST_BREAK_MESSAGE=message)
+    popen.setdefault("stderr", subprocess.PIPE)
+    return subprocess.run([*LAUNCHERS[launcher](), *args, "route", "hi"], env=env,
+                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True,
+                          timeout=120, check=False, **popen)  # type: ignore[call-overload]
+
+
+@pytest.mark.parametrize("launcher", sorted(LAUNCHERS))
+@pytest.mark.parametrize("module", ["hermes_core.cli.main", "hermes_core.cli.argtypes",
+                                    "hermes_core.config"])
+def test_a_bug_while_the_command_loads_is_reported_as_one_and_exits_70(
+        launcher: str, module: str) -> None:
+    """A failure while ``cli/main.py`` and what it imports load was the interpreter's traceback
+    and exit 1, which a script takes for an error in its input."""
+    done = broken_start(launcher, module, "the module is broken")
+    assert done.returncode == 70, done.stderr
+    assert done.stderr == BUG_LINE.format("the module is broken") + "\n"
+    assert done.stdout == ""
+
+
+def test_a_bug_while_loading_answers_json_and_shows_its_traceback_with_v() -> None:
+    done = broken_start("python_m", "hermes_core.cli.main", "boom", "-v", "--json")
+    assert done.returncode == 70
+    assert json.loads(done.stdout) == {"error": "hermes-core: internal error: RuntimeError: boom",
+                                       "kind": "bug", "exit_code": 70}
+    assert done.stderr.startswith("Traceback (most recent call last):")
+    assert done.stderr.endswith(BUG_LINE.format("boom") + "\n")
+
+
+def test_a_bug_while_loading_shows_no_key_no_control_character_and_a_long_text_by_its_head(
+        ) -> None:
+    key = "sk-proj-Abc123Def456Ghi789Jkl0MnoPqr"
+    message = f"cannot read\x1b]52;c;{key}\x07 " + "x" * 300
+    done = broken_start("console_script", "hermes_core.cli.main", message, "-v", "--json")
+    assert done.returncode == 70
+    assert key[:12] not in done.stderr and key[:12] not in done.stdout
+    assert "\x1b" not in done.stderr and "\x07" not in done.stderr
+    line = done.stderr.splitlines()[-1]
+    assert line.startswith("hermes-core: internal error") and len(line) < 300
+    assert "characters)" in line
+
+
+def test_a_bug_while_loading_the_redactor_shows_no_message_it_could_not_scrub() -> None:
+    done = broken_start("python_m", "hermes_core.redact", "sk-proj-Abc123Def456Ghi789Jkl0Mno")
+    assert done.returncode == 70
+    assert "sk-proj" not in done.stderr
+    assert done.stderr.startswith("hermes-core: internal error (a bug in hermes-core or its "
+                                  "installation): RuntimeError; rerun with -v")
+
+
+def test_a_bug_while_loading_keeps_exit_70_when_stderr_refuses_its_line() -> None:
+    with open("/dev/full", "w") as full:
+        done = broken_start("python_m", "hermes_core.cli.main", "boom", "--json", stderr=full)
+    assert done.returncode == 70
+    assert json.loads(done.stdout)["kind"] == "bug"

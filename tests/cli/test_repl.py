@@ -82,7 +82,9 @@ def test_a_failing_save_leaves_no_temp_file_and_the_chat_goes_on(home: Path):
     blocker = home / "transcripts" / f"{agent.session_id}.json"   # a directory where the file would go
     (blocker / "inside").mkdir(parents=True)
     out = _run(agent, "hello\n/save\nstill here\n/exit\n")
-    assert "error: cannot save to" in out and "still here" in out
+    # refused by what is in the way before any write (it was the rename's "Is a directory")
+    assert f"error: not saved: {blocker} is a folder, not a regular file" in out
+    assert "still here" in out
     assert [p.name for p in blocker.parent.iterdir()] == [blocker.name]
 
 

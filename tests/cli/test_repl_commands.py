@@ -501,3 +501,42 @@ def test_save_into_a_transcripts_that_is_no_folder_says_what_it_is(tmp_path: Pat
     expected = {"fifo": "a pipe, socket or device", "dangling link": "a link to nothing",
                 "link to a file": "a link to a file"}[kind]
     assert f" is {expected}, not a folder;" in said, said
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "link to a file", "link to a fifo"])
+def test_save_onto_a_name_that_is_not_a_regular_file_refuses_and_leaves_it(tmp_path: Path,
+                                                                          kind: str) -> None:
+    """A named pipe (or a folder, or a link) at ``transcripts/notes.json``: ``/save notes``
+    replaced the pipe, or the link, by a file without a word (a reader of the pipe never saw the
+    transcript), or said "Is a directory". It is refused by what it is, and left as it was."""
+    home = tmp_path / "home"
+    repl, out = _saving_repl(home)
+    folder = home / "transcripts"
+    folder.mkdir()
+    target = folder / "notes.json"
+    elsewhere = tmp_path / "elsewhere"
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "folder":
+        target.mkdir()
+    elif kind == "link to a file":
+        elsewhere.write_text("someone's notes\n", encoding="utf-8")
+        target.symlink_to(elsewhere)
+    else:
+        os.mkfifo(elsewhere)
+        target.symlink_to(elsewhere)
+    repl.turn("hello")
+    repl.dispatch("/save notes")
+    said = out.getvalue().splitlines()[-1]
+    expected = {"fifo": "a pipe, socket or device", "folder": "a folder",
+                "link to a file": "a link", "link to a fifo": "a link"}[kind]
+    assert said.startswith(f"error: not saved: {target} is {expected}"), said
+    assert "not a regular file; choose another name" in said, said
+    assert [p.name for p in folder.iterdir()] == ["notes.json"]   # no temp file left either
+    if kind == "fifo":
+        assert target.is_fifo() and not target.is_symlink()
+    elif kind == "folder":
+        assert target.is_dir() and not any(target.iterdir())
+    else:
+        assert target.is_symlink() and target.readlink() == elsewhere
+        assert kind != "link to a file" or elsewhere.read_text(encoding="utf-8") == "someone's notes\n"

@@ -1,4 +1,5 @@
-"""Does a request need reasoning? Cues a short request gives that it is hard (English, Chinese).
+"""Does a request need reasoning? Cues a short request gives that it is hard (English, Chinese,
+Japanese).
 
 Size says nothing of difficulty: "prove there are infinitely many twin primes" is seven words and
 went to the fast model. A request asks for reasoning when it asks for a proof, a derivation, a
@@ -30,7 +31,10 @@ _MATHS = re.compile(
     r"|根号|根號|无理数|無理數|有理数|有理數|素数|質數|质数|整数|整數|定理|引理|不等式|方程|递推|遞推"
     r"|数列|數列|级数|級數|收敛|收斂|发散|發散|多项式|多項式|矩阵|矩陣|函数|函數|极限|極限"
     r"|定积分|定積分|不定积分|不定積分|导数|導數|方差|概率|分布|分佈|归纳|歸納|无穷|無窮|三角形|复杂度|複雜度|命题|命題|等式|通项|通項"
-    r"|公式|内角|內角|棋盘|棋盤|整数解|整數解",
+    r"|公式|内角|內角|棋盘|棋盤|整数解|整數解"
+    # Japanese spells some apart from both Chinese forms (無理数, 収束, 帰納, 関数)
+    r"|無理数|有理数|自然数|実数|収束|発散|級数|関数|導関数|微分|確率|帰納|無限|平方根|計算量"
+    r"|漸化式|一般項",
     re.IGNORECASE)
 
 # "step by step" is a request for reasoning beside one of these, else a how-to ("step by step,
@@ -46,14 +50,17 @@ _CUES: tuple[tuple[str, re.Pattern[str], bool], ...] = (
         r"|\s+[a-z]{2,}\s*(?:$|[,.!?;:]|(?:again|to\s+(?:me|us|him|her|them)|in\s+the|on\s+the"
         r"|from\s+the|here|there|later)\b))"
         # 证明了: "who proved"; a certificate is 开/在职/收入证明 and is not followed by a claim
-        r"|(?:证明|證明)(?![了过過])|求证|求證|试证|試證", re.IGNORECASE), True),
+        r"|(?:证明|證明)(?![了过過])|求证|求證|试证|試證"
+        # Japanese 証明: not a certificate (証明書) nor a fact about one (証明した, 証明された)
+        r"|証明(?!書|し(?:た|ました)|され|済)|ことを示(?:せ|して|しなさい)", re.IGNORECASE), True),
     ("derivation", re.compile(r"\bderive\b|\bderivation\b", re.IGNORECASE), True),
-    ("derivation", re.compile(r"通项公式|通項公式"), False),
-    ("derivation", re.compile(r"推导|推導"), True),    # 推导一下预算: a budget worked out
+    ("derivation", re.compile(r"通项公式|通項公式|一般項"), False),
+    ("derivation", re.compile(r"推导|推導|導出"), True),    # 推导一下预算: a budget worked out
     ("problem solving", re.compile(
         r"\bsolve\b|\bfind\s+all\b|\bhow\s+many\s+ways\b|\bclosed[- ]form\b"
         r"|求解|所有(?:整数|整數|实数|實數)?解|有多少种(?:放法|排法|取法|走法|方法)"
-        r"|有多少種(?:放法|排法|取法|走法|方法)", re.IGNORECASE), True),
+        r"|有多少種(?:放法|排法|取法|走法|方法)"
+        r"|を解(?:いて|け|きなさい)|すべての(?:整数|実数)?解|何通り", re.IGNORECASE), True),
     ("trade-off analysis", re.compile(
         # pros and cons, 优缺点, 利弊 and a "detailed analysis" weigh a phone, a flat, a job:
         # everyday choices, not a reasoning task (nor can a cue tell an economics essay from them)
@@ -61,24 +68,38 @@ _CUES: tuple[tuple[str, re.Pattern[str], bool], ...] = (
         r"\b(?:trade-?offs?|implications)\b"
         r"|\bcritically\s+(?:evaluate|assess|analy[sz]e|examine)\b"
         r"|(?:分析|比较|比較|权衡|權衡|评估|評估)[^。！？?!\n]{0,30}?"
-        r"(?:权衡|權衡|取舍|取捨)", re.IGNORECASE), False),
+        r"(?:权衡|權衡|取舍|取捨)"
+        r"|(?:分析|比較|評価|検討)[^。！？?!\n]{0,30}?トレードオフ"
+        r"|トレードオフ[^。！？?!\n]{0,30}?(?:分析|比較|評価|検討)", re.IGNORECASE), False),
     ("step-by-step reasoning", re.compile(
         rf"\bstep[- ]by[- ]step\b(?=[^\n]{{0,200}}?\b(?:{_REASON_VERB})\b)"
         rf"|\b(?:{_REASON_VERB})\b[^\n]{{0,200}}?\bstep[- ]by[- ]step\b"
-        r"|\b(?:think|reason)\s+(?:carefully|hard|it\s+through)\b|\breason\s+through\b"
+        # standing alone it is about answering; "about X" takes X's difficulty (below)
+        r"|\b(?:think|reason)\s+(?:carefully|hard)\b(?!\s+about\b)"
+        r"|\b(?:think|reason)\s+it\s+through\b|\breason\s+through\b"
         r"|(?:一步一步|一步步|逐步|分步)[^。！？?!\n]{0,4}?(?:分析|推理|推导|推導|求解|证明|證明|论证|論證|思考)"
         r"|(?:分析|推理|求解|思考)[^。！？?!\n]{0,30}?(?:一步一步|一步步|逐步|分步)"
-        r"|推理过程|推理過程|思考过程|思考過程", re.IGNORECASE), False),
+        r"|推理过程|推理過程|思考过程|思考過程"
+        r"|(?:一歩ずつ|段階的に|順を追って|ステップバイステップで?)[^。！？?!\n]{0,4}?"
+        r"(?:推論|分析|証明|導出|考え|解)"
+        r"|(?:推論|分析|証明|導出|考え)[^。！？?!\n]{0,30}?"
+        r"(?:一歩ずつ|段階的に|順を追って|ステップバイステップ)|推論過程", re.IGNORECASE), False),
+    # "think carefully about what to cook": a weak cue, its object a sign of maths or logic
+    ("step-by-step reasoning", re.compile(r"\b(?:think|reason)\s+(?:carefully|hard)\s+about\b",
+                                          re.IGNORECASE), True),
     ("rigour", re.compile(
         r"\bformal(?:ly)?\s+(?:proof|argument)\b"
-        r"|严格证明|嚴格證明|论证|論證", re.IGNORECASE), False),
+        r"|严格证明|嚴格證明|论证|論證|厳密(?:に|な)(?:論証|論じ)", re.IGNORECASE), False),
     # "rigorously proofread", "justify your hotel pick": rigour only about maths
     ("rigour", re.compile(r"说明理由|說明理由|给出理由|給出理由|的理由|\brigorous(?:ly)?\b"
+                          r"|理由を(?:説明|述べ)|厳密に"
                           r"|\bjustify\s+(?:your|each|every|the|this|that)\b", re.IGNORECASE), True),
     ("system design", re.compile(
         r"\b(?:design|architect)\s+(?:a|an|the)\s+(?:\w+\s+){0,2}?"
         r"(?:distributed|fault[- ]tolerant|highly[- ]available|scalable|replicated)\b"
-        r"|设计一个(?:分布式|高可用|高并发|可扩展)|設計一個(?:分散式|分布式|高可用|高並發|可擴展)",
+        r"|设计一个(?:分布式|高可用|高并发|可扩展)|設計一個(?:分散式|分布式|高可用|高並發|可擴展)"
+        r"|(?:分散|高可用性?|スケーラブルな?)[^。！？?!\n]{0,10}?"
+        r"(?:システム|アーキテクチャ|レートリミッタ)を設計",
         re.IGNORECASE), False),
 )
 

@@ -41,7 +41,11 @@ _SHELL = re.compile(
     # alone are also "operating" and "carrying out", 脚本 a film's script)
     r"|终端|命令行"
     rf"|(?:运行|执行|跑)(?:一下|一遍)?{_ZH_WHICH}{_ZH_RUNNABLE}"
-    rf"|[把将]{_ZH_WHICH}{_ZH_RUNNABLE}[^。！？，,.!?\n]{{0,6}}?(?:运行|执行|跑)",
+    rf"|[把将]{_ZH_WHICH}{_ZH_RUNNABLE}[^。！？，,.!?\n]{{0,6}}?(?:运行|执行|跑)"
+    # Japanese: the command line, or a thing that runs run (実行 alone also carries out a plan,
+    # a school test is 実施, and a ターミナル is also an airport's)
+    r"|コマンドライン"
+    r"|(?:コマンド|スクリプト|テスト|プログラム|マイグレーション|ビルド)を?(?:実行|走らせ)",
     re.IGNORECASE)
 
 # Code pasted without fences: a traceback, a diff, a SQL statement, a JSON object, a definition.
@@ -106,6 +110,7 @@ _ZH_NOT_PROSE = (r"(?![^。！？?!\n]{0,8}?(?:文章|报告|報告|通知|方�
 _JA_CODE_NOUN = r"関数|コード|スクリプト|正規表現|単体テスト|ユニットテスト|テストコード"
 _JA_WEAK_NOUN = r"プログラム|テスト"      # also a festival's programme, a school test
 _JA_CODE_VERB = r"書|実装|修正|デバッグ|作成|作っ|作る|リファクタ"
+_JA_CODE_ONLY_NOUN = r"コード|正規表現|単体テスト|ユニットテスト"   # 説明 takes only these
 _ASKS_FOR_CODE = re.compile(
     rf"\b(?:{_EN_CODE_VERB})\b[^.?!\n]{{0,40}}?\b(?:{_EN_CODE_NOUN})\b"
     rf"|\b(?:{_EN_MAKE_VERB})\b[^.?!\n]{{0,40}}?\b(?:{_EN_WEAK_NOUN})\s+(?:that|which|to\s+\w)"
@@ -135,7 +140,11 @@ _ASKS_FOR_CODE = re.compile(
     rf"|(?:用|使用|在)\s*(?:{_LANGS}|{_C_LANG})\s*(?:语言|語言)?\s*(?:里|裡|中)?\s*"
     r"(?:写|寫|实现|實現|怎么|怎麼|如何)"
     rf"|(?:{_JA_CODE_NOUN})[^。！？?!\n]{{0,12}}?(?:{_JA_CODE_VERB})"
-    rf"|(?:{_JA_WEAK_NOUN})[^。！？?!\n]{{0,12}}?(?:書|実装|修正|デバッグ|リファクタ)",
+    rf"|(?:{_JA_WEAK_NOUN})[^。！？?!\n]{{0,12}}?(?:書|実装|修正|デバッグ|リファクタ)"
+    rf"|(?:{_JA_CODE_ONLY_NOUN})[^。！？?!\n]{{0,12}}?(?:説明|解説)"
+    # Pythonで書いて, Pythonでリストを逆順にする方法 (用Python写 / 怎么); "Rで始まる名前" is a letter
+    rf"|(?:{_LANGS}|{_C_LANG})\s*で(?!始|終)[^。！？?!\n]{{0,20}}?"
+    r"(?:書|実装|どう(?:やって|すれば)|方法|には)",
     re.IGNORECASE)
 
 # 解释这个函数 points at something pasted: code, unless the message is school maths (a formula
@@ -143,13 +152,17 @@ _ASKS_FOR_CODE = re.compile(
 # load()) settles it as code either way.
 _ZH_EXPLAIN_POINTED = re.compile(
     r"(?:解释|解釋|讲解|講解|说明|說明)[^。！？?!\n]{0,6}?"
-    r"(?:这个|這個|这段|這段|该|該|以下|下面的?|我的|此)\s*(?:函数|函數|方法)")
+    r"(?:这个|這個|这段|這段|该|該|以下|下面的?|我的|此)\s*(?:函数|函數|方法)"
+    # この関数を説明して: the thing first (関数電卓 is a calculator)
+    r"|(?:この|その|次の|以下の|下記の|私の)\s*(?:関数|メソッド)(?!電卓)[^。！？?!\n]{0,12}?"
+    r"(?:説明|解説)")
 _CODE_IDENTIFIER = re.compile(
     r"\b[A-Za-z][A-Za-z0-9]*_\w+|\b[a-z]+[A-Z]\w*|\b[A-Za-z_]\w+\s*\(\s*\)")
 _SCHOOL_MATHS = re.compile(
     r"\b[a-zA-Z]\s*[(（]\s*[a-zA-Z]\s*[)）]\s*=|\b[a-zA-Z]\s*=|[²³√]|\^"
     r"|几何意义|幾何意義|单调|單調|定义域|定義域|值域|图像|圖像|极值|極值|最值|奇偶|周期|导数|導數"
-    r"|零点|零點|对称轴|對稱軸")
+    r"|零点|零點|对称轴|對稱軸"
+    r"|グラフ|微分|積分|導関数|定義域|値域|単調|極値|最大値|最小値|接線|漸近線|二次関数|一次関数")
 
 
 def _asks_for_code(text: str) -> bool:

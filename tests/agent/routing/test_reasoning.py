@@ -19,6 +19,17 @@ from hermes_core.agent.routing.reasoning import reasoning_cue
     ("请逐步推理", "step-by-step reasoning"),
     ("Is P equal to NP? Give a rigorous argument", "rigour"),
     ("Design a distributed rate limiter", "system design"),
+    # Japanese, the same cues in its words (証明 is neither 证明 nor 證明)
+    ("√2が無理数であることを証明して", "proof"),
+    ("三角形の内角の和が180度であることを示せ", "proof"),
+    ("漸化式a(n)=2a(n-1)+1の一般項を求めよ", "derivation"),
+    ("二次方程式の解の公式を導出して", "derivation"),
+    ("方程式x²-2y²=1を解いて", "problem solving"),
+    ("マイクロサービスとモノリスのトレードオフを分析して", "trade-off analysis"),
+    ("一歩ずつ推論して：すべてのAはBならAはCか？", "step-by-step reasoning"),
+    ("このアルゴリズムの計算量を厳密に証明して", "proof"),
+    ("この主張が正しいことを厳密に論じて", "rigour"),
+    ("障害に強い分散システムを設計して", "system design"),
 ])
 def test_each_kind_of_hard_request_is_named_by_its_cue(text: str, cue: str) -> None:
     assert reasoning_cue(text) == cue
@@ -31,6 +42,16 @@ def test_each_kind_of_hard_request_is_named_by_its_cue(text: str, cue: str) -> N
     "谁证明了费马大定理？",
     "帮我开一个在职证明",                                    # a certificate
     "怎么证明我是我？",
+    "ありがとう",
+    "今日の天気は",
+    "証明して",                                             # no maths: a document, a claim?
+    "在職証明書を発行してください",                             # a certificate
+    "収入証明には何が必要ですか？",
+    "フェルマーの最終定理を証明したのは誰？",                    # a fact about a proof
+    "このパズルを解いて",
+    "一歩ずつ卵のゆで方を教えて",
+    "ダイエットの方法を一歩ずつ説明して",
+    "分散投資のメリットを教えて",
     "Can you show that photo again?",
     "Solve my crossword clue: a large cat, 4 letters",
     "Step by step, how do I boil an egg?",                  # a how-to, not reasoning
@@ -70,6 +91,8 @@ def test_an_everyday_use_of_a_cue_word_is_no_cue(text: str) -> None:
     "我的积分被清零了，怎么证明是系统的问题？",
     "帮我推导一下这个月的预算",
     "推导一下明天的天气",
+    "Think carefully about what to cook",                  # its object decides, as weak cues'
+    "Think hard about which job offer to take",
 ])
 def test_an_everyday_request_worded_with_a_cue_word_is_no_cue(text: str) -> None:
     assert reasoning_cue(text) == "", text
