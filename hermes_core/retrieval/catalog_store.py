@@ -42,7 +42,7 @@ import numpy as np
 
 from hermes_core.retrieval import skills as skill_parser
 from hermes_core.retrieval.catalog_memo import LastRead, ParsedLine
-from hermes_core.retrieval.gate_store import blob_texts, read_sealed, text_blob, write_sealed
+from hermes_core.retrieval.gate_store import blob_texts, read_checked, text_blob, write_sealed
 from hermes_core.retrieval.text_key_store import builders_id, stable_repr
 from hermes_core.types import Skill
 
@@ -128,36 +128,31 @@ def save_lines(path: Path, catalog: str, lines: Sequence[tuple[bytes, ParsedLine
 
 def load_lines(path: Path, catalog: str) -> dict[bytes, ParsedLine] | None:
     """The parses saved at ``path`` by line; None when there is no usable file (a damaged
-    one is said in the log once, by ``read_sealed`` or here)."""
-    read = read_sealed(path, LAYOUT, WHAT)
-    if read is None:
-        return None
-    header, a = read
-    if header.get("parser") != PARSER or header.get("catalog") != catalog:
-        log.debug("%s %s was made by another parser or for another file; parsed again", WHAT, path)
-        return None
-    try:
-        raw, line_lengths = a["lines"], a["line_lengths"]
-        text_lengths, counts, absent = a["text_lengths"], a["counts"], a["absent"]
-        n = len(line_lengths)
-        if (raw.dtype != np.uint8 or raw.ndim != 1 or line_lengths.dtype != np.int64 or line_lengths.ndim != 1
-                or (line_lengths < 0).any() or int(line_lengths.sum()) != len(raw)
-                or text_lengths.shape != (n, len(TEXTS))
-                or counts.shape != (n, len(LISTS)) or absent.shape != (n, 2)
-                or text_lengths.dtype != np.int64 or counts.dtype != np.int64 or (counts < 0).any()
-                or a["item_lengths"].ndim != 1 or a["item_lengths"].dtype != np.int64
-                or int(counts.sum()) != len(a["item_lengths"])):
-            raise ValueError("arrays of different lengths")
-        texts = blob_texts(a["texts"], text_lengths.reshape(-1))
-        items = blob_texts(a["items"], a["item_lengths"])
-        data = raw.tobytes()
-        ends = np.cumsum(line_lengths).tolist()
-        lines = [data[a:b] for a, b in zip([0, *ends][:n], ends, strict=True)]
-        out = _skills(lines, texts, items, counts, absent)
-    except (KeyError, ValueError, TypeError, UnicodeDecodeError) as e:
-        log.warning("%s %s is inconsistent (%s); parsing the catalog again", WHAT, path, e)
-        return None
-    return out
+    one is said in the log once, by ``gate_store.read_checked``)."""
+    return read_checked(path, LAYOUT, WHAT, again="parsing the catalog again",
+                        ours=lambda h: h.get("parser") == PARSER and h.get("catalog") == catalog,
+                        decode=lambda _, a: _decoded(a))
+
+
+def _decoded(a: dict[str, np.ndarray]) -> dict[bytes, ParsedLine]:
+    """The saved parses by line, checked beyond the digest (lengths add up, counts, shapes)."""
+    raw, line_lengths = a["lines"], a["line_lengths"]
+    text_lengths, counts, absent = a["text_lengths"], a["counts"], a["absent"]
+    n = len(line_lengths)
+    if (raw.dtype != np.uint8 or raw.ndim != 1 or line_lengths.dtype != np.int64 or line_lengths.ndim != 1
+            or (line_lengths < 0).any() or int(line_lengths.sum()) != len(raw)
+            or text_lengths.shape != (n, len(TEXTS))
+            or counts.shape != (n, len(LISTS)) or absent.shape != (n, 2)
+            or text_lengths.dtype != np.int64 or counts.dtype != np.int64 or (counts < 0).any()
+            or a["item_lengths"].ndim != 1 or a["item_lengths"].dtype != np.int64
+            or int(counts.sum()) != len(a["item_lengths"])):
+        raise ValueError("arrays of different lengths")
+    texts = blob_texts(a["texts"], text_lengths.reshape(-1))
+    items = blob_texts(a["items"], a["item_lengths"])
+    data = raw.tobytes()
+    ends = np.cumsum(line_lengths).tolist()
+    lines = [data[a:b] for a, b in zip([0, *ends][:n], ends, strict=True)]
+    return _skills(lines, texts, items, counts, absent)
 
 
 def _skills(lines: list[bytes], texts: list[str], items: list[str], counts: np.ndarray,

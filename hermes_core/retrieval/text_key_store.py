@@ -24,7 +24,6 @@ read or written.
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
 import threading
 import types
@@ -37,11 +36,9 @@ import numpy as np
 from hermes_core import tokenize as tok
 from hermes_core.retrieval import dense
 from hermes_core.retrieval.dense import TextKeys
-from hermes_core.retrieval.gate_store import blob_text, read_sealed, text_blob, write_sealed
+from hermes_core.retrieval.gate_store import blob_text, read_checked, text_blob, write_sealed
 from hermes_core.retrieval.token_store import RewriteTally
 from hermes_core.types import Skill
-
-log = logging.getLogger(__name__)
 
 LAYOUT = 1
 WHAT = "text keys cache"
@@ -104,27 +101,23 @@ def save_keys(path: Path, skills: Sequence[Skill], keys: Sequence[TextKeys]) -> 
 
 def load_keys(path: Path) -> dict[bytes, TextKeys] | None:
     """The keys saved at ``path`` by source digest; None when there is no usable file (a damaged
-    one is said in the log once, by ``read_sealed`` or here)."""
-    read = read_sealed(path, LAYOUT, WHAT)
-    if read is None:
-        return None
-    header, a = read
-    if header.get("builders") != BUILDERS or header.get("tokenizer") != tok.tokenizer_key():
-        log.debug("%s %s was made by other builders; derived again", WHAT, path)
-        return None
-    try:
-        sources = a["sources"]
-        doc_text, parts_text = blob_text(a["doc"]), blob_text(a["parts"])
-        docs = doc_text.split(_SEP) if doc_text else []
-        parts = parts_text.split(_SEP) if parts_text else []
-        n = len(docs)
-        if sources.shape != (n, 32) or sources.dtype != np.uint8 or len(parts) != n:
-            raise ValueError("arrays of different lengths")
-        if not all(d.startswith("doc-") and len(d) == 68 for d in docs) or any(len(p) != 64 for p in parts):
-            raise ValueError("a key of another shape")
-    except (KeyError, ValueError, TypeError, UnicodeDecodeError) as e:
-        log.warning("%s %s is inconsistent (%s); deriving them again", WHAT, path, e)
-        return None
+    one is said in the log once, by ``gate_store.read_checked``)."""
+    return read_checked(path, LAYOUT, WHAT, again="deriving them again", decode=lambda _, a: _keys(a),
+                        ours=lambda h: (h.get("builders") == BUILDERS
+                                        and h.get("tokenizer") == tok.tokenizer_key()))
+
+
+def _keys(a: dict[str, np.ndarray]) -> dict[bytes, TextKeys]:
+    """The saved keys by source digest, checked beyond the digest (lengths, key shapes)."""
+    sources = a["sources"]
+    doc_text, parts_text = blob_text(a["doc"]), blob_text(a["parts"])
+    docs = doc_text.split(_SEP) if doc_text else []
+    parts = parts_text.split(_SEP) if parts_text else []
+    n = len(docs)
+    if sources.shape != (n, 32) or sources.dtype != np.uint8 or len(parts) != n:
+        raise ValueError("arrays of different lengths")
+    if not all(d.startswith("doc-") and len(d) == 68 for d in docs) or any(len(p) != 64 for p in parts):
+        raise ValueError("a key of another shape")
     raw = sources.tobytes()
     return {raw[32 * i:32 * i + 32]: TextKeys(d, p) for i, (d, p) in enumerate(zip(docs, parts, strict=True))}
 
