@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import threading
 import types
 from collections.abc import Callable, Sequence
@@ -66,13 +67,36 @@ def _code_id(code: types.CodeType, h: Any) -> None:
     h.update(repr(code.co_names).encode())
 
 
+def default_repr(value: object) -> str:
+    """A default argument's value as the same text in every process: plain values by
+    :func:`stable_repr`, a function or class by its name, anything else by its type (its ``repr``
+    may hold its address, which would change the fingerprint at every start)."""
+    if value is None or isinstance(value, bool | int | float | complex | str | bytes):
+        return repr(value)
+    if isinstance(value, tuple | frozenset | set):
+        inner = [default_repr(v) for v in value]
+        return f"({', '.join(inner)},)" if isinstance(value, tuple) else "{" + ", ".join(sorted(inner)) + "}"
+    if isinstance(value, dict):
+        items = sorted(f"{default_repr(k)}: {default_repr(v)}" for k, v in value.items())
+        return "{" + ", ".join(items) + "}"
+    if isinstance(value, re.Pattern):
+        return f"re({value.pattern!r}, {value.flags})"
+    name = getattr(value, "__qualname__", None)
+    if isinstance(name, str):
+        return f"{getattr(value, '__module__', '?')}.{name}"
+    return f"<{type(value).__module__}.{type(value).__qualname__}>"
+
+
 def builders_id(functions: Sequence[Callable[..., Any]]) -> str:
     """A fingerprint of the code that derives the keys: the part limit and the code of each
-    function (another Python or a changed builder: another fingerprint)."""
+    function with its default arguments' values (another Python, a changed builder or a changed
+    default: another fingerprint; a dataclass's field defaults are its ``__init__``'s)."""
     h = hashlib.sha256(f"{dense.MAX_PARTS}".encode())
     for f in functions:
         h.update(f"\x00{f.__module__}.{f.__qualname__}\x00".encode())
         _code_id(f.__code__, h)
+        defaults = (default_repr(f.__defaults__ or ()), default_repr(f.__kwdefaults__ or {}))
+        h.update("\x00".join(defaults).encode("utf-8", "surrogatepass"))
     return h.hexdigest()
 
 

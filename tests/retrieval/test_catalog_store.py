@@ -162,6 +162,14 @@ def test_a_changed_parser_has_another_fingerprint(monkeypatch: pytest.MonkeyPatc
     assert store.parser_id() != before
 
 
+def test_a_changed_default_argument_of_the_parser_misses_the_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = store.parser_id()
+    defaults = skills_mod.skill_from_mapping.__kwdefaults__
+    assert defaults
+    monkeypatch.setattr(skills_mod.skill_from_mapping, "__kwdefaults__", {**defaults, "body": "changed"})
+    assert store.parser_id() != before
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cut=st.one_of(st.none(), st.integers(0, 10_000)), flip=st.integers(0, 10_000))
 def test_a_torn_or_flipped_file_reads_as_written_or_as_nothing_with_one_warning(
