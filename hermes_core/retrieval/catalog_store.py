@@ -33,6 +33,7 @@ import os
 import re
 import sys
 import threading
+import time
 import types
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -40,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from hermes_core.retrieval import cache_sweep
 from hermes_core.retrieval import skills as skill_parser
 from hermes_core.retrieval.catalog_memo import LastRead, ParsedLine
 from hermes_core.retrieval.gate_store import blob_texts, read_checked, text_blob, write_sealed
@@ -79,6 +81,10 @@ def parser_id() -> str:
     h = hashlib.sha256(f"{LAYOUT}\x00{listed}\x00{fields}".encode("utf-8", "surrogatepass"))
     h.update(builders_id([f for f in fns if f is not None]).encode())
     return h.hexdigest()
+
+
+#: what a catalog's file is named (``catalog_file``): the sweep removes no other file
+FILE_NAME = r"[0-9a-f]{16}\.npz"
 
 
 def catalog_file(cache_dir: str | os.PathLike[str], catalog: str) -> Path:
@@ -192,11 +198,21 @@ class CatalogCache:
     """One retriever's link between its catalog memo and the files: :meth:`recall` (a file's first
     read in this retriever) gives the saved parses of the lines now in it; :meth:`save` writes a
     file's when ``min_new`` lines or more were parsed or dropped since it was read or written.
-    No cache folder: neither does anything."""
+    No cache folder: neither does anything.
 
-    def __init__(self, cache_dir: str | os.PathLike[str] | None, min_new: int = MIN_NEW) -> None:
+    Files of catalogs no longer configured are removed by the first :meth:`save` (once a
+    retriever): those of no catalog it read and unused (read or written, by any process) for
+    ``max_idle_days`` (``cache_sweep``: a process serving another catalog from the same folder
+    marks its file at each start, so its file is not taken)."""
+
+    def __init__(self, cache_dir: str | os.PathLike[str] | None, min_new: int = MIN_NEW, *,
+                 max_idle_days: float = cache_sweep.MAX_IDLE_DAYS,
+                 clock: Callable[[], float] = time.time) -> None:
         self.cache_dir = cache_dir
         self.min_new = min_new
+        self.max_idle_days = max_idle_days
+        self._clock = clock
+        self._swept = False
         self._held: dict[str, frozenset[bytes]] = {}   # by catalog: its file's lines in the catalog
         self._stale: dict[str, int] = {}   # by catalog: its file's lines no longer in the catalog
         self._lock = threading.Lock()
@@ -206,7 +222,9 @@ class CatalogCache:
         with self._lock:
             if self.cache_dir is None or catalog in self._held:
                 return {}
-            saved = load_lines(catalog_file(self.cache_dir, catalog), catalog) or {}
+            path = catalog_file(self.cache_dir, catalog)
+            cache_sweep.touch(path, self._clock())   # in use: no other process's sweep takes it
+            saved = load_lines(path, catalog) or {}
             found = {line: got for line in lines if (got := saved.get(line)) is not None}
             self._held[catalog] = frozenset(found)
             self._stale[catalog] = len(saved) - len(found)   # dropped, as far as the next save goes
@@ -219,6 +237,7 @@ class CatalogCache:
         with self._lock:
             if self.cache_dir is None:
                 return 0
+            reads = list(reads)
             for catalog, read in reads:
                 kept = {b: p for b, p in read.parsed.items() if p.skill is not None}
                 held = self._held.get(catalog, frozenset())
@@ -227,6 +246,12 @@ class CatalogCache:
                     continue
                 self._held[catalog], self._stale[catalog] = frozenset(kept), 0
                 wrote += save_lines(catalog_file(self.cache_dir, catalog), catalog, list(kept.items()))
+            if not self._swept:
+                self._swept = True
+                keep = {catalog_file(self.cache_dir, c).name for c, _ in reads} | {
+                    catalog_file(self.cache_dir, c).name for c in self._held}
+                cache_sweep.sweep(catalog_file(self.cache_dir, "").parent, keep,
+                                  cache_sweep.named(FILE_NAME), self._clock(), self.max_idle_days)
         return wrote
 
 
