@@ -19,7 +19,9 @@ file is ignored with one warning naming it and the catalog is parsed whole. A fi
 parser is ignored quietly: the header holds a fingerprint of the code and constants of
 ``skills`` (the parser), of ``Skill`` (its fields and content hash) and of this module, taken when
 it is imported, and the catalog's path. It is rewritten whole, so only when :data:`MIN_NEW` lines
-or more were parsed or dropped since it was read or written.
+or more were parsed or dropped since it was read or written. A file is one a catalog path, so a
+catalog no longer configured would leave its file for good: a retriever's first save removes
+those no process has read or written for a month (``cache_sweep``).
 """
 
 from __future__ import annotations
