@@ -30,7 +30,6 @@ import dataclasses
 import hashlib
 import inspect
 import json
-import logging
 import os
 import re
 import sys
@@ -49,8 +48,6 @@ from hermes_core.retrieval.catalog_memo import LastRead, ParsedLine
 from hermes_core.retrieval.gate_store import blob_texts, read_checked, text_blob, write_sealed
 from hermes_core.retrieval.text_key_store import builders_id, stable_repr
 from hermes_core.types import Skill
-
-log = logging.getLogger(__name__)
 
 LAYOUT = 1
 WHAT = "catalog cache"
