@@ -23,11 +23,11 @@ written (a catalog that shrank derives nothing, yet the file would hold the old 
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -38,7 +38,7 @@ from hermes_core.retrieval.bm25_postings import Postings
 from hermes_core.retrieval.gate_store import (
     blob_text,
     blob_texts,
-    read_sealed,
+    read_checked,
     text_blob,
     texts_blob,
     write_sealed,
@@ -46,8 +46,6 @@ from hermes_core.retrieval.gate_store import (
 from hermes_core.retrieval.token_memo import Derive, Key, SkillTerms, TokenMemo, skill_key
 from hermes_core.retrieval.token_store import TermsCache, derive_name
 from hermes_core.types import Skill
-
-log = logging.getLogger(__name__)
 
 LAYOUT = 1
 WHAT = "bm25 index cache"
@@ -92,22 +90,16 @@ def save_parts(path: Path, parts: IndexParts, keys: Sequence[Key], derive: Deriv
 def load_parts(path: Path, derive: Derive,
                catalog: Sequence[Skill] = ()) -> tuple[IndexParts, list[Key]] | None:
     """The parts saved at ``path`` and their skills' memo keys; None when there is no usable file
-    (a damaged one is said in the log once, by ``read_sealed`` or here). A saved skill whose name
-    and description a skill of ``catalog`` has is that skill (no object made for it)."""
-    read = read_sealed(path, LAYOUT, WHAT)
-    if read is None:
-        return None
-    header, a = read
-    jieba = header.get("jieba")
-    if (header.get("tokenizer") != tok.tokenizer_key() or header.get("derive") != derive_name(derive)
-            or (jieba is not None and jieba != tok.jieba_available())):
-        log.debug("%s %s was made by another tokenizer; built again", WHAT, path)
-        return None
-    try:
-        return _parts(a, jieba, catalog)
-    except (KeyError, ValueError, TypeError, IndexError, UnicodeDecodeError) as e:
-        log.warning("%s %s is inconsistent (%s); building it again", WHAT, path, e)
-        return None
+    (a damaged one is said in the log once, by ``gate_store.read_checked``). A saved skill whose name
+    and description a skill of ``catalog`` has is that skill (no object made for it). A file of
+    another tokenizer or deriving function is an upgrade, not damage: ignored quietly."""
+    def ours(h: Mapping[str, Any]) -> bool:
+        jieba = h.get("jieba")
+        return (h.get("tokenizer") == tok.tokenizer_key() and h.get("derive") == derive_name(derive)
+                and (jieba is None or jieba == tok.jieba_available()))
+
+    return read_checked(path, LAYOUT, WHAT, again="building it again", ours=ours,
+                        decode=lambda h, a: _parts(a, h.get("jieba"), catalog))
 
 
 def _postings(indptr: np.ndarray, stored_docs: np.ndarray, n_rows: int, n_docs: int) -> Postings:

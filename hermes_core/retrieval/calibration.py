@@ -661,7 +661,7 @@ def _q(values: Sequence[float], q: float) -> float:
 
 
 # ------------------------------------------------------------------ cache with the index
-def _path(directory: Path, key: str) -> Path:
+def cache_path(directory: Path, key: str) -> Path:
     return directory / "calibration" / f"{key}.npz"
 
 
@@ -679,7 +679,7 @@ def save(directory: str | os.PathLike[str] | None, cal: DenseCalibration) -> Non
     arrays.update({f"pstd_{k}": v for k, v in cal.part_std.items()})
     arrays.update({f"gmean_{k}": v for k, v in cal.gate_mean.items()})
     arrays.update({f"gstd_{k}": v for k, v in cal.gate_std.items()})
-    write_cache(_path(Path(directory), cal.key), lambda f: np.savez(f, **arrays), "calibration cache",
+    write_cache(cache_path(Path(directory), cal.key), lambda f: np.savez(f, **arrays), "calibration cache",
                 logger=log)
 
 
@@ -691,7 +691,7 @@ def load(directory: str | os.PathLike[str] | None, key: str, size: int) -> Dense
     of the retriever."""
     if directory is None:
         return None
-    p = _path(Path(directory), key)
+    p = cache_path(Path(directory), key)
     if not p.exists():
         return None
     try:

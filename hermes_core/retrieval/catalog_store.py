@@ -19,7 +19,9 @@ file is ignored with one warning naming it and the catalog is parsed whole. A fi
 parser is ignored quietly: the header holds a fingerprint of the code and constants of
 ``skills`` (the parser), of ``Skill`` (its fields and content hash) and of this module, taken when
 it is imported, and the catalog's path. It is rewritten whole, so only when :data:`MIN_NEW` lines
-or more were parsed or dropped since it was read or written.
+or more were parsed or dropped since it was read or written. A file is one a catalog path, so a
+catalog no longer configured would leave its file for good: a retriever's first save removes
+those no process has read or written for a month (``cache_sweep``).
 """
 
 from __future__ import annotations
@@ -28,11 +30,11 @@ import dataclasses
 import hashlib
 import inspect
 import json
-import logging
 import os
 import re
 import sys
 import threading
+import time
 import types
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -40,13 +42,12 @@ from typing import Any
 
 import numpy as np
 
+from hermes_core.retrieval import cache_sweep
 from hermes_core.retrieval import skills as skill_parser
 from hermes_core.retrieval.catalog_memo import LastRead, ParsedLine
-from hermes_core.retrieval.gate_store import blob_texts, read_sealed, text_blob, write_sealed
+from hermes_core.retrieval.gate_store import blob_texts, read_checked, text_blob, write_sealed
 from hermes_core.retrieval.text_key_store import builders_id, stable_repr
 from hermes_core.types import Skill
-
-log = logging.getLogger(__name__)
 
 LAYOUT = 1
 WHAT = "catalog cache"
@@ -79,6 +80,10 @@ def parser_id() -> str:
     h = hashlib.sha256(f"{LAYOUT}\x00{listed}\x00{fields}".encode("utf-8", "surrogatepass"))
     h.update(builders_id([f for f in fns if f is not None]).encode())
     return h.hexdigest()
+
+
+#: what a catalog's file is named (``catalog_file``): the sweep removes no other file
+FILE_NAME = r"[0-9a-f]{16}\.npz"
 
 
 def catalog_file(cache_dir: str | os.PathLike[str], catalog: str) -> Path:
@@ -128,36 +133,31 @@ def save_lines(path: Path, catalog: str, lines: Sequence[tuple[bytes, ParsedLine
 
 def load_lines(path: Path, catalog: str) -> dict[bytes, ParsedLine] | None:
     """The parses saved at ``path`` by line; None when there is no usable file (a damaged
-    one is said in the log once, by ``read_sealed`` or here)."""
-    read = read_sealed(path, LAYOUT, WHAT)
-    if read is None:
-        return None
-    header, a = read
-    if header.get("parser") != PARSER or header.get("catalog") != catalog:
-        log.debug("%s %s was made by another parser or for another file; parsed again", WHAT, path)
-        return None
-    try:
-        raw, line_lengths = a["lines"], a["line_lengths"]
-        text_lengths, counts, absent = a["text_lengths"], a["counts"], a["absent"]
-        n = len(line_lengths)
-        if (raw.dtype != np.uint8 or raw.ndim != 1 or line_lengths.dtype != np.int64 or line_lengths.ndim != 1
-                or (line_lengths < 0).any() or int(line_lengths.sum()) != len(raw)
-                or text_lengths.shape != (n, len(TEXTS))
-                or counts.shape != (n, len(LISTS)) or absent.shape != (n, 2)
-                or text_lengths.dtype != np.int64 or counts.dtype != np.int64 or (counts < 0).any()
-                or a["item_lengths"].ndim != 1 or a["item_lengths"].dtype != np.int64
-                or int(counts.sum()) != len(a["item_lengths"])):
-            raise ValueError("arrays of different lengths")
-        texts = blob_texts(a["texts"], text_lengths.reshape(-1))
-        items = blob_texts(a["items"], a["item_lengths"])
-        data = raw.tobytes()
-        ends = np.cumsum(line_lengths).tolist()
-        lines = [data[a:b] for a, b in zip([0, *ends][:n], ends, strict=True)]
-        out = _skills(lines, texts, items, counts, absent)
-    except (KeyError, ValueError, TypeError, UnicodeDecodeError) as e:
-        log.warning("%s %s is inconsistent (%s); parsing the catalog again", WHAT, path, e)
-        return None
-    return out
+    one is said in the log once, by ``gate_store.read_checked``)."""
+    return read_checked(path, LAYOUT, WHAT, again="parsing the catalog again",
+                        ours=lambda h: h.get("parser") == PARSER and h.get("catalog") == catalog,
+                        decode=lambda _, a: _decoded(a))
+
+
+def _decoded(a: dict[str, np.ndarray]) -> dict[bytes, ParsedLine]:
+    """The saved parses by line, checked beyond the digest (lengths add up, counts, shapes)."""
+    raw, line_lengths = a["lines"], a["line_lengths"]
+    text_lengths, counts, absent = a["text_lengths"], a["counts"], a["absent"]
+    n = len(line_lengths)
+    if (raw.dtype != np.uint8 or raw.ndim != 1 or line_lengths.dtype != np.int64 or line_lengths.ndim != 1
+            or (line_lengths < 0).any() or int(line_lengths.sum()) != len(raw)
+            or text_lengths.shape != (n, len(TEXTS))
+            or counts.shape != (n, len(LISTS)) or absent.shape != (n, 2)
+            or text_lengths.dtype != np.int64 or counts.dtype != np.int64 or (counts < 0).any()
+            or a["item_lengths"].ndim != 1 or a["item_lengths"].dtype != np.int64
+            or int(counts.sum()) != len(a["item_lengths"])):
+        raise ValueError("arrays of different lengths")
+    texts = blob_texts(a["texts"], text_lengths.reshape(-1))
+    items = blob_texts(a["items"], a["item_lengths"])
+    data = raw.tobytes()
+    ends = np.cumsum(line_lengths).tolist()
+    lines = [data[a:b] for a, b in zip([0, *ends][:n], ends, strict=True)]
+    return _skills(lines, texts, items, counts, absent)
 
 
 def _skills(lines: list[bytes], texts: list[str], items: list[str], counts: np.ndarray,
@@ -197,11 +197,21 @@ class CatalogCache:
     """One retriever's link between its catalog memo and the files: :meth:`recall` (a file's first
     read in this retriever) gives the saved parses of the lines now in it; :meth:`save` writes a
     file's when ``min_new`` lines or more were parsed or dropped since it was read or written.
-    No cache folder: neither does anything."""
+    No cache folder: neither does anything.
 
-    def __init__(self, cache_dir: str | os.PathLike[str] | None, min_new: int = MIN_NEW) -> None:
+    Files of catalogs no longer configured are removed by the first :meth:`save` (once a
+    retriever): those of no catalog it read and unused (read or written, by any process) for
+    ``max_idle_days`` (``cache_sweep``: a process serving another catalog from the same folder
+    marks its file at each start, so its file is not taken)."""
+
+    def __init__(self, cache_dir: str | os.PathLike[str] | None, min_new: int = MIN_NEW, *,
+                 max_idle_days: float = cache_sweep.MAX_IDLE_DAYS,
+                 clock: Callable[[], float] = time.time) -> None:
         self.cache_dir = cache_dir
         self.min_new = min_new
+        self.max_idle_days = max_idle_days
+        self._clock = clock
+        self._swept = False
         self._held: dict[str, frozenset[bytes]] = {}   # by catalog: its file's lines in the catalog
         self._stale: dict[str, int] = {}   # by catalog: its file's lines no longer in the catalog
         self._lock = threading.Lock()
@@ -211,7 +221,9 @@ class CatalogCache:
         with self._lock:
             if self.cache_dir is None or catalog in self._held:
                 return {}
-            saved = load_lines(catalog_file(self.cache_dir, catalog), catalog) or {}
+            path = catalog_file(self.cache_dir, catalog)
+            cache_sweep.touch(path, self._clock())   # in use: no other process's sweep takes it
+            saved = load_lines(path, catalog) or {}
             found = {line: got for line in lines if (got := saved.get(line)) is not None}
             self._held[catalog] = frozenset(found)
             self._stale[catalog] = len(saved) - len(found)   # dropped, as far as the next save goes
@@ -224,6 +236,7 @@ class CatalogCache:
         with self._lock:
             if self.cache_dir is None:
                 return 0
+            reads = list(reads)
             for catalog, read in reads:
                 kept = {b: p for b, p in read.parsed.items() if p.skill is not None}
                 held = self._held.get(catalog, frozenset())
@@ -232,6 +245,12 @@ class CatalogCache:
                     continue
                 self._held[catalog], self._stale[catalog] = frozenset(kept), 0
                 wrote += save_lines(catalog_file(self.cache_dir, catalog), catalog, list(kept.items()))
+            if not self._swept:
+                self._swept = True
+                keep = {catalog_file(self.cache_dir, c).name for c, _ in reads} | {
+                    catalog_file(self.cache_dir, c).name for c in self._held}
+                cache_sweep.sweep(catalog_file(self.cache_dir, "").parent, keep,
+                                  cache_sweep.named(FILE_NAME), self._clock(), self.max_idle_days)
         return wrote
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,10 +39,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from hermes_core.retrieval import cache_sweep
 from hermes_core.retrieval.calibration import (
     LANGS,
     ColumnStats,
     DenseCalibration,
+    cache_path,
     cached_query_vectors,
     catalog_key,
     column_stats,
@@ -207,6 +210,8 @@ def calibrate_index(dense: Dense, skills: Sequence[Skill], cache_dir: str | os.P
     ``digest``: ``calibration.catalog_digest(skills)`` when the caller has it."""
     mid = dense.query_cache_id
     key = catalog_key(mid, skills, fixed_rule if fixed is not None else "", digest)
+    if cache_dir is not None:   # in use: no other process's sweep takes it
+        cache_sweep.touch(cache_path(Path(cache_dir), key), time.time())
     cal = load(cache_dir, key, len(skills))
     if cal is not None:
         if memo is not None:
@@ -216,6 +221,7 @@ def calibrate_index(dense: Dense, skills: Sequence[Skill], cache_dir: str | os.P
     # taken out while it is updated: an update that fails half-way must not be read again
     state = memo.states.pop(mid, None) if memo is not None else None
     if state is None and memo is not None and cache_dir is not None:
+        cache_sweep.touch(_state_path(cache_dir, mid, lineage), time.time())
         state = load_state(_state_path(cache_dir, mid, lineage), context)
     columns = [(s.name, t.doc, t.parts) for s, t in zip(skills, text_keys(skills), strict=True)]
     sample = [t for i in pseudo_sample(skills) for t in pseudo_queries(skills[i])]
@@ -230,7 +236,17 @@ def calibrate_index(dense: Dense, skills: Sequence[Skill], cache_dir: str | os.P
     save(cache_dir, cal)
     if memo is not None and cache_dir is not None:
         save_state(_state_path(cache_dir, mid, lineage), state)
+    if cache_dir is not None:   # each catalog edit keys a new file: the old ones, once unused
+        _sweep(cache_path(Path(cache_dir), key), _state_path(cache_dir, mid, lineage))
     return cal
+
+
+def _sweep(calibration: Path, state: Path) -> None:
+    """Remove the calibrations and states no process has read or written for
+    ``cache_sweep.MAX_IDLE_DAYS``, this one's kept (a process serving another catalog or model
+    from the same folder marks its files whenever it reads them)."""
+    for path in (calibration, state):
+        cache_sweep.sweep(path.parent, {path.name}, _OWNED, time.time())
 
 
 def _text_id(text: str) -> str:
@@ -447,6 +463,9 @@ def _finish(state: _State, model_id: str, key: str, dense: Dense, sample: Sequen
 _TOPS = ("z_vals", "z_ids", "cos_vals", "cos_ids")
 _FIELDS = ("mean", "std", "gate_mean", "gate_std", "part_mean", "part_std")
 _KEY_PARTS = ("names", "docs", "parts")
+
+
+_OWNED = cache_sweep.named(r"[0-9a-f]{32}\.npz")   # a calibration's or a state's file name
 
 
 def _state_path(cache_dir: str | os.PathLike[str], model: str, lineage: str) -> Path:

@@ -17,15 +17,20 @@ import io
 import json
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from hermes_core.atomic_write import read_cache, write_cache
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+#: what a decoder raises for contents that passed the digest yet do not add up (a writer with a
+#: bug, another program): the file is ignored with one warning, never trusted
+INCONSISTENT: tuple[type[Exception], ...] = (KeyError, ValueError, TypeError, IndexError, UnicodeDecodeError)
 
 
 def text_blob(text: str) -> np.ndarray:
@@ -103,3 +108,26 @@ def read_sealed(path: Path, version: int, what: str) -> tuple[dict[str, Any], di
         log.warning("%s %s does not match its digest (changed on disk); computing it again", what, path)
         return None
     return header, arrays
+
+
+def read_checked(path: Path, version: int, what: str, *, ours: Callable[[Mapping[str, Any]], bool],
+                 decode: Callable[[Mapping[str, Any], dict[str, np.ndarray]], T], again: str) -> T | None:
+    """What ``decode`` makes of the file :func:`write_sealed` left at ``path``, or None: no file;
+    one unreadable, of another ``version`` or not matching its digest (one warning, from
+    :func:`read_sealed`); one whose header is not ``ours`` (another catalog, key or program's
+    code: an upgrade or another home's, not damage, so said at debug level only); one whose
+    arrays ``decode`` finds inconsistent (one warning naming the file and ending with ``again``,
+    what the caller does instead). The one gate every sealed cache's reader goes through, so
+    none of them trusts a file the others would refuse."""
+    read = read_sealed(path, version, what)
+    if read is None:
+        return None
+    header, arrays = read
+    if not ours(header):
+        log.debug("%s %s was made for another catalog or by other code; %s", what, path, again)
+        return None
+    try:
+        return decode(header, arrays)
+    except INCONSISTENT as e:
+        log.warning("%s %s is inconsistent (%s); %s", what, path, e, again)
+        return None

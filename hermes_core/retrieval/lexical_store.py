@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import logging
 import os
 import threading
 import types
@@ -41,13 +40,11 @@ import numpy as np
 
 from hermes_core import tokenize as tok
 from hermes_core.retrieval import bm25, bm25_postings, glossary, lexical_update, token_memo
-from hermes_core.retrieval.gate_store import blob_texts, read_sealed, texts_blob, write_sealed
+from hermes_core.retrieval.gate_store import blob_texts, read_checked, texts_blob, write_sealed
 from hermes_core.retrieval.glossary import Glossary
 from hermes_core.retrieval.lexical_update import RowState
 from hermes_core.retrieval.text_key_store import builders_id, stable_repr
 from hermes_core.retrieval.token_store import derive_name
-
-log = logging.getLogger(__name__)
 
 LAYOUT = 1
 WHAT = "lexical gate cache"
@@ -123,19 +120,10 @@ def save_rows(path: Path, key: str, n_skills: int, rows: Mapping[str, RowState])
 
 def load_rows(path: Path, key: str, n_skills: int) -> dict[str, RowState] | None:
     """The rows saved at ``path`` if they were scored under ``key`` on ``n_skills`` skills; None
-    otherwise (a damaged file is said in the log once, by ``read_sealed`` or here)."""
-    read = read_sealed(path, LAYOUT, WHAT)
-    if read is None:
-        return None
-    header, a = read
-    if header.get("key") != key or header.get("skills") != n_skills:
-        log.debug("%s %s is of another catalog or scorer; scored again", WHAT, path)
-        return None
-    try:
-        return _rows(a, n_skills)
-    except (KeyError, ValueError, TypeError, UnicodeDecodeError) as e:
-        log.warning("%s %s is inconsistent (%s); scoring the requests again", WHAT, path, e)
-        return None
+    otherwise (a damaged file is said in the log once, by ``gate_store.read_checked``)."""
+    return read_checked(path, LAYOUT, WHAT, again="scoring the requests again",
+                        ours=lambda h: h.get("key") == key and h.get("skills") == n_skills,
+                        decode=lambda _, a: _rows(a, n_skills))
 
 
 def _counts(a: np.ndarray, n: int) -> list[int]:

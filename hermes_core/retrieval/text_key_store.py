@@ -24,8 +24,8 @@ read or written.
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
+import re
 import threading
 import types
 from collections.abc import Callable, Sequence
@@ -37,11 +37,9 @@ import numpy as np
 from hermes_core import tokenize as tok
 from hermes_core.retrieval import dense
 from hermes_core.retrieval.dense import TextKeys
-from hermes_core.retrieval.gate_store import blob_text, read_sealed, text_blob, write_sealed
+from hermes_core.retrieval.gate_store import blob_text, read_checked, text_blob, write_sealed
 from hermes_core.retrieval.token_store import RewriteTally
 from hermes_core.types import Skill
-
-log = logging.getLogger(__name__)
 
 LAYOUT = 1
 WHAT = "text keys cache"
@@ -69,13 +67,36 @@ def _code_id(code: types.CodeType, h: Any) -> None:
     h.update(repr(code.co_names).encode())
 
 
+def default_repr(value: object) -> str:
+    """A default argument's value as the same text in every process: plain values by
+    :func:`stable_repr`, a function or class by its name, anything else by its type (its ``repr``
+    may hold its address, which would change the fingerprint at every start)."""
+    if value is None or isinstance(value, bool | int | float | complex | str | bytes):
+        return repr(value)
+    if isinstance(value, tuple | frozenset | set):
+        inner = [default_repr(v) for v in value]
+        return f"({', '.join(inner)},)" if isinstance(value, tuple) else "{" + ", ".join(sorted(inner)) + "}"
+    if isinstance(value, dict):
+        items = sorted(f"{default_repr(k)}: {default_repr(v)}" for k, v in value.items())
+        return "{" + ", ".join(items) + "}"
+    if isinstance(value, re.Pattern):
+        return f"re({value.pattern!r}, {value.flags})"
+    name = getattr(value, "__qualname__", None)
+    if isinstance(name, str):
+        return f"{getattr(value, '__module__', '?')}.{name}"
+    return f"<{type(value).__module__}.{type(value).__qualname__}>"
+
+
 def builders_id(functions: Sequence[Callable[..., Any]]) -> str:
     """A fingerprint of the code that derives the keys: the part limit and the code of each
-    function (another Python or a changed builder: another fingerprint)."""
+    function with its default arguments' values (another Python, a changed builder or a changed
+    default: another fingerprint; a dataclass's field defaults are its ``__init__``'s)."""
     h = hashlib.sha256(f"{dense.MAX_PARTS}".encode())
     for f in functions:
         h.update(f"\x00{f.__module__}.{f.__qualname__}\x00".encode())
         _code_id(f.__code__, h)
+        defaults = (default_repr(f.__defaults__ or ()), default_repr(f.__kwdefaults__ or {}))
+        h.update("\x00".join(defaults).encode("utf-8", "surrogatepass"))
     return h.hexdigest()
 
 
@@ -104,27 +125,23 @@ def save_keys(path: Path, skills: Sequence[Skill], keys: Sequence[TextKeys]) -> 
 
 def load_keys(path: Path) -> dict[bytes, TextKeys] | None:
     """The keys saved at ``path`` by source digest; None when there is no usable file (a damaged
-    one is said in the log once, by ``read_sealed`` or here)."""
-    read = read_sealed(path, LAYOUT, WHAT)
-    if read is None:
-        return None
-    header, a = read
-    if header.get("builders") != BUILDERS or header.get("tokenizer") != tok.tokenizer_key():
-        log.debug("%s %s was made by other builders; derived again", WHAT, path)
-        return None
-    try:
-        sources = a["sources"]
-        doc_text, parts_text = blob_text(a["doc"]), blob_text(a["parts"])
-        docs = doc_text.split(_SEP) if doc_text else []
-        parts = parts_text.split(_SEP) if parts_text else []
-        n = len(docs)
-        if sources.shape != (n, 32) or sources.dtype != np.uint8 or len(parts) != n:
-            raise ValueError("arrays of different lengths")
-        if not all(d.startswith("doc-") and len(d) == 68 for d in docs) or any(len(p) != 64 for p in parts):
-            raise ValueError("a key of another shape")
-    except (KeyError, ValueError, TypeError, UnicodeDecodeError) as e:
-        log.warning("%s %s is inconsistent (%s); deriving them again", WHAT, path, e)
-        return None
+    one is said in the log once, by ``gate_store.read_checked``)."""
+    return read_checked(path, LAYOUT, WHAT, again="deriving them again", decode=lambda _, a: _keys(a),
+                        ours=lambda h: (h.get("builders") == BUILDERS
+                                        and h.get("tokenizer") == tok.tokenizer_key()))
+
+
+def _keys(a: dict[str, np.ndarray]) -> dict[bytes, TextKeys]:
+    """The saved keys by source digest, checked beyond the digest (lengths, key shapes)."""
+    sources = a["sources"]
+    doc_text, parts_text = blob_text(a["doc"]), blob_text(a["parts"])
+    docs = doc_text.split(_SEP) if doc_text else []
+    parts = parts_text.split(_SEP) if parts_text else []
+    n = len(docs)
+    if sources.shape != (n, 32) or sources.dtype != np.uint8 or len(parts) != n:
+        raise ValueError("arrays of different lengths")
+    if not all(d.startswith("doc-") and len(d) == 68 for d in docs) or any(len(p) != 64 for p in parts):
+        raise ValueError("a key of another shape")
     raw = sources.tobytes()
     return {raw[32 * i:32 * i + 32]: TextKeys(d, p) for i, (d, p) in enumerate(zip(docs, parts, strict=True))}
 

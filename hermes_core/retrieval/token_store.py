@@ -22,7 +22,6 @@ the same terms) the two are written together, so neither keeps what the other dr
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 from collections.abc import Sequence
@@ -31,10 +30,8 @@ from pathlib import Path
 import numpy as np
 
 from hermes_core import tokenize as tok
-from hermes_core.retrieval.gate_store import blob_text, read_sealed, text_blob, write_sealed
+from hermes_core.retrieval.gate_store import blob_text, read_checked, text_blob, write_sealed
 from hermes_core.retrieval.token_memo import Derive, Key, SkillTerms, TokenMemo
-
-log = logging.getLogger(__name__)
 
 LAYOUT = 1
 WHAT = "token memo cache"
@@ -65,19 +62,10 @@ def save_terms(path: Path, derive: Derive, entries: Sequence[tuple[Key, SkillTer
 
 def load_terms(path: Path, derive: Derive) -> list[tuple[Key, SkillTerms]] | None:
     """The entries saved at ``path`` for ``derive`` under this tokenizer; None when there is no
-    usable file (a damaged one is said in the log once, by ``read_sealed`` or here)."""
-    read = read_sealed(path, LAYOUT, WHAT)
-    if read is None:
-        return None
-    header, a = read
-    if header.get("tokenizer") != tok.tokenizer_key() or header.get("derive") != derive_name(derive):
-        log.debug("%s %s was made by another tokenizer; derived again", WHAT, path)
-        return None
-    try:
-        return _entries(a)
-    except (KeyError, ValueError, TypeError, UnicodeDecodeError) as e:
-        log.warning("%s %s is inconsistent (%s); computing it again", WHAT, path, e)
-        return None
+    usable file (a damaged one is said in the log once, by ``gate_store.read_checked``)."""
+    return read_checked(path, LAYOUT, WHAT, again="computing it again", decode=lambda _, a: _entries(a),
+                        ours=lambda h: (h.get("tokenizer") == tok.tokenizer_key()
+                                        and h.get("derive") == derive_name(derive)))
 
 
 def _entries(a: dict[str, np.ndarray]) -> list[tuple[Key, SkillTerms]]:

@@ -20,7 +20,6 @@ vector files serve. It is rewritten whole, so only after a build that looked up 
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
 import threading
 from collections.abc import Sequence
@@ -29,9 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hermes_core.retrieval.gate_store import blob_text, read_sealed, text_blob, write_sealed
-
-log = logging.getLogger(__name__)
+from hermes_core.retrieval.gate_store import blob_text, read_checked, text_blob, write_sealed
 
 LAYOUT = 1
 WHAT = "embedding snapshot"
@@ -62,18 +59,9 @@ def save_snapshot(path: Path, model_id: str, doc_keys: Sequence[str], parts_keys
 
 def load_snapshot(path: Path, model_id: str) -> Snapshot | None:
     """The vectors saved at ``path`` for ``model_id``; None when there is no usable file (a
-    damaged one is said in the log once, by ``read_sealed`` or here)."""
-    read = read_sealed(path, LAYOUT, WHAT)
-    if read is None:
-        return None
-    header, a = read
-    if header.get("model") != model_id:
-        return None
-    try:
-        return _snapshot(a)
-    except (KeyError, ValueError, TypeError, UnicodeDecodeError) as e:
-        log.warning("%s %s is inconsistent (%s); reading the vector files", WHAT, path, e)
-        return None
+    damaged one is said in the log once, by ``gate_store.read_checked``)."""
+    return read_checked(path, LAYOUT, WHAT, again="reading the vector files",
+                        ours=lambda h: h.get("model") == model_id, decode=lambda _, a: _snapshot(a))
 
 
 def _snapshot(a: dict[str, np.ndarray]) -> Snapshot:

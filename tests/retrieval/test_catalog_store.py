@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -135,6 +136,34 @@ def test_without_a_cache_folder_nothing_is_read_or_written(tmp_path: Path) -> No
     assert cache.save(memo.reads()) == 0 and list(tmp_path.iterdir()) == [catalog]
 
 
+def _serve(cache_dir: Path, catalog: Path, now: float) -> CatalogCache:
+    """A process started at ``now`` serving ``catalog`` from ``cache_dir``: read, then saved."""
+    cache = CatalogCache(cache_dir, min_new=1, clock=lambda: now)
+    memo = CatalogMemo(cache.recall)
+    load_jsonl_catalog(catalog, memo)
+    cache.save(memo.reads())
+    return cache
+
+
+def test_the_file_of_a_catalog_no_process_used_for_long_is_removed_and_a_live_ones_kept(
+        tmp_path: Path) -> None:
+    day, start = 86_400.0, time.time()
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    _write(first, RECORDS[:3])
+    _write(second, RECORDS[3:])
+    cache_dir = tmp_path / "c"
+    _serve(cache_dir, first, start)
+    _serve(cache_dir, second, start)          # two processes, two catalogs, one cache folder
+    first_file, second_file = catalog_file(cache_dir, str(first)), catalog_file(cache_dir, str(second))
+    assert first_file.exists() and second_file.exists()
+    _serve(cache_dir, second, start + 20 * day)   # the second one's process restarted since
+    _serve(cache_dir, first, start + 31 * day)
+    assert first_file.exists() and second_file.exists()   # each used within 30 days
+    _serve(cache_dir, first, start + 51 * day)
+    assert first_file.exists() and not second_file.exists()   # the second, unused for 31 days
+    assert load_lines(first_file, str(first)) is not None
+
+
 def test_a_file_of_another_parser_or_catalog_is_ignored_quietly(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     catalog, path = _saved(tmp_path, RECORDS)
@@ -159,6 +188,14 @@ def test_a_changed_parser_has_another_fingerprint(monkeypatch: pytest.MonkeyPatc
 
     _clean.__module__ = skills_mod.__name__
     monkeypatch.setattr(skills_mod, "_clean", _clean)
+    assert store.parser_id() != before
+
+
+def test_a_changed_default_argument_of_the_parser_misses_the_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = store.parser_id()
+    defaults = skills_mod.skill_from_mapping.__kwdefaults__
+    assert defaults
+    monkeypatch.setattr(skills_mod.skill_from_mapping, "__kwdefaults__", {**defaults, "body": "changed"})
     assert store.parser_id() != before
 
 

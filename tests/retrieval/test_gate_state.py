@@ -317,3 +317,33 @@ def test_the_state_file_holds_no_skill_text(tmp_path) -> None:
     raw = path.read_bytes()
     assert "Rotate the staging token kept in vault path ops/ci." in cal.pseudo_queries(skills[5])
     assert b"staging token" not in raw and b"vault" not in raw
+
+
+def test_calibrations_and_states_no_process_used_for_long_are_removed_and_a_live_catalogs_kept(
+        tmp_path) -> None:
+    # two catalogs (two processes' lineages) calibrated in one cache folder
+    first, second = [_skill(i, [i, i + 1]) for i in range(20)], [_skill(i, [i + 2]) for i in range(20, 40)]
+    d = DenseIndex(MemoEmbedder())
+    fixed = FixedRule(d, GateWeights(anchor_mean=1.0), anchor_vectors(d))
+    for skills, lineage in ((first, "first"), (second, "second")):
+        d.build(skills)
+        gate_state.calibrate_index(d, skills, tmp_path, fixed, "rule", gate_state.GateMemo(), lineage)
+    folder, states = tmp_path / "calibration", tmp_path / "calibration" / "state"
+    files = {p: p.stat().st_mtime for p in [*folder.glob("*.npz"), *states.glob("*.npz")]}
+    assert len(files) == 4
+    for p in files:   # all unused for 40 days
+        os.utime(p, (files[p] - 40 * 86_400, files[p] - 40 * 86_400))
+    d.build(first)    # the first catalog's process starts again: it marks what it reads
+    gate_state.calibrate_index(d, first, tmp_path, fixed, "rule", gate_state.GateMemo(), "first")
+    assert all(p.exists() for p in files)   # a cache hit makes no file: nothing swept
+    edited = [*first[:-1], _skill(19, [3], revision=1)]
+    d.build(edited)   # an edit makes a new calibration (and state), then sweeps
+    gate_state.calibrate_index(d, edited, tmp_path, fixed, "rule", gate_state.GateMemo(), "first")
+    left = {p for p in files if p.exists()}
+    # kept: the first catalog's calibration (read at the restart) and state (read and rewritten);
+    # removed: the second's, unused for 40 days
+    mid = d.query_cache_id
+    assert len(left) == 2 and {p.parent.name for p in left} == {"calibration", "state"}
+    assert gate_state._state_path(tmp_path, mid, "first") in left
+    assert not gate_state._state_path(tmp_path, mid, "second").exists()
+    assert len(list(folder.glob("*.npz"))) == 2 and len(list(states.glob("*.npz"))) == 1

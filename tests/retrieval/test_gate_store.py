@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hermes_core.retrieval.gate_store import read_sealed, write_sealed
+from hermes_core.retrieval.gate_store import read_checked, read_sealed, write_sealed
 
 ARRAYS = {"ids": np.arange(5, dtype=np.int64), "vals": np.linspace(0.0, 1.0, 10).reshape(2, 5)}
 
@@ -54,3 +54,39 @@ def test_a_file_of_another_version_or_changed_since_it_was_sealed_is_refused_wit
         assert read_sealed(path, 2 if damage == "version" else 1, "test state") is None
     assert [r.levelno for r in caplog.records] == [logging.WARNING]
     assert str(path) in caplog.records[0].getMessage()
+
+
+def _decode_ids(header: object, arrays: dict[str, np.ndarray]) -> list[int]:
+    ids = arrays["ids"]
+    if (ids < 0).any():
+        raise ValueError("a negative id")
+    return [int(i) for i in ids.tolist()]
+
+
+def test_a_checked_read_gives_what_the_decoder_makes_of_a_file_whose_header_is_ours(tmp_path: Path) -> None:
+    path = tmp_path / "state.npz"
+    write_sealed(path, 1, {"key": "k"}, ARRAYS, "test state")
+    got = read_checked(path, 1, "test state", again="computing it again",
+                       ours=lambda h: h.get("key") == "k", decode=_decode_ids)
+    assert got == [0, 1, 2, 3, 4]
+
+
+def test_a_checked_read_of_another_key_is_none_without_a_warning(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "state.npz"
+    write_sealed(path, 1, {"key": "other"}, ARRAYS, "test state")
+    with caplog.at_level(logging.WARNING):
+        assert read_checked(path, 1, "test state", again="computing it again",
+                            ours=lambda h: h.get("key") == "k", decode=_decode_ids) is None
+    assert not caplog.records
+
+
+def test_a_sealed_file_the_decoder_finds_inconsistent_is_none_with_one_warning_naming_it(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "state.npz"
+    write_sealed(path, 1, {"key": "k"}, {**ARRAYS, "ids": -ARRAYS["ids"] - 1}, "test state")
+    with caplog.at_level(logging.WARNING):
+        assert read_checked(path, 1, "test state", again="computing it again",
+                            ours=lambda h: True, decode=_decode_ids) is None
+    assert [r.getMessage() for r in caplog.records] == [
+        f"test state {path} is inconsistent (a negative id); computing it again"]

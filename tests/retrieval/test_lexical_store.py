@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import types
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -106,6 +108,21 @@ def test_the_key_names_the_glossary_and_the_scoring_code() -> None:
     assert base != scorers_id([module("LIMIT = 1\ndef f(x):\n    return x + 2\n")])
     assert base != scorers_id([module("LIMIT = 1\nclass C:\n    def f(self):\n        return 1\n"
                                       "def f(x):\n    return x + 1\n")])
+
+
+def test_a_changed_default_of_a_scorer_or_a_dataclass_field_misses_the_rows(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    def module(body: str) -> types.ModuleType:
+        m = types.ModuleType("scoring_under_test")
+        monkeypatch.setitem(sys.modules, m.__name__, m)   # a dataclass looks its module up
+        exec(body, m.__dict__)   # a module made from fixed test text
+        return m
+
+    base = scorers_id([module("def tf(x, k1=1.5, b=0.0):\n    return x / (x + k1)\n")])
+    assert base == scorers_id([module("def tf(x, k1=1.5, b=0.0):\n    return x / (x + k1)\n")])
+    assert base != scorers_id([module("def tf(x, k1=1.2, b=0.0):\n    return x / (x + k1)\n")])
+    field = "from dataclasses import dataclass\n@dataclass(frozen=True)\nclass P:\n    k1: float = {}\n"
+    assert scorers_id([module(field.format(1.5))]) != scorers_id([module(field.format(1.2))])
 
 
 def test_an_empty_catalog_has_rows_too(tmp_path: Path) -> None:

@@ -103,6 +103,24 @@ def test_a_changed_builder_has_another_fingerprint() -> None:
     assert store.builders_id([document_text]) != store.builders_id([renamed])
 
 
+def test_a_changed_default_argument_has_another_fingerprint() -> None:
+    # the same code with another default computes another result: a cache keyed by the code
+    # alone would serve the old result
+    def cut(text: str, limit: int = 64) -> str:
+        return text[:limit]
+
+    before = store.builders_id([cut])
+    cut.__defaults__ = (32,)
+    assert store.builders_id([cut]) != before
+
+    def fold(text: str, *, lower: bool = True) -> str:
+        return text.lower() if lower else text
+
+    before = store.builders_id([fold])
+    fold.__kwdefaults__ = {"lower": False}
+    assert store.builders_id([fold]) != before
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cut=st.one_of(st.none(), st.integers(0, 10_000)), flip=st.integers(0, 10_000))
 def test_a_torn_or_flipped_file_reads_as_written_or_as_nothing_with_one_warning(

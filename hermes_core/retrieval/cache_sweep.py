@@ -1,0 +1,97 @@
+"""Removing a cache folder's files that no process has used for a long time.
+
+Some caches keep one file per *key* rather than one file per folder: the catalog cache keeps a
+file per catalog path (``catalog_store``: ~2.5x the catalog's size), so a catalog no longer
+configured left its file behind for good. Which files are still wanted cannot be told from one
+process: several processes (one home, or homes sharing a cache folder) may each serve another
+catalog. So a file's modification time is its last use: a reader marks the file it is about to
+read (:func:`touch`), a writer's atomic replace marks it too, and a sweep removes only files of
+the cache's own naming that are not among the sweeping process's own and were not used for
+:data:`MAX_IDLE_DAYS`. A leftover temporary file of a writer that crashed goes the same way.
+
+Removing is safe against a concurrent reader by construction: a cache file is never changed in
+place (written whole under a temporary name, then renamed), so a reader that opened it before
+the unlink reads it whole (POSIX keeps an open file's data), and one that comes after finds no
+file and computes the result again, as for a first start. The worst a race costs (a process
+that marks its file between the sweep's check and its unlink) is that computation, never a
+wrong or mixed read. Where an open file cannot be removed (Windows) the unlink fails and the
+file is kept.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import stat
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+#: a file unused this long, and of no catalog the sweeping process serves, is removed
+MAX_IDLE_DAYS = 30.0
+DAY_SECONDS = 86_400.0
+
+
+@dataclass(frozen=True)
+class CacheFile:
+    """One file of a cache folder, by name, with the time it was last used (written or marked)."""
+
+    name: str
+    used: float
+
+
+def stale(files: Iterable[CacheFile], keep: Collection[str], owned: Callable[[str], bool], now: float,
+          max_idle_days: float = MAX_IDLE_DAYS) -> list[str]:
+    """The names among ``files`` to remove: the cache's own (``owned``), not in ``keep`` (the
+    sweeping process's), and unused for more than ``max_idle_days`` before ``now``."""
+    cutoff = now - max_idle_days * DAY_SECONDS
+    return sorted(f.name for f in files if owned(f.name) and f.name not in keep and f.used < cutoff)
+
+
+def touch(path: Path, now: float) -> None:
+    """Mark ``path`` as used at ``now`` (before reading it), so no sweep takes it as idle; a
+    missing file or a folder that refuses is no error (the read that follows will tell)."""
+    try:
+        os.utime(path, (now, now), follow_symlinks=False)
+    except (OSError, NotImplementedError):   # absent, read-only, or no lutimes on this system
+        pass
+
+
+def sweep(folder: Path, keep: Collection[str], owned: Callable[[str], bool], now: float,
+          max_idle_days: float = MAX_IDLE_DAYS) -> list[str]:
+    """Remove the files of ``folder`` that :func:`stale` names (regular files only, never one
+    behind a link); the names removed. A file used again since it was listed is kept; a file
+    that cannot be removed (gone, in use, read-only folder) is skipped without a word."""
+    try:
+        with os.scandir(folder) as it:
+            files = [CacheFile(e.name, e.stat(follow_symlinks=False).st_mtime) for e in it
+                     if e.is_file(follow_symlinks=False)]
+    except OSError:   # no folder yet, or unreadable: nothing to sweep
+        return []
+    removed: list[str] = []
+    for name in stale(files, keep, owned, now, max_idle_days):
+        path = folder / name
+        try:
+            st = os.lstat(path)   # used again since it was listed: kept
+            if not stat.S_ISREG(st.st_mode) or not stale([CacheFile(name, st.st_mtime)], keep, owned,
+                                                          now, max_idle_days):
+                continue
+            path.unlink()
+        except OSError:
+            continue
+        removed.append(name)
+    if removed:
+        log.info("removed %d cache file(s) of %s unused for %g days or more", len(removed), folder,
+                 max_idle_days)
+    return removed
+
+
+def named(pattern: str) -> Callable[[str], bool]:
+    """``owned`` for :func:`stale`: a file named by ``pattern`` (a full match), or a temporary
+    file ``atomic_write`` made for one (``.<name>.<random>.tmp``)."""
+    own = re.compile(pattern)
+    temp = re.compile(rf"\.(?:{pattern})\.[^/]+\.tmp")
+    return lambda name: bool(own.fullmatch(name) or temp.fullmatch(name))

@@ -1,0 +1,62 @@
+"""A cache folder's files unused for long, and of no catalog this process serves, are removed;
+nothing else is."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from hermes_core.retrieval.cache_sweep import DAY_SECONDS, CacheFile, named, stale, sweep, touch
+
+NOW = 1_000_000_000.0
+OWNED = named(r"[0-9a-f]{16}\.npz")
+A, B, C = "a" * 16 + ".npz", "b" * 16 + ".npz", "c" * 16 + ".npz"
+
+
+def _file(folder: Path, name: str, used: float) -> Path:
+    path = folder / name
+    path.write_bytes(b"x")
+    os.utime(path, (used, used))
+    return path
+
+
+@pytest.mark.parametrize(("name", "idle_days", "kept_by_process", "removed"), [
+    (A, 31, False, True),            # unused past the limit, nobody's: removed
+    (A, 29, False, False),           # used within the limit (another process's): kept
+    (A, 31, True, False),            # this process's own catalog: kept however old
+    ("notes.txt", 365, False, False),                # not of the cache's naming: never touched
+    ("A" * 16 + ".npz", 365, False, False),
+    (f".{A}.k2j_9x.tmp", 31, False, True),            # a crashed writer's leftover
+    (f".{A}.k2j_9x.tmp", 1, False, False),            # a writer at work
+])
+def test_a_file_is_stale_only_when_the_caches_own_unused_past_the_limit_and_not_this_processs(
+        name: str, idle_days: float, kept_by_process: bool, removed: bool) -> None:
+    files = [CacheFile(name, NOW - idle_days * DAY_SECONDS)]
+    assert stale(files, {name} if kept_by_process else set(), OWNED, NOW, 30) == ([name] if removed else [])
+
+
+def test_a_sweep_removes_only_the_stale_files_and_leaves_links_and_folders(tmp_path: Path) -> None:
+    old = NOW - 40 * DAY_SECONDS
+    _file(tmp_path, A, old)
+    _file(tmp_path, B, NOW - DAY_SECONDS)
+    _file(tmp_path, "notes.txt", old)
+    (tmp_path / C).mkdir()
+    target = _file(tmp_path.parent, "elsewhere.npz", old)
+    (tmp_path / ("d" * 16 + ".npz")).symlink_to(target)
+    assert sweep(tmp_path, set(), OWNED, NOW, 30) == [A]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([B, C, "d" * 16 + ".npz", "notes.txt"])
+    assert target.exists()
+
+
+def test_a_file_marked_as_used_is_not_swept(tmp_path: Path) -> None:
+    path = _file(tmp_path, A, NOW - 40 * DAY_SECONDS)
+    touch(path, NOW)
+    assert sweep(tmp_path, set(), OWNED, NOW, 30) == [] and path.exists()
+
+
+def test_no_folder_and_no_file_are_no_error(tmp_path: Path) -> None:
+    assert sweep(tmp_path / "absent", set(), OWNED, NOW) == []
+    touch(tmp_path / "absent.npz", NOW)
+    assert not (tmp_path / "absent.npz").exists()
