@@ -205,3 +205,22 @@ def test_a_bind_that_read_the_generation_before_a_registration_cannot_hand_stale
     release.set()
     c.join(10)
     assert later not in b(system)
+
+
+def test_a_memo_over_a_long_session_stays_within_its_bound() -> None:
+    """A long session's memo is let go of when it holds ``max_chars`` characters of texts: it
+    never grows with the session, and each turn is still scrubbed as the whole prompt is."""
+    scrub, memo = Redactor([CUSTOM_KEY]), ScrubMemo(max_chars=20_000)
+    system = f"soul {CUSTOM_KEY} " + "x" * 5_000
+    history: list[Message] = []
+    most = 0
+    for i in range(3_000):
+        new = Message("user", f"turn {i} {CUSTOM_KEY} " + "y" * (i % 300))
+        prompt = Prompt(system=system, messages=(*history[-40:], new))
+        sent = scrub_prompt(prompt, scrub, memo)
+        if i % 499 == 0:
+            assert sent == scrub_prompt(prompt, scrub)
+        assert CUSTOM_KEY not in sent.system and CUSTOM_KEY not in sent.messages[0].content
+        history += [new, Message("assistant", f"reply {i}")]
+        most = max(most, memo._chars, sum(map(len, memo._done)))
+    assert most <= 20_000
