@@ -18,13 +18,20 @@ trust, because on a short file its ranking is close to a coin toss:
 * **Text, not noise.** The whole file must decode strictly in the chosen encoding (the detector
   reads samples), and hold no C0 control character but tab, line and page breaks: bytes
   ``00 01 02`` read as UTF-16 are a binary file, not the characters U+0100 U+0200; so is UTF-16
-  without a line break.
+  without a line break. Read in a CJK code page, at least half the characters past ASCII must
+  be in its common part (:data:`_COMMON`: GB2312 and GBK's first rows of traditional
+  characters; Big5's symbols and frequent characters; JIS symbols, kana and level-1 kanji;
+  KS X 1001), the set nearly all of a real file is written in: a Latin-1 accent followed by a
+  letter is a valid pair in each, and a short German note ("über", "Käse") read as "黚er",
+  "K鋝e", "K酲e" is none. (A file of only rarer characters is skipped, as before.)
 
 The caller says which encoding it assumed, in a line naming the file: a guess can be wrong.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import re
 
 #: Tried when the bytes hold NUL bytes (ASCII text in UTF-16/32 is half NULs).
@@ -63,12 +70,48 @@ def candidates(sample: bytes) -> tuple[str, ...]:
     return tuple(dict.fromkeys(ranked))
 
 
+_HIGH = range(0xA1, 0xFF)
+#: Per CJK codec, the lead and trail bytes of the characters nearly all of its text is written
+#: in; a Latin-1 accent and the letter after it fall outside (the trail byte is ASCII, or the
+#: lead is past the frequent rows).
+_COMMON: dict[str, tuple[tuple[range, range], ...]] = {
+    "gb18030": ((range(0xA1, 0xF8), _HIGH),                                   # GB2312
+                (range(0x81, 0xA1), range(0x40, 0xFF))),   # GBK/3: traditional characters
+    "big5": ((range(0xA1, 0xC6), range(0x40, 0x7F)), (range(0xA1, 0xC6), _HIGH),
+             (range(0xC6, 0xC7), range(0x40, 0x7F))),
+    "cp932": ((range(0x81, 0x99), range(0x40, 0xFD)),),   # symbols, kana, level-1 kanji
+    "euc_jp": ((range(0xA1, 0xD0), _HIGH),),
+    "cp949": ((range(0xA1, 0xFF), _HIGH),),                                    # KS X 1001
+}
+
+
+@functools.cache
+def _common(codec: str) -> re.Pattern[str]:
+    """The common characters of ``codec`` (:data:`_COMMON`), as one character class."""
+    chars = []
+    for leads, trails in _COMMON[codec]:
+        for lead in leads:
+            for trail in trails:
+                with contextlib.suppress(UnicodeDecodeError):
+                    chars.append(bytes((lead, trail)).decode(codec))
+    return re.compile("[" + re.escape("".join(chars)) + "]")
+
+
+def _mostly_common(text: str, codec: str) -> bool:
+    """At least half of ``text``'s characters past ASCII are common in ``codec``."""
+    wide = len(text) - len(text.encode("ascii", "ignore"))
+    return 2 * _common(codec).subn("", text)[1] >= wide
+
+
 def is_text(text: str, codec: str) -> bool:
     """No C0 control character but tab, line feed, vertical tab, form feed and carriage return;
     and, read as UTF-16/32, a line break: the bytes ``00 01 02`` are the characters U+0100 and
     U+0200 to UTF-16 LE, and a binary file's NUL bytes make it a candidate, while a text file
-    saved that way has lines."""
+    saved that way has lines. In a CJK code page, mostly its common characters (see the
+    module's docstring)."""
     if _CONTROL.search(text) is not None:
+        return False
+    if codec in _COMMON and not _mostly_common(text, codec):
         return False
     return codec not in WIDE_CODECS or "\n" in text or "\r" in text
 

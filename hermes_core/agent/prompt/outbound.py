@@ -45,26 +45,33 @@ class ScrubMemo:
 
     def bind(self, scrub: Callable[[str], str]) -> Callable[[str], str]:
         """``scrub``, remembering: call it on the stable parts only (a per-turn text would take
-        room and never be asked for again)."""
-        key = (scrub, registered_generation())
+        room and never be asked for again). A bind whose generation is older than the memo's
+        (it was read before a registration another turn's bind saw) gets ``scrub`` itself: made
+        the memo's again, it would let a scrub begun before the registration store its text for
+        the later turns. Each bind reads and stores only the texts of its own state."""
+        generation = registered_generation()
         with self._lock:
-            if self._for != key:
-                self._done, self._chars, self._for = {}, 0, key
+            if self._for is not None and self._for[0] is scrub and self._for[1] > generation:
+                return scrub
+            if self._for != (scrub, generation):
+                self._done, self._chars, self._for = {}, 0, (scrub, generation)
+            done = self._done
 
         def scrub_once(text: str) -> str:
-            done = self._done.get(text)
-            if done is not None:
-                return done
-            done = scrub(text)
+            hit = done.get(text)
+            if hit is not None:
+                return hit
+            clean = scrub(text)
             with self._lock:
                 self.misses += 1
-                if self._for != key:       # the secrets moved meanwhile: keep nothing
-                    return done
+                if self._done is not done:   # the secrets moved meanwhile: keep nothing
+                    return clean
                 if self._chars + len(text) > self.max_chars:
-                    self._done, self._chars = {}, 0
-                self._done[text] = done
+                    done.clear()
+                    self._chars = 0
+                done[text] = clean
                 self._chars += len(text)
-            return done
+            return clean
 
         return scrub_once
 

@@ -589,6 +589,28 @@ def test_a_single_byte_code_page_is_not_guessed(tmp_path: Path, text: str, codec
     assert got.events[0].file == str(p) and "not valid UTF-8" in got.events[0].reason
 
 
+@pytest.mark.parametrize("text", ["über\n", "Käse\n", "Öl\n", "- für Tür\n", "müde über Öl\n"])
+def test_a_short_latin1_note_that_decodes_as_gbk_is_not_read_as_chinese(tmp_path: Path,
+                                                                       text: str) -> None:
+    """A Latin-1 accent followed by a letter is a valid GBK pair ("über" -> "黚er"): a short
+    German note was read as garbage Chinese in every prompt. Not one of those characters is
+    common Chinese (GB2312), as nearly every character of a real GBK file is: still skipped."""
+    p = tmp_path / "USER.md"
+    p.write_bytes(text.encode("cp1252"))
+    got = read_context_file(p)
+    assert got.status == "skipped" and got.text == ""
+    assert got.events[0].file == str(p) and "not valid UTF-8" in got.events[0].reason
+
+
+def test_a_big5_file_is_not_read_as_shift_jis(tmp_path: Path) -> None:
+    """A Big5 line the detector ranks Shift-JIS first: its kanji readings are rare ones."""
+    p = tmp_path / "MEMORY.md"
+    p.write_bytes("這是一個測試，記憶檔案。\n".encode("big5"))
+    got = read_context_file(p)
+    assert got.status == "ok" and got.text == "這是一個測試，記憶檔案。"
+    assert "Big5" in got.events[0].reason
+
+
 def test_nul_bytes_that_decode_as_utf16_control_characters_are_binary(tmp_path: Path) -> None:
     p = tmp_path / "USER.md"
     p.write_bytes(b"\x00\x01\x02\x03 not text at all\x00\x07")

@@ -165,3 +165,62 @@ def test_a_memo_bound_to_another_redactor_forgets_the_first_one_s_texts() -> Non
     assert scrub_prompt(prompt, Redactor([CUSTOM_KEY]), memo) is prompt
     other = scrub_prompt(prompt, Redactor(["other-key-0123456789abcdef"]), memo)
     assert "other-key-0123456789abcdef" not in other.system
+
+
+def test_a_bind_that_read_the_generation_before_a_registration_cannot_hand_stale_texts_to_later_turns(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three turns of one call loop on three threads: C scrubs the system before a key is
+    registered and stores its result only after; B binds after the registration; A read the
+    generation before it but takes the memo's lock after B (the window between
+    ``registered_generation()`` and the lock, forced here). A must not bring the memo back to the
+    old generation: C's stale text would be stored and handed to B, whose turn began after the
+    key was known."""
+    import threading
+
+    from hermes_core.agent.prompt import outbound
+    from hermes_core.redact import register_secrets, registered_generation
+
+    later = "zq-registered-mid-turn-9f8e7d6c5b"
+    system = f"soul with {later}"
+    scrub = Redactor([CUSTOM_KEY])
+    computed, release = threading.Event(), threading.Event()
+
+    def slow(text: str) -> str:
+        out = scrub(text)            # before the registration: the key is not one yet
+        if text == system and not computed.is_set():
+            computed.set()
+            release.wait(10)
+        return out
+
+    memo = ScrubMemo()
+    old = registered_generation()
+    c = threading.Thread(target=lambda: memo.bind(slow)(system))
+    c.start()
+    assert computed.wait(10)
+    register_secrets([later])
+    b = memo.bind(slow)                                         # B: after the registration
+    with monkeypatch.context() as m:
+        m.setattr(outbound, "registered_generation", lambda: old)
+        memo.bind(slow)                                         # A: read before, locks after
+    release.set()
+    c.join(10)
+    assert later not in b(system)
+
+
+def test_a_memo_over_a_long_session_stays_within_its_bound() -> None:
+    """A long session's memo is let go of when it holds ``max_chars`` characters of texts: it
+    never grows with the session, and each turn is still scrubbed as the whole prompt is."""
+    scrub, memo = Redactor([CUSTOM_KEY]), ScrubMemo(max_chars=20_000)
+    system = f"soul {CUSTOM_KEY} " + "x" * 5_000
+    history: list[Message] = []
+    most = 0
+    for i in range(3_000):
+        new = Message("user", f"turn {i} {CUSTOM_KEY} " + "y" * (i % 300))
+        prompt = Prompt(system=system, messages=(*history[-40:], new))
+        sent = scrub_prompt(prompt, scrub, memo)
+        if i % 499 == 0:
+            assert sent == scrub_prompt(prompt, scrub)
+        assert CUSTOM_KEY not in sent.system and CUSTOM_KEY not in sent.messages[0].content
+        history += [new, Message("assistant", f"reply {i}")]
+        most = max(most, memo._chars, sum(map(len, memo._done)))
+    assert most <= 20_000
