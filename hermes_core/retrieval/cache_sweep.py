@@ -107,15 +107,21 @@ def npz_holding(*arrays: str) -> Callable[[Path], bool]:
     """``made`` for :func:`sweep`: an ``.npz`` that holds every one of ``arrays`` (what the
     cache's writer always stores: a sealed file's ``header`` and ``digest``), told from the zip's
     directory alone; or a temporary file (named so by :func:`named`), which a crash left
-    unfinished and so without a directory. A file that cannot be read is not the cache's."""
+    unfinished and so without a directory. A file that cannot be read is not the cache's, nor is
+    one that became a link (whose target would vouch for it) or a FIFO (opened without blocking)
+    since it was listed."""
     want = {f"{a}.npy" for a in arrays}
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
     def made(path: Path) -> bool:
         if path.name.endswith(".tmp"):
             return True
         try:
-            with zipfile.ZipFile(path) as z:
-                return want <= set(z.namelist())
+            with open(os.open(path, flags), "rb") as f:
+                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                    return False
+                with zipfile.ZipFile(f) as z:
+                    return want <= set(z.namelist())
         except (OSError, zipfile.BadZipFile, ValueError):
             return False
 

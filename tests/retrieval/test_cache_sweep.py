@@ -86,3 +86,15 @@ def test_a_file_of_the_caches_naming_its_writer_did_not_make_is_kept(tmp_path: P
     assert sweep(tmp_path, set(), OWNED, NOW, 30, made=npz_holding("header", "digest")) == sorted(
         [B, leftover.name])
     assert theirs.exists() and torn.exists() and not ours.exists() and not leftover.exists()
+
+
+def test_what_a_file_holds_is_read_from_the_file_itself_never_through_a_link_or_from_a_fifo(
+        tmp_path: Path) -> None:
+    # the name was listed as a regular file; by the time its contents are checked it may be a
+    # link to a file elsewhere (whose contents would vouch for it) or a FIFO (a read would hang)
+    made = npz_holding("header", "digest")
+    target = _npz(tmp_path, "elsewhere.npz", NOW, header=np.arange(2), digest=np.asarray("d"))
+    assert made(target)
+    (tmp_path / A).symlink_to(target)
+    os.mkfifo(tmp_path / B)
+    assert not made(tmp_path / A) and not made(tmp_path / B)
