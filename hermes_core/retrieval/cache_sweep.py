@@ -8,6 +8,10 @@ catalog. So a file's modification time is its last use: a reader marks the file 
 read (:func:`touch`), a writer's atomic replace marks it too, and a sweep removes only files of
 the cache's own naming that are not among the sweeping process's own and were not used for
 :data:`MAX_IDLE_DAYS`. A leftover temporary file of a writer that crashed goes the same way.
+A name is not proof: a cache folder may be the user's own (a project folder given as the cache),
+where ``catalogs/`` or ``calibration/`` can hold their arrays named by a hash. So a file is
+removed only when its contents show the cache's writer made it (:func:`npz_holding`: the arrays
+that writer always stores, read from the zip's directory, not its data).
 
 Removing is safe against a concurrent reader by construction: a cache file is never changed in
 place (written whole under a temporary name, then renamed), so a reader that opened it before
@@ -24,6 +28,7 @@ import logging
 import os
 import re
 import stat
+import zipfile
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,10 +66,11 @@ def touch(path: Path, now: float) -> None:
 
 
 def sweep(folder: Path, keep: Collection[str], owned: Callable[[str], bool], now: float,
-          max_idle_days: float = MAX_IDLE_DAYS) -> list[str]:
-    """Remove the files of ``folder`` that :func:`stale` names (regular files only, never one
-    behind a link); the names removed. A file used again since it was listed is kept; a file
-    that cannot be removed (gone, in use, read-only folder) is skipped without a word."""
+          max_idle_days: float = MAX_IDLE_DAYS, *, made: Callable[[Path], bool]) -> list[str]:
+    """Remove the files of ``folder`` that :func:`stale` names and ``made`` says the cache's
+    writer made (regular files only, never one behind a link); the names removed. A file used
+    again since it was listed is kept; a file that cannot be removed (gone, in use, read-only
+    folder) is skipped without a word."""
     try:
         with os.scandir(folder) as it:
             files = [CacheFile(e.name, e.stat(follow_symlinks=False).st_mtime) for e in it
@@ -77,7 +83,7 @@ def sweep(folder: Path, keep: Collection[str], owned: Callable[[str], bool], now
         try:
             st = os.lstat(path)   # used again since it was listed: kept
             if not stat.S_ISREG(st.st_mode) or not stale([CacheFile(name, st.st_mtime)], keep, owned,
-                                                          now, max_idle_days):
+                                                          now, max_idle_days) or not made(path):
                 continue
             path.unlink()
         except OSError:
@@ -95,3 +101,28 @@ def named(pattern: str) -> Callable[[str], bool]:
     own = re.compile(pattern)
     temp = re.compile(rf"\.(?:{pattern})\.[^/]+\.tmp")
     return lambda name: bool(own.fullmatch(name) or temp.fullmatch(name))
+
+
+def npz_holding(*arrays: str) -> Callable[[Path], bool]:
+    """``made`` for :func:`sweep`: an ``.npz`` that holds every one of ``arrays`` (what the
+    cache's writer always stores: a sealed file's ``header`` and ``digest``), told from the zip's
+    directory alone; or a temporary file (named so by :func:`named`), which a crash left
+    unfinished and so without a directory. A file that cannot be read is not the cache's, nor is
+    one that became a link (whose target would vouch for it) or a FIFO (opened without blocking)
+    since it was listed."""
+    want = {f"{a}.npy" for a in arrays}
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+
+    def made(path: Path) -> bool:
+        if path.name.endswith(".tmp"):
+            return True
+        try:
+            with open(os.open(path, flags), "rb") as f:
+                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                    return False
+                with zipfile.ZipFile(f) as z:
+                    return want <= set(z.namelist())
+        except (OSError, zipfile.BadZipFile, ValueError):
+            return False
+
+    return made

@@ -250,7 +250,8 @@ class CatalogCache:
                 keep = {catalog_file(self.cache_dir, c).name for c, _ in reads} | {
                     catalog_file(self.cache_dir, c).name for c in self._held}
                 cache_sweep.sweep(catalog_file(self.cache_dir, "").parent, keep,
-                                  cache_sweep.named(FILE_NAME), self._clock(), self.max_idle_days)
+                                  cache_sweep.named(FILE_NAME), self._clock(), self.max_idle_days,
+                                  made=cache_sweep.npz_holding("header", "digest", "lines"))
         return wrote
 
 

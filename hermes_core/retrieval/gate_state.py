@@ -245,8 +245,8 @@ def _sweep(calibration: Path, state: Path) -> None:
     """Remove the calibrations and states no process has read or written for
     ``cache_sweep.MAX_IDLE_DAYS``, this one's kept (a process serving another catalog or model
     from the same folder marks its files whenever it reads them)."""
-    for path in (calibration, state):
-        cache_sweep.sweep(path.parent, {path.name}, _OWNED, time.time())
+    for path, made in ((calibration, _CALIBRATION_MADE), (state, _STATE_MADE)):
+        cache_sweep.sweep(path.parent, {path.name}, _OWNED, time.time(), made=made)
 
 
 def _text_id(text: str) -> str:
@@ -466,6 +466,11 @@ _KEY_PARTS = ("names", "docs", "parts")
 
 
 _OWNED = cache_sweep.named(r"[0-9a-f]{32}\.npz")   # a calibration's or a state's file name
+# what ``calibration.save`` and :func:`save_state` always store: a user's own arrays named by a
+# hash in a ``calibration/`` folder are not taken for them
+_CALIBRATION_MADE = cache_sweep.npz_holding("meta", *(f"{p}_{lang}" for p in ("mean", "std")
+                                                      for lang in LANGS))
+_STATE_MADE = cache_sweep.npz_holding("header", "digest", "ids")
 
 
 def _state_path(cache_dir: str | os.PathLike[str], model: str, lineage: str) -> Path:

@@ -69,13 +69,20 @@ def _code_id(code: types.CodeType, h: Any) -> None:
 
 def default_repr(value: object) -> str:
     """A default argument's value as the same text in every process: plain values by
-    :func:`stable_repr`, a function or class by its name, anything else by its type (its ``repr``
-    may hold its address, which would change the fingerprint at every start)."""
+    :func:`stable_repr`, a function by its name and code (a dataclass field's ``default_factory``
+    is often a lambda), a class by its name, anything else by its type (its ``repr`` may hold its
+    address, which would change the fingerprint at every start)."""
     if value is None or isinstance(value, bool | int | float | complex | str | bytes):
         return repr(value)
-    if isinstance(value, tuple | frozenset | set):
+    if isinstance(value, tuple | list | frozenset | set):
         inner = [default_repr(v) for v in value]
-        return f"({', '.join(inner)},)" if isinstance(value, tuple) else "{" + ", ".join(sorted(inner)) + "}"
+        if isinstance(value, tuple | list):
+            return f"({', '.join(inner)},)" if isinstance(value, tuple) else f"[{', '.join(inner)}]"
+        return "{" + ", ".join(sorted(inner)) + "}"
+    if isinstance(value, types.FunctionType):
+        code = hashlib.sha256()
+        _code_id(value.__code__, code)
+        return f"{value.__module__}.{value.__qualname__}:{code.hexdigest()}"
     if isinstance(value, dict):
         items = sorted(f"{default_repr(k)}: {default_repr(v)}" for k, v in value.items())
         return "{" + ", ".join(items) + "}"
@@ -89,15 +96,27 @@ def default_repr(value: object) -> str:
 
 def builders_id(functions: Sequence[Callable[..., Any]]) -> str:
     """A fingerprint of the code that derives the keys: the part limit and the code of each
-    function with its default arguments' values (another Python, a changed builder or a changed
-    default: another fingerprint; a dataclass's field defaults are its ``__init__``'s)."""
+    function with its default arguments' values and the values it closes over (another Python, a
+    changed builder or a changed default: another fingerprint; a dataclass's field defaults are
+    its ``__init__``'s defaults, their ``default_factory`` functions what that ``__init__`` closes
+    over)."""
     h = hashlib.sha256(f"{dense.MAX_PARTS}".encode())
     for f in functions:
         h.update(f"\x00{f.__module__}.{f.__qualname__}\x00".encode())
         _code_id(f.__code__, h)
-        defaults = (default_repr(f.__defaults__ or ()), default_repr(f.__kwdefaults__ or {}))
+        cells = tuple(_cell(c) for c in f.__closure__ or ())
+        defaults = (default_repr(f.__defaults__ or ()), default_repr(f.__kwdefaults__ or {}),
+                    default_repr(cells))
         h.update("\x00".join(defaults).encode("utf-8", "surrogatepass"))
     return h.hexdigest()
+
+
+def _cell(cell: types.CellType) -> object:
+    """What a closure's cell holds; an empty cell (a name not yet bound) as itself, by its type."""
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return cell
 
 
 BUILDERS = builders_id([dense.document_text, dense.skill_parts, dense.model_text, dense._doc_key,

@@ -6,13 +6,19 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from hermes_core.retrieval.cache_sweep import DAY_SECONDS, CacheFile, named, stale, sweep, touch
+from hermes_core.retrieval.cache_sweep import DAY_SECONDS, CacheFile, named, npz_holding, stale, sweep, touch
 
 NOW = 1_000_000_000.0
 OWNED = named(r"[0-9a-f]{16}\.npz")
 A, B, C = "a" * 16 + ".npz", "b" * 16 + ".npz", "c" * 16 + ".npz"
+
+
+def _any_file(path: Path) -> bool:
+    """``made`` where the contents are not the point: every file the name owns."""
+    return True
 
 
 def _file(folder: Path, name: str, used: float) -> Path:
@@ -45,7 +51,7 @@ def test_a_sweep_removes_only_the_stale_files_and_leaves_links_and_folders(tmp_p
     (tmp_path / C).mkdir()
     target = _file(tmp_path.parent, "elsewhere.npz", old)
     (tmp_path / ("d" * 16 + ".npz")).symlink_to(target)
-    assert sweep(tmp_path, set(), OWNED, NOW, 30) == [A]
+    assert sweep(tmp_path, set(), OWNED, NOW, 30, made=_any_file) == [A]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([B, C, "d" * 16 + ".npz", "notes.txt"])
     assert target.exists()
 
@@ -53,10 +59,42 @@ def test_a_sweep_removes_only_the_stale_files_and_leaves_links_and_folders(tmp_p
 def test_a_file_marked_as_used_is_not_swept(tmp_path: Path) -> None:
     path = _file(tmp_path, A, NOW - 40 * DAY_SECONDS)
     touch(path, NOW)
-    assert sweep(tmp_path, set(), OWNED, NOW, 30) == [] and path.exists()
+    assert sweep(tmp_path, set(), OWNED, NOW, 30, made=_any_file) == [] and path.exists()
 
 
 def test_no_folder_and_no_file_are_no_error(tmp_path: Path) -> None:
-    assert sweep(tmp_path / "absent", set(), OWNED, NOW) == []
+    assert sweep(tmp_path / "absent", set(), OWNED, NOW, made=_any_file) == []
     touch(tmp_path / "absent.npz", NOW)
     assert not (tmp_path / "absent.npz").exists()
+
+
+def _npz(folder: Path, name: str, used: float, **arrays: np.ndarray) -> Path:
+    path = folder / name
+    with path.open("wb") as f:
+        np.savez(f, **arrays)
+    os.utime(path, (used, used))
+    return path
+
+
+def test_a_file_of_the_caches_naming_its_writer_did_not_make_is_kept(tmp_path: Path) -> None:
+    # the cache folder is the user's own: their arrays named by a hash, their notes, a torn file
+    old = NOW - 40 * DAY_SECONDS
+    theirs = _npz(tmp_path, A, old, weights=np.arange(3))
+    ours = _npz(tmp_path, B, old, header=np.arange(2), digest=np.asarray("d"), other=np.arange(1))
+    torn = _file(tmp_path, C, old)
+    leftover = _file(tmp_path, f".{C}.k2j_9x.tmp", old)   # unfinished: no zip directory to read
+    assert sweep(tmp_path, set(), OWNED, NOW, 30, made=npz_holding("header", "digest")) == sorted(
+        [B, leftover.name])
+    assert theirs.exists() and torn.exists() and not ours.exists() and not leftover.exists()
+
+
+def test_what_a_file_holds_is_read_from_the_file_itself_never_through_a_link_or_from_a_fifo(
+        tmp_path: Path) -> None:
+    # the name was listed as a regular file; by the time its contents are checked it may be a
+    # link to a file elsewhere (whose contents would vouch for it) or a FIFO (a read would hang)
+    made = npz_holding("header", "digest")
+    target = _npz(tmp_path, "elsewhere.npz", NOW, header=np.arange(2), digest=np.asarray("d"))
+    assert made(target)
+    (tmp_path / A).symlink_to(target)
+    os.mkfifo(tmp_path / B)
+    assert not made(tmp_path / A) and not made(tmp_path / B)

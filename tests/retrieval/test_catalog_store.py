@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -283,3 +285,23 @@ def test_metadata_nested_near_the_recursion_limit_is_parsed_again_not_a_crash(tm
     assert cache.save(memo.reads()) == 1   # saved from as high up as the read: the line too
     restarted = load_jsonl_catalog(catalog, CatalogMemo(CatalogCache(tmp_path / "c2").recall))
     _same(restarted[0], fresh[0])
+
+
+def test_a_users_own_file_of_the_caches_naming_is_kept_when_the_cache_folder_is_their_project(
+        tmp_path: Path) -> None:
+    # a retriever told to cache in the user's project folder, where ``catalogs/`` already holds
+    # the user's own arrays named by a hash: the sweep removes only what the cache wrote
+    project, day, start = tmp_path / "project", 86_400.0, time.time()
+    theirs = project / "catalogs" / ("0123456789abcdef" + ".npz")
+    theirs.parent.mkdir(parents=True)
+    np.savez(theirs, weights=np.arange(4.0))
+    os.utime(theirs, (start - 90 * day, start - 90 * day))
+    catalog, other = tmp_path / "skills.jsonl", tmp_path / "other.jsonl"
+    _write(catalog, RECORDS[:3])
+    _write(other, RECORDS[3:])
+    _serve(project, other, start)
+    mine = catalog_file(project, str(other))
+    os.utime(mine, (start - 60 * day, start - 60 * day))   # the cache's own, unused since
+    _serve(project, catalog, start)
+    assert theirs.exists() and np.load(theirs)["weights"].tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert not mine.exists()

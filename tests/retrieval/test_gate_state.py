@@ -347,3 +347,27 @@ def test_calibrations_and_states_no_process_used_for_long_are_removed_and_a_live
     assert gate_state._state_path(tmp_path, mid, "first") in left
     assert not gate_state._state_path(tmp_path, mid, "second").exists()
     assert len(list(folder.glob("*.npz"))) == 2 and len(list(states.glob("*.npz"))) == 1
+
+
+def test_a_users_own_arrays_named_like_a_calibration_are_kept_by_the_sweep(tmp_path) -> None:
+    # the cache folder given is the user's project, whose ``calibration/`` holds their own
+    # arrays named by an md5; the calibration's sweep removes only what calibration wrote
+    folder = tmp_path / "calibration"
+    (folder / "state").mkdir(parents=True)
+    theirs = [folder / ("0" * 32 + ".npz"), folder / "state" / ("1" * 32 + ".npz")]
+    for path in theirs:
+        np.savez(path, offsets=np.arange(3.0))
+        os.utime(path, (0.0, 0.0))
+    skills = [_skill(i, [i, i + 1]) for i in range(20)]
+    d = DenseIndex(MemoEmbedder())
+    d.build(skills)
+    fixed = FixedRule(d, GateWeights(anchor_mean=1.0), anchor_vectors(d))
+    gate_state.calibrate_index(d, skills, tmp_path, fixed, "rule", gate_state.GateMemo(), "first")
+    made = [p for p in [*folder.glob("*.npz"), *(folder / "state").glob("*.npz")] if p not in theirs]
+    assert len(made) == 2
+    for path in made:   # the cache's own, unused as long as the user's
+        os.utime(path, (0.0, 0.0))
+    edited = [*skills[:-1], _skill(19, [3], revision=1)]
+    d.build(edited)   # an edit makes a new calibration, then sweeps
+    gate_state.calibrate_index(d, edited, tmp_path, fixed, "rule", gate_state.GateMemo(), "second")
+    assert all(p.exists() for p in theirs) and not any(p.exists() for p in made)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -166,3 +167,17 @@ def test_a_file_made_under_another_opencc_or_jieba_release_or_fold_config_is_bui
     assert load_keys(path) is not None
     tokenizer_upgraded()
     assert load_keys(path) is None
+
+
+def test_a_changed_default_factory_of_a_dataclass_field_has_another_fingerprint() -> None:
+    # a field's ``default_factory`` is no default of the generated ``__init__`` (that holds a
+    # marker) but a value it closes over: ``IndexParts``' fields are made by lambdas
+    def init(factory: Callable[[], object]) -> Callable[..., None]:
+        @dataclasses.dataclass(frozen=True)
+        class P:
+            k1: object = dataclasses.field(default_factory=factory)
+        return P.__init__
+
+    assert store.builders_id([init(list)]) == store.builders_id([init(list)])
+    assert store.builders_id([init(list)]) != store.builders_id([init(tuple)])
+    assert store.builders_id([init(lambda: 1.5)]) != store.builders_id([init(lambda: 1.2)])
