@@ -58,9 +58,16 @@ def stale(files: Iterable[CacheFile], keep: Collection[str], owned: Callable[[st
 
 def touch(path: Path, now: float) -> None:
     """Mark ``path`` as used at ``now`` (before reading it), so no sweep takes it as idle; a
-    missing file or a folder that refuses is no error (the read that follows will tell)."""
+    missing file or a folder that refuses is no error (the read that follows will tell). Only
+    a file's owner may set an explicit time: a user sharing the folder who may write the file
+    sets the current time instead, so another user's sweep does not take it as idle."""
     try:
         os.utime(path, (now, now), follow_symlinks=False)
+    except PermissionError:
+        try:
+            os.utime(path, None, follow_symlinks=False)
+        except (OSError, NotImplementedError):
+            pass
     except (OSError, NotImplementedError):   # absent, read-only, or no lutimes on this system
         pass
 

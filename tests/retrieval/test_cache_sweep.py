@@ -98,3 +98,23 @@ def test_what_a_file_holds_is_read_from_the_file_itself_never_through_a_link_or_
     (tmp_path / A).symlink_to(target)
     os.mkfifo(tmp_path / B)
     assert not made(tmp_path / A) and not made(tmp_path / B)
+
+
+def test_a_file_another_user_owns_in_a_shared_folder_is_marked_with_the_current_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """POSIX lets only a file's owner set an explicit time; another user who may write it may
+    still set the current one. A process of a second user sharing the cache folder could not mark
+    the file it reads, so a third process's sweep took it as idle."""
+    path = tmp_path / "shared.npz"
+    path.write_bytes(b"x")
+    os.utime(path, (0, 0))
+    real_utime = os.utime
+
+    def owner_only_times(p: object, times: object = None, **kw: object) -> None:
+        if times is not None:
+            raise PermissionError(1, "Operation not permitted")
+        real_utime(p, None, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "utime", owner_only_times)
+    touch(path, now=10 * DAY_SECONDS)
+    assert path.stat().st_mtime > DAY_SECONDS
