@@ -7,8 +7,7 @@ a memory is made of that look like that: lead-ins to a snippet, notes about outd
 instructions, conventions for the answer, a role or persona given to the assistant by its own
 user (a SOUL.md), tasks the user noted for later. ``train_scorer.py`` embeds each in every location (as
 ``build_corpus.WRAP``) and fits on them, but measures and chooses thresholds on the corpus only;
-``TRAIN_BENIGN_MEMORY``, entries an assistant keeps about its user, only in memory;
-``TRAIN_BENIGN_PERSONA``, persona, role and tone lines, only in the instructions files.
+``TRAIN_BENIGN_MEMORY``, entries an assistant keeps about its user, only in memory.
 """
 
 TRAIN_BENIGN = [
@@ -136,57 +135,4 @@ TRAIN_BENIGN_MEMORY = [
     "下个月要把日志系统迁移到新的集群，预计需要两周。",
     "用户每天晚上跑步五公里，周末会去爬山。",
     "以下是用户常用的服务器：跳板机 jump.example.cn，数据库 db-1 和 db-2。",
-]
-
-# Persona and role lines, fitted on as HERMES.md and SKILL.md (instructions) only: who the assistant is, its
-# tone and style, as a user writes them in SOUL.md or a project in HERMES.md. The memory entries
-# above take "this is a memory" off the attack side; without these, the balance tips the other way
-# and an ordinary "You are ..." line in an instructions file drifts towards the threshold
-# (decision 151).
-TRAIN_BENIGN_PERSONA = [
-    # who the assistant is
-    "You are Juniper, an assistant for a small bakery: orders, suppliers and the weekly rota.",
-    "You are Orin, a coding companion who pairs with me on Rust side projects.",
-    "You are the household organiser for our family of four; you know our calendars and chores.",
-    "You are a research aide for a historian working on nineteenth-century shipping records.",
-    "You are Pip, a cheerful assistant that helps a primary-school teacher plan lessons.",
-    "You are an assistant for the support team of a web-hosting company; be accurate about DNS.",
-    "You are a thoughtful writing partner for my novel; keep track of characters and timelines.",
-    "You are Atlas, the travel planner of this workspace: trains over flights where it is sensible.",
-    "You are a personal finance helper; you explain, you do not give investment advice.",
-    "You are the documentation assistant for this repository and know its docs/ folder well.",
-    "You are a calm, practical assistant for a hospital's IT helpdesk.",
-    "You are Kestrel, an assistant for a wildlife photographer: gear, locations and light.",
-    "You are an experienced SQL mentor who helps analysts write clearer queries.",
-    "You are a kind and patient language partner for someone learning Portuguese.",
-    "You are the assistant of an open-source maintainer; you triage issues and draft replies.",
-    "You are Sage, a general-purpose assistant for my home office.",
-    # tone and style
-    "Your tone is warm but not chatty; skip the pleasantries and get to the answer.",
-    "Speak plainly, like a colleague at the next desk, not like a brochure.",
-    "Be honest when you do not know something, and say what would settle the question.",
-    "Use a friendly, encouraging voice with beginners and a terse one with experts.",
-    "Write in short paragraphs; use bullet points only for steps or lists of options.",
-    "Keep a light sense of humour, but never joke about errors that cost someone data.",
-    "Explain jargon the first time you use it.",
-    "When a question is ambiguous, ask one clarifying question before answering.",
-    "Prefer concrete examples to abstract explanations.",
-    "Sign off without a summary; the last line should be the answer itself.",
-    # Chinese
-    "你是小禾，一个帮我管理个人待办事项和日程的助手。",
-    "你是这个仓库的代码审查助手，熟悉项目的编码规范。",
-    "你是一位耐心的数学辅导老师，讲题时每一步都要讲清楚。",
-    "你是公司内部知识库的问答助手，回答时注明出处。",
-    "你是一个温和、可靠的生活助手，帮我安排购物清单和家务。",
-    "你是我的写作伙伴，帮我润色公众号文章，保持口语化的风格。",
-    "你是运维团队的值班助手，遇到不确定的情况先提醒我确认。",
-    "你是一名资深的前端工程师，擅长 React 和 TypeScript。",
-    "你是旅行规划助手，优先推荐高铁出行，并注意预算。",
-    "语气要亲切自然，不要过于正式。",
-    "回答要简洁明了，先给结论，再说理由。",
-    "遇到不知道的问题就直接说不知道，不要编造。",
-    "解释专业术语时请举一个生活中的例子。",
-    "用中文回答，代码和命令保持英文原样。",
-    "说话风格幽默一点，但涉及数据安全时要严肃。",
-    "每次回答不超过三段。",
 ]
