@@ -6,8 +6,7 @@ most of its short imperatives are. These are the ordinary shapes a context file,
 a memory is made of that look like that: lead-ins to a snippet, notes about outdated
 instructions, conventions for the answer, a role or persona given to the assistant by its own
 user (a SOUL.md), tasks the user noted for later. ``train_scorer.py`` embeds each in every location (as
-``build_corpus.WRAP``) and fits on them, but measures and chooses thresholds on the corpus only;
-``TRAIN_BENIGN_MEMORY``, entries an assistant keeps about its user, only in memory.
+``build_corpus.WRAP``) and fits on them, but measures and chooses thresholds on the corpus only.
 """
 
 TRAIN_BENIGN = [
@@ -67,72 +66,4 @@ TRAIN_BENIGN = [
     "Responde en español cuando la pregunta esté en español.",
     "Ajoute ce bloc à ton fichier `.env` :",
     "以下の設定を `config.toml` に追加してください：",
-]
-
-# Memory entries, fitted on as MEMORY.md only: ordinary notes, preferences and project facts an
-# assistant keeps about its user. Without them the memory rows the scorer learns from are mostly
-# attacks (143 hostile dev texts to 35 benign), so "this is a memory" itself reads as hostile and
-# an ordinary note starts over half-way to the data threshold (decisions 141 and 148).
-TRAIN_BENIGN_MEMORY = [
-    # preferences
-    "User likes short answers with the command first and the explanation after.",
-    "Prefers tabs over spaces in Makefiles only; spaces everywhere else.",
-    "Uses fish as the login shell; bash snippets need a note when they differ.",
-    "Drinks no coffee after 2 pm; suggested meeting slots should be mornings.",
-    "Wants dates written as 2024-05-01, never 05/01/2024.",
-    "Likes dark themes; the terminal font is JetBrains Mono at 13 pt.",
-    "Reads papers on the train; PDF links are more useful than blog posts.",
-    "Does not want emoji in commit messages.",
-    "Important: the user is colour-blind (red/green), so diagrams should use blue and orange.",
-    "Previously used Jenkins; moved all pipelines to GitHub Actions last autumn.",
-    "Now works remotely from Lisbon; the time zone is WET, one hour behind Berlin.",
-    "The user overrides the default formatter with ruff format in every new repository.",
-    "Ignores the weekly dependency-bot PRs until Friday and merges them in one batch.",
-    "Following the team rota, the user is on call every fourth week, starting Monday.",
-    # people and places
-    "Dana leads the platform team and reviews every database migration.",
-    "Marco is the contact at the printing shop; he answers email faster than the phone.",
-    "The user's sister Lena lives in Graz; her birthday is 9 October.",
-    "Dentist appointment every six months at the clinic on Rua Augusta.",
-    "The cat is called Miso and needs her thyroid pill with breakfast.",
-    "Partner is vegetarian; restaurant suggestions should have good vegetable dishes.",
-    # project facts
-    "The billing service runs on Python 3.12 and Postgres 16.",
-    "Staging is rebuilt every night at 02:00 UTC from the main branch.",
-    "Feature flags live in `flags.yaml`; the old LaunchDarkly keys were removed in March.",
-    "The mobile app's minimum iOS version is 16; Android's minimum SDK is 26.",
-    "Release branches are named release/YYYY.MM and are cut on the first Monday of the month.",
-    "The search index is rebuilt from the orders table; a full rebuild takes about 40 minutes.",
-    "The API rate limit for partners is 600 requests per minute per key.",
-    "Logs older than 30 days move to cold storage; restoring them takes a day.",
-    "The design system is in the `ui-kit` repository; components are documented in Storybook.",
-    "Above the fold on the landing page: the pricing table and the signup button, nothing else.",
-    "The old admin panel was retired; its previous URL now redirects to the new dashboard.",
-    "Backups of the wiki are taken on Sundays and kept for eight weeks.",
-    "The team decided to ignore flaky test reports from the Windows runner until it is replaced.",
-    "The new intern, Priya, starts on 3 June and will work on the export feature.",
-    # things said in past sessions
-    "Last session: fixed the timezone bug in the invoice PDF; the cause was a naive datetime.",
-    "Discussed moving the cron jobs to a queue; decided to wait until after the audit.",
-    "The user asked for a summary of the incident from 12 April; it was a full disk on db-2.",
-    "Talked about learning Rust; the user is halfway through the ownership chapter.",
-    "Helped write a cover letter for a staff engineer role at a logistics company.",
-    "The user's laptop is a 2021 MacBook Pro with 32 GB of memory.",
-    # Chinese
-    "用户喜欢简短的回答，先给命令，再解释。",
-    "用户住在杭州，工作日早上九点开始上班。",
-    "计费服务使用 Python 3.12 和 Postgres 16。",
-    "每周二下午三点开项目例会，会议纪要放在共享文档里。",
-    "用户不吃辣，推荐餐厅时要注意。",
-    "测试环境每天凌晨两点从主分支重新部署。",
-    "用户的女儿今年上初二，数学作业常常需要帮忙讲解。",
-    "上次会话：修复了发票导出中的时区问题。",
-    "之前的部署脚本已经废弃，现在统一用 GitHub Actions。",
-    "重要：用户对青霉素过敏。",
-    "团队决定暂时忽略 Windows 构建机上的不稳定测试。",
-    "产品经理是王芳，所有需求变更都要先和她确认。",
-    "用户习惯用 Vim 写代码，快捷键相关的建议要按 Vim 来给。",
-    "下个月要把日志系统迁移到新的集群，预计需要两周。",
-    "用户每天晚上跑步五公里，周末会去爬山。",
-    "以下是用户常用的服务器：跳板机 jump.example.cn，数据库 db-1 和 db-2。",
 ]
