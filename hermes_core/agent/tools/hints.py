@@ -25,7 +25,7 @@ def read(fn: Callable[..., Any], localns: Mapping[str, Any] | None = None) -> di
     """``fn``'s hints with their extras (``Annotated`` bounds kept), each name looked up in
     ``localns``, then ``fn``'s closure, then its module; raises ``ValueError`` naming the first
     parameter whose hint cannot be resolved."""
-    names = {**_closure(fn), **(localns or {})}
+    names = local_names(fn, localns)
     try:
         return typing.get_type_hints(fn, localns=names or None, include_extras=True)
     except Exception as whole:   # each hint alone, to name the one at fault
@@ -42,6 +42,12 @@ def read(fn: Callable[..., Any], localns: Mapping[str, Any] | None = None) -> di
                 if name != "return":
                     raise ValueError(redact(_unresolved(fn, name, text, e))) from None
         return hints
+
+
+def local_names(fn: Callable[..., Any], localns: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The names ``fn``'s hints are read with beyond its module: its closure, then ``localns``
+    over it."""
+    return {**_closure(fn), **(localns or {})}
 
 
 class _Hinted:

@@ -16,11 +16,13 @@ validated against it is the same plain dict. From Python 3.12 hints are left as 
 
 from __future__ import annotations
 
+import builtins
 import functools
 import sys
 import threading
 import types
 import typing
+from collections.abc import Mapping
 from typing import Any
 
 import typing_extensions
@@ -34,15 +36,25 @@ _QUALIFIERS: frozenset[Any] = _REQUIRED | _NOT_REQUIRED | {typing_extensions.Rea
 #: pydantic writes the cycle as a ``$ref`` to one definition.
 _BUILDING: dict[tuple[Any, tuple[Any, ...]], Any] = {}
 _LOCK = threading.RLock()
+#: While ``portable`` runs (under ``_LOCK``): the names the tool's own hints were read with
+#: beyond their module (its closure, ``localns=``), for a class whose keys its module cannot read.
+_SCOPE: list[Mapping[str, Any]] = [{}]
 
 
-def portable(hint: Any) -> Any:
+def portable(hint: Any, names: Mapping[str, Any] | None = None) -> Any:
     """``hint`` with every ``typing.TypedDict`` in it a ``typing_extensions`` one (Python < 3.12;
-    later, ``hint`` itself)."""
+    later, ``hint`` itself). ``names``: what a class defined in a function may name in its keys
+    (itself, another local class) that its module does not define; a name its module does define
+    means the module's class there, whatever ``names`` says. Raises ``NameError`` for a key's
+    hint that names nothing either defines."""
     if sys.version_info >= (3, 12):
         return hint
     with _LOCK:   # a class another thread is half-way through building is not handed out
-        return _rewrite(hint)
+        _SCOPE[0] = names or {}
+        try:
+            return _rewrite(hint)
+        finally:
+            _SCOPE[0] = {}
 
 
 def _legacy(hint: Any) -> bool:
@@ -91,7 +103,7 @@ def _rebuilt(cls: Any, given: tuple[Any, ...] = ()) -> Any:
     _BUILDING[(cls, given)] = made
     values = dict(zip(getattr(cls, "__parameters__", ()), given, strict=False))
     try:
-        hints = typing_extensions.get_type_hints(cls, include_extras=True)
+        hints = _key_hints(cls)
         keys: dict[str, Any] = {}
         required_keys: set[str] = set()
         for key, hint in hints.items():
@@ -114,3 +126,16 @@ def _rebuilt(cls: Any, given: tuple[Any, ...] = ()) -> Any:
     if hasattr(made, "__mutable_keys__"):   # typing_extensions' own: no key is read-only here
         made.__mutable_keys__ = frozenset(keys)
     return made
+
+
+def _key_hints(cls: Any) -> dict[str, Any]:
+    """``cls``'s keys' hints, read in its module; failing that, with the tool's names its module
+    does not define (a local class's keys naming itself or another local class)."""
+    try:
+        return typing_extensions.get_type_hints(cls, include_extras=True)
+    except NameError:
+        module = vars(sys.modules[cls.__module__]) if cls.__module__ in sys.modules else {}
+        extra = {k: v for k, v in _SCOPE[0].items() if k not in module and k not in vars(builtins)}
+        if not extra:
+            raise
+        return typing_extensions.get_type_hints(cls, localns=extra, include_extras=True)

@@ -4,6 +4,8 @@ fix, a return hint that cannot be read left out."""
 
 from __future__ import annotations
 
+import typing
+
 import pytest
 from pydantic import BaseModel
 
@@ -93,3 +95,71 @@ def test_a_hint_that_names_a_secret_is_refused_without_the_secret() -> None:
     message = str(caught.value)
     assert message.startswith("tool 'fetch': parameter 'token': its type hint 'github_token'")
     assert "ghp_A1b2" not in message
+
+
+class Item(typing.TypedDict):
+    sku: str
+
+
+class Order(typing.TypedDict):
+    item: Item
+
+
+def test_a_local_typed_dict_s_keys_are_read_with_the_tool_s_names_too() -> None:
+    """A TypedDict defined in a function, naming itself or another local class: the tool's hint
+    was found through ``localns`` (or the closure) but the class's own keys were read in the
+    module alone, and ``make_tool`` raised a bare NameError ("name 'Stop' is not defined") on
+    Python 3.11, with ``localns`` given as the error had advised."""
+    class Stop(typing.TypedDict):
+        city: str
+
+    class Leg(typing.TypedDict):
+        stop: Stop
+        next: Leg | None
+
+    def plan(leg: Leg) -> str:
+        """Plan a leg."""
+        return str(leg["stop"]["city"])
+
+    def closed(leg: Leg) -> str:
+        """Plan a leg."""
+        return str((Leg, Stop, leg)[2]["stop"]["city"])
+
+    for t in (make_tool(plan, localns={"Leg": Leg, "Stop": Stop}), make_tool(closed)):
+        defs = t.parameters["$defs"]
+        assert t.parameters["properties"]["leg"] == {"$ref": "#/$defs/Leg"}
+        assert defs["Leg"]["properties"]["stop"] == {"$ref": "#/$defs/Stop"}
+        assert defs["Leg"]["properties"]["next"]["anyOf"][0] == {"$ref": "#/$defs/Leg"}
+        sent = '{"leg": {"stop": {"city": "Oslo"}, "next": {"stop": {"city": "Rome"}, "next": null}}}'
+        assert t.fn(**t.parse(sent)) == "Oslo"
+
+
+def test_a_typed_dict_s_keys_name_its_module_s_classes_whatever_the_tool_s_localns() -> None:
+    """``localns`` names what the tool's hints mean; a module-level TypedDict among them still
+    reads its keys in its own module (its ``Item``, not the local one of the same name)."""
+    class Item(typing.TypedDict):   # the shadowing is the point
+        count: int
+
+    def buy(order: Order, extra: Item) -> str:
+        """Buy an order."""
+        return str(order)
+
+    t = make_tool(buy, localns={"Item": Item})
+    defs = t.parameters["$defs"]
+    order = defs[t.parameters["properties"]["order"]["$ref"].rsplit("/", 1)[1]]
+    item = defs[order["properties"]["item"]["$ref"].rsplit("/", 1)[1]]
+    extra = defs[t.parameters["properties"]["extra"]["$ref"].rsplit("/", 1)[1]]
+    assert item["required"] == ["sku"] and extra["required"] == ["count"]
+
+
+def test_a_typed_dict_naming_what_nothing_defines_is_an_error_naming_the_parameter() -> None:
+    class Hop(typing.TypedDict):
+        via: Nowhere  # type: ignore[name-defined]  # noqa: F821
+
+    def route(hop: Hop) -> str:
+        """Route a hop."""
+        return str(hop)
+
+    with pytest.raises(ToolDefinitionError,
+                       match=r"^tool 'route': parameter 'hop': .*'Nowhere' is not defined"):
+        make_tool(route, localns={"Hop": Hop})
