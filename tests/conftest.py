@@ -256,13 +256,13 @@ def never_answering() -> Iterator[Loopback]:
         yield Loopback(f"http://{host}:{port}/v1/chat/completions", received.is_set)
     finally:
         stop.set()
+        listener.close()   # no connection taken from here on: the server's accept fails
         for conn in held:
             with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_RDWR)   # wakes the server's recv
         server.join(timeout=5)
         for conn in held:
             conn.close()
-        listener.close()
 
 
 #: ``cancelled_once``'s bound on the wait for ``reached``: a guard against a hung test only.
