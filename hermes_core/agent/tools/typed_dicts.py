@@ -17,11 +17,11 @@ validated against it is the same plain dict. From Python 3.12 hints are left as 
 from __future__ import annotations
 
 import builtins
-import functools
 import sys
 import threading
 import types
 import typing
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,6 +39,12 @@ _LOCK = threading.RLock()
 #: While ``portable`` runs (under ``_LOCK``): the names the tool's own hints were read with
 #: beyond their module (its closure, ``localns=``), for a class whose keys its module cannot read.
 _SCOPE: list[Mapping[str, Any]] = [{}]
+#: Each class rebuilt, by the parameters it was given, held no longer than the class itself (a
+#: factory defining its tool's TypedDict on each call is not kept for the life of the process).
+_MADE: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], Any]] = weakref.WeakKeyDictionary()
+#: Classes built during the running ``portable`` call, kept in ``_MADE`` only once it succeeded:
+#: one built inside a build that then failed may name that half-built class.
+_PENDING: list[dict[tuple[Any, tuple[Any, ...]], Any]] = [{}]
 
 
 def portable(hint: Any, names: Mapping[str, Any] | None = None) -> Any:
@@ -50,11 +56,14 @@ def portable(hint: Any, names: Mapping[str, Any] | None = None) -> Any:
     if sys.version_info >= (3, 12):
         return hint
     with _LOCK:   # a class another thread is half-way through building is not handed out
-        _SCOPE[0] = names or {}
+        _SCOPE[0], _PENDING[0] = names or {}, {}
         try:
-            return _rewrite(hint)
+            out = _rewrite(hint)
+            for (cls, given), made in _PENDING[0].items():
+                _MADE.setdefault(cls, {})[given] = made
+            return out
         finally:
-            _SCOPE[0] = {}
+            _SCOPE[0], _PENDING[0] = {}, {}
 
 
 def _legacy(hint: Any) -> bool:
@@ -94,8 +103,10 @@ def _given(hint: Any, values: dict[Any, Any]) -> Any:
     return hint[tuple(values.get(p, p) for p in params)] if params else hint
 
 
-@functools.cache
 def _rebuilt(cls: Any, given: tuple[Any, ...] = ()) -> Any:
+    known = _PENDING[0].get((cls, given)) or _MADE.get(cls, {}).get(given)
+    if known is not None:
+        return known
     # made first and its keys put in after: a key naming ``cls`` (itself, or through another
     # class) is read while it is being built, and must name the class being made
     made: Any = typing_extensions.TypedDict(cls.__name__, {})  # type: ignore[misc]
@@ -125,6 +136,7 @@ def _rebuilt(cls: Any, given: tuple[Any, ...] = ()) -> Any:
     made.__optional_keys__ = frozenset(keys) - made.__required_keys__
     if hasattr(made, "__mutable_keys__"):   # typing_extensions' own: no key is read-only here
         made.__mutable_keys__ = frozenset(keys)
+    _PENDING[0][(cls, given)] = made
     return made
 
 

@@ -3,14 +3,20 @@ thread is half-way through building is never handed to another."""
 
 from __future__ import annotations
 
+import gc
 import sys
 import threading
 import typing
+import weakref
 from typing import Any
 
 import pytest
 
 from hermes_core.agent.tools import typed_dicts
+from hermes_core.agent.tools.schema import ToolDefinitionError, make_tool
+
+_OLD = pytest.mark.skipif(sys.version_info >= (3, 12),
+                          reason="from 3.12 a typing.TypedDict goes to pydantic as it is: no rebuild")
 
 
 class Folder(typing.TypedDict):
@@ -33,8 +39,7 @@ class _Watched:
         return self._inner.__exit__(*exc)
 
 
-@pytest.mark.skipif(sys.version_info >= (3, 12),
-                    reason="from 3.12 a typing.TypedDict goes to pydantic as it is: no rebuild")
+@_OLD
 def test_a_class_another_thread_is_building_is_handed_out_only_once_built(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Two tools defined at once in two threads over one self-naming TypedDict: the second
@@ -72,3 +77,56 @@ def test_a_class_another_thread_is_building_is_handed_out_only_once_built(
     built = typing.get_args(got["first"])[0]
     assert got["second"] is built
     assert got["second_keys"] == set(built.__annotations__) == {"name", "children"}
+
+
+class Route(typing.TypedDict):
+    hop: Hop
+    toll: Toll
+
+
+class Hop(typing.TypedDict):
+    route: Route | None
+
+
+class Toll(typing.TypedDict):
+    amount: Unknown  # type: ignore[name-defined]  # noqa: F821
+
+
+@_OLD
+def test_a_build_that_failed_leaves_no_class_naming_its_half_built_one() -> None:
+    """Route's build made Hop (naming the Route being made) and then failed on Toll's key: Hop
+    was kept, naming a Route with no keys, and a later tool over Hop had a schema whose route
+    was any object, without an error."""
+    def plan(route: Route) -> str:
+        """Plan a route."""
+        return str(route)
+
+    def step(hop: Hop) -> str:
+        """Take a hop."""
+        return str(hop)
+
+    with pytest.raises(ToolDefinitionError, match="'Unknown' is not defined"):
+        make_tool(plan)
+    with pytest.raises(ToolDefinitionError, match="'Unknown' is not defined"):
+        make_tool(step)
+
+
+@_OLD
+def test_a_local_class_rebuilt_is_not_kept_once_its_tool_is_gone() -> None:
+    """A factory defining its tool's TypedDict on each call (one per session): each class was
+    kept by the rebuild's cache for the life of the process."""
+    def session() -> weakref.ref[Any]:
+        class Leg(typing.TypedDict):
+            city: str
+            next: Leg | None
+
+        def plan(leg: Leg) -> str:
+            """Plan a leg."""
+            return str(Leg)
+
+        make_tool(plan).parse('{"leg": {"city": "Oslo", "next": null}}')
+        return weakref.ref(Leg)
+
+    made = [session() for _ in range(3)]
+    gc.collect()
+    assert [r() for r in made] == [None, None, None]
