@@ -20,9 +20,10 @@ settings without a home never writes into the real ``~/.hermes``.
 * ``sqlite_without_secure_delete``: every SQLite connection opened during the test starts with
   ``secure_delete`` off, as on builds compiled without ``SQLITE_SECURE_DELETE`` (python.org and
   most non-Debian ones; Debian's, which this machine's Python uses, turns it on).
-* ``still_connecting_url`` / ``never_answering_url``: loopback URLs a request stays connecting
-  to, or is taken by and never answered; ``cancelled_after`` gives a request up on one of them as
-  a caller does, by cancelling its task mid-flight.
+* ``still_connecting`` / ``never_answering``: loopback URLs a request stays connecting to, or
+  is read whole by a server that never answers, each with ``reached`` telling when a request is
+  there (its SYN in flight; the whole request read); ``cancelled_once`` gives a request up as a
+  caller does, by cancelling its task, as soon as ``reached`` says so (not after a guessed time).
 * ``lock_tries``: each ``filelock`` try of the test recorded, refused or taken, with a hook at a
   refusal: whether a writer waited for a held lock, told by its tries and not by a clock.
 * ``tokenizer_upgraded``: the tokenizer as after an OpenCC or a jieba upgrade, or a change of the
@@ -32,6 +33,7 @@ settings without a home never writes into the real ``~/.hermes``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import fcntl
 import importlib.util
@@ -40,6 +42,8 @@ import shutil
 import socket
 import sqlite3
 import sys
+import threading
+import time
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from pathlib import Path
@@ -53,8 +57,8 @@ from hermes_core.injection.verdicts import shipped_model, use_home_cache
 from hermes_core.testing.redis_server import RedisServer
 
 EXAMPLE_HOME = Path(__file__).parent.parent / "examples" / "home"
-#: The ``cancelled_after`` fixture's type, for the tests that take it.
-CancelledAfter = Callable[[Awaitable[Any], float], Coroutine[Any, Any, None]]
+#: The ``cancelled_once`` fixture's type, for the tests that take it.
+CancelledOnce = Callable[[Awaitable[Any], Callable[[], bool]], Coroutine[Any, Any, None]]
 
 
 def _copy_example_home(dst: Path) -> Path:
@@ -166,45 +170,126 @@ def own_redis() -> Iterator[RedisServer]:
         server.close()
 
 
+@dataclasses.dataclass(frozen=True)
+class Loopback:
+    """A loopback URL, and ``reached()``: whether a request to it is now where the fixture holds
+    it (a test cancels it then, not after a guessed time a loaded machine may not keep)."""
+    url: str
+    reached: Callable[[], bool]
+
+
+def _syn_in_flight(port: int) -> Callable[[], bool]:
+    """Whether a socket of this machine is connecting to 127.0.0.1:``port`` (SYN_SENT, state 02
+    in /proc/net/tcp): the request has started its connect and waits on it."""
+    remote = f"0100007F:{port:04X}"
+
+    def reached() -> bool:
+        rows = Path("/proc/net/tcp").read_text(encoding="ascii").splitlines()[1:]
+        return any(r.split()[2] == remote and r.split()[3] == "02" for r in rows)
+    return reached
+
+
 @pytest.fixture
-def still_connecting_url() -> Iterator[str]:
+def still_connecting() -> Iterator[Loopback]:
     """A loopback URL a request to stays connecting: its listener's queue (backlog 0) holds one
     connection it never accepts, so Linux drops the next one's SYN and its connect waits."""
     listener = socket.create_server(("127.0.0.1", 0), backlog=0)
     host, port = listener.getsockname()[:2]
     filler = socket.create_connection((host, port))
     try:
-        yield f"http://{host}:{port}/v1/chat/completions"
+        yield Loopback(f"http://{host}:{port}/v1/chat/completions", _syn_in_flight(port))
     finally:
         filler.close()
         listener.close()
 
 
+def _whole_request(conn: socket.socket) -> bool:
+    """Read one HTTP request (headers, then a ``content-length`` or chunked body) off ``conn``;
+    False when the client went away first."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        piece = conn.recv(65536)
+        if not piece:
+            return False
+        data += piece
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").lower().split("\r\n")
+    length = next((int(x.split(":", 1)[1]) for x in lines if x.startswith("content-length:")),
+                  None)
+    while (len(body) < length) if length is not None else not body.endswith(b"0\r\n\r\n"):
+        piece = conn.recv(65536)
+        if not piece:
+            return False
+        body += piece
+    return True
+
+
 @pytest.fixture
-def never_answering_url() -> Iterator[str]:
-    """A loopback URL that takes a request and never answers: the kernel completes the
-    connection and buffers the body for a listener that never accepts it."""
+def never_answering() -> Iterator[Loopback]:
+    """A loopback server that reads each request whole and never answers; ``reached`` is set
+    once one request was read whole (so its client has written all of it)."""
     listener = socket.create_server(("127.0.0.1", 0), backlog=8)
+    listener.settimeout(0.05)
     host, port = listener.getsockname()[:2]
+    received, stop = threading.Event(), threading.Event()
+    held: list[socket.socket] = []
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            held.append(conn)
+            conn.settimeout(None)
+            try:
+                if _whole_request(conn):
+                    received.set()
+            except OSError:
+                pass   # the client gave up mid-request, or the fixture is closing
+
+    server = threading.Thread(target=serve, name="never-answering", daemon=True)
+    server.start()
     try:
-        yield f"http://{host}:{port}/v1/chat/completions"
+        yield Loopback(f"http://{host}:{port}/v1/chat/completions", received.is_set)
     finally:
-        listener.close()
+        stop.set()
+        listener.close()   # no connection taken from here on: the server's accept fails
+        for conn in held:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)   # wakes the server's recv
+        server.join(timeout=5)
+        for conn in held:
+            conn.close()
 
 
-async def _cancelled_after(awaitable: Awaitable[Any], seconds: float) -> None:
+#: ``cancelled_once``'s bound on the wait for ``reached``: a guard against a hung test only.
+_REACH_GUARD_S = 30.0
+
+
+async def _cancelled_once(awaitable: Awaitable[Any], reached: Callable[[], bool]) -> None:
     task = asyncio.ensure_future(awaitable)
-    await asyncio.sleep(seconds)
+    guard = time.monotonic() + _REACH_GUARD_S
+    while not reached():
+        if task.done():
+            await task   # its error, if it failed
+            pytest.fail("the request ended before it reached the point the test cancels at")
+        if time.monotonic() > guard:
+            task.cancel()
+            pytest.fail(f"the request did not reach that point in {_REACH_GUARD_S:g}s")
+        await asyncio.sleep(0.005)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
 
 
 @pytest.fixture
-def cancelled_after() -> CancelledAfter:
-    """Run an awaitable as a task, cancel it ``seconds`` later and see the cancellation come out
-    of it: a caller giving a request up while it is in flight (see the two URLs above)."""
-    return _cancelled_after
+def cancelled_once() -> CancelledOnce:
+    """Run an awaitable as a task, cancel it as soon as ``reached()`` (a :class:`Loopback`'s)
+    says its request got there, and see the cancellation come out of it."""
+    return _cancelled_once
 
 
 @dataclasses.dataclass

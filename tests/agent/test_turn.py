@@ -49,7 +49,7 @@ from tests.agent.conftest import (
     thai_memory_agent,
     wire_response,
 )
-from tests.conftest import CancelledAfter
+from tests.conftest import CancelledOnce, Loopback
 
 
 def adder(tmp_path: Path, fake: FakeProvider) -> Agent:
@@ -713,15 +713,17 @@ def test_a_stream_refused_or_never_connected_counts_nothing(
 
 @pytest.mark.parametrize("reached", [False, True])
 def test_a_turn_cancelled_while_connecting_counts_nothing_once_sent_its_prompt(
-        empty_home: Path, still_connecting_url: str, never_answering_url: str,
-        cancelled_after: CancelledAfter, reached: bool) -> None:
+        empty_home: Path, still_connecting: Loopback, never_answering: Loopback,
+        cancelled_once: CancelledOnce, reached: bool) -> None:
     """A real socket: a task cancelled while its request is still connecting (the listener's
-    queue full) never reached the server and counts nothing; cancelled once the request was
-    written (the server holds it and never answers), it counts its prompt."""
+    queue full, its SYN in flight) never reached the server and counts nothing; cancelled once
+    the server read the whole request (and never answers), it counts its prompt. Each is
+    cancelled when its socket says so (a fixed 0.5 s could come before the write on a loaded
+    machine, and the [True] case then failed)."""
     from hermes_core.providers.openai import OpenAIProvider
 
-    url = (never_answering_url if reached else still_connecting_url).removesuffix(
-        "/chat/completions")
+    server = never_answering if reached else still_connecting
+    url = server.url.removesuffix("/chat/completions")
     cfg = {"home": str(empty_home), "llm": {"routing": {"default_model": "gpt-4o-mini"}},
            "credentials": {"openai": {"keys": [{"key": "sk-proj-connectTESTkey0123456789"}]}},
            "context_engine": {"enabled": False}}
@@ -729,7 +731,7 @@ def test_a_turn_cancelled_while_connecting_counts_nothing_once_sent_its_prompt(
                   loop_options={"sleep": lambda s: None, "audit_path": False})
 
     with agent:
-        asyncio.run(cancelled_after(agent.achat("hi"), 0.5))
+        asyncio.run(cancelled_once(agent.achat("hi"), server.reached))
         wasted = agent.stats.wasted
     assert agent.history == []
     assert (wasted.counted and wasted.input_tokens > 0) if reached else wasted == Usage()

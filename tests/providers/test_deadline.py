@@ -12,6 +12,8 @@ import json
 import random
 import re
 import signal
+import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -38,7 +40,7 @@ from hermes_core.testing import (
 from hermes_core.testing.builders import _sse as _sse_events
 from hermes_core.testing.clock import FakeClock
 from hermes_core.types import Message, Prompt
-from tests.conftest import CancelledAfter
+from tests.conftest import CancelledOnce, Loopback
 
 PRIMARY_OPENAI = "https://primary.test/v1"
 OPENAI_URL = PRIMARY_OPENAI + "/chat/completions"
@@ -374,15 +376,16 @@ def test_a_request_is_billable_once_it_reached_the_server_unless_refused(
     assert budget.answered.billable() is billable
 
 
-def _interrupted_post(url: str, is_async: bool, cancelled_after: CancelledAfter) -> None:
-    """Post to ``url`` through the deadline transport and give up after 0.3 s while it is in
-    flight: a cancelled task (async) or Ctrl-C (sync, a real SIGALRM raising it)."""
+def _interrupted_post(server: Loopback, is_async: bool, cancelled_once: CancelledOnce) -> None:
+    """Post to ``server`` through the deadline transport and give up as soon as its request is
+    where the server holds it: a cancelled task (async) or Ctrl-C (sync, a real SIGALRM sent
+    to this thread raising it)."""
     from hermes_core.providers.deadline import AsyncDeadlineTransport, DeadlineTransport
 
     async def asend() -> None:
         transport = AsyncDeadlineTransport(httpx.AsyncHTTPTransport())
         async with httpx.AsyncClient(transport=transport, timeout=5.0) as client:
-            await cancelled_after(client.post(url, json={"model": "m"}), 0.3)
+            await cancelled_once(client.post(server.url, json={"model": "m"}), server.reached)
 
     if is_async:
         asyncio.run(asend())
@@ -391,39 +394,47 @@ def _interrupted_post(url: str, is_async: bool, cancelled_after: CancelledAfter)
     def ctrl_c(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt
 
+    def interrupt_once_reached() -> None:
+        guard = time.monotonic() + 30.0
+        while not server.reached() and not done.is_set() and time.monotonic() < guard:
+            time.sleep(0.005)
+        if not done.is_set():
+            signal.pthread_kill(main, signal.SIGALRM)
+
+    main, done = threading.get_ident(), threading.Event()
     before = signal.signal(signal.SIGALRM, ctrl_c)
+    interrupter = threading.Thread(target=interrupt_once_reached, daemon=True)
     try:
         with httpx.Client(transport=DeadlineTransport(httpx.HTTPTransport()),
                           timeout=5.0) as client, pytest.raises(KeyboardInterrupt):
-            signal.setitimer(signal.ITIMER_REAL, 0.3)
-            client.post(url, json={"model": "m"})
+            interrupter.start()
+            client.post(server.url, json={"model": "m"})
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        done.set()
+        interrupter.join()
         signal.signal(signal.SIGALRM, before)
 
 
 @pytest.mark.parametrize("is_async", [False, True])
 def test_a_request_given_up_while_still_connecting_never_reached_the_server(
-        still_connecting_url: str, is_async: bool,
-        cancelled_after: CancelledAfter) -> None:
+        still_connecting: Loopback, is_async: bool, cancelled_once: CancelledOnce) -> None:
     """Ctrl-C or a cancelled task while the connection is still being made: the request never
     left, and no provider bills it (it was marked sent as soon as the transport had it)."""
     from hermes_core.providers.deadline import bounded
 
     with bounded(5.0) as budget:
-        _interrupted_post(still_connecting_url, is_async, cancelled_after)
+        _interrupted_post(still_connecting, is_async, cancelled_once)
     assert not budget.answered.sent and not budget.answered.billable()
 
 
 @pytest.mark.parametrize("is_async", [False, True])
 def test_a_request_given_up_while_its_answer_is_awaited_reached_the_server(
-        never_answering_url: str, is_async: bool,
-        cancelled_after: CancelledAfter) -> None:
-    """The same give-up once the request was written: the server has it and may bill it."""
+        never_answering: Loopback, is_async: bool, cancelled_once: CancelledOnce) -> None:
+    """The same give-up once the server read the whole request: it has it and may bill it."""
     from hermes_core.providers.deadline import bounded
 
     with bounded(5.0) as budget:
-        _interrupted_post(never_answering_url, is_async, cancelled_after)
+        _interrupted_post(never_answering, is_async, cancelled_once)
     assert budget.answered.sent and budget.answered.billable()
 
 

@@ -6,7 +6,9 @@ factory's) is not found and Python says no more than "name 'Leg' is not defined"
 function's body refers to is in its closure and is looked up there; the author may pass further
 names (``make_tool(fn, localns={"Leg": Leg})``). A return hint plays no part in a tool's schema,
 so one that cannot be resolved is left out rather than refusing the tool. A parameter's that
-cannot is an error naming the parameter, the text and the two ways out.
+cannot is an error naming the parameter, the text and the two ways out, redacted: a hint that
+names a variable holding a key (``token: GITHUB_TOKEN`` for ``token: str = GITHUB_TOKEN``) is
+read as the key's text, and Python's error quotes it.
 """
 
 from __future__ import annotations
@@ -16,18 +18,20 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from hermes_core.redact import redact
+
 
 def read(fn: Callable[..., Any], localns: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """``fn``'s hints with their extras (``Annotated`` bounds kept), each name looked up in
     ``localns``, then ``fn``'s closure, then its module; raises ``ValueError`` naming the first
     parameter whose hint cannot be resolved."""
-    names = {**_closure(fn), **(localns or {})}
+    names = local_names(fn, localns)
     try:
         return typing.get_type_hints(fn, localns=names or None, include_extras=True)
     except Exception as whole:   # each hint alone, to name the one at fault
         annotations = dict(getattr(fn, "__annotations__", None) or {})
         if not annotations or isinstance(fn, type):
-            raise ValueError(f"cannot read its type hints ({whole})") from None
+            raise ValueError(redact(f"cannot read its type hints ({whole})")) from None
         module = getattr(inspect.unwrap(fn), "__globals__", {})
         hints: dict[str, Any] = {}
         for name, text in annotations.items():
@@ -36,8 +40,14 @@ def read(fn: Callable[..., Any], localns: Mapping[str, Any] | None = None) -> di
                                                    localns=names or None, include_extras=True))
             except Exception as e:
                 if name != "return":
-                    raise ValueError(_unresolved(fn, name, text, e)) from None
+                    raise ValueError(redact(_unresolved(fn, name, text, e))) from None
         return hints
+
+
+def local_names(fn: Callable[..., Any], localns: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The names ``fn``'s hints are read with beyond its module: its closure, then ``localns``
+    over it."""
+    return {**_closure(fn), **(localns or {})}
 
 
 class _Hinted:
@@ -66,7 +76,7 @@ def _closure(fn: Callable[..., Any]) -> dict[str, Any]:
 def _unresolved(fn: Callable[..., Any], param: str, text: Any, error: Exception) -> str:
     missing = getattr(error, "name", None) if isinstance(error, NameError) else None
     shown = text if isinstance(text, str) else getattr(text, "__forward_arg__", repr(text))
-    if not missing:
+    if not missing or missing not in str(shown):   # a name the hint's value spelt, not its text
         return f"parameter {param!r}: its type hint {shown!r} cannot be resolved ({error})"
     own = getattr(fn, "__name__", "fn")
     return (f"parameter {param!r}: its type hint {shown!r} names nothing {own} can see "

@@ -26,8 +26,10 @@ from pydantic.json_schema import GenerateJsonSchema
 
 from hermes_core.agent.tools import call_shape, docstrings, typed_dicts
 from hermes_core.agent.tools.call_shape import CallShape
+from hermes_core.agent.tools.hints import local_names
 from hermes_core.agent.tools.hints import read as read_hints
 from hermes_core.finite_json import non_finite
+from hermes_core.redact import redact
 from hermes_core.types import ToolSpec
 
 #: The names the OpenAI and Anthropic APIs accept for a tool.
@@ -400,7 +402,7 @@ def _build(fn: Callable[..., Any], name: str | None, description: str | None,
         hints = read_hints(hinted, localns)
     except ValueError as e:   # a forward reference that does not resolve
         raise ToolDefinitionError(f"tool {tool_name!r}: {e}") from None
-    hints = {n: typed_dicts.portable(h) for n, h in hints.items()}   # typing.TypedDict on 3.11
+    hints = _portable(tool_name, hints, local_names(hinted, localns))   # typing.TypedDict, 3.11
     fields: dict[str, Any] = {}
     renamed: list[tuple[str, str]] = []
     signature = inspect.signature(fn).parameters
@@ -473,6 +475,25 @@ def _build(fn: Callable[..., Any], name: str | None, description: str | None,
     is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(hinted)
     return Tool(tool_name, text[:MAX_DESCRIPTION], fn, model, is_async, needs_approval, timeout_s,
                 tuple(renamed), call_shape.shape_of(list(params.values())), localns=localns)
+
+
+def _portable(tool_name: str, hints: Mapping[str, Any],
+              names: Mapping[str, Any]) -> dict[str, Any]:
+    """Each parameter's hint through :func:`typed_dicts.portable` (the return hint is no part of
+    the schema); a TypedDict whose keys name what nothing defines is an error naming the tool
+    and the parameter, redacted as :mod:`~hermes_core.agent.tools.hints` redacts its own."""
+    out: dict[str, Any] = {}
+    for param, hint in hints.items():
+        if param == "return":
+            continue
+        try:
+            out[param] = typed_dicts.portable(hint, names)
+        except NameError as e:
+            raise ToolDefinitionError(redact(
+                f"tool {tool_name!r}: parameter {param!r}: a TypedDict in its type hint names "
+                f"what neither its module nor the tool's closure or localns= defines ({e})"
+            )) from None
+    return out
 
 
 def _unpacked_keys(tool_name: str, params: Iterable[inspect.Parameter], hints: Mapping[str, Any],

@@ -16,11 +16,13 @@ validated against it is the same plain dict. From Python 3.12 hints are left as 
 
 from __future__ import annotations
 
-import functools
+import builtins
 import sys
 import threading
 import types
 import typing
+import weakref
+from collections.abc import Mapping
 from typing import Any
 
 import typing_extensions
@@ -34,15 +36,34 @@ _QUALIFIERS: frozenset[Any] = _REQUIRED | _NOT_REQUIRED | {typing_extensions.Rea
 #: pydantic writes the cycle as a ``$ref`` to one definition.
 _BUILDING: dict[tuple[Any, tuple[Any, ...]], Any] = {}
 _LOCK = threading.RLock()
+#: While ``portable`` runs (under ``_LOCK``): the names the tool's own hints were read with
+#: beyond their module (its closure, ``localns=``), for a class whose keys its module cannot read.
+_SCOPE: list[Mapping[str, Any]] = [{}]
+#: Each class rebuilt, by the parameters it was given, held no longer than the class itself (a
+#: factory defining its tool's TypedDict on each call is not kept for the life of the process).
+_MADE: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], Any]] = weakref.WeakKeyDictionary()
+#: Classes built during the running ``portable`` call, kept in ``_MADE`` only once it succeeded:
+#: one built inside a build that then failed may name that half-built class.
+_PENDING: list[dict[tuple[Any, tuple[Any, ...]], Any]] = [{}]
 
 
-def portable(hint: Any) -> Any:
+def portable(hint: Any, names: Mapping[str, Any] | None = None) -> Any:
     """``hint`` with every ``typing.TypedDict`` in it a ``typing_extensions`` one (Python < 3.12;
-    later, ``hint`` itself)."""
+    later, ``hint`` itself). ``names``: what a class defined in a function may name in its keys
+    (itself, another local class) that its module does not define; a name its module does define
+    means the module's class there, whatever ``names`` says. Raises ``NameError`` for a key's
+    hint that names nothing either defines."""
     if sys.version_info >= (3, 12):
         return hint
     with _LOCK:   # a class another thread is half-way through building is not handed out
-        return _rewrite(hint)
+        _SCOPE[0], _PENDING[0] = names or {}, {}
+        try:
+            out = _rewrite(hint)
+            for (cls, given), made in _PENDING[0].items():
+                _MADE.setdefault(cls, {})[given] = made
+            return out
+        finally:
+            _SCOPE[0], _PENDING[0] = {}, {}
 
 
 def _legacy(hint: Any) -> bool:
@@ -82,8 +103,10 @@ def _given(hint: Any, values: dict[Any, Any]) -> Any:
     return hint[tuple(values.get(p, p) for p in params)] if params else hint
 
 
-@functools.cache
 def _rebuilt(cls: Any, given: tuple[Any, ...] = ()) -> Any:
+    known = _PENDING[0].get((cls, given)) or _MADE.get(cls, {}).get(given)
+    if known is not None:
+        return known
     # made first and its keys put in after: a key naming ``cls`` (itself, or through another
     # class) is read while it is being built, and must name the class being made
     made: Any = typing_extensions.TypedDict(cls.__name__, {})  # type: ignore[misc]
@@ -91,7 +114,7 @@ def _rebuilt(cls: Any, given: tuple[Any, ...] = ()) -> Any:
     _BUILDING[(cls, given)] = made
     values = dict(zip(getattr(cls, "__parameters__", ()), given, strict=False))
     try:
-        hints = typing_extensions.get_type_hints(cls, include_extras=True)
+        hints = _key_hints(cls)
         keys: dict[str, Any] = {}
         required_keys: set[str] = set()
         for key, hint in hints.items():
@@ -113,4 +136,18 @@ def _rebuilt(cls: Any, given: tuple[Any, ...] = ()) -> Any:
     made.__optional_keys__ = frozenset(keys) - made.__required_keys__
     if hasattr(made, "__mutable_keys__"):   # typing_extensions' own: no key is read-only here
         made.__mutable_keys__ = frozenset(keys)
+    _PENDING[0][(cls, given)] = made
     return made
+
+
+def _key_hints(cls: Any) -> dict[str, Any]:
+    """``cls``'s keys' hints, read in its module; failing that, with the tool's names its module
+    does not define (a local class's keys naming itself or another local class)."""
+    try:
+        return typing_extensions.get_type_hints(cls, include_extras=True)
+    except NameError:
+        module = vars(sys.modules[cls.__module__]) if cls.__module__ in sys.modules else {}
+        extra = {k: v for k, v in _SCOPE[0].items() if k not in module and k not in vars(builtins)}
+        if not extra:
+            raise
+        return typing_extensions.get_type_hints(cls, localns=extra, include_extras=True)
