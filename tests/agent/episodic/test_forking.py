@@ -1,9 +1,12 @@
-"""A store inherited across ``fork()``: the child writes on a connection of its own and never
-closes (or uses) the parent's; the parent's store goes on as before."""
+"""A store inherited across ``fork()``: the child writes on a connection of its own and
+closes the parent's only under a lock that keeps that close from checkpointing; the parent's
+store goes on as before and never waits for a child."""
 
 from __future__ import annotations
 
 import multiprocessing
+import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -204,12 +207,12 @@ def test_a_child_slow_to_close_what_it_inherited_cannot_undo_another_process_s_w
     """The child closes the connections it inherited (so its own take real locks). Were the
     parent to close first, and another process write and die before its checkpoint, the
     child's close would find no other user and checkpoint the pages its stale ``-wal`` holds by
-    the other process's index: the parent waits for the child's close before going on."""
+    the other process's index: the child closes under a guard no EXCLUSIVE lock passes."""
     real = forking.inherited
 
-    def slow(conn: Any, quiet: bool) -> list[object]:
+    def slow(*args: Any) -> list[object]:
         time.sleep(2)                    # a child descheduled before its close
-        return real(conn, quiet)
+        return real(*args)
 
     path = tmp_path / "sessions.db"
     store = SessionStore(path)
@@ -221,6 +224,50 @@ def test_a_child_slow_to_close_what_it_inherited_cannot_undo_another_process_s_w
     store.close()
     subprocess.run([sys.executable, "-c", _DIES_AFTER_WRITING, str(path)], check=True)
     kid.join(JOIN_S)
+    assert kid.exitcode == 0
+    _check(path, {"p": 20})
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("SELECT COUNT(*) FROM meta WHERE key LIKE 'other-%'").fetchone() == (40,)
+    finally:
+        conn.close()
+
+
+def test_a_child_stopped_before_closing_what_it_inherited_neither_holds_up_the_parent_nor_undoes_writes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A child stopped (SIGSTOP, or just not scheduled) between the fork and its close of what it
+    inherited: the parent's close goes on at once, the parent's close removes ``-wal``, another
+    process writes and dies before its checkpoint, and the child, resumed, closes: that close
+    must not checkpoint or remove the other process's ``-wal``."""
+    real = forking.inherited
+    stopped: list[int] = []
+
+    def stop_first(*args: Any) -> list[object]:
+        if not stopped:                  # in the child: stopped before its first close
+            stopped.append(1)
+            os.kill(os.getpid(), signal.SIGSTOP)
+        return real(*args)
+
+    path = tmp_path / "sessions.db"
+    store = SessionStore(path)
+    for i in range(20):
+        store.upsert(_record("p", i))
+    monkeypatch.setattr(forking, "inherited", stop_first)
+    monkeypatch.setattr(forking, "WAIT_S", JOIN_S * 10)     # a wait for the child would hang
+    kid = FORK.Process(target=_exit_at_once)
+    kid.start()
+    try:
+        assert kid.pid is not None
+        assert os.WIFSTOPPED(os.waitpid(kid.pid, os.WUNTRACED)[1])
+        closer = threading.Thread(target=store.close)
+        closer.start()
+        closer.join(JOIN_S)
+        waited = closer.is_alive()
+        assert not waited, "the parent's close waited for the stopped child"
+        subprocess.run([sys.executable, "-c", _DIES_AFTER_WRITING, str(path)], check=True)
+    finally:
+        os.kill(kid.pid, signal.SIGCONT)         # type: ignore[arg-type]
+        kid.join(JOIN_S)
     assert kid.exitcode == 0
     _check(path, {"p": 20})
     conn = sqlite3.connect(path)
