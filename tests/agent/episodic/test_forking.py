@@ -275,3 +275,45 @@ def test_a_child_stopped_before_closing_what_it_inherited_neither_holds_up_the_p
         assert conn.execute("SELECT COUNT(*) FROM meta WHERE key LIKE 'other-%'").fetchone() == (40,)
     finally:
         conn.close()
+
+
+def test_a_child_resumed_after_its_file_was_replaced_leaves_the_new_file_s_wal_alone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child's lock is taken on the file at the store's path, which may be another file
+    than the one it inherited (replaced while the child was stopped, the parent closed): the
+    lock guards nothing then, and SQLite's close must itself skip the checkpoint of a moved
+    file, or it would remove the new file's ``-wal`` by name (a guard: it passed before)."""
+    real = forking.inherited
+    stopped: list[int] = []
+
+    def stop_first(*args: Any) -> list[object]:
+        if not stopped:
+            stopped.append(1)
+            os.kill(os.getpid(), signal.SIGSTOP)
+        return real(*args)
+
+    path = tmp_path / "sessions.db"
+    store = SessionStore(path)
+    for i in range(20):
+        store.upsert(_record("p", i))
+    with SessionStore(tmp_path / "other.db") as other:
+        other.upsert(_record("o", 0))
+    monkeypatch.setattr(forking, "inherited", stop_first)
+    kid = FORK.Process(target=_exit_at_once)
+    kid.start()
+    try:
+        assert kid.pid is not None
+        assert os.WIFSTOPPED(os.waitpid(kid.pid, os.WUNTRACED)[1])
+        store.close()
+        os.replace(tmp_path / "other.db", path)
+        subprocess.run([sys.executable, "-c", _DIES_AFTER_WRITING, str(path)], check=True)
+    finally:
+        os.kill(kid.pid, signal.SIGCONT)         # type: ignore[arg-type]
+        kid.join(JOIN_S)
+    assert kid.exitcode == 0
+    _check(path, {"o": 1})
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("SELECT COUNT(*) FROM meta WHERE key LIKE 'other-%'").fetchone() == (40,)
+    finally:
+        conn.close()
