@@ -35,11 +35,13 @@ a child.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import sqlite3
 import struct
 import threading
+import time
 import weakref
 from pathlib import Path
 from typing import Protocol
@@ -99,21 +101,26 @@ def quiesce(lock: Lock, timeout_s: float) -> list[Lock]:
 def guard(path: Path) -> int | None:
     """In a forked child: a descriptor holding an open-file read lock on ``path``'s pending byte
     (closing it releases the lock), so a connection closed meanwhile cannot take EXCLUSIVE:
-    no checkpoint, no ``-wal`` removed; None where there is no such lock or no such file."""
-    setlkw = getattr(fcntl, "F_OFD_SETLKW", None)
-    if setlkw is None:
+    no checkpoint, no ``-wal`` removed; None where there is no such lock or no such file, or
+    when another process held the byte past ``WAIT_S`` (the connection is then kept unclosed)."""
+    setlk = getattr(fcntl, "F_OFD_SETLK", None)
+    if setlk is None:
         return None
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return None
-    try:      # waits only for another process's own close (it holds the byte while checkpointing)
-        fcntl.fcntl(fd, setlkw, struct.pack("hhqqi4x", fcntl.F_RDLCK, os.SEEK_SET, PENDING_BYTE,
-                                            1, 0))
-    except OSError:
-        os.close(fd)
-        return None
-    return fd
+    lock = struct.pack("hhqqi4x", fcntl.F_RDLCK, os.SEEK_SET, PENDING_BYTE, 1, 0)
+    deadline = time.monotonic() + WAIT_S
+    while True:   # held by another process while it closes (its checkpoint), or in EXCLUSIVE mode
+        try:
+            fcntl.fcntl(fd, setlk, lock)
+            return fd
+        except OSError as e:
+            if e.errno not in (errno.EAGAIN, errno.EACCES) or time.monotonic() >= deadline:
+                os.close(fd)
+                return None
+        time.sleep(0.01)
 
 
 def inherited(conn: sqlite3.Connection | None, quiet: bool, path: Path) -> list[object]:

@@ -4,10 +4,12 @@ store goes on as before and never waits for a child."""
 
 from __future__ import annotations
 
+import fcntl
 import multiprocessing
 import os
 import signal
 import sqlite3
+import struct
 import subprocess
 import sys
 import threading
@@ -317,3 +319,25 @@ def test_a_child_resumed_after_its_file_was_replaced_leaves_the_new_file_s_wal_a
         assert conn.execute("SELECT COUNT(*) FROM meta WHERE key LIKE 'other-%'").fetchone() == (40,)
     finally:
         conn.close()
+
+
+@pytest.mark.skipif(not hasattr(fcntl, "F_OFD_SETLK"), reason="open-file locks are Linux's")
+def test_the_guard_waits_out_another_holder_of_the_pending_byte_then_gives_up(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While another process holds the pending byte (its close checkpointing, or EXCLUSIVE
+    locking mode) the child gets no guard past ``WAIT_S`` and keeps the connection unclosed;
+    once it is let go the guard is taken; a file gone gives none."""
+    path = tmp_path / "sessions.db"
+    path.write_bytes(b"")
+    other = os.open(path, os.O_RDWR)         # another open file: its lock conflicts as a process's
+    fcntl.fcntl(other, fcntl.F_OFD_SETLK,
+                struct.pack("hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, forking.PENDING_BYTE, 1, 0))
+    monkeypatch.setattr(forking, "WAIT_S", 0.0)
+    try:
+        assert forking.guard(path) is None
+    finally:
+        os.close(other)
+    held = forking.guard(path)
+    assert held is not None
+    os.close(held)
+    assert forking.guard(tmp_path / "gone.db") is None
