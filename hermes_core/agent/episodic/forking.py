@@ -16,14 +16,17 @@ So (``os.register_at_fork``): just before a fork every open store waits (at most
 its busy timeout) for other threads to finish with it, and keeps its connections. In the child,
 every store gets new thread locks and closes what it inherited idle, which releases the child's
 copy of SQLite's lock memory, so the connection the child opens next takes locks of its own.
-That close cannot checkpoint or remove ``-wal``: it needs an EXCLUSIVE lock, and the parent's
-connection holds its SHARED lock (WAL mode keeps it while a connection is open); the POSIX locks
-it releases are the child's, none. For that to hold, the parent must not close first (its close
-may remove ``-wal``, leaving the child a stale one to checkpoint by another process's index):
-each child says over a pipe when its stores are closed, and a store's close in the parent
-(:func:`settle`, also when a store is collected unclosed) waits for every child forked before,
-at most ``WAIT_S``. The fork and the parent's next use cost nothing more; decision 153 measured
-the checkpoint and reopen the parent paid before.
+Kept instead (never closed), the inherited connection would keep that memory, and the child's
+new one would take no lock: the parent's close removed ``-wal`` under it (decision 143).
+That close must never checkpoint or remove ``-wal``: it tries for an EXCLUSIVE lock first, and
+won it whenever no other process held the file at that moment (the parent closed before a
+stopped or slow child got to it); it then checkpointed its stale ``-wal`` and removed the
+``-wal`` another process had made since, with that process's unsaved writes. So the child
+closes under :func:`guard`: a read lock on the file's pending byte, of the Linux kind that
+belongs to an open file rather than to a process (``F_OFD_SETLK``), which conflicts with the
+child's own POSIX lock request: the EXCLUSIVE lock is refused, the close checkpoints nothing
+and removes nothing. The parent waits for no child. Where that lock does not exist (not Linux)
+the inherited connection is kept, as before decision 153.
 A connection inherited in use (held past the wait, or in a transaction of the forking thread)
 is kept here, never closed and never collected: its close would roll back in the shared
 ``-shm`` and could act as the last connection. A closed store is forgotten: it stays closed in
@@ -32,17 +35,23 @@ a child.
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import os
-import select
 import sqlite3
+import struct
 import threading
 import time
 import weakref
+from pathlib import Path
 from typing import Protocol
 
 #: Seconds a fork waits at most for another thread to finish with a store (or its upkeep batch)
 #: before the store is left open across it, as it was before this wait existed.
 WAIT_S = 10.0
+#: Where SQLite takes its PENDING lock in every database file (the lock-byte page's first byte,
+#: fixed by the file format: https://www.sqlite.org/fileformat2.html#the_lock_byte_page).
+PENDING_BYTE = 0x40000000
 
 
 class Lock(Protocol):
@@ -70,23 +79,17 @@ _LIVE: weakref.WeakSet[Forkable] = weakref.WeakSet()
 #: Connections inherited from the parent: referenced so the garbage collector never closes one.
 INHERITED: list[object] = []
 _TAKEN: list[Lock] = []             # held by the forking thread over a fork
-_PIPE: list[int] = []               # read, write: the child says its stores are closed
-_PENDING: list[int] = []            # read ends of children forked before, not yet heard from
-_FORKING = threading.RLock()        # a store collected during a fork's hook settles in it
+_FORKING = threading.Lock()         # one fork's hooks at a time: one set of locks taken
 
 
 def watch(store: Forkable) -> None:
-    """Give ``store`` new locks and connections in any child forked while it is alive; a store
-    collected unclosed settles first, as its close would (:func:`settle`)."""
+    """Give ``store`` new locks and connections in any child forked while it is alive."""
     _LIVE.add(store)
-    weakref.finalize(store, settle)
 
 
 def forget(store: Forkable) -> None:
-    """``store`` is closing: a fork leaves it alone (closed in the child too), and children
-    forked before have closed their copies of its connections first (:func:`settle`)."""
+    """``store`` is closing: a fork leaves it alone (closed in the child too)."""
     _LIVE.discard(store)
-    settle()
 
 
 def quiesce(lock: Lock, timeout_s: float) -> list[Lock]:
@@ -95,86 +98,70 @@ def quiesce(lock: Lock, timeout_s: float) -> list[Lock]:
     return [lock] if lock.acquire(timeout=min(max(timeout_s, 0.0), WAIT_S)) else []
 
 
-def inherited(conn: sqlite3.Connection | None, quiet: bool) -> list[object]:
-    """In a forked child: ``conn``, inherited from the parent, closed if it was ``quiet`` (its
-    lock taken over the fork) and in no transaction; else returned, to be kept."""
+def guard(path: Path) -> int | None:
+    """In a forked child: a descriptor holding an open-file read lock on ``path``'s pending byte
+    (closing it releases the lock), so a connection closed meanwhile cannot take EXCLUSIVE:
+    no checkpoint, no ``-wal`` removed; None where there is no such lock or no such file, or
+    when another process held the byte past ``WAIT_S`` (the connection is then kept unclosed)."""
+    setlk = getattr(fcntl, "F_OFD_SETLK", None)
+    if setlk is None:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    lock = struct.pack("hhqqi4x", fcntl.F_RDLCK, os.SEEK_SET, PENDING_BYTE, 1, 0)
+    deadline = time.monotonic() + WAIT_S
+    while True:   # held by another process while it closes (its checkpoint), or in EXCLUSIVE mode
+        try:
+            fcntl.fcntl(fd, setlk, lock)
+            return fd
+        except OSError as e:
+            if e.errno not in (errno.EAGAIN, errno.EACCES) or time.monotonic() >= deadline:
+                os.close(fd)
+                return None
+        time.sleep(0.01)
+
+
+def inherited(conn: sqlite3.Connection | None, quiet: bool, path: Path) -> list[object]:
+    """In a forked child: ``conn``, inherited from the parent, closed under :func:`guard` if it
+    was ``quiet`` (its lock taken over the fork) and in no transaction; else returned, to be
+    kept."""
     if conn is None:
         return []
     if quiet and not conn.in_transaction:
-        try:
-            conn.close()
-            return []
-        except sqlite3.Error:
-            pass
+        held = guard(path)
+        if held is not None:
+            try:
+                conn.close()
+                return []
+            except sqlite3.Error:
+                pass
+            finally:
+                os.close(held)
     return [conn]
 
 
-def settle() -> None:
-    """Before a store's connection closes in the parent: every child forked before has closed
-    what it inherited (said on its pipe, or exited), waiting at most ``WAIT_S`` for all."""
-    with _FORKING:
-        _reap(WAIT_S)
-
-
-def _reap(timeout_s: float) -> None:
-    """Close the pipes of children that have answered, waiting at most ``timeout_s`` for all;
-    those still silent past it are given up (as a store left open across a fork was)."""
-    deadline = time.monotonic() + timeout_s
-    while _PENDING:
-        try:
-            ready, _, _ = select.select(list(_PENDING), [], [],
-                                        max(deadline - time.monotonic(), 0.0))
-        except (OSError, ValueError):      # a descriptor closed under us: nothing to wait for
-            ready = list(_PENDING)
-        late = not ready and time.monotonic() >= deadline
-        for fd in (list(_PENDING) if late and timeout_s else ready):
-            _PENDING.remove(fd)
-            os.close(fd)
-        if late:
-            return
-
-
 def _before() -> None:
-    _FORKING.acquire()                  # one fork at a time: one set of locks and one pipe
-    _reap(0)                            # children already heard from: their pipes closed
-    stores = list(_LIVE)
-    if stores:
-        _PIPE.extend(os.pipe())
-    for store in stores:
+    _FORKING.acquire()
+    for store in list(_LIVE):
         _TAKEN.extend(store.before_fork())
 
 
 def _after_in_parent() -> None:
     try:
-        if _PIPE:
-            read, write = _PIPE
-            os.close(write)
-            _PENDING.append(read)       # waited for by the next close (settle), not here
-    finally:
-        _PIPE.clear()
         while _TAKEN:
             _TAKEN.pop().release()
+    finally:
         _FORKING.release()
 
 
 def _in_child() -> None:
     global _FORKING
-    _FORKING = threading.RLock()        # a store collected during a fork's hook settles in it
+    _FORKING = threading.Lock()
     _TAKEN.clear()                      # the parent's; every store gets new locks
-    while _PENDING:                     # the parent's other children: not this one's to wait for
-        os.close(_PENDING.pop())
-    try:
-        for store in list(_LIVE):
-            INHERITED.extend(c for c in store.after_fork() if c is not None)
-    finally:
-        if _PIPE:
-            read, write = _PIPE
-            _PIPE.clear()
-            os.close(read)
-            try:
-                os.write(write, b"1")
-            finally:
-                os.close(write)
+    for store in list(_LIVE):
+        INHERITED.extend(c for c in store.after_fork() if c is not None)
 
 
 os.register_at_fork(before=_before, after_in_parent=_after_in_parent, after_in_child=_in_child)

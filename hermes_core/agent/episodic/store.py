@@ -211,7 +211,7 @@ class SessionStore:
         """In a forked child: new locks, the inherited connection closed (:mod:`.forking`)."""
         self._lock, self._df_generation = threading.RLock(), None
         conn, self._db = self._db, None
-        return [*forking.inherited(conn, self._quiet), *self._upkeep.after_fork()]
+        return [*forking.inherited(conn, self._quiet, self._upkeep.real), *self._upkeep.after_fork()]
 
     @staticmethod
     def _versions() -> tuple[int, int]:
@@ -293,7 +293,7 @@ class SessionStore:
     # ------------------------------------------------------------------ plumbing
 
     def close(self) -> None:
-        forking.forget(self)                # closed in a child forked later; earlier ones settled
+        forking.forget(self)                # closed in a child forked later too
         self._upkeep.close()
         with self._lock:
             if self._db is not None:      # a forked child that never used it: none to close

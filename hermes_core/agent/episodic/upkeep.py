@@ -73,7 +73,7 @@ class Upkeep:
         handed back to be kept, if in use); the next step opens one of the child's own."""
         self._lock = threading.Lock()
         conn, self._conn = self._conn, None
-        return forking.inherited(conn, self._quiet)
+        return forking.inherited(conn, self._quiet, self.real)
 
     def step(self, segment: Callable[[str], str],
              segment_id: str | None) -> tuple[int, bool] | None:

@@ -460,3 +460,27 @@ def test_our_own_writes_leave_no_note_to_heal(tmp_path: Path) -> None:
         store.upsert(SessionRecord("s9", _long(9), (), AT))
         assert store.connection.execute("SELECT COUNT(*) FROM index_drift").fetchone()[0] == 0
         assert not drift.due(store.connection)
+
+
+def test_more_sessions_below_rowid_one_than_an_open_moves_raise_no_rebuild_warning(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """``rehome`` moves ``REPAIR_ROWS`` sessions an open; until the next open moves the rest,
+    their index rows disagree by design, which the full check took for damage only a rebuild
+    mends, and said so."""
+    path = tmp_path / "sessions.db"
+    with _open(path) as store:
+        store.upsert(SessionRecord("s", "a plain session about kites", (), 1.0))
+        store.connection.executemany(
+            "INSERT INTO sessions(rowid, memory_id, session_id, summary, tags, created_at,"
+            " relevance_score, content_hash, source, message_count) VALUES"
+            " (?, ?, ?, ?, '', 1.0, 1.0, ?, 'manual', 0)",
+            [(-k, f"m{k}", f"low{k}", f"planted word{k}x", f"h{k}")
+             for k in range(2 * drift.REPAIR_ROWS + 50)])
+    with caplog.at_level(logging.WARNING, logger="hermes_core.memory"):
+        for _ in range(3):
+            _open(path).close()
+    assert not [r.getMessage() for r in caplog.records if "rebuild" in r.getMessage()]
+    with _open(path) as store:
+        for k in (0, 2 * drift.REPAIR_ROWS + 49):
+            assert [h.session_id for h in store.search(f'"word{k}x"', 3)] == [f"low{k}"]
+        assert store.stats()["index_in_sync"]

@@ -1,10 +1,15 @@
-"""A store inherited across ``fork()``: the child writes on a connection of its own and never
-closes (or uses) the parent's; the parent's store goes on as before."""
+"""A store inherited across ``fork()``: the child writes on a connection of its own and
+closes the parent's only under a lock that keeps that close from checkpointing; the parent's
+store goes on as before and never waits for a child."""
 
 from __future__ import annotations
 
+import fcntl
 import multiprocessing
+import os
+import signal
 import sqlite3
+import struct
 import subprocess
 import sys
 import threading
@@ -204,12 +209,12 @@ def test_a_child_slow_to_close_what_it_inherited_cannot_undo_another_process_s_w
     """The child closes the connections it inherited (so its own take real locks). Were the
     parent to close first, and another process write and die before its checkpoint, the
     child's close would find no other user and checkpoint the pages its stale ``-wal`` holds by
-    the other process's index: the parent waits for the child's close before going on."""
+    the other process's index: the child closes under a guard no EXCLUSIVE lock passes."""
     real = forking.inherited
 
-    def slow(conn: Any, quiet: bool) -> list[object]:
+    def slow(*args: Any) -> list[object]:
         time.sleep(2)                    # a child descheduled before its close
-        return real(conn, quiet)
+        return real(*args)
 
     path = tmp_path / "sessions.db"
     store = SessionStore(path)
@@ -228,3 +233,111 @@ def test_a_child_slow_to_close_what_it_inherited_cannot_undo_another_process_s_w
         assert conn.execute("SELECT COUNT(*) FROM meta WHERE key LIKE 'other-%'").fetchone() == (40,)
     finally:
         conn.close()
+
+
+def test_a_child_stopped_before_closing_what_it_inherited_neither_holds_up_the_parent_nor_undoes_writes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A child stopped (SIGSTOP, or just not scheduled) between the fork and its close of what it
+    inherited: the parent's close goes on at once, the parent's close removes ``-wal``, another
+    process writes and dies before its checkpoint, and the child, resumed, closes: that close
+    must not checkpoint or remove the other process's ``-wal``."""
+    real = forking.inherited
+    stopped: list[int] = []
+
+    def stop_first(*args: Any) -> list[object]:
+        if not stopped:                  # in the child: stopped before its first close
+            stopped.append(1)
+            os.kill(os.getpid(), signal.SIGSTOP)
+        return real(*args)
+
+    path = tmp_path / "sessions.db"
+    store = SessionStore(path)
+    for i in range(20):
+        store.upsert(_record("p", i))
+    monkeypatch.setattr(forking, "inherited", stop_first)
+    monkeypatch.setattr(forking, "WAIT_S", JOIN_S * 10)     # a wait for the child would hang
+    kid = FORK.Process(target=_exit_at_once)
+    kid.start()
+    try:
+        assert kid.pid is not None
+        assert os.WIFSTOPPED(os.waitpid(kid.pid, os.WUNTRACED)[1])
+        closer = threading.Thread(target=store.close)
+        closer.start()
+        closer.join(JOIN_S)
+        waited = closer.is_alive()
+        assert not waited, "the parent's close waited for the stopped child"
+        subprocess.run([sys.executable, "-c", _DIES_AFTER_WRITING, str(path)], check=True)
+    finally:
+        os.kill(kid.pid, signal.SIGCONT)         # type: ignore[arg-type]
+        kid.join(JOIN_S)
+    assert kid.exitcode == 0
+    _check(path, {"p": 20})
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("SELECT COUNT(*) FROM meta WHERE key LIKE 'other-%'").fetchone() == (40,)
+    finally:
+        conn.close()
+
+
+def test_a_child_resumed_after_its_file_was_replaced_leaves_the_new_file_s_wal_alone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child's lock is taken on the file at the store's path, which may be another file
+    than the one it inherited (replaced while the child was stopped, the parent closed): the
+    lock guards nothing then, and SQLite's close must itself skip the checkpoint of a moved
+    file, or it would remove the new file's ``-wal`` by name (a guard: it passed before)."""
+    real = forking.inherited
+    stopped: list[int] = []
+
+    def stop_first(*args: Any) -> list[object]:
+        if not stopped:
+            stopped.append(1)
+            os.kill(os.getpid(), signal.SIGSTOP)
+        return real(*args)
+
+    path = tmp_path / "sessions.db"
+    store = SessionStore(path)
+    for i in range(20):
+        store.upsert(_record("p", i))
+    with SessionStore(tmp_path / "other.db") as other:
+        other.upsert(_record("o", 0))
+    monkeypatch.setattr(forking, "inherited", stop_first)
+    kid = FORK.Process(target=_exit_at_once)
+    kid.start()
+    try:
+        assert kid.pid is not None
+        assert os.WIFSTOPPED(os.waitpid(kid.pid, os.WUNTRACED)[1])
+        store.close()
+        os.replace(tmp_path / "other.db", path)
+        subprocess.run([sys.executable, "-c", _DIES_AFTER_WRITING, str(path)], check=True)
+    finally:
+        os.kill(kid.pid, signal.SIGCONT)         # type: ignore[arg-type]
+        kid.join(JOIN_S)
+    assert kid.exitcode == 0
+    _check(path, {"o": 1})
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("SELECT COUNT(*) FROM meta WHERE key LIKE 'other-%'").fetchone() == (40,)
+    finally:
+        conn.close()
+
+
+@pytest.mark.skipif(not hasattr(fcntl, "F_OFD_SETLK"), reason="open-file locks are Linux's")
+def test_the_guard_waits_out_another_holder_of_the_pending_byte_then_gives_up(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While another process holds the pending byte (its close checkpointing, or EXCLUSIVE
+    locking mode) the child gets no guard past ``WAIT_S`` and keeps the connection unclosed;
+    once it is let go the guard is taken; a file gone gives none."""
+    path = tmp_path / "sessions.db"
+    path.write_bytes(b"")
+    other = os.open(path, os.O_RDWR)         # another open file: its lock conflicts as a process's
+    fcntl.fcntl(other, fcntl.F_OFD_SETLK,
+                struct.pack("hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, forking.PENDING_BYTE, 1, 0))
+    monkeypatch.setattr(forking, "WAIT_S", 0.0)
+    try:
+        assert forking.guard(path) is None
+    finally:
+        os.close(other)
+    held = forking.guard(path)
+    assert held is not None
+    os.close(held)
+    assert forking.guard(tmp_path / "gone.db") is None
