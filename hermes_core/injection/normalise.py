@@ -143,21 +143,35 @@ def _shape(letter: str) -> str:
     return shaped if shaped != base else anyascii(letter)
 
 
+_GREEK_CODE_POINTS = (*range(0x370, 0x400), *range(0x1F00, 0x2000))
+
+
+@lru_cache(maxsize=1)
+def _greek_tables() -> tuple[dict[int, str], dict[int, str]]:
+    """Every Greek letter read by shape and by sound (``anyascii`` spells letter by letter), built
+    once: one ``str.translate`` a word, where a Python call a letter made a 1 MB paragraph of Greek
+    look-alikes cost seconds more to scan."""
+    return ({cp: _shape(chr(cp)) for cp in _GREEK_CODE_POINTS},
+            {cp: anyascii(chr(cp)) for cp in _GREEK_CODE_POINTS})
+
+
 def _by_shape(m: re.Match[str]) -> str:
     upper, _ = _confusable_tables()
     # only the Greek letters: a Latin word keeps its accents ("révèle")
-    return _GREEK.sub(lambda c: _shape(c.group()), m.group().translate(upper).casefold())
+    return m.group().translate(upper).casefold().translate(_greek_tables()[0])
 
 
-_GREEK_RUN = re.compile("[\u0370-\u03ff\u1f00-\u1fff]+")
 _OU = re.compile("[οΟ][υΥ]")
+_OU_LATIN = {"ου": "ou", "οΥ": "oU", "Ου": "ou", "ΟΥ": "oU"}
 
 
 def _by_sound(m: re.Match[str]) -> str:
-    # a run at a time; "ου" is "ou" in every romanisation of Greek (ELOT 743, ISO 843), where
-    # anyascii spells each υ "y" ("πρεβιους" -> "previoys")
-    return _GREEK_RUN.sub(lambda c: anyascii(_OU.sub(lambda d: "o" + ("U" if d.group()[1] == "Υ" else "u"),
-                                                     c.group())), m.group())
+    # "ου" is "ou" in every romanisation of Greek (ELOT 743, ISO 843), where anyascii spells each
+    # υ "y" ("πρεβιους" -> "previoys")
+    word = m.group()
+    if "υ" in word or "Υ" in word:
+        word = _OU.sub(lambda d: _OU_LATIN[d.group()], word)
+    return word.translate(_greek_tables()[1])
 
 
 def _unaccented_greek(paragraph: str) -> bool:
@@ -167,7 +181,7 @@ def _unaccented_greek(paragraph: str) -> bool:
     return len(greek) >= 8 and not _GREEK_ACCENT.search(unicodedata.normalize("NFD", greek))
 
 
-def greek_readings(text: str) -> tuple[str, ...]:
+def greek_readings(text: str, plain: str | None = None) -> tuple[str, ...]:
     """The folded text again with the words it holds in Greek letters, wholly or mixed with Latin
     ones, read once by their shape ("ιηstructιοηs", "αβονε": η is n, ν v, ρ p, ω w) and once by
     their sound ("ιγnore": γ is g), each when it differs from :func:`fold`; () when no paragraph
@@ -175,7 +189,8 @@ def greek_readings(text: str) -> tuple[str, ...]:
     disguise) or one whose Greek letters carry no accent at all ("Ιγνορε αλλ πρεβιους ..."); a
     paragraph of Greek spelled as Greek is spelled is left to :func:`fold`, and so is every word
     with a Cyrillic or Armenian letter. Views for the phrase rules: :func:`fold`, which the
-    learned scorer reads, is unchanged."""
+    learned scorer reads, is unchanged. ``plain`` is ``fold(text)`` when the caller has it (a
+    1 MB paragraph of Greek look-alikes is not folded a second time)."""
     if not _GREEK_BEFORE_NFKC.search(text):
         return ()   # the common case, decided without normalising the text a second time
     text = _IGNORABLE.sub("", unicodedata.normalize("NFKC", decode_tags(text)))
@@ -185,7 +200,7 @@ def greek_readings(text: str) -> tuple[str, ...]:
     disguised = [bool(_GREEK.search(p)) and (_mostly_latin(p) or _unaccented_greek(p)) for p in parts]
     if not any(disguised):
         return ()
-    plain = fold(text)
+    plain = fold(text) if plain is None else plain
     out: list[str] = []
     for reading in (_by_shape, _by_sound):
         read = fold("".join(_GREEK_OR_LATIN_WORD.sub(reading, p) if d else p
@@ -490,12 +505,13 @@ def views(text: str) -> Views:
     """Folded, joined, spelled-out letters rejoined, a line break inside a word taken out
     ("disrega\\nrd the rules"), and when the text holds markup the same as a reader sees it
     rendered ("ig**nore**", "&#105;gnore"); each distinct view once."""
-    folded = apostrophes(fold(text))
+    plain = fold(text)
+    folded = apostrophes(plain)
     joined = flat(folded)
     phrase = [folded, joined, despaced(joined)]
     if "\n" in folded:
         phrase.append(unbroken(folded))
-    readings = tuple(apostrophes(r) for r in greek_readings(text))
+    readings = tuple(apostrophes(r) for r in greek_readings(text, plain))
     for read in readings:
         phrase += [read, flat(read), despaced(flat(read))]
     shown_lines = apostrophes(fold(rendered(text))) if has_markup(text) else ""
