@@ -143,53 +143,91 @@ def _shape(letter: str) -> str:
     return shaped if shaped != base else anyascii(letter)
 
 
+_GREEK_CODE_POINTS = (*range(0x370, 0x400), *range(0x1F00, 0x2000))
+
+
+@lru_cache(maxsize=1)
+def _greek_tables() -> tuple[dict[int, str], dict[int, str]]:
+    """Every Greek letter read by shape and by sound (``anyascii`` spells letter by letter), built
+    once: one ``str.translate`` a word, where a Python call a letter made a 1 MB paragraph of Greek
+    look-alikes cost seconds more to scan."""
+    return ({cp: _shape(chr(cp)) for cp in _GREEK_CODE_POINTS},
+            {cp: anyascii(chr(cp)) for cp in _GREEK_CODE_POINTS})
+
+
 def _by_shape(m: re.Match[str]) -> str:
     upper, _ = _confusable_tables()
     # only the Greek letters: a Latin word keeps its accents ("révèle")
-    return _GREEK.sub(lambda c: _shape(c.group()), m.group().translate(upper).casefold())
+    return m.group().translate(upper).casefold().translate(_greek_tables()[0])
 
 
-_GREEK_RUN = re.compile("[\u0370-\u03ff\u1f00-\u1fff]+")
 _OU = re.compile("[οΟ][υΥ]")
+_OU_LATIN = {"ου": "ou", "οΥ": "oU", "Ου": "ou", "ΟΥ": "oU"}
 
 
 def _by_sound(m: re.Match[str]) -> str:
-    # a run at a time; "ου" is "ou" in every romanisation of Greek (ELOT 743, ISO 843), where
-    # anyascii spells each υ "y" ("πρεβιους" -> "previoys")
-    return _GREEK_RUN.sub(lambda c: anyascii(_OU.sub(lambda d: "o" + ("U" if d.group()[1] == "Υ" else "u"),
-                                                     c.group())), m.group())
+    # "ου" is "ou" in every romanisation of Greek (ELOT 743, ISO 843), where anyascii spells each
+    # υ "y" ("πρεβιους" -> "previoys")
+    word = m.group()
+    if "υ" in word or "Υ" in word:
+        word = _OU.sub(lambda d: _OU_LATIN[d.group()], word)
+    return word.translate(_greek_tables()[1])
 
 
-def _unaccented_greek(paragraph: str) -> bool:
-    """Whether a paragraph's Greek letters carry none of the accents Greek spelling puts on nearly
-    every word: a paragraph "in Greek" with none is letters chosen for their look or sound."""
-    greek = "".join(_GREEK.findall(paragraph))
-    return len(greek) >= 8 and not _GREEK_ACCENT.search(unicodedata.normalize("NFD", greek))
+_GREEK_LONG_WORD = re.compile("[\u0370-\u03ff\u1f00-\u1fff]{5,}")
+# where a sentence ends: Greek's question mark (U+037E) and upper stop (U+0387) are ";" and "·"
+# after NFKC
+_SENTENCE_END = re.compile("(?<=[.;!?\u00b7\n])")
 
 
-def greek_readings(text: str) -> tuple[str, ...]:
+def _unaccented_greek(sentence: str) -> bool:
+    """Whether a sentence's Greek letters lack the accents Greek spelling puts on nearly every
+    word of two or more syllables: most of its words of five letters or more carry none (or, with
+    no such word, none of its letters does). A sentence "in Greek" spelled so is letters chosen for
+    their look or sound; one stray accent ("... ορδερς ά") does not make it Greek."""
+    greek = "".join(_GREEK.findall(sentence))
+    if len(greek) < 8:
+        return False
+    long = _GREEK_LONG_WORD.findall(sentence)
+    if not long:
+        return not _GREEK_ACCENT.search(unicodedata.normalize("NFD", greek))
+    accented = sum(1 for w in long if _GREEK_ACCENT.search(unicodedata.normalize("NFD", w)))
+    return accented * 2 < len(long)
+
+
+def _disguised_pieces(paragraph: str) -> list[tuple[str, bool]]:
+    """The paragraph whole, read when it is mostly in Latin letters; else its sentences, each read
+    when its Greek is unaccented: a sentence of real Greek beside one of look-alikes does not hide
+    the look-alikes."""
+    if not _GREEK.search(paragraph):
+        return [(paragraph, False)]
+    if _mostly_latin(paragraph):
+        return [(paragraph, True)]
+    return [(s, _unaccented_greek(s)) for s in _SENTENCE_END.split(paragraph)]
+
+
+def greek_readings(text: str, plain: str | None = None) -> tuple[str, ...]:
     """The folded text again with the words it holds in Greek letters, wholly or mixed with Latin
     ones, read once by their shape ("ιηstructιοηs", "αβονε": η is n, ν v, ρ p, ω w) and once by
     their sound ("ιγnore": γ is g), each when it differs from :func:`fold`; () when no paragraph
     holds such a word. Only in a paragraph mostly in Latin letters (there such a word is a
-    disguise) or one whose Greek letters carry no accent at all ("Ιγνορε αλλ πρεβιους ..."); a
-    paragraph of Greek spelled as Greek is spelled is left to :func:`fold`, and so is every word
+    disguise) or a sentence whose Greek words mostly carry no accent ("Ιγνορε αλλ πρεβιους ...");
+    a sentence of Greek spelled as Greek is spelled is left to :func:`fold`, and so is every word
     with a Cyrillic or Armenian letter. Views for the phrase rules: :func:`fold`, which the
-    learned scorer reads, is unchanged."""
+    learned scorer reads, is unchanged. ``plain`` is ``fold(text)`` when the caller has it (a
+    1 MB paragraph of Greek look-alikes is not folded a second time)."""
     if not _GREEK_BEFORE_NFKC.search(text):
         return ()   # the common case, decided without normalising the text a second time
     text = _IGNORABLE.sub("", unicodedata.normalize("NFKC", decode_tags(text)))
     if not _GREEK.search(text):
         return ()
-    parts = _PARAGRAPH_BREAK.split(text)
-    disguised = [bool(_GREEK.search(p)) and (_mostly_latin(p) or _unaccented_greek(p)) for p in parts]
-    if not any(disguised):
+    pieces = [piece for p in _PARAGRAPH_BREAK.split(text) for piece in _disguised_pieces(p)]
+    if not any(d for _, d in pieces):
         return ()
-    plain = fold(text)
+    plain = fold(text) if plain is None else plain
     out: list[str] = []
     for reading in (_by_shape, _by_sound):
-        read = fold("".join(_GREEK_OR_LATIN_WORD.sub(reading, p) if d else p
-                            for p, d in zip(parts, disguised, strict=True)))
+        read = fold("".join(_GREEK_OR_LATIN_WORD.sub(reading, p) if d else p for p, d in pieces))
         if read != plain and read not in out:
             out.append(read)
     return tuple(out)
@@ -490,12 +528,13 @@ def views(text: str) -> Views:
     """Folded, joined, spelled-out letters rejoined, a line break inside a word taken out
     ("disrega\\nrd the rules"), and when the text holds markup the same as a reader sees it
     rendered ("ig**nore**", "&#105;gnore"); each distinct view once."""
-    folded = apostrophes(fold(text))
+    plain = fold(text)
+    folded = apostrophes(plain)
     joined = flat(folded)
     phrase = [folded, joined, despaced(joined)]
     if "\n" in folded:
         phrase.append(unbroken(folded))
-    readings = tuple(apostrophes(r) for r in greek_readings(text))
+    readings = tuple(apostrophes(r) for r in greek_readings(text, plain))
     for read in readings:
         phrase += [read, flat(read), despaced(flat(read))]
     shown_lines = apostrophes(fold(rendered(text))) if has_markup(text) else ""

@@ -90,6 +90,10 @@ def test_a_channel_jieba_tags_a_verb_is_a_noun_by_its_place(manner: str) -> None
 
 
 @pytest.mark.parametrize("manner", ["通过邮件回复", "用图片展示", "用英语解释", "用中文回答", "用日语说",
-                                    "用英文说说吧"])
+                                    "用英文说说吧",
+                                    # a verb whose first character jieba tags n alone (计 a plan,
+                                    # 沟 a ditch) but which begins verbs as often as nouns
+                                    "用表格计算", "用邮件沟通", "用电话沟通", "用电脑计算", "通过计算",
+                                    "通过审核", "用手机说说"])
 def test_a_verb_after_the_means_noun_stays_the_phrase_s_verb(manner: str) -> None:
     assert zh_grammar.manner_ends_in_verb(manner)
