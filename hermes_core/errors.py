@@ -32,16 +32,44 @@ class HermesError(Exception):
         a store's error (path, reason) or NoCredentialAvailable (provider) cannot take. The
         message, the attributes and any note are redacted on the way: the pickle goes to
         another process, a queue or a result store."""
-        return (_unpickled, (type(self), redact_data(self.args), redact_data(vars(self))))
+        return (_unpickled, (type(self), _scrubbed(self.args), _scrubbed(vars(self))))
 
 
-def _unpickled(cls: type[HermesError], args: tuple[Any, ...],
-               state: dict[str, Any]) -> HermesError:
-    """The error :meth:`HermesError.__reduce__` pickled, its constructor not run."""
+def _unpickled(cls: type[BaseException], args: tuple[Any, ...],
+               state: dict[str, Any]) -> BaseException:
+    """The error :meth:`HermesError.__reduce__` (or :class:`_Held`) pickled, its constructor
+    not run."""
     error = cls.__new__(cls, *args)
     error.args = args
     vars(error).update(state)
     return error
+
+
+class _Held:
+    """Another library's exception inside an error's state (AllProvidersFailed's last_error, a
+    wrapped cause): pickled as :func:`_unpickled` rebuilds it, redacted like the error holding it,
+    where its own class would pickle its message and attributes in clear. (``__cause__`` and
+    ``__context__`` are not pickled at all.)"""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_unpickled, (type(self.error), _scrubbed(self.error.args),
+                             _scrubbed(getattr(self.error, "__dict__", {}))))
+
+
+def _scrubbed(value: Any, depth: int = 0) -> Any:
+    """:func:`redact_data` of an error's state that also reaches the exceptions inside it: a
+    HermesError pickles itself redacted, any other is pickled through :class:`_Held`."""
+    if isinstance(value, BaseException):
+        return value if isinstance(value, HermesError) else _Held(value)
+    if depth < 32 and isinstance(value, Mapping):
+        return {redact_data(k): _scrubbed(v, depth + 1) for k, v in value.items()}
+    if depth < 32 and isinstance(value, list | tuple):
+        items = [_scrubbed(v, depth + 1) for v in value]
+        return tuple(items) if isinstance(value, tuple) else items
+    return redact_data(value)
 
 
 _LONG_WORD = re.compile(r"\S{81,}")

@@ -327,19 +327,29 @@ def clip(text: str, limit: int, secrets: Iterable[str] = ()) -> str:
     a key across the cut is no longer whole, no scrubber downstream knows its head, and it is
     shown. The cut moves back to the start of a redaction marker it would split ("[REDA" reads
     as the error's own text) and of a character as a person sees it (a grapheme cluster: an
-    accent without its letter, half a flag or of a ZWJ emoji)."""
-    whole = redact(str(text)[:limit + 1024], secrets)
+    accent without its letter, half a flag or of a ZWJ emoji). Only a head is redacted, 1,024
+    characters past the limit; when markers shortened the keys in it so much that the head's raw
+    edge (perhaps inside a key, no key to :func:`redact` any more) would come within that margin,
+    the head doubles: a cost that grows only with the keys the text holds."""
+    raw, secrets = str(text), tuple(secrets)
+    cut = max(limit, 0) + 1024
+    whole = redact(raw[:cut], secrets)
+    while cut < len(raw) and len(whole) < limit + 1024:
+        cut *= 2
+        whole = redact(raw[:cut], secrets)
     if len(whole) <= limit:
         return whole
-    end = max(limit, 0)
-    for marker in _MARKER.finditer(whole, max(0, end - 16), end + 16):
-        if marker.start() < end < marker.end():
-            end = marker.start()
-    start = _known_boundary(whole, end)
-    for cluster in _CLUSTER.finditer(whole, start, end + 64):
-        if cluster.end() > end:
-            end = cluster.start()
-            break
+    end, moved = max(limit, 0), -1
+    while end != moved:   # a marker's "]" with an accent after it: the cluster starts inside it
+        moved = end
+        for marker in _MARKER.finditer(whole, max(0, end - 16), end + 16):
+            if marker.start() < end < marker.end():
+                end = marker.start()
+        start = _known_boundary(whole, end)
+        for cluster in _CLUSTER.finditer(whole, start, end + 64):
+            if cluster.end() > end:
+                end = cluster.start()
+                break
     return whole[:end]
 
 

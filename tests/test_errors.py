@@ -559,3 +559,41 @@ def test_the_pickling_examples_cover_the_whole_tree() -> None:
                                           "RateLimited", "SessionQueryInvalid", "ConfigError"}
     for cls in _TREE:
         assert type(_example(cls)) is cls
+
+
+class _Wrapped(errors.HermesError):
+    """An error of a library user's that keeps the exception it wraps as an attribute."""
+
+    def __init__(self, message: str, inner: BaseException, more: dict[str, object]) -> None:
+        super().__init__(message)
+        self.inner = inner
+        self.more = more
+
+
+def test_an_exception_held_by_an_error_or_chained_to_it_pickles_without_its_key() -> None:
+    """The error's own text and attributes were redacted, but an exception it held as an
+    attribute (AllProvidersFailed's last_error, a user's wrapped error, one in a list or dict) was
+    pickled by its own class, the key in its message and attributes in clear."""
+    inner = RuntimeError(f"upstream refused {_KEY}")
+    inner.detail = {"echo": f"bearer {_KEY}"}   # type: ignore[attr-defined]
+    cases: list[errors.HermesError] = [
+        AllProvidersFailed([], inner),
+        _Wrapped("wrapped", ValueError(_KEY), {"errors": [OSError(5, f"read {_KEY}")]}),
+    ]
+    try:   # a chain: __cause__ and __context__ are not pickled at all, so they cannot leak
+        try:
+            raise inner
+        except RuntimeError as e:
+            raise errors.HermesError("while loading") from e
+    except errors.HermesError as e:
+        cases.append(e)
+    for error in cases:
+        data = pickle.dumps(error)
+        assert _KEY.encode() not in data and _KEY[8:20].encode() not in data, type(error).__name__
+        back = pickle.loads(data)
+        assert type(back) is type(error) and str(back) == str(error)
+    back = pickle.loads(pickle.dumps(cases[0]))
+    assert type(back.last_error) is RuntimeError and str(back.last_error) == "upstream refused [REDACTED]"
+    assert back.last_error.detail == {"echo": "bearer [REDACTED]"}
+    wrapped = pickle.loads(pickle.dumps(cases[1]))
+    assert isinstance(wrapped.more["errors"][0], OSError) and wrapped.more["errors"][0].errno == 5

@@ -528,3 +528,30 @@ def test_clip_is_a_head_of_the_redacted_text_ending_between_characters(text: str
     assert len(out) == len(whole) or len(out) in {m.start() for m in regex.finditer(r"\X", whole)}
     for marker in re.finditer(r"\[(?:REDACTED|key-[0-9a-f]{10})\]", whole):
         assert not marker.start() < len(out) < marker.end()
+
+
+def test_clip_never_shows_a_key_cut_at_the_raw_edge_when_markers_shortened_the_keys_before_it() -> None:
+    """clip redacted only the first limit + 1,024 characters: a run of long configured keys, each
+    replaced by a 16-character marker, shrank that head under the limit, and the key the raw edge
+    cut in half (no key to redact any more) came into view."""
+    from hermes_core.redact import clip
+
+    keys = [("Horse7battery.Staple-" * 5)[:-2] + f"{i:02d}" for i in range(40)]
+    text = "keys: " + " ".join(keys) + " end"
+    for limit in (200, 300, 1000):
+        shown = clip(text, limit, keys)
+        assert "Horse7b" not in shown and "Staple-" not in shown, (limit, shown[-40:])
+        assert shown.startswith("keys: [key-") and (len(shown) > limit - 20 or shown.endswith(" end"))
+
+
+def test_clip_does_not_step_back_into_a_marker_an_accent_follows() -> None:
+    """A combining accent after a key makes '[REDACTED]' + accent one grapheme cluster: a cut
+    just after the marker moved back to that cluster's start, inside the marker ('...[REDACTED').
+    Found by hypothesis now and then in test_clip_is_a_head_of_the_redacted_text_..."""
+    from hermes_core.redact import clip
+
+    text = "before sk-proj-Abc123Def456Ghi789Jkl0Mno" + "e\u0301" + " after"
+    whole = redact(text)
+    at = whole.index("]") + 1
+    assert clip(text, at) == "before "
+    assert clip(text, at + 1) == whole[:at + 1]

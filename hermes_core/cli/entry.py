@@ -59,10 +59,9 @@ def report_unloadable(error: Exception, words: Sequence[str]) -> int:
     options = _options(words)
     try:
         if "verbose" in options:
-            shown = "".join(traceback.format_exception(error))
-            print(_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}",
-                               scrub(shown) if scrub is not None else shown),
-                  end="", file=sys.stderr)
+            shown = (scrub("".join(traceback.format_exception(error))) if scrub is not None
+                     else _frames_only(error))
+            print(_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", shown), end="", file=sys.stderr)
         print("hermes-core: internal error (a bug in hermes-core or its installation): "
               f"{said}; rerun with -v to see the traceback and report it", file=sys.stderr)
         sys.stderr.flush()
@@ -76,6 +75,28 @@ def report_unloadable(error: Exception, words: Sequence[str]) -> int:
         except (OSError, ValueError):
             _silence(sys.stdout)
     return EXIT_BUG
+
+
+_CAUSE = "\nThe above exception was the direct cause of the following exception:\n\n"
+_CONTEXT = "\nDuring handling of the above exception, another exception occurred:\n\n"
+
+
+def _frames_only(error: BaseException) -> str:
+    """The traceback of ``error`` and of the errors chained to it, each ending in its class
+    alone: the messages and notes could hold a key, and no redactor loaded to take it out."""
+    out, seen = "", set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        out = ("Traceback (most recent call last):\n" + "".join(traceback.format_tb(current.__traceback__))
+               + f"{type(current).__name__}\n" + out)
+        if current.__cause__ is not None:
+            current, out = current.__cause__, _CAUSE + out
+        elif current.__context__ is not None and not current.__suppress_context__:
+            current, out = current.__context__, _CONTEXT + out
+        else:
+            current = None
+    return out
 
 
 def _redactor() -> ModuleType | None:

@@ -44,6 +44,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from hermes_core.ast_guard import holding_ast
 from hermes_core.atomic_write import read_cache, write_cache
 from hermes_core.retrieval.bm25 import BM25Index, lexical_scores
 from hermes_core.retrieval.dense import MAX_PARTS, PART_TAU, model_text, text_keys
@@ -705,7 +706,8 @@ def load(directory: str | os.PathLike[str] | None, key: str, size: int) -> Dense
 
 
 def _read(p: Path, key: str, size: int) -> DenseCalibration | None:
-    with np.load(io.BytesIO(read_cache(p)), allow_pickle=False) as z:   # a FIFO there: not read
+    data = read_cache(p)   # a FIFO there: not read
+    with holding_ast(), np.load(io.BytesIO(data), allow_pickle=False) as z:   # .npy headers: ast
         meta = json.loads(str(z["meta"][()]))
         arrays = {name: np.asarray(z[name], dtype=np.float64) for name in z.files if name != "meta"}
     if not isinstance(meta, dict) or meta.get("key") != key:

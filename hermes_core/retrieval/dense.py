@@ -30,6 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from hermes_core.ast_guard import holding_ast
 from hermes_core.atomic_write import read_cache, write_cache
 from hermes_core.retrieval.fusion import zscores
 from hermes_core.retrieval.vector_store import VectorSnapshot
@@ -410,7 +411,9 @@ class EmbeddingCache:
         if p is None or not p.exists():
             return None
         try:
-            v = np.load(io.BytesIO(read_cache(p)), allow_pickle=False)   # a FIFO there: not read
+            data = read_cache(p)   # a FIFO there: not read
+            with holding_ast():   # the .npy header is parsed with ast.literal_eval
+                v = np.load(io.BytesIO(data), allow_pickle=False)
             if not isinstance(v, np.ndarray):   # a zip (.npz) under the name: not ours
                 v.close()
                 return None

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from hermes_core.ast_guard import holding_ast
 from hermes_core.atomic_write import read_cache, write_cache
 
 log = logging.getLogger(__name__)
@@ -91,7 +92,8 @@ def read_sealed(path: Path, version: int, what: str) -> tuple[dict[str, Any], di
     if not os.path.lexists(path):
         return None
     try:
-        with np.load(io.BytesIO(read_cache(path)), allow_pickle=False) as z:   # a FIFO: not read
+        data = read_cache(path)   # a FIFO: not read
+        with holding_ast(), np.load(io.BytesIO(data), allow_pickle=False) as z:   # .npy headers: ast
             text, digest = blob_text(z["header"]), str(z["digest"][()])
             arrays = {name: np.asarray(z[name]) for name in z.files if name not in ("header", "digest")}
         header = json.loads(text)

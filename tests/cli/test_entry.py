@@ -157,3 +157,14 @@ def test_a_bug_while_loading_keeps_exit_70_when_stderr_refuses_its_line() -> Non
         done = broken_start("python_m", "hermes_core.cli.main", "boom", "--json", stderr=full)
     assert done.returncode == 70
     assert json.loads(done.stdout)["kind"] == "bug"
+
+
+def test_a_bug_while_loading_the_redactor_shows_no_message_in_its_v_traceback_either() -> None:
+    """With ``-v`` the traceback was printed unscrubbed when the redactor itself failed to load:
+    its last line (and any chained error's) is the message nothing could take the key out of."""
+    key = "sk-proj-Abc123Def456Ghi789Jkl0Mno"
+    done = broken_start("python_m", "hermes_core.redact", key, "-v", "--json")
+    assert done.returncode == 70
+    assert "sk-proj" not in done.stderr and "sk-proj" not in done.stdout
+    assert done.stderr.startswith("Traceback (most recent call last):")
+    assert "\nRuntimeError\n" in done.stderr   # its class, without the text

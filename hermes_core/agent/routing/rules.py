@@ -9,6 +9,7 @@ nothing but value types, so the config can validate rules without importing the 
 from __future__ import annotations
 
 import ast
+import functools
 import operator
 import re
 from collections.abc import Callable, Mapping
@@ -16,6 +17,7 @@ from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.agent.routing.reasoning import reasoning_cue
+from hermes_core.ast_guard import parse_expression
 from hermes_core.tokenize import cjk_ratio, is_cjk
 from hermes_core.tokens import count_tokens
 from hermes_core.types import Candidate, Prompt
@@ -267,6 +269,7 @@ def extract_features(prompt_or_text: Prompt | str, *, requires_tools: bool = Fal
 FEATURE_NAMES = tuple(RequestFeatures.__dataclass_fields__)
 NAMES = (*FEATURE_NAMES, "message")   # ``message``: the latest user text, lower-cased
 MAX_CONDITION_CHARS = 500
+MAX_CONDITION_DEPTH = 100   # the checker and the evaluator recurse once (or twice) a level
 
 _BOOL_OPS: dict[type[ast.boolop], str] = {ast.And: "and", ast.Or: "or"}
 _CMP_OPS: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
@@ -353,20 +356,42 @@ def _eval(node: ast.AST, env: Mapping[str, Any]) -> Any:
     raise ValueError(f"{type(node).__name__} is not allowed")  # unreachable after _check
 
 
+def _depth(tree: ast.AST) -> int:
+    """How many levels the tree nests, counted without recursion."""
+    deepest, level = 0, [tree]
+    while level:
+        deepest += 1
+        level = [child for node in level for child in ast.iter_child_nodes(node)]
+    return deepest
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(text: str) -> ast.Expression:
+    """The checked tree of a condition, parsed once per text (under the process-wide AST guard:
+    see :mod:`hermes_core.ast_guard`); the tree is only read, never changed, after this."""
+    try:
+        tree = parse_expression(text)
+    except SyntaxError as e:
+        raise ValueError(f"not a valid expression: {e.msg} at column {e.offset}") from None
+    except ValueError as e:
+        raise ValueError(f"not a valid expression: {e}") from None
+    if _depth(tree) > MAX_CONDITION_DEPTH:
+        raise ValueError(f"not a valid expression: nested more than {MAX_CONDITION_DEPTH} levels deep")
+    _check(tree)
+    return tree
+
+
 def compile_condition(text: str) -> Condition:
     """Parse and whitelist-check a condition; returns a function of the feature mapping.
 
-    Raises ValueError naming the unknown name or operator, a syntax error, or a type error found
-    by a trial run on an empty request (e.g. ``message > 3``)."""
+    Raises ValueError naming the unknown name or operator, a syntax error, nesting deeper than
+    :data:`MAX_CONDITION_DEPTH`, or a type error found by a trial run on an empty request (e.g.
+    ``message > 3``)."""
     if not isinstance(text, str) or not text.strip():
         raise ValueError("the condition is empty")
     if len(text) > MAX_CONDITION_CHARS:
         raise ValueError(f"the condition is longer than {MAX_CONDITION_CHARS} characters")
-    try:
-        tree = ast.parse(text.strip(), mode="eval")
-    except SyntaxError as e:
-        raise ValueError(f"not a valid expression: {e.msg} at column {e.offset}") from None
-    _check(tree)
+    tree = _parsed(text.strip())
 
     def condition(env: Mapping[str, Any]) -> bool:
         return bool(_eval(tree, env))
@@ -381,7 +406,7 @@ def compile_condition(text: str) -> Condition:
 def condition_names(text: str) -> tuple[str, ...]:
     """The feature names a valid condition reads, in order of first use (for a route's reason)."""
     seen: dict[str, None] = {}
-    for node in ast.walk(ast.parse(text.strip(), mode="eval")):
+    for node in ast.walk(_parsed(text.strip())):
         if isinstance(node, ast.Name) and node.id != "message":
             seen.setdefault(node.id, None)
     return tuple(seen)

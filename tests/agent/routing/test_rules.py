@@ -300,3 +300,76 @@ def test_a_line_start_shape_never_lets_its_leading_whitespace_run_across_lines()
     assert extract_features("see\n\n    def parse(path):\n        pass").has_code
     assert extract_features("\n\n   $ ls -la").requires_shell_execution
     assert not extract_features("\n" * 5000 + " " * 5000 + "\n" * 5000).has_code
+
+
+def _compile_while_another_thread_parses(condition: str, other: str) -> list[BaseException]:
+    """Compile ``condition`` on this thread while, at the first garbage collection inside it, a
+    second thread compiles ``other`` to the end: the hand-over a collection allows on CPython 3.11
+    before 3.11.8, made certain instead of 1 run in 4. The errors either thread raised, if any."""
+    import ast
+    import gc
+    import sys
+    import threading
+
+    go, done = threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+
+    def other_thread() -> None:
+        go.wait()
+        try:
+            compile_condition(other)
+        except BaseException as e:  # reported to the test, not lost in the thread
+            errors.append(e)
+        done.set()
+
+    def in_collection(phase: str, info: dict[str, int]) -> None:
+        inside_parse = sys._getframe(1).f_code is ast.parse.__code__   # compile() is C: no frame
+        if phase == "start" and inside_parse and not go.is_set():
+            go.set()
+            done.wait(10)   # the other thread runs its whole parse here, unless it must wait for us
+
+    t = threading.Thread(target=other_thread)
+    t.start()
+    threshold = gc.get_threshold()
+    gc.callbacks.append(in_collection)
+    gc.set_threshold(1)
+    try:
+        compile_condition(condition)
+    except BaseException as e:
+        errors.append(e)
+    finally:
+        gc.set_threshold(*threshold)
+        gc.callbacks.remove(in_collection)
+        go.set()
+        t.join()
+    return errors
+
+
+def test_two_threads_compiling_conditions_never_trip_the_shared_ast_count() -> None:
+    """CPython 3.11 (before 3.11.8) counts the AST constructor's recursion in state every thread
+    shares: a collection inside one thread's ast.parse let another thread's parse reset the count,
+    and the first raised 'SystemError: AST constructor recursion depth mismatch' (the skill warm-up
+    thread's np.load header parse did it to the chat's thread, 1 run in 4 of test_repl)."""
+    long = " and ".join(f"(token_estimate > {i} or has_code)" for i in range(12))
+    assert _compile_while_another_thread_parses(long, "has_url and turn_count > 2") == []
+
+
+def test_a_condition_nested_deeper_than_the_stack_allows_is_a_value_error() -> None:
+    """500 characters of '-' or 'not' nest hundreds of levels deep: from a deep call stack ast.parse
+    or the recursive check raised RecursionError, which is not the ValueError the config's
+    validation turns into a ConfigError naming the rule."""
+    def at_depth(n: int, text: str) -> BaseException | None:
+        if n:
+            return at_depth(n - 1, text)
+        try:
+            compile_condition(text)
+        except BaseException as e:
+            return e
+        return None
+
+    import sys
+    depth = sys.getrecursionlimit() - 150
+    for text in ("-" * 494 + "1 > 0", "not " * 123 + "has_code", "1+" * 247 + "1>0"):
+        error = at_depth(depth, text)
+        assert isinstance(error, ValueError), (text[:12], error)
+        assert "nested" in str(error)

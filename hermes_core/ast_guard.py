@@ -1,0 +1,54 @@
+"""The one way hermes_core turns text into an AST: never two at once, never with a collection inside.
+
+CPython 3.11 before 3.11.8 keeps the AST constructor's recursion count in state the whole
+interpreter shares (CPython gh-106905). The constructor runs no Python code of its own, so a thread
+inside it keeps the GIL, except when one of its allocations starts a garbage collection: the
+finalizers and callbacks a collection runs are Python code, and the GIL can pass to another thread
+there. If that thread builds an AST too (a rule condition being compiled, or ``np.load`` parsing a
+``.npy`` header with ``ast.literal_eval`` on the skill warm-up thread), it resets the shared count,
+and the first thread raises ``SystemError: AST constructor recursion depth mismatch`` for a tree it
+built correctly.
+
+:func:`holding_ast` is held around every AST this package builds, and around every ``np.load``
+whose headers numpy parses: one process-wide lock, with collection held off until the block ends
+(and left off when it was off), so none of ours is interrupted and none of ours runs inside
+another of ours. Code outside hermes_core that parses on another thread is not covered.
+"""
+
+from __future__ import annotations
+
+import ast
+import gc
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+_LOCK = threading.RLock()   # re-entrant: an np.load block may hold it while a caller holds it too
+
+
+@contextmanager
+def holding_ast() -> Iterator[None]:
+    """Run the block under the process-wide AST lock with garbage collection held off."""
+    with _LOCK:
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            yield
+        finally:
+            if was_enabled:
+                gc.enable()
+
+
+def parse_expression(text: str) -> ast.Expression:
+    """``ast.parse(text, mode="eval")`` under :func:`holding_ast`.
+
+    Raises SyntaxError as ``ast.parse`` does; an expression nested too deep for the interpreter's
+    stack (RecursionError, or the SystemError the constructor raises for it) is a ValueError, so a
+    hostile condition is refused as invalid rather than escaping as a crash."""
+    try:
+        with holding_ast():
+            tree = ast.parse(text, mode="eval")
+    except (RecursionError, SystemError, MemoryError) as e:
+        raise ValueError(f"the expression is nested too deeply to parse ({type(e).__name__})") from None
+    assert isinstance(tree, ast.Expression)
+    return tree

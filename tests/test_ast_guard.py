@@ -1,0 +1,98 @@
+"""Tests of ``hermes_core/ast_guard.py``: no AST of ours is built while another of ours is, and
+none is interrupted by a garbage collection (CPython gh-106905 on 3.11 before 3.11.8)."""
+
+from __future__ import annotations
+
+import ast
+import gc
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hermes_core.agent.routing.rules import compile_condition
+from hermes_core.ast_guard import holding_ast, parse_expression
+from hermes_core.retrieval.gate_store import read_sealed, write_sealed
+
+
+def test_holding_ast_holds_collection_off_and_restores_it_as_it_was() -> None:
+    assert gc.isenabled()
+    with holding_ast():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with holding_ast():
+            pass
+        assert not gc.isenabled()   # off before: left off
+    finally:
+        gc.enable()
+
+
+def test_an_expression_too_deep_for_the_stack_is_a_value_error_not_a_crash() -> None:
+    def at_depth(n: int) -> BaseException | None:
+        if n:
+            return at_depth(n - 1)
+        try:
+            parse_expression("-" * 900 + "1")
+        except BaseException as e:
+            return e
+        return None
+
+    error = at_depth(sys.getrecursionlimit() - 100)
+    assert isinstance(error, ValueError) and "nested too deeply" in str(error)
+    with pytest.raises(SyntaxError):
+        parse_expression("1 +")
+
+
+def _in_a_thread_while_this_one_parses(work: Callable[[], object], parse: Callable[[], object]) -> object:
+    """Run ``work`` on a second thread; at the first garbage collection inside an ``ast.parse`` it
+    makes, let this thread run ``parse`` to the end: the hand-over that trips the shared count."""
+    result: list[object] = []
+    in_parse = threading.Event()
+    parsed = threading.Event()
+
+    def in_collection(phase: str, info: dict[str, int]) -> None:
+        if (phase == "start" and threading.current_thread() is not threading.main_thread()
+                and sys._getframe(1).f_code is ast.parse.__code__ and not in_parse.is_set()):
+            in_parse.set()
+            parsed.wait(10)
+
+    def worker() -> None:
+        try:
+            result.append(work())
+        except BaseException as e:
+            result.append(e)
+        in_parse.set()
+
+    threshold = gc.get_threshold()
+    gc.callbacks.append(in_collection)
+    gc.set_threshold(1)
+    try:
+        t = threading.Thread(target=worker)
+        t.start()
+        in_parse.wait(10)
+        parse()
+        parsed.set()
+        t.join()
+    finally:
+        gc.set_threshold(*threshold)
+        gc.callbacks.remove(in_collection)
+    return result[0]
+
+
+def test_a_sealed_cache_read_on_the_warm_up_thread_is_not_tripped_by_a_condition_compiled_meanwhile(
+        tmp_path: Path) -> None:
+    """np.load parses each .npy header with ast.literal_eval: on the skill warm-up thread, a
+    condition compiled on the chat's thread meanwhile made it raise SystemError, and the cache
+    read as unreadable (computed again, with a warning)."""
+    path = tmp_path / "rows.npz"
+    assert write_sealed(path, 1, {"n": 3}, {"rows": np.arange(3.0)}, "rows")
+    read = _in_a_thread_while_this_one_parses(
+        lambda: read_sealed(path, 1, "rows"),
+        lambda: compile_condition("has_url and turn_count > 2 or token_estimate < 7"))
+    assert isinstance(read, tuple), read
+    assert read[0]["n"] == 3 and read[1]["rows"].tolist() == [0.0, 1.0, 2.0]
