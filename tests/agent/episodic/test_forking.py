@@ -204,6 +204,29 @@ _DIES_AFTER_WRITING = (
     "os._exit(0)\n")
 
 
+def _other_process_rows(path: Path) -> int:
+    """How many of ``_DIES_AFTER_WRITING``'s rows the database at ``path`` holds."""
+    conn = sqlite3.connect(path)
+    try:
+        return int(conn.execute("SELECT COUNT(*) FROM meta WHERE key LIKE 'other-%'").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def _stopped_at_first_close(real: Any) -> Any:
+    """``forking.inherited`` for a child that stops itself (SIGSTOP) before its first close of
+    what it inherited: descheduled between the fork and that close for as long as the test says."""
+    stopped: list[int] = []
+
+    def stop_first(*args: Any) -> list[object]:
+        if not stopped:
+            stopped.append(1)
+            os.kill(os.getpid(), signal.SIGSTOP)
+        return list(real(*args))
+
+    return stop_first
+
+
 def test_a_child_slow_to_close_what_it_inherited_cannot_undo_another_process_s_writes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The child closes the connections it inherited (so its own take real locks). Were the
@@ -228,11 +251,7 @@ def test_a_child_slow_to_close_what_it_inherited_cannot_undo_another_process_s_w
     kid.join(JOIN_S)
     assert kid.exitcode == 0
     _check(path, {"p": 20})
-    conn = sqlite3.connect(path)
-    try:
-        assert conn.execute("SELECT COUNT(*) FROM meta WHERE key LIKE 'other-%'").fetchone() == (40,)
-    finally:
-        conn.close()
+    assert _other_process_rows(path) == 40
 
 
 def test_a_child_stopped_before_closing_what_it_inherited_neither_holds_up_the_parent_nor_undoes_writes(
@@ -241,14 +260,7 @@ def test_a_child_stopped_before_closing_what_it_inherited_neither_holds_up_the_p
     inherited: the parent's close goes on at once, the parent's close removes ``-wal``, another
     process writes and dies before its checkpoint, and the child, resumed, closes: that close
     must not checkpoint or remove the other process's ``-wal``."""
-    real = forking.inherited
-    stopped: list[int] = []
-
-    def stop_first(*args: Any) -> list[object]:
-        if not stopped:                  # in the child: stopped before its first close
-            stopped.append(1)
-            os.kill(os.getpid(), signal.SIGSTOP)
-        return real(*args)
+    stop_first = _stopped_at_first_close(forking.inherited)
 
     path = tmp_path / "sessions.db"
     store = SessionStore(path)
@@ -272,11 +284,7 @@ def test_a_child_stopped_before_closing_what_it_inherited_neither_holds_up_the_p
         kid.join(JOIN_S)
     assert kid.exitcode == 0
     _check(path, {"p": 20})
-    conn = sqlite3.connect(path)
-    try:
-        assert conn.execute("SELECT COUNT(*) FROM meta WHERE key LIKE 'other-%'").fetchone() == (40,)
-    finally:
-        conn.close()
+    assert _other_process_rows(path) == 40
 
 
 def test_a_child_resumed_after_its_file_was_replaced_leaves_the_new_file_s_wal_alone(
@@ -285,14 +293,7 @@ def test_a_child_resumed_after_its_file_was_replaced_leaves_the_new_file_s_wal_a
     than the one it inherited (replaced while the child was stopped, the parent closed): the
     lock guards nothing then, and SQLite's close must itself skip the checkpoint of a moved
     file, or it would remove the new file's ``-wal`` by name (a guard: it passed before)."""
-    real = forking.inherited
-    stopped: list[int] = []
-
-    def stop_first(*args: Any) -> list[object]:
-        if not stopped:
-            stopped.append(1)
-            os.kill(os.getpid(), signal.SIGSTOP)
-        return real(*args)
+    stop_first = _stopped_at_first_close(forking.inherited)
 
     path = tmp_path / "sessions.db"
     store = SessionStore(path)
@@ -314,11 +315,7 @@ def test_a_child_resumed_after_its_file_was_replaced_leaves_the_new_file_s_wal_a
         kid.join(JOIN_S)
     assert kid.exitcode == 0
     _check(path, {"o": 1})
-    conn = sqlite3.connect(path)
-    try:
-        assert conn.execute("SELECT COUNT(*) FROM meta WHERE key LIKE 'other-%'").fetchone() == (40,)
-    finally:
-        conn.close()
+    assert _other_process_rows(path) == 40
 
 
 @pytest.mark.skipif(not hasattr(fcntl, "F_OFD_SETLK"), reason="open-file locks are Linux's")
