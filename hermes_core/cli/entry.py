@@ -66,14 +66,14 @@ def report_unloadable(error: Exception, words: Sequence[str]) -> int:
               f"{said}; rerun with -v to see the traceback and report it", file=sys.stderr)
         sys.stderr.flush()
     except (OSError, ValueError):
-        _silence(sys.stderr)
+        silence(sys.stderr)
     if "json" in options:
         try:
             print(json.dumps({"error": f"hermes-core: internal error: {said}", "kind": "bug",
                               "exit_code": EXIT_BUG}))
             sys.stdout.flush()
         except (OSError, ValueError):
-            _silence(sys.stdout)
+            silence(sys.stdout)
     return EXIT_BUG
 
 
@@ -122,9 +122,10 @@ def _options(words: Sequence[str]) -> set[str]:
     return found
 
 
-def _silence(stream: TextIO) -> None:
+def silence(stream: TextIO) -> None:
     """Point ``stream``'s file descriptor at the null device: what it still buffers is dropped
-    there at exit instead of failing again."""
+    there at exit instead of failing again (an in-memory stream has none: nothing to do).
+    Standard library only, so :mod:`hermes_core.cli.output` shares it with this module."""
     try:
         fd = stream.fileno()
     except (AttributeError, OSError, ValueError):

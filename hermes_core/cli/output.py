@@ -14,6 +14,7 @@ import errno
 import os
 from typing import Any
 
+from hermes_core.cli.entry import silence
 from hermes_core.redact import RedactingWriter
 
 
@@ -49,15 +50,7 @@ class Output(RedactingWriter):
     def silence(self) -> None:
         """Send whatever is still buffered, now or at exit, to the null device: the flush at
         exit would fail as the last write did."""
-        try:
-            fd = self.inner.fileno()
-        except (AttributeError, OSError, ValueError):   # an in-memory stream: nothing at exit
-            return
-        null = os.open(os.devnull, os.O_WRONLY)
-        try:
-            os.dup2(null, fd)
-        finally:
-            os.close(null)
+        silence(self.inner)
 
 
 def input_stream(stdin: Any) -> Any:
