@@ -10,7 +10,7 @@ import pytest
 
 from hermes_core.agent.smart_routing import Router
 from hermes_core.config import parse_yaml
-from hermes_core.types import Message, Prompt
+from hermes_core.types import Message, Prompt, RouteDecision
 
 WINDOWS = """
 llm:
@@ -135,6 +135,15 @@ _EN_SENTENCES = ("Spring has come and the flowers in the park are blooming. ",
                  "This old city has a history of more than two thousand years. ")
 
 
+def _assert_routed(text: str, slot: str) -> RouteDecision:
+    """The table's config sends ``text`` to its ``slot`` model ("fast", "code", "default"); the
+    decision, for what else a test reads in it."""
+    routing = parse_yaml(TABLE_CONFIG).llm.routing
+    d = Router(routing).select(text)
+    assert d.model == getattr(routing, f"{slot}_model"), (slot, d.reason, d.features)
+    return d
+
+
 def _document(sentences: tuple[str, ...], chars: int) -> str:
     out, i = [], 0
     while sum(map(len, out)) < chars:
@@ -211,9 +220,7 @@ LABELLED: tuple[tuple[str, str], ...] = (
 @pytest.mark.parametrize(("text", "slot"), LABELLED,
                          ids=[f"{i}-{slot}" for i, (_, slot) in enumerate(LABELLED)])
 def test_the_labelled_requests_route_to_their_slot(text: str, slot: str) -> None:
-    routing = parse_yaml(TABLE_CONFIG).llm.routing
-    d = Router(routing).select(text)
-    assert d.model == getattr(routing, f"{slot}_model"), (slot, d.reason, d.features)
+    _assert_routed(text, slot)
 
 
 # Ordinary requests that use the words code requests use ("function", "class", "import", "run",
@@ -307,16 +314,12 @@ STILL_CODE: tuple[str, ...] = (
 
 @pytest.mark.parametrize("text", ORDINARY)
 def test_an_ordinary_request_that_uses_code_words_routes_fast(text: str) -> None:
-    routing = parse_yaml(TABLE_CONFIG).llm.routing
-    d = Router(routing).select(text)
-    assert d.model == routing.fast_model, (d.reason, d.features)
+    _assert_routed(text, "fast")
 
 
 @pytest.mark.parametrize("text", STILL_CODE)
 def test_a_request_for_code_in_plain_words_routes_to_code(text: str) -> None:
-    routing = parse_yaml(TABLE_CONFIG).llm.routing
-    d = Router(routing).select(text)
-    assert d.model == routing.code_model, (d.reason, d.features)
+    _assert_routed(text, "code")
 
 
 # --------------------------------------------------------------------------- difficulty
@@ -436,17 +439,13 @@ SHORT_ORDINARY: tuple[str, ...] = (
 
 @pytest.mark.parametrize("text", HARD)
 def test_a_short_request_that_needs_reasoning_routes_to_the_default_model(text: str) -> None:
-    routing = parse_yaml(TABLE_CONFIG).llm.routing
-    d = Router(routing).select(text)
-    assert d.model == routing.default_model, (d.reason, d.features)
+    d = _assert_routed(text, "default")
     assert d.features["needs_reasoning"] and d.features["reasoning_cue"] in d.reason
 
 
 @pytest.mark.parametrize("text", SHORT_ORDINARY)
 def test_a_short_everyday_request_stays_fast(text: str) -> None:
-    routing = parse_yaml(TABLE_CONFIG).llm.routing
-    d = Router(routing).select(text)
-    assert d.model == routing.fast_model, (d.reason, d.features)
+    _assert_routed(text, "fast")
 
 
 def test_the_difficulty_tables_are_large_enough_to_weigh_both_sides() -> None:
@@ -476,9 +475,7 @@ CUE_LIMITS: tuple[tuple[str, str], ...] = (
 
 @pytest.mark.parametrize(("text", "slot"), CUE_LIMITS)
 def test_what_cue_words_can_and_cannot_tell_is_pinned(text: str, slot: str) -> None:
-    routing = parse_yaml(TABLE_CONFIG).llm.routing
-    d = Router(routing).select(text)
-    assert d.model == getattr(routing, f"{slot}_model"), (slot, d.reason, d.features)
+    _assert_routed(text, slot)
 
 
 # --------------------------------------------------------------------------- Japanese
@@ -517,9 +514,7 @@ JAPANESE: tuple[tuple[str, str], ...] = (
 @pytest.mark.parametrize(("text", "slot"), JAPANESE)
 def test_a_japanese_request_routes_by_the_same_features_as_a_chinese_one(text: str,
                                                                        slot: str) -> None:
-    routing = parse_yaml(TABLE_CONFIG).llm.routing
-    d = Router(routing).select(text)
-    assert d.model == getattr(routing, f"{slot}_model"), (slot, d.reason, d.features)
+    _assert_routed(text, slot)
 
 
 # --------------------------------------------------------------------------- language names that are words
@@ -569,16 +564,12 @@ WORD_LANGUAGE_ORDINARY: tuple[str, ...] = (
 
 @pytest.mark.parametrize("text", WORD_LANGUAGE_CODE)
 def test_a_language_named_by_an_ordinary_word_counts_in_a_code_context(text: str) -> None:
-    routing = parse_yaml(TABLE_CONFIG).llm.routing
-    d = Router(routing).select(text)
-    assert d.model == routing.code_model, (d.reason, d.features)
+    _assert_routed(text, "code")
 
 
 @pytest.mark.parametrize("text", WORD_LANGUAGE_ORDINARY)
 def test_a_language_name_used_as_an_ordinary_word_stays_fast(text: str) -> None:
-    routing = parse_yaml(TABLE_CONFIG).llm.routing
-    d = Router(routing).select(text)
-    assert d.model == routing.fast_model, (d.reason, d.features)
+    _assert_routed(text, "fast")
 
 
 # --------------------------------------------------------------------------- 解释这个函数
@@ -599,9 +590,7 @@ EXPLAIN_FUNCTION: tuple[tuple[str, str], ...] = (
 @pytest.mark.parametrize(("text", "slot"), EXPLAIN_FUNCTION)
 def test_explaining_this_function_is_code_unless_the_message_is_school_maths(
         text: str, slot: str) -> None:
-    routing = parse_yaml(TABLE_CONFIG).llm.routing
-    d = Router(routing).select(text)
-    assert d.model == getattr(routing, f"{slot}_model"), (d.reason, d.features)
+    _assert_routed(text, slot)
 
 
 # --------------------------------------------------------------------------- the reason says why
