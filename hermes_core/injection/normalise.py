@@ -536,7 +536,8 @@ def views(text: str) -> Views:
         phrase.append(unbroken(folded))
     readings = tuple(apostrophes(r) for r in greek_readings(text, plain))
     for read in readings:
-        phrase += [read, flat(read), despaced(flat(read))]
+        read_joined = flat(read)
+        phrase += [read, read_joined, despaced(read_joined)]
     shown_lines = apostrophes(fold(rendered(text))) if has_markup(text) else ""
     shown = flat(shown_lines)
     if shown:
