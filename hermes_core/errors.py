@@ -32,7 +32,14 @@ class HermesError(Exception):
         a store's error (path, reason) or NoCredentialAvailable (provider) cannot take. The
         message, the attributes and any note are redacted on the way: the pickle goes to
         another process, a queue or a result store."""
-        return (_unpickled, (type(self), _scrubbed(self.args), _scrubbed(vars(self))))
+        return _reduced(self)
+
+
+def _reduced(error: BaseException) -> tuple[Any, ...]:
+    """``error`` pickled as :func:`_unpickled` rebuilds it, its arguments and attributes
+    redacted (:func:`_scrubbed`)."""
+    return (_unpickled, (type(error), _scrubbed(error.args),
+                         _scrubbed(getattr(error, "__dict__", {}))))
 
 
 def _unpickled(cls: type[BaseException], args: tuple[Any, ...],
@@ -55,8 +62,7 @@ class _Held:
         self.error = error
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_unpickled, (type(self.error), _scrubbed(self.error.args),
-                             _scrubbed(getattr(self.error, "__dict__", {}))))
+        return _reduced(self.error)
 
 
 def _scrubbed(value: Any, depth: int = 0) -> Any:

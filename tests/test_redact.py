@@ -14,6 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +26,7 @@ from hermes_core.providers.openai import OpenAIProvider
 from hermes_core.redact import (
     RedactingFilter,
     Redactor,
+    clip,
     looks_like_secret,
     redact,
     redact_headers,
@@ -315,8 +317,6 @@ def test_a_handler_attached_after_the_agent_never_sees_an_echoed_secret(
 
 @pytest.mark.parametrize("at", [0, 5, 20, 59])
 def test_clip_redacts_before_it_cuts(at: int) -> None:
-    from hermes_core.redact import clip
-
     key, plain = "sk-proj-Abc123Def456Ghi789Jkl0Mno", "correct-horse-battery-staple-42"
     for secret, extra in ((key, ()), (plain, (plain,))):
         out = clip("y" * at + secret + " tail", 60, extra)
@@ -482,15 +482,10 @@ def test_text_redact_scrubbed_of_a_known_key_is_told_from_text_that_never_held_o
     assert not shows_a_redacted_key("token [key-xyz] and [REDACTED-ish] words")
 
 
-_MARKERS = ("[REDACTED]", "[key-")
-
-
 @pytest.mark.parametrize("before", range(88, 101))
 def test_clip_never_cuts_inside_a_redaction_marker(before: int) -> None:
     """A key redacted just before the cut was shown as "[REDA" or "[key-3f": a marker cut in
     two, which reads as text of the error rather than the key's place."""
-    from hermes_core.redact import clip
-
     configured = "correct-horse-battery-staple-42"
     for secret, extra in (("sk-proj-Abc123Def456Ghi789Jkl0Mno", ()), (configured, (configured,))):
         out = clip("y" * before + secret + " tail", 100, extra)
@@ -505,8 +500,6 @@ def test_clip_never_cuts_a_character_as_a_person_sees_it(cluster: str) -> None:
     """An accent without its letter, half a flag, a ZWJ emoji without its second half, a
     Devanagari conjunct cut after its virama: the cut kept a code point of a character and not
     the rest. The shown head ends before the character instead."""
-    from hermes_core.redact import clip
-
     for at in range(96, 100):
         out = clip("a" * at + cluster + "b" * 20, 100)
         assert out in ("a" * at, "a" * at + cluster + "b" * (100 - at - len(cluster))), (at, out)
@@ -518,10 +511,6 @@ def test_clip_never_cuts_a_character_as_a_person_sees_it(cluster: str) -> None:
                 max_size=40).map("".join), st.integers(min_value=1, max_value=120))
 def test_clip_is_a_head_of_the_redacted_text_ending_between_characters(text: str,
                                                                        limit: int) -> None:
-    import regex
-
-    from hermes_core.redact import clip
-
     whole = redact(text)
     out = clip(text, limit)
     assert len(out) <= limit and whole.startswith(out)
@@ -534,8 +523,6 @@ def test_clip_never_shows_a_key_cut_at_the_raw_edge_when_markers_shortened_the_k
     """clip redacted only the first limit + 1,024 characters: a run of long configured keys, each
     replaced by a 16-character marker, shrank that head under the limit, and the key the raw edge
     cut in half (no key to redact any more) came into view."""
-    from hermes_core.redact import clip
-
     keys = [("Horse7battery.Staple-" * 5)[:-2] + f"{i:02d}" for i in range(40)]
     text = "keys: " + " ".join(keys) + " end"
     for limit in (200, 300, 1000):
@@ -548,8 +535,6 @@ def test_clip_does_not_step_back_into_a_marker_an_accent_follows() -> None:
     """A combining accent after a key makes '[REDACTED]' + accent one grapheme cluster: a cut
     just after the marker moved back to that cluster's start, inside the marker ('...[REDACTED').
     Found by hypothesis now and then in test_clip_is_a_head_of_the_redacted_text_..."""
-    from hermes_core.redact import clip
-
     text = "before sk-proj-Abc123Def456Ghi789Jkl0Mno" + "e\u0301" + " after"
     whole = redact(text)
     at = whole.index("]") + 1

@@ -218,7 +218,7 @@ def greek_readings(text: str, plain: str | None = None) -> tuple[str, ...]:
     1 MB paragraph of Greek look-alikes is not folded a second time)."""
     if not _GREEK_BEFORE_NFKC.search(text):
         return ()   # the common case, decided without normalising the text a second time
-    text = _IGNORABLE.sub("", unicodedata.normalize("NFKC", decode_tags(text)))
+    text = _revealed(text)
     if not _GREEK.search(text):
         return ()
     pieces = [piece for p in _PARAGRAPH_BREAK.split(text) for piece in _disguised_pieces(p)]
@@ -233,6 +233,13 @@ def greek_readings(text: str, plain: str | None = None) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _revealed(text: str) -> str:
+    """NFKC, hidden tag text revealed, default-ignorable code points removed: the first step of
+    :func:`fold`, of :func:`unfolded`, and of :func:`greek_readings` (which needs it to decide
+    whether it has anything to read)."""
+    return _IGNORABLE.sub("", unicodedata.normalize("NFKC", decode_tags(text)))
+
+
 def fold(text: str) -> str:
     """NFKC, hidden tag text revealed, default-ignorable code points removed, Latin look-alikes
     folded to ASCII, lower case. Line breaks are kept, so lines still map to the source.
@@ -245,7 +252,7 @@ def fold(text: str) -> str:
     paragraph whose letters are mostly Latin (the script of its neighbours says it is a disguise);
     in a paragraph mostly in Greek or Cyrillic it is left as it is, so ordinary Greek or Russian
     text, Latin product names and all, is never read as English."""
-    text = _IGNORABLE.sub("", unicodedata.normalize("NFKC", decode_tags(text)))
+    text = _revealed(text)
     if _OTHER_ALPHABET.search(text):
         text = "".join(_ANY_WORD.sub(_whole_in_latin if _mostly_latin(part) else _in_latin, part)
                        for part in _PARAGRAPH_BREAK.split(text))
@@ -505,7 +512,7 @@ def unfolded(text: str) -> str:
     but no letter turned into a Latin look-alike. Inside a word that holds a Cyrillic letter a
     Latin look-alike goes the other way ("игнoрируй" with a Latin "o"), and Arabic is read without
     its optional marks."""
-    text = _IGNORABLE.sub("", unicodedata.normalize("NFKC", decode_tags(text))).casefold()
+    text = _revealed(text).casefold()
     if _CYRILLIC.search(text):
         to_cyrillic = _to_cyrillic()
         text = _CYRILLIC_WORD.sub(lambda m: m.group().translate(to_cyrillic), text)
@@ -536,7 +543,8 @@ def views(text: str) -> Views:
         phrase.append(unbroken(folded))
     readings = tuple(apostrophes(r) for r in greek_readings(text, plain))
     for read in readings:
-        phrase += [read, flat(read), despaced(flat(read))]
+        read_joined = flat(read)
+        phrase += [read, read_joined, despaced(read_joined)]
     shown_lines = apostrophes(fold(rendered(text))) if has_markup(text) else ""
     shown = flat(shown_lines)
     if shown:

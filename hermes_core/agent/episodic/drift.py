@@ -79,6 +79,11 @@ def ensure(conn: sqlite3.Connection) -> None:
     rehome(conn)
 
 
+def _low_rowids(conn: sqlite3.Connection) -> bool:
+    """Whether a session sits at a rowid below 1, where :func:`rehome` moves it from."""
+    return conn.execute("SELECT 1 FROM sessions WHERE rowid < 1 LIMIT 1").fetchone() is not None
+
+
 def rehome(conn: sqlite3.Connection, rows: int = REPAIR_ROWS) -> int:
     """Move up to ``rows`` sessions another tool inserted at a rowid below 1 to new rowids (an
     ``INSERT`` without one: SQLite's next free rowid); the number moved.
@@ -90,7 +95,7 @@ def rehome(conn: sqlite3.Connection, rows: int = REPAIR_ROWS) -> int:
     the new one, which the heal that follows re-derives. The session's id, text and stamp stay;
     only the rowid, which no caller sees, changes. A lookup on the rowid's B-tree: free when
     there is none (every archive hermes-core wrote)."""
-    if conn.execute("SELECT 1 FROM sessions WHERE rowid < 1 LIMIT 1").fetchone() is None:
+    if not _low_rowids(conn):
         return 0
     names = [r[1] for r in conn.execute("PRAGMA table_info(sessions)") if not r[5]]  # no key
     cols = ", ".join(f'"{n}"' for n in names)
@@ -239,7 +244,7 @@ def _step(conn: sqlite3.Connection, segment: Segment) -> bool:
         still = _apart(conn)
         if still is not None:
             # sessions below rowid 1 disagree until an open moves them (:func:`rehome`): not damage
-            low = conn.execute("SELECT 1 FROM sessions WHERE rowid < 1 LIMIT 1").fetchone()
+            low = _low_rowids(conn)
             log.log(logging.INFO if low else logging.WARNING,
                     "memory index still disagrees with the sessions after a full check "
                     "(sessions less indexed: %s); %s", still,
