@@ -72,8 +72,7 @@ def parser_id() -> str:
     fns: list[Any] = [*_functions(skill_parser), *_functions(sys.modules[__name__])]
     fns += [m.fget if isinstance(m, property) else m for _, m in sorted(vars(Skill).items())
             if isinstance(m, property) or inspect.isfunction(m)]
-    consts = {k: v.pattern if isinstance(v, re.Pattern) else sorted(v.items()) if isinstance(v, dict) else v
-              for k, v in vars(skill_parser).items() if k.lstrip("_").isupper()
+    consts = {k: v for k, v in vars(skill_parser).items() if k.lstrip("_").isupper()
               and isinstance(v, int | float | str | tuple | frozenset | dict | re.Pattern)}
     listed = "\x00".join(f"{k}={stable_repr(v)}" for k, v in sorted(consts.items()))
     fields = [(f.name, str(f.type), f.init) for f in dataclasses.fields(Skill)]
