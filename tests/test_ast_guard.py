@@ -9,6 +9,7 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -96,3 +97,28 @@ def test_a_sealed_cache_read_on_the_warm_up_thread_is_not_tripped_by_a_condition
         lambda: compile_condition("has_url and turn_count > 2 or token_estimate < 7"))
     assert isinstance(read, tuple), read
     assert read[0]["n"] == 3 and read[1]["rows"].tolist() == [0.0, 1.0, 2.0]
+
+
+
+def test_the_query_adapter_is_read_under_the_ast_guard(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """load_adapter's np.load parses .npy headers with ast.literal_eval, as a sealed cache read
+    does, so it is held under :func:`holding_ast` too (collection off, the lock held): outside it,
+    a condition compiled on another thread meanwhile could make it raise SystemError and the
+    adapter would be dropped (the plain model served, with a warning)."""
+    from hermes_core.retrieval import adapter
+
+    path = tmp_path / "adapter.npz"
+    np.savez(path, model_id=np.array("test:hashing"), a=np.zeros((8, 2), dtype=np.float32),
+             b=np.zeros((2, 8), dtype=np.float32))
+    guarded: list[bool] = []
+    real_load = np.load
+
+    def load(*args: Any, **kwargs: Any) -> Any:
+        guarded.append(not gc.isenabled())
+        return real_load(*args, **kwargs)
+
+    monkeypatch.setattr(adapter.np, "load", load)
+    got = adapter.load_adapter(path)
+    assert got is not None and got.model_id == "test:hashing"
+    assert guarded == [True]

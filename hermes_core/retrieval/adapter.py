@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from hermes_core.ast_guard import holding_ast
+
 log = logging.getLogger(__name__)
 
 #: the shipped weights (see ``ADAPTER_LICENSE.md`` beside them for provenance and licences)
@@ -64,7 +66,7 @@ def load_adapter(path: str | os.PathLike[str] | None = None) -> QueryAdapter | N
     file is missing or is not a well-formed, finite pair of matching matrices."""
     p = Path(path) if path is not None else DEFAULT_WEIGHTS
     try:
-        with np.load(p, allow_pickle=False) as z:
+        with holding_ast(), np.load(p, allow_pickle=False) as z:   # .npy headers: ast
             model_id = str(z["model_id"][()])
             a = np.asarray(z["a"], dtype=np.float32)
             b = np.asarray(z["b"], dtype=np.float32)

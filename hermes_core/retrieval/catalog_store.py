@@ -45,7 +45,7 @@ import numpy as np
 from hermes_core.retrieval import cache_sweep
 from hermes_core.retrieval import skills as skill_parser
 from hermes_core.retrieval.catalog_memo import LastRead, ParsedLine
-from hermes_core.retrieval.gate_store import blob_texts, read_checked, text_blob, write_sealed
+from hermes_core.retrieval.gate_store import blob_texts, read_checked, texts_blob, write_sealed
 from hermes_core.retrieval.text_key_store import builders_id, stable_repr
 from hermes_core.types import Skill
 
@@ -72,8 +72,7 @@ def parser_id() -> str:
     fns: list[Any] = [*_functions(skill_parser), *_functions(sys.modules[__name__])]
     fns += [m.fget if isinstance(m, property) else m for _, m in sorted(vars(Skill).items())
             if isinstance(m, property) or inspect.isfunction(m)]
-    consts = {k: v.pattern if isinstance(v, re.Pattern) else sorted(v.items()) if isinstance(v, dict) else v
-              for k, v in vars(skill_parser).items() if k.lstrip("_").isupper()
+    consts = {k: v for k, v in vars(skill_parser).items() if k.lstrip("_").isupper()
               and isinstance(v, int | float | str | tuple | frozenset | dict | re.Pattern)}
     listed = "\x00".join(f"{k}={stable_repr(v)}" for k, v in sorted(consts.items()))
     fields = [(f.name, str(f.type), f.init) for f in dataclasses.fields(Skill)]
@@ -90,10 +89,6 @@ def catalog_file(cache_dir: str | os.PathLike[str], catalog: str) -> Path:
     """Where the lines of ``catalog`` (a path as read) are saved."""
     name = hashlib.sha256(catalog.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return Path(cache_dir) / "catalogs" / f"{name}.npz"
-
-
-def _columns(values: Sequence[str]) -> tuple[np.ndarray, list[int]]:
-    return text_blob("".join(values)), [len(v) for v in values]
 
 
 def save_lines(path: Path, catalog: str, lines: Sequence[tuple[bytes, ParsedLine]]) -> bool:
@@ -117,14 +112,14 @@ def save_lines(path: Path, catalog: str, lines: Sequence[tuple[bytes, ParsedLine
         for group in (s.triggers, s.synonyms, s.tags, s.platforms, s.allowed_tools, parsed.notes):
             counts.append(len(group))
             items.extend(group)
-    text_arr, text_lengths = _columns(texts)
-    item_arr, item_lengths = _columns(items)
+    text_arr, text_lengths = texts_blob(texts)
+    item_arr, item_lengths = texts_blob(items)
     n = len(kept)
     arrays: dict[str, np.ndarray] = {
         "lines": np.frombuffer(b"".join(kept), dtype=np.uint8),
         "line_lengths": np.asarray([len(b) for b in kept], dtype=np.int64),
-        "texts": text_arr, "text_lengths": np.asarray(text_lengths, dtype=np.int64).reshape(n, len(TEXTS)),
-        "items": item_arr, "item_lengths": np.asarray(item_lengths, dtype=np.int64),
+        "texts": text_arr, "text_lengths": text_lengths.reshape(n, len(TEXTS)),
+        "items": item_arr, "item_lengths": item_lengths,
         "counts": np.asarray(counts, dtype=np.int64).reshape(n, len(LISTS)),
         "absent": np.asarray(absent, dtype=np.uint8).reshape(n, 2),
     }
@@ -149,8 +144,7 @@ def _decoded(a: dict[str, np.ndarray]) -> dict[bytes, ParsedLine]:
             or text_lengths.shape != (n, len(TEXTS))
             or counts.shape != (n, len(LISTS)) or absent.shape != (n, 2)
             or text_lengths.dtype != np.int64 or counts.dtype != np.int64 or (counts < 0).any()
-            or a["item_lengths"].ndim != 1 or a["item_lengths"].dtype != np.int64
-            or int(counts.sum()) != len(a["item_lengths"])):
+            or int(counts.sum()) != len(a["item_lengths"])):   # their shape and dtype: blob_texts
         raise ValueError("arrays of different lengths")
     texts = blob_texts(a["texts"], text_lengths.reshape(-1))
     items = blob_texts(a["items"], a["item_lengths"])

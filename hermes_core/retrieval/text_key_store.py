@@ -47,16 +47,6 @@ MIN_NEW = 64   # skills derived or dropped since the last read or write before i
 _SEP = "\x00"  # in no key (hex digests with a prefix)
 
 
-def stable_repr(value: object) -> str:
-    """``repr(value)`` with every set's items in sorted order: a set of strings lists them in
-    the order of the process's string hashing, which differs from one process to the next."""
-    if isinstance(value, frozenset | set):
-        return "{" + ", ".join(sorted(stable_repr(v) for v in value)) + "}"
-    if isinstance(value, tuple):
-        return "(" + ", ".join(stable_repr(v) for v in value) + ",)"
-    return repr(value)
-
-
 def _code_id(code: types.CodeType, h: Any) -> None:
     h.update(code.co_code)
     for c in code.co_consts:   # a nested function's code by its own bytes, never its address
@@ -67,15 +57,17 @@ def _code_id(code: types.CodeType, h: Any) -> None:
     h.update(repr(code.co_names).encode())
 
 
-def default_repr(value: object) -> str:
-    """A default argument's value as the same text in every process: plain values by
-    :func:`stable_repr`, a function by its name and code (a dataclass field's ``default_factory``
-    is often a lambda), a class by its name, anything else by its type (its ``repr`` may hold its
+def stable_repr(value: object) -> str:
+    """``value`` as the same text in every process, for a fingerprint: plain values by ``repr``, a
+    set's items and a dict's entries in sorted order (a set of strings lists them in the order of
+    the process's string hashing, which differs from one process to the next), a function by its
+    name and code (a dataclass field's ``default_factory`` is often a lambda), a pattern by its
+    text and flags, a class by its name, anything else by its type (its ``repr`` may hold its
     address, which would change the fingerprint at every start)."""
     if value is None or isinstance(value, bool | int | float | complex | str | bytes):
         return repr(value)
     if isinstance(value, tuple | list | frozenset | set):
-        inner = [default_repr(v) for v in value]
+        inner = [stable_repr(v) for v in value]
         if isinstance(value, tuple | list):
             return f"({', '.join(inner)},)" if isinstance(value, tuple) else f"[{', '.join(inner)}]"
         return "{" + ", ".join(sorted(inner)) + "}"
@@ -84,7 +76,7 @@ def default_repr(value: object) -> str:
         _code_id(value.__code__, code)
         return f"{value.__module__}.{value.__qualname__}:{code.hexdigest()}"
     if isinstance(value, dict):
-        items = sorted(f"{default_repr(k)}: {default_repr(v)}" for k, v in value.items())
+        items = sorted(f"{stable_repr(k)}: {stable_repr(v)}" for k, v in value.items())
         return "{" + ", ".join(items) + "}"
     if isinstance(value, re.Pattern):
         return f"re({value.pattern!r}, {value.flags})"
@@ -105,8 +97,8 @@ def builders_id(functions: Sequence[Callable[..., Any]]) -> str:
         h.update(f"\x00{f.__module__}.{f.__qualname__}\x00".encode())
         _code_id(f.__code__, h)
         cells = tuple(_cell(c) for c in f.__closure__ or ())
-        defaults = (default_repr(f.__defaults__ or ()), default_repr(f.__kwdefaults__ or {}),
-                    default_repr(cells))
+        defaults = (stable_repr(f.__defaults__ or ()), stable_repr(f.__kwdefaults__ or {}),
+                    stable_repr(cells))
         h.update("\x00".join(defaults).encode("utf-8", "surrogatepass"))
     return h.hexdigest()
 

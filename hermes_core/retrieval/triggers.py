@@ -60,6 +60,13 @@ def _compiled(pattern: str) -> regex.Pattern[str]:
     return regex.compile(pattern, regex.DOTALL)
 
 
+def _bounded(q: str, start: int, end: int, left: bool, right: bool) -> bool:
+    """Whether ``q[start:end + 1]`` respects a trigger's word boundaries: no spaced-script word
+    character just before it when ``left``, none just after it when ``right``."""
+    return ((not left or start == 0 or not _is_word(q[start - 1]))
+            and (not right or end + 1 == len(q) or not _is_word(q[end + 1])))
+
+
 def normalize(text: str) -> str:
     """The tokenizer's normalisation (NFKC, case-folded, Latin accents dropped), so a trigger
     written ``résumé`` fires on ``resume`` as BM25 would match it."""
@@ -96,8 +103,7 @@ class _Rule:
         n = len(self.norm)
         pos = q.find(self.norm)
         while pos != -1:
-            if ((not self.left_bound or pos == 0 or not _is_word(q[pos - 1]))
-                    and (not self.right_bound or pos + n == len(q) or not _is_word(q[pos + n]))):
+            if _bounded(q, pos, pos + n - 1, self.left_bound, self.right_bound):
                 return pos
             pos = q.find(self.norm, pos + 1)
         return -1
@@ -299,7 +305,6 @@ class TriggerIndex:
         if not query or not self._rules or self._automaton is None:
             return []
         q = normalize(query)
-        n = len(q)
         tier1: dict[int, int] = {}     # rule -> first position where it matches whole
         found_segments: set[str] = set()
         for end, (key, length, left, right, rule_ids, is_segment) in self._automaton.iter(q):
@@ -308,17 +313,14 @@ class TriggerIndex:
             if not rule_ids:
                 continue
             start = end - length + 1
-            if (left and start > 0 and _is_word(q[start - 1])) or (
-                    right and end + 1 < n and _is_word(q[end + 1])):
-                continue
-            for i in rule_ids:
-                tier1.setdefault(i, start)
+            if _bounded(q, start, end, left, right):
+                for i in rule_ids:
+                    tier1.setdefault(i, start)
         if self._written is not None and has_cjk(query):
             qw = normalize_text(query, fold=False)
             for end, (length, left, right, rule_ids) in self._written.iter(qw):
                 start = end - length + 1
-                if not ((left and start > 0 and _is_word(qw[start - 1]))
-                        or (right and end + 1 < len(qw) and _is_word(qw[end + 1]))):
+                if _bounded(qw, start, end, left, right):
                     for i in rule_ids:
                         tier1.setdefault(i, start)
         found: dict[int, TriggerHit] = {
