@@ -122,3 +122,26 @@ def test_the_query_adapter_is_read_under_the_ast_guard(tmp_path: Path,
     got = adapter.load_adapter(path)
     assert got is not None and got.model_id == "test:hashing"
     assert guarded == [True]
+
+
+@pytest.mark.parametrize("module, model", [("learned", "LearnedScorer"), ("semantic", "SemanticModel")])
+def test_the_injection_models_are_read_under_the_ast_guard(module: str, model: str,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The learned scorer and the e5 stage load on first use, which may be on a warm-up thread:
+    their np.load parses .npy headers with ast.literal_eval, so it is held under
+    :func:`holding_ast` as the retrieval caches' reads are."""
+    import importlib
+    from importlib import resources
+
+    mod = importlib.import_module(f"hermes_core.injection.{module}")
+    guarded: list[bool] = []
+    real_load = np.load
+
+    def load(*args: Any, **kwargs: Any) -> Any:
+        guarded.append(not gc.isenabled())
+        return real_load(*args, **kwargs)
+
+    monkeypatch.setattr(mod.np, "load", load)
+    with resources.as_file(resources.files("hermes_core").joinpath("data", mod.MODEL_FILE)) as path:
+        got = getattr(mod, model).from_file(path)
+    assert got is not None and guarded == [True]

@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from hermes_core.ast_guard import holding_ast
 from hermes_core.types import clean_text
 
 log = logging.getLogger(__name__)
@@ -179,7 +180,7 @@ class LearnedScorer:
 
     @classmethod
     def from_file(cls, path: Any) -> LearnedScorer:
-        with np.load(path, allow_pickle=False) as z:
+        with holding_ast(), np.load(path, allow_pickle=False) as z:   # .npy headers: ast
             if int(z["format"]) != FORMAT:
                 raise ValueError(f"unknown scorer format {int(z['format'])}")
             indices = z["indices"].astype(np.int64)

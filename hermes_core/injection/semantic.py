@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from hermes_core.ast_guard import holding_ast
 from hermes_core.injection.learned import (
     LearnedScorer,
     default_scorer,
@@ -94,7 +95,7 @@ class SemanticModel:
 
     @classmethod
     def from_file(cls, path: Any) -> SemanticModel:
-        with np.load(path, allow_pickle=False) as z:
+        with holding_ast(), np.load(path, allow_pickle=False) as z:   # .npy headers: ast
             if int(z["format"]) != FORMAT or str(z["embedder"]) != EMBEDDER:
                 raise ValueError("unknown semantic scorer format")
             weights = z["weights"].astype(np.float32)
