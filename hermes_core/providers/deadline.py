@@ -409,8 +409,8 @@ class _Decoded:
         self._barren = 0   # bytes fed since the last that inflated to something
 
     def pieces(self, chunk: bytes) -> Iterator[bytes]:
-        for at in range(0, len(chunk), _FED) if len(chunk) > _FED else (0,):
-            fed = chunk[at:at + _FED] if len(chunk) > _FED else chunk
+        for at in range(0, len(chunk) or 1, _FED):   # an empty chunk is fed too, as before
+            fed = chunk[at:at + _FED]
             gave = False
             for piece in self._decoder.decode(fed):
                 gave = gave or bool(piece)

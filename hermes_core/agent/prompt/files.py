@@ -303,8 +303,7 @@ def _decode(raw: bytes) -> tuple[str, str | None]:
         raise _Skip(f"{e}; skipped" + ("; save it as UTF-8" if "valid" in str(e) else "")) from None
 
 
-_UNIT = {"utf-8": 1, "utf-16-le": 2, "utf-16-be": 2, "utf-32-le": 4, "utf-32-be": 4,
-         "utf_16_le": 2, "utf_16_be": 2, "utf_32_le": 4, "utf_32_be": 4}
+_UNIT = {"utf-8": 1, "utf-16-le": 2, "utf-16-be": 2, "utf-32-le": 4, "utf-32-be": 4}
 
 
 def _huge_codec(head_bytes: bytes, tail_bytes: bytes) -> tuple[str, int, str | None]:
@@ -351,7 +350,7 @@ def _read_huge(fh: _BinaryFile, size: int, cap: int) -> tuple[str, str | None]:
     fh.seek(start)
     tail_bytes = fh.read(size - start)   # to where the stat said it ended: it may be growing
     codec, skip, guessed = _huge_codec(head_bytes, tail_bytes)
-    unit = _UNIT.get(codec, 1)
+    unit = _UNIT.get(codecs.lookup(codec).name, 1)   # a guess spells it utf_16_le
     if skip:
         drop = (start - skip) % unit    # the mark shifted the code units
         tail_bytes = tail_bytes[(unit - drop) % unit:]

@@ -21,11 +21,11 @@ from typing import Any
 from hermes_core.redact import redact
 
 
-def read(fn: Callable[..., Any], localns: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def read(fn: Callable[..., Any], names: Mapping[str, Any]) -> dict[str, Any]:
     """``fn``'s hints with their extras (``Annotated`` bounds kept), each name looked up in
-    ``localns``, then ``fn``'s closure, then its module; raises ``ValueError`` naming the first
-    parameter whose hint cannot be resolved."""
-    names = local_names(fn, localns)
+    ``names`` (:func:`local_names`: ``localns`` over ``fn``'s closure; the caller reads a
+    TypedDict's keys with them too), then ``fn``'s module; raises ``ValueError`` naming the
+    first parameter whose hint cannot be resolved."""
     try:
         return typing.get_type_hints(fn, localns=names or None, include_extras=True)
     except Exception as whole:   # each hint alone, to name the one at fault

@@ -397,12 +397,13 @@ def _build(fn: Callable[..., Any], name: str | None, description: str | None,
     tool_name: str = name or own_name
     _check_options(tool_name, timeout_s)
     words = docstrings.read(doc)
+    names = local_names(hinted, localns)   # the closure and localns=, for a TypedDict's keys too
     try:
         # with the extras: ``Annotated[int, Field(ge=1)]`` keeps its bound and description
-        hints = read_hints(hinted, localns)
+        hints = read_hints(hinted, names)
     except ValueError as e:   # a forward reference that does not resolve
         raise ToolDefinitionError(f"tool {tool_name!r}: {e}") from None
-    hints = _portable(tool_name, hints, local_names(hinted, localns))   # typing.TypedDict, 3.11
+    hints = _portable(tool_name, hints, names)   # typing.TypedDict, 3.11
     fields: dict[str, Any] = {}
     renamed: list[tuple[str, str]] = []
     signature = inspect.signature(fn).parameters
