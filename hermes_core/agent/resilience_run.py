@@ -159,7 +159,7 @@ class _Run:
         if "system" in prompt.tokens:
             sent = replan_cache(prompt, self.loop.settings, provider_kind=key[0], model=cand.model)
         sent = scrub_prompt(sent, self.loop.settings.redactor(),
-                            getattr(self.loop, "scrub_memo", None))
+                            self.loop.scrub_memo)
         self._plans[key] = (prompt, sent)
         return sent
 
