@@ -72,7 +72,7 @@ def query_terms(text: str, *, limit: int = MAX_QUERY_TERMS) -> list[str]:
     no word of a query (1️⃣ is not "1").
     """
     if len(text) > MAX_QUERY_CHARS:
-        cut = text[:MAX_QUERY_CHARS]
+        cut = text[:_grapheme_end(text, MAX_QUERY_CHARS)]   # never inside an emoji or keycap
         space = max(cut.rfind(" "), cut.rfind("\n"))
         text = cut[:space] if space > MAX_QUERY_CHARS // 2 else cut  # no half word at the end
     seen: dict[str, None] = {}
