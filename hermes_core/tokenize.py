@@ -319,7 +319,8 @@ def tokenize(text: str, *, split_camel: bool = True, fold: bool = True,
 #: ``TOKENIZER_VERSION`` change). 2: an identifier split into parts is also indexed whole.
 #: 3: symbols are indexed as terms (:func:`symbol_terms`). 4: an emoji sequence (a grapheme
 #: cluster) is one term, and a run of punctuation is a term in a text with words too.
-SEGMENT_VERSION = 4
+#: 5: a keycap is a term; a toned or gendered emoji is indexed by its base's term too.
+SEGMENT_VERSION = 5
 
 #: What a symbol's term starts with: letters and a hex number, which unicode61 keeps whole and
 #: no word the tokenizer makes is (its words are split from their digits; an identifier kept
@@ -338,11 +339,21 @@ MAX_RUN_MARKS = 8
 # Flags are paired here, left to right from a run's start as \X pairs them: \X counts the run
 # before each one (a 120,000-character run of flags took 12 s).
 _FLAG = "[\U0001F1E6-\U0001F1FF]{2}"
-_SYMBOL = regex.compile(f"(?V1){_FLAG}|(?=\\p{{So}})\\X|([[\\p{{P}}\\p{{S}}]--\\p{{So}}]+)")
-_SYMBOL_OR_RUN = regex.compile(f"(?V1){_FLAG}|(?=\\p{{So}})\\X|([[\\p{{P}}\\p{{S}}]--\\p{{So}}]{{2,}})")
+# A keycap (1️⃣ #️⃣ *️⃣): a digit, # or * and the enclosing keycap, its selector optional (1⃣ is
+# one too); a digit starts it, so it is no pictograph cluster. Fullwidth ones are NFKC's digits.
+_KEYCAP = "[0-9#*\uff10-\uff19\uff03\uff0a]\ufe0f?\u20e3"
+_KEYCAPS = regex.compile(_KEYCAP)
+_SYMBOL = regex.compile(f"(?V1){_FLAG}|{_KEYCAP}|(?=\\p{{So}})\\X|([[\\p{{P}}\\p{{S}}]--\\p{{So}}]+)")
+_SYMBOL_OR_RUN = regex.compile(   # the keycap tried last: prose scans 25 % faster
+    f"(?V1){_FLAG}|(?=\\p{{So}})\\X|([[\\p{{P}}\\p{{S}}]--\\p{{So}}]{{2,}})|{_KEYCAP}")
 # Whether a text with words has any symbol term: one scan of a plain class (5 us a summary),
 # where the patterns above, tried at every character, cost ten times that.
-_ANY_SYMBOL_OR_RUN = regex.compile(r"\p{So}|[\p{P}\p{S}]{2}")
+_ANY_SYMBOL_OR_RUN = regex.compile(r"\p{So}|[\p{P}\p{S}]{2}")   # and a keycap's U+20E3
+# What makes an emoji a variant of another: a skin tone, or a gender sign or hair style joined
+# by ZWJ (after the presentation selectors are dropped). Taken off for the base's index terms.
+_TONE = regex.compile("[\U0001F3FB-\U0001F3FF]")
+_GENDER_HAIR = regex.compile("\u200d[\u2640\u2642\U0001F9B0-\U0001F9B3]")
+_VARIANT = regex.compile("[\U0001F3FB-\U0001F3FF]|\u200d[\u2640\u2642\U0001F9B0-\U0001F9B3]")
 _REPEATS = regex.compile(r"(.)\1+", regex.DOTALL)
 _PRESENTATION = str.maketrans("", "", "\ufe0e\ufe0f")   # text / emoji style: the same symbol
 _SYMBOL_TERM = re.compile(f"{SYMBOL_MARK}[0-9a-fx]+")   # a symbol's term, as a word may spell it
@@ -352,7 +363,24 @@ def _symbol_term(chars: str) -> str:
     return SYMBOL_MARK + "x".join(f"{ord(c):x}" for c in chars)
 
 
-def symbol_terms(text: str) -> list[str]:
+def without_keycaps(text: str) -> str:
+    """``text`` with its keycaps (1️⃣) read as a space: a query's words, so "1️⃣" is not
+    searched as "1" (its symbol term is :func:`symbol_terms`'s)."""
+    return _KEYCAPS.sub(" ", text) if "\u20e3" in text else text
+
+
+def _bases(cluster: str) -> list[str]:
+    """The emoji ``cluster`` is a variant of: without its skin tones, without its gender and hair
+    (ZWJ and the sign), without both; each distinct and not empty (👍🏽 -> 👍; 🏃🏽‍♀ -> 🏃‍♀,
+    🏃🏽, 🏃). A family or an astronaut has none: it is an emoji of its own, not a variant."""
+    if not _VARIANT.search(cluster):
+        return []
+    untoned = _TONE.sub("", cluster)
+    found = dict.fromkeys((untoned, _GENDER_HAIR.sub("", cluster), _GENDER_HAIR.sub("", untoned)))
+    return [b for b in found if b and b != cluster]
+
+
+def symbol_terms(text: str, *, bases: bool = False) -> list[str]:
     """Index terms for the symbols in ``text``, which FTS5's unicode61 drops as separators.
 
     An emoji is one term with what it is joined to (a grapheme cluster: 👨‍👩‍👧 is not 👨, 👍🏽
@@ -362,12 +390,15 @@ def symbol_terms(text: str) -> list[str]:
     else every sentence's full stop would be a term. A text of no word also has a term for each
     mark of its runs, so ``?`` finds ``?!``. After NFKC, as :func:`tokenize` reads, so fullwidth
     ``？`` is ``?``. A term is ``SYMBOL_MARK`` and the code points in hex: ASCII letters and
-    digits, never FTS5 syntax, and no word's term (:func:`segment_for_index`)."""
+    digits, never FTS5 syntax, and no word's term (:func:`segment_for_index`). A keycap (1️⃣)
+    is a term like an emoji. ``bases`` (what is indexed, not what is searched): a toned or
+    gendered emoji also yields its base's terms (:func:`_bases`), so 👍 finds 👍🏽 while 👍🏽
+    finds only its tone."""
     if not text:
         return []
     text = unicodedata.normalize("NFKC", text)
     wordless = not _SEGMENTS.search(text)
-    if not wordless and not _ANY_SYMBOL_OR_RUN.search(text):
+    if not wordless and not (_ANY_SYMBOL_OR_RUN.search(text) or "\u20e3" in text):
         return []
     seen: dict[str, None] = {}
     met: set[str] = set()       # what was matched: a repeated emoji is read once (10 MB of them)
@@ -377,7 +408,10 @@ def symbol_terms(text: str) -> list[str]:
         met.add(m.group())
         run = m.group(1)
         if run is None:
-            seen[_symbol_term(m.group().translate(_PRESENTATION))] = None
+            cluster = m.group().translate(_PRESENTATION)
+            seen[_symbol_term(cluster)] = None
+            if bases:
+                seen.update((_symbol_term(b), None) for b in _bases(cluster))
         else:
             if wordless:
                 seen.update((_symbol_term(c), None) for c in dict.fromkeys(run))
@@ -396,7 +430,7 @@ def segment_for_index(text: str) -> str:
     not find it."""
     words = [t for t in tokenize(text, keep_whole=True)
              if not (t.startswith(SYMBOL_MARK) and _SYMBOL_TERM.fullmatch(t))]
-    return " ".join([*words, *symbol_terms(text)])
+    return " ".join([*words, *symbol_terms(text, bases=True)])
 
 
 def estimate_tokens(text: str) -> int:

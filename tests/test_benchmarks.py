@@ -74,6 +74,8 @@ CASES: list[tuple[str, list[str], list[str], str | None]] = [
      ["write.after_ms", "write.before_ms", "write.ratio", "write.open_ratio",
       "pending.writes_to_finish",
       "pending.ratio_to_plain_write", "heal.ratio", "heal.healed_in_sync"], None),
+    ("memory_rehome.py", ["--sessions", "50", "--rounds", "1", "--baseline-tree", "{root}"],
+     ["after.opens", "before.opens", "ratio.opens_ms", "ratio.longest_write_ms"], None),
     ("reindex_writer.py", ["--sessions", "200", "--baseline", "{root}"],
      ["baseline_figures.reindex_s", "this_tree.reindex_s", "this_tree.rows_ok",
       "reindex_s_ratio", "write_ms_max_ratio"], None),

@@ -300,6 +300,9 @@ def test_an_emoji_sequence_is_one_term_not_its_parts() -> None:
     family, man = "👨\u200d👩\u200d👧", "👨"
     pairs = [(family, man), ("🏳\ufe0f\u200d🌈", "🌈"), ("👍🏽", "👍"), ("🇫🇷", "🇷🇺")]
     for joined, part in pairs:
+        if joined == "👍🏽":    # a toned emoji is also indexed by its base (decision 161)
+            assert not set(symbol_terms(joined)) & set(segment_for_index(f"we {part} met").split())
+            continue
         assert not set(symbol_terms(joined)) & set(symbol_terms(part)), (joined, part)
         assert not set(symbol_terms(joined)) & set(segment_for_index(f"we {part} met").split())
         assert not set(symbol_terms(part)) & set(segment_for_index(f"we {joined} met").split())
@@ -307,6 +310,42 @@ def test_an_emoji_sequence_is_one_term_not_its_parts() -> None:
     assert symbol_terms("🇫🇷🇩🇪") == [*symbol_terms("🇫🇷"), *symbol_terms("🇩🇪")]   # paired in order
     assert symbol_terms("🚀") == ["zsym1f680"]                # as decision 143 indexed it
     assert symbol_terms("❤\ufe0f") == symbol_terms("❤")      # the emoji presentation selector
+
+
+KEYCAPS = ("1\ufe0f\u20e3", "#\ufe0f\u20e3", "*\ufe0f\u20e3", "0\u20e3")
+
+
+def test_a_keycap_is_one_symbol_term_in_prose_and_alone() -> None:
+    """1️⃣ was no term: a digit starts it, so it was no pictograph cluster, and the query kept
+    only its digit (found every summary with a "1"). Its term is the keycap's, the presentation
+    selector dropped (1⃣ is 1️⃣); two keycaps share no term."""
+    for cap in KEYCAPS:
+        term = symbol_terms(cap)
+        assert len(term) == 1, cap
+        assert term == symbol_terms(f"step {cap} done"), cap
+        assert set(term) <= set(segment_for_index(f"step {cap} done").split()), cap
+    assert symbol_terms("1\ufe0f\u20e3") == symbol_terms("1\u20e3")
+    assert not set(symbol_terms("1\ufe0f\u20e3")) & set(symbol_terms("2\ufe0f\u20e3"))
+    assert symbol_terms("1\ufe0f\u20e32\ufe0f\u20e3") == [*symbol_terms("1\u20e3"), *symbol_terms("2\u20e3")]
+    assert symbol_terms("step 1 done") == [] and symbol_terms("#1 done") == []
+
+
+def test_a_toned_or_gendered_emoji_is_indexed_by_its_base_too_the_query_is_its_cluster_only() -> None:
+    """A search for the base emoji finds its skin-tone, gender and hair variants (as "run" finds
+    "run" in a sentence); a search for one variant finds only it. Only those modifiers are taken
+    off: a family is not its man, a rainbow flag not its white flag, an astronaut not a person."""
+    variants = [("👍🏽", ["👍"]), ("🏃\u200d♀\ufe0f", ["🏃"]), ("👩\u200d🦰", ["👩"]),
+                ("🏃🏽\u200d♀\ufe0f", ["🏃", "🏃🏽", "🏃\u200d♀"]),
+                ("🧑🏿\u200d🚀", ["🧑\u200d🚀"]), ("👩🏽\u200d🤝\u200d👨🏿", ["👩\u200d🤝\u200d👨"])]
+    for variant, bases in variants:
+        indexed = set(segment_for_index(f"we {variant} met").split())
+        for base in bases:
+            assert set(symbol_terms(base)) <= indexed, (variant, base)
+            assert not set(symbol_terms(variant)) & set(segment_for_index(f"we {base} met").split())
+        assert len(symbol_terms(variant)) == 1          # the query: the variant's own term
+    assert not set(symbol_terms("👍🏿")) & set(segment_for_index("we 👍🏽 met").split())
+    for whole, part in [("👨\u200d👩\u200d👧", "👨"), ("🏳\ufe0f\u200d🌈", "🏳"), ("🧑\u200d🚀", "🧑")]:
+        assert not set(symbol_terms(part)) & set(segment_for_index(f"we {whole} met").split())
 
 
 def test_a_word_spelled_like_a_symbol_s_term_is_not_indexed_as_that_symbol() -> None:

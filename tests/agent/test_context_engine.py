@@ -1208,6 +1208,34 @@ def test_punctuation_runs_and_emoji_sequences_are_searched_whole(tmp_path: Path)
         assert [f.session_id for f in engine.retrieve("👨")] == ["man"]
 
 
+def test_a_keycap_finds_its_summary_not_every_summary_with_its_digit(tmp_path: Path) -> None:
+    """"1️⃣" was searched as "1": it found every summary with a 1 and ranked the keycap's no
+    higher. Now its term finds the keycap only; "1" still finds the keycap's summary (its text
+    reads "1"), as 👍 finds 👍🏽."""
+    with ContextEngine(tmp_path / "sessions.db", clock=lambda: 1_800_000_000.0) as engine:
+        engine.add("cap", "step 1\ufe0f\u20e3 restart the deploy", created_at=1_799_990_000.0)
+        engine.add("digit", "retry 1 more time", created_at=1_799_990_000.0)
+        engine.add("hash", "tag it #\ufe0f\u20e3 infra", created_at=1_799_990_000.0)
+        engine.add("two", "step 2\ufe0f\u20e3 check logs", created_at=1_799_990_000.0)
+        assert [f.session_id for f in engine.retrieve("1\ufe0f\u20e3")] == ["cap"]
+        assert [f.session_id for f in engine.retrieve("1\u20e3")] == ["cap"]
+        assert [f.session_id for f in engine.retrieve("#\ufe0f\u20e3")] == ["hash"]
+        assert {f.session_id for f in engine.retrieve("1")} == {"cap", "digit"}
+
+
+def test_a_base_emoji_finds_its_toned_variants_a_toned_one_only_itself(tmp_path: Path) -> None:
+    with ContextEngine(tmp_path / "sessions.db", clock=lambda: 1_800_000_000.0) as engine:
+        engine.add("plain", "the review got a 👍 from ops", created_at=1_799_990_000.0)
+        engine.add("medium", "the review got a 👍🏽 from ops", created_at=1_799_990_000.0)
+        engine.add("dark", "the review got a 👍🏿 from ops", created_at=1_799_990_000.0)
+        engine.add("runner", "she is a 🏃\u200d♀\ufe0f now", created_at=1_799_990_000.0)
+        engine.add("family", "dinner 👨\u200d👩\u200d👧 on sunday", created_at=1_799_990_000.0)
+        assert {f.session_id for f in engine.retrieve("👍")} == {"plain", "medium", "dark"}
+        assert [f.session_id for f in engine.retrieve("👍🏽")] == ["medium"]
+        assert [f.session_id for f in engine.retrieve("🏃")] == ["runner"]
+        assert [f.session_id for f in engine.retrieve("👨")] == []
+
+
 def test_a_session_of_only_emoji_or_punctuation_is_found_by_its_symbols(tmp_path: Path) -> None:
     """Stored, listed, but found by no query while FTS5 dropped every symbol: a user who saved
     "🚀🚀" and searches 🚀 finds it, "？？？" is found by "???", a word query finds neither."""

@@ -45,6 +45,9 @@ REPAIR_ROWS = 200
 #: Write transactions of healing one open does at most (a write through a kept store: one):
 #: about ``reindex.OPEN_ROWS`` sessions segmented, or 50,000 compared.
 OPEN_STEPS = 10
+#: Sessions below rowid 1 one open moves at most (``REPAIR_ROWS`` a write transaction): as many
+#: as the heal that follows indexes, so every one moved is found after that open; more wait.
+REHOME_OPEN_ROWS = OPEN_STEPS * REPAIR_ROWS
 #: A store kept open looks for drift made after its open once in this many writes (a few
 #: lookups: amortised to nothing next to a write).
 CHECK_EVERY = 32
@@ -84,33 +87,42 @@ def _low_rowids(conn: sqlite3.Connection) -> bool:
     return conn.execute("SELECT 1 FROM sessions WHERE rowid < 1 LIMIT 1").fetchone() is not None
 
 
-def rehome(conn: sqlite3.Connection, rows: int = REPAIR_ROWS) -> int:
-    """Move up to ``rows`` sessions another tool inserted at a rowid below 1 to new rowids (an
-    ``INSERT`` without one: SQLite's next free rowid); the number moved.
+def rehome(conn: sqlite3.Connection, rows: int = REPAIR_ROWS, most: int | None = None) -> int:
+    """Move the sessions another tool inserted at a rowid below 1 to new rowids (an ``INSERT``
+    without one: SQLite's next free rowid), ``rows`` a write transaction, committed between so
+    another writer waits at most one batch; at most ``most`` (``REHOME_OPEN_ROWS``) an open.
+    The number moved.
 
     Why: an index row's rowid below 1 names a passage of another session (passage ``p`` of
     session ``s`` sits at ``-(s * 64 + p)``), so such a session's own index row was read as
     another's, healed away as a passage of no session, and found by no search. Moved, it is a
     session like any other: its index row at the old rowid goes, and the insert trigger notes
     the new one, which the heal that follows re-derives. The session's id, text and stamp stay;
-    only the rowid, which no caller sees, changes. A lookup on the rowid's B-tree: free when
-    there is none (every archive hermes-core wrote)."""
+    only the rowid, which no caller sees, changes. A move is a delete and an insert (no
+    segmenting): 1,000 cost about as much as one batch of the heal. A lookup on the rowid's
+    B-tree: free when there is none (every archive hermes-core wrote)."""
     if not _low_rowids(conn):
         return 0
+    most = REHOME_OPEN_ROWS if most is None else most
     names = [r[1] for r in conn.execute("PRAGMA table_info(sessions)") if not r[5]]  # no key
     cols = ", ".join(f'"{n}"' for n in names)
-    with reindex.immediate(conn):
-        low = conn.execute(f"SELECT rowid, {cols} FROM sessions WHERE rowid < 1 ORDER BY rowid"
-                           " LIMIT ?", (rows,)).fetchall()
-        for row in low:
-            conn.execute("DELETE FROM sessions WHERE rowid = ?", (row[0],))
-            passages.remove(conn, TABLE, row[0])    # at 0, its passages too
-            conn.execute(f"INSERT INTO sessions({cols}) VALUES ({', '.join('?' * len(names))})",
-                         row[1:])
-    if low:
+    total = 0
+    while total < most:
+        with reindex.immediate(conn):
+            low = conn.execute(f"SELECT rowid, {cols} FROM sessions WHERE rowid < 1 ORDER BY rowid"
+                               " LIMIT ?", (min(rows, most - total),)).fetchall()
+            for row in low:
+                conn.execute("DELETE FROM sessions WHERE rowid = ?", (row[0],))
+                passages.remove(conn, TABLE, row[0])    # at 0, its passages too
+                conn.execute(f"INSERT INTO sessions({cols}) VALUES ({', '.join('?' * len(names))})",
+                             row[1:])
+        total += len(low)
+        if len(low) < rows:
+            break
+    if total:
         log.info("memory database: %d sessions another tool wrote at rowids below 1 moved to "
-                 "new rowids", len(low))
-    return len(low)
+                 "new rowids", total)
+    return total
 
 
 def indexed(conn: sqlite3.Connection, rowid: int) -> None:

@@ -35,11 +35,11 @@ a child.
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import fcntl
 import os
 import sqlite3
-import struct
 import threading
 import time
 import weakref
@@ -98,6 +98,22 @@ def quiesce(lock: Lock, timeout_s: float) -> list[Lock]:
     return [lock] if lock.acquire(timeout=min(max(timeout_s, 0.0), WAIT_S)) else []
 
 
+class _Flock(ctypes.Structure):
+    """Linux's ``struct flock64`` (what ``F_OFD_SETLK`` reads; ``struct flock`` on 64-bit): two
+    shorts, two 64-bit offsets, a pid. Laid out by ctypes, which pads and aligns as the
+    platform's C compiler does, so it is 32 bytes on x86-64 and ARM, 24 on i386 (a 64-bit
+    integer aligned to 4 there): a layout packed by hand was right on one of them only."""
+
+    _fields_ = (("l_type", ctypes.c_short), ("l_whence", ctypes.c_short),
+                ("l_start", ctypes.c_int64), ("l_len", ctypes.c_int64), ("l_pid", ctypes.c_int))
+
+
+def flock_bytes(kind: int, start: int, length: int) -> bytes:
+    """The ``struct flock`` of a lock of ``kind`` (``fcntl.F_RDLCK`` ...) on ``length`` bytes
+    from ``start`` (from the file's beginning), for ``fcntl.fcntl``."""
+    return bytes(_Flock(kind, os.SEEK_SET, start, length, 0))
+
+
 def guard(path: Path) -> int | None:
     """In a forked child: a descriptor holding an open-file read lock on ``path``'s pending byte
     (closing it releases the lock), so a connection closed meanwhile cannot take EXCLUSIVE:
@@ -110,7 +126,7 @@ def guard(path: Path) -> int | None:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return None
-    lock = struct.pack("hhqqi4x", fcntl.F_RDLCK, os.SEEK_SET, PENDING_BYTE, 1, 0)
+    lock = flock_bytes(fcntl.F_RDLCK, PENDING_BYTE, 1)
     deadline = time.monotonic() + WAIT_S
     while True:   # held by another process while it closes (its checkpoint), or in EXCLUSIVE mode
         try:

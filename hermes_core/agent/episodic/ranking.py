@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import regex
 
 from hermes_core.config import RecencyWeights
-from hermes_core.tokenize import has_cjk, symbol_terms, tokenize
+from hermes_core.tokenize import has_cjk, symbol_terms, tokenize, without_keycaps
 from hermes_core.types import MemoryFragment
 
 SECONDS_PER_DAY = 86_400.0
@@ -68,14 +68,15 @@ def query_terms(text: str, *, limit: int = MAX_QUERY_TERMS) -> list[str]:
 
     The query goes through the same :func:`tokenize` as the indexed text, so a Chinese word is
     looked up exactly as jieba segmented it at index time, and its symbols through the same
-    :func:`symbol_terms` (an emoji; punctuation in a query of no word).
+    :func:`symbol_terms` (an emoji; punctuation in a query of no word); a keycap's digit is
+    no word of a query (1️⃣ is not "1").
     """
     if len(text) > MAX_QUERY_CHARS:
-        cut = text[:MAX_QUERY_CHARS]
+        cut = text[:_grapheme_end(text, MAX_QUERY_CHARS)]   # never inside an emoji or keycap
         space = max(cut.rfind(" "), cut.rfind("\n"))
         text = cut[:space] if space > MAX_QUERY_CHARS // 2 else cut  # no half word at the end
     seen: dict[str, None] = {}
-    for tok in [*tokenize(text), *symbol_terms(text)]:   # symbols: as the index has them
+    for tok in [*tokenize(without_keycaps(text)), *symbol_terms(text)]:   # as the index has them
         if tok in STOPWORDS or tok in seen:
             continue
         seen[tok] = None

@@ -3,9 +3,11 @@ the next open (or a later write of a store kept open), bounded in cost, and no s
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -484,3 +486,40 @@ def test_more_sessions_below_rowid_one_than_an_open_moves_raise_no_rebuild_warni
         for k in (0, 2 * drift.REPAIR_ROWS + 49):
             assert [h.session_id for h in store.search(f'"word{k}x"', 3)] == [f"low{k}"]
         assert store.stats()["index_in_sync"]
+
+
+def test_a_thousand_sessions_below_rowid_one_are_moved_and_found_after_one_open_in_short_writes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``rehome`` moved ``REPAIR_ROWS`` sessions an open, so 1,000 took five opens to be found.
+    Now one open moves them all, a batch a write transaction (committed between, so another
+    writer waits at most one batch), and its heal indexes them."""
+    path = tmp_path / "sessions.db"
+    n = 1_000
+    with _open(path) as store:
+        store.upsert(SessionRecord("s", "a plain session about kites", (), 1.0))
+        store.connection.executemany(
+            "INSERT INTO sessions(rowid, memory_id, session_id, summary, tags, created_at,"
+            " relevance_score, content_hash, source, message_count) VALUES"
+            " (?, ?, ?, ?, '', 1.0, 1.0, ?, 'manual', 0)",
+            [(-k, f"m{k}", f"low{k}", f"planted word{k}x", f"h{k}") for k in range(n)])
+    moved: list[int] = []
+    real = drift.reindex.immediate
+
+    def low(conn: sqlite3.Connection) -> int:
+        return int(conn.execute("SELECT COUNT(*) FROM sessions WHERE rowid < 1").fetchone()[0])
+
+    @contextlib.contextmanager
+    def watched(conn: sqlite3.Connection) -> Iterator[None]:
+        with real(conn):
+            before = low(conn)
+            yield
+            moved.append(before - low(conn))
+
+    monkeypatch.setattr(drift.reindex, "immediate", watched)
+    with _open(path) as store:
+        assert low(store.connection) == 0
+        assert sum(moved) == n and max(moved) <= drift.REPAIR_ROWS
+        for k in (0, 499, n - 1):
+            assert [h.session_id for h in store.search(f'"word{k}x"', 3)] == [f"low{k}"]
+        assert store.stats()["index_in_sync"]
+        assert store.connection.execute("SELECT COUNT(*) FROM index_drift").fetchone()[0] == 0

@@ -327,8 +327,7 @@ def test_the_guard_waits_out_another_holder_of_the_pending_byte_then_gives_up(
     path = tmp_path / "sessions.db"
     path.write_bytes(b"")
     other = os.open(path, os.O_RDWR)         # another open file: its lock conflicts as a process's
-    fcntl.fcntl(other, fcntl.F_OFD_SETLK,
-                struct.pack("hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, forking.PENDING_BYTE, 1, 0))
+    fcntl.fcntl(other, fcntl.F_OFD_SETLK, forking.flock_bytes(fcntl.F_WRLCK, forking.PENDING_BYTE, 1))
     monkeypatch.setattr(forking, "WAIT_S", 0.0)
     try:
         assert forking.guard(path) is None
@@ -338,3 +337,59 @@ def test_the_guard_waits_out_another_holder_of_the_pending_byte_then_gives_up(
     assert held is not None
     os.close(held)
     assert forking.guard(tmp_path / "gone.db") is None
+
+
+def _locks_on(path: Path) -> list[tuple[str, str, int, int]]:
+    """The kernel's own record of the locks on ``path``: (kind, mode, first byte, last byte)."""
+    inode = os.stat(path).st_ino
+    out = []
+    for line in Path("/proc/locks").read_text().splitlines():
+        f = line.split()
+        if f[1] == "->":        # a waiter
+            continue
+        if int(f[5].rsplit(":", 1)[1]) == inode:
+            out.append((f[1], f[3], int(f[6]), int(f[7])))
+    return out
+
+
+needs_ofd = pytest.mark.skipif(not hasattr(fcntl, "F_OFD_SETLK") or not Path("/proc/locks").exists(),
+                               reason="open-file locks and /proc/locks are Linux's")
+
+
+@needs_ofd
+def test_the_guard_locks_the_pending_byte_as_the_kernel_reads_the_platform_s_struct_flock(
+        tmp_path: Path) -> None:
+    """The lock's ``struct flock`` was packed as ``hhqqi4x``, x86-64's layout, untested where
+    ``off_t`` aligns otherwise (32-bit Linux: 24 bytes, no padding). It is laid out by ctypes,
+    which aligns as the platform's C compiler does; the kernel's own account (/proc/locks) of the
+    lock taken must be a read lock of the one pending byte."""
+    path = tmp_path / "sessions.db"
+    path.write_bytes(b"")
+    held = forking.guard(path)
+    assert held is not None
+    try:
+        assert _locks_on(path) == [("OFDLCK", "READ", forking.PENDING_BYTE, forking.PENDING_BYTE)]
+    finally:
+        os.close(held)
+    assert _locks_on(path) == []
+
+
+@needs_ofd
+def test_a_struct_flock_of_another_layout_is_caught_by_the_kernel_s_account(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check above has teeth: a layout that is not this platform's (x86-64's packed without
+    its padding, i386's) locks another range or is refused, never the pending byte."""
+    path = tmp_path / "sessions.db"
+    path.write_bytes(b"")
+    native = forking.flock_bytes(fcntl.F_RDLCK, forking.PENDING_BYTE, 1)
+    wrong = struct.pack("=hhqqi", fcntl.F_RDLCK, os.SEEK_SET, forking.PENDING_BYTE, 1, 0)
+    assert len(wrong) != len(native)
+    monkeypatch.setattr(forking, "flock_bytes", lambda kind, start, length: wrong)
+    monkeypatch.setattr(forking, "WAIT_S", 0.0)
+    held = forking.guard(path)
+    try:
+        assert (held is None or _locks_on(path)
+                != [("OFDLCK", "READ", forking.PENDING_BYTE, forking.PENDING_BYTE)])
+    finally:
+        if held is not None:
+            os.close(held)

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from hermes_core.agent.episodic.ranking import (
     COMMON_ONLY_TERMS,
+    MAX_QUERY_CHARS,
     Hit,
     MatchPlan,
     RecencyWeights,
@@ -33,6 +34,7 @@ from hermes_core.agent.episodic.ranking import (
     rerank,
     tie_break,
 )
+from hermes_core.tokenize import symbol_terms
 from hermes_core.types import MemoryFragment
 
 DAY = 86_400.0
@@ -365,3 +367,17 @@ def test_a_clip_never_cuts_an_emoji_or_an_accent_in_half(unit: str, limit: int) 
     assert shown.endswith("…") and len(shown) <= limit
     kept = shown[:-1].removeprefix("release").strip()
     assert kept == unit * (len(kept) // len(unit))
+
+
+@pytest.mark.parametrize(("unit", "wrong"), [
+    ("1\ufe0f\u20e3", "1"),          # the keycap cut before its enclosing mark: searched as "1"
+    ("👍🏽", "👍"),                   # the tone cut off: every 👍 found
+    ("👨\u200d👩\u200d👧", "👨\u200d👩"),   # the family cut to a couple
+])
+def test_a_long_query_is_not_cut_inside_an_emoji(unit: str, wrong: str) -> None:
+    """A query past ``MAX_QUERY_CHARS`` was cut at that character, inside an emoji or keycap
+    when one straddled it, and the piece left was searched as another symbol (or a digit)."""
+    for pad in range(len(unit)):         # one of these puts the cut inside the unit
+        terms = query_terms("x" + " " * pad + unit * (MAX_QUERY_CHARS // len(unit) + 10))
+        assert {t for t in terms if t.startswith("zsym")} == set(symbol_terms(unit)), pad
+        assert wrong not in terms, pad

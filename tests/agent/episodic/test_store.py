@@ -1089,6 +1089,28 @@ def test_an_archive_indexed_before_chinese_folding_is_re_indexed_once_and_then_f
         assert [m.session_id for m in engine.retrieve("颱風 出差")] == ["s-traditional"]
 
 
+def _segment_before_emoji_bases(text: str) -> str:
+    """How segment version 4 indexed an emoji: its cluster's term only (no keycap, no base)."""
+    from hermes_core.tokenize import symbol_terms, tokenize
+    return " ".join([*tokenize(text, keep_whole=True), *symbol_terms(text.replace("\u20e3", " "))])
+
+
+def test_an_archive_indexed_before_emoji_bases_and_keycaps_is_re_indexed_once_and_then_found(
+        tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    before = f"hermes-tokenize-{tokenizer_key()}.4{passages.LAYOUT}"
+    with SessionStore(path, segment=_segment_before_emoji_bases, segment_id=before) as old:
+        old.upsert(rec("toned", "the review got a 👍🏽 from ops"))
+        old.upsert(rec("cap", "step 1\ufe0f\u20e3 restart the deploy"))
+    with SessionStore(path) as store:
+        assert store.reindexed == 2
+    with ContextEngine(path, clock=lambda: NOW) as engine:
+        assert [m.session_id for m in engine.retrieve("👍")] == ["toned"]
+        assert [m.session_id for m in engine.retrieve("1\ufe0f\u20e3")] == ["cap"]
+    with SessionStore(path) as again:
+        assert again.reindexed == 0
+
+
 def test_an_archive_indexed_before_an_opencc_or_jieba_upgrade_is_re_indexed_once(
         tmp_path: Path, tokenizer_upgraded: Callable[[], None]) -> None:
     path = tmp_path / "sessions.db"
