@@ -6,11 +6,13 @@ Each adapter's two streaming shells differ only in their I/O (open, ``with``/``a
 call) must yield two kinds of thing, the I/O it needs and the deltas it made, so its driver tells
 them apart at every chunk. This times, over the same N real Anthropic SDK events, R rounds:
 
-* ``shell``: the loop the shells run now (``for event in events: yield from event_deltas(...)``);
+* ``shell``: the loop the shells ran before decision 163 (``yield from event_deltas(...)`` inline);
 * ``driven``: one body yielding a step for the next event and then the event's deltas, behind a
-  driver that calls each step, sends its result back, and passes the deltas on.
+  driver that calls each step, sends its result back, and passes the deltas on;
+* ``stepped``: the loop they run now: each shell keeps its own ``for``/``async for`` and feeds
+  each event to the state machine's one per-event step (``_StreamState.step``).
 
-Prints medians per chunk and ``ratio = driven / shell``.
+Prints medians per chunk, ``ratio = driven / shell`` and ``stepped_ratio = stepped / shell``.
 
     python benchmarks/stream_shells.py --json [--events N] [--repeat R]
 """
@@ -48,6 +50,13 @@ def shell(events: list[Any]) -> Iterator[Delta]:
     state = _StreamState("anthropic")
     for event in events:
         yield from event_deltas("anthropic", state.feed(event))
+
+
+def stepped(events: list[Any]) -> Iterator[Delta]:
+    """The loop the shells run since decision 163: the state machine's own per-event step."""
+    state = _StreamState("anthropic")
+    for event in events:
+        yield from state.step(event)
 
 
 class _Step:
@@ -98,19 +107,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     events = sdk_events(args.events)
-    assert [d.text for d in shell(events)] == [d.text for d in driven(events)]
-    for read in (shell, driven):   # warm up
+    assert ([d.text for d in shell(events)] == [d.text for d in driven(events)]
+            == [d.text for d in stepped(events)])
+    reads = (("shell", shell), ("driven", driven), ("stepped", stepped))
+    for _, read in reads:   # warm up
         per_chunk_us(read, events)
-    samples: dict[str, list[float]] = {"shell": [], "driven": []}
+    samples: dict[str, list[float]] = {name: [] for name, _ in reads}
     for _ in range(args.repeat):
-        for name, read in (("shell", shell), ("driven", driven)):   # interleaved
+        for name, read in reads:   # interleaved
             samples[name].append(per_chunk_us(read, events))
     med = {name: statistics.median(v) for name, v in samples.items()}
     out = {"events": len(events), "repeat": args.repeat, "rounds": ROUNDS,
            "shell_us_per_chunk_p50": round(med["shell"], 3),
            "driven_us_per_chunk_p50": round(med["driven"], 3),
            "dispatch_us_per_chunk": round(med["driven"] - med["shell"], 3),
-           "ratio": round(med["driven"] / med["shell"], 3)}
+           "ratio": round(med["driven"] / med["shell"], 3),
+           "stepped_us_per_chunk_p50": round(med["stepped"], 3),
+           "stepped_ratio": round(med["stepped"] / med["shell"], 3)}
     print(json.dumps(out) if args.json else out)
     return 0
 

@@ -62,7 +62,7 @@ CASES: list[tuple[str, list[str], list[str], str | None]] = [
      ["identity.bare_us_per_chunk_p50", "identity.watched_us_per_chunk_p50", "identity.ratio",
       "gzip.ratio", "gzip-whole.ratio"], None),
     ("stream_shells.py", ["--events", "5", "--repeat", "1"],
-     ["shell_us_per_chunk_p50", "driven_us_per_chunk_p50", "ratio"], None),
+     ["shell_us_per_chunk_p50", "driven_us_per_chunk_p50", "ratio", "stepped_ratio"], None),
     ("test_inventory.py", ["--no-collect", "{root}/tests"],   # an inventory: counts, no baseline
      ["files", "test_files", "test_functions", "asserts", "raises"], None),
     ("memory_upkeep.py", ["--sessions", "200", "--samples", "3", "--rounds", "1"],

@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from hermes_core.ast_guard import holding_ast
+from hermes_core.npz import read_npz
 from hermes_core.types import clean_text
 
 log = logging.getLogger(__name__)
@@ -180,21 +180,21 @@ class LearnedScorer:
 
     @classmethod
     def from_file(cls, path: Any) -> LearnedScorer:
-        with holding_ast(), np.load(path, allow_pickle=False) as z:   # .npy headers: ast
-            if int(z["format"]) != FORMAT:
-                raise ValueError(f"unknown scorer format {int(z['format'])}")
-            indices = z["indices"].astype(np.int64)
-            if indices.ndim != 1 or indices.shape != z["weights"].shape or (indices.size and (
-                    indices.min() < 0 or indices.max() >= N_FEATURES)):
-                raise ValueError("weights do not fit the feature space")
-            weights = np.zeros(N_FEATURES, dtype=np.float32)
-            weights[indices] = z["weights"].astype(np.float32)
-            threshold, data_threshold = (float(t) for t in z["thresholds"])
-            intercept = float(z["intercept"])
-            if not (np.isfinite(weights).all() and math.isfinite(intercept)
-                    and 0.0 <= threshold <= 1.0 and 0.0 <= data_threshold <= 1.0):
-                raise ValueError("weights, intercept or thresholds are not numbers of a model")
-            return cls(weights, intercept, threshold, data_threshold, str(z["meta"]))
+        z = read_npz(path)
+        if int(z["format"]) != FORMAT:
+            raise ValueError(f"unknown scorer format {int(z['format'])}")
+        indices = z["indices"].astype(np.int64)
+        if indices.ndim != 1 or indices.shape != z["weights"].shape or (indices.size and (
+                indices.min() < 0 or indices.max() >= N_FEATURES)):
+            raise ValueError("weights do not fit the feature space")
+        weights = np.zeros(N_FEATURES, dtype=np.float32)
+        weights[indices] = z["weights"].astype(np.float32)
+        threshold, data_threshold = (float(t) for t in z["thresholds"])
+        intercept = float(z["intercept"])
+        if not (np.isfinite(weights).all() and math.isfinite(intercept)
+                and 0.0 <= threshold <= 1.0 and 0.0 <= data_threshold <= 1.0):
+            raise ValueError("weights, intercept or thresholds are not numbers of a model")
+        return cls(weights, intercept, threshold, data_threshold, str(z["meta"]))
 
     @classmethod
     def from_dense(cls, coef: np.ndarray[Any, Any], intercept: float, threshold: float,

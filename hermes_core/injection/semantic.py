@@ -43,7 +43,6 @@ from typing import Any
 
 import numpy as np
 
-from hermes_core.ast_guard import holding_ast
 from hermes_core.injection.learned import (
     LearnedScorer,
     default_scorer,
@@ -51,6 +50,7 @@ from hermes_core.injection.learned import (
     too_short,
     windows,
 )
+from hermes_core.npz import read_npz
 from hermes_core.types import clean_text
 
 log = logging.getLogger(__name__)
@@ -95,19 +95,19 @@ class SemanticModel:
 
     @classmethod
     def from_file(cls, path: Any) -> SemanticModel:
-        with holding_ast(), np.load(path, allow_pickle=False) as z:   # .npy headers: ast
-            if int(z["format"]) != FORMAT or str(z["embedder"]) != EMBEDDER:
-                raise ValueError("unknown semantic scorer format")
-            weights = z["weights"].astype(np.float32)
-            limits = [float(x) for x in z["limits"]]
-            if weights.shape != (DIM + 1,) or len(limits) != 3 or not all(
-                    0.0 <= x <= 1.0 for x in limits) or not np.isfinite(weights).all():
-                raise ValueError("semantic scorer does not fit its embedding")
-            intercept = float(z["intercept"])
-            if not math.isfinite(intercept):
-                raise ValueError("semantic scorer intercept is not a number")
-            gate, threshold, data_threshold = limits
-            return cls(weights, intercept, gate, threshold, data_threshold, str(z["meta"]))
+        z = read_npz(path)
+        if int(z["format"]) != FORMAT or str(z["embedder"]) != EMBEDDER:
+            raise ValueError("unknown semantic scorer format")
+        weights = z["weights"].astype(np.float32)
+        limits = [float(x) for x in z["limits"]]
+        if weights.shape != (DIM + 1,) or len(limits) != 3 or not all(
+                0.0 <= x <= 1.0 for x in limits) or not np.isfinite(weights).all():
+            raise ValueError("semantic scorer does not fit its embedding")
+        intercept = float(z["intercept"])
+        if not math.isfinite(intercept):
+            raise ValueError("semantic scorer intercept is not a number")
+        gate, threshold, data_threshold = limits
+        return cls(weights, intercept, gate, threshold, data_threshold, str(z["meta"]))
 
     @classmethod
     def from_fit(cls, coef: np.ndarray[Any, Any], intercept: float, gate: float,

@@ -260,6 +260,20 @@ class _StreamState:
         self.id: str | None = None   # the message's id, from message_start
         self.page = False   # the 200, read whole, was a page of another type (see a_page)
 
+    def step(self, event: Any) -> list[Delta]:
+        """The deltas ``event`` makes, read whole (see :func:`event_deltas`): the one per-event
+        step both shells (``stream``'s ``for``, ``astream``'s ``async for``) and a whole answer
+        read as a stream feed."""
+        return event_deltas(self.provider, self.feed(event))
+
+    def tail(self, answered: Completion | None) -> list[Delta]:
+        """What a stream ends with: the whole answer a server sent instead (``answered``) as
+        deltas, else the finish of the events read (:meth:`end`, which raises for a stream cut
+        short or empty)."""
+        if answered is not None:
+            return list(completion_deltas(answered))
+        return [self.end(self.provider)]
+
     def feed(self, event: Any) -> Iterator[Delta]:
         kind = event.type
         if self.stopped:   # the message ended: what a proxy sends after it is not the answer
@@ -493,7 +507,7 @@ class AnthropicProvider(SDKProvider):
     def _from_events(self, events: Iterable[Any], payload: dict[str, Any],
                      model: str) -> Completion:
         state = _StreamState(self.name, lambda arrived: messages_usage(payload, arrived))
-        deltas = [d for event in events for d in event_deltas(self.name, state.feed(event))]
+        deltas = [d for event in events for d in state.step(event)]
         deltas.append(state.end(self.name))
         return delta_completion(deltas, model, self.name, state.id)
 
@@ -533,16 +547,13 @@ class AnthropicProvider(SDKProvider):
             with stream:
                 answered = self._whole_in_stream(stream, prompt, model, options)
                 for event in () if answered is not None else stream:
-                    yield from event_deltas(self.name, state.feed(event))
+                    yield from state.step(event)
                 state.page = a_page(stream)
         except self._read_errors as e:
             error = self._read_failed(e, credential, state.complete)
             if error is not None:
                 raise state.billed(error) from None
-        if answered is not None:
-            yield from completion_deltas(answered)
-            return
-        yield state.end(self.name)
+        yield from state.tail(answered)
 
     async def astream(self, prompt: Prompt, model: str, credential: Credential | None,
                       options: CallOptions) -> AsyncIterator[Delta]:
@@ -557,15 +568,12 @@ class AnthropicProvider(SDKProvider):
                 answered = self._whole_in_stream(stream, prompt, model, options)
                 if answered is None:
                     async for event in stream:
-                        for d in event_deltas(self.name, state.feed(event)):
+                        for d in state.step(event):
                             yield d
                 state.page = a_page(stream)
         except self._read_errors as e:
             error = self._read_failed(e, credential, state.complete)
             if error is not None:
                 raise state.billed(error) from None
-        if answered is not None:
-            for d in completion_deltas(answered):
-                yield d
-            return
-        yield state.end(self.name)
+        for d in state.tail(answered):
+            yield d

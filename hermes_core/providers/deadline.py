@@ -540,10 +540,27 @@ def _handled(request: httpx2.Request, handle: Callable[[httpx2.Request], Any],
         watch = _Watch(budget, started, _is_sse(response, budget), _read_timeout(request),
                        response.headers.get("content-encoding", ""))
         if watch.decodes:   # the client reads it as it is now: inflated, its length unknown
+            # an error made of this answer names what was on the wire (see sent_headers)
+            sent = response.headers.copy()
+            response.extensions[_SENT_HEADERS] = budget.answered.headers = sent
             del response.headers["content-encoding"]
             response.headers.pop("content-length", None)
         response.stream = guard(response.stream, watch)
     return response
+
+
+#: where a response whose body the watch inflates keeps its headers as they were sent
+_SENT_HEADERS = "hermes_sent_headers"
+
+
+def sent_headers(response: Any) -> Any:
+    """``response``'s headers as the server sent them. A body the watch inflates is handed to the
+    client without its ``content-encoding`` and ``content-length`` (the client would inflate it
+    again, or cut it at the compressed length); an error made of the answer keeps both, so its
+    reader can tell what came on the wire."""
+    extensions = getattr(response, "extensions", None)
+    kept = extensions.get(_SENT_HEADERS) if isinstance(extensions, dict) else None
+    return kept if kept is not None else response.headers
 
 
 class DeadlineTransport(httpx2.BaseTransport):

@@ -367,8 +367,7 @@ class OpenAIProvider(SDKProvider):
     def _from_events(self, events: Iterable[Any], payload: dict[str, Any],
                      model: str) -> Completion:
         tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
-        deltas = [d for chunk in events
-                  for d in event_deltas(self.name, self._chunk_deltas(chunk, tools, state))]
+        deltas = [d for chunk in events for d in self._step(chunk, tools, state)]
         deltas.extend(self._finish(tools, state, self._billed(lambda: payload, model, tools,
                                                               state)))
         return delta_completion(deltas, model, self.name, state.get("id"))
@@ -378,6 +377,13 @@ class OpenAIProvider(SDKProvider):
         payload["stream"] = True
         payload["stream_options"] = {"include_usage": True}
         return payload
+
+    def _step(self, chunk: Any, tools: _ToolCallAssembler, state: dict[str, Any],
+              hold: bool = False) -> list[Delta]:
+        """The deltas ``chunk`` makes, read whole (see :func:`event_deltas`): the one per-chunk
+        step both shells (``stream``'s ``for``, ``astream``'s ``async for``) and a whole answer
+        read as a stream feed."""
+        return event_deltas(self.name, self._chunk_deltas(chunk, tools, state, hold))
 
     def _chunk_deltas(self, chunk: Any, tools: _ToolCallAssembler,
                       state: dict[str, Any], hold: bool = False) -> Iterator[Delta]:
@@ -507,8 +513,7 @@ class OpenAIProvider(SDKProvider):
                 with stream:
                     answered = self._whole_in_stream(stream, prompt, model, options)
                     for chunk in () if answered is not None else stream:
-                        yield from event_deltas(self.name,
-                                                self._chunk_deltas(chunk, tools, state, hold))
+                        yield from self._step(chunk, tools, state, hold)
                     state["page"] = a_page(stream)
         except self._read_errors as e:
             whole = self._ask_whole(e, model, credential, state, billed)
@@ -532,9 +537,7 @@ class OpenAIProvider(SDKProvider):
                     answered = self._whole_in_stream(stream, prompt, model, options)
                     if answered is None:
                         async for chunk in stream:
-                            for d in event_deltas(self.name,
-                                                  self._chunk_deltas(chunk, tools, state,
-                                                                     hold)):
+                            for d in self._step(chunk, tools, state, hold):
                                 yield d
                     state["page"] = a_page(stream)
         except self._read_errors as e:

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from hermes_core.ast_guard import holding_ast
+from hermes_core.npz import read_npz
 
 log = logging.getLogger(__name__)
 
@@ -66,10 +66,10 @@ def load_adapter(path: str | os.PathLike[str] | None = None) -> QueryAdapter | N
     file is missing or is not a well-formed, finite pair of matching matrices."""
     p = Path(path) if path is not None else DEFAULT_WEIGHTS
     try:
-        with holding_ast(), np.load(p, allow_pickle=False) as z:   # .npy headers: ast
-            model_id = str(z["model_id"][()])
-            a = np.asarray(z["a"], dtype=np.float32)
-            b = np.asarray(z["b"], dtype=np.float32)
+        z = read_npz(p)
+        model_id = str(z["model_id"][()])
+        a = np.asarray(z["a"], dtype=np.float32)
+        b = np.asarray(z["b"], dtype=np.float32)
     except Exception as exc:   # missing, torn, a pickle, wrong keys: the plain model serves
         log.warning("query adapter %s unusable (%s); using the plain embedding model", p,
                     type(exc).__name__)

@@ -29,7 +29,6 @@ with its index (:func:`save` / :func:`load`).
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import logging
 import os
@@ -44,8 +43,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from hermes_core.ast_guard import holding_ast
 from hermes_core.atomic_write import read_cache, write_cache
+from hermes_core.npz import read_npz
 from hermes_core.retrieval.bm25 import BM25Index, lexical_scores
 from hermes_core.retrieval.dense import MAX_PARTS, PART_TAU, model_text, text_keys
 from hermes_core.retrieval.fusion import UNJUDGED, GateDecision
@@ -707,9 +706,9 @@ def load(directory: str | os.PathLike[str] | None, key: str, size: int) -> Dense
 
 def _read(p: Path, key: str, size: int) -> DenseCalibration | None:
     data = read_cache(p)   # a FIFO there: not read
-    with holding_ast(), np.load(io.BytesIO(data), allow_pickle=False) as z:   # .npy headers: ast
-        meta = json.loads(str(z["meta"][()]))
-        arrays = {name: np.asarray(z[name], dtype=np.float64) for name in z.files if name != "meta"}
+    z = read_npz(data)
+    meta = json.loads(str(z["meta"][()]))
+    arrays = {name: np.asarray(v, dtype=np.float64) for name, v in z.items() if name != "meta"}
     if not isinstance(meta, dict) or meta.get("key") != key:
         return None
 

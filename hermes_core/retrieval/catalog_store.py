@@ -27,6 +27,7 @@ those no process has read or written for a month (``cache_sweep``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import inspect
 import json
@@ -123,14 +124,15 @@ def save_lines(path: Path, catalog: str, lines: Sequence[tuple[bytes, ParsedLine
         "counts": np.asarray(counts, dtype=np.int64).reshape(n, len(LISTS)),
         "absent": np.asarray(absent, dtype=np.uint8).reshape(n, 2),
     }
-    return write_sealed(path, LAYOUT, {"parser": PARSER, "catalog": catalog}, arrays, WHAT)
+    return write_sealed(path, LAYOUT, {"parser": parser_fingerprint(), "catalog": catalog}, arrays, WHAT)
 
 
 def load_lines(path: Path, catalog: str) -> dict[bytes, ParsedLine] | None:
     """The parses saved at ``path`` by line; None when there is no usable file (a damaged
     one is said in the log once, by ``gate_store.read_checked``)."""
     return read_checked(path, LAYOUT, WHAT, again="parsing the catalog again",
-                        ours=lambda h: h.get("parser") == PARSER and h.get("catalog") == catalog,
+                        ours=lambda h: (h.get("parser") == parser_fingerprint()
+                                        and h.get("catalog") == catalog),
                         decode=lambda _, a: _decoded(a))
 
 
@@ -249,4 +251,8 @@ class CatalogCache:
         return wrote
 
 
-PARSER = parser_id()
+@functools.cache
+def parser_fingerprint() -> str:
+    """``parser_id()``, computed on the first read or write of a file, not at import: an import
+    that never touches the cache does not pay for hashing the code (~1 ms)."""
+    return parser_id()

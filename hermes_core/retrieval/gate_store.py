@@ -13,7 +13,6 @@ caller computes the state again. Written through the package's one atomic cache 
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import logging
 import os
@@ -23,8 +22,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from hermes_core.ast_guard import holding_ast
 from hermes_core.atomic_write import read_cache, write_cache
+from hermes_core.npz import read_npz
 
 log = logging.getLogger(__name__)
 
@@ -93,9 +92,9 @@ def read_sealed(path: Path, version: int, what: str) -> tuple[dict[str, Any], di
         return None
     try:
         data = read_cache(path)   # a FIFO: not read
-        with holding_ast(), np.load(io.BytesIO(data), allow_pickle=False) as z:   # .npy headers: ast
-            text, digest = blob_text(z["header"]), str(z["digest"][()])
-            arrays = {name: np.asarray(z[name]) for name in z.files if name not in ("header", "digest")}
+        z = read_npz(data)
+        text, digest = blob_text(z["header"]), str(z["digest"][()])
+        arrays = {name: v for name, v in z.items() if name not in ("header", "digest")}
         header = json.loads(text)
         if not isinstance(header, dict):
             raise TypeError("header")

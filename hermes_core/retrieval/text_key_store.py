@@ -23,6 +23,7 @@ read or written.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -111,8 +112,16 @@ def _cell(cell: types.CellType) -> object:
         return cell
 
 
-BUILDERS = builders_id([dense.document_text, dense.skill_parts, dense.model_text, dense._doc_key,
-                        dense._parts_key, dense._text_hash])
+#: the functions that derive a skill's keys, whose code :func:`builders_fingerprint` hashes
+KEY_BUILDERS = (dense.document_text, dense.skill_parts, dense.model_text, dense._doc_key,
+                dense._parts_key, dense._text_hash)
+
+
+@functools.cache
+def builders_fingerprint() -> str:
+    """``builders_id(KEY_BUILDERS)``, computed on the first read or write of a file, not at
+    import: an import that never touches the cache does not pay for hashing the code."""
+    return builders_id(KEY_BUILDERS)
 
 
 def text_keys_path(cache_dir: str | os.PathLike[str]) -> Path:
@@ -131,14 +140,15 @@ def save_keys(path: Path, skills: Sequence[Skill], keys: Sequence[TextKeys]) -> 
         "doc": text_blob(_SEP.join(k.doc for k in keys)),
         "parts": text_blob(_SEP.join(k.parts for k in keys)),
     }
-    return write_sealed(path, LAYOUT, {"builders": BUILDERS, "tokenizer": tok.tokenizer_key()}, arrays, WHAT)
+    header = {"builders": builders_fingerprint(), "tokenizer": tok.tokenizer_key()}
+    return write_sealed(path, LAYOUT, header, arrays, WHAT)
 
 
 def load_keys(path: Path) -> dict[bytes, TextKeys] | None:
     """The keys saved at ``path`` by source digest; None when there is no usable file (a damaged
     one is said in the log once, by ``gate_store.read_checked``)."""
     return read_checked(path, LAYOUT, WHAT, again="deriving them again", decode=lambda _, a: _keys(a),
-                        ours=lambda h: (h.get("builders") == BUILDERS
+                        ours=lambda h: (h.get("builders") == builders_fingerprint()
                                         and h.get("tokenizer") == tok.tokenizer_key()))
 
 

@@ -1531,3 +1531,44 @@ def test_a_whole_brotli_or_zstd_answer_is_read_whole_by_the_sdk(
 
     respx_mock.post(url).mock(side_effect=answer)
     assert _whole(provider, cred, model, mode).text == words
+
+
+def _error_answer(kind: str, status: int) -> dict[str, Any]:
+    if status == 200:   # a gateway that answers every status with 200, the error in its body
+        return {"error": {"message": "slow down", "type": "rate_limit_error",
+                          "code": "rate_limit_exceeded"}}
+    return (openai_error(429, "slow down") if kind == "openai"
+            else anthropic_error(429, "slow down"))
+
+
+@pytest.mark.parametrize("status", [429, 200])
+@pytest.mark.parametrize("mode", ["complete", "acomplete", "stream", "astream"])
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_a_compressed_error_answer_keeps_its_encoding_headers_and_no_secret(
+        kind: str, mode: str, status: int, respx_mock: Any) -> None:
+    """The watch inflates a compressed body itself and hands the client the body inflated, so it
+    takes ``content-encoding`` and ``content-length`` off the response; the error's headers are
+    what was on the wire (the caller can tell a proxy compressed it, and how long it was), and a
+    header echoing the key is still masked."""
+    import gzip
+
+    provider, cred, url, model = make(kind)
+    body = gzip.compress(json.dumps(_error_answer(kind, status)).encode())
+    sent = {"content-type": "application/json", "content-encoding": "gzip",
+            "retry-after": "7", "x-echoed-key": SECRET}
+    respx_mock.post(url).mock(return_value=httpx.Response(status, headers=sent, content=body))
+    with pytest.raises(RateLimited) as info:
+        if mode in ("complete", "acomplete"):
+            _whole(provider, cred, model, mode)
+        elif mode == "stream":
+            list(provider.stream(PROMPT, model, cred, OPTS))
+        else:
+            async def drain() -> None:
+                async for _ in provider.astream(PROMPT, model, cred, OPTS):
+                    pass
+            asyncio.run(drain())
+    e = info.value
+    assert e.headers["content-encoding"] == "gzip"
+    assert e.headers["content-length"] == str(len(body))
+    assert e.retry_after == 7
+    assert SECRET not in repr(e.headers) and SECRET not in str(e)

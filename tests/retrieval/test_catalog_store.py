@@ -173,14 +173,14 @@ def test_a_file_of_another_parser_or_catalog_is_ignored_quietly(
     caplog.clear()
     with caplog.at_level(logging.WARNING):
         assert load_lines(path, str(tmp_path / "other.jsonl")) is None
-        monkeypatch.setattr(store, "PARSER", "another")
+        monkeypatch.setattr(store, "parser_fingerprint", lambda: "another")
         assert load_lines(path, str(catalog)) is None
     assert not caplog.records
 
 
 def test_a_changed_parser_has_another_fingerprint(monkeypatch: pytest.MonkeyPatch) -> None:
     before = store.parser_id()
-    assert store.parser_id() == before == store.PARSER
+    assert store.parser_id() == before == store.parser_fingerprint()
     monkeypatch.setattr(skills_mod, "MAX_DESCRIPTION", 2048)
     assert store.parser_id() != before
     monkeypatch.undo()
@@ -243,10 +243,10 @@ def test_the_parsers_fingerprint_is_the_same_in_every_process() -> None:
     import subprocess
     import sys
 
-    code = "from hermes_core.retrieval.catalog_store import PARSER; print(PARSER)"
+    code = "from hermes_core.retrieval.catalog_store import parser_fingerprint; print(parser_fingerprint())"
     got = {subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
-    assert got == {store.PARSER + "\n"}
+    assert got == {store.parser_fingerprint() + "\n"}
 
 
 def _nested(depth: int) -> str:
@@ -305,3 +305,17 @@ def test_a_users_own_file_of_the_caches_naming_is_kept_when_the_cache_folder_is_
     _serve(project, catalog, start)
     assert theirs.exists() and np.load(theirs)["weights"].tolist() == [0.0, 1.0, 2.0, 3.0]
     assert not mine.exists()
+
+
+def test_the_parser_fingerprint_is_computed_on_first_use_not_at_import() -> None:
+    """Hashing the code is not paid by an import that never reads the cache; the value computed on
+    first use is the one ``parser_id()`` gives."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("from hermes_core.retrieval import catalog_store as s; "
+            "print(s.parser_fingerprint.cache_info().currsize, s.parser_fingerprint() == s.parser_id())")
+    got = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+                         env=os.environ.copy()).stdout
+    assert got == "0 True\n"

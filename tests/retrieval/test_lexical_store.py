@@ -137,7 +137,7 @@ def test_the_scoring_fingerprint_is_the_same_in_every_process() -> None:
     import subprocess
     import sys
 
-    code = "from hermes_core.retrieval import lexical_store; print(lexical_store.SCORERS)"
+    code = "from hermes_core.retrieval import lexical_store; print(lexical_store.scorers_fingerprint())"
     got = {subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
     assert len(got) == 1
@@ -149,3 +149,17 @@ def test_the_key_changes_with_an_opencc_or_jieba_release_or_the_fold_config(
     before = rows_key("c", words)
     tokenizer_upgraded()
     assert rows_key("c", words) != before
+
+
+def test_the_scoring_fingerprint_is_computed_on_first_use_not_at_import() -> None:
+    """Hashing the code is not paid by an import that never reads the cache; the value computed on
+    first use is the one ``scorers_id()`` gives."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("from hermes_core.retrieval import lexical_store as s; "
+            "print(s.scorers_fingerprint.cache_info().currsize, s.scorers_fingerprint() == s.scorers_id())")
+    got = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+                         env=os.environ.copy()).stdout
+    assert got == "0 True\n"

@@ -86,7 +86,7 @@ def test_a_file_of_other_builders_is_ignored_quietly(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     path = text_keys_path(tmp_path)
     save_keys(path, CATALOG, text_keys(CATALOG))
-    monkeypatch.setattr(store, "BUILDERS", "another")
+    monkeypatch.setattr(store, "builders_fingerprint", lambda: "another")
     with caplog.at_level(logging.WARNING):
         assert load_keys(path) is None
     assert not caplog.records
@@ -181,3 +181,18 @@ def test_a_changed_default_factory_of_a_dataclass_field_has_another_fingerprint(
     assert store.builders_id([init(list)]) == store.builders_id([init(list)])
     assert store.builders_id([init(list)]) != store.builders_id([init(tuple)])
     assert store.builders_id([init(lambda: 1.5)]) != store.builders_id([init(lambda: 1.2)])
+
+
+def test_the_builders_fingerprint_is_computed_on_first_use_not_at_import() -> None:
+    """Hashing the code is not paid by an import that never reads the cache; the value computed on
+    first use is the one ``builders_id(KEY_BUILDERS)`` gives."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("from hermes_core.retrieval import text_key_store as s; "
+            "print(s.builders_fingerprint.cache_info().currsize, "
+            "s.builders_fingerprint() == s.builders_id(s.KEY_BUILDERS))")
+    got = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+                         env=os.environ.copy()).stdout
+    assert got == "0 True\n"

@@ -1,0 +1,37 @@
+"""Reading an ``.npz`` archive of ours: every array taken out under the AST guard, no pickles.
+
+``np.load`` of an archive parses nothing yet; each array's ``.npy`` header is parsed with
+``ast.literal_eval`` when the array is taken out. Those reads happen on warm-up threads (the query
+adapter, the injection scorers, the retrieval caches), so every one must run under
+:func:`~hermes_core.ast_guard.holding_ast` (CPython gh-106905). Reading the whole archive in one
+guarded block, here, keeps callers from taking an array out after the block ends.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from typing import Any
+
+import numpy as np
+
+from hermes_core.ast_guard import holding_ast
+
+
+def read_npz(source: str | os.PathLike[str] | bytes) -> dict[str, np.ndarray[Any, Any]]:
+    """Every array of the archive at ``source`` (a path, or the archive's bytes), by name.
+
+    Raises as opening or reading it does (``OSError``, ``KeyError``, ``zipfile.BadZipFile``, ...);
+    a pickled array (``allow_pickle=False``) or a file holding one bare array instead of an
+    archive is a ``ValueError``."""
+    opened = io.BytesIO(source) if isinstance(source, bytes) else source
+    with holding_ast():
+        loaded = np.load(opened, allow_pickle=False)
+        if not isinstance(loaded, np.lib.npyio.NpzFile):
+            raise ValueError(f"{_named(source)} is not an .npz archive (one bare array)")
+        with loaded as z:
+            return {name: z[name] for name in z.files}
+
+
+def _named(source: str | os.PathLike[str] | bytes) -> str:
+    return "the bytes given" if isinstance(source, bytes) else os.fspath(source)

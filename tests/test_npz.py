@@ -1,0 +1,69 @@
+"""Tests of ``hermes_core/npz.py``: one guarded read of an ``.npz`` archive, every array parsed
+under the AST guard."""
+
+from __future__ import annotations
+
+import ast
+import gc
+import io
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from hermes_core.npz import read_npz
+
+
+def _archive(path: Path) -> Path:
+    np.savez_compressed(path, name=np.array("m"), a=np.arange(6, dtype=np.float32).reshape(2, 3),
+                        n=np.int64(4))
+    return path
+
+
+@pytest.mark.parametrize("given", ["path", "str", "bytes"])
+def test_every_array_is_read_from_a_path_or_bytes(given: str, tmp_path: Path) -> None:
+    path = _archive(tmp_path / "w.npz")
+    source: Any = {"path": path, "str": str(path), "bytes": path.read_bytes()}[given]
+    got = read_npz(source)
+    assert sorted(got) == ["a", "n", "name"]
+    assert str(got["name"][()]) == "m" and int(got["n"]) == 4
+    assert got["a"].tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+
+
+def test_every_header_is_parsed_under_the_ast_guard(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """An ``NpzFile`` parses each array's ``.npy`` header with ``ast.literal_eval`` when the array
+    is taken out, not at ``np.load``: every one is read inside the guard (collection held off)."""
+    path = _archive(tmp_path / "w.npz")
+    guarded: list[bool] = []
+    real = ast.literal_eval
+
+    def literal_eval(node: Any) -> Any:
+        guarded.append(not gc.isenabled())
+        return real(node)
+
+    monkeypatch.setattr(ast, "literal_eval", literal_eval)
+    assert gc.isenabled()
+    read_npz(path)
+    assert guarded == [True, True, True]
+    assert gc.isenabled()
+
+
+def test_a_single_npy_array_is_not_an_archive(tmp_path: Path) -> None:
+    buffer = io.BytesIO()
+    np.save(buffer, np.zeros(3))
+    with pytest.raises(ValueError, match=r"not an \.npz archive"):
+        read_npz(buffer.getvalue())
+
+
+def test_a_pickled_array_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "p.npz"
+    np.savez(path, o=np.array([{"x": 1}], dtype=object))
+    with pytest.raises(ValueError):
+        read_npz(path)
+
+
+def test_a_missing_file_raises_as_opening_it_does(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        read_npz(tmp_path / "none.npz")
