@@ -916,12 +916,11 @@ def test_ordinary_files_pass_whole_as_instructions(name: str, load_script: Calla
     assert _ordinary_blocked(name, load_script) == {}
 
 
-# Left (decisions 129 and 158): read as data, the learned scorer blocks a paragraph of three of
-# these files (a German note on ignoring vendor warnings, an HTML README, a list of search links;
-# a runbook quoting payloads passes since the memory entries of train_benign were fitted on).
-# Pinned so that a refit that clears them, or a new one, shows here.
-SCORER_FALSE_ALARMS_IN_MEMORY = {"de-notes": ["learned"], "en-readme-html": ["learned"],
-                                 "url-list": ["learned"]}
+# Left (decision 129): read as data, the learned scorer blocks a paragraph of four of these files
+# (a German note on ignoring vendor warnings, a runbook quoting payloads, an HTML README, a list of
+# search links). Pinned so that a refit that clears them, or a new one, shows here.
+SCORER_FALSE_ALARMS_IN_MEMORY = {"de-notes": ["learned"], "en-security-runbook": ["learned"],
+                                 "en-readme-html": ["learned"], "url-list": ["learned"]}
 
 
 def test_as_memory_only_the_learned_scorer_blocks_ordinary_files_and_only_these(
