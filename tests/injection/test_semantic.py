@@ -319,9 +319,22 @@ def test_the_stage_records_the_training_texts_and_its_dev_cv(
     assert meta["inputs_sha256"] == train.inputs_sha256(semantic=True)
     assert meta["inputs_sha256"] != train.inputs_sha256()   # the personas train this stage only
     assert meta["dev_cv"]["benign_blocked"] <= meta["max_dev_benign"]
-    # fewer dev personas blocked than the hashing scorer alone blocks in the same folds
-    assert meta["dev_cv_by_kind"]["persona"]["benign_blocked"] < meta["max_dev_persona"]
+    # beyond the rules' own blocks, fewer dev personas blocked than the hashing scorer alone
+    # blocks in the same folds, or none where it blocks none beyond them
+    persona, rules = meta["dev_cv_by_kind"]["persona"]["benign_blocked"], meta["dev_persona_rules_only"]
+    assert persona < meta["max_dev_persona"] or persona == rules == meta["max_dev_persona"]
     assert meta["gate"] == stage.gate
+
+
+@pytest.mark.parametrize(("by_hashing", "by_rules", "allowed", "refused"), [
+    (0.03, 0.01, 0.02, 0.03),      # the hashing scorer adds two of 100: the stage must add fewer
+    (0.01, 0.01, 0.01, 0.02),      # it adds none: the stage may add none, and a rules-only
+])                                 # share is still reachable (decision 151 found none was)
+def test_the_stage_persona_limit_is_strictly_fewer_than_the_hashing_scorers_added_blocks_or_none(
+        load_script: Callable[..., ModuleType], by_hashing: float, by_rules: float,
+        allowed: float, refused: float) -> None:
+    limit = load_script(TRAIN).persona_bound(by_hashing, by_rules, 100)
+    assert allowed < limit <= refused
 
 
 def test_the_training_embeddings_are_those_of_the_training_windows_and_e5_gives_them(
