@@ -144,9 +144,6 @@ _GREEK_OR_LATIN_WORD = re.compile("[a-zA-Z\u00c0-\u024f\u1e00-\u1eff\u0370-\u03f
                                   "[\u0370-\u03ff\u1f00-\u1fff][a-zA-Z\u00c0-\u024f\u1e00-\u1eff"
                                   "\u0370-\u03ff\u1f00-\u1fff]*")
 _GREEK_OR_LATIN_SPLIT = re.compile(f"({_GREEK_OR_LATIN_WORD.pattern})")
-# the accents modern Greek writes on every word of two or more syllables (tonos, dialytika,
-# and the polytonic marks), after NFD
-_GREEK_ACCENT = re.compile("[\u0300\u0301\u0308\u0313\u0314\u0342\u0345]")
 
 
 def _shape(letter: str) -> str:
@@ -259,7 +256,8 @@ _GREEK_LONG_WORD = re.compile("[\u0370-\u03ff\u1f00-\u1fff]{5,}")
 _SENTENCE_END = re.compile("(?<=[.;!?\u00b7\n])")
 
 
-# a Greek letter with an accent, composed (the text is NFKC: "ά", "ϊ", "ἀ") or followed by one
+# a Greek letter with an accent (tonos, dialytika, a polytonic mark: modern Greek writes one on every
+# word of two or more syllables), composed (the text is NFKC: "ά", "ϊ", "ἀ") or followed by one
 _ACCENTED_GREEK = re.compile("[\u0386\u0388-\u0390\u03aa-\u03b0\u03ca-\u03ce\u1f00-\u1fff]"
                              "|[\u0370-\u03ff][\u0300\u0301\u0308\u0313\u0314\u0342\u0345]")
 _G = "\u0370-\u03ff\u1f00-\u1fff"
