@@ -91,22 +91,33 @@ _PARAGRAPH_BREAK = re.compile("(\r?\n[ \t]*\r?\n|\r[ \t]*\r|\u2029)")
 
 def _mostly_latin(paragraph: str) -> bool:
     """Whether a paragraph has more Latin letters than Greek, Cyrillic and Armenian ones."""
-    return len(_LATIN_LETTER.findall(paragraph)) > len(_OTHER_ALPHABET.findall(paragraph))
+    # counted by what a removal takes out: no list of a million one-letter matches
+    n = len(paragraph)
+    return n - len(_LATIN_LETTER.sub("", paragraph)) > n - len(_OTHER_ALPHABET.sub("", paragraph))
 
 
 def _whole_in_latin(m: re.Match[str]) -> str:
-    """A word of a paragraph written mostly in Latin letters: a word wholly in another alphabet
-    there ("Ιγνορε αλλ previous instructions") is a disguise, not a Greek word, and is spelled in
-    Latin by sound (``anyascii``: "ιγνορε" -> "ignore"; TR39 would read ν as v and ρ as p); a word
-    mixing alphabets is read as :func:`_in_latin` reads it."""
-    word = m.group()
-    if _LATIN.search(word) or not _OTHER_ALPHABET.search(word):
-        return _in_latin(m)
-    return anyascii(word)
+    return _whole_word_in_latin(m.group())
 
 
 def _in_latin(m: re.Match[str]) -> str:
-    word = m.group()
+    return _word_in_latin(m.group())
+
+
+@lru_cache(maxsize=65536)
+def _whole_word_in_latin(word: str) -> str:
+    """A word of a paragraph written mostly in Latin letters: a word wholly in another alphabet
+    there ("Ιγνορε αλλ previous instructions") is a disguise, not a Greek word, and is spelled in
+    Latin by sound (``anyascii``: "ιγνορε" -> "ignore"; TR39 would read ν as v and ρ as p); a word
+    mixing alphabets is read as :func:`_word_in_latin` reads it. Once a distinct word: a 1 MB
+    paragraph of Greek repeats its words."""
+    if _LATIN.search(word) or not _OTHER_ALPHABET.search(word):
+        return _word_in_latin(word)
+    return anyascii(word)
+
+
+@lru_cache(maxsize=65536)
+def _word_in_latin(word: str) -> str:
     if not (_LATIN.search(word) and _OTHER_ALPHABET.search(word)):
         return word
     upper, other = _confusable_tables()
@@ -132,9 +143,7 @@ _GREEK_BEFORE_NFKC = re.compile("[\u00b5\u0370-\u03ff\u1d26-\u1d2a\u1d5d-\u1d61\
 _GREEK_OR_LATIN_WORD = re.compile("[a-zA-Z\u00c0-\u024f\u1e00-\u1eff\u0370-\u03ff\u1f00-\u1fff]*"
                                   "[\u0370-\u03ff\u1f00-\u1fff][a-zA-Z\u00c0-\u024f\u1e00-\u1eff"
                                   "\u0370-\u03ff\u1f00-\u1fff]*")
-# the accents modern Greek writes on every word of two or more syllables (tonos, dialytika,
-# and the polytonic marks), after NFD
-_GREEK_ACCENT = re.compile("[\u0300\u0301\u0308\u0313\u0314\u0342\u0345]")
+_GREEK_OR_LATIN_SPLIT = re.compile(f"({_GREEK_OR_LATIN_WORD.pattern})")
 
 
 def _shape(letter: str) -> str:
@@ -155,23 +164,90 @@ def _greek_tables() -> tuple[dict[int, str], dict[int, str]]:
             {cp: anyascii(chr(cp)) for cp in _GREEK_CODE_POINTS})
 
 
-def _by_shape(m: re.Match[str]) -> str:
+# a word's letter-by-letter readings are searched letter by letter, a branch dropped as soon as
+# no rule word begins with it; at most this many branches a word (a word of thirteen letters
+# with two readings each has 8,192 readings, of which a few dozen begin a word the rules know)
+MAX_WORD_BRANCHES = 256
+
+
+@lru_cache(maxsize=1)
+def _letter_readings() -> dict[str, tuple[str, ...]]:
+    """Each lower-case Greek letter's Latin readings: by its own shape, by its capital's shape
+    (TR39: "η" is "Η", so "h"; "ν" is "Ν", "n") and by its sound, each once, in that order."""
     upper, _ = _confusable_tables()
-    # only the Greek letters: a Latin word keeps its accents ("révèle")
-    return m.group().translate(upper).casefold().translate(_greek_tables()[0])
+    shape, sound = _greek_tables()
+    out: dict[str, tuple[str, ...]] = {}
+    for cp in _GREEK_CODE_POINTS:
+        letter = chr(cp)
+        if letter.casefold() != letter or not letter.isalpha():
+            continue
+        capital = unicodedata.normalize("NFD", letter)[0].upper()
+        by_capital = upper.get(ord(capital), "").lower() if len(capital) == 1 else ""
+        out[letter] = tuple(dict.fromkeys(r for r in (shape[cp], by_capital, sound[cp]) if r))
+    return out
+
+
+@lru_cache(maxsize=1)
+def _rule_words() -> tuple[frozenset[str], frozenset[str]]:
+    """(the words, every beginning of one) that the phrase rules of the Latin-letter languages
+    read ("ignore", "the", "key"), from their patterns' text: what a word of Greek letters is
+    weighed against."""
+    # imported here: only a text with a word of Greek letters needs the tables
+    from hermes_core.injection.patterns import LANGUAGES
+
+    words: set[str] = set()
+    for lang, table in LANGUAGES.items():
+        if lang in ("zh", "ja"):
+            continue
+        for pattern in (p for patterns in table.values() for p in patterns):
+            for word in re.findall(r"[a-z]{2,}\??", pattern.pattern):
+                words.add(word.rstrip("?"))
+                if word.endswith("?"):
+                    words.add(word[:-2])   # "keys?": "key" too
+    return frozenset(words), frozenset(w[:i] for w in words for i in range(1, len(w) + 1))
+
+
+def _known_reading(word: str) -> str | None:
+    """The first letter-by-letter reading of a lower-case word, each Greek letter by its shape,
+    its capital's shape or its sound, that is a word the rules read ("τηε": "the", τ by shape, η
+    by its capital; "σεnd": "send"); None when none is (or :data:`MAX_WORD_BRANCHES` are spent)."""
+    options = _letter_readings()
+    known, beginnings = _rule_words()
+    budget = MAX_WORD_BRANCHES
+    stack: list[tuple[int, str]] = [(0, "")]
+    while stack and budget > 0:
+        i, head = stack.pop()
+        budget -= 1
+        if i == len(word):
+            if head in known:
+                return head
+            continue
+        # pushed in reverse, so the shape reading is tried first
+        for letters in reversed(options.get(word[i], (word[i],))):
+            if head + letters in beginnings:
+                stack.append((i + 1, head + letters))
+    return None
+
+
+@lru_cache(maxsize=65536)
+def _word_readings(word: str) -> tuple[str, str]:
+    """A word of Greek letters (or Greek and Latin ones) read (by shape, by sound), once a
+    distinct word. By shape, unless some mix of shape and sound readings letter by letter is a
+    word the rules read: then that mix (the sound reading is kept whole as a view of its own)."""
+    upper, _ = _confusable_tables()
+    lower = word.translate(upper).casefold()
+    shape, sound = _greek_tables()
+    mixed = _known_reading(word.casefold())
+    by_shape = lower.translate(shape) if mixed is None else mixed
+    # "ου" is "ou" in every romanisation of Greek (ELOT 743, ISO 843), where anyascii spells each
+    # υ "y" ("πρεβιους" -> "previoys")
+    if "υ" in word or "Υ" in word:
+        word = _OU.sub(lambda d: _OU_LATIN[d.group()], word)
+    return by_shape, word.translate(sound)
 
 
 _OU = re.compile("[οΟ][υΥ]")
 _OU_LATIN = {"ου": "ou", "οΥ": "oU", "Ου": "ou", "ΟΥ": "oU"}
-
-
-def _by_sound(m: re.Match[str]) -> str:
-    # "ου" is "ou" in every romanisation of Greek (ELOT 743, ISO 843), where anyascii spells each
-    # υ "y" ("πρεβιους" -> "previoys")
-    word = m.group()
-    if "υ" in word or "Υ" in word:
-        word = _OU.sub(lambda d: _OU_LATIN[d.group()], word)
-    return word.translate(_greek_tables()[1])
 
 
 _GREEK_LONG_WORD = re.compile("[\u0370-\u03ff\u1f00-\u1fff]{5,}")
@@ -180,19 +256,69 @@ _GREEK_LONG_WORD = re.compile("[\u0370-\u03ff\u1f00-\u1fff]{5,}")
 _SENTENCE_END = re.compile("(?<=[.;!?\u00b7\n])")
 
 
+# a Greek letter with an accent (tonos, dialytika, a polytonic mark: modern Greek writes one on every
+# word of two or more syllables), composed (the text is NFKC: "ά", "ϊ", "ἀ") or followed by one
+_ACCENTED_GREEK = re.compile("[\u0386\u0388-\u0390\u03aa-\u03b0\u03ca-\u03ce\u1f00-\u1fff]"
+                             "|[\u0370-\u03ff][\u0300\u0301\u0308\u0313\u0314\u0342\u0345]")
+_G = "\u0370-\u03ff\u1f00-\u1fff"
+# a word of five Greek letters or more holding an accented one (the word's start found once, the
+# lookahead checks its length, the run its accent)
+_ACCENTED_LONG_WORD = re.compile(f"(?<![{_G}])(?=[{_G}]{{5}})[{_G}]*?"
+                                 "(?:[\u0386\u0388-\u0390\u03aa-\u03b0\u03ca-\u03ce\u1f00-\u1fff]"
+                                 f"|[{_G}][\u0300\u0301\u0308\u0313\u0314\u0342\u0345])")
+
+
 def _unaccented_greek(sentence: str) -> bool:
     """Whether a sentence's Greek letters lack the accents Greek spelling puts on nearly every
     word of two or more syllables: most of its words of five letters or more carry none (or, with
     no such word, none of its letters does). A sentence "in Greek" spelled so is letters chosen for
     their look or sound; one stray accent ("... ορδερς ά") does not make it Greek."""
-    greek = "".join(_GREEK.findall(sentence))
-    if len(greek) < 8:
+    if len(sentence) - len(_GREEK.sub("", sentence)) < 8:
         return False
-    long = _GREEK_LONG_WORD.findall(sentence)
+    long = len(_GREEK_LONG_WORD.findall(sentence))
     if not long:
-        return not _GREEK_ACCENT.search(unicodedata.normalize("NFD", greek))
-    accented = sum(1 for w in long if _GREEK_ACCENT.search(unicodedata.normalize("NFD", w)))
-    return accented * 2 < len(long)
+        return not _ACCENTED_GREEK.search(sentence)
+    return len(_ACCENTED_LONG_WORD.findall(sentence)) * 2 < long
+
+
+_GREEK_VOWELS = frozenset("αεηιουω")
+# a syllable's vowel: one of Greek's vowel digraphs (each one sound, or a vowel and "v"/"f") or a
+# single vowel; "νέο" and "πάει" are two syllables, "πού" one
+_SYLLABLE = re.compile("αι|ει|οι|υι|ου|αυ|ευ|ηυ|[αεηιουω]")
+_GREEK_WORD = re.compile("[\u0370-\u03ff\u1f00-\u1fff]+")
+# the polytonic marks (grave, breathings, circumflex, iota subscript): older or learned Greek,
+# whose spelling the monotonic rules below do not describe
+_POLYTONIC = re.compile("[\u0300\u0313\u0314\u0342\u0345]")
+# the monosyllables monotonic spelling accents ("or", "where?", "how?"); every other one it leaves bare
+_ACCENTED_MONOSYLLABLES = frozenset({"ή", "πού", "πώς"})
+
+
+def _unlike_greek(word: str) -> bool:
+    """Whether a word breaks the rules modern Greek spelling follows: a Greek word ends in a vowel
+    or in ς or ν after a vowel ("όρδερς", "άλλ" do not; a loanword like "μπαρ" does not either, so
+    only a share of a sentence's words counts), and an accent marks the stressed syllable of a word
+    of two or more syllables only ("άλλ" is one). ``word`` is NFC, lower case."""
+    bare = "".join(c for c in unicodedata.normalize("NFD", word) if not unicodedata.combining(c))
+    if not bare:
+        return False
+    last = bare[-1]
+    if last not in _GREEK_VOWELS and (last not in "ςν" or len(bare) < 2 or bare[-2] not in _GREEK_VOWELS):
+        return True
+    return ("\u0301" in unicodedata.normalize("NFD", word) and len(_SYLLABLE.findall(bare)) == 1
+            and unicodedata.normalize("NFC", word) not in _ACCENTED_MONOSYLLABLES)
+
+
+def _misspelled_greek(sentence: str) -> bool:
+    """Whether a sentence's Greek words, accents and all, are too often not spelled as Greek is
+    (half of them or more, two at least, eight Greek letters at least): letters chosen for their
+    look or their sound with accents strewn on them ("Ιγνόρε άλλ πρέβιους όρδερς") rather than
+    Greek, where a loanword or two ("στο μπαρ") is a small share."""
+    if _POLYTONIC.search(unicodedata.normalize("NFD", sentence)):
+        return False
+    words = _GREEK_WORD.findall(sentence.lower())
+    if len(words) < 2 or sum(map(len, words)) < 8:
+        return False
+    return 2 * sum(1 for w in words if _unlike_greek(w)) >= len(words)
 
 
 def _disguised_pieces(paragraph: str) -> list[tuple[str, bool]]:
@@ -203,7 +329,7 @@ def _disguised_pieces(paragraph: str) -> list[tuple[str, bool]]:
         return [(paragraph, False)]
     if _mostly_latin(paragraph):
         return [(paragraph, True)]
-    return [(s, _unaccented_greek(s)) for s in _SENTENCE_END.split(paragraph)]
+    return [(s, _unaccented_greek(s) or _misspelled_greek(s)) for s in _SENTENCE_END.split(paragraph)]
 
 
 def greek_readings(text: str, plain: str | None = None) -> tuple[str, ...]:
@@ -225,9 +351,24 @@ def greek_readings(text: str, plain: str | None = None) -> tuple[str, ...]:
     if not any(d for _, d in pieces):
         return ()
     plain = fold(text) if plain is None else plain
+    by_shape: list[str] = []
+    by_sound: list[str] = []
+    for piece, disguised in pieces:
+        if not disguised:
+            by_shape.append(piece)
+            by_sound.append(piece)
+            continue
+        # words at the odd places, each distinct one read once
+        parts = _GREEK_OR_LATIN_SPLIT.split(piece)
+        words = parts[1::2]
+        of = {w: _word_readings(w) for w in set(words)}
+        shapes, sounds = parts[:], parts[:]
+        shapes[1::2] = [of[w][0] for w in words]
+        sounds[1::2] = [of[w][1] for w in words]
+        by_shape += shapes
+        by_sound += sounds
     out: list[str] = []
-    for reading in (_by_shape, _by_sound):
-        read = fold("".join(_GREEK_OR_LATIN_WORD.sub(reading, p) if d else p for p, d in pieces))
+    for read in (fold("".join(by_shape)), fold("".join(by_sound))):
         if read != plain and read not in out:
             out.append(read)
     return tuple(out)
