@@ -215,9 +215,11 @@ def updated_index(index: BM25Index, skills: Sequence[Skill], cache: TermsCache,
                   state: IndexCache | None = None) -> BM25Index:
     """``index.updated(skills)`` on the shared memo. A first refresh starts from the index
     ``state``'s file kept from the last process when there is one (its terms adopted, so the
-    token file is not read); otherwise the memo first adopts the tokens ``cache``'s file kept.
-    Each file is saved when much was derived or dropped; the token file whenever the index file
-    is too, so it never keeps terms the index file dropped."""
+    token file is not read); otherwise the memo first adopts the tokens ``cache``'s file kept
+    (one an older release wrote beside the index file, or the only one without ``state``).
+    The terms are stored once: in the index file when there is one (a token file beside it,
+    which held the same terms and keys again, is removed once the index file is written),
+    otherwise in the token file; each is saved when much was derived or dropped."""
     memo, derive = bm25.shared_memo(), bm25.skill_terms   # what the index derives with, now
     base = state.base(index, memo, derive, skills) if state is not None else None
     if base is not None:
@@ -225,6 +227,8 @@ def updated_index(index: BM25Index, skills: Sequence[Skill], cache: TermsCache,
     else:
         cache.load(memo, derive)
     new = (index if base is None else base).updated(skills)
-    wrote = state is not None and state.save(new, memo, derive)
-    cache.save(memo, derive, new.parts.terms, force=wrote)
+    if state is None or state.path is None:
+        cache.save(memo, derive, new.parts.terms)
+    elif state.save(new, memo, derive):
+        cache.drop()   # the index file holds every term and key: a token file would hold them twice
     return new

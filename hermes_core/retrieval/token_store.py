@@ -17,7 +17,8 @@ Saving rewrites the whole file, so it is done only when enough skills were deriv
 since the file was read or written (:attr:`TermsCache.min_new`); a restart derives the few skills
 edited since. A catalog that shrank derives nothing, so the dropped skills are counted too: the
 file would otherwise keep their terms for good. With BM25's own file (``bm25_store``, which holds
-the same terms) the two are written together, so neither keeps what the other dropped.
+the same terms and keys) the terms are stored once: a retriever with an index file writes no
+token file, and removes one an older release left beside it once it adopted it.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from hermes_core import tokenize as tok
+from hermes_core.retrieval.cache_sweep import npz_holding
 from hermes_core.retrieval.gate_store import blob_text, read_checked, text_blob, write_sealed
 from hermes_core.retrieval.token_memo import Derive, Key, SkillTerms, TokenMemo
 
@@ -37,6 +39,8 @@ LAYOUT = 1
 WHAT = "token memo cache"
 MIN_NEW = 64   # skills derived since the last read or write before the file is written again
 _SEP = "\x00"  # no token holds it (tokens are runs of word characters)
+#: what every file this store writes holds (``gate_store.write_sealed``): a name is no proof
+made_by_cache = npz_holding("header", "digest", "keys", "n_tokens")
 
 
 def terms_path(cache_dir: str | os.PathLike[str]) -> Path:
@@ -171,3 +175,16 @@ class TermsCache:
             entries = [(k, t) for k, t in memo.entries(derive) if id(t) in held]
             self._tally.wrote(len(entries), memo.derived)
             return save_terms(self.path, derive, entries)
+
+    def drop(self) -> bool:
+        """Remove the file when another holds its terms (``bm25_store``'s index file): only one
+        this cache's writer made (a sealed file's arrays), never a user's file, a link or a FIFO
+        under its name; whether it removed one."""
+        with self._lock:
+            if self.path is None or not made_by_cache(self.path):
+                return False
+            try:
+                self.path.unlink()
+            except OSError:   # gone meanwhile, or a folder that refuses: kept, harmless
+                return False
+            return True
