@@ -251,3 +251,21 @@ def test_an_index_made_under_another_opencc_or_jieba_release_or_fold_config_is_d
     assert load_parts(path, skill_terms) is not None
     tokenizer_upgraded()
     assert load_parts(path, skill_terms) is None
+
+
+@pytest.mark.parametrize("module, name", [("bm25", "light_stem"), ("bm25_postings", "verbatim_pairs")])
+def test_an_index_saved_before_an_edit_of_the_deriving_or_postings_code_is_not_served(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str, name: str) -> None:
+    # no version bumped: only the code says the terms or postings would differ now
+    import importlib
+    path = index_path(tmp_path)
+    _saved(path, CATALOG)
+    assert load_parts(path, skill_terms) is not None
+    edited = importlib.import_module(f"hermes_core.retrieval.{module}")
+
+    def replacement(*args: object) -> object:
+        raise AssertionError("never called")
+
+    replacement.__module__ = edited.__name__
+    monkeypatch.setattr(edited, name, replacement)
+    assert load_parts(path, skill_terms) is None
