@@ -15,13 +15,17 @@ as the cache that is the user's own keeps every file of theirs.
 
 Each reader marks the file it reads (``cache_sweep.touch``), so a file in use by any process
 sharing the folder is not idle. A retriever sweeps once, after its first full refresh (its own
-snapshots, lexicon and record are kept whatever their age).
+snapshots, lexicon and record are kept whatever their age), and only when no process swept the
+folder in the last :data:`SWEEP_EVERY_DAYS` (:func:`sweep_if_due`, by the time of a marker
+file): listing the per-vector cache (45,000 files at 20,000 skills) cost every warm restart
+about a quarter of its time, for files that can only go a month after their last use.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Callable, Collection
 from pathlib import Path
 
@@ -41,6 +45,10 @@ RECORD_NAME = r"catalog-[0-9a-f]{32}\.json"
 RECORD_MADE = cache_sweep.starting_with(rb'\{"version": \d+, "skills": \{')
 LEXICON_NAME = r"cedict-[^/\\]+\.json"
 LEXICON_MADE = cache_sweep.starting_with(rb'\{"version": "cedict-[^"]*", "zh_en": \{')
+
+#: a sweep's marker (its mtime: the last sweep) and how often the folder is swept at most
+MARKER = ".last-sweep"
+SWEEP_EVERY_DAYS = 1.0
 
 _FOLDERS = (("snapshots", SNAPSHOT_NAME, SNAPSHOT_MADE), ("index", RECORD_NAME, RECORD_MADE),
             ("lexicon", LEXICON_NAME, LEXICON_MADE))
@@ -71,3 +79,32 @@ def sweep_restart_caches(cache_dir: str | os.PathLike[str], keep: Collection[Pat
     for name in sorted(models):
         one(root / name, VECTOR_NAME, VECTOR_MADE)
     return removed
+
+
+def sweep_due(last: float | None, now: float, every_days: float = SWEEP_EVERY_DAYS) -> bool:
+    """Whether a folder last swept at ``last`` (None: never, or no marker) is to be swept at ``now``;
+    a marker from the future (a clock set back) counts as none."""
+    return last is None or last > now or now - last >= every_days * cache_sweep.DAY_SECONDS
+
+
+def sweep_if_due(cache_dir: str | os.PathLike[str], keep: Collection[Path], now: float,
+                 max_idle_days: float = cache_sweep.MAX_IDLE_DAYS) -> list[Path] | None:
+    """:func:`sweep_restart_caches` when :func:`sweep_due` says so by the marker's time (None
+    otherwise). The marker is set before the sweep, so processes starting together sweep once;
+    a folder that refuses the marker is swept anyway (at worst at every start, as before)."""
+    marker = Path(cache_dir) / MARKER
+    try:
+        st = os.lstat(marker)
+        last: float | None = st.st_mtime if stat.S_ISREG(st.st_mode) else None
+    except OSError:
+        last = None
+    if not sweep_due(last, now):
+        return None
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        os.close(os.open(marker, flags, 0o600))   # never truncated, never through a link
+        cache_sweep.touch(marker, now)
+    except OSError:   # read-only folder, or a link or FIFO under the name: swept, not marked
+        pass
+    return sweep_restart_caches(cache_dir, keep, now, max_idle_days)

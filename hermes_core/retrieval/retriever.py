@@ -28,7 +28,7 @@ from hermes_core.retrieval import dense_judges as judges
 from hermes_core.retrieval import second_opinion as so
 from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens
 from hermes_core.retrieval.bm25_store import IndexCache, updated_index
-from hermes_core.retrieval.cache_upkeep import sweep_restart_caches
+from hermes_core.retrieval.cache_upkeep import sweep_if_due
 from hermes_core.retrieval.calibration import (
     DenseCalibration,
     LexicalCalibration,
@@ -309,7 +309,8 @@ class SkillRetriever(Warmup):
     def _sweep_caches(self) -> None:
         """Once a retriever, after its first full refresh: remove the snapshots, per-vector files,
         reindex records and lexicons of the cache folder no process used for ``cache_idle_days``
-        (``cache_upkeep``), keeping this retriever's own whatever their age."""
+        (``cache_upkeep``, at most once a day a folder), keeping this retriever's own whatever
+        their age."""
         if self._swept or self.cache_dir is None:
             return
         self._swept = True
@@ -319,7 +320,7 @@ class SkillRetriever(Warmup):
             keep.append(Path(self.cache_dir) / "lexicon" / f"{version}.json")
         if (record := record_path(self.cache_dir, self.folders, self.catalogs)) is not None:
             keep.append(record)
-        sweep_restart_caches(self.cache_dir, keep, time.time(), self.cache_idle_days)
+        sweep_if_due(self.cache_dir, keep, time.time(), self.cache_idle_days)
 
     def _take_places(self, skills: Sequence[Skill]) -> None:
         """Serve ``skills`` (the index's, as just read) when one moved with its content unchanged

@@ -9,11 +9,12 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from hermes_core.config import SkillSettings
 from hermes_core.retrieval import lexicon
 from hermes_core.retrieval.cache_sweep import DAY_SECONDS
-from hermes_core.retrieval.cache_upkeep import sweep_restart_caches
+from hermes_core.retrieval.cache_upkeep import sweep_due, sweep_if_due, sweep_restart_caches
 from hermes_core.retrieval.dense import EmbeddingCache
 from hermes_core.retrieval.retriever import SkillRetriever
 from hermes_core.retrieval.skills import snapshot_path as record_path
@@ -146,3 +147,19 @@ def test_a_retriever_sweeps_once_after_its_first_build_with_the_configured_limit
     _aged(young, now - 9 * DAY_SECONDS)
     r.refresh()                                            # once a retriever, not at every refresh
     assert young.exists()
+
+
+@pytest.mark.parametrize(("last", "due"), [(None, True), (NOW - DAY_SECONDS / 2, False),
+                                           (NOW - DAY_SECONDS, True), (NOW + 60, True)])
+def test_a_folder_is_swept_at_most_once_a_day(last: float | None, due: bool) -> None:
+    assert sweep_due(last, NOW) is due
+
+
+def test_a_sweep_marks_the_folder_and_the_next_start_within_a_day_lists_nothing(tmp_path: Path) -> None:
+    # listing 45,000 per-vector files cost each warm restart at 20,000 skills about a quarter
+    cache = tmp_path / "cache"
+    first = _vector(cache, "model-a", f"doc-{'1' * 64}", OLD)
+    assert sweep_if_due(cache, (), NOW, 30) == [first]
+    second = _vector(cache, "model-a", f"doc-{'2' * 64}", OLD)
+    assert sweep_if_due(cache, (), NOW + DAY_SECONDS / 2, 30) is None and second.exists()
+    assert sweep_if_due(cache, (), NOW + DAY_SECONDS, 30) == [second]
