@@ -60,6 +60,8 @@ checkout's ``hermes_core`` too, the two alternated and each over a cache its own
   cold run left, of the same catalog: what a restart pays before its first answer.
 * ``restart_edit_<n>_ms`` (and ``_ratio``): in such a process, the refresh after one skill of the
   file was edited (over a copy of that cache folder, so the next run meets it unchanged).
+* ``cache_bytes_<n>`` / ``bm25_bytes_<n>``: the cache folder's size on disk after the runs, and
+  its ``bm25/`` part's (the token memo and BM25 state).
 
 The baseline library's figures are named ``baseline_library_...``.
 
@@ -358,7 +360,16 @@ def restart(n: int, repeats: int, folder: Path, baseline: Path | None,
         out[f"{key}_ms"] = round(statistics.median(ms for ms, _ in got), 2)
         out[f"{key}_ratio"] = round(statistics.median(ms / b for ms, b in got), 3)
         out[f"{key}_runs_ms"] = [round(ms, 1) for ms, _ in got]   # type: ignore[assignment]
+    for prefix in libraries:   # what each library's cache folder holds on disk after its runs
+        cache = folder / f"cache-{prefix or 'this'}"
+        if cache.is_dir():
+            out[f"{prefix}cache_bytes_{n}"] = _bytes(cache)
+            out[f"{prefix}bm25_bytes_{n}"] = _bytes(cache / "bm25")
     return out
+
+
+def _bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
 
 
 def _memo_read_ms(path: Path, lines: list[str], repeats: int) -> dict[str, float]:

@@ -356,6 +356,9 @@ class SkillSettings(_Model):
     # without embeddings, list a catalog of <= 20 skills whole for a request the lexical gate cannot
     # judge (no skill in its language, no shared word, not small talk); false: reject it
     list_unjudged: bool = True
+    # the retriever's restart caches (<home>/cache/embeddings): a file no process has read or
+    # written for this many days is removed (retrieval/cache_sweep.py)
+    cache_idle_days: float = Field(30.0, gt=0.0, allow_inf_nan=False)
 
 
 class CompactionSettings(_Model):

@@ -1085,3 +1085,17 @@ def test_a_model_named_in_chinese_and_a_ten_million_token_window_load() -> None:
         "models: [gpt-4o, 通义千问-turbo]}]"))).llm.routing
     assert routing.fast_model == "通义千问-turbo"
     assert routing.context_windows == {"llama-4-scout": 10_000_000}
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "soon", ".nan", ".inf"])
+def test_a_bad_cache_idle_limit_names_its_key_and_line(value: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(f"skill_utils:\n  cache_idle_days: {value}\n", file="c.yaml", env={})
+    e = info.value
+    assert (e.file, e.key_path, e.line) == ("c.yaml", "skill_utils.cache_idle_days", 2)
+
+
+def test_the_cache_idle_limit_is_thirty_days_unless_set() -> None:
+    assert parse_yaml("{}", file="c.yaml", env={}).skill_utils.cache_idle_days == 30.0
+    assert parse_yaml("skill_utils:\n  cache_idle_days: 7.5\n", file="c.yaml",
+                      env={}).skill_utils.cache_idle_days == 7.5

@@ -16,9 +16,10 @@ The file is sealed (``gate_store``: a digest over every array and the header, at
 and checked on reading (lengths, sorted postings in range, each row's df equal to its
 postings): the postings become the scores, so a torn, flipped or foreign file is ignored with
 one warning and the index is built as before; one made under another tokenizer or deriving
-function is ignored quietly (an upgrade, not damage), as the token file is. It is rewritten
-whole, so only when :data:`MIN_NEW` skills or more were derived or dropped since it was read or
-written (a catalog that shrank derives nothing, yet the file would hold the old one for good).
+code (``token_store.derive_id``, with the postings' module) is ignored quietly (an upgrade, not
+damage), as the token file is. It is rewritten whole, so only when :data:`MIN_NEW` skills or
+more were derived or dropped since it was read or written (a catalog that shrank derives
+nothing, yet the file would hold the old one for good).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from hermes_core import tokenize as tok
-from hermes_core.retrieval import bm25
+from hermes_core.retrieval import bm25, bm25_postings
 from hermes_core.retrieval.bm25 import BM25Index, IndexParts
 from hermes_core.retrieval.bm25_postings import Postings
 from hermes_core.retrieval.gate_store import (
@@ -44,7 +45,7 @@ from hermes_core.retrieval.gate_store import (
     write_sealed,
 )
 from hermes_core.retrieval.token_memo import Derive, Key, SkillTerms, TokenMemo, skill_key
-from hermes_core.retrieval.token_store import TermsCache, derive_name
+from hermes_core.retrieval.token_store import TermsCache, derive_id
 from hermes_core.types import Skill
 
 LAYOUT = 1
@@ -83,7 +84,7 @@ def save_parts(path: Path, parts: IndexParts, keys: Sequence[Key], derive: Deriv
         "bonus_indptr": bonus.indptr(len(words)), "bonus_docs": bonus.docs.astype(np.int32),
         "cjk": parts.cjk,
     }
-    header = {"tokenizer": parts.version, "jieba": parts.jieba, "derive": derive_name(derive)}
+    header = {"tokenizer": parts.version, "jieba": parts.jieba, "derive": derive_id(derive, bm25_postings)}
     return write_sealed(path, LAYOUT, header, arrays, WHAT)
 
 
@@ -95,8 +96,9 @@ def load_parts(path: Path, derive: Derive,
     another tokenizer or deriving function is an upgrade, not damage: ignored quietly."""
     def ours(h: Mapping[str, Any]) -> bool:
         jieba = h.get("jieba")
-        return (h.get("tokenizer") == tok.tokenizer_key() and h.get("derive") == derive_name(derive)
-                and (jieba is None or jieba == tok.jieba_available()))
+        return (h.get("tokenizer") == tok.tokenizer_key()
+                and (jieba is None or jieba == tok.jieba_available())
+                and h.get("derive") == derive_id(derive, bm25_postings))
 
     return read_checked(path, LAYOUT, WHAT, again="building it again", ours=ours,
                         decode=lambda h, a: _parts(a, h.get("jieba"), catalog))
@@ -215,9 +217,11 @@ def updated_index(index: BM25Index, skills: Sequence[Skill], cache: TermsCache,
                   state: IndexCache | None = None) -> BM25Index:
     """``index.updated(skills)`` on the shared memo. A first refresh starts from the index
     ``state``'s file kept from the last process when there is one (its terms adopted, so the
-    token file is not read); otherwise the memo first adopts the tokens ``cache``'s file kept.
-    Each file is saved when much was derived or dropped; the token file whenever the index file
-    is too, so it never keeps terms the index file dropped."""
+    token file is not read); otherwise the memo first adopts the tokens ``cache``'s file kept
+    (one an older release wrote beside the index file, or the only one without ``state``).
+    The terms are stored once: in the index file when there is one (a token file beside it,
+    which held the same terms and keys again, is removed once the index file is written),
+    otherwise in the token file; each is saved when much was derived or dropped."""
     memo, derive = bm25.shared_memo(), bm25.skill_terms   # what the index derives with, now
     base = state.base(index, memo, derive, skills) if state is not None else None
     if base is not None:
@@ -225,6 +229,8 @@ def updated_index(index: BM25Index, skills: Sequence[Skill], cache: TermsCache,
     else:
         cache.load(memo, derive)
     new = (index if base is None else base).updated(skills)
-    wrote = state is not None and state.save(new, memo, derive)
-    cache.save(memo, derive, new.parts.terms, force=wrote)
+    if state is None or state.path is None:
+        cache.save(memo, derive, new.parts.terms)
+    elif state.save(new, memo, derive):
+        cache.drop()   # the index file holds every term and key: a token file would hold them twice
     return new

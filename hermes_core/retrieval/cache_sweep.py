@@ -118,18 +118,57 @@ def npz_holding(*arrays: str) -> Callable[[Path], bool]:
     one that became a link (whose target would vouch for it) or a FIFO (opened without blocking)
     since it was listed."""
     want = {f"{a}.npy" for a in arrays}
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
     def made(path: Path) -> bool:
         if path.name.endswith(".tmp"):
             return True
+        fd = _open_regular(path)
+        if fd is None:
+            return False
         try:
-            with open(os.open(path, flags), "rb") as f:
-                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                    return False
-                with zipfile.ZipFile(f) as z:
-                    return want <= set(z.namelist())
+            with open(fd, "rb") as f, zipfile.ZipFile(f) as z:
+                return want <= set(z.namelist())
         except (OSError, zipfile.BadZipFile, ValueError):
             return False
 
     return made
+
+
+def _open_regular(path: Path) -> int | None:
+    """A descriptor of ``path`` when it is a regular file, opened without following a link (whose
+    target would vouch for it) or blocking on a FIFO; None otherwise."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+def starting_with(pattern: bytes) -> Callable[[Path], bool]:
+    """``made`` for :func:`sweep`: a regular file whose first bytes match ``pattern`` (what the
+    cache's writer always writes first: an ``.npy`` header of a float32 vector, a JSON record's
+    first keys); or a temporary file (named so by :func:`named`), which a crash left unfinished."""
+    want = re.compile(pattern, re.DOTALL)
+
+    def made(path: Path) -> bool:
+        if path.name.endswith(".tmp"):
+            return True
+        fd = _open_regular(path)
+        if fd is None:
+            return False
+        with open(fd, "rb") as f:
+            try:
+                head = f.read(4096)
+            except OSError:
+                return False
+        return want.match(head) is not None
+
+    return made
+

@@ -46,8 +46,9 @@ import numpy as np
 from hermes_core.retrieval import cache_sweep
 from hermes_core.retrieval import skills as skill_parser
 from hermes_core.retrieval.catalog_memo import LastRead, ParsedLine
+from hermes_core.retrieval.code_fingerprint import stable_repr
 from hermes_core.retrieval.gate_store import blob_texts, read_checked, texts_blob, write_sealed
-from hermes_core.retrieval.text_key_store import builders_id, stable_repr
+from hermes_core.retrieval.text_key_store import builders_id
 from hermes_core.types import Skill
 
 LAYOUT = 1

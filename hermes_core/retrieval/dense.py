@@ -22,6 +22,7 @@ import logging
 import os
 import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ import numpy as np
 
 from hermes_core.ast_guard import holding_ast
 from hermes_core.atomic_write import read_cache, write_cache
+from hermes_core.retrieval import cache_sweep
 from hermes_core.retrieval.fusion import zscores
 from hermes_core.retrieval.vector_store import VectorSnapshot
 from hermes_core.tokenize import cjk_ratio, split_identifier, to_simplified
@@ -410,6 +412,7 @@ class EmbeddingCache:
         p = self._path(model_id, key)
         if p is None or not p.exists():
             return None
+        cache_sweep.touch(p, time.time())   # in use: no sweep takes it (cache_upkeep)
         try:
             data = read_cache(p)   # a FIFO there: not read
             with holding_ast():   # the .npy header is parsed with ast.literal_eval

@@ -199,15 +199,16 @@ class GateMemo:
 
 def calibrate_index(dense: Dense, skills: Sequence[Skill], cache_dir: str | os.PathLike[str] | None,
                     fixed: StatsRule | None = None, fixed_rule: str = "",
-                    memo: GateMemo | None = None, lineage: str = "", digest: str | None = None
-                    ) -> DenseCalibration:
+                    memo: GateMemo | None = None, lineage: str = "", digest: str | None = None,
+                    max_idle_days: float = cache_sweep.MAX_IDLE_DAYS) -> DenseCalibration:
     """The calibration of ``dense`` (already built over ``skills``): loaded from the cache when this
     exact catalog and model were calibrated before under the same fixed rule (``fixed_rule``
     names the parameters of ``fixed``); else updated from ``memo``'s state of an earlier catalog
     (or, after a restart, the state saved in ``cache_dir`` for ``lineage``, the catalog's
     sources) when few skills differ, or computed whole (reference and pseudo-queries embedded
     once, their vectors cached too); then saved, with the state when there is a ``memo``.
-    ``digest``: ``calibration.catalog_digest(skills)`` when the caller has it."""
+    ``digest``: ``calibration.catalog_digest(skills)`` when the caller has it; files no process
+    used for ``max_idle_days`` are removed after a computation (``skill_utils.cache_idle_days``)."""
     mid = dense.query_cache_id
     key = catalog_key(mid, skills, fixed_rule if fixed is not None else "", digest)
     if cache_dir is not None:   # in use: no other process's sweep takes it
@@ -237,16 +238,16 @@ def calibrate_index(dense: Dense, skills: Sequence[Skill], cache_dir: str | os.P
     if memo is not None and cache_dir is not None:
         save_state(_state_path(cache_dir, mid, lineage), state)
     if cache_dir is not None:   # each catalog edit keys a new file: the old ones, once unused
-        _sweep(cache_path(Path(cache_dir), key), _state_path(cache_dir, mid, lineage))
+        _sweep(cache_path(Path(cache_dir), key), _state_path(cache_dir, mid, lineage), max_idle_days)
     return cal
 
 
-def _sweep(calibration: Path, state: Path) -> None:
+def _sweep(calibration: Path, state: Path, max_idle_days: float) -> None:
     """Remove the calibrations and states no process has read or written for
-    ``cache_sweep.MAX_IDLE_DAYS``, this one's kept (a process serving another catalog or model
+    ``max_idle_days``, this one's kept (a process serving another catalog or model
     from the same folder marks its files whenever it reads them)."""
     for path, made in ((calibration, _CALIBRATION_MADE), (state, _STATE_MADE)):
-        cache_sweep.sweep(path.parent, {path.name}, _OWNED, time.time(), made=made)
+        cache_sweep.sweep(path.parent, {path.name}, _OWNED, time.time(), max_idle_days, made=made)
 
 
 def _text_id(text: str) -> str:

@@ -28,23 +28,21 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import inspect
 import os
 import threading
 import types
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import bm25s
 import numpy as np
 
 from hermes_core import tokenize as tok
 from hermes_core.retrieval import bm25, bm25_postings, glossary, lexical_update, token_memo
+from hermes_core.retrieval.code_fingerprint import modules_id
 from hermes_core.retrieval.gate_store import blob_texts, read_checked, texts_blob, write_sealed
 from hermes_core.retrieval.glossary import Glossary
 from hermes_core.retrieval.lexical_update import RowState
-from hermes_core.retrieval.text_key_store import builders_id, stable_repr
 from hermes_core.retrieval.token_store import derive_name
 
 LAYOUT = 1
@@ -54,33 +52,10 @@ SCORING_MODULES: tuple[types.ModuleType, ...] = (tok, bm25, bm25_postings, gloss
                                                   token_memo)
 
 
-def _defined(module: types.ModuleType) -> list[Any]:
-    """The functions ``module`` defines, and its classes' methods, in name order."""
-    out: list[Any] = []
-    for _name, value in sorted(vars(module).items()):
-        if getattr(value, "__module__", None) != module.__name__:
-            continue
-        if inspect.isfunction(value):
-            out.append(value)
-        elif inspect.isclass(value):
-            for _attr, member in sorted(vars(value).items()):
-                fn = member.__func__ if isinstance(member, classmethod | staticmethod) else member
-                if inspect.isfunction(fn):
-                    out.append(fn)
-    return out
-
-
 def scorers_id(modules: Sequence[types.ModuleType] = SCORING_MODULES) -> str:
     """A fingerprint of how a share is computed: the code of every function and method of
     ``modules``, their upper-case constants, and bm25s's and numpy's versions."""
-    h = hashlib.sha256(f"{bm25s.__version__}\x00{np.__version__}".encode())
-    for module in modules:
-        consts = {k: v for k, v in vars(module).items()
-                  if k.isupper() and isinstance(v, int | float | str | tuple | frozenset)}
-        listed = "\x00".join(f"{k}={stable_repr(v)}" for k, v in sorted(consts.items()))
-        h.update(f"\x00{module.__name__}\x00{listed}".encode("utf-8", "surrogatepass"))
-    h.update(builders_id([f for m in modules for f in _defined(m)]).encode())
-    return h.hexdigest()
+    return modules_id(modules, f"{bm25s.__version__}\x00{np.__version__}")
 
 
 @functools.cache

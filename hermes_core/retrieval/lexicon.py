@@ -31,6 +31,7 @@ import os
 import re
 import sys
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
@@ -40,6 +41,7 @@ from typing import Any
 import simplemma
 
 from hermes_core.atomic_write import read_cache, write_cache
+from hermes_core.retrieval import cache_sweep
 from hermes_core.tokenize import STOPWORDS, cjk_words, is_cjk, split_identifier, to_simplified
 
 log = logging.getLogger(__name__)
@@ -215,6 +217,7 @@ def _build(version: str) -> Lexicon | None:
 
 
 def _read(p: Path, version: str) -> Lexicon | None:
+    cache_sweep.touch(p, time.time())   # in use: no sweep takes it (cache_upkeep)
     try:
         data = json.loads(read_cache(p).decode("utf-8"))   # a FIFO there: not read
         if data.get("version") != version:

@@ -15,6 +15,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,7 @@ from hermes_core.retrieval import dense_judges as judges
 from hermes_core.retrieval import second_opinion as so
 from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens
 from hermes_core.retrieval.bm25_store import IndexCache, updated_index
+from hermes_core.retrieval.cache_upkeep import sweep_if_due
 from hermes_core.retrieval.calibration import (
     DenseCalibration,
     LexicalCalibration,
@@ -64,6 +66,7 @@ from hermes_core.retrieval.glossary import Glossary, default_glossary
 from hermes_core.retrieval.lexical_store import LexicalRowCache, rows_key
 from hermes_core.retrieval.lexical_turn import LexicalTurn, lexical_turn
 from hermes_core.retrieval.lexical_update import LexicalMemo, calibrate_lexical_memo
+from hermes_core.retrieval.lexicon import lexicon_version
 from hermes_core.retrieval.query import (
     MAX_QUERY_CHARS,
     as_retrieval_query,
@@ -88,6 +91,7 @@ from hermes_core.retrieval.skills import (
     sources_key,
     sources_present,
 )
+from hermes_core.retrieval.skills import snapshot_path as record_path
 from hermes_core.retrieval.synonyms import SynonymIndex
 from hermes_core.retrieval.text_key_store import TextKeyCache
 from hermes_core.retrieval.token_store import TermsCache
@@ -199,6 +203,8 @@ class SkillRetriever(Warmup):
         self.calibrate = su.calibrate if calibrate is None else calibrate
         self.list_unjudged = su.list_unjudged     # see calibration.UNJUDGED_MAX_SKILLS
         self.cache_dir = cache_dir
+        self.cache_idle_days = su.cache_idle_days   # a cache file unused this long is removed
+        self._swept = False                         # the restart caches, once after a first build
         self._calibration: dict[str, DenseCalibration] = {}
         self._gate_memo = GateMemo()          # what the last calibration keeps for the next edit
         self._lexical_memo = LexicalMemo()    # the lexical gate's, for the next edit (same names)
@@ -206,7 +212,8 @@ class SkillRetriever(Warmup):
         self._translated_gate: TranslatedGate | None = None   # lexical, across languages (refresh)
         self.usage = usage
         self._warned: set[str] = set()    # catalog issues already logged (once each)
-        self._catalog_cache = CatalogCache(cache_dir)   # the lines' parses: a restart parses none
+        # the lines' parses: a restart parses none
+        self._catalog_cache = CatalogCache(cache_dir, max_idle_days=su.cache_idle_days)
         self._lines = CatalogMemo(self._catalog_cache.recall)   # each JSONL line's parse, last read
         self._terms = TermsCache(cache_dir)   # the token memo on disk: a restart tokenises nothing
         self._bm25_state = IndexCache(cache_dir)   # BM25's own: a restart updates it, builds nothing
@@ -296,7 +303,24 @@ class SkillRetriever(Warmup):
             self._text_key_cache.save(skills)   # (the dense layer derives them without calibrations)
             self._built = True
             self._sources = sources
+            self._sweep_caches()
             return delta
+
+    def _sweep_caches(self) -> None:
+        """Once a retriever, after its first full refresh: remove the snapshots, per-vector files,
+        reindex records and lexicons of the cache folder no process used for ``cache_idle_days``
+        (``cache_upkeep``, at most once a day a folder), keeping this retriever's own whatever
+        their age."""
+        if self._swept or self.cache_dir is None:
+            return
+        self._swept = True
+        keep = [p for d in self.dense if (p := d.snapshot.path) is not None]
+        version = lexicon_version()
+        if version is not None:
+            keep.append(Path(self.cache_dir) / "lexicon" / f"{version}.json")
+        if (record := record_path(self.cache_dir, self.folders, self.catalogs)) is not None:
+            keep.append(record)
+        sweep_if_due(self.cache_dir, keep, time.time(), self.cache_idle_days)
 
     def _take_places(self, skills: Sequence[Skill]) -> None:
         """Serve ``skills`` (the index's, as just read) when one moved with its content unchanged
@@ -334,7 +358,7 @@ class SkillRetriever(Warmup):
                 gw = weights_for(self.gate_weights, mid, self.anchor_weight)   # repr: in its key
                 self._calibration[mid] = calibrate_index(
                     d, skills, self.cache_dir, fixed_rule(d, gw, self._anchors.get(mid)), repr(gw),
-                    self._gate_memo, self._lineage(), digest)
+                    self._gate_memo, self._lineage(), digest, self.cache_idle_days)
             load = getattr(d.embedder, "load", None)
             if load is not None and skills and not self._cancelled:
                 # every vector may have come from the cache: load the model here, on the build's

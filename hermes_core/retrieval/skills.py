@@ -15,6 +15,7 @@ import os
 import re
 import stat
 import sys
+import time
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core.atomic_write import read_cache, write_cache
+from hermes_core.retrieval import cache_sweep
 from hermes_core.retrieval.catalog_memo import BLANK, CatalogMemo, LastRead, ParsedLine
 from hermes_core.types import Skill
 from hermes_core.yaml_safe import YamlLimitError, load_yaml
@@ -690,6 +692,7 @@ def read_snapshot(path: Path | None) -> dict[str, str] | None:
     cannot be read (then the next reindex reports against an empty catalog, and records again)."""
     if path is None:
         return None
+    cache_sweep.touch(path, time.time())   # in use: no sweep takes it (cache_upkeep)
     try:
         data = json.loads(read_cache(path).decode("utf-8"))   # a FIFO there: not read
         if data.get("version") != SNAPSHOT_VERSION:

@@ -26,9 +26,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-import re
 import threading
-import types
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -37,6 +35,7 @@ import numpy as np
 
 from hermes_core import tokenize as tok
 from hermes_core.retrieval import dense
+from hermes_core.retrieval.code_fingerprint import hash_functions
 from hermes_core.retrieval.dense import TextKeys
 from hermes_core.retrieval.gate_store import blob_text, read_checked, text_blob, write_sealed
 from hermes_core.retrieval.token_store import RewriteTally
@@ -48,45 +47,6 @@ MIN_NEW = 64   # skills derived or dropped since the last read or write before i
 _SEP = "\x00"  # in no key (hex digests with a prefix)
 
 
-def _code_id(code: types.CodeType, h: Any) -> None:
-    h.update(code.co_code)
-    for c in code.co_consts:   # a nested function's code by its own bytes, never its address
-        if isinstance(c, types.CodeType):
-            _code_id(c, h)
-        else:   # `x in {"a", "b"}` keeps a frozenset here
-            h.update(stable_repr(c).encode("utf-8", "surrogatepass"))
-    h.update(repr(code.co_names).encode())
-
-
-def stable_repr(value: object) -> str:
-    """``value`` as the same text in every process, for a fingerprint: plain values by ``repr``, a
-    set's items and a dict's entries in sorted order (a set of strings lists them in the order of
-    the process's string hashing, which differs from one process to the next), a function by its
-    name and code (a dataclass field's ``default_factory`` is often a lambda), a pattern by its
-    text and flags, a class by its name, anything else by its type (its ``repr`` may hold its
-    address, which would change the fingerprint at every start)."""
-    if value is None or isinstance(value, bool | int | float | complex | str | bytes):
-        return repr(value)
-    if isinstance(value, tuple | list | frozenset | set):
-        inner = [stable_repr(v) for v in value]
-        if isinstance(value, tuple | list):
-            return f"({', '.join(inner)},)" if isinstance(value, tuple) else f"[{', '.join(inner)}]"
-        return "{" + ", ".join(sorted(inner)) + "}"
-    if isinstance(value, types.FunctionType):
-        code = hashlib.sha256()
-        _code_id(value.__code__, code)
-        return f"{value.__module__}.{value.__qualname__}:{code.hexdigest()}"
-    if isinstance(value, dict):
-        items = sorted(f"{stable_repr(k)}: {stable_repr(v)}" for k, v in value.items())
-        return "{" + ", ".join(items) + "}"
-    if isinstance(value, re.Pattern):
-        return f"re({value.pattern!r}, {value.flags})"
-    name = getattr(value, "__qualname__", None)
-    if isinstance(name, str):
-        return f"{getattr(value, '__module__', '?')}.{name}"
-    return f"<{type(value).__module__}.{type(value).__qualname__}>"
-
-
 def builders_id(functions: Sequence[Callable[..., Any]]) -> str:
     """A fingerprint of the code that derives the keys: the part limit and the code of each
     function with its default arguments' values and the values it closes over (another Python, a
@@ -94,22 +54,8 @@ def builders_id(functions: Sequence[Callable[..., Any]]) -> str:
     its ``__init__``'s defaults, their ``default_factory`` functions what that ``__init__`` closes
     over)."""
     h = hashlib.sha256(f"{dense.MAX_PARTS}".encode())
-    for f in functions:
-        h.update(f"\x00{f.__module__}.{f.__qualname__}\x00".encode())
-        _code_id(f.__code__, h)
-        cells = tuple(_cell(c) for c in f.__closure__ or ())
-        defaults = (stable_repr(f.__defaults__ or ()), stable_repr(f.__kwdefaults__ or {}),
-                    stable_repr(cells))
-        h.update("\x00".join(defaults).encode("utf-8", "surrogatepass"))
+    hash_functions(h, functions)
     return h.hexdigest()
-
-
-def _cell(cell: types.CellType) -> object:
-    """What a closure's cell holds; an empty cell (a name not yet bound) as itself, by its type."""
-    try:
-        return cell.cell_contents
-    except ValueError:
-        return cell
 
 
 #: the functions that derive a skill's keys, whose code :func:`builders_fingerprint` hashes

@@ -11,25 +11,33 @@ The file is sealed (``gate_store``: a digest over every array and the header, at
 an entry read back wrongly would feed every later index of that skill, so a torn, flipped or
 foreign file is ignored with one warning and written again. A file made under another
 ``tok.tokenizer_key()`` (``TOKENIZER_VERSION``, the fold config, OpenCC's and jieba's releases)
-or by another deriving function is ignored quietly (an upgrade, not damage).
+or by another deriving function or other code (:func:`derive_id`: a fingerprint of the
+tokenizer's and the deriving module's code, not the function's name alone) is ignored quietly
+(an upgrade, not damage).
 Only the catalog's entries are saved (the memo also holds past requests, the usage layer's).
 Saving rewrites the whole file, so it is done only when enough skills were derived or dropped
 since the file was read or written (:attr:`TermsCache.min_new`); a restart derives the few skills
 edited since. A catalog that shrank derives nothing, so the dropped skills are counted too: the
 file would otherwise keep their terms for good. With BM25's own file (``bm25_store``, which holds
-the same terms) the two are written together, so neither keeps what the other dropped.
+the same terms and keys) the terms are stored once: a retriever with an index file writes no
+token file, and removes one an older release left beside it once it adopted it.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import threading
+import types
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from hermes_core import tokenize as tok
+from hermes_core.retrieval import token_memo
+from hermes_core.retrieval.cache_sweep import npz_holding
+from hermes_core.retrieval.code_fingerprint import modules_id
 from hermes_core.retrieval.gate_store import blob_text, read_checked, text_blob, write_sealed
 from hermes_core.retrieval.token_memo import Derive, Key, SkillTerms, TokenMemo
 
@@ -37,6 +45,8 @@ LAYOUT = 1
 WHAT = "token memo cache"
 MIN_NEW = 64   # skills derived since the last read or write before the file is written again
 _SEP = "\x00"  # no token holds it (tokens are runs of word characters)
+#: what every file this store writes holds (``gate_store.write_sealed``): a name is no proof
+made_by_cache = npz_holding("header", "digest", "keys", "n_tokens")
 
 
 def terms_path(cache_dir: str | os.PathLike[str]) -> Path:
@@ -47,7 +57,7 @@ def save_terms(path: Path, derive: Derive, entries: Sequence[tuple[Key, SkillTer
     """Write ``entries`` (made by ``derive``) to ``path``; False when the disk refused."""
     entries = [(k, t) for k, t in entries if not any(_SEP in w for w in t.tokens)]
     tokens = [w for _, t in entries for w in t.tokens]
-    header = {"tokenizer": tok.tokenizer_key(), "derive": derive_name(derive)}
+    header = {"tokenizer": tok.tokenizer_key(), "derive": derive_id(derive)}
     arrays: dict[str, np.ndarray] = {
         "keys": np.frombuffer(b"".join(k[0] for k, _ in entries), dtype=np.uint8).reshape(-1, 32),
         "jieba": np.asarray([-1 if k[1] is None else int(k[1]) for k, _ in entries], dtype=np.int8),
@@ -65,7 +75,7 @@ def load_terms(path: Path, derive: Derive) -> list[tuple[Key, SkillTerms]] | Non
     usable file (a damaged one is said in the log once, by ``gate_store.read_checked``)."""
     return read_checked(path, LAYOUT, WHAT, again="computing it again", decode=lambda _, a: _entries(a),
                         ours=lambda h: (h.get("tokenizer") == tok.tokenizer_key()
-                                        and h.get("derive") == derive_name(derive)))
+                                        and h.get("derive") == derive_id(derive)))
 
 
 def _entries(a: dict[str, np.ndarray]) -> list[tuple[Key, SkillTerms]]:
@@ -98,6 +108,18 @@ def _entries(a: dict[str, np.ndarray]) -> list[tuple[Key, SkillTerms]]:
 def derive_name(derive: Derive) -> str:
     """What a file names the function its terms were derived by (another one's are not used)."""
     return f"{getattr(derive, '__module__', '?')}.{getattr(derive, '__qualname__', '?')}"
+
+
+def derive_id(derive: Derive, *modules: types.ModuleType) -> str:
+    """What a file's terms are filed under: ``derive``'s name and a fingerprint of the code that
+    derives them (``code_fingerprint``: the tokenizer, the memo's terms, ``derive``'s own module,
+    and ``modules``, e.g. the code that builds postings from them). An edit of any of these
+    without a ``TOKENIZER_VERSION`` bump is another id, so no stale terms are served. Taken at
+    each read and write (about 5 ms; once a start, and at each rewrite), not at import, so a
+    module replaced since is seen."""
+    home = sys.modules.get(getattr(derive, "__module__", "") or "")
+    mods = dict.fromkeys([tok, token_memo, *modules, *([home] if home is not None else [])])
+    return f"{derive_name(derive)}:{modules_id(list(mods))}"
 
 
 class RewriteTally:
@@ -171,3 +193,16 @@ class TermsCache:
             entries = [(k, t) for k, t in memo.entries(derive) if id(t) in held]
             self._tally.wrote(len(entries), memo.derived)
             return save_terms(self.path, derive, entries)
+
+    def drop(self) -> bool:
+        """Remove the file when another holds its terms (``bm25_store``'s index file): only one
+        this cache's writer made (a sealed file's arrays), never a user's file, a link or a FIFO
+        under its name; whether it removed one."""
+        with self._lock:
+            if self.path is None or not made_by_cache(self.path):
+                return False
+            try:
+                self.path.unlink()
+            except OSError:   # gone meanwhile, or a folder that refuses: kept, harmless
+                return False
+            return True

@@ -22,12 +22,14 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from hermes_core.retrieval import cache_sweep
 from hermes_core.retrieval.gate_store import blob_text, read_checked, text_blob, write_sealed
 
 LAYOUT = 1
@@ -108,6 +110,7 @@ class VectorSnapshot:
             if self._read or self.path is None:
                 return Snapshot({}, {})
             self._read = True
+            cache_sweep.touch(self.path, time.time())   # in use: no sweep takes it (cache_upkeep)
             return load_snapshot(self.path, self.model_id) or Snapshot({}, {})
 
     def save(self, new: int, doc_keys: Sequence[str], parts_keys: Sequence[str], rows: np.ndarray,

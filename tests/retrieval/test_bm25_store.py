@@ -20,7 +20,7 @@ from hermes_core.retrieval.bm25 import BM25Index, IndexParts, bm25_tokens, skill
 from hermes_core.retrieval.bm25_postings import Postings
 from hermes_core.retrieval.bm25_store import IndexCache, index_path, load_parts, save_parts, updated_index
 from hermes_core.retrieval.token_memo import TokenMemo, skill_key
-from hermes_core.retrieval.token_store import TermsCache, load_terms, terms_path
+from hermes_core.retrieval.token_store import TermsCache, terms_path
 from hermes_core.types import Skill
 from tests.retrieval.conftest import damage, logged
 from tests.retrieval.test_bm25 import WORDS, assert_same_index, random_catalog
@@ -143,7 +143,7 @@ def test_a_restart_updates_from_the_file_adopts_its_terms_and_reads_no_token_fil
     monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())
     first = updated_index(BM25Index(), CATALOG, TermsCache(tmp_path, min_new=1),
                           IndexCache(tmp_path, min_new=1))
-    assert index_path(tmp_path).exists() and terms_path(tmp_path).exists()
+    assert index_path(tmp_path).exists() and not terms_path(tmp_path).exists()
     terms_path(tmp_path).write_text("never read", encoding="utf-8")   # it would warn if read
     memo = TokenMemo()
     monkeypatch.setattr(bm25_mod, "_MEMO", memo)                        # a new process
@@ -198,9 +198,34 @@ def test_a_restart_after_the_catalog_shrank_leaves_no_dropped_skill_in_either_fi
                          IndexCache(tmp_path, min_new=3))
     found = load_parts(index_path(tmp_path), skill_terms)
     assert found is not None and [s.name for s in found[0].skills] == [CATALOG[0].name]
-    saved = load_terms(terms_path(tmp_path), skill_terms)
-    assert saved is not None and [t for _, t in saved] == list(kept.parts.terms)
-    assert [k for k, _ in saved] == [skill_key(CATALOG[0])]
+    assert list(found[0].terms) == list(kept.parts.terms) and found[1] == [skill_key(CATALOG[0])]
+    assert not terms_path(tmp_path).exists()
+
+
+def test_the_terms_are_stored_once_and_an_older_token_file_beside_the_index_is_removed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the index file holds every skill's terms and keys: a token file beside it held them twice
+    # (15 of 46 MB at 20,000 skills). One an older release left is adopted once, then removed
+    from hermes_core.retrieval import bm25 as bm25_mod
+    monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())
+    updated_index(BM25Index(), CATALOG, TermsCache(tmp_path, min_new=1), IndexCache(None))
+    assert terms_path(tmp_path).exists()                               # no index file: the token file
+    memo = TokenMemo()
+    monkeypatch.setattr(bm25_mod, "_MEMO", memo)                        # a new release, a new process
+    updated_index(BM25Index(), CATALOG, TermsCache(tmp_path, min_new=1), IndexCache(tmp_path, min_new=1))
+    assert memo.derived == 0                                            # the older file was adopted
+    assert index_path(tmp_path).exists() and not terms_path(tmp_path).exists()
+    assert load_parts(index_path(tmp_path), skill_terms) is not None
+
+
+def test_a_users_file_where_the_token_file_would_be_is_not_removed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hermes_core.retrieval import bm25 as bm25_mod
+    monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())
+    terms_path(tmp_path).parent.mkdir(parents=True)
+    terms_path(tmp_path).write_text("the user's notes", encoding="utf-8")
+    updated_index(BM25Index(), CATALOG, TermsCache(tmp_path, min_new=1), IndexCache(tmp_path, min_new=1))
+    assert terms_path(tmp_path).read_text(encoding="utf-8") == "the user's notes"
 
 
 def test_a_foreign_file_is_warned_about_and_replaced_by_the_next_save(
@@ -225,4 +250,22 @@ def test_an_index_made_under_another_opencc_or_jieba_release_or_fold_config_is_d
     _saved(path, CATALOG)
     assert load_parts(path, skill_terms) is not None
     tokenizer_upgraded()
+    assert load_parts(path, skill_terms) is None
+
+
+@pytest.mark.parametrize("module, name", [("bm25", "light_stem"), ("bm25_postings", "verbatim_pairs")])
+def test_an_index_saved_before_an_edit_of_the_deriving_or_postings_code_is_not_served(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str, name: str) -> None:
+    # no version bumped: only the code says the terms or postings would differ now
+    import importlib
+    path = index_path(tmp_path)
+    _saved(path, CATALOG)
+    assert load_parts(path, skill_terms) is not None
+    edited = importlib.import_module(f"hermes_core.retrieval.{module}")
+
+    def replacement(*args: object) -> object:
+        raise AssertionError("never called")
+
+    replacement.__module__ = edited.__name__
+    monkeypatch.setattr(edited, name, replacement)
     assert load_parts(path, skill_terms) is None

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import sys
+import types
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,7 +14,7 @@ from hypothesis import strategies as st
 
 from hermes_core import tokenize as tok
 from hermes_core.retrieval.bm25 import skill_terms
-from hermes_core.retrieval.token_memo import TokenMemo
+from hermes_core.retrieval.token_memo import SkillTerms, TokenMemo
 from hermes_core.retrieval.token_store import RewriteTally, TermsCache, load_terms, save_terms, terms_path
 from hermes_core.types import Skill
 from tests.retrieval.conftest import damage, logged
@@ -157,3 +159,53 @@ def test_a_file_made_under_another_opencc_or_jieba_release_or_fold_config_is_der
     assert load_terms(path, skill_terms) is not None
     tokenizer_upgraded()
     assert load_terms(path, skill_terms) is None
+
+
+def _deriving_module(monkeypatch: pytest.MonkeyPatch, body: str) -> Callable[[Skill], SkillTerms]:
+    """A ``derive`` of the same module and name each time, its code as ``body`` says (a module
+    made from fixed test text): a release that edited the deriving code without a version bump."""
+    m = types.ModuleType("deriving_under_test")
+    monkeypatch.setitem(sys.modules, m.__name__, m)
+    exec("from hermes_core.retrieval.token_memo import SkillTerms\n" + body, m.__dict__)
+    derive: Callable[[Skill], SkillTerms] = m.derive
+    return derive
+
+
+def test_terms_derived_by_edited_code_of_the_same_name_are_not_served(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = terms_path(tmp_path)
+    body = "def derive(s):\n    w = s.name.{}()\n    return SkillTerms((w,), (1,), w)\n"
+    old = _deriving_module(monkeypatch, body.format("lower"))
+    memo = TokenMemo()
+    memo.terms(CATALOG, old)
+    assert save_terms(path, old, memo.entries(old))
+    assert load_terms(path, _deriving_module(monkeypatch, body.format("lower"))) is not None
+    assert load_terms(path, _deriving_module(monkeypatch, body.format("upper"))) is None
+
+
+def test_terms_derived_before_an_edit_of_the_tokenizer_code_are_not_served(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # TOKENIZER_VERSION left as it was: only the code says the tokens would differ now
+    path = terms_path(tmp_path)
+    assert save_terms(path, skill_terms, filled().entries(skill_terms))
+    assert load_terms(path, skill_terms) is not None
+
+    def normalize(text: str) -> str:
+        return text.casefold()
+
+    normalize.__module__ = tok.__name__
+    monkeypatch.setattr(tok, "normalize", normalize)
+    assert load_terms(path, skill_terms) is None
+
+
+def test_the_deriving_codes_fingerprint_is_the_same_in_every_process() -> None:
+    # a set constant's order follows the process's string hashing; the id must not, or no new
+    # process would find the terms the last one saved
+    import os
+    import subprocess
+
+    code = ("from hermes_core.retrieval import bm25, bm25_postings, token_store; "
+            "print(token_store.derive_id(bm25.skill_terms, bm25_postings))")
+    got = {subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
+    assert len(got) == 1 and next(iter(got)).strip()

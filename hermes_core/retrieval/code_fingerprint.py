@@ -1,0 +1,111 @@
+"""Fingerprints of code, so a cache file made by other code is told from one made by this code.
+
+The restart caches keep what some code derived (keys, tokens, terms, scores) for the next
+process. A release number written by hand in the code is forgotten at the next edit; so a
+cache's header holds a SHA-256 of the code that derived it instead: each function's bytecode,
+constants and names, its default arguments' values and what it closes over, and a module's
+upper-case constants. Every value enters by :func:`stable_repr`, the same text in every process
+(a set's order follows the process's string hashing; an object's ``repr`` its address). Kept
+apart from the stores so that the lowest of them (the token file) can fingerprint its deriving
+code without importing the stores above it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import re
+import types
+from collections.abc import Callable, Sequence
+from typing import Any
+
+
+def _code_id(code: types.CodeType, h: Any) -> None:
+    h.update(code.co_code)
+    for c in code.co_consts:   # a nested function's code by its own bytes, never its address
+        if isinstance(c, types.CodeType):
+            _code_id(c, h)
+        else:   # `x in {"a", "b"}` keeps a frozenset here
+            h.update(stable_repr(c).encode("utf-8", "surrogatepass"))
+    h.update(repr(code.co_names).encode())
+
+
+def stable_repr(value: object) -> str:
+    """``value`` as the same text in every process, for a fingerprint: plain values by ``repr``, a
+    set's items and a dict's entries in sorted order (a set of strings lists them in the order of
+    the process's string hashing, which differs from one process to the next), a function by its
+    name and code (a dataclass field's ``default_factory`` is often a lambda), a pattern by its
+    text and flags, a class by its name, anything else by its type (its ``repr`` may hold its
+    address, which would change the fingerprint at every start)."""
+    if value is None or isinstance(value, bool | int | float | complex | str | bytes):
+        return repr(value)
+    if isinstance(value, tuple | list | frozenset | set):
+        inner = [stable_repr(v) for v in value]
+        if isinstance(value, tuple | list):
+            return f"({', '.join(inner)},)" if isinstance(value, tuple) else f"[{', '.join(inner)}]"
+        return "{" + ", ".join(sorted(inner)) + "}"
+    if isinstance(value, types.FunctionType):
+        code = hashlib.sha256()
+        _code_id(value.__code__, code)
+        return f"{value.__module__}.{value.__qualname__}:{code.hexdigest()}"
+    if isinstance(value, dict):
+        items = sorted(f"{stable_repr(k)}: {stable_repr(v)}" for k, v in value.items())
+        return "{" + ", ".join(items) + "}"
+    if isinstance(value, re.Pattern):
+        return f"re({value.pattern!r}, {value.flags})"
+    name = getattr(value, "__qualname__", None)
+    if isinstance(name, str):
+        return f"{getattr(value, '__module__', '?')}.{name}"
+    return f"<{type(value).__module__}.{type(value).__qualname__}>"
+
+
+def _cell(cell: types.CellType) -> object:
+    """What a closure's cell holds; an empty cell (a name not yet bound) as itself, by its type."""
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return cell
+
+
+def hash_functions(h: Any, functions: Sequence[Callable[..., Any]]) -> None:
+    """Feed ``h`` the code of each function with its default arguments' values and the values it
+    closes over (a dataclass's field defaults are its ``__init__``'s defaults, their
+    ``default_factory`` functions what that ``__init__`` closes over)."""
+    for f in functions:
+        h.update(f"\x00{f.__module__}.{f.__qualname__}\x00".encode())
+        _code_id(f.__code__, h)
+        cells = tuple(_cell(c) for c in f.__closure__ or ())
+        defaults = (stable_repr(f.__defaults__ or ()), stable_repr(f.__kwdefaults__ or {}),
+                    stable_repr(cells))
+        h.update("\x00".join(defaults).encode("utf-8", "surrogatepass"))
+
+
+def defined(module: types.ModuleType) -> list[Any]:
+    """The functions ``module`` defines, and its classes' methods, in name order."""
+    out: list[Any] = []
+    for _name, value in sorted(vars(module).items()):
+        if getattr(value, "__module__", None) != module.__name__:
+            continue
+        if inspect.isfunction(value):
+            out.append(value)
+        elif inspect.isclass(value):
+            for _attr, member in sorted(vars(value).items()):
+                fn = member.__func__ if isinstance(member, classmethod | staticmethod) else member
+                if inspect.isfunction(fn):
+                    out.append(fn)
+    return out
+
+
+def modules_id(modules: Sequence[types.ModuleType], salt: str = "") -> str:
+    """A fingerprint of ``modules``: every function and method they define (:func:`hash_functions`)
+    and their upper-case constants, after ``salt`` (e.g. the releases of libraries they call)."""
+    h = hashlib.sha256(salt.encode("utf-8", "surrogatepass"))
+    for module in modules:
+        consts = {k: v for k, v in vars(module).items()
+                  if k.isupper() and isinstance(v, int | float | str | tuple | frozenset)}
+        listed = "\x00".join(f"{k}={stable_repr(v)}" for k, v in sorted(consts.items()))
+        h.update(f"\x00{module.__name__}\x00{listed}".encode("utf-8", "surrogatepass"))
+    inner = hashlib.sha256()
+    hash_functions(inner, [f for m in modules for f in defined(m)])
+    h.update(inner.hexdigest().encode())
+    return h.hexdigest()
