@@ -24,13 +24,17 @@ trust, because on a short file its ranking is close to a coin toss:
   reads samples), and hold no C0 control character but tab, line and page breaks: bytes
   ``00 01 02`` read as UTF-16 are a binary file, not the characters U+0100 U+0200; so is UTF-16
   without a line break. Read in a CJK code page, at least half the characters past ASCII must
-  be in its common part (:data:`_COMMON`: GB2312 and GBK's first rows of traditional
-  characters; Big5's symbols and frequent characters; JIS symbols, kana and level-1 kanji;
-  KS X 1001), the set nearly all of a real file is written in: a Latin-1 accent followed by a
-  letter is a valid pair in each, and a short German note ("über", "Käse") read as "黚er",
-  "K鋝e", "K酲e" is none (it is read as the cp1252 it is). A GB18030 reading of only rarer
-  characters (GBK/4: most traditional ones, "們說話") is taken last, when no single-byte reading
-  fits and every character past ASCII is a Han character or CJK punctuation.
+  be in its common part (:data:`_COMMON`: GB2312's symbols and level-1 hanzi and GBK's first
+  rows of traditional characters; Big5's symbols and frequent characters; JIS symbols, kana and
+  level-1 kanji; KS X 1001's symbols and Hangul), the set nearly all of a real file is written
+  in. GB2312's level 2 and KS X 1001's Hanja are left out: a short Russian word's cp1251
+  bytes pair up there ("Москва" as "填耜忄"; level 1 is the 3,755 frequent hanzi). A reading
+  of at most three such characters must be all common ("Ёлка" is two Big5 characters, one
+  frequent). A Latin-1 accent followed by a letter is a valid pair in each, and a short German
+  note ("über", "Käse") read as "黚er", "K鋝e", "K酲e" is none (it is read as the cp1252 it
+  is). A GB18030 reading of only rarer characters (GBK/4: most traditional ones, "們說話") is
+  taken last, when no single-byte reading fits and every character past ASCII is a Han
+  character or CJK punctuation.
 * **Kana mean Japanese.** EUC-JP's kana rows are GB2312's too, so a Japanese note also reads
   cleanly as GB18030 with wrong kanji ("元気" as "傅丹"), or as cp949 Hangul jamo. A GB18030
   reading holding kana, or a cp949 one holding jamo, gives way to EUC-JP when that reads the
@@ -92,13 +96,13 @@ _HIGH = range(0xA1, 0xFF)
 #: in; a Latin-1 accent and the letter after it fall outside (the trail byte is ASCII, or the
 #: lead is past the frequent rows).
 _COMMON: dict[str, tuple[tuple[range, range], ...]] = {
-    "gb18030": ((range(0xA1, 0xF8), _HIGH),                                   # GB2312
+    "gb18030": ((range(0xA1, 0xAA), _HIGH), (range(0xB0, 0xD8), _HIGH),   # GB2312 level 1
                 (range(0x81, 0xA1), range(0x40, 0xFF))),   # GBK/3: traditional characters
     "big5": ((range(0xA1, 0xC6), range(0x40, 0x7F)), (range(0xA1, 0xC6), _HIGH),
              (range(0xC6, 0xC7), range(0x40, 0x7F))),
     "cp932": ((range(0x81, 0x99), range(0x40, 0xFD)),),   # symbols, kana, level-1 kanji
     "euc_jp": ((range(0xA1, 0xD0), _HIGH),),
-    "cp949": ((range(0xA1, 0xFF), _HIGH),),                                    # KS X 1001
+    "cp949": ((range(0xA1, 0xAD), _HIGH), (range(0xB0, 0xC9), _HIGH)),   # KS X 1001 Hangul
 }
 
 
@@ -114,10 +118,17 @@ def _common(codec: str) -> re.Pattern[str]:
     return re.compile("[" + re.escape("".join(chars)) + "]")
 
 
+#: A reading with at most this many characters past ASCII must have only common ones: half of
+#: two is one, and a four-letter Russian word's cp1251 bytes are two Big5 characters, one common.
+SHORT_READING = 3
+
+
 def _mostly_common(text: str, codec: str) -> bool:
-    """At least half of ``text``'s characters past ASCII are common in ``codec``."""
+    """At least half of ``text``'s characters past ASCII are common in ``codec`` (all of them in
+    a reading of at most :data:`SHORT_READING` such characters)."""
     wide = len(text) - len(text.encode("ascii", "ignore"))
-    return 2 * _common(codec).subn("", text)[1] >= wide
+    common = _common(codec).subn("", text)[1]
+    return common == wide if wide <= SHORT_READING else 2 * common >= wide
 
 
 def is_text(text: str, codec: str) -> bool:

@@ -634,6 +634,10 @@ def test_a_gbk_context_file_keeps_the_prefix_byte_identical(hermes_home: Path,
     ("Ich heiße Jürgen, wohne in Köln\n", "cp1252"),
     ("Привет, я помощник\n", "cp1251"),
     ("# Память\nПользователь живёт в Москве.\n", "cp1251"),
+    ("Москва\n", "cp1251"),          # bytes that also pair up as rare GB2312 / Hanja characters
+    ("Привет!\n", "cp1251"),
+    ("Ёлка\n", "cp1251"),            # as Big5: one frequent character of two
+    ("Киев\n", "cp1251"),
 ])
 def test_a_western_or_cyrillic_code_page_file_is_read_and_the_encoding_is_told(
         tmp_path: Path, text: str, codec: str) -> None:
