@@ -96,8 +96,9 @@ CASES: list[tuple[str, list[str], list[str], str | None]] = [
                              "--rounds", "1", "--latency-ms", "1"],
      ["bare_rps_median", "loop_rps_median", "achat_rps_median", "loop_vs_bare", "achat_vs_bare"],
      None),
-    ("outbound_scrub.py", ["--pairs", "3", "--turns", "3"],
-     ["whole_ms_p50", "memo_ms_p50", "ratio", "texts_scrubbed_by_memo"], None),
+    ("outbound_scrub.py", ["--pairs", "3", "--turns", "3", "--tools", "2"],
+     ["whole_ms_p50", "memo_ms_p50", "memo_tools_each_turn_ms_p50", "ratio", "tools_ratio",
+      "texts_scrubbed_by_memo"], None),
     ("route_features.py", ["--small"],
      ["kinds.english.10KB.features_ms", "kinds.one_line.100KB.ratio", "growth"], None),
 ]

@@ -7,11 +7,21 @@ For each skill, against one query::
 
 A phrase found whole scores 1.5 and its tokens are not counted again. Stopwords never count, so a
 synonym like "look up the weather" does not match every question containing "the".
+
+**Taiwan and mainland wording.** The Han fold (OpenCC t2s) joins characters, not vocabulary:
+軟體 folds to 软体, never the mainland 软件; 滑鼠 is 鼠标, 資料庫 数据库. A Chinese phrase is
+also indexed in its mainland wording (OpenCC ``tw2sp``) and its Taiwan wording (``s2twp``), as
+the same phrase (found in either, it counts once). Only here: folding every text this way
+traded plain and Hong Kong traditional recall for Taiwan's (decision 140); a synonym is an
+author's phrase, and meeting its other wording is what it is for.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import re
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,6 +37,28 @@ from hermes_core.yaml_safe import MAX_CHARS, YamlLimitError, format_path, load_y
 
 TOKEN_WEIGHT = 1.0
 PHRASE_WEIGHT = 1.5
+#: OpenCC configs giving a Chinese phrase's other regional wordings (mainland, Taiwan).
+WORDING_CONFIGS = ("tw2sp", "s2twp")
+
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_converters_lock = threading.Lock()
+
+
+@functools.cache
+def _converter(config: str) -> Any:
+    """OpenCC's converter for ``config``, built once (its dictionaries load in a few ms)."""
+    import opencc
+
+    with _converters_lock:
+        return opencc.OpenCC(config)
+
+
+def wordings(phrase: str) -> tuple[str, ...]:
+    """``phrase`` and, when it holds Han characters, its mainland and Taiwan wordings."""
+    if phrase.isascii() or _HAN.search(phrase) is None:
+        return (phrase,)
+    return tuple(dict.fromkeys(
+        (phrase, *(str(_converter(c).convert(phrase)) for c in WORDING_CONFIGS))))
 
 
 class SynonymIndex:
@@ -60,9 +92,17 @@ class SynonymIndex:
                     pid = len(self._skill_of)
                     self._skill_of.append(pos[skill])
                     self._tokens.append(toks)
-                    by_text.setdefault(norm, []).append(pid)
-                    for t in toks:
-                        self._by_token.setdefault(t, []).append(pid)
+                    seen: set[str] = set()
+                    for other in wordings(p):
+                        o_norm = norm if other is p else normalize(other).strip()
+                        if not o_norm or o_norm in seen:
+                            continue
+                        seen.add(o_norm)
+                        by_text.setdefault(o_norm, []).append(pid)
+                        for t in toks if other is p else content_tokens(o_norm):
+                            ids = self._by_token.setdefault(t, [])
+                            if not ids or ids[-1] != pid:
+                                ids.append(pid)
         self._automaton: Any = None
         if by_text:
             auto = ahocorasick.Automaton(ahocorasick.STORE_ANY)

@@ -175,3 +175,24 @@ def test_a_synonym_is_found_whichever_chinese_script_either_side_is_written_in(p
     scores, whole = idx.score(query)
     assert whole and scores[0] == PHRASE_WEIGHT
     assert idx.spoken(query).tolist() == [True, False]
+
+
+@pytest.mark.parametrize(("phrase", "query"), [
+    ("軟體更新", "帮我检查软件更新"),          # Taiwan phrase, mainland query
+    ("滑鼠設定", "打开鼠标设置"),
+    ("数据库", "幫我查詢資料庫"),              # mainland phrase, Taiwan query
+    ("鼠标", "我的滑鼠壞了"),
+])
+def test_a_taiwan_synonym_meets_its_mainland_word_and_back(phrase: str, query: str) -> None:
+    """t2s folds characters, not vocabulary: 軟體 is 软体, never 软件. The phrase is also
+    indexed in its mainland and Taiwan wordings (OpenCC tw2sp / s2twp), as one phrase."""
+    idx = SynonymIndex({"meeting": [phrase]}, NAMES)
+    scores, whole = idx.score(query)
+    assert whole and scores[0] == PHRASE_WEIGHT
+    assert idx.phrase_count == 1
+
+
+def test_a_phrase_in_both_wordings_in_one_query_counts_once() -> None:
+    idx = SynonymIndex({"meeting": ["数据库"]}, NAMES)
+    scores, whole = idx.score("数据库就是資料庫")
+    assert whole and scores[0] == PHRASE_WEIGHT

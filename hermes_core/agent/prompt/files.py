@@ -47,7 +47,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
-from hermes_core.agent.prompt.guess_encoding import candidates as guess_candidates
 from hermes_core.agent.prompt.guess_encoding import guess_decode, is_text
 from hermes_core.agent.prompt.guess_encoding import shown as shown_codec
 from hermes_core.injection import (  # noqa: F401 - re-exported for callers
@@ -306,39 +305,25 @@ def _decode(raw: bytes) -> tuple[str, str | None]:
 _UNIT = {"utf-8": 1, "utf-16-le": 2, "utf-16-be": 2, "utf-32-le": 4, "utf-32-be": 4}
 
 
-def _huge_codec(head_bytes: bytes, tail_bytes: bytes) -> tuple[str, int, str | None]:
+def _huge_codec(head_bytes: bytes, tail_bytes: bytes
+                ) -> tuple[str, int, str | None, str | None]:
     """The codec of a huge file from its head and tail: the one its mark announces, UTF-8 when
     the head reads as UTF-8, else a guess from the head (:mod:`.guess_encoding`); its mark's
-    length; the guessed codec (None when not guessed)."""
+    length; the guessed codec (None when not guessed); and the head's text when finding the
+    codec already decoded all of it (so it is decoded once)."""
     codec, skip = bom_codec(head_bytes)
     if skip or b"\x00" in head_bytes or b"\x00" in tail_bytes:
-        if not skip and (guessed := _first_fitting(head_bytes)) is not None:
-            return guessed, 0, guessed
-        return codec, skip, None
+        if not skip and (got := guess_decode(head_bytes, partial=True)) is not None:
+            return got[1], 0, got[1], got[0]
+        return codec, skip, None, None
     try:
-        codecs.getincrementaldecoder("utf-8")().decode(head_bytes, final=False)
+        head = codecs.getincrementaldecoder("utf-8")().decode(head_bytes, final=False)
     except UnicodeDecodeError:
-        guessed = _first_fitting(head_bytes)
-        if guessed is not None:
-            return guessed, 0, guessed
-    return codec, skip, None
-
-
-def _first_fitting(head_bytes: bytes) -> str | None:
-    """The first guessed codec the head of a huge file reads in (it may end mid-character: the
-    detector is shown it up to its last whole line, or code unit)."""
-    if b"\x00" in head_bytes:
-        sample = head_bytes[:len(head_bytes) - len(head_bytes) % 4]
-    else:
-        sample = head_bytes[:head_bytes.rfind(b"\n") + 1] or head_bytes
-    for codec in guess_candidates(sample):
-        try:
-            text = codecs.getincrementaldecoder(codec)().decode(head_bytes, final=False)
-        except UnicodeDecodeError:
-            continue
-        if is_text(text, codec):
-            return codec
-    return None
+        got = guess_decode(head_bytes, partial=True)
+        if got is not None:
+            return got[1], 0, got[1], got[0]
+        return codec, skip, None, None
+    return codec, skip, None, head
 
 
 def _read_huge(fh: _BinaryFile, size: int, cap: int) -> tuple[str, str | None]:
@@ -349,7 +334,7 @@ def _read_huge(fh: _BinaryFile, size: int, cap: int) -> tuple[str, str | None]:
     start -= start % 4                   # on a code unit of any encoding without a mark
     fh.seek(start)
     tail_bytes = fh.read(size - start)   # to where the stat said it ended: it may be growing
-    codec, skip, guessed = _huge_codec(head_bytes, tail_bytes)
+    codec, skip, guessed, head = _huge_codec(head_bytes, tail_bytes)
     unit = _UNIT.get(codecs.lookup(codec).name, 1)   # a guess spells it utf_16_le
     if skip:
         drop = (start - skip) % unit    # the mark shifted the code units
@@ -371,7 +356,8 @@ def _read_huge(fh: _BinaryFile, size: int, cap: int) -> tuple[str, str | None]:
         nl = tail_bytes.find(b"\n")
         tail_bytes = tail_bytes[nl + 1:] if nl >= 0 else b""
     try:
-        head = codecs.getincrementaldecoder(codec)().decode(head_bytes[skip:], final=False)
+        if head is None:
+            head = codecs.getincrementaldecoder(codec)().decode(head_bytes[skip:], final=False)
         tail = tail_bytes.decode(codec)
     except UnicodeDecodeError as e:
         raise _Skip(f"not valid {shown_codec(codec) if guessed else codec[:6].upper()} "

@@ -7,10 +7,15 @@ decoding reads least like noise ("chaos"); this module decides which of its cand
 trust, because on a short file its ranking is close to a coin toss:
 
 * **Only where a guess can be right.** Bytes holding NUL bytes are only tried as UTF-16/32;
-  bytes without are only tried as the double-byte CJK code pages (GB18030, Big5, Shift-JIS,
-  EUC-JP, Korean cp949). A single-byte code page (cp1252, cp1251, ...) is never guessed: every
-  byte sequence is valid in each of them, and "Ich heiße" read as cp1250 or "café" as
-  Thai puts wrong letters in every prompt without a trace.
+  bytes without are tried as the double-byte CJK code pages (GB18030, Big5, Shift-JIS,
+  EUC-JP, Korean cp949), and when none of those fits, as the Western European and Cyrillic
+  Windows code pages (cp1252, cp1251). Every byte string is valid in each single-byte page, so
+  one is taken only on strong evidence (:func:`single_byte_fits`): its reading looks like its
+  script's text and the other's does not ("café" as cp1251 is "cafй", a word mixing scripts;
+  Russian as cp1252 is "Ïðèâåò", a Latin text made of accents), the file is not mostly valid
+  UTF-8 sequences (a UTF-8 note with one stray byte would read "cafÃ©"), and a Cyrillic
+  reading has a few letters to go on. Other single-byte pages (cp1250, Greek, Thai, ...) are
+  not guessed: "naïve" as cp1250 is "naďve", and nothing in four letters tells them apart.
 * **GB18030 within a margin.** GBK bytes also decode cleanly as cp949 or EUC-JP, and on a line
   such as "我叫李明。" the detector ranks those first with the same (zero) chaos. GB18030 is
   taken when its chaos is within :data:`GB18030_MARGIN` of the best candidate's: Korean and
@@ -19,25 +24,40 @@ trust, because on a short file its ranking is close to a coin toss:
   reads samples), and hold no C0 control character but tab, line and page breaks: bytes
   ``00 01 02`` read as UTF-16 are a binary file, not the characters U+0100 U+0200; so is UTF-16
   without a line break. Read in a CJK code page, at least half the characters past ASCII must
-  be in its common part (:data:`_COMMON`: GB2312 and GBK's first rows of traditional
-  characters; Big5's symbols and frequent characters; JIS symbols, kana and level-1 kanji;
-  KS X 1001), the set nearly all of a real file is written in: a Latin-1 accent followed by a
-  letter is a valid pair in each, and a short German note ("über", "Käse") read as "黚er",
-  "K鋝e", "K酲e" is none. (A file of only rarer characters is skipped, as before.)
+  be in its common part (:data:`_COMMON`: GB2312's symbols and level-1 hanzi and GBK's first
+  rows of traditional characters; Big5's symbols and frequent characters; JIS symbols, kana and
+  level-1 kanji; KS X 1001's symbols and Hangul), the set nearly all of a real file is written
+  in. GB2312's level 2 and KS X 1001's Hanja are left out: a short Russian word's cp1251
+  bytes pair up there ("Москва" as "填耜忄"; level 1 is the 3,755 frequent hanzi). A reading
+  of at most three such characters must be all common ("Ёлка" is two Big5 characters, one
+  frequent). A Latin-1 accent followed by a letter is a valid pair in each, and a short German
+  note ("über", "Käse") read as "黚er", "K鋝e", "K酲e" is none (it is read as the cp1252 it
+  is). A GB18030 reading of only rarer characters (GBK/4: most traditional ones, "們說話") is
+  taken last, when no single-byte reading fits and every character past ASCII is a Han
+  character or CJK punctuation.
+* **Kana mean Japanese.** EUC-JP's kana rows are GB2312's too, so a Japanese note also reads
+  cleanly as GB18030 with wrong kanji ("元気" as "傅丹"), or as cp949 Hangul jamo. A GB18030
+  reading holding kana, or a cp949 one holding jamo, gives way to EUC-JP when that reads the
+  whole file. Kanji without kana stay GB18030 (warned): the detector's chaos and language
+  (coherence) are the same for both readings of a short line, so nothing tells them apart.
 
 The caller says which encoding it assumed, in a line naming the file: a guess can be wrong.
 """
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import functools
+import itertools
 import re
 
 #: Tried when the bytes hold NUL bytes (ASCII text in UTF-16/32 is half NULs).
 WIDE_CODECS = ("utf_16_le", "utf_16_be", "utf_32_le", "utf_32_be")
 #: Tried otherwise: the double-byte code pages of Chinese, Japanese and Korean Windows / Unix.
 CJK_CODECS = ("gb18030", "big5", "cp932", "euc_jp", "cp949")
+#: Tried when no double-byte reading fits: Western European and Cyrillic Windows.
+SINGLE_BYTE_CODECS = ("cp1252", "cp1251")
 #: How much more chaos than the detector's best GB18030 may have and still be taken (see above).
 GB18030_MARGIN = 0.05
 
@@ -46,7 +66,8 @@ _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 #: How a codec is named to people.
 _SHOWN = {"utf_16_le": "UTF-16 LE", "utf_16_be": "UTF-16 BE", "utf_32_le": "UTF-32 LE",
           "utf_32_be": "UTF-32 BE", "gb18030": "GB18030", "big5": "Big5",
-          "cp932": "Shift-JIS (cp932)", "euc_jp": "EUC-JP", "cp949": "Korean (cp949)"}
+          "cp932": "Shift-JIS (cp932)", "euc_jp": "EUC-JP", "cp949": "Korean (cp949)",
+          "cp1252": "CP1252 (Western European)", "cp1251": "CP1251 (Cyrillic)"}
 
 
 def shown(codec: str) -> str:
@@ -75,13 +96,13 @@ _HIGH = range(0xA1, 0xFF)
 #: in; a Latin-1 accent and the letter after it fall outside (the trail byte is ASCII, or the
 #: lead is past the frequent rows).
 _COMMON: dict[str, tuple[tuple[range, range], ...]] = {
-    "gb18030": ((range(0xA1, 0xF8), _HIGH),                                   # GB2312
+    "gb18030": ((range(0xA1, 0xAA), _HIGH), (range(0xB0, 0xD8), _HIGH),   # GB2312 level 1
                 (range(0x81, 0xA1), range(0x40, 0xFF))),   # GBK/3: traditional characters
     "big5": ((range(0xA1, 0xC6), range(0x40, 0x7F)), (range(0xA1, 0xC6), _HIGH),
              (range(0xC6, 0xC7), range(0x40, 0x7F))),
     "cp932": ((range(0x81, 0x99), range(0x40, 0xFD)),),   # symbols, kana, level-1 kanji
     "euc_jp": ((range(0xA1, 0xD0), _HIGH),),
-    "cp949": ((range(0xA1, 0xFF), _HIGH),),                                    # KS X 1001
+    "cp949": ((range(0xA1, 0xAD), _HIGH), (range(0xB0, 0xC9), _HIGH)),   # KS X 1001 Hangul
 }
 
 
@@ -97,10 +118,17 @@ def _common(codec: str) -> re.Pattern[str]:
     return re.compile("[" + re.escape("".join(chars)) + "]")
 
 
+#: A reading with at most this many characters past ASCII must have only common ones: half of
+#: two is one, and a four-letter Russian word's cp1251 bytes are two Big5 characters, one common.
+SHORT_READING = 3
+
+
 def _mostly_common(text: str, codec: str) -> bool:
-    """At least half of ``text``'s characters past ASCII are common in ``codec``."""
+    """At least half of ``text``'s characters past ASCII are common in ``codec`` (all of them in
+    a reading of at most :data:`SHORT_READING` such characters)."""
     wide = len(text) - len(text.encode("ascii", "ignore"))
-    return 2 * _common(codec).subn("", text)[1] >= wide
+    common = _common(codec).subn("", text)[1]
+    return common == wide if wide <= SHORT_READING else 2 * common >= wide
 
 
 def is_text(text: str, codec: str) -> bool:
@@ -113,16 +141,116 @@ def is_text(text: str, codec: str) -> bool:
         return False
     if codec in _COMMON and not _mostly_common(text, codec):
         return False
+    if codec in SINGLE_BYTE_CODECS and not single_byte_fits(text, codec):
+        return False
     return codec not in WIDE_CODECS or "\n" in text or "\r" in text
 
 
-def guess_decode(raw: bytes) -> tuple[str, str] | None:
-    """``(text, codec)`` for bytes that are not UTF-8, or None when no encoding fits them."""
-    for codec in candidates(raw):
-        try:
-            text = raw.decode(codec)
-        except UnicodeDecodeError:
+#: A Cyrillic reading needs this many Cyrillic letters: "été" is "йтй" in cp1251.
+MIN_CYRILLIC = 4
+
+_LETTERS = re.compile(r"[^\W\d_]+")
+_CYRILLIC = re.compile(r"[\u0400-\u04ff]")
+_ASCII_LETTER = re.compile(r"[A-Za-z]")
+_UTF8_SEQUENCE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}"
+                            rb"|[\xf0-\xf4][\x80-\xbf]{3}")
+_HAN_OR_PUNCT = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+                           r"\uff00-\uffef\u2018-\u201d\u2026]")
+_KANA = re.compile(r"[\u3041-\u30ff]")
+_JAMO = re.compile(r"[\u3131-\u318e]")
+#: What EUC-JP's kana rows read as in another CJK code page.
+_KANA_AS = {"gb18030": _KANA, "cp949": _JAMO}
+
+
+def single_byte_fits(text: str, codec: str) -> bool:
+    """``text`` reads as the script of ``codec`` (cp1252 / cp1251) writes: no control
+    character; no word mixing Cyrillic with other letters; in cp1251, no capital after a small
+    letter inside a word ("КблзмЭсб" is Greek); in cp1252, no more letters past ASCII than
+    ASCII letters (French or German text is mostly ASCII; Russian read as cp1252 is all
+    accents)."""
+    if _CONTROL.search(text) is not None:
+        return False
+    past = 0
+    for word in _LETTERS.findall(text):
+        if word.isascii():
+            continue
+        cyrillic = len(_CYRILLIC.findall(word))
+        if cyrillic not in (0, len(word)):
+            return False
+        if codec == "cp1251" and any(a.islower() and b.isupper() for a, b in itertools.pairwise(word)):
+            return False
+        past += len(word) - len(_ASCII_LETTER.findall(word))
+    if codec == "cp1252":
+        return past <= len(_ASCII_LETTER.findall(text))
+    return True
+
+
+def _mostly_utf8(raw: bytes) -> bool:
+    """At least half of the bytes past ASCII form valid UTF-8 sequences: a UTF-8 file with a
+    stray byte, not a code page."""
+    high = len(raw) - len(raw.translate(None, bytes(range(0x80, 0x100))))
+    return 2 * sum(len(m) for m in _UTF8_SEQUENCE.findall(raw)) >= high
+
+
+def _decoded(raw: bytes, codec: str, partial: bool) -> str | None:
+    try:
+        if partial:
+            return codecs.getincrementaldecoder(codec)().decode(raw, final=False)
+        return raw.decode(codec)
+    except UnicodeDecodeError:
+        return None
+
+
+def _single_byte(raw: bytes, sample: bytes, partial: bool) -> tuple[str, str] | None:
+    """The one single-byte reading with strong evidence (see :func:`single_byte_fits`)."""
+    from charset_normalizer import from_bytes
+
+    if _mostly_utf8(sample):
+        return None
+    fitting = []
+    for match in from_bytes(sample, cp_isolation=list(SINGLE_BYTE_CODECS)):
+        codec = match.encoding
+        if codec not in SINGLE_BYTE_CODECS:
+            continue
+        text = _decoded(raw, codec, partial)
+        if text is not None and single_byte_fits(text, codec) and (
+                codec != "cp1251" or len(_CYRILLIC.findall(text)) >= MIN_CYRILLIC):
+            fitting.append((text, codec))
+    return fitting[0] if len(fitting) == 1 else None
+
+
+def _japanese_instead(raw: bytes, text: str, codec: str, partial: bool) -> tuple[str, str] | None:
+    """EUC-JP's reading, when ``text`` holds what its kana become in ``codec``."""
+    kana_as = _KANA_AS.get(codec)
+    if kana_as is None or kana_as.search(text) is None:
+        return None
+    japanese = _decoded(raw, "euc_jp", partial)
+    if japanese is None or _KANA.search(japanese) is None or not is_text(japanese, "euc_jp"):
+        return None
+    return japanese, "euc_jp"
+
+
+def guess_decode(raw: bytes, *, partial: bool = False) -> tuple[str, str] | None:
+    """``(text, codec)`` for bytes that are not UTF-8, or None when no encoding fits them.
+
+    ``partial``: ``raw`` is the head of a larger file and may end mid-character; the detector
+    is shown it up to its last whole line (or code unit), and the text is decoded once, here.
+    """
+    wide = b"\x00" in raw
+    sample = raw
+    if partial:
+        sample = (raw[:len(raw) - len(raw) % 4] if wide
+                  else raw[:raw.rfind(b"\n") + 1] or raw)
+    rare: tuple[str, str] | None = None
+    for codec in candidates(sample):
+        text = _decoded(raw, codec, partial)
+        if text is None:
             continue
         if is_text(text, codec):
-            return text, codec
-    return None
+            return _japanese_instead(raw, text, codec, partial) or (text, codec)
+        if (rare is None and codec == "gb18030" and _CONTROL.search(text) is None
+                and _HAN_OR_PUNCT.subn("", text)[1] == len(text) - len(text.encode("ascii", "ignore"))):
+            rare = text, codec
+    if wide:
+        return None
+    return _single_byte(raw, sample, partial) or rare

@@ -13,8 +13,9 @@ was there, and the caller can tell the user which key was withheld (:func:`withh
 context file changes) and every earlier message of the history. Scrubbing all of it each turn
 cost ~3 ms of a production turn (the ~19 k-character system, 80 messages). A :class:`ScrubMemo`
 (the call loop keeps one) remembers what the redactor made of those texts, so each is scrubbed
-once; the turn's own parts (the per-turn context, the new message, the tool definitions, the
-decisions' copies) are scrubbed every time. The result is the same text for text: a memo entry
+once; the tool definitions are scrubbed once while the tool list (compared spec by spec) and
+the secrets stay; the turn's own parts (the per-turn context, the new message, the decisions'
+copies) are scrubbed every time. The result is the same text for text: a memo entry
 is a whole part, exactly what was scrubbed whole before, and the memo is dropped when the
 redactor or the process-wide registered secrets change (:func:`~hermes_core.redact.registered_generation`).
 """
@@ -41,7 +42,27 @@ class ScrubMemo:
         self._done: dict[str, str] = {}
         self._chars = 0
         self._for: tuple[object, int] | None = None
+        #: (scrub, generation, the tools as given, as scrubbed): the last tool list's result
+        self._tools: tuple[object, int, tuple[ToolSpec, ...], tuple[ToolSpec, ...]] | None = None
         self._lock = threading.Lock()
+
+    def tools(self, tools: tuple[ToolSpec, ...], scrub: Callable[[str], str]
+              ) -> tuple[ToolSpec, ...]:
+        """``tools`` with their descriptions and parameters scrubbed, done again only when the
+        list (spec by spec: a turn builds a new tuple of the same specs), ``scrub`` or the
+        registered secrets changed. The result is kept under the generation read before the
+        scrub, so one made while a secret was being registered is never used after it."""
+        generation = registered_generation()
+        with self._lock:
+            held = self._tools
+        if (held is not None and held[0] is scrub and held[1] == generation
+                and _same_tools(held[2], tools)):
+            return held[3]
+        clean = tuple(_tool(t, scrub) for t in tools)
+        with self._lock:
+            self.misses += len(tools)
+            self._tools = (scrub, generation, tools, clean)
+        return clean
 
     def bind(self, scrub: Callable[[str], str]) -> Callable[[str], str]:
         """``scrub``, remembering: call it on the stable parts only (a per-turn text would take
@@ -85,6 +106,10 @@ def _message(m: Message, scrub: Callable[[str], str]) -> Message:
     return replace(m, content=content, tool_calls=calls)
 
 
+def _same_tools(a: tuple[ToolSpec, ...], b: tuple[ToolSpec, ...]) -> bool:
+    return len(a) == len(b) and all(x is y or x == y for x, y in zip(a, b, strict=True))
+
+
 def _tool(t: ToolSpec, scrub: Callable[[str], str]) -> ToolSpec:
     description = scrub(t.description)
     parameters = redact_data(dict(t.parameters), getattr(scrub, "secrets", ()))
@@ -126,13 +151,15 @@ def scrub_prompt(prompt: Prompt, scrub: Callable[[str], str],
     send: system, per-turn context, each message's content and tool-call arguments, tool
     definitions; and to the copies of the message the turn's decisions carry with it. The same
     object when nothing changed (the common case: no allocation). With ``memo``, the system
-    prompt and the messages before the last are scrubbed through it (once each)."""
+    prompt and the messages before the last are scrubbed through it (once each), and the tool
+    definitions once while they and the secrets stay (:meth:`ScrubMemo.tools`)."""
     stable = scrub if memo is None else memo.bind(scrub)
     system, context = stable(prompt.system), scrub(prompt.context)
     last = len(prompt.messages) - 1
     messages = tuple(_message(m, stable if i < last else scrub)
                      for i, m in enumerate(prompt.messages))
-    tools = tuple(_tool(t, scrub) for t in prompt.tools)
+    tools = (tuple(_tool(t, scrub) for t in prompt.tools) if memo is None
+             else memo.tools(prompt.tools, scrub))
     turn = _turn(prompt.turn, scrub)
     if (system == prompt.system and context == prompt.context and turn is prompt.turn
             and all(a is b for a, b in zip(messages, prompt.messages, strict=True))

@@ -72,7 +72,7 @@ def test_a_link_to_nothing_is_skipped_with_a_warning_naming_the_missing_target(
 def test_non_utf8_is_skipped_with_warning_naming_file_and_line(tmp_path: Path,
                                                                 caplog: pytest.LogCaptureFixture) -> None:
     p = tmp_path / "MEMORY.md"
-    p.write_bytes("line one\ncaf\xe9 au lait\n".encode("latin-1"))
+    p.write_bytes("line one\ncafé au lait".encode() + b"\xff\n")   # no code page fits it
     r = read_context_file(p)
     assert r.status == "skipped" and r.text == ""
     (ev,) = r.events
@@ -575,31 +575,18 @@ def test_a_utf16_file_without_a_bom_is_read(tmp_path: Path, codec: str) -> None:
     assert codec.upper()[:6] in got.events[0].reason
 
 
-@pytest.mark.parametrize(("text", "codec"), [
-    ("Ich heiße Jürgen, wohne in Köln\n", "cp1252"),
-    ("Привет, я помощник\n", "cp1251"),
-])
-def test_a_single_byte_code_page_is_not_guessed(tmp_path: Path, text: str, codec: str) -> None:
-    """Every byte sequence is valid in a single-byte code page, so a guess among them is a coin
-    toss that would put wrong letters in every prompt: still skipped, naming the file."""
-    p = tmp_path / "MEMORY.md"
-    p.write_bytes(text.encode(codec))
-    got = read_context_file(p)
-    assert got.status == "skipped" and got.text == ""
-    assert got.events[0].file == str(p) and "not valid UTF-8" in got.events[0].reason
-
-
 @pytest.mark.parametrize("text", ["über\n", "Käse\n", "Öl\n", "- für Tür\n", "müde über Öl\n"])
 def test_a_short_latin1_note_that_decodes_as_gbk_is_not_read_as_chinese(tmp_path: Path,
                                                                        text: str) -> None:
     """A Latin-1 accent followed by a letter is a valid GBK pair ("über" -> "黚er"): a short
     German note was read as garbage Chinese in every prompt. Not one of those characters is
-    common Chinese (GB2312), as nearly every character of a real GBK file is: still skipped."""
+    common Chinese (GB2312), as nearly every character of a real GBK file is: not Chinese, but
+    the cp1252 it was saved in."""
     p = tmp_path / "USER.md"
     p.write_bytes(text.encode("cp1252"))
     got = read_context_file(p)
-    assert got.status == "skipped" and got.text == ""
-    assert got.events[0].file == str(p) and "not valid UTF-8" in got.events[0].reason
+    assert got.status == "ok" and got.text == text.strip("\n")
+    assert got.events[0].file == str(p) and "CP1252" in got.events[0].reason
 
 
 def test_a_big5_file_is_not_read_as_shift_jis(tmp_path: Path) -> None:
@@ -639,3 +626,138 @@ def test_a_gbk_context_file_keeps_the_prefix_byte_identical(hermes_home: Path,
     second = b.build("再见")
     assert second.system.encode() == first.system.encode() and b.file_reads == reads
     assert any("GB18030" in str(e) for e in b.events)
+
+
+@pytest.mark.parametrize(("text", "codec"), [
+    ("café naïve\n", "cp1252"),
+    ("# Notes\nLe client préfère des réponses courtes.\n", "cp1252"),
+    ("Ich heiße Jürgen, wohne in Köln\n", "cp1252"),
+    ("Привет, я помощник\n", "cp1251"),
+    ("# Память\nПользователь живёт в Москве.\n", "cp1251"),
+    ("Москва\n", "cp1251"),          # bytes that also pair up as rare GB2312 / Hanja characters
+    ("Привет!\n", "cp1251"),
+    ("Ёлка\n", "cp1251"),            # as Big5: one frequent character of two
+    ("Киев\n", "cp1251"),
+])
+def test_a_western_or_cyrillic_code_page_file_is_read_and_the_encoding_is_told(
+        tmp_path: Path, text: str, codec: str) -> None:
+    """Notepad on a Western or Russian Windows saved in cp1252 / cp1251; the note was skipped.
+    Read when only one of the two readings looks like its script's text, with a line saying
+    which code page was assumed."""
+    p = tmp_path / "MEMORY.md"
+    p.write_bytes(text.encode(codec))
+    got = read_context_file(p)
+    assert got.status == "ok" and got.text == text.strip("\n")
+    (ev,) = got.events
+    assert ev.file == str(p) and codec.upper() in ev.reason and "UTF-8" in ev.reason
+
+
+@pytest.mark.parametrize(("text", "codec"), [
+    ("été\n", "cp1252"),                             # as cp1251 "йтй": too little to tell
+    ("Καλημέρα κόσμε\n", "cp1253"),                  # Greek: as cp1251 "КблзмЭсб кьуме"
+])
+def test_a_single_byte_file_without_strong_evidence_is_skipped(tmp_path: Path, text: str,
+                                                               codec: str) -> None:
+    p = tmp_path / "USER.md"
+    p.write_bytes(text.encode(codec))
+    got = read_context_file(p)
+    assert got.status == "skipped" and got.text == ""
+    assert got.events[0].file == str(p) and "not valid UTF-8" in got.events[0].reason
+
+
+def test_a_utf8_file_with_one_stray_byte_is_not_read_as_cp1252(tmp_path: Path) -> None:
+    """A UTF-8 note cut mid-character (or with one stray byte) reads as cp1252 mojibake
+    ("cafÃ©") in every accent: its bytes are mostly valid UTF-8 sequences, so no guess."""
+    p = tmp_path / "USER.md"
+    p.write_bytes("café naïve, déjà vu, über\n".encode() + b"\xff\n")
+    got = read_context_file(p)
+    assert got.status == "skipped" and got.text == ""
+    assert got.events[0].file == str(p) and "not valid UTF-8" in got.events[0].reason
+
+
+def test_binary_bytes_without_nul_are_still_skipped_naming_the_file(tmp_path: Path) -> None:
+    p = tmp_path / "SOUL.md"
+    p.write_bytes(bytes(range(1, 256)) * 4)
+    got = read_context_file(p)
+    assert got.status == "skipped" and got.text == ""
+    assert got.events[0].file == str(p) and "skipped" in got.events[0].reason
+
+
+def test_a_huge_cp1251_file_keeps_its_head_and_tail(tmp_path: Path) -> None:
+    p = tmp_path / "MEMORY.md"
+    body = "Начало\n" + ("Пользователь любит короткие ответы.\n" * 3_000) + "Конец\n"
+    p.write_bytes(body.encode("cp1251"))
+    r = read_context_file(p, ReadPolicy(token_budget=2_000, max_file_bytes=50_001))
+    assert r.status == "truncated", r.events
+    assert r.text.startswith("Начало") and r.text.endswith("Конец")
+    assert any("CP1251" in e.reason for e in r.events)
+
+
+@pytest.mark.parametrize("text", ["們說話\n", "說話國語\n"])
+def test_a_gbk_file_of_only_rare_traditional_characters_is_read(tmp_path: Path,
+                                                                text: str) -> None:
+    """GBK/4 holds most traditional characters; a note written only in them had none of the
+    common part and was skipped. Read as GB18030 when no Western/Cyrillic reading fits and
+    every character past ASCII is a Han character or CJK punctuation."""
+    p = tmp_path / "USER.md"
+    p.write_bytes(text.encode("gbk"))
+    got = read_context_file(p)
+    assert got.status == "ok" and got.text == text.strip("\n")
+    assert "GB18030" in got.events[0].reason
+
+
+@pytest.mark.parametrize("text", ["こんにちは、元気ですか。\n",
+                                  "# メモ\nユーザーは東京に住んでいます。\n",
+                                  "日本語の文章です。\n"])
+def test_euc_jp_text_with_kana_is_read_as_euc_jp(tmp_path: Path, text: str) -> None:
+    """EUC-JP kana sit where GB2312 has them, so a Japanese note also decodes as GB18030 (its
+    kanji wrong: "元気" as "傅丹") or as cp949 (all of it wrong). A reading with hiragana or
+    katakana is Japanese: EUC-JP is taken when it reads the whole file."""
+    p = tmp_path / "USER.md"
+    p.write_bytes(text.encode("euc_jp"))
+    got = read_context_file(p)
+    assert got.status == "ok" and got.text == text.strip("\n")
+    assert "EUC-JP" in got.events[0].reason
+
+
+def test_euc_jp_kanji_without_kana_is_still_read_as_gb18030(tmp_path: Path) -> None:
+    """Without kana nothing tells EUC-JP kanji from GB2312 Han: taken as GB18030, warned."""
+    p = tmp_path / "USER.md"
+    p.write_bytes("東京都\n".encode("euc_jp"))
+    got = read_context_file(p)
+    assert got.status == "ok" and "GB18030" in got.events[0].reason
+
+
+def test_the_huge_file_fallback_decodes_the_head_once(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The guess decoded the head to check it, then the read decoded it again."""
+    import codecs as codecs_module
+
+    from hermes_core.agent.prompt import files
+    p = tmp_path / "MEMORY.md"
+    body = "开始标记\n" + ("用户喜欢简洁的回答，住在上海。\n" * 8_000) + "结束标记\n"
+    p.write_bytes(body.encode("gbk"))
+    cap = 50_001
+    head_len = int(cap * 0.75)
+    decoded: list[int] = []
+    real = codecs_module.getincrementaldecoder
+
+    def counting(name: str):  # type: ignore[no-untyped-def]
+        factory = real(name)
+
+        def make():  # type: ignore[no-untyped-def]
+            dec = factory()
+            inner = dec.decode
+
+            def decode(data: bytes, final: bool = False) -> str:
+                text = inner(data, final)   # counted when it decoded (not a failed probe)
+                if len(data) >= head_len - 4:
+                    decoded.append(len(data))
+                return text
+            dec.decode = decode  # type: ignore[method-assign]
+            return dec
+        return make
+    monkeypatch.setattr(files.codecs, "getincrementaldecoder", counting)
+    r = read_context_file(p, ReadPolicy(token_budget=2_000, max_file_bytes=cap))
+    assert r.status == "truncated" and r.text.startswith("开始标记")
+    assert len(decoded) == 1, decoded

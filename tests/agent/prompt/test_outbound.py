@@ -4,6 +4,7 @@ part of the prompt it came from, and checked on the wire through the real SDKs (
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -224,3 +225,81 @@ def test_a_memo_over_a_long_session_stays_within_its_bound() -> None:
         history += [new, Message("assistant", f"reply {i}")]
         most = max(most, memo._chars, sum(map(len, memo._done)))
     assert most <= 20_000
+
+
+def _tools(key: str) -> tuple[ToolSpec, ...]:
+    """Tool definitions as a turn builds them: a new tuple of equal specs; a key in a
+    description and in a parameter's description."""
+    return (ToolSpec("deploy", f"Deploys with {key}.", {
+                "type": "object",
+                "properties": {"env": {"type": "string", "description": f"token {key}"}}}),
+            ToolSpec("lookup", "Looks a name up."))
+
+
+def test_the_tool_definitions_are_scrubbed_once_while_the_tools_and_secrets_stay() -> None:
+    seen: list[str] = []
+    scrub = Redactor([CUSTOM_KEY])
+
+    def counting(text: str) -> str:
+        seen.append(text)
+        return scrub(text)
+
+    memo = ScrubMemo()
+    for prompt in _turns(CUSTOM_KEY):
+        sent = scrub_prompt(replace(prompt, tools=_tools(CUSTOM_KEY)), counting, memo)
+        assert sent.tools[0].description == f"Deploys with {MARKER}."
+    assert seen.count(f"Deploys with {CUSTOM_KEY}.") == 1
+
+
+def test_a_changed_tool_list_is_scrubbed_again() -> None:
+    scrub, memo = Redactor([CUSTOM_KEY]), ScrubMemo()
+    prompt = _turns(CUSTOM_KEY)[0]
+    first = scrub_prompt(replace(prompt, tools=_tools("nothing")), scrub, memo)
+    assert first.tools == _tools("nothing")
+    added = (*_tools("nothing"), ToolSpec("new", f"uses {CUSTOM_KEY}"))
+    second = scrub_prompt(replace(prompt, tools=added), scrub, memo)
+    assert CUSTOM_KEY not in repr(second.tools) and second.tools[2].description == f"uses {MARKER}"
+    assert second == scrub_prompt(replace(prompt, tools=added), scrub)
+
+
+def test_a_secret_registered_after_a_turn_is_scrubbed_from_the_remembered_tools() -> None:
+    from hermes_core.redact import register_secrets
+
+    later = "zq-tool-registered-later-9f8e7d6c"
+    scrub, memo = Redactor([CUSTOM_KEY]), ScrubMemo()
+    prompt = replace(_turns(CUSTOM_KEY)[0], tools=_tools(later))
+    assert later in scrub_prompt(prompt, scrub, memo).tools[0].description
+    register_secrets([later])
+    second = scrub_prompt(replace(prompt, tools=_tools(later)), scrub, memo)
+    assert later not in repr(second.tools) and second == scrub_prompt(prompt, scrub)
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_secret_in_a_tool_description_never_reaches_the_provider(
+        kind: str, empty_home: Path, respx_mock: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hermes_core.agent.prompt import outbound
+
+    scrubbed: list[str] = []
+    real = outbound._tool
+
+    def counting(t: ToolSpec, scrub: Any) -> ToolSpec:
+        scrubbed.append(t.name)
+        return real(t, scrub)
+
+    monkeypatch.setattr(outbound, "_tool", counting)
+
+    def deploy(env: str) -> str:
+        """Deploy to ``env`` using the staging key zq-custom-0123456789abcdef."""
+        return "ok"
+
+    assert CUSTOM_KEY in (deploy.__doc__ or "")
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        wire_response(kind, False, "one"), wire_response(kind, False, "two")])
+    agent = _agent(empty_home, kind, tools=[deploy])
+    run_turn(agent, "sync", "deploy please")
+    run_turn(agent, "sync", "again")    # the second turn takes the tools from the memo
+    assert route.call_count == 2
+    for sent in route.calls:
+        body = sent.request.content.decode()
+        assert CUSTOM_KEY not in body and MARKER in body and "deploy" in body
+    assert scrubbed.count("deploy") == 1    # the call loop's memo kept the first turn's result
