@@ -304,6 +304,43 @@ def test_streamed_tool_input_pieces_are_joined(respx_mock: Any, use_async: bool)
     assert deltas[-1].finish_reason == "tool_use"
 
 
+@pytest.mark.parametrize("use_async", [False, True])
+def test_the_output_tool_input_comes_as_drafts_then_whole_as_the_text(
+        respx_mock: Any, use_async: bool) -> None:
+    """The structured answer's pieces are progress (``Delta.draft``), never text; the text is
+    the whole input at its block's end. An ordinary tool's input makes no drafts."""
+    start = anthropic_message("", id="m")
+    start["stop_reason"] = None
+    body = _sse([("message_start", {"type": "message_start", "message": start}),
+                 ("content_block_start", {"type": "content_block_start", "index": 0,
+                                          "content_block": {"type": "tool_use", "id": "s1",
+                                                            "name": STRUCTURED_OUTPUT_TOOL,
+                                                            "input": {}}}),
+                 *(("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+                     "type": "input_json_delta", "partial_json": p}})
+                   for p in ('{"ci', 'ty": "Oslo"}')),
+                 ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+                 ("message_delta", {"type": "message_delta", "usage": {"output_tokens": 9},
+                                    "delta": {"stop_reason": "tool_use", "stop_sequence": None}}),
+                 ("message_stop", {"type": "message_stop"})])
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, content=body,
+                                                                     headers=SSE_HEADERS))
+    provider, opts = AnthropicProvider(), CallOptions(response_format=RF)
+
+    async def collect() -> list[Any]:
+        return [d async for d in provider.astream(BARE, "claude-sonnet-4-5", TOOL_CRED, opts)]
+
+    deltas = (asyncio.run(collect()) if use_async
+              else list(provider.stream(BARE, "claude-sonnet-4-5", TOOL_CRED, opts)))
+    assert [d.draft for d in deltas if d.draft] == ['{"ci', 'ty": "Oslo"}']
+    assert [d.text for d in deltas if d.text] == ['{"city": "Oslo"}']
+    assert not any(d.draft and d.text for d in deltas)
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, content=_fragmented_stream(), headers=SSE_HEADERS))
+    tools = list(provider.stream(TOOL_PROMPT, "claude-sonnet-4-5", TOOL_CRED, CallOptions()))
+    assert not any(d.draft for d in tools)
+
+
 def _input_at_block_start() -> bytes:
     """A compatible server that sends a tool's whole input in ``content_block_start`` and no
     ``input_json_delta`` (the SDK's own stream accumulator keeps that input)."""

@@ -222,6 +222,26 @@ def test_streamed_tool_call_fragments_are_joined(respx_mock: Any, use_async: boo
     assert deltas[-1].finish_reason == "tool_calls"
 
 
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_held_structured_reply_comes_as_drafts_then_whole_as_the_text(
+        respx_mock: Any, use_async: bool) -> None:
+    """With ``response_format`` the JSON is held until whole (a cut inside it is asked again
+    unseen); meanwhile its pieces come as drafts, progress that is not the text."""
+    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
+        200, content=openai_chat_stream(('{"ci', 'ty": "Oslo"}')), headers=SSE_HEADERS))
+    provider = OpenAIProvider()
+    opts = CallOptions(response_format={"name": "F", "schema": {"type": "object"}})
+
+    async def collect() -> list[Any]:
+        return [d async for d in provider.astream(TOOL_PROMPT, "gpt-4o", TOOL_CRED, opts)]
+
+    deltas = (asyncio.run(collect()) if use_async
+              else list(provider.stream(TOOL_PROMPT, "gpt-4o", TOOL_CRED, opts)))
+    assert [d.draft for d in deltas if d.draft] == ['{"ci', 'ty": "Oslo"}']
+    assert [d.text for d in deltas if d.text] == ['{"city": "Oslo"}']
+    assert deltas[-1].finish_reason == "stop"
+
+
 def _name_in_every_fragment() -> bytes:
     """Two parallel calls from a server that resends each call's whole name (and id) with every
     argument fragment (MiniMax behind NVIDIA NIM, Fireworks, Kimi, some gateways)."""
