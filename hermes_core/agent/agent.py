@@ -33,6 +33,7 @@ from typing import Any, TypeVar, overload
 from pydantic import BaseModel, ValidationError
 
 from hermes_core.agent.credential_pool import CredentialPool
+from hermes_core.agent.defaults import default_context_engine, default_retriever
 from hermes_core.agent.interrupts import held_interrupts
 from hermes_core.agent.partial_output import AsyncOutputStream, Drafts, OutputStream
 from hermes_core.agent.prepare_gate import PrepareGate
@@ -428,7 +429,8 @@ class Agent:
         the end (a repair round streams after a break; a second failure raises
         :class:`~hermes_core.errors.StructuredOutputError` from the iteration).
         """
-        _check_message(message)
+        if not isinstance(message, str):   # a caller's mistake, said where it was made
+            raise TypeError(f"message must be str, not {type(message).__name__}")
         opts = self._turn_options(output, options)
 
         def pieces() -> Iterator[str]:
@@ -443,7 +445,8 @@ class Agent:
         (validated leniently: the fields so far), then the final one validated strictly, which
         alone is the stream's ``output`` (see :class:`~hermes_core.agent.partial_output.
         OutputStream`: retries and the repair round, errors, cancelling)."""
-        _check_message(message)
+        if not isinstance(message, str):   # a caller's mistake, said where it was made
+            raise TypeError(f"message must be str, not {type(message).__name__}")
         drafts = Drafts(output)
         return OutputStream(drafts, self._stream_pieces(
             message, output, self._turn_options(output, options), drafts))
@@ -777,11 +780,6 @@ class Agent:
 # ---------------------------------------------------------------------- helpers
 
 
-def _check_message(message: object) -> None:
-    if not isinstance(message, str):   # a caller's mistake, said where it was made
-        raise TypeError(f"message must be str, not {type(message).__name__}")
-
-
 def _after(repaired: Reply, rejected: Reply) -> Reply:
     """A repaired structured reply that reports the reply it replaced: that one's tokens as
     wasted and in its cost (the session's totals have both turns already)."""
@@ -799,46 +797,3 @@ def _default_providers() -> dict[str, Provider]:
     from hermes_core.providers.openai import OpenAIProvider
 
     return {"openai": OpenAIProvider(), "anthropic": AnthropicProvider()}
-
-
-def default_retriever(settings: Settings, *, warm: bool = True, read_only: bool = False) -> Any:
-    """The skill retriever for the home's skills (None when unavailable); ``read_only`` (a
-    preview): its usage history is read, never written.
-
-    With retrieval off (``skill_utils.enabled: false`` or ``HERMES_DISABLE_SKILL_RETRIEVAL=1``) the
-    retriever still serves the prompt: it lists every skill, as before retrieval existed, and the
-    model can load one with skill_view. It then needs no embedding model, so none is loaded.
-    """
-    off = not settings.skill_utils.enabled   # HERMES_DISABLE_SKILL_RETRIEVAL=1 arrives here
-    if off:
-        settings = settings.with_overrides(**{"skill_utils.enabled": False,
-                                              "skill_utils.embeddings": False})
-    try:
-        from hermes_core.retrieval.retriever import build_retriever
-    except ImportError:  # retrieval not installed
-        return None
-    try:
-        retriever = build_retriever(settings, read_only=read_only)
-    except HermesError as e:
-        log.warning("skill retrieval is off: %s", e)
-        return None
-    warm_up = getattr(retriever, "warm_up", None)
-    if warm and not off and warm_up is not None:
-        warm_up(background=True)  # the first turn is not blocked by loading the embedding model
-    return retriever
-
-
-def default_context_engine(settings: Settings, *, create: bool = True, read_only: bool = False) -> Any:
-    """Episodic memory in the home (None when disabled, or missing and ``create`` is False);
-    ``read_only`` (a preview): the database is searched, never written (see ContextEngine)."""
-    if not settings.context_engine.enabled:
-        return None
-    from hermes_core.agent.context_engine import ContextEngine, default_db_path
-
-    if not create and not default_db_path(settings).exists():
-        return None
-    try:
-        return ContextEngine.from_settings(settings, create=create, read_only=read_only)
-    except HermesError as e:
-        log.warning("episodic memory is off: %s", e)
-        return None
