@@ -877,7 +877,8 @@ def test_anthropic_render_cache_markers_and_limit():
     msgs = tuple(Message("user" if i % 2 == 0 else "assistant", f"m{i}") for i in range(9))
     prompt = Prompt(system="S" * 10, messages=msgs, context="CTX",
                     cache=CachePlan(system=True, message_indices=(4, 5, 6, 7, 8), ttl="1h"))
-    payload = AnthropicProvider().render(prompt, "claude-3-5-sonnet-20241022", OPTS)
+    opts = CallOptions(max_tokens=64, timeout_s=5)   # test_sdk.py's OPTS, where it came from
+    payload = AnthropicProvider().render(prompt, "claude-3-5-sonnet-20241022", opts)
     assert payload["system"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
     marks = sum(1 for m in payload["messages"] for b in m["content"] if "cache_control" in b)
     assert marks + 1 == 4  # never more than four breakpoints in total

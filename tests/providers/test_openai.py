@@ -902,11 +902,12 @@ def test_a_stream_block_without_data_is_no_event(
 def test_openai_render_prefix_first_and_cache_key():
     prompt = Prompt(system="S", messages=(Message("user", "q"),), context="CTX",
                     cache=CachePlan(system=True, prompt_cache_key="abc"))
-    payload = OpenAIProvider().render(prompt, "gpt-4o", OPTS)
+    opts = CallOptions(max_tokens=64, timeout_s=5)   # test_sdk.py's OPTS, where it came from
+    payload = OpenAIProvider().render(prompt, "gpt-4o", opts)
     assert payload["messages"][0] == {"role": "system", "content": "S"}
     assert payload["prompt_cache_key"] == "abc"
     assert payload["messages"][1]["content"][0]["text"] == "CTX"
-    compat = OpenAIProvider("local", endpoint="http://localhost:11434/v1").render(prompt, "m", OPTS)
+    compat = OpenAIProvider("local", endpoint="http://localhost:11434/v1").render(prompt, "m", opts)
     assert "prompt_cache_key" not in compat and compat["max_tokens"] == 64
 
 
@@ -1015,3 +1016,27 @@ def test_openai_error_chunk_mid_stream_echoing_the_key_keeps_it_out(respx_mock) 
     assert type(e) is ServerError and "internal failure for key" in str(e)
     for text in (str(e), repr(e.body), repr(e.headers), repr(e.args)):
         assert echoed not in text and "cu5tom.Str" not in text, text
+
+
+def test_calls_without_ids_get_ids_no_earlier_round_used(respx_mock):
+    """Round after round a server that sends no ids must not get call_0 again: one conversation
+    holding two tool_use blocks with one id is refused by Anthropic after a failover."""
+    from hermes_core.providers.openai import OpenAIProvider
+    from hermes_core.testing import openai_chat_completion
+
+    body = openai_chat_completion("", tool_calls=[ToolCall("x", "skill_view", '{"name": "git"}')])
+    del body["choices"][0]["message"]["tool_calls"][0]["id"]
+    deltas = [[{"index": 0, "type": "function",
+                "function": {"name": "skill_view", "arguments": '{"name": "git"}'}}]]
+    route = respx_mock.post("http://127.0.0.1:8000/v1/chat/completions")
+    provider = OpenAIProvider("vllm", "http://127.0.0.1:8000/v1")
+    prompt = Prompt("s", (Message("user", "hi"),))
+    ids: list[str] = []
+    for _ in range(2):
+        route.mock(return_value=httpx.Response(200, json=body))
+        ids += [c.id for c in provider.complete(prompt, "m", None, OPTS_RULES).tool_calls]
+        route.mock(return_value=httpx.Response(200, content=_chunks_sse(deltas),
+                                               headers=SSE_HEADERS))
+        ids += [d.tool_call.id for d in provider.stream(prompt, "m", None, OPTS_RULES)
+                if d.tool_call is not None]
+    assert len(ids) == 4 and len(set(ids)) == 4, ids

@@ -59,11 +59,9 @@ from hermes_core.types import (
 )
 from tests.providers.conftest import (
     OPTS_ERR,
-    OPTS_RULES,
     PROMPT_ERR,
     SECRET_ERR,
     _assert_anthropic_rules,
-    _chunks_sse,
 )
 
 SECRET = "sk-test-SECRET-1234567890abcdef"
@@ -261,9 +259,6 @@ def test_a_json_array_body_echoing_the_key_is_redacted(kind, status, error, resp
     assert "gateway rejected" in str(e.body)
 
 
-# Provider payloads against the real APIs' structural rules, for histories an Agent produces.
-
-
 # --------------------------------------------------------------------------- through the Agent
 
 SECRET_RULES = "sk-test-SECRET-payload-0123456789"
@@ -317,33 +312,6 @@ def test_streamed_tool_call_through_the_agent_sends_valid_follow_ups(copy_exampl
     assert "call_7" in follow_up and "# Skill: git-rebase-conflicts" in follow_up
     assert "call_7" in json.dumps(bodies[2])      # the history keeps the call and its answer
     assert SECRET_RULES not in json.dumps(bodies)
-
-
-# --------------------------------------------------------------------------- OpenAI-compatible streams
-
-
-def test_calls_without_ids_get_ids_no_earlier_round_used(respx_mock):
-    """Round after round a server that sends no ids must not get call_0 again: one conversation
-    holding two tool_use blocks with one id is refused by Anthropic after a failover."""
-    from hermes_core.providers.openai import OpenAIProvider
-    from hermes_core.testing import openai_chat_completion
-
-    body = openai_chat_completion("", tool_calls=[ToolCall("x", "skill_view", '{"name": "git"}')])
-    del body["choices"][0]["message"]["tool_calls"][0]["id"]
-    deltas = [[{"index": 0, "type": "function",
-                "function": {"name": "skill_view", "arguments": '{"name": "git"}'}}]]
-    route = respx_mock.post("http://127.0.0.1:8000/v1/chat/completions")
-    provider = OpenAIProvider("vllm", "http://127.0.0.1:8000/v1")
-    prompt = Prompt("s", (Message("user", "hi"),))
-    ids: list[str] = []
-    for _ in range(2):
-        route.mock(return_value=httpx.Response(200, json=body))
-        ids += [c.id for c in provider.complete(prompt, "m", None, OPTS_RULES).tool_calls]
-        route.mock(return_value=httpx.Response(200, content=_chunks_sse(deltas),
-                                               headers=SSE_HEADERS))
-        ids += [d.tool_call.id for d in provider.stream(prompt, "m", None, OPTS_RULES)
-                if d.tool_call is not None]
-    assert len(ids) == 4 and len(set(ids)) == 4, ids
 
 
 # A 200 whose body is not the API's response (a proxy's HTML page, a JSON of another shape).
