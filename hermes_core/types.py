@@ -166,6 +166,12 @@ class Delta:
     # the model the response says answered (the last piece): a dated name, or what an Azure
     # deployment runs; a whole reply is named after it too (``Completion.model``)
     model: str | None = None
+    # a piece of a structured reply the provider holds until whole (its JSON so far): progress
+    # to show, not the reply's text; a stream cut after drafts is still asked again unseen
+    draft: str = ""
+    # the drafts shown so far are void: the attempt that sent them failed and the call loop
+    # tries again (the next drafts start a new reply)
+    redraft: bool = False
 
 
 @dataclass(frozen=True, slots=True)

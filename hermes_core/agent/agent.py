@@ -16,7 +16,15 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Callable,
+    Generator,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -25,7 +33,9 @@ from typing import Any, TypeVar, overload
 from pydantic import BaseModel, ValidationError
 
 from hermes_core.agent.credential_pool import CredentialPool
+from hermes_core.agent.defaults import default_context_engine, default_retriever
 from hermes_core.agent.interrupts import held_interrupts
+from hermes_core.agent.partial_output import AsyncOutputStream, Drafts, OutputStream
 from hermes_core.agent.prepare_gate import PrepareGate
 from hermes_core.agent.pricing import Cost, PriceTable
 from hermes_core.agent.prompt.compaction import (
@@ -424,30 +434,49 @@ class Agent:
         opts = self._turn_options(output, options)
 
         def pieces() -> Iterator[str]:
-            reply = yield from self._stream_turn(self._turn(message), opts)
-            if output is not None:
-                try:
-                    reply = self._structured_reply(reply, output)
-                except (ValidationError, ValueError) as first:
-                    yield ROUND_BREAK
-                    again = self._turn(structured.repair_message(output, first))
-                    repaired = yield from self._stream_turn(again, opts)
-                    try:
-                        reply = self._structured_reply(_after(repaired, reply), output)
-                    except (ValidationError, ValueError) as e:
-                        raise structured.failed(output, e, repaired.text) from None
-            holder.reply = reply
+            holder.reply = yield from self._stream_pieces(message, output, opts)
 
         holder = ReplyStream(pieces())
         return holder
 
-    def _stream_turn(self, turn: Turn, opts: CallOptions) -> Generator[str, None, Reply]:
+    def stream_output(self, message: str, *, output: type[T],
+                      options: Mapping[str, Any] | None = None) -> OutputStream[T]:
+        """Stream a structured reply as ``output`` objects: partial ones while its JSON arrives
+        (validated leniently: the fields so far), then the final one validated strictly, which
+        alone is the stream's ``output`` (see :class:`~hermes_core.agent.partial_output.
+        OutputStream`: retries and the repair round, errors, cancelling)."""
+        if not isinstance(message, str):   # a caller's mistake, said where it was made
+            raise TypeError(f"message must be str, not {type(message).__name__}")
+        drafts = Drafts(output)
+        return OutputStream(drafts, self._stream_pieces(
+            message, output, self._turn_options(output, options), drafts))
+
+    def _stream_pieces(self, message: str, output: type[BaseModel] | None, opts: CallOptions,
+                       drafts: Drafts[Any] | None = None) -> Generator[str, None, Reply]:
+        reply = yield from self._stream_turn(self._turn(message), opts, drafts)
+        if output is None:
+            return reply
+        try:
+            return self._structured_reply(reply, output)
+        except (ValidationError, ValueError) as first:
+            if drafts is not None:
+                drafts.restart()
+            yield ROUND_BREAK
+            again = self._turn(structured.repair_message(output, first))
+            repaired = yield from self._stream_turn(again, opts, drafts)
+            try:
+                return self._structured_reply(_after(repaired, reply), output)
+            except (ValidationError, ValueError) as e:
+                raise structured.failed(output, e, repaired.text) from None
+
+    def _stream_turn(self, turn: Turn, opts: CallOptions,
+                     drafts: Drafts[Any] | None = None) -> Generator[str, None, Reply]:
         said = False   # text shown in an earlier tool round: the next round starts a paragraph
         while True:
             stream = self.loop.stream(turn.prompt, turn.decision, opts, fit=turn.fit_for)
             try:
                 done = yield from collect(stream, turn.decision, ROUND_BREAK if said else "",
-                                          self.redact.stream())
+                                          self.redact.stream(), drafts)
                 stream.close()
                 more = turn.next_round(done, stream.attempts)
             except BaseException:   # a failure, or the reply abandoned (Ctrl-C, closed)
@@ -530,9 +559,23 @@ class Agent:
                       options: Mapping[str, Any] | None = None) -> AsyncIterator[str]:
         """Async text pieces; ``self.last_reply`` holds the Reply once the stream completes
         (with ``output=Model``, its ``output`` is the validated object; see ``stream``)."""
-        opts = self._turn_options(output, options)
+        async for piece in self._astream_pieces(message, output,
+                                                self._turn_options(output, options)):
+            yield piece
+
+    def astream_output(self, message: str, *, output: type[T],
+                       options: Mapping[str, Any] | None = None) -> AsyncOutputStream[T]:
+        """:meth:`stream_output` for async code (``async for obj in agent.astream_output(...)``)."""
+        drafts = Drafts(output)
+        return AsyncOutputStream(drafts, self._astream_pieces(
+            message, output, self._turn_options(output, options), drafts),
+            lambda: self.last_reply)
+
+    async def _astream_pieces(self, message: str, output: type[BaseModel] | None,
+                              opts: CallOptions, drafts: Drafts[Any] | None = None,
+                              ) -> AsyncGenerator[str, None]:
         turn = await self._aturn(message)
-        async for piece in self._astream_turn(turn, opts):
+        async for piece in self._astream_turn(turn, opts, drafts):
             yield piece
         if output is None:
             return
@@ -541,9 +584,11 @@ class Agent:
         try:
             self._structured_reply(reply, output)
         except (ValidationError, ValueError) as first:
+            if drafts is not None:
+                drafts.restart()
             yield ROUND_BREAK
             turn = await self._aturn(structured.repair_message(output, first))
-            async for piece in self._astream_turn(turn, opts):
+            async for piece in self._astream_turn(turn, opts, drafts):
                 yield piece
             repaired = self.last_reply
             assert repaired is not None
@@ -552,7 +597,8 @@ class Agent:
             except (ValidationError, ValueError) as e:
                 raise structured.failed(output, e, repaired.text) from None
 
-    async def _astream_turn(self, turn: Turn, opts: CallOptions) -> AsyncIterator[str]:
+    async def _astream_turn(self, turn: Turn, opts: CallOptions,
+                            drafts: Drafts[Any] | None = None) -> AsyncIterator[str]:
         said = False
         while True:
             stream = self.loop.astream(turn.prompt, turn.decision, opts, fit=turn.fit_for)
@@ -567,6 +613,8 @@ class Agent:
                             lead = ""
                             if shown:
                                 yield shown
+                        elif drafts is not None and drafts.feed(d):
+                            yield ""   # a new partial object (as ``collect`` says)
                 except Exception:   # what arrived is shown, less the start of a key
                     self._lost(turn, stream.attempts)
                     if rest := scrub.abandon():
@@ -749,46 +797,3 @@ def _default_providers() -> dict[str, Provider]:
     from hermes_core.providers.openai import OpenAIProvider
 
     return {"openai": OpenAIProvider(), "anthropic": AnthropicProvider()}
-
-
-def default_retriever(settings: Settings, *, warm: bool = True, read_only: bool = False) -> Any:
-    """The skill retriever for the home's skills (None when unavailable); ``read_only`` (a
-    preview): its usage history is read, never written.
-
-    With retrieval off (``skill_utils.enabled: false`` or ``HERMES_DISABLE_SKILL_RETRIEVAL=1``) the
-    retriever still serves the prompt: it lists every skill, as before retrieval existed, and the
-    model can load one with skill_view. It then needs no embedding model, so none is loaded.
-    """
-    off = not settings.skill_utils.enabled   # HERMES_DISABLE_SKILL_RETRIEVAL=1 arrives here
-    if off:
-        settings = settings.with_overrides(**{"skill_utils.enabled": False,
-                                              "skill_utils.embeddings": False})
-    try:
-        from hermes_core.retrieval.retriever import build_retriever
-    except ImportError:  # retrieval not installed
-        return None
-    try:
-        retriever = build_retriever(settings, read_only=read_only)
-    except HermesError as e:
-        log.warning("skill retrieval is off: %s", e)
-        return None
-    warm_up = getattr(retriever, "warm_up", None)
-    if warm and not off and warm_up is not None:
-        warm_up(background=True)  # the first turn is not blocked by loading the embedding model
-    return retriever
-
-
-def default_context_engine(settings: Settings, *, create: bool = True, read_only: bool = False) -> Any:
-    """Episodic memory in the home (None when disabled, or missing and ``create`` is False);
-    ``read_only`` (a preview): the database is searched, never written (see ContextEngine)."""
-    if not settings.context_engine.enabled:
-        return None
-    from hermes_core.agent.context_engine import ContextEngine, default_db_path
-
-    if not create and not default_db_path(settings).exists():
-        return None
-    try:
-        return ContextEngine.from_settings(settings, create=create, read_only=read_only)
-    except HermesError as e:
-        log.warning("episodic memory is off: %s", e)
-        return None

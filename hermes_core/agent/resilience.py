@@ -265,6 +265,7 @@ class CallLoop:
         return CallStream(run, self._stream(run, prompt))
 
     def _stream(self, run: _Run, prompt: Prompt) -> Iterator[Delta]:
+        drafted = False   # drafts were passed on: a retry first says they are void
         while True:
             step = run.next_step()
             if step.kind != "call":
@@ -279,6 +280,13 @@ class CallLoop:
                 with capture(heard):
                     it = iter(self._provider(step).stream(sent, step.candidate.model,
                                                           step.credential, step.options))
+                    first = next(it)
+                if drafted:
+                    drafted = False
+                    yield _REDRAFT
+                while first.draft:   # progress of a held reply: the attempt is not yet committed
+                    drafted = True
+                    yield first
                     first = next(it)
             except StopIteration:
                 run.on_success(step, started, heard)
@@ -350,6 +358,7 @@ class CallLoop:
         return AsyncCallStream(run, self._astream(run, prompt))
 
     async def _astream(self, run: _Run, prompt: Prompt) -> AsyncIterator[Delta]:
+        drafted = False
         while True:
             step = await self._anext_step(run)
             if step.kind != "call":
@@ -364,6 +373,13 @@ class CallLoop:
                 with capture(heard):
                     it = self._provider(step).astream(sent, step.candidate.model,
                                                       step.credential, step.options).__aiter__()
+                    first = await it.__anext__()
+                if drafted:
+                    drafted = False
+                    yield _REDRAFT
+                while first.draft:   # as in :meth:`_stream`
+                    drafted = True
+                    yield first
                     first = await it.__anext__()
             except StopAsyncIteration:
                 await self._aoutcome(run.on_success, step, started, heard)
@@ -384,6 +400,9 @@ class CallLoop:
             await self._afailed(run, step, started, raw, mid_stream=True, heard=heard)
         await self._aoutcome(run.on_success, step, started, heard)
 
+
+#: What a stream passes on before a retry's first delta when drafts of a failed attempt were shown.
+_REDRAFT = Delta(redraft=True)
 
 #: Completion's fields but ``prompt``, read once: :func:`_as_sent` copies them all, and a field added
 #: later is carried with no edit here.

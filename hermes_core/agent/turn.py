@@ -38,6 +38,7 @@ from hermes_core.types import (
 
 if TYPE_CHECKING:
     from hermes_core.agent.agent import Agent
+    from hermes_core.agent.partial_output import Drafts
 
 
 class Turn:
@@ -321,9 +322,12 @@ class Accumulator:
 
 
 def collect(stream: Any, decision: RouteDecision, lead: str = "",
-            scrub: StreamRedactor | None = None) -> Generator[str, None, Completion]:
+            scrub: StreamRedactor | None = None,
+            drafts: Drafts[Any] | None = None) -> Generator[str, None, Completion]:
     """Yield a stream's text (the first piece prefixed with ``lead``) through ``scrub``, which
-    holds back only the tail that could still become a key; return its Completion."""
+    holds back only the tail that could still become a key; return its Completion. With
+    ``drafts``, a draft that makes a new partial object yields an empty piece (the object is
+    ``drafts.latest``)."""
     acc = Accumulator(decision)
     scrub = scrub or StreamRedactor()
     try:
@@ -333,6 +337,8 @@ def collect(stream: Any, decision: RouteDecision, lead: str = "",
                 lead = ""
                 if shown:
                     yield shown
+            elif drafts is not None and drafts.feed(d):
+                yield ""
     except Exception:   # a failure mid-stream: what arrived is shown, less the start of a key
         if rest := scrub.abandon():
             yield rest

@@ -234,7 +234,7 @@ def _skill_warnings(retriever: Any) -> list[dict[str, str]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hermes_core.agent.agent import default_context_engine, default_retriever
+    from hermes_core.agent.defaults import default_context_engine, default_retriever
     from hermes_core.agent.prompt.cache_plan import replan_cache
     from hermes_core.agent.prompt.compaction import HistoryCompactor
     from hermes_core.agent.prompt.token_count import choose_counter, encoding_for

@@ -308,7 +308,10 @@ class _StreamState:
                 self.text.append(d.text)
                 yield Delta(text=d.text)
             elif d.type == "input_json_delta" and event.index in self.tools:
-                self.tools[event.index]["arguments"] += d.partial_json or ""
+                tool = self.tools[event.index]
+                tool["arguments"] += d.partial_json or ""
+                if tool["name"] == STRUCTURED_OUTPUT_TOOL and d.partial_json:
+                    yield Delta(draft=d.partial_json)   # the answer so far: progress, not text
             elif d.type == "thinking_delta" and event.index in self.thinking:
                 self.thinking[event.index]["thinking"] += d.thinking or ""
             elif d.type == "signature_delta" and event.index in self.thinking:

@@ -412,8 +412,7 @@ class OpenAIProvider(SDKProvider):
                 text = content or refusal
                 if text:
                     state.setdefault("text", []).append(text)
-                    if not hold:
-                        yield Delta(text=text)
+                    yield Delta(draft=text) if hold else Delta(text=text)
                 tools.add(choice.delta.tool_calls)
             if choice.finish_reason:
                 state["finish"] = choice.finish_reason
@@ -501,7 +500,8 @@ class OpenAIProvider(SDKProvider):
                options: CallOptions) -> Iterator[Delta]:
         """The reply as deltas. A structured reply (``response_format``) is held until whole,
         as Anthropic's output tool arrives: a stream cut inside its JSON has shown nothing, so
-        the call loop asks again, and no caller is shown half an object it cannot use."""
+        the call loop asks again, and no caller is shown half an object it cannot use. Its
+        pieces come meanwhile as drafts (``Delta.draft``), progress that is not the text."""
         whole = self.refused.unstreamed(model)
         hold = bool(options.response_format)
         client = self._clients.get(credential)

@@ -58,7 +58,7 @@ from hermes_core.testing import (
     openai_error,
     retry_after_headers,
 )
-from hermes_core.types import Candidate, Credential, Message, Prompt, RouteDecision
+from hermes_core.types import Candidate, Credential, Delta, Message, Prompt, RouteDecision
 
 PROMPT = Prompt(system="s", messages=(Message("user", "hi"),))
 
@@ -434,6 +434,38 @@ def test_stream_error_after_first_token_reaches_caller() -> None:
     assert got == ["he"] and b.calls == []
     assert s.attempts[-1].decision == "raise_mid_stream"
     assert [k.in_flight for k in loop.pool.status()] == [0, 0]
+
+
+def test_drafts_before_the_first_delta_leave_a_failed_attempt_retried_and_then_void() -> None:
+    """A held structured reply's drafts are progress, not the answer: a cut after them is
+    tried again, and the retry's deltas begin with a redraft."""
+    a = ScriptedProvider("a", script=[[Delta(draft='{"ci'), ServerError("cut", status_code=502)],
+                                      [Delta(draft='{"city"'), Delta(draft=': 1}'), "{}"]])
+    loop, _ = make({"a": a}, {"a": [A1]})
+    s = loop.stream(PROMPT, decision(("a", "m1")))
+    got = [(d.draft, d.redraft, d.text) for d in s]
+    assert got == [('{"ci', False, ""), ("", True, ""), ('{"city"', False, ""),
+                   (": 1}", False, ""), ("", False, "{}")]
+    assert [x.status for x in s.attempts] == ["502", "ok"]
+
+
+async def test_async_drafts_before_the_first_delta_leave_a_failed_attempt_retried() -> None:
+    a = ScriptedProvider("a", script=[[Delta(draft='{"ci'), ServerError("cut", status_code=502)],
+                                      ["{}"]])
+    loop, _ = make({"a": a}, {"a": [A1]})
+    s = loop.astream(PROMPT, decision(("a", "m1")))
+    got = [(d.draft, d.redraft, d.text) async for d in s]
+    assert got == [('{"ci', False, ""), ("", True, ""), ("", False, "{}")]
+
+
+def test_a_stream_closed_at_a_draft_is_recorded_aborted_and_frees_its_key() -> None:
+    a = ScriptedProvider("a", script=[[Delta(draft='{"ci'), Delta(draft='ty"'), "{}"]])
+    loop, _ = make({"a": a}, {"a": [A1]})
+    s = loop.stream(PROMPT, decision(("a", "m1")))
+    assert next(s).draft == '{"ci'
+    s.close()
+    assert [k.in_flight for k in loop.pool.status()] == [0]
+    assert s.attempts[-1].status == "aborted"
 
 
 def test_stream_closed_early_releases_the_key() -> None:

@@ -1,9 +1,12 @@
-"""Fixtures for the provider tests: a real call loop over the real SDK adapters, and a check
-that both stream paths fail alike."""
+"""Fixtures for the provider tests: a real call loop over the real SDK adapters, a check that
+both stream paths fail alike, and what several adapters' tests share (a prompt and options for
+error cases, the Messages API's structural rules, an OpenAI-compatible tool-call stream)."""
 
 from __future__ import annotations
 
 import asyncio
+import itertools
+import json
 import random
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -88,3 +91,39 @@ def stream_deltas() -> Callable[..., list[Any]]:
     """``stream_deltas(provider, prompt, model, credential, options, use_async=False)``: every
     piece of one streamed call, through ``stream`` or (``use_async``) ``astream``."""
     return _deltas
+
+
+OPTS_RULES = CallOptions(max_tokens=64)
+
+
+def _text_blocks(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    return [b for m in payload["messages"] for b in m["content"] if b["type"] == "text"]
+
+
+def _assert_anthropic_rules(payload: dict[str, Any]) -> None:
+    roles = [m["role"] for m in payload["messages"]]
+    assert roles[0] == "user"
+    assert all(a != b for a, b in itertools.pairwise(roles)), roles
+    for block in _text_blocks(payload):
+        assert block["text"].strip(), payload       # "text content blocks must be non-empty"
+    for m in payload["messages"]:
+        assert m["content"], payload
+
+
+def _chunks_sse(tool_call_deltas: list[list[dict[str, Any]]]) -> bytes:
+    base = {"id": "chatcmpl-x", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    chunks = [{**base, "choices": [{"index": 0, "finish_reason": None,
+                                    "delta": {"role": "assistant", "content": None,
+                                              "tool_calls": d}}]} for d in tool_call_deltas]
+    chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
+    lines = [f"data: {json.dumps(c)}\n\n" for c in chunks] + ["data: [DONE]\n\n"]
+    return "".join(lines).encode()
+
+
+SECRET_ERR = "sk-ant-testkey-SECRET-000111222"
+
+
+PROMPT_ERR = Prompt(system="You are Hermes.", messages=(Message("user", "hi"),))
+
+
+OPTS_ERR = CallOptions(max_tokens=32, timeout_s=5)

@@ -21,7 +21,14 @@ import pytest
 
 from hermes_core.agent.agent import Agent
 from hermes_core.config import Settings, load_settings
-from hermes_core.errors import IncompleteResponse, ServerError
+from hermes_core.errors import (
+    BadRequest,
+    IncompleteResponse,
+    Overloaded,
+    ProviderError,
+    RateLimited,
+    ServerError,
+)
 from hermes_core.providers.anthropic import AnthropicProvider, render_anthropic, supports_thinking
 from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL, CallOptions
 from hermes_core.testing import (
@@ -36,7 +43,23 @@ from hermes_core.testing import (
     web_search_blocks,
 )
 from hermes_core.testing.builders import _sse
-from hermes_core.types import CachePlan, Credential, Message, Prompt, ToolCall, ToolSpec, Usage
+from hermes_core.types import (
+    CachePlan,
+    Credential,
+    Message,
+    Prompt,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
+from tests.providers.conftest import (
+    OPTS_ERR,
+    OPTS_RULES,
+    PROMPT_ERR,
+    SECRET_ERR,
+    _assert_anthropic_rules,
+    _text_blocks,
+)
 
 PROMPT = Prompt(system="s", messages=(Message("user", "hi"),))
 
@@ -302,6 +325,43 @@ def test_streamed_tool_input_pieces_are_joined(respx_mock: Any, use_async: bool)
     assert [(c.id, c.name, json.loads(c.arguments)) for c in calls] == [
         ("c1", "get_weather", {"city": "Oslo"}), ("c2", "add", {"a": 1, "b": 2})]
     assert deltas[-1].finish_reason == "tool_use"
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_the_output_tool_input_comes_as_drafts_then_whole_as_the_text(
+        respx_mock: Any, use_async: bool) -> None:
+    """The structured answer's pieces are progress (``Delta.draft``), never text; the text is
+    the whole input at its block's end. An ordinary tool's input makes no drafts."""
+    start = anthropic_message("", id="m")
+    start["stop_reason"] = None
+    body = _sse([("message_start", {"type": "message_start", "message": start}),
+                 ("content_block_start", {"type": "content_block_start", "index": 0,
+                                          "content_block": {"type": "tool_use", "id": "s1",
+                                                            "name": STRUCTURED_OUTPUT_TOOL,
+                                                            "input": {}}}),
+                 *(("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+                     "type": "input_json_delta", "partial_json": p}})
+                   for p in ('{"ci', 'ty": "Oslo"}')),
+                 ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+                 ("message_delta", {"type": "message_delta", "usage": {"output_tokens": 9},
+                                    "delta": {"stop_reason": "tool_use", "stop_sequence": None}}),
+                 ("message_stop", {"type": "message_stop"})])
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, content=body,
+                                                                     headers=SSE_HEADERS))
+    provider, opts = AnthropicProvider(), CallOptions(response_format=RF)
+
+    async def collect() -> list[Any]:
+        return [d async for d in provider.astream(BARE, "claude-sonnet-4-5", TOOL_CRED, opts)]
+
+    deltas = (asyncio.run(collect()) if use_async
+              else list(provider.stream(BARE, "claude-sonnet-4-5", TOOL_CRED, opts)))
+    assert [d.draft for d in deltas if d.draft] == ['{"ci', 'ty": "Oslo"}']
+    assert [d.text for d in deltas if d.text] == ['{"city": "Oslo"}']
+    assert not any(d.draft and d.text for d in deltas)
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, content=_fragmented_stream(), headers=SSE_HEADERS))
+    tools = list(provider.stream(TOOL_PROMPT, "claude-sonnet-4-5", TOOL_CRED, CallOptions()))
+    assert not any(d.draft for d in tools)
 
 
 def _input_at_block_start() -> bytes:
@@ -811,3 +871,90 @@ def test_a_stream_without_usage_cut_mid_answer_says_what_it_was_billed_on_our_co
     usage = caught.value.usage
     assert usage is not None and usage.counted and usage.input_tokens > 0
     assert usage.output_tokens >= 5 and usage.estimated_tokens == usage.input_tokens + usage.output_tokens
+
+
+def test_anthropic_render_cache_markers_and_limit():
+    msgs = tuple(Message("user" if i % 2 == 0 else "assistant", f"m{i}") for i in range(9))
+    prompt = Prompt(system="S" * 10, messages=msgs, context="CTX",
+                    cache=CachePlan(system=True, message_indices=(4, 5, 6, 7, 8), ttl="1h"))
+    opts = CallOptions(max_tokens=64, timeout_s=5)   # test_sdk.py's OPTS, where it came from
+    payload = AnthropicProvider().render(prompt, "claude-3-5-sonnet-20241022", opts)
+    assert payload["system"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    marks = sum(1 for m in payload["messages"] for b in m["content"] if "cache_control" in b)
+    assert marks + 1 == 4  # never more than four breakpoints in total
+    last = payload["messages"][-1]["content"]
+    assert last[0] == {"type": "text", "text": "CTX"}  # per-turn context leads the last user message
+
+
+def test_anthropic_empty_assistant_reply_in_history_sends_no_empty_text_block():
+    # A model reply can be empty (end_turn with no content, or only tool calls in the last
+    # round); the Agent keeps it in the history, and the next turn must still be accepted.
+    history = (Message("user", "first"), Message("assistant", ""), Message("user", "second"))
+    plan = CachePlan(system=True, message_indices=(1,))
+    payload = render_anthropic(Prompt("sys", history, context="ctx", cache=plan), "claude", OPTS_RULES)
+    _assert_anthropic_rules(payload)
+    texts = [b["text"] for b in _text_blocks(payload)]
+    assert texts == ["first", "ctx", "second"]
+
+
+def test_anthropic_whitespace_only_text_is_dropped_but_tool_use_kept():
+    call = ToolCall("toolu_1", "skill_view", '{"name": "git"}')
+    history = (Message("user", "load git"), Message("assistant", "  \n", tool_calls=(call,)),
+               Message("tool", "# Skill: git", tool_call_id="toolu_1"),
+               Message("assistant", ""), Message("user", "thanks"))
+    payload = render_anthropic(Prompt("sys", history), "claude", OPTS_RULES)
+    _assert_anthropic_rules(payload)
+    assistant = payload["messages"][1]["content"]
+    assert [b["type"] for b in assistant] == ["tool_use"]
+    results = payload["messages"][2]["content"]
+    assert results[0]["type"] == "tool_result" and results[-1] == {"type": "text",
+                                                                  "text": "thanks"}
+
+
+def test_anthropic_cache_marker_on_an_empty_message_moves_to_a_real_block():
+    history = (Message("user", "a"), Message("assistant", "b"), Message("user", "c"),
+               Message("assistant", ""), Message("user", "d"))
+    payload = render_anthropic(Prompt("sys", history, cache=CachePlan(message_indices=(3,))),
+                               "claude", OPTS_RULES)
+    _assert_anthropic_rules(payload)
+    marked = [b for m in payload["messages"] for b in m["content"] if "cache_control" in b]
+    assert marked and all(b.get("text", "x").strip() for b in marked)
+
+
+def test_anthropic_empty_system_prompt_is_left_out():
+    payload = render_anthropic(Prompt("", (Message("user", "hi"),), cache=CachePlan(system=True)),
+                               "claude", OPTS_RULES)
+    assert "system" not in payload
+    _assert_anthropic_rules(payload)
+
+
+def anthropic_error_stream(err_type: str, message: str = "boom") -> bytes:
+    start = {"id": "m", "type": "message", "role": "assistant", "model": "claude", "content": [],
+             "stop_reason": None, "stop_sequence": None,
+             "usage": {"input_tokens": 3, "output_tokens": 1}}
+    return _sse([("message_start", {"type": "message_start", "message": start}),
+                 ("error", {"type": "error", "error": {"type": err_type, "message": message}})])
+
+
+@pytest.mark.parametrize(("err_type", "expected"), [
+    ("overloaded_error", Overloaded),
+    ("api_error", ServerError),
+    ("rate_limit_error", RateLimited),
+    ("invalid_request_error", BadRequest),
+])
+def test_anthropic_stream_error_event_maps_by_type(err_type, expected, respx_mock) -> None:
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, content=anthropic_error_stream(err_type, f"bad {SECRET_ERR}"), headers=SSE_HEADERS))
+    with pytest.raises(ProviderError) as info:
+        list(AnthropicProvider().stream(PROMPT_ERR, "claude", Credential("anthropic", SECRET_ERR), OPTS_ERR))
+    assert type(info.value) is expected
+    assert SECRET_ERR not in str(info.value) and SECRET_ERR not in str(info.value.body)
+
+
+async def test_anthropic_async_stream_overloaded_is_retryable(respx_mock) -> None:
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, content=anthropic_stream(("a",), fail_after=0), headers=SSE_HEADERS))
+    with pytest.raises(Overloaded):
+        async for _ in AnthropicProvider().astream(PROMPT_ERR, "claude",
+                                                   Credential("anthropic", SECRET_ERR), OPTS_ERR):
+            pass

@@ -23,6 +23,8 @@ from hermes_core.errors import (
     AuthenticationFailed,
     BadRequest,
     IncompleteResponse,
+    ProviderError,
+    RateLimited,
     ServerError,
     error_from_status,
 )
@@ -40,7 +42,21 @@ from hermes_core.testing import (
 )
 from hermes_core.testing.builders import _sse
 from hermes_core.tokens import count_tokens
-from hermes_core.types import Credential, Message, Prompt, ToolCall, ToolSpec
+from hermes_core.types import (
+    CachePlan,
+    Credential,
+    Message,
+    Prompt,
+    ToolCall,
+    ToolSpec,
+)
+from tests.providers.conftest import (
+    OPTS_ERR,
+    OPTS_RULES,
+    PROMPT_ERR,
+    SECRET_ERR,
+    _chunks_sse,
+)
 
 PROMPT = Prompt(system="s", messages=(Message("user", "hi"),))
 
@@ -220,6 +236,26 @@ def test_streamed_tool_call_fragments_are_joined(respx_mock: Any, use_async: boo
     assert [(c.id, c.name, json.loads(c.arguments)) for c in calls] == [
         ("c1", "get_weather", {"city": "Oslo"}), ("c2", "add", {"a": 1, "b": 2})]
     assert deltas[-1].finish_reason == "tool_calls"
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_held_structured_reply_comes_as_drafts_then_whole_as_the_text(
+        respx_mock: Any, use_async: bool) -> None:
+    """With ``response_format`` the JSON is held until whole (a cut inside it is asked again
+    unseen); meanwhile its pieces come as drafts, progress that is not the text."""
+    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
+        200, content=openai_chat_stream(('{"ci', 'ty": "Oslo"}')), headers=SSE_HEADERS))
+    provider = OpenAIProvider()
+    opts = CallOptions(response_format={"name": "F", "schema": {"type": "object"}})
+
+    async def collect() -> list[Any]:
+        return [d async for d in provider.astream(TOOL_PROMPT, "gpt-4o", TOOL_CRED, opts)]
+
+    deltas = (asyncio.run(collect()) if use_async
+              else list(provider.stream(TOOL_PROMPT, "gpt-4o", TOOL_CRED, opts)))
+    assert [d.draft for d in deltas if d.draft] == ['{"ci', 'ty": "Oslo"}']
+    assert [d.text for d in deltas if d.text] == ['{"city": "Oslo"}']
+    assert deltas[-1].finish_reason == "stop"
 
 
 def _name_in_every_fragment() -> bytes:
@@ -861,3 +897,146 @@ def test_a_stream_block_without_data_is_no_event(
     deltas = stream_deltas(OpenAIProvider(), PROMPT, "gpt-4o", CRED, OPTS, use_async=use_async)
     assert "".join(d.text for d in deltas) == "Hello"
     assert deltas[-1].usage.reported
+
+
+def test_openai_render_prefix_first_and_cache_key():
+    prompt = Prompt(system="S", messages=(Message("user", "q"),), context="CTX",
+                    cache=CachePlan(system=True, prompt_cache_key="abc"))
+    opts = CallOptions(max_tokens=64, timeout_s=5)   # test_sdk.py's OPTS, where it came from
+    payload = OpenAIProvider().render(prompt, "gpt-4o", opts)
+    assert payload["messages"][0] == {"role": "system", "content": "S"}
+    assert payload["prompt_cache_key"] == "abc"
+    assert payload["messages"][1]["content"][0]["text"] == "CTX"
+    compat = OpenAIProvider("local", endpoint="http://localhost:11434/v1").render(prompt, "m", opts)
+    assert "prompt_cache_key" not in compat and compat["max_tokens"] == 64
+
+
+@pytest.mark.parametrize("deltas", [
+    # Ollama: every call of a parallel set arrives whole, all with index 0
+    [[{"index": 0, "id": "call_a", "type": "function",
+       "function": {"name": "skill_view", "arguments": '{"name": "git"}'}}],
+     [{"index": 0, "id": "call_b", "type": "function",
+       "function": {"name": "skill_view", "arguments": '{"name": "docker"}'}}]],
+    # older compatible servers: no index at all
+    [[{"id": "call_a", "type": "function",
+       "function": {"name": "skill_view", "arguments": '{"name": '}}],
+     [{"function": {"arguments": '"git"}'}}],
+     [{"id": "call_b", "type": "function",
+       "function": {"name": "skill_view", "arguments": '{"name": "docker"}'}}]],
+])
+def test_openai_compatible_stream_keeps_parallel_tool_calls_apart(deltas, respx_mock):
+    from hermes_core.providers.openai import OpenAIProvider
+
+    respx_mock.post("http://127.0.0.1:11434/v1/chat/completions").mock(
+        return_value=httpx.Response(200, content=_chunks_sse(deltas), headers=SSE_HEADERS))
+    provider = OpenAIProvider("ollama", "http://127.0.0.1:11434/v1")
+    out = list(provider.stream(Prompt("s", (Message("user", "hi"),)), "m", None, OPTS_RULES))
+    calls = [d.tool_call for d in out if d.tool_call is not None]
+    assert [(c.id, c.name, json.loads(c.arguments)) for c in calls] == [
+        ("call_a", "skill_view", {"name": "git"}), ("call_b", "skill_view", {"name": "docker"})]
+
+
+def test_openai_compatible_stream_without_call_ids_gets_distinct_ids(respx_mock):
+    from hermes_core.providers.openai import OpenAIProvider
+
+    deltas = [[{"index": 0, "type": "function",
+                "function": {"name": "skill_view", "arguments": '{"name": "git"}'}}],
+              [{"index": 1, "type": "function",
+                "function": {"name": "skill_view", "arguments": '{"name": "docker"}'}}]]
+    respx_mock.post("http://127.0.0.1:8000/v1/chat/completions").mock(
+        return_value=httpx.Response(200, content=_chunks_sse(deltas), headers=SSE_HEADERS))
+    provider = OpenAIProvider("vllm", "http://127.0.0.1:8000/v1")
+    out = list(provider.stream(Prompt("s", (Message("user", "hi"),)), "m", None, OPTS_RULES))
+    ids = [d.tool_call.id for d in out if d.tool_call is not None]
+    assert len(ids) == 2 and all(ids) and len(set(ids)) == 2   # tool results can answer each
+
+
+def test_openai_compatible_completion_without_call_ids_gets_distinct_ids(respx_mock):
+    from hermes_core.providers.openai import OpenAIProvider
+    from hermes_core.testing import openai_chat_completion
+
+    body = openai_chat_completion("", tool_calls=[ToolCall("x", "skill_view", '{"name": "git"}'),
+                                                  ToolCall("y", "skill_view", '{"name": "a"}')])
+    for call in body["choices"][0]["message"]["tool_calls"]:
+        del call["id"]
+    respx_mock.post("http://127.0.0.1:8000/v1/chat/completions").mock(
+        return_value=httpx.Response(200, json=body))
+    done = OpenAIProvider("vllm", "http://127.0.0.1:8000/v1").complete(
+        Prompt("s", (Message("user", "hi"),)), "m", None, OPTS_RULES)
+    ids = [c.id for c in done.tool_calls]
+    assert len(ids) == 2 and all(isinstance(i, str) and i for i in ids) and len(set(ids)) == 2
+
+
+def openai_error_stream(err_type: str, message: str = "boom") -> bytes:
+    return _sse([(None, {"error": {"message": message, "type": err_type}})])
+
+
+@pytest.mark.parametrize(("err_type", "expected"), [
+    ("server_error", ServerError),
+    ("rate_limit_exceeded", RateLimited),
+    ("invalid_request_error", BadRequest),
+])
+def test_openai_stream_error_chunk_maps_by_type(err_type, expected, respx_mock) -> None:
+    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
+        200, content=openai_error_stream(err_type), headers=SSE_HEADERS))
+    with pytest.raises(ProviderError) as info:
+        list(OpenAIProvider().stream(PROMPT_ERR, "gpt-4o", Credential("openai", SECRET_ERR), OPTS_ERR))
+    assert type(info.value) is expected
+
+
+@pytest.mark.parametrize(("error", "expected"), [
+    # LiteLLM, vLLM and other compatible servers put the HTTP status in ``code``
+    ({"message": "rate limited", "type": "None", "code": 429}, RateLimited),
+    ({"message": "rate limited", "code": "429"}, RateLimited),
+    ({"message": "bad", "type": "BadRequestError", "code": 400}, BadRequest),
+    ({"message": "boom", "code": 503}, ServerError),
+    ({"message": "what", "code": 200}, ServerError),   # no error status: the server failing
+])
+def test_openai_stream_error_chunk_with_an_http_status_code_maps_by_it(error, expected,
+                                                                        respx_mock) -> None:
+    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
+        200, content=_sse([(None, {"error": error})]), headers=SSE_HEADERS))
+    with pytest.raises(ProviderError) as info:
+        list(OpenAIProvider().stream(PROMPT_ERR, "gpt-4o", Credential("openai", SECRET_ERR), OPTS_ERR))
+    assert type(info.value) is expected
+
+
+def test_openai_error_chunk_mid_stream_echoing_the_key_keeps_it_out(respx_mock) -> None:
+    """A provider that streams a token, then an error chunk quoting the key it received (any
+    shape): the error, its body and its headers hold the key's fingerprint at most."""
+    echoed = "cu5tom.Stream.Key.7f3e19"
+    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(200, content=_sse([
+        (None, {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o",
+                "choices": [{"index": 0, "delta": {"content": "Hello"}, "finish_reason": None}]}),
+        (None, {"error": {"message": f"internal failure for key {echoed}", "type": "server_error"}})]),
+        headers={**SSE_HEADERS, "x-received-key": echoed}))
+    with pytest.raises(ProviderError) as info:
+        list(OpenAIProvider().stream(PROMPT_ERR, "gpt-4o", Credential("openai", echoed), OPTS_ERR))
+    e = info.value
+    assert type(e) is ServerError and "internal failure for key" in str(e)
+    for text in (str(e), repr(e.body), repr(e.headers), repr(e.args)):
+        assert echoed not in text and "cu5tom.Str" not in text, text
+
+
+def test_calls_without_ids_get_ids_no_earlier_round_used(respx_mock):
+    """Round after round a server that sends no ids must not get call_0 again: one conversation
+    holding two tool_use blocks with one id is refused by Anthropic after a failover."""
+    from hermes_core.providers.openai import OpenAIProvider
+    from hermes_core.testing import openai_chat_completion
+
+    body = openai_chat_completion("", tool_calls=[ToolCall("x", "skill_view", '{"name": "git"}')])
+    del body["choices"][0]["message"]["tool_calls"][0]["id"]
+    deltas = [[{"index": 0, "type": "function",
+                "function": {"name": "skill_view", "arguments": '{"name": "git"}'}}]]
+    route = respx_mock.post("http://127.0.0.1:8000/v1/chat/completions")
+    provider = OpenAIProvider("vllm", "http://127.0.0.1:8000/v1")
+    prompt = Prompt("s", (Message("user", "hi"),))
+    ids: list[str] = []
+    for _ in range(2):
+        route.mock(return_value=httpx.Response(200, json=body))
+        ids += [c.id for c in provider.complete(prompt, "m", None, OPTS_RULES).tool_calls]
+        route.mock(return_value=httpx.Response(200, content=_chunks_sse(deltas),
+                                               headers=SSE_HEADERS))
+        ids += [d.tool_call.id for d in provider.stream(prompt, "m", None, OPTS_RULES)
+                if d.tool_call is not None]
+    assert len(ids) == 4 and len(set(ids)) == 4, ids

@@ -142,3 +142,17 @@ def test_a_method_tool_is_warned_about_once_not_on_each_instance() -> None:
         for _ in range(3):
             Notes().search("x")
     assert seen == []
+
+
+def test_sphinx_docstring_params_are_read() -> None:
+    def convert(amount: float, currency: str) -> str:
+        """Convert money.
+
+        :param amount: how much
+        :param currency: ISO code, e.g. EUR
+        """
+        return ""
+
+    props = make_tool(convert).parameters["properties"]
+    assert props["amount"]["description"] == "how much"
+    assert props["currency"]["description"] == "ISO code, e.g. EUR"

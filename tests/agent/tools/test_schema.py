@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import functools
 import math
 import re
@@ -13,33 +12,11 @@ import warnings
 from typing import Annotated, Any, Literal
 
 import pytest
-import typing_extensions
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from hermes_core.agent.tools.registry import ToolRegistry
 from hermes_core.agent.tools.schema import ToolDefinitionError, make_tool, tool
-
-
-class Address(BaseModel):
-    street: str
-    zip_code: str
-
-
-def book_table(restaurant: str, guests: int, when: str = "tonight",
-               seating: Literal["inside", "terrace"] = "inside",
-               address: Address | None = None) -> str:
-    """Book a table at a restaurant.
-
-    Say which restaurant and for how many.
-
-    Args:
-        restaurant: the restaurant's name
-        guests: how many people
-        when: day and time, free text
-        seating: where to sit
-        address: where the restaurant is, when the name is ambiguous
-    """
-    return f"{restaurant} for {guests}"
+from tests.agent.tools.conftest import Address, book_table
 
 
 def test_schema_comes_from_hints_and_google_docstring() -> None:
@@ -54,20 +31,6 @@ def test_schema_comes_from_hints_and_google_docstring() -> None:
     assert t.parameters["required"] == ["restaurant", "guests"]
     assert "Address" in t.parameters["$defs"]
     assert t.parameters["additionalProperties"] is False
-
-
-def test_sphinx_docstring_params_are_read() -> None:
-    def convert(amount: float, currency: str) -> str:
-        """Convert money.
-
-        :param amount: how much
-        :param currency: ISO code, e.g. EUR
-        """
-        return ""
-
-    props = make_tool(convert).parameters["properties"]
-    assert props["amount"]["description"] == "how much"
-    assert props["currency"]["description"] == "ISO code, e.g. EUR"
 
 
 def test_arguments_are_validated_and_coerced_by_the_model() -> None:
@@ -135,18 +98,6 @@ def test_unschemable_hints_are_refused() -> None:
     with pytest.raises(ToolDefinitionError,
                        match=r"parameter 'sock': its type hint 'threading_lock_type' names nothing"):
         make_tool(raw)
-
-
-def test_registry_refuses_duplicates_and_reserved_names() -> None:
-    def skill_view(name: str) -> str:
-        return name
-
-    reg = ToolRegistry([book_table])
-    with pytest.raises(ToolDefinitionError, match="already registered"):
-        reg.add(book_table)
-    with pytest.raises(ToolDefinitionError, match="reserved"):
-        reg.add(skill_view)
-    assert reg.names == ("book_table",) and "book_table" in reg and len(reg) == 1
 
 
 def test_options_given_with_a_tool_already_made_apply_to_it() -> None:
@@ -383,16 +334,6 @@ def test_a_parameter_name_the_apis_refuse_is_a_definition_error(fn: Any, key: st
         fn()
 
 
-def test_an_output_model_with_a_field_name_the_apis_refuse_is_refused_naming_it() -> None:
-    from hermes_core.agent.tools.structured import response_format
-
-    class Statement(BaseModel):
-        number: str = Field(alias="Account Number")
-
-    with pytest.raises(TypeError, match="Account Number"):
-        response_format(Statement)
-
-
 def transfer(amount: float, to_account: Annotated[str, Field(alias="toAccount")]) -> str:
     """Transfer money."""
     return f"{amount} to {to_account}"
@@ -406,190 +347,6 @@ def test_an_alias_is_the_name_the_model_sees_and_the_function_gets_its_own_param
     args = t.parse('{"amount": 5, "toAccount": "DE89"}')
     assert args == {"amount": 5.0, "to_account": "DE89"}
     assert t.fn(**args) == "5.0 to DE89"
-
-
-class Window(typing_extensions.TypedDict):
-    start: str
-    end: typing_extensions.NotRequired[str]
-
-
-class PlainWindow(typing.TypedDict):
-    start: str
-
-
-def test_typed_dict_parameters_are_described_and_validated() -> None:
-    """A TypedDict, ``typing_extensions``' or ``typing``'s, is an object schema."""
-    def book(window: Window) -> str:
-        """Book."""
-        return window["start"]
-
-    t = make_tool(book)
-    assert t.parameters["$defs"]["Window"]["required"] == ["start"]
-    assert t.parse('{"window": {"start": "9:00"}}') == {"window": {"start": "9:00"}}
-    with pytest.raises(ValidationError):
-        t.parse('{"window": {"end": "10:00"}}')
-
-    def plain(window: PlainWindow) -> str:
-        """Plain."""
-        return window["start"]
-
-    assert make_tool(plain).parse('{"window": {"start": "9"}}') == {"window": {"start": "9"}}
-
-
-class Stop(typing.TypedDict, total=False):
-    """A stop on the way."""
-
-    city: typing.Required[str]
-    nights: int
-
-
-class Route(typing.TypedDict):
-    start: PlainWindow
-    stops: list[Stop]
-
-
-def test_a_typing_typed_dict_is_a_parameter_type_as_on_python_3_12() -> None:
-    """``from typing import TypedDict`` is what an author writes: on Python 3.11 pydantic refuses
-    it, and a tool taking one (or a list of them, or one nested in another) was a definition
-    error, though ``**kw: Unpack[`` the same class ``]`` worked. Each is now read as the
-    ``typing_extensions`` TypedDict it spells, its keys, totality and docstring kept."""
-    def plan(route: Route, extra: Stop | None = None) -> str:
-        """Plan a route."""
-        return route["start"]["start"]
-
-    t = make_tool(plan)
-    defs = t.parameters["$defs"]
-    assert defs["Stop"]["required"] == ["city"] and defs["Stop"]["description"] == "A stop on the way."
-    assert set(defs["Route"]["required"]) == {"start", "stops"}
-    args = t.parse('{"route": {"start": {"start": "9"}, "stops": [{"city": "Oslo"}]}}')
-    assert args["route"] == {"start": {"start": "9"}, "stops": [{"city": "Oslo"}]}
-    assert t.fn(**args) == "9"
-    with pytest.raises(ValidationError):
-        t.parse('{"route": {"start": {"start": "9"}, "stops": [{"nights": 2}]}}')
-
-
-
-_V = typing.TypeVar("_V")
-
-
-class Page(typing.TypedDict, typing.Generic[_V]):
-    """One page of results."""
-
-    items: list[_V]
-    cursor: typing_extensions.NotRequired[str]
-
-
-def test_a_generic_typing_typed_dict_given_its_parameter_is_a_parameter_type() -> None:
-    """``Page[int]`` (a generic TypedDict, Python 3.11's own) was left as it stood and the tool
-    was a definition error telling the author to change the import, where the plain ``Page``
-    was rebuilt; its parameter is now put in wherever the class's keys name it."""
-    def total(page: Page[int]) -> int:
-        """Add a page up."""
-        return sum(page["items"])
-
-    t = make_tool(total)
-    (spec,) = t.parameters["$defs"].values()
-    assert spec["properties"]["items"] == {"items": {"type": "integer"}, "title": "Items", "type": "array"}
-    assert spec["required"] == ["items"] and spec["description"] == "One page of results."
-    assert t.fn(**t.parse('{"page": {"items": [1, 2]}}')) == 3
-    with pytest.raises(ValidationError):
-        t.parse('{"page": {"items": ["one"]}}')
-
-
-class Node(typing.TypedDict):
-    """A folder and the folders inside it."""
-
-    name: str
-    children: list[Node]
-
-
-class Branch(typing.TypedDict, total=False):
-    """One side of a pair of classes that name each other."""
-
-    leaf: typing.Required[Leaf]
-    label: str
-
-
-class Leaf(typing.TypedDict):
-    grows: list[Branch]
-
-
-class ModelNode(BaseModel):
-    name: str
-    children: list[ModelNode] = []
-
-
-@dataclasses.dataclass
-class DataNode:
-    name: str
-    children: list[DataNode] = dataclasses.field(default_factory=list)
-
-
-class ExtNode(typing_extensions.TypedDict):
-    name: str
-    children: list[ExtNode]
-
-
-_TREE = '{"root": {"name": "a", "children": [{"name": "b", "children": []}]}}'
-
-
-def _node_ref(t: Any, cls: str) -> dict[str, Any]:
-    """The schema's one definition of ``cls``, after checking the parameter refers to it."""
-    assert t.parameters["properties"]["root"] == {"$ref": f"#/$defs/{cls}"}
-    spec: dict[str, Any] = t.parameters["$defs"][cls]
-    assert spec["properties"]["children"]["items"] == {"$ref": f"#/$defs/{cls}"}
-    return spec
-
-
-def test_a_typing_typed_dict_that_names_itself_is_a_schema_with_a_reference() -> None:
-    """``class Node(TypedDict): children: list[Node]`` (a tree, a thread of replies) was a
-    definition error on Python 3.11: the rebuild left the inner ``Node`` as ``typing``'s, which
-    pydantic refuses. The rebuilt class now names itself, so the schema is one definition
-    referring to itself, as pydantic writes any recursive type."""
-    def count(root: Node) -> int:
-        """Count the folders in a tree."""
-        return 1 + sum(count(c) for c in root["children"])
-
-    t = make_tool(count)
-    spec = _node_ref(t, "Node")
-    assert spec["required"] == ["name", "children"]
-    assert spec["description"] == "A folder and the folders inside it."
-    args = t.parse(_TREE)
-    assert args == {"root": {"name": "a", "children": [{"name": "b", "children": []}]}}
-    assert t.fn(**args) == 2
-    with pytest.raises(ValidationError):
-        t.parse('{"root": {"name": "a", "children": [{"name": 1, "children": []}]}}')
-
-
-def test_typing_typed_dicts_that_name_each_other_are_schemas_with_references() -> None:
-    def walk(start: Branch) -> str:
-        """Walk a branch."""
-        return start["leaf"]["grows"][0]["leaf"]["grows"][0]["label"] if start else ""
-
-    t = make_tool(walk)
-    defs = t.parameters["$defs"]
-    assert defs["Branch"]["properties"]["leaf"] == {"$ref": "#/$defs/Leaf"}
-    assert defs["Branch"]["required"] == ["leaf"]
-    assert defs["Leaf"]["properties"]["grows"]["items"] == {"$ref": "#/$defs/Branch"}
-    sent = '{"start": {"leaf": {"grows": [{"leaf": {"grows": [{"leaf": {"grows": []}, "label": "x"}]}}]}}}'
-    assert t.fn(**t.parse(sent)) == "x"
-
-
-@pytest.mark.parametrize(("cls", "own"), [(ModelNode, "ModelNode"), (DataNode, "DataNode"),
-                                          (ExtNode, "ExtNode")])
-def test_a_model_dataclass_or_typed_dict_that_names_itself_is_a_schema_with_a_reference(
-        cls: Any, own: str) -> None:
-    def count(root: Any) -> Any:
-        """Count the folders in a tree."""
-        return root
-
-    count.__annotations__ = {"root": cls, "return": Any}
-    t = make_tool(count)
-    spec = _node_ref(t, own)
-    assert spec["required"][0] == "name"
-    root = t.fn(**t.parse(_TREE))
-    kids = root["children"] if isinstance(root, dict) else root.children
-    assert len(kids) == 1
 
 
 class Counter:
@@ -732,241 +489,6 @@ def test_a_choice_no_model_can_send_as_json_is_refused_naming_the_tool_and_the_p
         make_tool(pick)
 
 
-def test_a_positional_only_parameter_is_named_to_the_model_and_passed_by_position() -> None:
-    """``def lookup(query, /)`` was refused: the model fills it by name, the tool is called
-    with it in its place."""
-    def lookup(query: str, limit: int = 3, /, *, exact: bool = False) -> str:
-        """Look up.
-
-        Args:
-            query: what to find
-            limit: how many
-            exact: whole words only
-        """
-        return f"{query} {limit} {exact}"
-
-    t = make_tool(lookup)
-    assert t.parameters["properties"]["query"] == {"type": "string", "description": "what to find"}
-    assert t.parameters["required"] == ["query"]
-    assert t.invoke(t.parse('{"query": "oslo", "exact": true}')) == "oslo 3 True"
-
-
-def test_var_keyword_parameters_are_additional_properties_typed_by_their_annotation() -> None:
-    """``**labels: int``: any further name the model sends, each value an int, validated."""
-    def tag(item: str, **labels: int) -> dict[str, Any]:
-        """Tag an item.
-
-        Args:
-            item: what to tag
-            **labels: each label's weight
-        """
-        return {"item": item, **labels}
-
-    t = make_tool(tag)
-    assert t.parameters["additionalProperties"] == {"type": "integer",
-                                                    "description": "each label's weight"}
-    assert t.invoke(t.parse('{"item": "a", "red": 2, "blue": "3"}')) == {
-        "item": "a", "red": 2, "blue": 3}
-    with pytest.raises(ValidationError, match="red"):
-        t.parse('{"item": "a", "red": "very"}')
-    untyped = make_tool(free_kwargs)
-    assert untyped.parameters["additionalProperties"] is True
-    assert untyped.invoke(untyped.parse('{"x": [1], "y": null}')) == {"x": [1], "y": None}
-
-
-def free_kwargs(**anything):  # type: ignore[no-untyped-def]
-    """Take anything."""
-    return anything
-
-
-def test_var_positional_parameters_are_one_array_under_their_own_name() -> None:
-    """``*paths: str`` is the array ``paths``; parameters before it are passed by position."""
-    def concat(sep: str, *paths: str, upper: bool = False) -> str:
-        """Join paths.
-
-        Args:
-            sep: the separator
-            *paths: the paths, in order
-            upper: shout
-        """
-        joined = sep.join(paths)
-        return joined.upper() if upper else joined
-
-    t = make_tool(concat)
-    assert t.parameters["properties"]["paths"] == {
-        "type": "array", "items": {"type": "string"}, "description": "the paths, in order"}
-    assert t.parameters["required"] == ["sep"]
-    assert t.invoke(t.parse('{"sep": "/", "paths": ["a", "b"], "upper": true}')) == "A/B"
-    assert t.invoke(t.parse('{"sep": "/"}')) == ""
-    fixed = make_tool(pair)
-    assert fixed.parameters["properties"]["xy"]["prefixItems"] == [{"type": "integer"},
-                                                                   {"type": "string"}]
-    assert fixed.invoke(fixed.parse('{"xy": [1, "a"]}')) == (1, "a")
-
-
-def pair(*xy: *tuple[int, str]) -> tuple[Any, ...]:
-    """A fixed pair."""
-    return xy
-
-
-Ts = typing_extensions.TypeVarTuple("Ts")
-
-
-def test_star_parameters_with_no_faithful_schema_are_refused_naming_them() -> None:
-    """``*args: *Ts`` and ``**kw: Unpack[X]`` of no TypedDict say what to write instead; a
-    ``**kwargs`` type pydantic cannot describe is named as the ``**`` parameter."""
-    def raw(**conns: sqlite3.Connection) -> None:
-        """Raw."""
-
-    def variadic(*items: *Ts) -> None:
-        """Variadic."""
-
-    def not_keys(**opts: typing_extensions.Unpack[Address]) -> None:  # type: ignore[misc]
-        """A model is no TypedDict."""
-
-    with pytest.raises(ToolDefinitionError, match=re.escape(
-            "tool 'variadic': *items: a TypeVarTuple cannot be described")):
-        make_tool(variadic)
-    with pytest.raises(ToolDefinitionError, match=re.escape(
-            "tool 'not_keys': **opts: Unpack[Address] unpacks no TypedDict")):
-        make_tool(not_keys)
-    with pytest.raises(ToolDefinitionError, match=r"parameter '\*\*conns' .* cannot be described "
-                                                  r"as JSON .*sqlite3\.Connection"):
-        make_tool(raw)
-
-
-class Paging(typing_extensions.TypedDict):
-    limit: int
-    cursor: typing_extensions.NotRequired[str]
-    order: typing_extensions.NotRequired[
-        Annotated[Literal["asc", "desc"], Field(description="sort order")]]
-
-
-def page_rows(table: str, **opts: typing_extensions.Unpack[Paging]) -> dict[str, Any]:
-    """Page through a table.
-
-    Args:
-        table: the table
-        limit: rows per page
-    """
-    return {"table": table, **opts}
-
-
-def test_an_unpacked_typed_dict_is_described_by_its_keys_and_passed_as_them() -> None:
-    """``**opts: Unpack[Paging]`` was refused though its keys say what the function takes: each
-    key is a property (required as the TypedDict says, typed and described as any parameter),
-    and the call gets exactly the keys sent: a NotRequired key not sent is absent, not None."""
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")   # "limit" in the docstring is no stray: it is a key
-        t = make_tool(page_rows)
-    params = t.parameters
-    assert list(params["properties"]) == ["table", "limit", "cursor", "order"]
-    assert params["required"] == ["table", "limit"]
-    assert params["additionalProperties"] is False
-    assert params["properties"]["limit"] == {"type": "integer", "description": "rows per page"}
-    assert params["properties"]["cursor"] == {"type": "string"}
-    assert params["properties"]["order"] == {"enum": ["asc", "desc"], "type": "string",
-                                             "description": "sort order"}
-    assert t.invoke(t.parse('{"table": "t", "limit": "5"}')) == {"table": "t", "limit": 5}
-    assert t.invoke(t.parse('{"table": "t", "limit": 5, "cursor": "c9"}')) == {
-        "table": "t", "limit": 5, "cursor": "c9"}
-    for bad, field in (('{"table": "t"}', "limit"),
-                       ('{"table": "t", "limit": 5, "cursor": null}', "cursor"),
-                       ('{"table": "t", "limit": 5, "order": "up"}', "order"),
-                       ('{"table": "t", "limit": 5, "other": 1}', "other")):
-        with pytest.raises(ValidationError) as info:
-            t.parse(bad)
-        assert info.value.errors()[0]["loc"] == (field,)
-
-
-class Loose(typing.TypedDict, total=False):
-    depth: int
-    path: typing_extensions.Required[str]
-
-
-class Reserved(typing_extensions.TypedDict):
-    schema: str
-    json: typing_extensions.NotRequired[bool]
-
-
-def test_unpacked_keys_follow_totality_and_may_carry_names_pydantic_reserves() -> None:
-    """``total=False`` with ``Required``, a ``typing.TypedDict`` (only its keys are read, so
-    Python 3.11 takes it too) and keys named like BaseModel's attributes (``schema``,
-    ``json``), which reach the function under their own names."""
-    def walk(**opts: typing_extensions.Unpack[Loose]) -> dict[str, Any]:
-        """Walk."""
-        return dict(opts)
-
-    def query(**opts: typing_extensions.Unpack[Reserved]) -> dict[str, Any]:
-        """Query."""
-        return dict(opts)
-
-    w = make_tool(walk)
-    assert w.parameters["required"] == ["path"]
-    assert w.invoke(w.parse('{"path": "/"}')) == {"path": "/"}
-    q = make_tool(query)
-    assert list(q.parameters["properties"]) == ["schema", "json"]
-    assert q.parameters["required"] == ["schema"]
-    assert q.invoke(q.parse('{"schema": "public", "json": true}')) == {"schema": "public",
-                                                                        "json": True}
-
-
-def test_an_unpacked_key_that_is_also_a_parameter_is_refused_at_registration() -> None:
-    """``def f(limit, **opts: Unpack[Paging])``: no call can pass ``limit`` twice."""
-    def clash(limit: int, **opts: typing_extensions.Unpack[Paging]) -> None:
-        """Clash."""
-
-    def spread(*limit: int, **opts: typing_extensions.Unpack[Paging]) -> None:
-        """Python takes a key named as the ``*`` parameter; one argument name cannot hold both."""
-
-    for fn in (clash, spread):
-        with pytest.raises(ToolDefinitionError, match=re.escape(
-                f"tool '{fn.__name__}': **opts: Unpack[Paging] has the key 'limit', which is "
-                "also the parameter 'limit'")):
-            make_tool(fn)
-
-
-class Handles(typing_extensions.TypedDict):
-    conn: typing_extensions.NotRequired[sqlite3.Connection]
-
-
-def test_a_key_pydantic_cannot_describe_is_named_with_its_own_type() -> None:
-    """Not "(Union)": an optional key's type is the one its TypedDict wrote."""
-    def raw(**handles: typing_extensions.Unpack[Handles]) -> None:
-        """Raw."""
-
-    with pytest.raises(ToolDefinitionError, match=re.escape(
-            "tool 'raw': parameter 'conn' (Connection) cannot be described as JSON")):
-        make_tool(raw)
-
-
-def test_a_key_a_partial_fixed_is_not_the_model_s_to_send() -> None:
-    t = make_tool(functools.partial(page_rows, limit=10))
-    assert list(t.parameters["properties"]) == ["table", "cursor", "order"]
-    assert t.invoke(t.parse('{"table": "t"}')) == {"table": "t", "limit": 10}
-
-
-def test_a_further_name_equal_to_a_renamed_parameter_s_field_reaches_kwargs_as_sent() -> None:
-    """``schema`` is a field under another name (``arg0``) with ``schema`` its alias; a model
-    sending ``arg0`` as a further name means that name, not the parameter: the call is
-    ``f(schema=..., arg0=...)``, and an error in either is named as the model wrote it."""
-    def query(schema: str, **more: str) -> tuple[str, dict[str, str]]:
-        """Query."""
-        return schema, more
-
-    t = make_tool(query)
-    assert list(t.parameters["properties"]) == ["schema"]
-    assert t.invoke(t.parse('{"schema": "a", "arg0": "b"}')) == ("a", {"arg0": "b"})
-    with pytest.raises(ValidationError) as info:
-        t.parse('{"arg0": "b"}')
-    assert [e["loc"] for e in info.value.errors()] == [("schema",)]
-    with pytest.raises(ValidationError) as info:
-        t.parse('{"schema": 1, "arg0": 2}')
-    assert sorted(e["loc"] for e in info.value.errors()) == [("arg0",), ("schema",)]
-
-
 def test_two_parameters_answering_to_one_name_are_refused_naming_both() -> None:
     """An alias equal to another parameter's name was one property the schema listed as
     required twice, and no value could satisfy both types: no call could ever run."""
@@ -976,20 +498,6 @@ def test_two_parameters_answering_to_one_name_are_refused_naming_both() -> None:
     with pytest.raises(ToolDefinitionError, match=re.escape(
             "tool 'shadowed': parameters 'a' and 'b' are both sent as 'b'")):
         make_tool(shadowed)
-
-
-def test_a_further_name_that_is_an_aliased_parameter_s_own_name_is_refused_not_dropped() -> None:
-    """``to_account`` is sent as ``toAccount``; a further name ``to_account`` cannot be passed
-    beside it (one keyword): it was dropped in silence, now the call is refused saying so."""
-    def pay(to_account: Annotated[str, Field(alias="toAccount")], **memo: str) -> Any:
-        """Pay."""
-        return to_account, memo
-
-    t = make_tool(pay)
-    assert t.invoke(t.parse('{"toAccount": "DE1", "note": "rent"}')) == ("DE1", {"note": "rent"})
-    with pytest.raises(ValueError, match=re.escape(
-            "'to_account' is the parameter sent as 'toAccount', not a further name")):
-        t.parse('{"toAccount": "DE1", "to_account": "FR2"}')
 
 
 def test_a_decorator_that_hides_its_function_is_refused_saying_so() -> None:

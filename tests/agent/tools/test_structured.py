@@ -183,3 +183,13 @@ def test_an_output_model_s_schema_is_generated_once_and_anew_for_a_redefined_mod
     first.model_rebuild(force=True)
     assert response_format(first)["schema"]["examples"] == [{"city": "Oslo"}]
     assert len(generated) == 3
+
+
+def test_an_output_model_with_a_field_name_the_apis_refuse_is_refused_naming_it() -> None:
+    from hermes_core.agent.tools.structured import response_format
+
+    class Statement(BaseModel):
+        number: str = Field(alias="Account Number")
+
+    with pytest.raises(TypeError, match="Account Number"):
+        response_format(Statement)

@@ -1,0 +1,251 @@
+"""Partial objects of a streamed structured reply: the drafts read leniently, and
+``Agent.stream_output`` / ``astream_output`` over the real SDKs (respx): partial objects while the
+JSON arrives, the final one validated strictly, a cut attempt's drafts void on its retry, a
+stream that never completes an error with no object claimed final."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from pydantic import BaseModel
+
+from hermes_core.agent.partial_output import Drafts
+from hermes_core.errors import AllProvidersFailed, StructuredOutputError
+from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL
+from hermes_core.testing import SSE_HEADERS, anthropic_message
+from hermes_core.testing.builders import _sse
+from hermes_core.types import Delta
+from tests.agent.conftest import URLS, make_agent
+
+KINDS = ("openai", "anthropic")
+MODES = ("sync", "async")
+
+
+class Stop(BaseModel):
+    name: str
+    days: int = 1
+
+
+class Trip(BaseModel):
+    """A trip plan."""
+
+    city: str
+    stops: list[Stop] = []
+
+
+WHOLE = '{"city": "Oslo", "stops": [{"name": "Museum", "days": 2}, {"name": "Park"}]}'
+PIECES = ('{"city": "Os', 'lo", "stops": [{"na', 'me": "Museum", "days": 2}, {"name": "Pa',
+          'rk"}]}')
+
+
+def _openai_sse(pieces: tuple[str, ...], *, finish: bool = True) -> httpx.Response:
+    base = {"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
+    events: list[tuple[str | None, Any]] = [
+        (None, {**base, "choices": [{"index": 0, "delta": {"content": p},
+                                     "finish_reason": None}]}) for p in pieces]
+    if finish:
+        events.append((None, {**base, "choices": [{"index": 0, "delta": {},
+                                                   "finish_reason": "stop"}]}))
+    return httpx.Response(200, headers=SSE_HEADERS, content=_sse(events))
+
+
+def _anthropic_sse(pieces: tuple[str, ...], *, finish: bool = True) -> httpx.Response:
+    """The forced output tool's input in ``pieces``, as the Messages API streams it."""
+    start = anthropic_message("", output_tokens=1)
+    start["stop_reason"] = None
+    events: list[tuple[str | None, Any]] = [
+        ("message_start", {"type": "message_start", "message": start}),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {
+            "type": "tool_use", "id": "s1", "name": STRUCTURED_OUTPUT_TOOL, "input": {}}})]
+    events += [("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+        "type": "input_json_delta", "partial_json": p}}) for p in pieces]
+    if finish:
+        events += [("content_block_stop", {"type": "content_block_stop", "index": 0}),
+                   ("message_delta", {"type": "message_delta", "delta": {
+                       "stop_reason": "tool_use", "stop_sequence": None},
+                       "usage": {"output_tokens": 9}}),
+                   ("message_stop", {"type": "message_stop"})]
+    return httpx.Response(200, headers=SSE_HEADERS, content=_sse(events))
+
+
+def streamed(kind: str, pieces: tuple[str, ...], *, finish: bool = True) -> httpx.Response:
+    return (_openai_sse if kind == "openai" else _anthropic_sse)(pieces, finish=finish)
+
+
+def read(agent: Any, mode: str, message: str = "plan Oslo",
+         output: type[BaseModel] = Trip) -> tuple[list[Any], Any]:
+    """Every object the stream yields, and the stream (its ``output`` and ``reply``)."""
+    if mode == "sync":
+        stream = agent.stream_output(message, output=output)
+        return list(stream), stream
+
+    async def go() -> tuple[list[Any], Any]:
+        stream = agent.astream_output(message, output=output)
+        return [obj async for obj in stream], stream
+    return asyncio.run(go())
+
+
+def read_until_error(agent: Any, mode: str) -> tuple[list[Any], Any, BaseException]:
+    seen: list[Any] = []
+    if mode == "sync":
+        stream = agent.stream_output("plan Oslo", output=Trip)
+        with pytest.raises(Exception) as caught:
+            for obj in stream:
+                seen.append(obj)
+        return seen, stream, caught.value
+
+    async def go() -> tuple[Any, BaseException]:
+        stream = agent.astream_output("plan Oslo", output=Trip)
+        try:
+            async for obj in stream:
+                seen.append(obj)
+        except Exception as e:
+            return stream, e
+        raise AssertionError("the stream ended without an error")
+    stream, error = asyncio.run(go())
+    return seen, stream, error
+
+
+# ---------------------------------------------------------------- drafts
+
+
+def test_drafts_yield_the_fields_present_so_far_and_nothing_twice() -> None:
+    drafts = Drafts(Trip)
+    made = []
+    for piece in ('{"ci', 'ty": "Os', 'lo"', ', "stops": [', '{"na', 'me": "M', 'useum"}]}'):
+        if drafts.feed(Delta(draft=piece)):
+            made.append(drafts.take())
+    assert made == [Trip(city="Os"), Trip(city="Oslo"), Trip(city="Oslo", stops=[Stop(name="M")]),
+                    Trip(city="Oslo", stops=[Stop(name="Museum")])]
+    assert drafts.take() is None
+
+
+def test_text_and_other_deltas_make_no_partial_object() -> None:
+    drafts = Drafts(Trip)
+    assert not drafts.feed(Delta(text='{"city": "Oslo"}'))
+    assert not drafts.feed(Delta(finish_reason="stop"))
+    assert drafts.latest is None
+
+
+def test_drafts_of_the_wrong_shape_make_no_partial_object() -> None:
+    drafts = Drafts(Trip)
+    assert not drafts.feed(Delta(draft='{"city": 12'))   # a number where a str belongs
+    assert not drafts.feed(Delta(draft="Here is the plan"))
+    assert drafts.latest is None
+
+
+def test_a_redraft_voids_the_drafts_so_far() -> None:
+    drafts = Drafts(Trip)
+    assert drafts.feed(Delta(draft='{"city": "Par'))
+    assert not drafts.feed(Delta(redraft=True))
+    assert drafts.latest is None
+    assert drafts.feed(Delta(draft='{"city": "Os'))
+    assert drafts.take() == Trip(city="Os")   # not "ParOs", nor the void "Par"
+
+
+# ---------------------------------------------------------------- through the agent
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_partial_objects_arrive_as_the_json_streams_and_the_last_is_the_strict_final(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    respx_mock.post(URLS[kind]).mock(return_value=streamed(kind, PIECES))
+    agent = make_agent(empty_home, kind)
+    seen, stream = read(agent, mode)
+    final = Trip.model_validate_json(WHOLE)
+    # after the second piece the last stop is an object with no name yet: pydantic's partial
+    # mode refuses it, so that piece makes no new object
+    assert seen == [Trip(city="Os"),
+                    Trip(city="Oslo", stops=[Stop(name="Museum", days=2), Stop(name="Pa")]),
+                    final,   # the last piece completes it: leniently read
+                    final]   # and the reply's object, validated strictly, always comes last
+    assert all(isinstance(obj, Trip) for obj in seen)
+    assert stream.output == final and stream.reply.output == final
+    assert json.loads(stream.reply.text) == json.loads(WHOLE)
+    assert [m.role for m in agent.history] == ["user", "assistant"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_stream_cut_mid_json_is_asked_again_and_its_partials_start_afresh(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        streamed(kind, ('{"city": "Par', 'is", "st'), finish=False),
+        streamed(kind, PIECES)])
+    agent = make_agent(empty_home, kind)
+    seen, stream = read(agent, mode)
+    assert route.call_count == 2
+    assert seen[:2] == [Trip(city="Par"), Trip(city="Paris")]   # the cut attempt's progress
+    assert seen[2] == Trip(city="Os")   # the retry's first: started anew, not "ParisOs"
+    assert seen[-1] == stream.output == Trip.model_validate_json(WHOLE)
+    assert [m.role for m in agent.history] == ["user", "assistant"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_stream_cut_on_every_attempt_is_an_error_and_no_object_is_claimed_final(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    respx_mock.post(URLS[kind]).mock(
+        side_effect=lambda request: streamed(kind, ('{"city": "Par',), finish=False))
+    agent = make_agent(empty_home, kind)
+    seen, stream, error = read_until_error(agent, mode)
+    assert isinstance(error, AllProvidersFailed)
+    assert "incomplete" in str(error)
+    assert seen and all(obj == Trip(city="Par") for obj in seen)   # progress only
+    assert stream.output is None and stream.reply is None
+    assert agent.history == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_final_reply_that_does_not_validate_is_repaired_and_its_partials_restart(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    class Strict(BaseModel):
+        city: str
+        high_c: float
+
+    respx_mock.post(URLS[kind]).mock(side_effect=[
+        streamed(kind, ('{"city": "Par', 'is"}')),   # high_c missing: fails strictly
+        streamed(kind, ('{"city": "Ro', 'me", "high_c": 21.5}'))])
+    agent = make_agent(empty_home, kind)
+    seen, stream = read(agent, mode, output=Strict)
+    # the partial mode requires what the JSON has passed: nothing until high_c has started
+    assert seen == [Strict(city="Rome", high_c=21.5), Strict(city="Rome", high_c=21.5)]
+    assert stream.output == Strict(city="Rome", high_c=21.5)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_reply_still_invalid_after_its_repair_raises_with_no_object_final(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    respx_mock.post(URLS[kind]).mock(
+        side_effect=lambda request: streamed(kind, ('{"stops": [{"name": "Museum"}]}',)))
+    agent = make_agent(empty_home, kind)
+    seen, stream, error = read_until_error(agent, mode)
+    assert isinstance(error, StructuredOutputError)
+    assert "city" in str(error)
+    assert seen == [] and stream.output is None   # no partial holds a city: none was shown
+
+
+def test_stream_output_refuses_a_message_that_is_not_text_where_it_is_called(
+        empty_home: Path) -> None:
+    agent = make_agent(empty_home, "openai")
+    with pytest.raises(TypeError, match="message must be str"):
+        agent.stream_output(b"plan", output=Trip)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_closing_the_stream_after_a_partial_object_cancels_the_turn(
+        kind: str, empty_home: Path, respx_mock: Any) -> None:
+    respx_mock.post(URLS[kind]).mock(return_value=streamed(kind, PIECES))
+    agent = make_agent(empty_home, kind)
+    stream = agent.stream_output("plan Oslo", output=Trip)
+    assert next(iter(stream)) == Trip(city="Os")
+    stream.close()
+    assert stream.output is None and agent.history == []
