@@ -438,7 +438,7 @@ def _holds_another_chat(path: Path, session_id: str) -> bool:
     if found is None:
         return True
     try:
-        owner = json.loads(found.group(1))
+        owner: object = json.loads(found.group(1))
     except ValueError:
         return True
     return owner != session_id
