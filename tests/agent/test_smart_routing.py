@@ -660,3 +660,46 @@ def test_the_default_says_needs_reasoning_only_when_a_rule_read_it(rules: str) -
     routing = parse_yaml("llm:\n  routing:\n    default_model: gpt-4o\n" + rules).llm.routing
     d = Router(routing).select("Prove that there are infinitely many primes")
     assert d.features["needs_reasoning"] and d.reason == "default_model", d.reason
+
+
+# --------------------------------------------------------------------------- the model's own tokenizer
+
+_HINDI = "नमस्ते दुनिया, यह एक परीक्षण वाक्य है। "   # cl100k counts it ~3x o200k
+
+
+def test_a_request_s_size_is_counted_in_the_tokenizer_of_the_model_it_would_go_to() -> None:
+    """Size features were o200k counts for every model: gpt-4 reads Hindi in cl100k, three
+    times as many tokens, so a request past the fast rule's 500 tokens for gpt-4 was "short"."""
+    from hermes_core.tokens import count_tokens
+
+    text = _HINDI * 15
+    assert count_tokens(text) < 500 < count_tokens(text, "cl100k_base")
+    r = Router(parse_yaml("llm: {routing: {default_model: gpt-4, fast_model: gpt-4o-mini}}")
+               .llm.routing)
+    d = r.select(text)
+    assert d.features["token_estimate"] == count_tokens(text, "cl100k_base")
+    assert d.model == "gpt-4"
+    # a requested model's own family; a model of no known family counts in o200k
+    assert r.select(text, requested_model="gpt-4o").features["token_estimate"] \
+        == count_tokens(text)
+    claude = Router(parse_yaml("llm: {routing: {default_model: claude-sonnet-4}}").llm.routing)
+    assert claude.select(text).features["token_estimate"] == count_tokens(text)
+
+
+def test_a_rule_s_model_that_reads_the_request_as_too_large_in_its_own_tokenizer_is_skipped(
+        ) -> None:
+    from hermes_core.tokens import count_tokens
+
+    text = _HINDI * 250
+    assert count_tokens(text) < 8192 < count_tokens(text, "cl100k_base")
+    r = Router(parse_yaml("""
+llm:
+  routing:
+    default_model: gpt-4o
+    fast_model: gpt-4
+    rules: [{condition: "turn_count < 1", model: fast_model}]
+""").llm.routing)
+    d = r.select(text)
+    assert d.model == "gpt-4o", d.reason
+    assert f"fast_model gpt-4 (8,192 tokens) is too small for " \
+           f"{count_tokens(text, 'cl100k_base'):,} tokens" in d.reason
