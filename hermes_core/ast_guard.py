@@ -12,7 +12,22 @@ built correctly.
 :func:`holding_ast` is held around every AST this package builds, and around every ``np.load``
 whose headers numpy parses: one process-wide lock, with collection held off until the block ends
 (and left off when it was off), so none of ours is interrupted and none of ours runs inside
-another of ours. Code outside hermes_core that parses on another thread is not covered.
+another of ours.
+
+What it does not cover, and why nothing more is done. Ours never fail: inside the lock with
+collection off, the constructor keeps the GIL to the end, so no other thread's parse can run in
+the middle of ours. A parse outside hermes_core, on another thread, can still fail: if a
+collection starts inside it and the GIL passes, any parse that runs meanwhile (ours, or that
+library's own on a third thread) resets the count and the *foreign* parse raises. Ours only
+narrow that window (while one of ours runs, collection is off for every thread, so no foreign
+parse is interrupted then), they do not close it. They run at known times: each rule condition
+once per text (cached) when the router is built, and the ``np.load`` headers when the stores
+and models load (the skill warm-up thread among them); nothing of ours parses per turn. Closing
+it for everyone would mean replacing ``ast.parse`` (or ``compile``) process-wide with a locked
+wrapper: a patch of the standard library under every other library, for a bug CPython fixed in
+3.11.8 (and 3.12); the fix for a foreign parse that hits it is that upgrade. On a fixed
+interpreter this guard costs one uncontended lock and a paused collector per parse, so it is
+kept everywhere rather than switched by version.
 """
 
 from __future__ import annotations

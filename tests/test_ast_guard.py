@@ -145,3 +145,27 @@ def test_the_injection_models_are_read_under_the_ast_guard(module: str, model: s
     with resources.as_file(resources.files("hermes_core").joinpath("data", mod.MODEL_FILE)) as path:
         got = getattr(mod, model).from_file(path)
     assert got is not None and guarded == [True]
+
+
+def test_routing_parses_its_conditions_when_the_router_is_built_and_never_per_request(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The guard's module doc bounds when a parse of ours can meet a foreign one: rule conditions
+    are parsed when the router is built, once per text; a routed request parses nothing."""
+    from hermes_core.agent.smart_routing import Router
+    from hermes_core.config import parse_yaml
+
+    router = Router(parse_yaml("""
+llm:
+  routing:
+    default_model: gpt-4o
+    fast_model: gpt-4o-mini
+    rules: [{condition: "words < 3 and not needs_reasoning and turn_count >= 0", model: fast_model}]
+""").llm.routing)
+
+    def no_parse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("an AST was built while routing a request")
+
+    monkeypatch.setattr(ast, "parse", no_parse)
+    for text in ("hi", "Why does ice float on water?", "证明任意两个奇数之和是偶数"):
+        router.select(text)
+    compile_condition("words < 3 and not needs_reasoning and turn_count >= 0")   # cached text

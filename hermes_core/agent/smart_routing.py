@@ -10,11 +10,12 @@ confident enough. Features, the condition language and candidate ordering live i
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hermes_core.agent.prompt.token_count import encoding_for
 from hermes_core.agent.routing.rules import (
     SLOT_NAMES,
     Condition,
@@ -23,7 +24,9 @@ from hermes_core.agent.routing.rules import (
     condition_names,
     context_window,
     extract_features,
+    guess_provider,
     last_user_text,
+    request_size,
 )
 from hermes_core.errors import ConfigError
 from hermes_core.types import Candidate, Prompt, RouteDecision
@@ -134,13 +137,24 @@ class Router:
         """The model and its candidates. ``pinned`` names the one provider that must serve the
         request (a provider passed in by hand, the offline fallback): the model is still chosen
         by the rules, but failover candidates are not offered; ``pin_note`` joins the reason."""
+        encoding = self.encoding(requested_model or self.routing.default_model)
         feats = extract_features(prompt_or_text, requires_tools=requires_tools,
-                                 turn_count=turn_count, attachments=attachments)
+                                 turn_count=turn_count, attachments=attachments,
+                                 encoding=encoding)
         named = feats.as_dict()
         # what a model's window must hold: all but the history, which the agent compacts to the
         # window of the model chosen (a long chat is no reason to leave a small default)
-        size = feats.prompt_tokens - (int(prompt_or_text.tokens.get("history", 0) or 0)
-                                      if isinstance(prompt_or_text, Prompt) else 0)
+        history = (int(prompt_or_text.tokens.get("history", 0) or 0)
+                   if isinstance(prompt_or_text, Prompt) else 0)
+        sizes = {encoding: feats.prompt_tokens - history}
+
+        def size(model: str) -> int:
+            """The request's size as ``model``'s tokenizer reads it (each family counted once)."""
+            own = self.encoding(model)
+            if own not in sizes:
+                sizes[own] = request_size(prompt_or_text, own)[1] - history
+            return sizes[own]
+
         model, reason = self._choose(prompt_or_text, named, requested_model, size)
         cands = self.candidates_for(model)
         if pinned is None and cands and all(c.model != model for c in cands):   # or reads as sent
@@ -149,20 +163,33 @@ class Router:
         decision = RouteDecision(model, cands, reason, named)
         return pin(decision, pinned, pin_note) if pinned is not None else decision
 
-    def _too_small(self, target: str, model: str, prompt_tokens: int) -> str | None:
-        """Why ``model`` cannot take a request of ``prompt_tokens``, or None when it can (or its
-        window is unknown: the provider decides then). A rule says what a request is like, not
-        how large it is: "has a code block" sent an 18,000-token paste to an 8,192-token code
-        model, to be refused and failed over after uploading it."""
+    def encoding(self, model: str) -> str:
+        """The tokenizer family ``model`` counts in, on the first provider that would serve it:
+        an OpenAI model's own (cl100k for gpt-4, o200k for gpt-4o), else o200k
+        (:func:`~hermes_core.agent.prompt.token_count.encoding_for`)."""
+        cands = self.candidates_for(model)
+        provider = cands[0].provider if cands else guess_provider(model)
+        kind = next((p.kind for p in self.routing.providers if p.name == provider), provider)
+        return encoding_for(cands[0].model if cands else model, kind)
+
+    def _too_small(self, target: str, model: str, size: Callable[[str], int]) -> str | None:
+        """Why ``model`` cannot take the request (``size(model)``: tokens as its own tokenizer
+        reads them), or None when it can (or its window is unknown: the provider decides then).
+        A rule says what a request is like, not how large it is: "has a code block" sent an
+        18,000-token paste to an 8,192-token code model, to be refused and failed over after
+        uploading it."""
         window = context_window(model, self.routing)
-        if window is None or prompt_tokens <= window:
+        if window is None:
+            return None
+        prompt_tokens = size(model)
+        if prompt_tokens <= window:
             return None
         label = target if target in SLOTS else f"{target}_model" if f"{target}_model" in SLOTS \
             else "model"
         return f"{label} {model} ({window:,} tokens) is too small for {prompt_tokens:,} tokens"
 
     def _choose(self, prompt_or_text: Prompt | str, feats: Mapping[str, Any],
-                requested_model: str | None, size: int) -> tuple[str, str]:
+                requested_model: str | None, size: Callable[[str], int]) -> tuple[str, str]:
         if requested_model:
             return requested_model, "requested model"
         text = (last_user_text(prompt_or_text) if isinstance(prompt_or_text, Prompt)

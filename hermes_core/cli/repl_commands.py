@@ -407,12 +407,20 @@ def _not_a_regular_file(path: Path) -> str | None:
             else "a pipe, socket or device")
 
 
+#: What is read of a file at the transcript's name to tell whose it is: :func:`_save` writes
+#: ``session_id`` as the first key, so a transcript says whose it is in its first line; the rest
+#: (a long chat's transcript, or gigabytes someone put there) is never read.
+_HEAD_BYTES = 4096
+_SESSION_HEAD = re.compile(rb'\A\s*\{\s*"session_id"\s*:\s*("(?:[^"\\\n]|\\.){0,1024}")')
+
+
 def _holds_another_chat(path: Path, session_id: str) -> bool:
     """Whether ``path`` is a file that is not this chat's transcript: another chat saved under
     the same name, or a file put there by hand. Replacing it would lose it without a word; the
     same chat saving again under its name just updates its own file. Opened without blocking
     and without following a link, then checked to be a regular file, so a pipe put there after
-    :func:`_not_a_regular_file` looked is not read."""
+    :func:`_not_a_regular_file` looked is not read; only its head is read (``_HEAD_BYTES``): a
+    file whose first key is not this chat's ``session_id`` is another's."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     except FileNotFoundError:
@@ -423,10 +431,17 @@ def _holds_another_chat(path: Path, session_id: str) -> bool:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return True
         try:
-            data = json.loads(f.read())
-        except (OSError, ValueError):
+            head = f.read(_HEAD_BYTES)
+        except OSError:
             return True
-    return not (isinstance(data, dict) and data.get("session_id") == session_id)
+    found = _SESSION_HEAD.match(head)
+    if found is None:
+        return True
+    try:
+        owner: object = json.loads(found.group(1))
+    except ValueError:
+        return True
+    return owner != session_id
 
 
 def _save(repl: Repl, arg: str) -> None:
@@ -454,7 +469,7 @@ def _save(repl: Repl, arg: str) -> None:
         repl.say(f"error: not saved: {path} holds another chat's transcript (or another file); "
                  "choose another name")
         return
-    data = {"session_id": agent.session_id,
+    data = {"session_id": agent.session_id,     # first: _holds_another_chat reads it alone
             "saved_at": datetime.now(UTC).isoformat(timespec="seconds"),
             # what the REPL showed: a key pasted into the chat was printed as [REDACTED]
             "messages": [{"role": m.role, "content": scrub(m.content)} for m in agent.history],

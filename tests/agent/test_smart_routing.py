@@ -247,7 +247,6 @@ ORDINARY: tuple[str, ...] = (
     "function f(x) is continuous on [0, 1]; what does continuous mean?",
     "Recipe:\n1. Boil water\n2. Add pasta\n3. Cook 10 minutes\n4. Drain",
     "| Name | Age |\n|------|-----|\n| Ann  | 30  |\n| Bob  | 25  |\nWho is older?",
-    "Explain how search engine algorithms affect small businesses",
     "Explain the methods used in the Manhattan Project",
     "Review the methods section of my paper",
     "Write a script for a 2 minute wedding toast",
@@ -457,8 +456,9 @@ def test_the_difficulty_tables_are_large_enough_to_weigh_both_sides() -> None:
 # Where words alone decide. "Think carefully" is an instruction about answering when it stands
 # alone, and takes its difficulty from its object when it has one ("about what to cook"): that
 # object counts as the weak cues' objects do, by a sign of maths or logic. A hard question in
-# plain words with no cue ("Why do heavier objects not fall faster?") is not seen: "Why is the
-# sky blue?" is worded the same, and nothing in the words tells them apart.
+# plain words asks for an explanation: a "why" question with a subject and a verb, "explain
+# why/how ...", 为什么/解释…原因/证明… is one whatever its topic ("Why is the sky blue?" too: an
+# explanation is what the default model is for); a bare "why not?" is chit-chat.
 CUE_LIMITS: tuple[tuple[str, str], ...] = (
     ("Think carefully about what to cook", "fast"),
     ("Think hard about which job offer to take", "fast"),
@@ -467,15 +467,59 @@ CUE_LIMITS: tuple[tuple[str, str], ...] = (
     ("Think carefully before you answer: which weighs more, a kilo of feathers or of iron?",
      "default"),
     ("What are the second-order effects of a four-day work week? Reason carefully.", "default"),
-    ("Why do heavier objects not fall faster?", "fast"),    # unseen: no cue, no maths sign
-    ("Why is the sky blue?", "fast"),
-    ("Explain why the harmonic series diverges", "fast"),    # unseen: "explain why" is no cue
+    ("Why do heavier objects not fall faster?", "default"),
+    ("Why is the sky blue?", "default"),
+    ("Explain why the harmonic series diverges", "default"),
 )
 
 
 @pytest.mark.parametrize(("text", "slot"), CUE_LIMITS)
 def test_what_cue_words_can_and_cannot_tell_is_pinned(text: str, slot: str) -> None:
     _assert_routed(text, slot)
+
+
+# A question asking why or how something is so, in words written apart from the cue (not the
+# sentences it was found with), goes to the default model; chit-chat that says "why" stays fast.
+EXPLANATIONS: tuple[tuple[str, str], ...] = (
+    ("Why does ice float on water?", "default"),
+    ("Why did the Roman Empire fall?", "default"),
+    ("why do cats purr", "default"),
+    ("Can you explain why the angles of a triangle add up to 180 degrees?", "default"),
+    ("Explain how vaccines train the immune system", "default"),
+    # once a row of ORDINARY (code words, not code): it asks how, so it is no fast request
+    ("Explain how search engine algorithms affect small businesses", "default"),
+    ("I wonder why the moon always shows us the same face", "default"),
+    ("为什么冰会浮在水面上？", "default"),
+    ("為什麼月亮總是同一面朝向地球？", "default"),
+    ("为何经济危机会周期性出现", "default"),
+    ("解释一下为什么天空是蓝色的", "default"),
+    ("请解释通货膨胀的原因", "default"),
+    ("证明任意两个奇数之和是偶数", "default"),
+    ("請證明這個推論是成立的", "default"),
+    ("why not?", "fast"),
+    ("Why?", "fast"),
+    ("why so?", "fast"),
+    ("ok, why not", "fast"),
+    ("thanks!", "fast"),
+    ("That's why I asked", "fast"),
+    ("Why did you say that?", "fast"),
+    ("Explain that again please", "fast"),
+    ("Explain how to reset my router", "fast"),
+    ("为什么？", "fast"),
+    ("为什么呀", "fast"),
+    ("谢谢！", "fast"),
+    ("你为什么这么说？", "fast"),
+    ("这就是为什么我喜欢你", "fast"),
+    ("证明书怎么开？", "fast"),
+)
+
+
+@pytest.mark.parametrize(("text", "slot"), EXPLANATIONS)
+def test_a_why_or_explain_question_is_not_sent_to_the_fast_model_and_chit_chat_is(
+        text: str, slot: str) -> None:
+    d = _assert_routed(text, slot)
+    assert (d.features["reasoning_cue"] == "explanation") == (slot == "default") \
+        or d.features["reasoning_cue"] == "proof", d.features
 
 
 # --------------------------------------------------------------------------- Japanese
@@ -616,3 +660,46 @@ def test_the_default_says_needs_reasoning_only_when_a_rule_read_it(rules: str) -
     routing = parse_yaml("llm:\n  routing:\n    default_model: gpt-4o\n" + rules).llm.routing
     d = Router(routing).select("Prove that there are infinitely many primes")
     assert d.features["needs_reasoning"] and d.reason == "default_model", d.reason
+
+
+# --------------------------------------------------------------------------- the model's own tokenizer
+
+_HINDI = "नमस्ते दुनिया, यह एक परीक्षण वाक्य है। "   # cl100k counts it ~3x o200k
+
+
+def test_a_request_s_size_is_counted_in_the_tokenizer_of_the_model_it_would_go_to() -> None:
+    """Size features were o200k counts for every model: gpt-4 reads Hindi in cl100k, three
+    times as many tokens, so a request past the fast rule's 500 tokens for gpt-4 was "short"."""
+    from hermes_core.tokens import count_tokens
+
+    text = _HINDI * 15
+    assert count_tokens(text) < 500 < count_tokens(text, "cl100k_base")
+    r = Router(parse_yaml("llm: {routing: {default_model: gpt-4, fast_model: gpt-4o-mini}}")
+               .llm.routing)
+    d = r.select(text)
+    assert d.features["token_estimate"] == count_tokens(text, "cl100k_base")
+    assert d.model == "gpt-4"
+    # a requested model's own family; a model of no known family counts in o200k
+    assert r.select(text, requested_model="gpt-4o").features["token_estimate"] \
+        == count_tokens(text)
+    claude = Router(parse_yaml("llm: {routing: {default_model: claude-sonnet-4}}").llm.routing)
+    assert claude.select(text).features["token_estimate"] == count_tokens(text)
+
+
+def test_a_rule_s_model_that_reads_the_request_as_too_large_in_its_own_tokenizer_is_skipped(
+        ) -> None:
+    from hermes_core.tokens import count_tokens
+
+    text = _HINDI * 250
+    assert count_tokens(text) < 8192 < count_tokens(text, "cl100k_base")
+    r = Router(parse_yaml("""
+llm:
+  routing:
+    default_model: gpt-4o
+    fast_model: gpt-4
+    rules: [{condition: "turn_count < 1", model: fast_model}]
+""").llm.routing)
+    d = r.select(text)
+    assert d.model == "gpt-4o", d.reason
+    assert f"fast_model gpt-4 (8,192 tokens) is too small for " \
+           f"{count_tokens(text, 'cl100k_base'):,} tokens" in d.reason

@@ -540,3 +540,40 @@ def test_save_onto_a_name_that_is_not_a_regular_file_refuses_and_leaves_it(tmp_p
     else:
         assert target.is_symlink() and target.readlink() == elsewhere
         assert kind != "link to a file" or elsewhere.read_text(encoding="utf-8") == "someone's notes\n"
+
+
+_LARGE = 64 * 1024 * 1024
+
+
+@pytest.mark.parametrize("whose", ["another chat's", "this chat's"])
+def test_save_over_a_huge_file_reads_only_its_head_to_tell_whose_it_is(tmp_path: Path,
+                                                                       whose: str) -> None:
+    """A 64 MB file at ``transcripts/notes.json`` (sparse: it takes no disk): ``/save notes``
+    read it whole into memory to learn whose transcript it is, so a file of gigabytes there
+    stalled the chat or ran it out of memory. Only its head is read: another chat's is refused,
+    this chat's own is replaced, and what is read stays under a megabyte either way."""
+    import tracemalloc
+
+    home = tmp_path / "home"
+    repl, out = _saving_repl(home)
+    repl.turn("hello")
+    target = home / "transcripts" / "notes.json"
+    target.parent.mkdir(parents=True)
+    owner = "someone-else" if whose == "another chat's" else repl.agent.session_id
+    target.write_text('{\n  "session_id": ' + json.dumps(owner) + ',\n  "messages": [',
+                      encoding="utf-8")
+    os.truncate(target, _LARGE)
+    tracemalloc.start()
+    try:
+        repl.dispatch("/save notes")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    said = out.getvalue().splitlines()[-1]
+    assert peak < 1024 * 1024, peak
+    if whose == "another chat's":
+        assert "holds another chat's transcript" in said, said
+        assert target.stat().st_size == _LARGE
+    else:
+        assert said.startswith("[saved 2 messages to "), said
+        assert json.loads(target.read_text(encoding="utf-8"))["session_id"] == owner

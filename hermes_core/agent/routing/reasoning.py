@@ -41,6 +41,11 @@ _MATHS = re.compile(
 # how do I boil an egg?"); the window is bounded so a long line costs no more than linear time.
 _REASON_VERB = r"analy[sz]e|solve|reason|prove|derive|why|think|compare|evaluate"
 
+# The auxiliaries a "why" question turns on ("why do ...", "why isn't ...").
+_AUX = (r"do|does|did|is|are|was|were|can|could|would|should|will|has|have|had|must|might"
+        r"|don't|doesn't|didn't|isn't|aren't|wasn't|weren't|can't|couldn't|won't|wouldn't"
+        r"|shouldn't|hasn't|haven't")
+
 # (label, pattern, needs a maths sign). First match wins; the label is what a route shows.
 _CUES: tuple[tuple[str, re.Pattern[str], bool], ...] = (
     ("proof", re.compile(
@@ -100,6 +105,27 @@ _CUES: tuple[tuple[str, re.Pattern[str], bool], ...] = (
         r"|设计一个(?:分布式|高可用|高并发|可扩展)|設計一個(?:分散式|分布式|高可用|高並發|可擴展)"
         r"|(?:分散|高可用性?|スケーラブルな?)[^。！？?!\n]{0,10}?"
         r"(?:システム|アーキテクチャ|レートリミッタ)を設計",
+        re.IGNORECASE), False),
+    # A request that opens with 证明 asks for a claim proved whatever its topic (a certificate is
+    # 证明书/开证明, "how do I prove" is 怎么证明, "prove I am me" is 证明我)
+    ("proof", re.compile(
+        r"\A\s*+(?:(?:请|請)\s*+)?(?:你\s*+)?(?:试|試)?(?:证明|證明)(?![了过過书書信件材料我]|一下你)"
+        r"[^。！？?!\n]{4}"), False),
+    # Asking why or how something is so is asking for an explanation, whatever the topic: the
+    # words cannot tell "why is the sky blue" from "why do heavier objects not fall faster".
+    # What counts: "why" + an auxiliary + a subject and a verb of their own ("why not?", "why is
+    # that?" and "why did you say that?" talk about the conversation), "explain/tell me/I wonder
+    # why|how X Y" (not "explain how to": a how-to), 为什么/为何 + a clause (not "你为什么",
+    # "这就是为什么", "为什么呀"), 解释 + why/reason/mechanism.
+    ("explanation", re.compile(
+        rf"\bwhy\s+(?:{_AUX})\s+(?!(?:that|this|it|so|you|u|he|she|they|we|i|him|her|them)\b)"
+        r"[\w'-]+(?:\s+[\w'-]+)+"
+        r"|\bwhy\s+(?:do|does|did|would)\s+you\s+think\b"
+        r"|\b(?:explain|tell\s+me|wonder|understand)\b(?:\s+(?:to\s+me|to\s+us|please|in\s+detail"
+        r"|briefly|simply))?\s+(?:why|how)\s+(?!to\b|you\b)[\w'-]+(?:\s+[\w'-]+)+"
+        r"|(?<![你您是])(?:为什么|為什麼|为何|為何)(?![不呢呀啊吗嗎嘛]|这样|這樣|那样|那樣|这么说|這麼說)"
+        r"[^。！？?!，,\s]{3}"
+        r"|(?:解释|解釋|讲解|講解)[^。！？?!\n]{0,10}?(?:为什么|為什麼|为何|為何|原因|原理|机制|機制)",
         re.IGNORECASE), False),
 )
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from hermes_core.agent.routing.reasoning import reasoning_cue
 from hermes_core.ast_guard import parse_expression
 from hermes_core.tokenize import cjk_ratio, is_cjk
-from hermes_core.tokens import count_tokens
+from hermes_core.tokens import DEFAULT_ENCODING, count_tokens
 from hermes_core.types import Candidate, Prompt
 
 if TYPE_CHECKING:
@@ -230,22 +230,32 @@ def last_user_text(prompt: Prompt) -> str:
     return prompt.messages[-1].content if prompt.messages else ""
 
 
-def extract_features(prompt_or_text: Prompt | str, *, requires_tools: bool = False,
-                     turn_count: int = 0, attachments: int = 0) -> RequestFeatures:
-    """Features of the request. For a Prompt, size counts everything sent (system, context,
-    history), while code/URL/shell intent look at the latest user message only."""
+def request_size(prompt_or_text: Prompt | str,
+                 encoding: str = DEFAULT_ENCODING) -> tuple[int, int]:
+    """``(conversation, total)`` tokens of the request (see :class:`RequestFeatures`), counted in
+    ``encoding``; a Prompt the builder counted (``tokens["total"]``) keeps its counts, made in
+    the encoding the agent built it in."""
     if isinstance(prompt_or_text, Prompt):
         p = prompt_or_text
-        text = last_user_text(p)
         if p.tokens and "total" in p.tokens:
             total = int(p.tokens["total"])
             conversation = total - int(p.tokens.get("system", 0)) - int(p.tokens.get("tools", 0))
-        else:
-            conversation = count_tokens("\n".join([p.context, *(m.content for m in p.messages)]))
-            total = conversation + count_tokens(p.system)
-    else:
-        text = prompt_or_text
-        total = conversation = count_tokens(text)
+            return conversation, total
+        conversation = count_tokens("\n".join([p.context, *(m.content for m in p.messages)]),
+                                    encoding)
+        return conversation, conversation + count_tokens(p.system, encoding)
+    n = count_tokens(prompt_or_text, encoding)
+    return n, n
+
+
+def extract_features(prompt_or_text: Prompt | str, *, requires_tools: bool = False,
+                     turn_count: int = 0, attachments: int = 0,
+                     encoding: str = DEFAULT_ENCODING) -> RequestFeatures:
+    """Features of the request. For a Prompt, size counts everything sent (system, context,
+    history), while code/URL/shell intent look at the latest user message only. ``encoding``:
+    the tokenizer the size is counted in (the router passes the model's own family's)."""
+    text = last_user_text(prompt_or_text) if isinstance(prompt_or_text, Prompt) else prompt_or_text
+    conversation, total = request_size(prompt_or_text, encoding)
     ratio = cjk_ratio(text) if text else 0.0
     words = len(text.split())
     if ratio:  # a CJK character reads as a word; the rest splits on whitespace
