@@ -80,18 +80,26 @@ def hash_functions(h: Any, functions: Sequence[Callable[..., Any]]) -> None:
         h.update("\x00".join(defaults).encode("utf-8", "surrogatepass"))
 
 
+def _unwrapped(value: Any) -> Any:
+    """The function behind a decorator that keeps it as ``__wrapped__`` (``functools.lru_cache``,
+    ``functools.cache``, ``functools.wraps``): the wrapper is no plain function, yet the wrapped
+    code decides what it returns (the tokenizer's segmentation, BM25's stemming)."""
+    return inspect.unwrap(value) if callable(value) and hasattr(value, "__wrapped__") else value
+
+
 def defined(module: types.ModuleType) -> list[Any]:
-    """The functions ``module`` defines, and its classes' methods, in name order."""
+    """The functions ``module`` defines, and its classes' methods, in name order (a cached or
+    otherwise wrapped one by the function it wraps)."""
     out: list[Any] = []
     for _name, value in sorted(vars(module).items()):
         if getattr(value, "__module__", None) != module.__name__:
             continue
-        if inspect.isfunction(value):
-            out.append(value)
+        if inspect.isfunction(fn := _unwrapped(value)):
+            out.append(fn)
         elif inspect.isclass(value):
             for _attr, member in sorted(vars(value).items()):
                 fn = member.__func__ if isinstance(member, classmethod | staticmethod) else member
-                if inspect.isfunction(fn):
+                if inspect.isfunction(fn := _unwrapped(fn)):
                     out.append(fn)
     return out
 
