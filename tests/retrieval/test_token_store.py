@@ -229,3 +229,16 @@ def test_terms_derived_before_an_edit_of_a_cached_function_are_not_served(
     edited.__module__, edited.__qualname__ = module, name
     monkeypatch.setattr(sys.modules[module], name, lru_cache(maxsize=8)(edited))
     assert load_terms(path, skill_terms) is None
+
+
+def test_terms_derived_under_another_release_of_a_library_the_deriving_code_imports_are_not_served(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # BM25's stemming lemmatises through simplemma: a release with other lemmas derives other
+    # terms from the same code, as an OpenCC or jieba release does (those are in tokenizer_key)
+    import simplemma
+
+    path = terms_path(tmp_path)
+    assert save_terms(path, skill_terms, filled().entries(skill_terms))
+    assert load_terms(path, skill_terms) is not None
+    monkeypatch.setattr(simplemma, "__version__", "0.0-another-release", raising=False)
+    assert load_terms(path, skill_terms) is None
