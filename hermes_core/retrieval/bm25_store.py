@@ -220,12 +220,13 @@ def updated_index(index: BM25Index, skills: Sequence[Skill], cache: TermsCache,
     token file is not read); otherwise the memo first adopts the tokens ``cache``'s file kept
     (one an older release wrote beside the index file, or the only one without ``state``).
     The terms are stored once: in the index file when there is one (a token file beside it,
-    which held the same terms and keys again, is removed once the index file is written),
-    otherwise in the token file; each is saved when much was derived or dropped."""
+    which held the same terms and keys again, is removed once the index file is written or
+    read), otherwise in the token file; each is saved when much was derived or dropped."""
     memo, derive = bm25.shared_memo(), bm25.skill_terms   # what the index derives with, now
     base = state.base(index, memo, derive, skills) if state is not None else None
     if base is not None:
         cache.adopted(memo, len(base.parts.skills))
+        cache.drop()   # one left by a process that died between writing the index file and this
     else:
         cache.load(memo, derive)
     new = (index if base is None else base).updated(skills)

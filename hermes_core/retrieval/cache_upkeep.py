@@ -90,8 +90,9 @@ def sweep_due(last: float | None, now: float, every_days: float = SWEEP_EVERY_DA
 def sweep_if_due(cache_dir: str | os.PathLike[str], keep: Collection[Path], now: float,
                  max_idle_days: float = cache_sweep.MAX_IDLE_DAYS) -> list[Path] | None:
     """:func:`sweep_restart_caches` when :func:`sweep_due` says so by the marker's time (None
-    otherwise). The marker is set before the sweep, so processes starting together sweep once;
-    a folder that refuses the marker is swept anyway (at worst at every start, as before)."""
+    otherwise). The marker is set before the sweep, so a process starting after it within the
+    day does not sweep again (two that read the old marker at once both sweep: harmless, a file
+    goes once); a folder that refuses the marker is swept anyway (at worst at every start)."""
     marker = Path(cache_dir) / MARKER
     try:
         st = os.lstat(marker)

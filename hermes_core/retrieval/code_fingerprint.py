@@ -12,11 +12,14 @@ code without importing the stores above it.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import re
+import sys
 import types
 from collections.abc import Callable, Sequence
+from importlib import metadata
 from typing import Any
 
 
@@ -80,18 +83,26 @@ def hash_functions(h: Any, functions: Sequence[Callable[..., Any]]) -> None:
         h.update("\x00".join(defaults).encode("utf-8", "surrogatepass"))
 
 
+def _unwrapped(value: Any) -> Any:
+    """The function behind a decorator that keeps it as ``__wrapped__`` (``functools.lru_cache``,
+    ``functools.cache``, ``functools.wraps``): the wrapper is no plain function, yet the wrapped
+    code decides what it returns (the tokenizer's segmentation, BM25's stemming)."""
+    return inspect.unwrap(value) if callable(value) and hasattr(value, "__wrapped__") else value
+
+
 def defined(module: types.ModuleType) -> list[Any]:
-    """The functions ``module`` defines, and its classes' methods, in name order."""
+    """The functions ``module`` defines, and its classes' methods, in name order (a cached or
+    otherwise wrapped one by the function it wraps)."""
     out: list[Any] = []
     for _name, value in sorted(vars(module).items()):
         if getattr(value, "__module__", None) != module.__name__:
             continue
-        if inspect.isfunction(value):
-            out.append(value)
+        if inspect.isfunction(fn := _unwrapped(value)):
+            out.append(fn)
         elif inspect.isclass(value):
             for _attr, member in sorted(vars(value).items()):
                 fn = member.__func__ if isinstance(member, classmethod | staticmethod) else member
-                if inspect.isfunction(fn):
+                if inspect.isfunction(fn := _unwrapped(fn)):
                     out.append(fn)
     return out
 
@@ -109,3 +120,29 @@ def modules_id(modules: Sequence[types.ModuleType], salt: str = "") -> str:
     hash_functions(inner, [f for m in modules for f in defined(m)])
     h.update(inner.hexdigest().encode())
     return h.hexdigest()
+
+
+def imported_releases(modules: Sequence[types.ModuleType]) -> str:
+    """The releases of the libraries ``modules`` import by name (``import simplemma``), outside the
+    standard library and this package: their code decides results as much as ours (BM25's
+    stemming lemmatises through simplemma), yet is not in :func:`modules_id`. A salt for it."""
+    names = {v.__name__.partition(".")[0] for m in modules for v in vars(m).values()
+             if isinstance(v, types.ModuleType)}
+    names -= {*sys.stdlib_module_names, __name__.partition(".")[0]}
+    return "\x00".join(f"{n}={_release(n)}" for n in sorted(names))
+
+
+def _release(name: str) -> str:
+    """A library's release: its ``__version__`` (free), else its installed distribution's."""
+    version = getattr(sys.modules.get(name), "__version__", None)
+    return version if isinstance(version, str) else _installed(name)
+
+
+@functools.cache
+def _installed(name: str) -> str:
+    """The installed distribution's version (a few ms to look up; not upgraded under a running
+    process), ``-`` when none is named so."""
+    try:
+        return metadata.version(name)
+    except (metadata.PackageNotFoundError, ValueError):
+        return "-"

@@ -39,7 +39,7 @@ import numpy as np
 
 from hermes_core import tokenize as tok
 from hermes_core.retrieval import bm25, bm25_postings, glossary, lexical_update, token_memo
-from hermes_core.retrieval.code_fingerprint import modules_id
+from hermes_core.retrieval.code_fingerprint import imported_releases, modules_id
 from hermes_core.retrieval.gate_store import blob_texts, read_checked, texts_blob, write_sealed
 from hermes_core.retrieval.glossary import Glossary
 from hermes_core.retrieval.lexical_update import RowState
@@ -54,8 +54,9 @@ SCORING_MODULES: tuple[types.ModuleType, ...] = (tok, bm25, bm25_postings, gloss
 
 def scorers_id(modules: Sequence[types.ModuleType] = SCORING_MODULES) -> str:
     """A fingerprint of how a share is computed: the code of every function and method of
-    ``modules``, their upper-case constants, and bm25s's and numpy's versions."""
-    return modules_id(modules, f"{bm25s.__version__}\x00{np.__version__}")
+    ``modules``, their upper-case constants, bm25s's and numpy's versions and those of the
+    libraries ``modules`` import (simplemma's lemmas make BM25's stems)."""
+    return modules_id(modules, f"{bm25s.__version__}\x00{np.__version__}\x00{imported_releases(modules)}")
 
 
 @functools.cache

@@ -37,7 +37,7 @@ import numpy as np
 from hermes_core import tokenize as tok
 from hermes_core.retrieval import token_memo
 from hermes_core.retrieval.cache_sweep import npz_holding
-from hermes_core.retrieval.code_fingerprint import modules_id
+from hermes_core.retrieval.code_fingerprint import imported_releases, modules_id
 from hermes_core.retrieval.gate_store import blob_text, read_checked, text_blob, write_sealed
 from hermes_core.retrieval.token_memo import Derive, Key, SkillTerms, TokenMemo
 
@@ -113,13 +113,14 @@ def derive_name(derive: Derive) -> str:
 def derive_id(derive: Derive, *modules: types.ModuleType) -> str:
     """What a file's terms are filed under: ``derive``'s name and a fingerprint of the code that
     derives them (``code_fingerprint``: the tokenizer, the memo's terms, ``derive``'s own module,
-    and ``modules``, e.g. the code that builds postings from them). An edit of any of these
+    and ``modules``, e.g. the code that builds postings from them, and the releases of the
+    libraries they import, e.g. simplemma's for BM25's stemming). An edit of any of these
     without a ``TOKENIZER_VERSION`` bump is another id, so no stale terms are served. Taken at
     each read and write (about 5 ms; once a start, and at each rewrite), not at import, so a
     module replaced since is seen."""
     home = sys.modules.get(getattr(derive, "__module__", "") or "")
     mods = dict.fromkeys([tok, token_memo, *modules, *([home] if home is not None else [])])
-    return f"{derive_name(derive)}:{modules_id(list(mods))}"
+    return f"{derive_name(derive)}:{modules_id(list(mods), imported_releases(list(mods)))}"
 
 
 class RewriteTally:

@@ -218,6 +218,23 @@ def test_the_terms_are_stored_once_and_an_older_token_file_beside_the_index_is_r
     assert load_parts(index_path(tmp_path), skill_terms) is not None
 
 
+def test_a_token_file_left_by_a_crash_after_the_index_was_written_is_removed_at_the_next_start(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the process that adopted an older token file wrote the index file, then died before removing
+    # the token file: an unchanged catalog never writes the index again, so it stayed for good
+    from hermes_core.retrieval import bm25 as bm25_mod
+    monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())
+    updated_index(BM25Index(), CATALOG, TermsCache(tmp_path, min_new=1), IndexCache(None))
+    monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())
+    updated_index(BM25Index(), CATALOG, TermsCache(None), IndexCache(tmp_path, min_new=1))   # no drop
+    assert index_path(tmp_path).exists() and terms_path(tmp_path).exists()
+    memo = TokenMemo()
+    monkeypatch.setattr(bm25_mod, "_MEMO", memo)                        # the next start, unchanged
+    updated_index(BM25Index(), CATALOG, TermsCache(tmp_path, min_new=1), IndexCache(tmp_path, min_new=1))
+    assert memo.derived == 0 and not terms_path(tmp_path).exists()
+    assert load_parts(index_path(tmp_path), skill_terms) is not None
+
+
 def test_a_users_file_where_the_token_file_would_be_is_not_removed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from hermes_core.retrieval import bm25 as bm25_mod

@@ -163,3 +163,13 @@ def test_the_scoring_fingerprint_is_computed_on_first_use_not_at_import() -> Non
     got = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
                          env=os.environ.copy()).stdout
     assert got == "0 True\n"
+
+
+def test_the_scorers_fingerprint_changes_with_a_release_of_a_library_the_scorers_import(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # BM25's stemming lemmatises through simplemma: another release, other terms, other rows
+    import simplemma
+
+    base = scorers_id()
+    monkeypatch.setattr(simplemma, "__version__", "0.0-another-release", raising=False)
+    assert scorers_id() != base

@@ -209,3 +209,36 @@ def test_the_deriving_codes_fingerprint_is_the_same_in_every_process() -> None:
     got = {subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
     assert len(got) == 1 and next(iter(got)).strip()
+
+
+@pytest.mark.parametrize(("module", "name"), [("hermes_core.tokenize", "_segment_cjk"),
+                                              ("hermes_core.retrieval.bm25", "light_stem")])
+def test_terms_derived_before_an_edit_of_a_cached_function_are_not_served(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str, name: str) -> None:
+    # Chinese segmentation and English stemming sit behind functools.lru_cache: the wrapper is no
+    # plain function, yet its code decides the terms as much as any other function's
+    from functools import lru_cache
+
+    path = terms_path(tmp_path)
+    assert save_terms(path, skill_terms, filled().entries(skill_terms))
+    assert load_terms(path, skill_terms) is not None
+
+    def edited(word: str, fold: bool = True) -> tuple[str, ...]:
+        return (word[::-1],)
+
+    edited.__module__, edited.__qualname__ = module, name
+    monkeypatch.setattr(sys.modules[module], name, lru_cache(maxsize=8)(edited))
+    assert load_terms(path, skill_terms) is None
+
+
+def test_terms_derived_under_another_release_of_a_library_the_deriving_code_imports_are_not_served(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # BM25's stemming lemmatises through simplemma: a release with other lemmas derives other
+    # terms from the same code, as an OpenCC or jieba release does (those are in tokenizer_key)
+    import simplemma
+
+    path = terms_path(tmp_path)
+    assert save_terms(path, skill_terms, filled().entries(skill_terms))
+    assert load_terms(path, skill_terms) is not None
+    monkeypatch.setattr(simplemma, "__version__", "0.0-another-release", raising=False)
+    assert load_terms(path, skill_terms) is None
