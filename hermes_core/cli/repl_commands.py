@@ -409,9 +409,10 @@ def _not_a_regular_file(path: Path) -> str | None:
 
 #: What is read of a file at the transcript's name to tell whose it is: :func:`_save` writes
 #: ``session_id`` as the first key, so a transcript says whose it is in its first line; the rest
-#: (a long chat's transcript, or gigabytes someone put there) is never read.
+#: (a long chat's transcript, or gigabytes someone put there) is never read. The head is this
+#: much more than the longest this chat's id can be written (a caller's id may be any length).
 _HEAD_BYTES = 4096
-_SESSION_HEAD = re.compile(rb'\A\s*\{\s*"session_id"\s*:\s*("(?:[^"\\\n]|\\.){0,1024}")')
+_SESSION_HEAD = re.compile(rb'\A\s*\{\s*"session_id"\s*:\s*("(?:[^"\\\n]|\\.)*+")')
 
 
 def _holds_another_chat(path: Path, session_id: str) -> bool:
@@ -431,7 +432,8 @@ def _holds_another_chat(path: Path, session_id: str) -> bool:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return True
         try:
-            head = f.read(_HEAD_BYTES)
+            # at most 12 bytes a character however JSON writes it (an escaped surrogate pair)
+            head = f.read(_HEAD_BYTES + 12 * len(session_id))
         except OSError:
             return True
     found = _SESSION_HEAD.match(head)

@@ -511,6 +511,24 @@ EXPLANATIONS: tuple[tuple[str, str], ...] = (
     ("你为什么这么说？", "fast"),
     ("这就是为什么我喜欢你", "fast"),
     ("证明书怎么开？", "fast"),
+    # small talk and one-line lookups worded like an explanation (review of decision 162):
+    # "tell me how" + the person asked or a pronoun, "how" + a quantity, laughter, "prove you"
+    ("Tell me how your day was", "fast"),
+    ("tell me how u doing", "fast"),
+    ("Tell me how are you", "fast"),
+    ("Tell me how it went", "fast"),
+    ("I wonder why he hasn't called me back", "fast"),
+    ("Tell me how many people live in Tokyo", "fast"),
+    ("Can you tell me how old the Eiffel Tower is?", "fast"),
+    ("I wonder how many calories are in an apple", "fast"),
+    ("我也不知道为什么哈哈哈", "fast"),
+    ("证明你是真人", "fast"),
+    ("请证明你不是机器人", "fast"),
+    ("证明自己有多厉害", "fast"),
+    ("证明文件怎么开", "fast"),
+    ("Explain how rainbows form after rain", "default"),
+    ("I wonder why the tides follow the moon", "default"),
+    ("证明你的结论对任意正整数都成立", "default"),
 )
 
 

@@ -577,3 +577,22 @@ def test_save_over_a_huge_file_reads_only_its_head_to_tell_whose_it_is(tmp_path:
     else:
         assert said.startswith("[saved 2 messages to "), said
         assert json.loads(target.read_text(encoding="utf-8"))["session_id"] == owner
+
+
+@pytest.mark.parametrize("session_id", ["会话" * 300, "s" * 5000])
+def test_save_again_under_its_name_replaces_its_own_transcript_whatever_its_id_s_length(
+        tmp_path: Path, session_id: str) -> None:
+    """A session id is the caller's (``Agent(session_id=...)``): the head check matched at most
+    1,024 bytes of it in a 4 KB head, so a chat whose id is 600 Chinese characters (1,800 bytes)
+    or 5,000 letters could save once and never again under the same name ("holds another chat's
+    transcript": its own)."""
+    repl, out = _saving_repl(tmp_path / "home")
+    repl.agent.session_id = session_id
+    repl.turn("hello")
+    repl.dispatch("/save notes")
+    repl.turn("again")
+    repl.dispatch("/save notes")
+    said = out.getvalue().splitlines()[-1]
+    assert said.startswith("[saved 4 messages to "), said
+    saved = json.loads((tmp_path / "home" / "transcripts" / "notes.json").read_text(encoding="utf-8"))
+    assert saved["session_id"] == session_id and len(saved["messages"]) == 4

@@ -46,6 +46,12 @@ _AUX = (r"do|does|did|is|are|was|were|can|could|would|should|will|has|have|had|m
         r"|don't|doesn't|didn't|isn't|aren't|wasn't|weren't|can't|couldn't|won't|wouldn't"
         r"|shouldn't|hasn't|haven't")
 
+# What after "explain/tell me/I wonder how|why" makes no explanation: the person asked or a
+# pronoun (small talk about them, or about what the conversation said: "why is that?" is chit-chat
+# too), a verb of being ("tell me how are you") or a quantity (a one-line lookup).
+_NOT_EXPLAINED = (r"you|your|yours|u|ur|it|that|this|he|she|they|we|i|him|her|them|are|is|was"
+                  r"|were|am|many|much|old|long|far|tall|big|high|often|soon|large|fast")
+
 # (label, pattern, needs a maths sign). First match wins; the label is what a route shows.
 _CUES: tuple[tuple[str, re.Pattern[str], bool], ...] = (
     ("proof", re.compile(
@@ -107,23 +113,27 @@ _CUES: tuple[tuple[str, re.Pattern[str], bool], ...] = (
         r"(?:システム|アーキテクチャ|レートリミッタ)を設計",
         re.IGNORECASE), False),
     # A request that opens with 证明 asks for a claim proved whatever its topic (a certificate is
-    # 证明书/开证明, "how do I prove" is 怎么证明, "prove I am me" is 证明我)
+    # 证明书/证明文件/开证明, "how do I prove" is 怎么证明, "prove I am me" is 证明我, "prove you
+    # are human" 证明你是真人 and "prove yourself" 证明自己; "你的结论" is a claim)
     ("proof", re.compile(
-        r"\A\s*+(?:(?:请|請)\s*+)?(?:你\s*+)?(?:试|試)?(?:证明|證明)(?![了过過书書信件材料我]|一下你)"
+        r"\A\s*+(?:(?:请|請)\s*+)?(?:你\s*+)?(?:试|試)?(?:证明|證明)"
+        r"(?![了过過书書信件材料我]|一下你|文件|自己|[你您](?!的))"
         r"[^。！？?!\n]{4}"), False),
     # Asking why or how something is so is asking for an explanation, whatever the topic: the
     # words cannot tell "why is the sky blue" from "why do heavier objects not fall faster".
     # What counts: "why" + an auxiliary + a subject and a verb of their own ("why not?", "why is
     # that?" and "why did you say that?" talk about the conversation), "explain/tell me/I wonder
-    # why|how X Y" (not "explain how to": a how-to), 为什么/为何 + a clause (not "你为什么",
-    # "这就是为什么", "为什么呀"), 解释 + why/reason/mechanism.
+    # why|how X Y" (not "explain how to": a how-to; not a pronoun: "tell me how your day was",
+    # "how it went", "how are you"; not a quantity: "tell me how many people live in Tokyo" is a
+    # lookup), 为什么/为何 + a clause (not "你为什么", "这就是为什么", "为什么呀", "为什么哈哈"),
+    # 解释 + why/reason/mechanism.
     ("explanation", re.compile(
         rf"\bwhy\s+(?:{_AUX})\s+(?!(?:that|this|it|so|you|u|he|she|they|we|i|him|her|them)\b)"
         r"[\w'-]+(?:\s+[\w'-]+)+"
         r"|\bwhy\s+(?:do|does|did|would)\s+you\s+think\b"
         r"|\b(?:explain|tell\s+me|wonder|understand)\b(?:\s+(?:to\s+me|to\s+us|please|in\s+detail"
-        r"|briefly|simply))?\s+(?:why|how)\s+(?!to\b|you\b)[\w'-]+(?:\s+[\w'-]+)+"
-        r"|(?<![你您是])(?:为什么|為什麼|为何|為何)(?![不呢呀啊吗嗎嘛]|这样|這樣|那样|那樣|这么说|這麼說)"
+        rf"|briefly|simply))?\s+(?:why|how)\s+(?!(?:to|{_NOT_EXPLAINED})\b)[\w'-]+(?:\s+[\w'-]+)+"
+        r"|(?<![你您是])(?:为什么|為什麼|为何|為何)(?![不呢呀啊吗嗎嘛哈呵嘿嘻]|这样|這樣|那样|那樣|这么说|這麼說)"
         r"[^。！？?!，,\s]{3}"
         r"|(?:解释|解釋|讲解|講解)[^。！？?!\n]{0,10}?(?:为什么|為什麼|为何|為何|原因|原理|机制|機制)",
         re.IGNORECASE), False),
