@@ -148,9 +148,13 @@ def is_text(text: str, codec: str) -> bool:
 
 #: A Cyrillic reading needs this many Cyrillic letters: "été" is "йтй" in cp1251.
 MIN_CYRILLIC = 4
+#: And this share of them vowels: Russian has about 0.42, KOI8-R text read as cp1251 about a
+#: quarter (its vowels land on consonants: "привет мир" is "РТЙЧЕФ НЙТ").
+MIN_VOWEL_SHARE = 0.3
 
 _LETTERS = re.compile(r"[^\W\d_]+")
 _CYRILLIC = re.compile(r"[\u0400-\u04ff]")
+_RUSSIAN_VOWEL = re.compile(r"[аеёиоуыэюяАЕЁИОУЫЭЮЯ]")
 _ASCII_LETTER = re.compile(r"[A-Za-z]")
 _UTF8_SEQUENCE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}"
                             rb"|[\xf0-\xf4][\x80-\xbf]{3}")
@@ -185,6 +189,26 @@ def single_byte_fits(text: str, codec: str) -> bool:
     return True
 
 
+def _cyrillic_enough(text: str) -> bool:
+    """A cp1251 reading with :data:`MIN_CYRILLIC` Cyrillic letters, :data:`MIN_VOWEL_SHARE`
+    of them vowels."""
+    letters = len(_CYRILLIC.findall(text))
+    return letters >= MIN_CYRILLIC and len(_RUSSIAN_VOWEL.findall(text)) >= MIN_VOWEL_SHARE * letters
+
+
+def _cut_utf8(raw: bytes) -> bool:
+    """``raw`` is valid UTF-8 but for a last character cut short, with UTF-8's evidence: two
+    bytes or more of that character, or a whole character past ASCII before it (one lead byte
+    alone at the end is also a cp1252 "é")."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        text = decoder.decode(raw, final=False)
+    except UnicodeDecodeError:
+        return False
+    pending = decoder.getstate()[0]
+    return bool(pending) and (len(pending) >= 2 or not text.isascii())
+
+
 def _mostly_utf8(raw: bytes) -> bool:
     """At least half of the bytes past ASCII form valid UTF-8 sequences: a UTF-8 file with a
     stray byte, not a code page."""
@@ -214,7 +238,7 @@ def _single_byte(raw: bytes, sample: bytes, partial: bool) -> tuple[str, str] | 
             continue
         text = _decoded(raw, codec, partial)
         if text is not None and single_byte_fits(text, codec) and (
-                codec != "cp1251" or len(_CYRILLIC.findall(text)) >= MIN_CYRILLIC):
+                codec != "cp1251" or _cyrillic_enough(text)):
             fitting.append((text, codec))
     return fitting[0] if len(fitting) == 1 else None
 
@@ -237,6 +261,8 @@ def guess_decode(raw: bytes, *, partial: bool = False) -> tuple[str, str] | None
     is shown it up to its last whole line (or code unit), and the text is decoded once, here.
     """
     wide = b"\x00" in raw
+    if not partial and not wide and _cut_utf8(raw):
+        return None
     sample = raw
     if partial:
         sample = (raw[:len(raw) - len(raw) % 4] if wide

@@ -675,6 +675,35 @@ def test_a_utf8_file_with_one_stray_byte_is_not_read_as_cp1252(tmp_path: Path) -
     assert got.events[0].file == str(p) and "not valid UTF-8" in got.events[0].reason
 
 
+@pytest.mark.parametrize("raw", [
+    "Hello world 中".encode()[:-1],        # a character cut after two of its three bytes
+    "note: 你好".encode()[:-2],             # one whole character, then a cut one
+])
+def test_a_utf8_file_cut_mid_character_is_not_read_in_a_guessed_encoding(
+        tmp_path: Path, raw: bytes) -> None:
+    """Valid UTF-8 up to a last character cut short (a copy stopped mid-write, ``head -c``) was
+    read as cp1252 ("Hello world ä¸") or GB18030 ("浣犲"): its bytes are UTF-8's, so no guess."""
+    p = tmp_path / "USER.md"
+    p.write_bytes(raw)
+    got = read_context_file(p)
+    assert got.status == "skipped" and got.text == ""
+    assert got.events[0].file == str(p) and "not valid UTF-8" in got.events[0].reason
+
+
+@pytest.mark.parametrize("text", ["привет мир, как дела\n", "ПРИВЕТ МИР\n",
+                                  "заметки: купить молоко\n"])
+def test_a_koi8_r_file_is_not_read_as_cp1251(tmp_path: Path, text: str) -> None:
+    """KOI8-R puts small letters where cp1251 has capitals and reorders the alphabet: an
+    all-small KOI8-R note read as cp1251 "РТЙЧЕФ НЙТ" (all capitals pass the mixed-case test),
+    an all-capital one as "ртйчеф нйт". Those readings have few vowels (about a quarter of the
+    letters; Russian has over a third)."""
+    p = tmp_path / "USER.md"
+    p.write_bytes(text.encode("koi8_r"))
+    got = read_context_file(p)
+    assert got.status == "skipped" and got.text == ""
+    assert got.events[0].file == str(p) and "not valid UTF-8" in got.events[0].reason
+
+
 def test_binary_bytes_without_nul_are_still_skipped_naming_the_file(tmp_path: Path) -> None:
     p = tmp_path / "SOUL.md"
     p.write_bytes(bytes(range(1, 256)) * 4)
