@@ -231,16 +231,28 @@ def _single_byte(raw: bytes, sample: bytes, partial: bool) -> tuple[str, str] | 
 
     if _mostly_utf8(sample):
         return None
-    fitting = []
+    fitting: dict[str, str] = {}   # each reading that fits, and the first page it fits in
     for match in from_bytes(sample, cp_isolation=list(SINGLE_BYTE_CODECS)):
-        codec = match.encoding
-        if codec not in SINGLE_BYTE_CODECS:
+        if match.encoding not in SINGLE_BYTE_CODECS:
             continue
-        text = _decoded(raw, codec, partial)
-        if text is not None and single_byte_fits(text, codec) and (
-                codec != "cp1251" or _cyrillic_enough(text)):
-            fitting.append((text, codec))
-    return fitting[0] if len(fitting) == 1 else None
+        text = _decoded(raw, match.encoding, partial)
+        if text is None:
+            continue
+        # the detector lists one page for equal readings (curly quotes are the same bytes in
+        # both): the text is what is judged, in each page that gives it
+        for codec in SINGLE_BYTE_CODECS:
+            if ((codec == match.encoding or _decoded(raw, codec, partial) == text)
+                    and single_byte_fits(text, codec)
+                    and (codec != "cp1251" or _cyrillic_enough(text))):
+                fitting.setdefault(text, codec)
+    if not fitting:
+        # the detector lists no page for a file of punctuation ("“”…": its chaos is high); one
+        # whose high bytes are the same characters in both pages is no guess at all
+        text = _decoded(raw, "cp1252", partial)
+        if (text is not None and text == _decoded(raw, "cp1251", partial)
+                and single_byte_fits(text, "cp1252")):
+            return text, "cp1252"
+    return next(iter(fitting.items())) if len(fitting) == 1 else None
 
 
 def _japanese_instead(raw: bytes, text: str, codec: str, partial: bool) -> tuple[str, str] | None:

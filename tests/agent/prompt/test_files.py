@@ -652,6 +652,19 @@ def test_a_western_or_cyrillic_code_page_file_is_read_and_the_encoding_is_told(
     assert ev.file == str(p) and codec.upper() in ev.reason and "UTF-8" in ev.reason
 
 
+@pytest.mark.parametrize("text", ["I don’t know. It’s fine.\n", "“Quoted” …\n",
+                                  "“”…\n", "Don’t\n"])
+def test_a_cp1252_file_of_smart_quotes_is_read(tmp_path: Path, text: str) -> None:
+    """Word's and Notepad's curly quotes are the usual reason a Western file is not UTF-8.
+    Their bytes (0x91-0x94, 0x85) are the same characters in cp1251, the detector lists one
+    page for the two equal readings, cp1251, which has no Cyrillic: the file was skipped."""
+    p = tmp_path / "USER.md"
+    p.write_bytes(text.encode("cp1252"))
+    got = read_context_file(p)
+    assert got.status == "ok" and got.text == text.strip("\n")
+    assert got.events[0].file == str(p) and "CP1252" in got.events[0].reason
+
+
 @pytest.mark.parametrize(("text", "codec"), [
     ("été\n", "cp1252"),                             # as cp1251 "йтй": too little to tell
     ("Καλημέρα κόσμε\n", "cp1253"),                  # Greek: as cp1251 "КблзмЭсб кьуме"
