@@ -34,7 +34,9 @@ trust, because on a short file its ranking is close to a coin toss:
   note ("über", "Käse") read as "黚er", "K鋝e", "K酲e" is none (it is read as the cp1252 it
   is). A GB18030 reading of only rarer characters (GBK/4: most traditional ones, "們說話") is
   taken last, when no single-byte reading fits and every character past ASCII is a Han
-  character or CJK punctuation.
+  character or CJK punctuation. A CJK reading each of whose characters ends in an ASCII byte
+  gives way to a fitting cp1252 / cp1251 one: a curly quote or dash before a letter is a GBK/3
+  pair ("Don’t" as "Don抰"), "°C" a frequent Big5 one.
 * **Kana mean Japanese.** EUC-JP's kana rows are GB2312's too, so a Japanese note also reads
   cleanly as GB18030 with wrong kanji ("元気" as "傅丹"), or as cp949 Hangul jamo. A GB18030
   reading holding kana, or a cp949 one holding jamo, gives way to EUC-JP when that reads the
@@ -161,6 +163,10 @@ _UTF8_SEQUENCE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}"
 _HAN_OR_PUNCT = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
                            r"\uff00-\uffef\u2018-\u201d\u2026]")
 _KANA = re.compile(r"[\u3041-\u30ff]")
+#: A byte past ASCII not followed by an ASCII trail byte: where none is, every double-byte
+#: character of a CJK reading ends in ASCII, as a cp1252 "’s" or "°C" does and Chinese text
+#: (GB2312's two high bytes, Big5's half of high trails) almost never does.
+_HIGH_WITHOUT_ASCII_TRAIL = re.compile(rb"[\x80-\xff](?![\x40-\x7e])")
 _JAMO = re.compile(r"[\u3131-\u318e]")
 #: What EUC-JP's kana rows read as in another CJK code page.
 _KANA_AS = {"gb18030": _KANA, "cp949": _JAMO}
@@ -285,6 +291,9 @@ def guess_decode(raw: bytes, *, partial: bool = False) -> tuple[str, str] | None
         if text is None:
             continue
         if is_text(text, codec):
+            if (not wide and _HIGH_WITHOUT_ASCII_TRAIL.search(raw) is None
+                    and (single := _single_byte(raw, sample, partial)) is not None):
+                return single
             return _japanese_instead(raw, text, codec, partial) or (text, codec)
         if (rare is None and codec == "gb18030" and _CONTROL.search(text) is None
                 and _HAN_OR_PUNCT.subn("", text)[1] == len(text) - len(text.encode("ascii", "ignore"))):

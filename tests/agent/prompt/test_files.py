@@ -665,6 +665,21 @@ def test_a_cp1252_file_of_smart_quotes_is_read(tmp_path: Path, text: str) -> Non
     assert got.events[0].file == str(p) and "CP1252" in got.events[0].reason
 
 
+@pytest.mark.parametrize("text", ["Don’t—ever—stop\n", "x’s\n", "“Hi”There\n",
+                                  "50°C\n"])
+def test_a_cp1252_punctuation_before_a_letter_is_not_read_as_chinese(tmp_path: Path,
+                                                                      text: str) -> None:
+    """A curly quote or dash (0x80-0x9f) or a degree sign before an ASCII letter is a valid
+    GBK/3 or Big5 pair: "Don’t—ever" read as GB18030 "Don抰梕ver", "50°C" as Big5 "50蚓". Every
+    character of those readings ends in an ASCII byte, as almost no Chinese text does; the
+    cp1252 reading fits, so it is taken."""
+    p = tmp_path / "USER.md"
+    p.write_bytes(text.encode("cp1252"))
+    got = read_context_file(p)
+    assert got.status == "ok" and got.text == text.strip("\n")
+    assert got.events[0].file == str(p) and "CP1252" in got.events[0].reason
+
+
 @pytest.mark.parametrize(("text", "codec"), [
     ("été\n", "cp1252"),                             # as cp1251 "йтй": too little to tell
     ("Καλημέρα κόσμε\n", "cp1253"),                  # Greek: as cp1251 "КблзмЭсб кьуме"
