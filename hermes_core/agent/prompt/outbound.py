@@ -66,7 +66,12 @@ class ScrubMemo:
         if (held is not None and held[0] is scrub and held[1] == generation
                 and held[2] == tools):
             return tuple(t if c is None else c for t, c in zip(tools, held[3], strict=True))
-        snapshot = copy.deepcopy(tools)
+        try:
+            snapshot = copy.deepcopy(tools)
+        except Exception:   # an object in a schema that refuses a copy: scrubbed, not remembered
+            with self._lock:
+                self.misses += len(tools)
+            return tuple(_tool(t, scrub) for t in tools)
         clean = tuple(_tool(t, scrub) for t in snapshot)
         with self._lock:
             self.misses += len(tools)

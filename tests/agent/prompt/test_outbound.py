@@ -289,6 +289,21 @@ def test_a_tool_whose_parameters_are_changed_in_place_after_a_turn_is_scrubbed_a
     assert second == scrub_prompt(prompt, scrub)
 
 
+def test_a_tool_whose_parameters_cannot_be_copied_is_scrubbed_each_turn() -> None:
+    """The memo's copy of the tools is deep; a schema holding an object that refuses a copy (a
+    lock in a default) is not remembered, and still scrubbed every turn, never an error."""
+    import threading
+
+    scrub, memo = Redactor([CUSTOM_KEY]), ScrubMemo()
+    spec = ToolSpec("deploy", f"Deploys with {CUSTOM_KEY}.", {"type": "object", "properties": {
+        "env": {"type": "string", "default": threading.Lock()}}})
+    prompt = replace(_turns(CUSTOM_KEY)[0], tools=(spec,))
+    for _ in range(2):
+        sent = scrub_prompt(prompt, scrub, memo)
+        assert sent.tools[0].description == f"Deploys with {MARKER}."
+    assert memo.misses >= 2
+
+
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
 def test_a_secret_in_a_tool_description_never_reaches_the_provider(
         kind: str, empty_home: Path, respx_mock: Any, monkeypatch: pytest.MonkeyPatch) -> None:
