@@ -34,7 +34,9 @@ trust, because on a short file its ranking is close to a coin toss:
   note ("über", "Käse") read as "黚er", "K鋝e", "K酲e" is none (it is read as the cp1252 it
   is). A GB18030 reading of only rarer characters (GBK/4: most traditional ones, "們說話") is
   taken last, when no single-byte reading fits and every character past ASCII is a Han
-  character or CJK punctuation.
+  character or CJK punctuation. A CJK reading each of whose characters ends in an ASCII byte
+  gives way to a fitting cp1252 / cp1251 one: a curly quote or dash before a letter is a GBK/3
+  pair ("Don’t" as "Don抰"), "°C" a frequent Big5 one.
 * **Kana mean Japanese.** EUC-JP's kana rows are GB2312's too, so a Japanese note also reads
   cleanly as GB18030 with wrong kanji ("元気" as "傅丹"), or as cp949 Hangul jamo. A GB18030
   reading holding kana, or a cp949 one holding jamo, gives way to EUC-JP when that reads the
@@ -148,15 +150,23 @@ def is_text(text: str, codec: str) -> bool:
 
 #: A Cyrillic reading needs this many Cyrillic letters: "été" is "йтй" in cp1251.
 MIN_CYRILLIC = 4
+#: And this share of them vowels: Russian has about 0.42, KOI8-R text read as cp1251 about a
+#: quarter (its vowels land on consonants: "привет мир" is "РТЙЧЕФ НЙТ").
+MIN_VOWEL_SHARE = 0.3
 
 _LETTERS = re.compile(r"[^\W\d_]+")
 _CYRILLIC = re.compile(r"[\u0400-\u04ff]")
+_RUSSIAN_VOWEL = re.compile(r"[аеёиоуыэюяАЕЁИОУЫЭЮЯ]")
 _ASCII_LETTER = re.compile(r"[A-Za-z]")
 _UTF8_SEQUENCE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}"
                             rb"|[\xf0-\xf4][\x80-\xbf]{3}")
 _HAN_OR_PUNCT = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
                            r"\uff00-\uffef\u2018-\u201d\u2026]")
 _KANA = re.compile(r"[\u3041-\u30ff]")
+#: A byte past ASCII not followed by an ASCII trail byte: where none is, every double-byte
+#: character of a CJK reading ends in ASCII, as a cp1252 "’s" or "°C" does and Chinese text
+#: (GB2312's two high bytes, Big5's half of high trails) almost never does.
+_HIGH_WITHOUT_ASCII_TRAIL = re.compile(rb"[\x80-\xff](?![\x40-\x7e])")
 _JAMO = re.compile(r"[\u3131-\u318e]")
 #: What EUC-JP's kana rows read as in another CJK code page.
 _KANA_AS = {"gb18030": _KANA, "cp949": _JAMO}
@@ -185,6 +195,26 @@ def single_byte_fits(text: str, codec: str) -> bool:
     return True
 
 
+def _cyrillic_enough(text: str) -> bool:
+    """A cp1251 reading with :data:`MIN_CYRILLIC` Cyrillic letters, :data:`MIN_VOWEL_SHARE`
+    of them vowels."""
+    letters = len(_CYRILLIC.findall(text))
+    return letters >= MIN_CYRILLIC and len(_RUSSIAN_VOWEL.findall(text)) >= MIN_VOWEL_SHARE * letters
+
+
+def _cut_utf8(raw: bytes) -> bool:
+    """``raw`` is valid UTF-8 but for a last character cut short, with UTF-8's evidence: two
+    bytes or more of that character, or a whole character past ASCII before it (one lead byte
+    alone at the end is also a cp1252 "é")."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        text = decoder.decode(raw, final=False)
+    except UnicodeDecodeError:
+        return False
+    pending = decoder.getstate()[0]
+    return bool(pending) and (len(pending) >= 2 or not text.isascii())
+
+
 def _mostly_utf8(raw: bytes) -> bool:
     """At least half of the bytes past ASCII form valid UTF-8 sequences: a UTF-8 file with a
     stray byte, not a code page."""
@@ -207,16 +237,28 @@ def _single_byte(raw: bytes, sample: bytes, partial: bool) -> tuple[str, str] | 
 
     if _mostly_utf8(sample):
         return None
-    fitting = []
+    fitting: dict[str, str] = {}   # each reading that fits, and the first page it fits in
     for match in from_bytes(sample, cp_isolation=list(SINGLE_BYTE_CODECS)):
-        codec = match.encoding
-        if codec not in SINGLE_BYTE_CODECS:
+        if match.encoding not in SINGLE_BYTE_CODECS:
             continue
-        text = _decoded(raw, codec, partial)
-        if text is not None and single_byte_fits(text, codec) and (
-                codec != "cp1251" or len(_CYRILLIC.findall(text)) >= MIN_CYRILLIC):
-            fitting.append((text, codec))
-    return fitting[0] if len(fitting) == 1 else None
+        text = _decoded(raw, match.encoding, partial)
+        if text is None:
+            continue
+        # the detector lists one page for equal readings (curly quotes are the same bytes in
+        # both): the text is what is judged, in each page that gives it
+        for codec in SINGLE_BYTE_CODECS:
+            if ((codec == match.encoding or _decoded(raw, codec, partial) == text)
+                    and single_byte_fits(text, codec)
+                    and (codec != "cp1251" or _cyrillic_enough(text))):
+                fitting.setdefault(text, codec)
+    if not fitting:
+        # the detector lists no page for a file of punctuation ("“”…": its chaos is high); one
+        # whose high bytes are the same characters in both pages is no guess at all
+        text = _decoded(raw, "cp1252", partial)
+        if (text is not None and text == _decoded(raw, "cp1251", partial)
+                and single_byte_fits(text, "cp1252")):
+            return text, "cp1252"
+    return next(iter(fitting.items())) if len(fitting) == 1 else None
 
 
 def _japanese_instead(raw: bytes, text: str, codec: str, partial: bool) -> tuple[str, str] | None:
@@ -237,6 +279,8 @@ def guess_decode(raw: bytes, *, partial: bool = False) -> tuple[str, str] | None
     is shown it up to its last whole line (or code unit), and the text is decoded once, here.
     """
     wide = b"\x00" in raw
+    if not partial and not wide and _cut_utf8(raw):
+        return None
     sample = raw
     if partial:
         sample = (raw[:len(raw) - len(raw) % 4] if wide
@@ -247,6 +291,9 @@ def guess_decode(raw: bytes, *, partial: bool = False) -> tuple[str, str] | None
         if text is None:
             continue
         if is_text(text, codec):
+            if (not wide and _HIGH_WITHOUT_ASCII_TRAIL.search(raw) is None
+                    and (single := _single_byte(raw, sample, partial)) is not None):
+                return single
             return _japanese_instead(raw, text, codec, partial) or (text, codec)
         if (rare is None and codec == "gb18030" and _CONTROL.search(text) is None
                 and _HAN_OR_PUNCT.subn("", text)[1] == len(text) - len(text.encode("ascii", "ignore"))):

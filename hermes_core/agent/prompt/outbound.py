@@ -22,6 +22,7 @@ redactor or the process-wide registered secrets change (:func:`~hermes_core.reda
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -42,8 +43,10 @@ class ScrubMemo:
         self._done: dict[str, str] = {}
         self._chars = 0
         self._for: tuple[object, int] | None = None
-        #: (scrub, generation, the tools as given, as scrubbed): the last tool list's result
-        self._tools: tuple[object, int, tuple[ToolSpec, ...], tuple[ToolSpec, ...]] | None = None
+        #: (scrub, generation, a deep copy of the tools as given, each one as scrubbed or None
+        #: where the scrub left it as it was): the last tool list's result
+        self._tools: tuple[object, int, tuple[ToolSpec, ...],
+                           tuple[ToolSpec | None, ...]] | None = None
         self._lock = threading.Lock()
 
     def tools(self, tools: tuple[ToolSpec, ...], scrub: Callable[[str], str]
@@ -51,18 +54,30 @@ class ScrubMemo:
         """``tools`` with their descriptions and parameters scrubbed, done again only when the
         list (spec by spec: a turn builds a new tuple of the same specs), ``scrub`` or the
         registered secrets changed. The result is kept under the generation read before the
-        scrub, so one made while a secret was being registered is never used after it."""
+        scrub, so one made while a secret was being registered is never used after it.
+
+        The list is compared by value against a deep copy taken when it was scrubbed: a spec's
+        parameters are a mutable mapping, and the same spec object changed in place since (a
+        key's text put in a description) is a new list. A spec the scrub left alone is handed
+        on as the one given now, never as a remembered object someone may have changed."""
         generation = registered_generation()
         with self._lock:
             held = self._tools
         if (held is not None and held[0] is scrub and held[1] == generation
-                and _same_tools(held[2], tools)):
-            return held[3]
-        clean = tuple(_tool(t, scrub) for t in tools)
+                and held[2] == tools):
+            return tuple(t if c is None else c for t, c in zip(tools, held[3], strict=True))
+        try:
+            snapshot = copy.deepcopy(tools)
+        except Exception:   # an object in a schema that refuses a copy: scrubbed, not remembered
+            with self._lock:
+                self.misses += len(tools)
+            return tuple(_tool(t, scrub) for t in tools)
+        clean = tuple(_tool(t, scrub) for t in snapshot)
         with self._lock:
             self.misses += len(tools)
-            self._tools = (scrub, generation, tools, clean)
-        return clean
+            self._tools = (scrub, generation, snapshot,
+                           tuple(None if c is t else c for t, c in zip(snapshot, clean, strict=True)))
+        return tuple(t if c is s else c for t, s, c in zip(tools, snapshot, clean, strict=True))
 
     def bind(self, scrub: Callable[[str], str]) -> Callable[[str], str]:
         """``scrub``, remembering: call it on the stable parts only (a per-turn text would take
@@ -104,10 +119,6 @@ def _message(m: Message, scrub: Callable[[str], str]) -> Message:
     if content == m.content and all(a is b for a, b in zip(calls, m.tool_calls, strict=True)):
         return m
     return replace(m, content=content, tool_calls=calls)
-
-
-def _same_tools(a: tuple[ToolSpec, ...], b: tuple[ToolSpec, ...]) -> bool:
-    return len(a) == len(b) and all(x is y or x == y for x, y in zip(a, b, strict=True))
 
 
 def _tool(t: ToolSpec, scrub: Callable[[str], str]) -> ToolSpec:

@@ -652,6 +652,34 @@ def test_a_western_or_cyrillic_code_page_file_is_read_and_the_encoding_is_told(
     assert ev.file == str(p) and codec.upper() in ev.reason and "UTF-8" in ev.reason
 
 
+@pytest.mark.parametrize("text", ["I don’t know. It’s fine.\n", "“Quoted” …\n",
+                                  "“”…\n", "Don’t\n"])
+def test_a_cp1252_file_of_smart_quotes_is_read(tmp_path: Path, text: str) -> None:
+    """Word's and Notepad's curly quotes are the usual reason a Western file is not UTF-8.
+    Their bytes (0x91-0x94, 0x85) are the same characters in cp1251, the detector lists one
+    page for the two equal readings, cp1251, which has no Cyrillic: the file was skipped."""
+    p = tmp_path / "USER.md"
+    p.write_bytes(text.encode("cp1252"))
+    got = read_context_file(p)
+    assert got.status == "ok" and got.text == text.strip("\n")
+    assert got.events[0].file == str(p) and "CP1252" in got.events[0].reason
+
+
+@pytest.mark.parametrize("text", ["Don’t—ever—stop\n", "x’s\n", "“Hi”There\n",
+                                  "50°C\n"])
+def test_a_cp1252_punctuation_before_a_letter_is_not_read_as_chinese(tmp_path: Path,
+                                                                      text: str) -> None:
+    """A curly quote or dash (0x80-0x9f) or a degree sign before an ASCII letter is a valid
+    GBK/3 or Big5 pair: "Don’t—ever" read as GB18030 "Don抰梕ver", "50°C" as Big5 "50蚓". Every
+    character of those readings ends in an ASCII byte, as almost no Chinese text does; the
+    cp1252 reading fits, so it is taken."""
+    p = tmp_path / "USER.md"
+    p.write_bytes(text.encode("cp1252"))
+    got = read_context_file(p)
+    assert got.status == "ok" and got.text == text.strip("\n")
+    assert got.events[0].file == str(p) and "CP1252" in got.events[0].reason
+
+
 @pytest.mark.parametrize(("text", "codec"), [
     ("été\n", "cp1252"),                             # as cp1251 "йтй": too little to tell
     ("Καλημέρα κόσμε\n", "cp1253"),                  # Greek: as cp1251 "КблзмЭсб кьуме"
@@ -670,6 +698,35 @@ def test_a_utf8_file_with_one_stray_byte_is_not_read_as_cp1252(tmp_path: Path) -
     ("cafÃ©") in every accent: its bytes are mostly valid UTF-8 sequences, so no guess."""
     p = tmp_path / "USER.md"
     p.write_bytes("café naïve, déjà vu, über\n".encode() + b"\xff\n")
+    got = read_context_file(p)
+    assert got.status == "skipped" and got.text == ""
+    assert got.events[0].file == str(p) and "not valid UTF-8" in got.events[0].reason
+
+
+@pytest.mark.parametrize("raw", [
+    "Hello world 中".encode()[:-1],        # a character cut after two of its three bytes
+    "note: 你好".encode()[:-2],             # one whole character, then a cut one
+])
+def test_a_utf8_file_cut_mid_character_is_not_read_in_a_guessed_encoding(
+        tmp_path: Path, raw: bytes) -> None:
+    """Valid UTF-8 up to a last character cut short (a copy stopped mid-write, ``head -c``) was
+    read as cp1252 ("Hello world ä¸") or GB18030 ("浣犲"): its bytes are UTF-8's, so no guess."""
+    p = tmp_path / "USER.md"
+    p.write_bytes(raw)
+    got = read_context_file(p)
+    assert got.status == "skipped" and got.text == ""
+    assert got.events[0].file == str(p) and "not valid UTF-8" in got.events[0].reason
+
+
+@pytest.mark.parametrize("text", ["привет мир, как дела\n", "ПРИВЕТ МИР\n",
+                                  "заметки: купить молоко\n"])
+def test_a_koi8_r_file_is_not_read_as_cp1251(tmp_path: Path, text: str) -> None:
+    """KOI8-R puts small letters where cp1251 has capitals and reorders the alphabet: an
+    all-small KOI8-R note read as cp1251 "РТЙЧЕФ НЙТ" (all capitals pass the mixed-case test),
+    an all-capital one as "ртйчеф нйт". Those readings have few vowels (about a quarter of the
+    letters; Russian has over a third)."""
+    p = tmp_path / "USER.md"
+    p.write_bytes(text.encode("koi8_r"))
     got = read_context_file(p)
     assert got.status == "skipped" and got.text == ""
     assert got.events[0].file == str(p) and "not valid UTF-8" in got.events[0].reason

@@ -274,6 +274,36 @@ def test_a_secret_registered_after_a_turn_is_scrubbed_from_the_remembered_tools(
     assert later not in repr(second.tools) and second == scrub_prompt(prompt, scrub)
 
 
+def test_a_tool_whose_parameters_are_changed_in_place_after_a_turn_is_scrubbed_again() -> None:
+    """The memo compares the tools by value, against a copy taken when they were scrubbed: the
+    same spec object whose parameters dict gained a key's text since must not be sent as it was
+    remembered (unscrubbed: a spec the scrub left alone is handed on as itself)."""
+    scrub, memo = Redactor([CUSTOM_KEY]), ScrubMemo()
+    spec = ToolSpec("deploy", "Deploys.", {"type": "object", "properties": {
+        "env": {"type": "string", "description": "Where to."}}})
+    prompt = replace(_turns(CUSTOM_KEY)[0], tools=(spec,))
+    assert scrub_prompt(prompt, scrub, memo).tools == (spec,)
+    spec.parameters["properties"]["env"]["description"] = f"Where to, with {CUSTOM_KEY}."
+    second = scrub_prompt(replace(prompt, tools=(spec,)), scrub, memo)
+    assert CUSTOM_KEY not in repr(second.tools)
+    assert second == scrub_prompt(prompt, scrub)
+
+
+def test_a_tool_whose_parameters_cannot_be_copied_is_scrubbed_each_turn() -> None:
+    """The memo's copy of the tools is deep; a schema holding an object that refuses a copy (a
+    lock in a default) is not remembered, and still scrubbed every turn, never an error."""
+    import threading
+
+    scrub, memo = Redactor([CUSTOM_KEY]), ScrubMemo()
+    spec = ToolSpec("deploy", f"Deploys with {CUSTOM_KEY}.", {"type": "object", "properties": {
+        "env": {"type": "string", "default": threading.Lock()}}})
+    prompt = replace(_turns(CUSTOM_KEY)[0], tools=(spec,))
+    for _ in range(2):
+        sent = scrub_prompt(prompt, scrub, memo)
+        assert sent.tools[0].description == f"Deploys with {MARKER}."
+    assert memo.misses >= 2
+
+
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
 def test_a_secret_in_a_tool_description_never_reaches_the_provider(
         kind: str, empty_home: Path, respx_mock: Any, monkeypatch: pytest.MonkeyPatch) -> None:
