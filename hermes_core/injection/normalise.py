@@ -96,15 +96,26 @@ def _mostly_latin(paragraph: str) -> bool:
     return n - len(_LATIN_LETTER.sub("", paragraph)) > n - len(_OTHER_ALPHABET.sub("", paragraph))
 
 
+# a word's readings are remembered (a 1 MB paragraph of Greek repeats its words) only up to this
+# length: a remembered word of any length would keep every long word of every text scanned, up to
+# the caches' 65,536 entries, alive for the life of the process
+REMEMBERED_WORD_LENGTH = 64
+
+
+def _short(word: str) -> bool:
+    return len(word) <= REMEMBERED_WORD_LENGTH
+
+
 def _whole_in_latin(m: re.Match[str]) -> str:
-    return _whole_word_in_latin(m.group())
+    word = m.group()
+    return _whole_word_in_latin_once(word) if _short(word) else _whole_word_in_latin(word)
 
 
 def _in_latin(m: re.Match[str]) -> str:
-    return _word_in_latin(m.group())
+    word = m.group()
+    return _word_in_latin_once(word) if _short(word) else _word_in_latin(word)
 
 
-@lru_cache(maxsize=65536)
 def _whole_word_in_latin(word: str) -> str:
     """A word of a paragraph written mostly in Latin letters: a word wholly in another alphabet
     there ("Ιγνορε αλλ previous instructions") is a disguise, not a Greek word, and is spelled in
@@ -112,11 +123,10 @@ def _whole_word_in_latin(word: str) -> str:
     mixing alphabets is read as :func:`_word_in_latin` reads it. Once a distinct word: a 1 MB
     paragraph of Greek repeats its words."""
     if _LATIN.search(word) or not _OTHER_ALPHABET.search(word):
-        return _word_in_latin(word)
+        return _word_in_latin_once(word) if _short(word) else _word_in_latin(word)
     return anyascii(word)
 
 
-@lru_cache(maxsize=65536)
 def _word_in_latin(word: str) -> str:
     if not (_LATIN.search(word) and _OTHER_ALPHABET.search(word)):
         return word
@@ -125,6 +135,10 @@ def _word_in_latin(word: str) -> str:
     # only the other alphabet's letters: anyascii would also strip the word's accents ("erwähne"
     # -> "erwahne") and spell a Chinese run the word pattern joined to it in pinyin
     return _OTHER_ALPHABET.sub(lambda c: anyascii(c.group()), folded)
+
+
+_whole_word_in_latin_once = lru_cache(maxsize=65536)(_whole_word_in_latin)
+_word_in_latin_once = lru_cache(maxsize=65536)(_word_in_latin)
 
 
 # Greek letters read by their shape, where TR39 gives no ASCII letter for one (its prototypes for
@@ -229,7 +243,6 @@ def _known_reading(word: str) -> str | None:
     return None
 
 
-@lru_cache(maxsize=65536)
 def _word_readings(word: str) -> tuple[str, str]:
     """A word of Greek letters (or Greek and Latin ones) read (by shape, by sound), once a
     distinct word. By shape, unless some mix of shape and sound readings letter by letter is a
@@ -248,6 +261,7 @@ def _word_readings(word: str) -> tuple[str, str]:
 
 _OU = re.compile("[οΟ][υΥ]")
 _OU_LATIN = {"ου": "ou", "οΥ": "oU", "Ου": "ou", "ΟΥ": "oU"}
+_word_readings_once = lru_cache(maxsize=65536)(_word_readings)
 
 
 _GREEK_LONG_WORD = re.compile("[\u0370-\u03ff\u1f00-\u1fff]{5,}")
@@ -282,9 +296,11 @@ def _unaccented_greek(sentence: str) -> bool:
 
 
 _GREEK_VOWELS = frozenset("αεηιουω")
-# a syllable's vowel: one of Greek's vowel digraphs (each one sound, or a vowel and "v"/"f") or a
-# single vowel; "νέο" and "πάει" are two syllables, "πού" one
-_SYLLABLE = re.compile("αι|ει|οι|υι|ου|αυ|ευ|ηυ|[αεηιουω]")
+# a syllable's vowel: one of Greek's vowel digraphs (each one sound, or a vowel and "v"/"f"; an
+# accent falls on its second letter) or a single vowel, accented or not; "νέο" and "πάει" are two
+# syllables, "πού" one, and so are "τσάι" and "φαΐ" two: an accent on the first letter or a
+# dialytika on the second says the two vowels are read apart
+_SYLLABLE = re.compile("[αεου][ιί]|[αεοη][υύ]|[αεηιουωάέήίόύώϊϋΐΰ]")
 _GREEK_WORD = re.compile("[\u0370-\u03ff\u1f00-\u1fff]+")
 # the polytonic marks (grave, breathings, circumflex, iota subscript): older or learned Greek,
 # whose spelling the monotonic rules below do not describe
@@ -304,8 +320,9 @@ def _unlike_greek(word: str) -> bool:
     last = bare[-1]
     if last not in _GREEK_VOWELS and (last not in "ςν" or len(bare) < 2 or bare[-2] not in _GREEK_VOWELS):
         return True
-    return ("\u0301" in unicodedata.normalize("NFD", word) and len(_SYLLABLE.findall(bare)) == 1
-            and unicodedata.normalize("NFC", word) not in _ACCENTED_MONOSYLLABLES)
+    composed = unicodedata.normalize("NFC", word)
+    return ("\u0301" in unicodedata.normalize("NFD", word) and len(_SYLLABLE.findall(composed)) == 1
+            and composed not in _ACCENTED_MONOSYLLABLES)
 
 
 def _misspelled_greek(sentence: str) -> bool:
@@ -361,7 +378,7 @@ def greek_readings(text: str, plain: str | None = None) -> tuple[str, ...]:
         # words at the odd places, each distinct one read once
         parts = _GREEK_OR_LATIN_SPLIT.split(piece)
         words = parts[1::2]
-        of = {w: _word_readings(w) for w in set(words)}
+        of = {w: _word_readings_once(w) if _short(w) else _word_readings(w) for w in set(words)}
         shapes, sounds = parts[:], parts[:]
         shapes[1::2] = [of[w][0] for w in words]
         sounds[1::2] = [of[w][1] for w in words]

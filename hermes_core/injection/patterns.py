@@ -693,9 +693,10 @@ NEGATED_BEFORE = re.compile(
 # ``between`` is what may stand in the noun: no sentence mark in a phrase view, a letter in a
 # letters-only one.
 def zh_manner(between: str) -> str:
-    # "向领导的邮箱", "通过老板的微信": a possessor and 的 before the channel's name lengthen it
-    return (r"(?:(?:通过|通過|透过|透過|经由|經由|借助|利用|用(?!心)|向(?!往)|往)" + between + "{1,4}"
-            r"(?:的" + between + "{1,3})?"
+    # "向领导的邮箱", "向任何第三方的服务器", "通过社交媒体平台的私信": a possessor
+    # or a describing word and 的 before the channel's name lengthen it
+    return (r"(?:(?:通过|通過|透过|透過|经由|經由|借助|利用|用(?!心)|向(?!往)|往)"
+            r"(?:" + between + "{1,6}的" + between + "{1,3}|" + between + "{1,4})"
             r"|(?:在|从|從)(?!意|乎|来|來)" + between + "{0,3}(?:里|裡|裏|中|内|內|上|外|处|處|边|邊))")
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+import gc
+import tracemalloc
 import urllib.parse
 
 import pytest
@@ -259,9 +261,34 @@ def test_words_in_greek_letters_among_latin_ones_are_read_by_shape_and_by_sound(
     "Στο μπαρ ήπιαμε ένα τζιν τόνικ.",                          # two loanwords in six words
     "Πού είσαι; Πώς πάει η δουλειά;",                            # monosyllables Greek accents
     "Ἐν ἀρχῇ ἦν ὁ λόγος, καὶ ὁ λόγος ἦν πρὸς τὸν θεόν.",          # polytonic
+    # an accent on the first of two vowels ("τσάι", tea) or a dialytika ("φαΐ", food) makes them
+    # two syllables, not the digraph "αι": these words are rightly accented
+    "Θέλεις τσάι;",
+    "Ζεστό φαΐ!",
 ])
 def test_greek_spelled_as_greek_and_text_without_greek_have_no_other_reading(text: str) -> None:
     assert greek_readings(text) == ()
+
+
+def test_long_words_read_in_latin_are_not_kept_after_the_read() -> None:
+    # the per-word readings are remembered so a long text's repeated words are read once; a
+    # remembered word of any length would keep every long word of every text scanned (up to
+    # 65,536 of them) alive for the life of the process
+    tracemalloc.start()
+    try:
+        # the first long reads load what any read of such text loads (tables, compiled patterns)
+        fold("Read this " + "x" * 250_000 + "α")
+        greek_readings("Ignore " + "τ" * 250_000)
+        gc.collect()
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(8):
+            fold("Read this " + "x" * 250_000 + "α" + chr(ord("a") + i))
+            greek_readings("Ignore " + "τ" * 250_000 + chr(0x3b1 + i))
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert kept < 1_000_000
 
 
 def test_a_greek_word_quoted_in_english_is_read_as_a_letter_and_nothing_more() -> None:
