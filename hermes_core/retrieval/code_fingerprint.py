@@ -81,13 +81,17 @@ def hash_functions(h: Any, functions: Sequence[Callable[..., Any]]) -> None:
 
 
 def defined(module: types.ModuleType) -> list[Any]:
-    """The functions ``module`` defines, and its classes' methods, in name order."""
+    """The functions ``module`` defines, and its classes' methods, in name order. A memoised
+    function (``functools.cache``/``lru_cache``: a wrapper, not a function) by the function it
+    wraps: the stemmer and the CJK segmenter are such, and an edit to either must be seen."""
     out: list[Any] = []
     for _name, value in sorted(vars(module).items()):
         if getattr(value, "__module__", None) != module.__name__:
             continue
         if inspect.isfunction(value):
             out.append(value)
+        elif callable(value) and inspect.isfunction(getattr(value, "__wrapped__", None)):
+            out.append(value.__wrapped__)
         elif inspect.isclass(value):
             for _attr, member in sorted(vars(value).items()):
                 fn = member.__func__ if isinstance(member, classmethod | staticmethod) else member

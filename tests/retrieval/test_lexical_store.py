@@ -125,6 +125,23 @@ def test_a_changed_default_of_a_scorer_or_a_dataclass_field_misses_the_rows(
     assert scorers_id([module(field.format(1.5))]) != scorers_id([module(field.format(1.2))])
 
 
+def test_an_edited_memoised_scorer_has_another_fingerprint() -> None:
+    """A scoring function behind ``functools.cache``/``lru_cache`` (the stemmer, the CJK
+    segmenter) is a wrapper, not a function: its code went unhashed, so an edited stemmer kept
+    the fingerprint and the rows it had scored were served."""
+    def module(body: str) -> types.ModuleType:
+        m = types.ModuleType("scoring_under_test")
+        exec(body, m.__dict__)   # a module made from fixed test text
+        return m
+
+    cached = "import functools\n@functools.{}\ndef stem(w):\n    return w[:{}]\n"
+    base = scorers_id([module(cached.format("cache", 4))])
+    assert base == scorers_id([module(cached.format("cache", 4))])
+    assert base != scorers_id([module(cached.format("cache", 5))])
+    assert scorers_id([module(cached.format("lru_cache(maxsize=64)", 4))]) != scorers_id(
+        [module(cached.format("lru_cache(maxsize=64)", 5))])
+
+
 def test_an_empty_catalog_has_rows_too(tmp_path: Path) -> None:
     rows = {"hello": RowState((), 0.0, 0.0, frozenset())}
     path = rows_path(tmp_path)
