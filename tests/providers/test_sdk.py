@@ -1282,6 +1282,21 @@ def _error_answer(kind: str, status: int) -> dict[str, Any]:
             else anthropic_error(429, "slow down"))
 
 
+def _rate_limited(provider: Any, cred: Credential, model: str, mode: str) -> RateLimited:
+    """The rate limit a call in ``mode`` (whole or streamed, sync or async) raises."""
+    with pytest.raises(RateLimited) as info:
+        if mode in ("complete", "acomplete"):
+            _whole(provider, cred, model, mode)
+        elif mode == "stream":
+            list(provider.stream(PROMPT, model, cred, OPTS))
+        else:
+            async def drain() -> None:
+                async for _ in provider.astream(PROMPT, model, cred, OPTS):
+                    pass
+            asyncio.run(drain())
+    return info.value
+
+
 @pytest.mark.parametrize("status", [429, 200])
 @pytest.mark.parametrize("mode", ["complete", "acomplete", "stream", "astream"])
 @pytest.mark.parametrize("kind", PROVIDERS)
@@ -1298,17 +1313,7 @@ def test_a_compressed_error_answer_keeps_its_encoding_headers_and_no_secret(
     sent = {"content-type": "application/json", "content-encoding": "gzip",
             "retry-after": "7", "x-echoed-key": SECRET}
     respx_mock.post(url).mock(return_value=httpx.Response(status, headers=sent, content=body))
-    with pytest.raises(RateLimited) as info:
-        if mode in ("complete", "acomplete"):
-            _whole(provider, cred, model, mode)
-        elif mode == "stream":
-            list(provider.stream(PROMPT, model, cred, OPTS))
-        else:
-            async def drain() -> None:
-                async for _ in provider.astream(PROMPT, model, cred, OPTS):
-                    pass
-            asyncio.run(drain())
-    e = info.value
+    e = _rate_limited(provider, cred, model, mode)
     assert e.headers["content-encoding"] == "gzip"
     assert e.headers["content-length"] == str(len(body))
     assert e.retry_after == 7
@@ -1340,17 +1345,7 @@ def test_a_header_echoing_a_key_of_no_known_shape_is_masked_on_the_error(
     if encoding is not None:
         body, sent["content-encoding"] = gzip.compress(body), encoding
     respx_mock.post(url).mock(return_value=httpx.Response(status, headers=sent, content=body))
-    with pytest.raises(RateLimited) as info:
-        if mode in ("complete", "acomplete"):
-            _whole(provider, cred, model, mode)
-        elif mode == "stream":
-            list(provider.stream(PROMPT, model, cred, OPTS))
-        else:
-            async def drain() -> None:
-                async for _ in provider.astream(PROMPT, model, cred, OPTS):
-                    pass
-            asyncio.run(drain())
-    e = info.value
+    e = _rate_limited(provider, cred, model, mode)
     assert set(e.headers) >= {"x-echoed-key", "x-forwarded-auth"}
     assert e.headers["x-forwarded-auth"].endswith("; scope=all")   # the rest of the value kept
     shown = [repr(e.headers), str(e), repr(e), repr(e.body), caplog.text,
