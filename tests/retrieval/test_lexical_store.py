@@ -28,7 +28,7 @@ from hermes_core.retrieval.lexical_store import (
 )
 from hermes_core.retrieval.lexical_update import RowState, score_row
 from hermes_core.types import Skill
-from tests.retrieval.conftest import damage, logged
+from tests.retrieval.conftest import damage, first_use_in_a_fresh_process, logged
 
 CATALOG = [Skill("invoice-pdf", "Extract the table of an invoice PDF"),
            Skill("会议纪要", "整理会议记录。列出待办事项"), Skill("weather", "Get the forecast for a city")]
@@ -169,14 +169,9 @@ def test_the_key_changes_with_an_opencc_or_jieba_release_or_the_fold_config(
 
 
 def test_the_scoring_fingerprint_is_computed_on_first_use_not_at_import() -> None:
-    """Hashing the code is not paid by an import that never reads the cache; the value computed on
-    first use is the one ``scorers_id()`` gives."""
-    import os
-    import subprocess
-    import sys
-
-    code = ("from hermes_core.retrieval import lexical_store as s; "
-            "print(s.scorers_fingerprint.cache_info().currsize, s.scorers_fingerprint() == s.scorers_id())")
-    got = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
-                         env=os.environ.copy()).stdout
-    assert got == "0 True\n"
+    """Hashing the code is not paid by an import that never reads the cache; the value computed
+    on first use (by two threads at once, and in a child forked meanwhile) is the one
+    ``scorers_id()`` gives."""
+    got = first_use_in_a_fresh_process("lexical_store", "scorers_fingerprint",
+                                       "s.scorers_id()")
+    assert got == "0 True 0\n"
