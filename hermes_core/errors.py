@@ -677,12 +677,16 @@ def error_from_status(status_code: int, headers: Mapping[str, str | Sequence[str
 
     The body is consulted only for structured fields (``error.type`` / ``error.code``), to tell a
     context-window 400 or a quota 429 from the rest; the status code decides the family.
+    ``redact`` (the call's secrets) scrubs the message, the body and every header's value.
     """
     kind, code, message, page = _error_fields(body)
     lowered = message.lower()
     shown = message or ("" if page else kind or f"HTTP {status_code}")
     if redact is not None:
         shown = redact(shown)
+        # a gateway may echo the call's key in a header: it is scrubbed as the body is, not only
+        # of key shapes and registered keys (ProviderError's own net)
+        headers = {k: redact(v) for k, v in redact_headers(headers).items()}
         if body is not None:   # any shape: a proxy may answer with a JSON array or bytes
             body = redact(body.decode("utf-8", "replace") if isinstance(body, bytes | bytearray)
                           else str(body))

@@ -1282,6 +1282,21 @@ def _error_answer(kind: str, status: int) -> dict[str, Any]:
             else anthropic_error(429, "slow down"))
 
 
+def _rate_limited(provider: Any, cred: Credential, model: str, mode: str) -> RateLimited:
+    """The rate limit a call in ``mode`` (whole or streamed, sync or async) raises."""
+    with pytest.raises(RateLimited) as info:
+        if mode in ("complete", "acomplete"):
+            _whole(provider, cred, model, mode)
+        elif mode == "stream":
+            list(provider.stream(PROMPT, model, cred, OPTS))
+        else:
+            async def drain() -> None:
+                async for _ in provider.astream(PROMPT, model, cred, OPTS):
+                    pass
+            asyncio.run(drain())
+    return info.value
+
+
 @pytest.mark.parametrize("status", [429, 200])
 @pytest.mark.parametrize("mode", ["complete", "acomplete", "stream", "astream"])
 @pytest.mark.parametrize("kind", PROVIDERS)
@@ -1298,18 +1313,42 @@ def test_a_compressed_error_answer_keeps_its_encoding_headers_and_no_secret(
     sent = {"content-type": "application/json", "content-encoding": "gzip",
             "retry-after": "7", "x-echoed-key": SECRET}
     respx_mock.post(url).mock(return_value=httpx.Response(status, headers=sent, content=body))
-    with pytest.raises(RateLimited) as info:
-        if mode in ("complete", "acomplete"):
-            _whole(provider, cred, model, mode)
-        elif mode == "stream":
-            list(provider.stream(PROMPT, model, cred, OPTS))
-        else:
-            async def drain() -> None:
-                async for _ in provider.astream(PROMPT, model, cred, OPTS):
-                    pass
-            asyncio.run(drain())
-    e = info.value
+    e = _rate_limited(provider, cred, model, mode)
     assert e.headers["content-encoding"] == "gzip"
     assert e.headers["content-length"] == str(len(body))
     assert e.retry_after == 7
     assert SECRET not in repr(e.headers) and SECRET not in str(e)
+
+
+SECRET_HEADER = "gw-7f3a9c2e1b4d6a80HEADERECHO"   # not key-shaped: only the credential's net
+
+
+@pytest.mark.parametrize("encoding", ["gzip", None])
+@pytest.mark.parametrize("status", [429, 200])
+@pytest.mark.parametrize("mode", ["complete", "acomplete", "stream", "astream"])
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_a_header_echoing_a_key_of_no_known_shape_is_masked_on_the_error(
+        kind: str, mode: str, status: int, encoding: str | None, respx_mock: Any,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The error's message and body were scrubbed of the call's own key, its headers only of
+    key shapes and registered keys: a gateway echoing a key of another shape (a proxy's own
+    token) kept it in ``headers``, and so in its repr and its pickle. Plain or compressed (the
+    headers as sent are a copy), a whole answer or a stream's."""
+    import gzip
+    import pickle
+
+    provider, _, url, model = make(kind)
+    cred = Credential(provider.name, SECRET_HEADER)
+    body = json.dumps(_error_answer(kind, status)).encode()
+    sent = {"content-type": "application/json", "x-echoed-key": SECRET_HEADER,
+            "x-forwarded-auth": f"Token {SECRET_HEADER}; scope=all"}
+    if encoding is not None:
+        body, sent["content-encoding"] = gzip.compress(body), encoding
+    respx_mock.post(url).mock(return_value=httpx.Response(status, headers=sent, content=body))
+    e = _rate_limited(provider, cred, model, mode)
+    assert set(e.headers) >= {"x-echoed-key", "x-forwarded-auth"}
+    assert e.headers["x-forwarded-auth"].endswith("; scope=all")   # the rest of the value kept
+    shown = [repr(e.headers), str(e), repr(e), repr(e.body), caplog.text,
+             repr(pickle.loads(pickle.dumps(e)).headers)]
+    assert not [s for s in shown if SECRET_HEADER in s]
+    assert SECRET_HEADER.encode() not in pickle.dumps(e)

@@ -108,3 +108,37 @@ def logged(read: Callable[[], T]) -> tuple[T, list[logging.LogRecord]]:
         return read(), records
     finally:
         root.removeHandler(handler)
+
+
+_FIRST_USE = """
+import os, threading
+from hermes_core.retrieval import {module} as s
+f = s.{fingerprint}
+before, got, gate = f.cache_info().currsize, [], threading.Barrier(2)
+def first():
+    gate.wait()   # two threads use it first at once
+    got.append(f())
+threads = [threading.Thread(target=first) for _ in range(2)]
+for t in threads:
+    t.start()
+child = os.fork()   # while they compute: the child computes its own
+if child == 0:
+    os._exit(0 if f() == {reference} else 1)
+for t in threads:
+    t.join()
+print(before, got == [{reference}] * 2, os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]))
+"""
+
+
+def first_use_in_a_fresh_process(module: str, fingerprint: str, reference: str) -> str:
+    """In a fresh process: how many values ``hermes_core.retrieval.<module>.<fingerprint>`` held
+    after the import, whether two threads using it first at once both got ``reference`` (an
+    expression on the module ``s``), and the exit code of a child forked while they computed,
+    0 when it got ``reference`` too. A code fingerprint is computed on first use, not at import."""
+    import os
+    import subprocess
+    import sys
+
+    code = _FIRST_USE.format(module=module, fingerprint=fingerprint, reference=reference)
+    return subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                          text=True, env=os.environ.copy()).stdout

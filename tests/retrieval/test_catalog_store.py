@@ -21,7 +21,7 @@ from hermes_core.retrieval.catalog_memo import CatalogMemo, ParsedLine
 from hermes_core.retrieval.catalog_store import CatalogCache, catalog_file, load_lines
 from hermes_core.retrieval.skills import load_jsonl_catalog
 from hermes_core.types import Skill
-from tests.retrieval.conftest import damage, logged
+from tests.retrieval.conftest import damage, first_use_in_a_fresh_process, logged
 
 T = TypeVar("T")
 
@@ -308,14 +308,9 @@ def test_a_users_own_file_of_the_caches_naming_is_kept_when_the_cache_folder_is_
 
 
 def test_the_parser_fingerprint_is_computed_on_first_use_not_at_import() -> None:
-    """Hashing the code is not paid by an import that never reads the cache; the value computed on
-    first use is the one ``parser_id()`` gives."""
-    import os
-    import subprocess
-    import sys
-
-    code = ("from hermes_core.retrieval import catalog_store as s; "
-            "print(s.parser_fingerprint.cache_info().currsize, s.parser_fingerprint() == s.parser_id())")
-    got = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
-                         env=os.environ.copy()).stdout
-    assert got == "0 True\n"
+    """Hashing the code is not paid by an import that never reads the cache; the value computed
+    on first use (by two threads at once, and in a child forked meanwhile) is the one
+    ``parser_id()`` gives."""
+    got = first_use_in_a_fresh_process("catalog_store", "parser_fingerprint",
+                                       "s.parser_id()")
+    assert got == "0 True 0\n"

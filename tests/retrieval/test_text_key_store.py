@@ -22,7 +22,7 @@ from hermes_core.retrieval.text_key_store import (
     text_keys_path,
 )
 from hermes_core.types import Skill
-from tests.retrieval.conftest import damage, logged
+from tests.retrieval.conftest import damage, first_use_in_a_fresh_process, logged
 
 CATALOG = [Skill("Calendar.Meeting.createMeeting", "Create a meeting. Invite people!"),
            Skill("invoice-pdf", "Extract the table of an invoice PDF"),
@@ -184,15 +184,9 @@ def test_a_changed_default_factory_of_a_dataclass_field_has_another_fingerprint(
 
 
 def test_the_builders_fingerprint_is_computed_on_first_use_not_at_import() -> None:
-    """Hashing the code is not paid by an import that never reads the cache; the value computed on
-    first use is the one ``builders_id(KEY_BUILDERS)`` gives."""
-    import os
-    import subprocess
-    import sys
-
-    code = ("from hermes_core.retrieval import text_key_store as s; "
-            "print(s.builders_fingerprint.cache_info().currsize, "
-            "s.builders_fingerprint() == s.builders_id(s.KEY_BUILDERS))")
-    got = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
-                         env=os.environ.copy()).stdout
-    assert got == "0 True\n"
+    """Hashing the code is not paid by an import that never reads the cache; the value computed
+    on first use (by two threads at once, and in a child forked meanwhile) is the one
+    ``builders_id(KEY_BUILDERS)`` gives."""
+    got = first_use_in_a_fresh_process("text_key_store", "builders_fingerprint",
+                                       "s.builders_id(s.KEY_BUILDERS)")
+    assert got == "0 True 0\n"
