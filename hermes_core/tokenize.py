@@ -340,12 +340,11 @@ MAX_RUN_MARKS = 8
 # before each one (a 120,000-character run of flags took 12 s).
 _FLAG = "[\U0001F1E6-\U0001F1FF]{2}"
 # A keycap (1️⃣ #️⃣ *️⃣): a digit, # or * and the enclosing keycap, its selector optional (1⃣ is
-# one too); a digit starts it, so it is no pictograph cluster. Fullwidth ones are NFKC's digits.
-_KEYCAP = "[0-9#*\uff10-\uff19\uff03\uff0a]\ufe0f?\u20e3"
-_KEYCAPS = regex.compile(_KEYCAP)
-_SYMBOL = regex.compile(f"(?V1){_FLAG}|{_KEYCAP}|(?=\\p{{So}})\\X|([[\\p{{P}}\\p{{S}}]--\\p{{So}}]+)")
-_SYMBOL_OR_RUN = regex.compile(   # the keycap tried last: prose scans 25 % faster
-    f"(?V1){_FLAG}|(?=\\p{{So}})\\X|([[\\p{{P}}\\p{{S}}]--\\p{{So}}]{{2,}})|{_KEYCAP}")
+# one too); a digit starts it, so it is no pictograph cluster. Read after NFKC (１⃣ 𝟏⃣ ¹⃣ are 1⃣),
+# and taken out before the scan below: a mark before # or * (：#️⃣) would take it into a run.
+_KEYCAPS = regex.compile("[0-9#*]\ufe0f?\u20e3")
+_SYMBOL = regex.compile(f"(?V1){_FLAG}|(?=\\p{{So}})\\X|([[\\p{{P}}\\p{{S}}]--\\p{{So}}]+)")
+_SYMBOL_OR_RUN = regex.compile(f"(?V1){_FLAG}|(?=\\p{{So}})\\X|([[\\p{{P}}\\p{{S}}]--\\p{{So}}]{{2,}})")
 # Whether a text with words has any symbol term: one scan of a plain class (5 us a summary),
 # where the patterns above, tried at every character, cost ten times that.
 _ANY_SYMBOL_OR_RUN = regex.compile(r"\p{So}|[\p{P}\p{S}]{2}")   # and a keycap's U+20E3
@@ -365,8 +364,11 @@ def _symbol_term(chars: str) -> str:
 
 def without_keycaps(text: str) -> str:
     """``text`` with its keycaps (1️⃣) read as a space: a query's words, so "1️⃣" is not
-    searched as "1" (its symbol term is :func:`symbol_terms`'s)."""
-    return _KEYCAPS.sub(" ", text) if "\u20e3" in text else text
+    searched as "1" (its symbol term is :func:`symbol_terms`'s). After NFKC, as the index reads
+    a keycap: 𝟏⃣ is 1⃣ there, and kept its digit here before."""
+    if "\u20e3" not in text:
+        return text
+    return str(_KEYCAPS.sub(" ", unicodedata.normalize("NFKC", text)))
 
 
 def _bases(cluster: str) -> list[str]:
@@ -401,6 +403,11 @@ def symbol_terms(text: str, *, bases: bool = False) -> list[str]:
     if not wordless and not (_ANY_SYMBOL_OR_RUN.search(text) or "\u20e3" in text):
         return []
     seen: dict[str, None] = {}
+    if "\u20e3" in text:       # keycaps first, then read as spaces: no mark before one runs into it
+        # twelve keycaps, each looked for with ``in`` (C's search): no string made a match
+        seen.update((_symbol_term(c + "\u20e3"), None) for c in "0123456789#*"
+                    if c + "\u20e3" in text or c + "\ufe0f\u20e3" in text)
+        text = _KEYCAPS.sub(" ", text)
     met: set[str] = set()       # what was matched: a repeated emoji is read once (10 MB of them)
     for m in (_SYMBOL if wordless else _SYMBOL_OR_RUN).finditer(text):
         if m.group() in met:

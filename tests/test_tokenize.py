@@ -330,6 +330,19 @@ def test_a_keycap_is_one_symbol_term_in_prose_and_alone() -> None:
     assert symbol_terms("step 1 done") == [] and symbol_terms("#1 done") == []
 
 
+@pytest.mark.parametrize(("text", "wrong"), [
+    ("标签：#\ufe0f\u20e3 完成", "zsym3ax23"), ("步骤（*\ufe0f\u20e3）重启", "zsym28x2a"),
+    ("看**#\ufe0f\u20e3**", "zsym2ax23"), ("done?#\u20e3 next", "zsym3fx23")])
+def test_a_keycap_after_a_punctuation_mark_is_still_its_own_term(text: str, wrong: str) -> None:
+    """A mark before a # or * keycap (a Chinese colon or bracket, NFKC's ``:`` ``(``) was read
+    as a run with the keycap's ``#``: "：#️⃣" indexed ``:#`` and no keycap, so #️⃣ did not
+    find it. The keycap is its term, and the mark takes no part of it into a run."""
+    cap = "#\u20e3" if "#" in text else "*\u20e3"
+    assert set(symbol_terms(cap)) <= set(symbol_terms(text)), text
+    assert set(symbol_terms(cap)) <= set(segment_for_index(text).split()), text
+    assert wrong not in symbol_terms(text), text
+
+
 def test_a_toned_or_gendered_emoji_is_indexed_by_its_base_too_the_query_is_its_cluster_only() -> None:
     """A search for the base emoji finds its skin-tone, gender and hair variants (as "run" finds
     "run" in a sentence); a search for one variant finds only it. Only those modifiers are taken

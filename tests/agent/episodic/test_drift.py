@@ -464,20 +464,25 @@ def test_our_own_writes_leave_no_note_to_heal(tmp_path: Path) -> None:
         assert not drift.due(store.connection)
 
 
-def test_more_sessions_below_rowid_one_than_an_open_moves_raise_no_rebuild_warning(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    """``rehome`` moves ``REPAIR_ROWS`` sessions an open; until the next open moves the rest,
-    their index rows disagree by design, which the full check took for damage only a rebuild
-    mends, and said so."""
-    path = tmp_path / "sessions.db"
+def _plant_below_rowid_one(path: Path, n: int) -> None:
+    """A store with one session, and ``n`` sessions ``low{k}`` ("planted word{k}x") another tool
+    inserted at rowids 0, -1, ... (where :func:`drift.rehome` moves them from)."""
     with _open(path) as store:
         store.upsert(SessionRecord("s", "a plain session about kites", (), 1.0))
         store.connection.executemany(
             "INSERT INTO sessions(rowid, memory_id, session_id, summary, tags, created_at,"
             " relevance_score, content_hash, source, message_count) VALUES"
             " (?, ?, ?, ?, '', 1.0, 1.0, ?, 'manual', 0)",
-            [(-k, f"m{k}", f"low{k}", f"planted word{k}x", f"h{k}")
-             for k in range(2 * drift.REPAIR_ROWS + 50)])
+            [(-k, f"m{k}", f"low{k}", f"planted word{k}x", f"h{k}") for k in range(n)])
+
+
+def test_more_sessions_below_rowid_one_than_an_open_moves_raise_no_rebuild_warning(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """``rehome`` moves ``REPAIR_ROWS`` sessions an open; until the next open moves the rest,
+    their index rows disagree by design, which the full check took for damage only a rebuild
+    mends, and said so."""
+    path = tmp_path / "sessions.db"
+    _plant_below_rowid_one(path, 2 * drift.REPAIR_ROWS + 50)
     with caplog.at_level(logging.WARNING, logger="hermes_core.memory"):
         for _ in range(3):
             _open(path).close()
@@ -495,13 +500,7 @@ def test_a_thousand_sessions_below_rowid_one_are_moved_and_found_after_one_open_
     writer waits at most one batch), and its heal indexes them."""
     path = tmp_path / "sessions.db"
     n = 1_000
-    with _open(path) as store:
-        store.upsert(SessionRecord("s", "a plain session about kites", (), 1.0))
-        store.connection.executemany(
-            "INSERT INTO sessions(rowid, memory_id, session_id, summary, tags, created_at,"
-            " relevance_score, content_hash, source, message_count) VALUES"
-            " (?, ?, ?, ?, '', 1.0, 1.0, ?, 'manual', 0)",
-            [(-k, f"m{k}", f"low{k}", f"planted word{k}x", f"h{k}") for k in range(n)])
+    _plant_below_rowid_one(path, n)
     moved: list[int] = []
     real = drift.reindex.immediate
 

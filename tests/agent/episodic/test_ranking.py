@@ -381,3 +381,13 @@ def test_a_long_query_is_not_cut_inside_an_emoji(unit: str, wrong: str) -> None:
         terms = query_terms("x" + " " * pad + unit * (MAX_QUERY_CHARS // len(unit) + 10))
         assert {t for t in terms if t.startswith("zsym")} == set(symbol_terms(unit)), pad
         assert wrong not in terms, pad
+
+
+@pytest.mark.parametrize("cap", ["\U0001d7cf\u20e3", "\u00b9\u20e3", "\uff11\ufe0f\u20e3"])
+def test_a_keycap_spelled_with_a_compatibility_digit_is_no_digit_of_the_query(cap: str) -> None:
+    """The index reads a keycap after NFKC (𝟏⃣ and ¹⃣ are 1⃣), but the query's keycaps were
+    taken out before it, so "𝟏⃣" kept its digit: searched as "1", it found every summary
+    with a 1 (the keycap defect decision 161 mended for an ASCII digit)."""
+    terms = query_terms(f"step {cap}")
+    assert "1" not in terms
+    assert set(symbol_terms("1\u20e3")) <= set(terms)
