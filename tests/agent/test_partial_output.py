@@ -140,6 +140,28 @@ def test_drafts_of_the_wrong_shape_make_no_partial_object() -> None:
     assert drafts.latest is None
 
 
+class Price(BaseModel):
+    item: str
+    cents: int = 0
+    rate: float = 0.0
+
+
+def test_a_number_still_arriving_is_not_shown_as_a_value_it_never_had() -> None:
+    """``{"cents": 12`` may go on to 1234 (and a rate ``1.5`` to ``1.5e3``): pydantic reads the
+    number so far as finished, so a partial object claimed 12 cents of a 1234-cent price. The
+    redactor holds a trailing run of key letters, digits, ``.``, ``-``, ``+`` among them, so a
+    number is read only once something ends it (as a word in a string is)."""
+    drafts = Drafts(Price)
+    made = []
+    for piece in ('{"item": "tea, 12', ' cups", "cents": 12', '34', ', "rate": 1.5', 'e3', '}'):
+        if drafts.feed(Delta(draft=piece)):
+            made.append(drafts.take())
+    assert made == [Price(item="tea, "), Price(item="tea, 12 cups"),
+                    Price(item="tea, 12 cups", cents=1234),
+                    Price(item="tea, 12 cups", cents=1234, rate=1500.0)]
+    assert Price(item="tea, 12 cups", cents=12) not in made
+
+
 def test_a_redraft_voids_the_drafts_so_far() -> None:
     drafts = Drafts(Trip)
     assert drafts.feed(Delta(draft='{"city": "Par", '))
