@@ -58,9 +58,11 @@ class Drafts(Generic[T]):
         if self._size - self._read < self._size // _STEP:
             return False   # read again once it has grown by a part of itself (see _STEP)
         self._read = self._size
+        text = "".join(self._parts)
+        self._parts[:] = [text]   # held as one string: a small str per piece costs ~11x its text
         try:
             value = self.output.__pydantic_validator__.validate_json(
-                "".join(self._parts), allow_partial="trailing-strings")
+                text, allow_partial="trailing-strings")
         except (ValidationError, ValueError):   # not yet an object of its shape: nothing new
             return False
         if not isinstance(value, self.output) or value == self._shown:
