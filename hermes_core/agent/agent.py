@@ -447,7 +447,7 @@ class Agent:
         OutputStream`: retries and the repair round, errors, cancelling)."""
         if not isinstance(message, str):   # a caller's mistake, said where it was made
             raise TypeError(f"message must be str, not {type(message).__name__}")
-        drafts = Drafts(output)
+        drafts = Drafts(output, self.redact.stream)
         return OutputStream(drafts, self._stream_pieces(
             message, output, self._turn_options(output, options), drafts))
 
@@ -566,7 +566,7 @@ class Agent:
     def astream_output(self, message: str, *, output: type[T],
                        options: Mapping[str, Any] | None = None) -> AsyncOutputStream[T]:
         """:meth:`stream_output` for async code (``async for obj in agent.astream_output(...)``)."""
-        drafts = Drafts(output)
+        drafts = Drafts(output, self.redact.stream)
         return AsyncOutputStream(drafts, self._astream_pieces(
             message, output, self._turn_options(output, options), drafts),
             lambda: self.last_reply)

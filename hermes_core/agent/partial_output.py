@@ -12,12 +12,13 @@ that one is ever :attr:`OutputStream.output`.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from hermes_core.agent.reply import Reply
+from hermes_core.redact import StreamRedactor
 from hermes_core.types import Delta
 
 T = TypeVar("T", bound=BaseModel)
@@ -30,10 +31,17 @@ _STEP = 32
 
 class Drafts(Generic[T]):
     """The drafts of one structured reply as ``output`` instances. :meth:`feed` is given every
-    delta of the stream and says whether it made a new partial object (:attr:`latest`)."""
+    delta of the stream and says whether it made a new partial object (:attr:`latest`).
 
-    def __init__(self, output: type[T]) -> None:
+    The drafts pass through ``scrub`` (a fresh :class:`StreamRedactor` a reply, the agent's, so
+    its registered keys too) before they are read, as the text does: a key the model writes into
+    the JSON never reaches a partial object, and the tail that could still become one waits."""
+
+    def __init__(self, output: type[T],
+                 scrub: Callable[[], StreamRedactor] = StreamRedactor) -> None:
         self.output = output
+        self._new_scrub = scrub
+        self._scrub = scrub()
         self._parts: list[str] = []
         self._size = self._read = 0   # characters drafted, and when they were last read
         self._shown: T | None = None
@@ -43,16 +51,18 @@ class Drafts(Generic[T]):
         if d.redraft:   # the attempt that sent them failed: the next drafts start anew
             self.restart()
             return False
-        if not d.draft:
+        if not d.draft or not (shown := self._scrub.feed(d.draft)):
             return False
-        self._parts.append(d.draft)
-        self._size += len(d.draft)
+        self._parts.append(shown)
+        self._size += len(shown)
         if self._size - self._read < self._size // _STEP:
             return False   # read again once it has grown by a part of itself (see _STEP)
         self._read = self._size
+        text = "".join(self._parts)
+        self._parts[:] = [text]   # held as one string: a small str per piece costs ~11x its text
         try:
             value = self.output.__pydantic_validator__.validate_json(
-                "".join(self._parts), allow_partial="trailing-strings")
+                text, allow_partial="trailing-strings")
         except (ValidationError, ValueError):   # not yet an object of its shape: nothing new
             return False
         if not isinstance(value, self.output) or value == self._shown:
@@ -63,6 +73,7 @@ class Drafts(Generic[T]):
     def restart(self) -> None:
         """A new reply begins (a retried attempt, the repair round): earlier drafts are void."""
         self._parts.clear()
+        self._scrub = self._new_scrub()
         self._size = self._read = 0
         self._shown = self.latest = None
 
