@@ -281,8 +281,11 @@ _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 #: KS X 1001 about evenly (its leads 0xB0-0xC8 are Hangul there, one for one).
 _FREQUENT_HANGUL = frozenset(
     "이가은는을를에의와과도로으서고다요니까지하한해했합습있없것수그저나우리사자기시세어아게"
-    "대들내면만보주되된적인일전정장상국문안녕감용님께요네오늘좀더잘")
-#: A cp949 reading must have this many syllables before it is preferred to GB18030's.
+    "대들내면만보주되된적인일전정장상국문안님께네오좀더잘")
+#: What a Korean line ends in: a verb ending or a particle ("老客户" as "일와빵" does not).
+_KOREAN_ENDING = frozenset("다요니까죠는은을를이가에의로도와과고서야지네")
+#: A cp949 reading must have this many different syllables before it is preferred to
+#: GB18030's ("等等等" is "된된된").
 MIN_HANGUL = 3
 
 
@@ -313,8 +316,8 @@ def _other_script_instead(raw: bytes, text: str, codec: str,
 
     Shift-JIS: half or more of its characters past ASCII are kana and the GB18030 reading has
     no GB2312 character (Shift-JIS kana are GBK/3's rare hanzi: "ソフト" as "僜僼僩").
-    cp949: every character past ASCII a Hangul syllable, at least :data:`MIN_HANGUL` of them,
-    half of them among Korean's most frequent (GB2312's frequent hanzi are KS X 1001's
+    cp949: every character past ASCII a Hangul syllable, at least :data:`MIN_HANGUL` different
+    ones, more than half of them among Korean's most frequent, the last an ending or particle (GB2312's frequent hanzi are KS X 1001's
     Hangul byte for byte: "안녕하세요" as "救崇窍技夸", so only the syllables tell)."""
     if codec != "gb18030":
         return None
@@ -326,8 +329,9 @@ def _other_script_instead(raw: bytes, text: str, codec: str,
     if korean is None or not is_text(korean, "cp949"):
         return None
     syllables = _HANGUL.findall(korean)
-    if (len(syllables) >= MIN_HANGUL and len(syllables) == _wide(korean)
-            and 2 * sum(s in _FREQUENT_HANGUL for s in syllables) >= len(syllables)):
+    if (len(set(syllables)) >= MIN_HANGUL and len(syllables) == _wide(korean)
+            and 2 * sum(s in _FREQUENT_HANGUL for s in syllables) > len(syllables)
+            and syllables[-1] in _KOREAN_ENDING):
         return korean, "cp949"
     return None
 
