@@ -42,6 +42,9 @@ trust, because on a short file its ranking is close to a coin toss:
   reading holding kana, or a cp949 one holding jamo, gives way to EUC-JP when that reads the
   whole file. Kanji without kana stay GB18030 (warned): the detector's chaos and language
   (coherence) are the same for both readings of a short line, so nothing tells them apart.
+  Likewise a GB18030 reading gives way to Shift-JIS when it has no GB2312 character and half
+  the cp932 reading is kana ("ソフト" is GBK/3's "僜僼僩"), and to cp949 when that reading is
+  all Hangul that reads as Korean (:func:`_other_script_instead`).
 
 The caller says which encoding it assumed, in a line naming the file: a guess can be wrong.
 """
@@ -317,8 +320,9 @@ def _other_script_instead(raw: bytes, text: str, codec: str,
     Shift-JIS: half or more of its characters past ASCII are kana and the GB18030 reading has
     no GB2312 character (Shift-JIS kana are GBK/3's rare hanzi: "ソフト" as "僜僼僩").
     cp949: every character past ASCII a Hangul syllable, at least :data:`MIN_HANGUL` different
-    ones, more than half of them among Korean's most frequent, the last an ending or particle (GB2312's frequent hanzi are KS X 1001's
-    Hangul byte for byte: "안녕하세요" as "救崇窍技夸", so only the syllables tell)."""
+    ones, more than half of them among Korean's most frequent, the last an ending or
+    particle (GB2312's frequent hanzi are KS X 1001's Hangul byte for byte: "안녕하세요" as
+    "救崇窍技夸", so only the syllables tell)."""
     if codec != "gb18030":
         return None
     japanese = _decoded(raw, "cp932", partial)

@@ -3,6 +3,8 @@ is taken (GB18030, Shift-JIS, Korean), and that arbitrary bytes never crash it."
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -70,3 +72,14 @@ def test_arbitrary_bytes_never_crash_and_valid_utf8_is_never_guessed(raw: bytes)
 def test_partial_heads_of_arbitrary_bytes_never_crash(raw: bytes) -> None:
     got = guess_decode(raw, partial=True)
     assert got is None or isinstance(got[0], str)
+
+
+@pytest.mark.parametrize(("text", "codec", "shown"), [
+    ("ソフト\n", "cp932", "Shift-JIS"), ("안녕하세요\n", "cp949", "Korean")])
+def test_the_context_file_reads_the_short_line_and_names_the_encoding(
+        tmp_path: Path, text: str, codec: str, shown: str) -> None:
+    p = tmp_path / "USER.md"
+    p.write_bytes(text.encode(codec))
+    got = context_files.read_context_file(p)
+    assert got.status == "ok" and got.text == text.strip("\n")
+    assert got.events[0].file == str(p) and shown in got.events[0].reason
