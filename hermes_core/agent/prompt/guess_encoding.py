@@ -287,6 +287,10 @@ _FREQUENT_HANGUL = frozenset(
     "대들내면만보주되된적인일전정장상국문안님께네오좀더잘")
 #: What a Korean line ends in: a verb ending or a particle ("老客户" as "일와빵" does not).
 _KOREAN_ENDING = frozenset("다요니까죠는은을를이가에의로도와과고서야지네")
+#: Hiragana and katakana letters, not the marks between (a lone "゜" is GBK's "並" in cp932).
+_KANA_LETTER = re.compile(r"[\u3041-\u3096\u30a1-\u30fa]")
+#: A Shift-JIS reading must have this many of them before it is preferred to GB18030's.
+MIN_KANA = 2
 #: A cp949 reading must have this many different syllables before it is preferred to
 #: GB18030's ("等等等" is "된된된").
 MIN_HANGUL = 3
@@ -317,8 +321,9 @@ def _other_script_instead(raw: bytes, text: str, codec: str,
                           partial: bool) -> tuple[str, str] | None:
     """Shift-JIS's or cp949's reading of bytes taken as GB18030, when it shows its script.
 
-    Shift-JIS: half or more of its characters past ASCII are kana and the GB18030 reading has
-    no GB2312 character (Shift-JIS kana are GBK/3's rare hanzi: "ソフト" as "僜僼僩").
+    Shift-JIS: half or more of its characters past ASCII are kana letters, at least
+    :data:`MIN_KANA` of them, and the GB18030 reading has no GB2312 character (Shift-JIS
+    kana are GBK/3's rare hanzi: "ソフト" as "僜僼僩").
     cp949: every character past ASCII a Hangul syllable, at least :data:`MIN_HANGUL` different
     ones, more than half of them among Korean's most frequent, the last an ending or
     particle (GB2312's frequent hanzi are KS X 1001's Hangul byte for byte: "안녕하세요" as
@@ -327,7 +332,8 @@ def _other_script_instead(raw: bytes, text: str, codec: str,
         return None
     japanese = _decoded(raw, "cp932", partial)
     if (japanese is not None and not _in_gb2312(text) and is_text(japanese, "cp932")
-            and 0 < 2 * len(_KANA.findall(japanese)) >= _wide(japanese)):
+            and (kana := len(_KANA_LETTER.findall(japanese))) >= MIN_KANA
+            and 2 * kana >= _wide(japanese)):
         return japanese, "cp932"
     korean = _decoded(raw, "cp949", partial)
     if korean is None or not is_text(korean, "cp949"):

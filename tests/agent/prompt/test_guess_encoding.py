@@ -36,7 +36,8 @@ def test_a_short_korean_line_is_read_as_korean(text: str, codec: str) -> None:
     ("报告\n", "gbk", "gb18030"), ("感谢您\n", "gbk", "gb18030"),
     ("老客户\n", "gbk", "gb18030"), ("等待客户\n", "gbk", "gb18030"),
     ("酒店客房\n", "gbk", "gb18030"), ("等等等\n", "gbk", "gb18030"),
-    ("客户快乐\n", "gbk", "gb18030"),
+    ("客户快乐\n", "gbk", "gb18030"), ("並\n", "gbk", "gb18030"),
+    ("library, 並\n", "gbk", "gb18030"),
     ("們說話\n", "gbk", "gb18030"), ("這是一個測試，記憶檔案。\n", "big5", "big5"),
     ("こんにちは、元気ですか。\n", "euc_jp", "euc_jp"), ("日本語の文章です。\n", "cp932", "cp932"),
     ("über\n", "cp1252", "cp1252"), ("Привет мир\n", "cp1251", "cp1251"),
@@ -45,7 +46,8 @@ def test_chinese_big5_japanese_and_single_byte_lines_keep_their_reading(
         text: str, codec: str, want: str) -> None:
     """The benign twins of the two rules above: real GBK Chinese (whose cp949 reading is
     Hangul too: "老客户" is "일와빵", "等等等" "된된된"; both misread as Korean by the first
-    draft of the rule), Big5, EUC-JP and the Windows single-byte pages keep their readings."""
+    draft of the rule; "並" is cp932's lone sound mark "゜", misread as Shift-JIS by it),
+    Big5, EUC-JP and the Windows single-byte pages keep their readings."""
     assert guess_decode(text.encode(codec)) == (text, want)
 
 
