@@ -42,6 +42,9 @@ trust, because on a short file its ranking is close to a coin toss:
   reading holding kana, or a cp949 one holding jamo, gives way to EUC-JP when that reads the
   whole file. Kanji without kana stay GB18030 (warned): the detector's chaos and language
   (coherence) are the same for both readings of a short line, so nothing tells them apart.
+  Likewise a GB18030 reading gives way to Shift-JIS when it has no GB2312 character and half
+  the cp932 reading is kana ("ソフト" is GBK/3's "僜僼僩"), and to cp949 when that reading is
+  all Hangul that reads as Korean (:func:`_other_script_instead`).
 
 The caller says which encoding it assumed, in a line naming the file: a guess can be wrong.
 """
@@ -272,6 +275,77 @@ def _japanese_instead(raw: bytes, text: str, codec: str, partial: bool) -> tuple
     return japanese, "euc_jp"
 
 
+#: GB2312's symbols and frequent hanzi (level 1): what a GBK file is nearly all written in, and
+#: what Shift-JIS kana never read as in GB18030 (their lead bytes 0x82/0x83 are GBK/3's).
+_GB2312 = ((range(0xA1, 0xAA), _HIGH), (range(0xB0, 0xD8), _HIGH))
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+#: Korean's most frequent syllables: particles, verb endings and the commonest stems. A Korean
+#: line is largely made of them; a GB2312 line read as cp949 lands on the 2,350 syllables of
+#: KS X 1001 about evenly (its leads 0xB0-0xC8 are Hangul there, one for one).
+_FREQUENT_HANGUL = frozenset(
+    "이가은는을를에의와과도로으서고다요니까지하한해했합습있없것수그저나우리사자기시세어아게"
+    "대들내면만보주되된적인일전정장상국문안님께네오좀더잘")
+#: What a Korean line ends in: a verb ending or a particle ("老客户" as "일와빵" does not).
+_KOREAN_ENDING = frozenset("다요니까죠는은을를이가에의로도와과고서야지네")
+#: Hiragana and katakana letters, not the marks between (a lone "゜" is GBK's "並" in cp932).
+_KANA_LETTER = re.compile(r"[\u3041-\u3096\u30a1-\u30fa]")
+#: A Shift-JIS reading must have this many of them before it is preferred to GB18030's.
+MIN_KANA = 2
+#: A cp949 reading must have this many different syllables before it is preferred to
+#: GB18030's ("等等等" is "된된된").
+MIN_HANGUL = 3
+
+
+def _wide(text: str) -> int:
+    return len(text) - len(text.encode("ascii", "ignore"))
+
+
+def _in_gb2312(text: str) -> bool:
+    """``text`` holds a GB2312 symbol or level-1 hanzi."""
+    return _pattern(_GB2312).search(text) is not None
+
+
+@functools.cache
+def _pattern(rows: tuple[tuple[range, range], ...]) -> re.Pattern[str]:
+    """The GB18030 characters of ``rows`` (lead and trail bytes), as one character class."""
+    chars = []
+    for leads, trails in rows:
+        for lead in leads:
+            for trail in trails:
+                with contextlib.suppress(UnicodeDecodeError):
+                    chars.append(bytes((lead, trail)).decode("gb18030"))
+    return re.compile("[" + re.escape("".join(chars)) + "]")
+
+
+def _other_script_instead(raw: bytes, text: str, codec: str,
+                          partial: bool) -> tuple[str, str] | None:
+    """Shift-JIS's or cp949's reading of bytes taken as GB18030, when it shows its script.
+
+    Shift-JIS: half or more of its characters past ASCII are kana letters, at least
+    :data:`MIN_KANA` of them, and the GB18030 reading has no GB2312 character (Shift-JIS
+    kana are GBK/3's rare hanzi: "ソフト" as "僜僼僩").
+    cp949: every character past ASCII a Hangul syllable, at least :data:`MIN_HANGUL` different
+    ones, more than half of them among Korean's most frequent, the last an ending or
+    particle (GB2312's frequent hanzi are KS X 1001's Hangul byte for byte: "안녕하세요" as
+    "救崇窍技夸", so only the syllables tell)."""
+    if codec != "gb18030":
+        return None
+    japanese = _decoded(raw, "cp932", partial)
+    if (japanese is not None and not _in_gb2312(text) and is_text(japanese, "cp932")
+            and (kana := len(_KANA_LETTER.findall(japanese))) >= MIN_KANA
+            and 2 * kana >= _wide(japanese)):
+        return japanese, "cp932"
+    korean = _decoded(raw, "cp949", partial)
+    if korean is None or not is_text(korean, "cp949"):
+        return None
+    syllables = _HANGUL.findall(korean)
+    if (len(set(syllables)) >= MIN_HANGUL and len(syllables) == _wide(korean)
+            and 2 * sum(s in _FREQUENT_HANGUL for s in syllables) > len(syllables)
+            and syllables[-1] in _KOREAN_ENDING):
+        return korean, "cp949"
+    return None
+
+
 def guess_decode(raw: bytes, *, partial: bool = False) -> tuple[str, str] | None:
     """``(text, codec)`` for bytes that are not UTF-8, or None when no encoding fits them.
 
@@ -294,7 +368,8 @@ def guess_decode(raw: bytes, *, partial: bool = False) -> tuple[str, str] | None
             if (not wide and _HIGH_WITHOUT_ASCII_TRAIL.search(raw) is None
                     and (single := _single_byte(raw, sample, partial)) is not None):
                 return single
-            return _japanese_instead(raw, text, codec, partial) or (text, codec)
+            return (_japanese_instead(raw, text, codec, partial)
+                    or _other_script_instead(raw, text, codec, partial) or (text, codec))
         if (rare is None and codec == "gb18030" and _CONTROL.search(text) is None
                 and _HAN_OR_PUNCT.subn("", text)[1] == len(text) - len(text.encode("ascii", "ignore"))):
             rare = text, codec

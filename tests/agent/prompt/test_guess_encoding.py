@@ -1,0 +1,87 @@
+"""The encoding guess for a context file that is not UTF-8: which reading of short CJK lines
+is taken (GB18030, Shift-JIS, Korean), and that arbitrary bytes never crash it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hermes_core.agent.prompt import files as context_files
+from hermes_core.agent.prompt.guess_encoding import guess_decode
+
+
+@pytest.mark.parametrize("text", ["ソフト\n", "テスト\n", "ソフト", "# メモ\nサーバー\n"])
+def test_a_short_shift_jis_katakana_line_is_read_as_shift_jis(text: str) -> None:
+    """Shift-JIS katakana (lead bytes 0x82/0x83) are GBK/3 hanzi: "ソフト" was read as
+    GB18030 "僜僼僩", mojibake in the system prompt. Failed before: guessed GB18030."""
+    assert guess_decode(text.encode("cp932")) == (text, "cp932")
+
+
+@pytest.mark.parametrize(("text", "codec"), [
+    ("안녕하세요\n", "cp949"), ("안녕하세요", "euc_kr"), ("고맙습니다\n", "cp949"),
+    ("# 메모\n사용자는 한국어로\n", "cp949"),
+])
+def test_a_short_korean_line_is_read_as_korean(text: str, codec: str) -> None:
+    """KS X 1001's Hangul sit byte for byte on GB2312's frequent hanzi: "안녕하세요" was read
+    as GB18030 "救崇窍技夸". Failed before: guessed GB18030."""
+    assert guess_decode(text.encode(codec)) == (text, "cp949")
+
+
+@pytest.mark.parametrize(("text", "codec", "want"), [
+    ("我叫李明。", "gbk", "gb18030"), ("你好\n", "gbk", "gb18030"), ("中文\n", "gbk", "gb18030"),
+    ("软件\n", "gbk", "gb18030"), ("- 用户喜欢简洁的回答", "gbk", "gb18030"),
+    ("报告\n", "gbk", "gb18030"), ("感谢您\n", "gbk", "gb18030"),
+    ("老客户\n", "gbk", "gb18030"), ("等待客户\n", "gbk", "gb18030"),
+    ("酒店客房\n", "gbk", "gb18030"), ("等等等\n", "gbk", "gb18030"),
+    ("客户快乐\n", "gbk", "gb18030"), ("並\n", "gbk", "gb18030"),
+    ("library, 並\n", "gbk", "gb18030"),
+    ("們說話\n", "gbk", "gb18030"), ("這是一個測試，記憶檔案。\n", "big5", "big5"),
+    ("こんにちは、元気ですか。\n", "euc_jp", "euc_jp"), ("日本語の文章です。\n", "cp932", "cp932"),
+    ("über\n", "cp1252", "cp1252"), ("Привет мир\n", "cp1251", "cp1251"),
+])
+def test_chinese_big5_japanese_and_single_byte_lines_keep_their_reading(
+        text: str, codec: str, want: str) -> None:
+    """The benign twins of the two rules above: real GBK Chinese (whose cp949 reading is
+    Hangul too: "老客户" is "일와빵", "等等等" "된된된"; both misread as Korean by the first
+    draft of the rule; "並" is cp932's lone sound mark "゜", misread as Shift-JIS by it),
+    Big5, EUC-JP and the Windows single-byte pages keep their readings."""
+    assert guess_decode(text.encode(codec)) == (text, want)
+
+
+@settings(max_examples=300, deadline=None)
+@given(raw=st.binary(max_size=64))
+def test_arbitrary_bytes_never_crash_and_valid_utf8_is_never_guessed(raw: bytes) -> None:
+    """Whatever the bytes, the read decodes them or skips them; a valid UTF-8 file is read as
+    UTF-8 (no codec guessed), and a guessed reading is one the bytes really decode to."""
+    try:
+        text, codec = context_files._decode(raw)
+    except context_files._Skip:
+        return
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        if codec is not None:   # None: a byte-order mark said what it is
+            assert raw.decode(codec) == text
+    else:
+        assert codec is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(raw=st.binary(min_size=1, max_size=64))
+def test_partial_heads_of_arbitrary_bytes_never_crash(raw: bytes) -> None:
+    got = guess_decode(raw, partial=True)
+    assert got is None or isinstance(got[0], str)
+
+
+@pytest.mark.parametrize(("text", "codec", "shown"), [
+    ("ソフト\n", "cp932", "Shift-JIS"), ("안녕하세요\n", "cp949", "Korean")])
+def test_the_context_file_reads_the_short_line_and_names_the_encoding(
+        tmp_path: Path, text: str, codec: str, shown: str) -> None:
+    p = tmp_path / "USER.md"
+    p.write_bytes(text.encode(codec))
+    got = context_files.read_context_file(p)
+    assert got.status == "ok" and got.text == text.strip("\n")
+    assert got.events[0].file == str(p) and shown in got.events[0].reason
