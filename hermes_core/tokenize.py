@@ -363,11 +363,13 @@ _TONE = regex.compile("[\U0001F3FB-\U0001F3FF]")
 _GENDER_HAIR = regex.compile("\u200d[\u2640\u2642\U0001F9B0-\U0001F9B3]")
 _VARIANT = regex.compile("[\U0001F3FB-\U0001F3FF]|\u200d[\u2640\u2642\U0001F9B0-\U0001F9B3]")
 # A role (Unicode's profession sequences: 👩‍💻 🧑‍🚀 👨🏾‍🍳): a person, toned or not, ZWJ and one
-# object; its object is indexed too. Two persons and a link (👩‍❤‍👨, 🧑‍🤝‍🧑) are no role, nor
-# a gender sign or a hair style (a variant: :data:`_GENDER_HAIR`).
+# object; its object is indexed too. No person is an object: 👨‍👦 is a family, and two persons
+# and a link (👩‍❤‍👨, 🧑‍🤝‍🧑) a couple; nor is a gender sign or a hair style (a variant:
+# :data:`_GENDER_HAIR`).
 _PERSONS = "\U0001F468\U0001F469\U0001F9D1"
+_PEOPLE = f"{_PERSONS}\U0001F466\U0001F467\U0001F476\U0001F9D2"   # and boy, girl, baby, child
 _ROLE = regex.compile(f"[{_PERSONS}][\U0001F3FB-\U0001F3FF]?\u200d"
-                      f"([^\u200d{_PERSONS}\u2640\u2642\U0001F9B0-\U0001F9B3])")
+                      f"([^\u200d{_PEOPLE}\u2640\u2642\U0001F9B0-\U0001F9B3])")
 # A tag sequence (🏴󠁧󠁢󠁳󠁣󠁴󠁿: a base, tag letters, the cancel tag): shown as its base where the
 # flag is unknown, so the base is indexed too.
 _TAGS = regex.compile("[\U000E0020-\U000E007F]+")

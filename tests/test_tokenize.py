@@ -452,6 +452,16 @@ def test_an_object_finds_the_profession_made_of_it_the_profession_only_itself() 
         assert not set(symbol_terms(part)) & set(segment_for_index(f"we {whole} met").split())
 
 
+@pytest.mark.parametrize(("family", "child"), [
+    ("👨\u200d👦", "👦"), ("👩\u200d👧", "👧"), ("🧑\u200d🧒", "🧒"), ("👩\u200d👶", "👶")])
+def test_a_one_parent_family_is_no_profession_its_child_does_not_find_it(
+        family: str, child: str) -> None:
+    """👨‍👦 is a person, ZWJ and one more emoji too, but a family (decision 153: not its parts):
+    the child is a person, no object, and was indexed as the family's "object"."""
+    assert not set(symbol_terms(child)) & set(segment_for_index(f"we {family} met").split())
+    assert set(symbol_terms(family)) <= set(segment_for_index(f"we {family} met").split())
+
+
 def test_a_black_flag_finds_a_subdivision_flag_which_finds_only_itself() -> None:
     """🏴󠁧󠁢󠁳󠁣󠁴󠁿 is 🏴 and tag letters (a tag sequence; shown as 🏴 where the flag is unknown):
     🏴 found no Scottish flag. The base is indexed too; Scotland does not find Wales nor 🏴."""
