@@ -335,7 +335,7 @@ MAX_SYMBOL_TERMS = 64
 #: marks is one grapheme cluster, and was a 600 KB term. Unicode's longest sequences are 10 (a
 #: kiss with two skin tones, 9 without its selector) and 11 (a family of four, each toned, which
 #: Unicode does not list but a keyboard can type): 16 keeps every one whole with room to spare,
-#: and a term at most 100 characters. A longer cluster is no emoji anyone searches for by hand:
+#: and a term at most 115 characters. A longer cluster is no emoji anyone searches for by hand:
 #: its first 16 are its term, so the same pasted text still finds it.
 MAX_CLUSTER_POINTS = 16
 #: Marks of a punctuation run kept in its term (after repeats are folded): ``?!?!...`` pasted a
