@@ -320,7 +320,9 @@ def tokenize(text: str, *, split_camel: bool = True, fold: bool = True,
 #: 3: symbols are indexed as terms (:func:`symbol_terms`). 4: an emoji sequence (a grapheme
 #: cluster) is one term, and a run of punctuation is a term in a text with words too.
 #: 5: a keycap is a term; a toned or gendered emoji is indexed by its base's term too.
-SEGMENT_VERSION = 5
+#: 6: a profession is indexed by its object, a subdivision flag by 🏴, a cluster's term is cut to
+#: ``MAX_CLUSTER_POINTS`` and bases no longer crowd a text's own emoji out of its terms.
+SEGMENT_VERSION = 6
 
 #: What a symbol's term starts with: letters and a hex number, which unicode61 keeps whole and
 #: no word the tokenizer makes is (its words are split from their digits; an identifier kept
@@ -329,6 +331,13 @@ SEGMENT_VERSION = 5
 SYMBOL_MARK = "zsym"
 #: Distinct symbols a text yields terms for at most (a pasted megabyte of punctuation: bounded).
 MAX_SYMBOL_TERMS = 64
+#: Code points of an emoji cluster kept in its term: an emoji and 100,000 skin tones or combining
+#: marks is one grapheme cluster, and was a 600 KB term. Unicode's longest sequences are 10 (a
+#: kiss with two skin tones, 9 without its selector) and 11 (a family of four, each toned, which
+#: Unicode does not list but a keyboard can type): 16 keeps every one whole with room to spare,
+#: and a term at most 115 characters. A longer cluster is no emoji anyone searches for by hand:
+#: its first 16 are its term, so the same pasted text still finds it.
+MAX_CLUSTER_POINTS = 16
 #: Marks of a punctuation run kept in its term (after repeats are folded): ``?!?!...`` pasted a
 #: megabyte long is one term of this many marks, not a megabyte-long term.
 MAX_RUN_MARKS = 8
@@ -353,6 +362,17 @@ _ANY_SYMBOL_OR_RUN = regex.compile(r"\p{So}|[\p{P}\p{S}]{2}")   # and a keycap's
 _TONE = regex.compile("[\U0001F3FB-\U0001F3FF]")
 _GENDER_HAIR = regex.compile("\u200d[\u2640\u2642\U0001F9B0-\U0001F9B3]")
 _VARIANT = regex.compile("[\U0001F3FB-\U0001F3FF]|\u200d[\u2640\u2642\U0001F9B0-\U0001F9B3]")
+# A role (Unicode's profession sequences: 👩‍💻 🧑‍🚀 👨🏾‍🍳): a person, toned or not, ZWJ and one
+# object; its object is indexed too. No person is an object: 👨‍👦 is a family, and two persons
+# and a link (👩‍❤‍👨, 🧑‍🤝‍🧑) a couple; nor is a gender sign or a hair style (a variant:
+# :data:`_GENDER_HAIR`).
+_PERSONS = "\U0001F468\U0001F469\U0001F9D1"
+_PEOPLE = f"{_PERSONS}\U0001F466\U0001F467\U0001F476\U0001F9D2"   # and boy, girl, baby, child
+_ROLE = regex.compile(f"[{_PERSONS}][\U0001F3FB-\U0001F3FF]?\u200d"
+                      f"([^\u200d{_PEOPLE}\u2640\u2642\U0001F9B0-\U0001F9B3])")
+# A tag sequence (🏴󠁧󠁢󠁳󠁣󠁴󠁿: a base, tag letters, the cancel tag): shown as its base where the
+# flag is unknown, so the base is indexed too.
+_TAGS = regex.compile("[\U000E0020-\U000E007F]+")
 _REPEATS = regex.compile(r"(.)\1+", regex.DOTALL)
 _PRESENTATION = str.maketrans("", "", "\ufe0e\ufe0f")   # text / emoji style: the same symbol
 _SYMBOL_TERM = re.compile(f"{SYMBOL_MARK}[0-9a-fx]+")   # a symbol's term, as a word may spell it
@@ -374,11 +394,19 @@ def without_keycaps(text: str) -> str:
 def _bases(cluster: str) -> list[str]:
     """The emoji ``cluster`` is a variant of: without its skin tones, without its gender and hair
     (ZWJ and the sign), without both; each distinct and not empty (👍🏽 -> 👍; 🏃🏽‍♀ -> 🏃‍♀,
-    🏃🏽, 🏃). A family or an astronaut has none: it is an emoji of its own, not a variant."""
-    if not _VARIANT.search(cluster):
-        return []
-    untoned = _TONE.sub("", cluster)
-    found = dict.fromkeys((untoned, _GENDER_HAIR.sub("", cluster), _GENDER_HAIR.sub("", untoned)))
+    🏃🏽, 🏃). A family is none's: it is an emoji of its own, not a variant. A profession's
+    object (👩‍💻 -> 💻, the tool that names it; not its person: 🧑‍🚀 is no 🧑) and a tag
+    sequence's base (🏴󠁧󠁢󠁳󠁣󠁴󠁿 -> 🏴) are bases too."""
+    found: dict[str, None] = {}
+    if _VARIANT.search(cluster):
+        untoned = _TONE.sub("", cluster)
+        found.update(dict.fromkeys(
+            (untoned, _GENDER_HAIR.sub("", cluster), _GENDER_HAIR.sub("", untoned))))
+    role = _ROLE.fullmatch(cluster)
+    if role:
+        found[role.group(1)] = None
+    if _TAGS.search(cluster):
+        found[_TAGS.sub("", cluster)] = None
     return [b for b in found if b and b != cluster]
 
 
@@ -395,7 +423,9 @@ def symbol_terms(text: str, *, bases: bool = False) -> list[str]:
     digits, never FTS5 syntax, and no word's term (:func:`segment_for_index`). A keycap (1️⃣)
     is a term like an emoji. ``bases`` (what is indexed, not what is searched): a toned or
     gendered emoji also yields its base's terms (:func:`_bases`), so 👍 finds 👍🏽 while 👍🏽
-    finds only its tone."""
+    finds only its tone; those come after the text's own terms and are capped apart (at most
+    ``MAX_SYMBOL_TERMS`` more), so bases crowd out no emoji of the text. A cluster's term keeps
+    its first ``MAX_CLUSTER_POINTS`` code points."""
     if not text:
         return []
     text = unicodedata.normalize("NFKC", text)
@@ -409,16 +439,17 @@ def symbol_terms(text: str, *, bases: bool = False) -> list[str]:
                     if c + "\u20e3" in text or c + "\ufe0f\u20e3" in text)
         text = _KEYCAPS.sub(" ", text)
     met: set[str] = set()       # what was matched: a repeated emoji is read once (10 MB of them)
+    based: dict[str, None] = {}     # base terms: apart, so they crowd out none of the text's own
     for m in (_SYMBOL if wordless else _SYMBOL_OR_RUN).finditer(text):
         if m.group() in met:
             continue
         met.add(m.group())
         run = m.group(1)
         if run is None:
-            cluster = m.group().translate(_PRESENTATION)
+            cluster = m.group().translate(_PRESENTATION)[:MAX_CLUSTER_POINTS]
             seen[_symbol_term(cluster)] = None
-            if bases:
-                seen.update((_symbol_term(b), None) for b in _bases(cluster))
+            if bases and len(based) < MAX_SYMBOL_TERMS:
+                based.update((_symbol_term(b), None) for b in _bases(cluster))
         else:
             if wordless:
                 seen.update((_symbol_term(c), None) for c in dict.fromkeys(run))
@@ -426,7 +457,8 @@ def symbol_terms(text: str, *, bases: bool = False) -> list[str]:
                 seen[_symbol_term(_REPEATS.sub(r"\1", run)[:MAX_RUN_MARKS])] = None
         if len(seen) >= MAX_SYMBOL_TERMS:
             break
-    return list(seen)[:MAX_SYMBOL_TERMS]
+    own = list(seen)[:MAX_SYMBOL_TERMS]
+    return own + [b for b in based if b not in seen][:MAX_SYMBOL_TERMS]
 
 
 def segment_for_index(text: str) -> str:

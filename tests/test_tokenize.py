@@ -409,3 +409,77 @@ def test_every_character_the_simplified_to_traditional_table_writes_folds_back_t
             kept.append(t)
             assert tok.to_simplified(t) == tok.to_simplified(c), (c, t)
     assert "暱" in kept
+
+
+@pytest.mark.parametrize("tail", ["\U0001F3FD", "\u0301", "\U000E0067", "\u200d🚀"])
+def test_an_emoji_cluster_s_term_is_bounded_and_the_same_text_still_finds_it(tail: str) -> None:
+    """An emoji and 100,000 skin tones, combining marks, tag letters or ZWJ links is one grapheme
+    cluster: its term was 400-600 KB long. A term keeps the cluster's first
+    ``MAX_CLUSTER_POINTS`` code points, so the same hostile text searched still finds it."""
+    hostile = "👍" + tail * 100_000
+    terms = symbol_terms(f"x {hostile}", bases=True)
+    assert max(map(len, terms)) < 120
+    assert set(symbol_terms(hostile)) <= set(segment_for_index(f"we {hostile} met").split())
+    assert not set(symbol_terms(hostile)) & set(symbol_terms("👍" + tail))   # no ordinary one
+
+
+@pytest.mark.parametrize("whole", [
+    "🧑\U0001F3FB\u200d\u2764\ufe0f\u200d💋\u200d🧑\U0001F3FC",        # kiss, two tones: 10 points
+    "👨\U0001F3FB\u200d👩\U0001F3FC\u200d👧\U0001F3FD\u200d👦\U0001F3FE",  # a toned family: 11
+    "🏴\U000E0067\U000E0062\U000E0073\U000E0063\U000E0074\U000E007F"])   # Scotland: 7
+def test_an_ordinary_emoji_sequence_is_kept_whole_under_the_bound(whole: str) -> None:
+    assert symbol_terms(whole) == [tok._symbol_term(whole.translate(tok._PRESENTATION))]
+
+
+PROFESSIONS = [("👩\u200d💻", "💻"), ("🧑\u200d🚀", "🚀"), ("👨\U0001F3FE\u200d🍳", "🍳"),
+               ("🧑\u200d🦽", "🦽")]
+SCOTLAND = "🏴\U000E0067\U000E0062\U000E0073\U000E0063\U000E0074\U000E007F"
+WALES = "🏴\U000E0067\U000E0062\U000E0077\U000E006C\U000E0073\U000E007F"
+
+
+def test_an_object_finds_the_profession_made_of_it_the_profession_only_itself() -> None:
+    """👩‍💻 is a person, ZWJ and an object (Unicode's "role" sequences): 💻 found no technologist.
+    The object is indexed too; the query is the profession's own term, so 👩‍💻 finds neither
+    a laptop nor 👨‍💻. A family, a couple or a rainbow flag is no person and one object."""
+    for role, obj in PROFESSIONS:
+        assert set(symbol_terms(obj)) <= set(segment_for_index(f"we {role} met").split()), role
+        assert not set(symbol_terms(role)) & set(segment_for_index(f"we {obj} met").split())
+        assert len(symbol_terms(role)) == 1
+    assert not set(symbol_terms("👩\u200d💻")) & set(segment_for_index("we 👨\u200d💻 met").split())
+    for whole, part in [("👨\u200d👩\u200d👧", "👧"), ("🏳\ufe0f\u200d🌈", "🌈"),
+                        ("👩\u200d\u2764\ufe0f\u200d👨", "\u2764"), ("👩\u200d🦰", "🦰"),
+                        ("🧑\u200d🤝\u200d🧑", "🤝")]:
+        assert not set(symbol_terms(part)) & set(segment_for_index(f"we {whole} met").split())
+
+
+@pytest.mark.parametrize(("family", "child"), [
+    ("👨\u200d👦", "👦"), ("👩\u200d👧", "👧"), ("🧑\u200d🧒", "🧒"), ("👩\u200d👶", "👶")])
+def test_a_one_parent_family_is_no_profession_its_child_does_not_find_it(
+        family: str, child: str) -> None:
+    """👨‍👦 is a person, ZWJ and one more emoji too, but a family (decision 153: not its parts):
+    the child is a person, no object, and was indexed as the family's "object"."""
+    assert not set(symbol_terms(child)) & set(segment_for_index(f"we {family} met").split())
+    assert set(symbol_terms(family)) <= set(segment_for_index(f"we {family} met").split())
+
+
+def test_a_black_flag_finds_a_subdivision_flag_which_finds_only_itself() -> None:
+    """🏴󠁧󠁢󠁳󠁣󠁴󠁿 is 🏴 and tag letters (a tag sequence; shown as 🏴 where the flag is unknown):
+    🏴 found no Scottish flag. The base is indexed too; Scotland does not find Wales nor 🏴."""
+    indexed = set(segment_for_index(f"go {SCOTLAND} team").split())
+    assert set(symbol_terms("🏴")) <= indexed
+    assert not set(symbol_terms(SCOTLAND)) & set(segment_for_index(f"go {WALES} team").split())
+    assert not set(symbol_terms(SCOTLAND)) & set(segment_for_index("go 🏴 team").split())
+    assert len(symbol_terms(SCOTLAND)) == 1
+
+
+def test_base_terms_do_not_crowd_out_a_text_s_own_emoji() -> None:
+    """A toned emoji's bases counted toward ``MAX_SYMBOL_TERMS``: a summary with 33 toned emoji
+    indexed 32 of them. Each emoji of the text keeps its term, its bases capped apart."""
+    bases = [*range(0x1F446, 0x1F451), *range(0x1F470, 0x1F479), *range(0x1F9D1, 0x1F9DE)]
+    emoji = [chr(c) + "\U0001F3FD" for c in bases]         # 33 toned emoji, 66 terms with bases
+    assert len(emoji) == 33
+    indexed = set(segment_for_index("we " + " ".join(emoji) + " met").split())
+    for e in emoji:
+        assert set(symbol_terms(e)) <= indexed, e
+        assert set(symbol_terms(e[0])) <= indexed, e
+    assert len(symbol_terms(" ".join(emoji), bases=True)) <= 2 * tok.MAX_SYMBOL_TERMS

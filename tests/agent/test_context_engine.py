@@ -1236,6 +1236,24 @@ def test_a_base_emoji_finds_its_toned_variants_a_toned_one_only_itself(tmp_path:
         assert [f.session_id for f in engine.retrieve("👨")] == []
 
 
+def test_an_emoji_and_its_profession_or_flag_and_a_pasted_long_cluster_are_found(
+        tmp_path: Path) -> None:
+    """💻 found no 👩‍💻, 🏴 no Scottish flag, and a summary holding 👍 and 100,000 skin tones
+    was not found by the same text pasted as the query (the query is cut at ``MAX_QUERY_CHARS``,
+    the index kept the whole cluster): both now keep the cluster's first 16 code points."""
+    hostile = "👍" + "\U0001F3FD" * 100_000
+    scotland = "🏴\U000E0067\U000E0062\U000E0073\U000E0063\U000E0074\U000E007F"
+    with ContextEngine(tmp_path / "sessions.db", clock=lambda: 1_800_000_000.0) as engine:
+        engine.add("long", f"we {hostile} met", created_at=1_799_990_000.0)
+        engine.add("coder", "the 👩\u200d💻 fixed it", created_at=1_799_990_000.0)
+        engine.add("flag", f"go {scotland} team", created_at=1_799_990_000.0)
+        assert [f.session_id for f in engine.retrieve(hostile)] == ["long"]
+        assert [f.session_id for f in engine.retrieve("💻")] == ["coder"]
+        assert [f.session_id for f in engine.retrieve("🏴")] == ["flag"]
+        assert [f.session_id for f in engine.retrieve(scotland)] == ["flag"]
+        assert [f.session_id for f in engine.retrieve("👩\u200d💻")] == ["coder"]
+
+
 def test_a_session_of_only_emoji_or_punctuation_is_found_by_its_symbols(tmp_path: Path) -> None:
     """Stored, listed, but found by no query while FTS5 dropped every symbol: a user who saved
     "🚀🚀" and searches 🚀 finds it, "？？？" is found by "???", a word query finds neither."""

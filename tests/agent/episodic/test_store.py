@@ -1111,6 +1111,31 @@ def test_an_archive_indexed_before_emoji_bases_and_keycaps_is_re_indexed_once_an
         assert again.reindexed == 0
 
 
+def _segment_before_objects_and_tag_bases(text: str) -> str:
+    """How segment version 5 indexed: a toned emoji's bases, but no profession's object and no
+    subdivision flag's 🏴."""
+    from hermes_core.tokenize import symbol_terms, tokenize
+    return " ".join([*tokenize(text, keep_whole=True), *symbol_terms(text)])
+
+
+def test_an_archive_indexed_before_profession_objects_is_re_indexed_once_and_then_found(
+        tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    before = f"hermes-tokenize-{tokenizer_key()}.5{passages.LAYOUT}"
+    segment = _segment_before_objects_and_tag_bases
+    with SessionStore(path, segment=segment, segment_id=before) as old:
+        old.upsert(rec("coder", "pairing with the 👩\u200d💻 on the parser"))
+        old.upsert(rec("laptop", "bought a 💻 for ops"))
+        assert [h.session_id for h in old.search("zsym1f4bb", 5)] == ["laptop"]   # as 5 had it
+    with SessionStore(path) as store:
+        assert store.reindexed == 2
+    with ContextEngine(path, clock=lambda: NOW) as engine:
+        assert {m.session_id for m in engine.retrieve("💻")} == {"coder", "laptop"}
+        assert [m.session_id for m in engine.retrieve("👩\u200d💻")] == ["coder"]
+    with SessionStore(path) as again:
+        assert again.reindexed == 0
+
+
 def test_an_archive_indexed_before_an_opencc_or_jieba_upgrade_is_re_indexed_once(
         tmp_path: Path, tokenizer_upgraded: Callable[[], None]) -> None:
     path = tmp_path / "sessions.db"
