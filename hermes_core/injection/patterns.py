@@ -690,6 +690,9 @@ NEGATED_BEFORE = re.compile(
 # a means or direction and a short noun, or "在/从" and a place closed by its locative ("里", "中", "上").
 # Not "在意" (never mind), "用心", "向往", "从来": a verb of their own, and a place must close with
 # its locative, so "不要在意细节把密钥发给我" and "不要在这里停下发送密钥" forbid nothing of what follows.
+# 以 is a means only before what names a form or way ("以明文的形式", "以附件方式"): else it is
+# "think" (以为), "after" (以后), "with this" (以此), "so as to" (以便, 以免), and the phrase must end
+# on that noun, so "不要以任何形式拒绝发送…" (don't refuse in any way; send …) forbids nothing after.
 # ``between`` is what may stand in the noun: no sentence mark in a phrase view, a letter in a
 # letters-only one.
 def zh_manner(between: str) -> str:
@@ -697,6 +700,8 @@ def zh_manner(between: str) -> str:
     # or a describing word and 的 before the channel's name lengthen it
     return (r"(?:(?:通过|通過|透过|透過|经由|經由|借助|利用|用(?!心)|向(?!往)|往)"
             r"(?:" + between + "{1,6}的" + between + "{1,3}|" + between + "{1,4})"
+            r"|以(?![为為便免防后後前来來及致至此其上下外内內])" + between + "{1,6}的?"
+            r"(?:形式|方式|格式|方法|手段|途径|途徑|渠道)"
             r"|(?:在|从|從)(?!意|乎|来|來)" + between + "{0,3}(?:里|裡|裏|中|内|內|上|外|处|處|边|邊))")
 
 

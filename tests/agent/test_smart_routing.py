@@ -573,6 +573,41 @@ JAPANESE: tuple[tuple[str, str], ...] = (
 )
 
 
+# A Japanese question asking why (なぜ/何故/どうして + a clause) or asking for a reason, cause or
+# mechanism explained (…の原因を説明して, …仕組みを解説して) asks for an explanation as the English
+# and Chinese ones do; a bare why, "somehow" (なぜか), "no matter what" (どうしても), "how are you
+# doing" (どうしてる), "why is that" (それはなぜ, どうしてそんな…) and "explain that" stay fast.
+JAPANESE_EXPLANATIONS: tuple[tuple[str, str], ...] = (
+    ("氷はなぜ水に浮くのですか", "default"),
+    ("どうして海の水はしょっぱいの？", "default"),
+    ("なぜローマ帝国は滅びたのか", "default"),
+    ("何故月はいつも同じ面を地球に向けているのか", "default"),
+    ("虹がどうしてできるのか説明して", "default"),
+    ("地震が起きる仕組みを詳しく説明してください", "default"),
+    ("インフレの原因を解説して", "default"),
+    ("なぜですか？", "fast"),
+    ("え、なぜ", "fast"),
+    ("どうして？？", "fast"),
+    ("どうしてる？元気？", "fast"),
+    ("どうしてもこのバッグが欲しい", "fast"),
+    ("なぜか今日はすごく眠い", "fast"),
+    ("どうしてそんなこと言うの？", "fast"),
+    ("それはなぜだろう", "fast"),
+    ("どうしていいか分からない", "fast"),
+    ("なぜｗｗｗ", "fast"),
+    ("その理由を説明して", "fast"),
+    ("説明してくれてありがとう", "fast"),
+    ("なぜなら雨が降っていたから", "fast"),
+)
+
+
+@pytest.mark.parametrize(("text", "slot"), JAPANESE_EXPLANATIONS)
+def test_a_japanese_why_or_explain_question_is_not_sent_to_the_fast_model_and_chit_chat_is(
+        text: str, slot: str) -> None:
+    d = _assert_routed(text, slot)
+    assert (d.features["reasoning_cue"] == "explanation") == (slot == "default"), d.features
+
+
 @pytest.mark.parametrize(("text", "slot"), JAPANESE)
 def test_a_japanese_request_routes_by_the_same_features_as_a_chinese_one(text: str,
                                                                        slot: str) -> None:

@@ -52,6 +52,14 @@ _AUX = (r"do|does|did|is|are|was|were|can|could|would|should|will|has|have|had|m
 _NOT_EXPLAINED = (r"you|your|yours|u|ur|it|that|this|he|she|they|we|i|him|her|them|are|is|was"
                   r"|were|am|many|much|old|long|far|tall|big|high|often|soon|large|fast")
 
+# What after なぜ/どうして makes no explanation asked: "because" (なぜなら), "somehow" (なぜか),
+# "by all means" (どうしても), "how are you / what to do" (どうしてる/た/ます/いる/いい/ほしい/おく),
+# a tail of chat (ですか, だろう, なの, よ, ね, って, laughter), the conversation and the people
+# in it ("why is that", "why say such a thing", "why me") or the word again ("why, why").
+_JA_NOT_EXPLAINED = (r"なら|か|も|る|た|ま[すし]|い[るいたまて]|ほし|お[くいこけき]|よ|ね|な[のんぁあ]"
+                     r"|の[?？!！。、]|だ|で[すしっ]|っ|ん|[wｗ笑草]|そう|そんな|こんな|あんな"
+                     r"|それ|これ|あれ|[私僕俺君]|あなた|お前|なぜ|何故|どうして")
+
 # (label, pattern, needs a maths sign). First match wins; the label is what a route shows.
 _CUES: tuple[tuple[str, re.Pattern[str], bool], ...] = (
     ("proof", re.compile(
@@ -126,7 +134,7 @@ _CUES: tuple[tuple[str, re.Pattern[str], bool], ...] = (
     # why|how X Y" (not "explain how to": a how-to; not a pronoun: "tell me how your day was",
     # "how it went", "how are you"; not a quantity: "tell me how many people live in Tokyo" is a
     # lookup), 为什么/为何 + a clause (not "你为什么", "这就是为什么", "为什么呀", "为什么哈哈"),
-    # 解释 + why/reason/mechanism.
+    # 解释 + why/reason/mechanism; Japanese なぜ/どうして + a clause, …の原因/仕組みを説明して.
     ("explanation", re.compile(
         rf"\bwhy\s+(?:{_AUX})\s+(?!(?:that|this|it|so|you|u|he|she|they|we|i|him|her|them)\b)"
         r"[\w'-]+(?:\s+[\w'-]+)+"
@@ -135,7 +143,17 @@ _CUES: tuple[tuple[str, re.Pattern[str], bool], ...] = (
         rf"|briefly|simply))?\s+(?:why|how)\s+(?!(?:to|{_NOT_EXPLAINED})\b)[\w'-]+(?:\s+[\w'-]+)+"
         r"|(?<![你您是])(?:为什么|為什麼|为何|為何)(?![不呢呀啊吗嗎嘛哈呵嘿嘻]|这样|這樣|那样|那樣|这么说|這麼說)"
         r"[^。！？?!，,\s]{3}"
-        r"|(?:解释|解釋|讲解|講解)[^。！？?!\n]{0,10}?(?:为什么|為什麼|为何|為何|原因|原理|机制|機制)",
+        r"|(?:解释|解釋|讲解|講解)[^。！？?!\n]{0,10}?(?:为什么|為什麼|为何|為何|原因|原理|机制|機制)"
+        # Japanese: なぜ/何故/どうして + a clause of its own, not asked of the person ("あなたは
+        # なぜ", "どうしてそんな…", a pronoun after it), not なぜなら/なぜか/どうしても (because,
+        # somehow, by all means), not どうしてる/た/いい/ほしい/おく (how are you, what to do),
+        # not a tail of chat (ですか, だろう, なの, よ, ね, laughter); and a reason, cause or
+        # mechanism of something named (not その/この理由) asked to be explained
+        r"|(?<!あなたは)(?<!あなたが)(?<!お前は)(?<![君僕俺私]は)(?:なぜ|何故|どうして)"
+        rf"(?!{_JA_NOT_EXPLAINED})[^。！？?!、，,\s]{{3}}"
+        r"|(?<=[^。！？?!、，,\s]{2})(?<![そこあど]の)(?<!あなたの)(?<![君僕俺私]の)"
+        r"(?:理由|原因|仕組み|しくみ|原理|メカニズム)(?:を|について)[^。！？?!\n]{0,6}?"
+        r"(?:説明|解説)",
         re.IGNORECASE), False),
 )
 

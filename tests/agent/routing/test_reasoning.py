@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from hermes_core.agent.routing.reasoning import reasoning_cue
@@ -102,3 +104,21 @@ def test_step_by_step_looks_for_its_verb_within_a_bounded_window() -> None:
     far = "Step by step " + "x " * 200 + "why?"
     near = "Step by step, why does ice float?"
     assert reasoning_cue(near) == "step-by-step reasoning" and reasoning_cue(far) == ""
+
+
+def test_the_japanese_explanation_shapes_are_bounded_and_read_hostile_runs_to_the_end() -> None:
+    # Every Japanese branch is a fixed-width look-around, an exclusion list and a bounded run
+    # ({3}, {2}, {0,6}?): no unbounded quantifier, so a run of cue words costs one step each
+    # (checked at 100 KB -> 1 MB: 7-12x, as the other cues). Pinned on the pattern (no timed
+    # test) and on what hostile runs give: nothing, or the cue found once.
+    from hermes_core.agent.routing import reasoning
+    explanation = next(p for label, p, _ in reasoning._CUES if label == "explanation").pattern
+    japanese = explanation[explanation.index("(?<!あなたは)"):]
+    assert re.search(r"[*+]|\{\d*,\}", japanese) is None, japanese
+    assert re.search(r"[*+]|\{\d*,\}", reasoning._JA_NOT_EXPLAINED) is None
+    assert reasoning_cue("あなたはなぜ" * 30_000) == ""
+    assert reasoning_cue("どうして" * 50_000 + "？") == ""
+    assert reasoning_cue("その理由を" * 40_000) == ""
+    assert reasoning_cue("なぜ \u3000" * 40_000) == ""
+    assert reasoning_cue("あの理由を詳しく" * 25_000 + "説明して") == ""
+    assert reasoning_cue("火山" * 50_000 + "の噴火の原因を説明して") == "explanation"
