@@ -445,3 +445,19 @@ def test_a_refused_openai_reply_shows_no_partial_object_and_raises_refused(
     seen, stream, error = read_until_error(agent, mode)
     assert isinstance(error, StructuredOutputError) and error.refused
     assert seen == [] and stream.output is None
+
+
+class Node(BaseModel):
+    name: str
+    children: list[Node] = []
+
+
+@pytest.mark.parametrize("before", ["", "Here is the tree:\n"], ids=["bare", "preamble"])
+def test_an_object_inside_the_reply_is_never_shown_as_the_reply(before: str) -> None:
+    """While the reply's own object cannot be read yet (a list item whose required field has not
+    started), an object inside it that has the reply's shape was taken for the reply: a tree
+    showed its first child as the root. Failed before (with drafts unwrapped as the final is)."""
+    pieces = (before + '{"name": "root", "children": [{"name": "leaf"}, ', '{"na', 'me": "b"}]}')
+    made = _fed(Drafts(Node), pieces)
+    assert Node(name="leaf") not in made
+    assert made[-1] == Node(name="root", children=[Node(name="leaf"), Node(name="b")])

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import pydantic_core
 from pydantic import BaseModel, ValidationError
 
 from hermes_core.agent.tools.schema import (
@@ -150,7 +151,9 @@ def parse_draft(text: str, output: type[T]) -> T | None:
     body = text.lstrip()   # not its end: a space there may be in a string still arriving
     if not body.strip():
         return None
-    wrapped, loose = _unwrapped(text, body, partial=True)
+    # a reply that opens an object is that object: one inside it (a tree's first child) may have
+    # the reply's shape while the reply itself cannot be read yet (see _stands_alone)
+    wrapped, loose = ([], []) if body.startswith("{") else _unwrapped(text, body, partial=True)
     for block in (body, *wrapped, *loose):
         try:
             value = output.__pydantic_validator__.validate_json(
@@ -205,8 +208,8 @@ def _objects_in(text: str, limit: int = 8, starts: int = 64, *,
     """The JSON objects standing in ``text`` (at most ``limit``), each as its own text: decoded
     from each ``{`` by the standard decoder, so braces inside strings are no trouble. At most
     ``starts`` braces are tried: a long reply full of braces must not cost a decode from each.
-    ``partial``: a ``{`` that does not decode is taken with the rest of the text (an object
-    still arriving; its reader finds out whether it is one)."""
+    ``partial``: a ``{`` that does not decode but opens JSON still arriving is taken with the
+    rest of the text, and is the last (any ``{`` after it is inside it)."""
     decoder = json.JSONDecoder()
     found: list[str] = []
     at = text.find("{")
@@ -215,14 +218,24 @@ def _objects_in(text: str, limit: int = 8, starts: int = 64, *,
         try:
             value, end = decoder.raw_decode(text, at)
         except ValueError:
-            if partial:
+            if partial and _opens_json(text[at:]):
                 found.append(text[at:])
+                break
             at = text.find("{", at + 1)
             continue
         if isinstance(value, dict):
             found.append(text[at:end])
         at = text.find("{", end)
     return found
+
+
+def _opens_json(text: str) -> bool:
+    """Whether ``text`` is JSON cut short (pydantic's partial parser reads it)."""
+    try:
+        pydantic_core.from_json(text, allow_partial="trailing-strings")
+    except ValueError:
+        return False
+    return True
 
 
 def problem(e: Exception) -> str:
