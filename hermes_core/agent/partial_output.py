@@ -15,9 +15,10 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from hermes_core.agent.reply import Reply
+from hermes_core.agent.tools.structured import parse_draft
 from hermes_core.redact import StreamRedactor
 from hermes_core.types import Delta
 
@@ -60,12 +61,10 @@ class Drafts(Generic[T]):
         self._read = self._size
         text = "".join(self._parts)
         self._parts[:] = [text]   # held as one string: a small str per piece costs ~11x its text
-        try:
-            value = self.output.__pydantic_validator__.validate_json(
-                text, allow_partial="trailing-strings")
-        except (ValidationError, ValueError):   # not yet an object of its shape: nothing new
-            return False
-        if not isinstance(value, self.output) or value == self._shown:
+        # unwrapped as the final reply is (a fence, a sentence before it), so a reply whose
+        # final object parses shows its partial ones too
+        value = parse_draft(text, self.output)
+        if value is None or value == self._shown:
             return False
         self._shown = self.latest = value
         return True

@@ -412,7 +412,10 @@ class OpenAIProvider(SDKProvider):
                 text = content or refusal
                 if text:
                     state.setdefault("text", []).append(text)
-                    yield Delta(draft=text) if hold else Delta(text=text)
+                    if not hold:
+                        yield Delta(text=text)
+                    elif not state.get("refused"):   # a refusal is no draft of the object:
+                        yield Delta(draft=text)      # it comes whole, as the reply, at the end
                 tools.add(choice.delta.tool_calls)
             if choice.finish_reason:
                 state["finish"] = choice.finish_reason

@@ -311,3 +311,153 @@ def test_a_key_the_model_writes_into_the_json_is_redacted_in_every_partial_objec
     assert stream.output is not None and key not in stream.output.city
     assert seen and all(key[:10] not in obj.city for obj in seen), seen
     assert seen[-1] == stream.output
+
+
+# ---------------------------------------------------------------- wrapped as the final reply is
+
+
+FENCED = ("```json\n", '{"city": "Os', 'lo", "stops": [{"name": "Museum", "days": 2}', "]}\n", "```")
+PREAMBLE = ("Here is the plan:\n", '{"city": "Os', 'lo", "stops": [{"name": "Museum", "days": 2}',
+            "]}")
+
+
+def _fed(drafts: Drafts[Any], pieces: tuple[str, ...]) -> list[Any]:
+    made = []
+    for piece in pieces:
+        if drafts.feed(Delta(draft=piece)):
+            made.append(drafts.take())
+    return made
+
+
+@pytest.mark.parametrize("pieces", [FENCED, PREAMBLE], ids=["fenced", "preamble"])
+def test_drafts_wrapped_in_a_fence_or_after_a_sentence_are_read_as_the_final_reply_is(
+        pieces: tuple[str, ...]) -> None:
+    """The final parse (``parse_output``) reads a fenced reply or one after a sentence; the
+    drafts were read only as bare JSON, so such a reply showed no partial object. Failed before."""
+    made = _fed(Drafts(Trip), pieces)
+    assert made == [Trip(city=""), Trip(city="Oslo", stops=[Stop(name="Museum", days=2)])]
+
+
+def test_a_fence_holding_an_example_before_the_answer_is_passed_over_as_in_the_final_parse(
+        ) -> None:
+    made = _fed(Drafts(Trip), ("Run ```bash\ncurl {x}\n``` then:\n", '{"city": "Rome", ', '"st'))
+    assert made == [Trip(city="Rome")]
+
+
+def test_a_closing_fence_half_arrived_does_not_hide_the_object() -> None:
+    made = _fed(Drafts(Trip), ('```json\n{"city": "Oslo", ', '"stops": [{"name": "Museum"}]}\n``'))
+    assert made[-1] == Trip(city="Oslo", stops=[Stop(name="Museum")])
+
+
+def test_prose_with_no_object_of_the_shape_makes_no_partial_object() -> None:
+    assert _fed(Drafts(Trip), ("Here is {not json} and ", '{"name": "x"} ', "more words.")) == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("pieces", [FENCED, PREAMBLE], ids=["fenced", "preamble"])
+def test_a_fenced_or_introduced_openai_reply_streams_partial_objects_then_the_final(
+        pieces: tuple[str, ...], mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """A server that ignores ``response_format`` answers in a fence or after a sentence: the
+    final object parsed, but no partial one was shown. Failed before."""
+    respx_mock.post(URLS["openai"]).mock(return_value=_openai_sse(pieces))
+    agent = make_agent(empty_home, "openai")
+    seen, stream = read(agent, mode)
+    final = Trip(city="Oslo", stops=[Stop(name="Museum", days=2)])
+    assert seen[0] == Trip(city="")
+    assert seen[-1] == stream.output == final
+    assert len(seen) >= 3   # partials before the final, not the final alone
+
+
+# ---------------------------------------------------------------- failover to a second provider
+
+
+def _failover_agent(home: Path) -> Any:
+    from hermes_core.agent.agent import Agent
+    from hermes_core.config import load_settings
+    from hermes_core.providers.anthropic import AnthropicProvider
+    from hermes_core.providers.openai import OpenAIProvider
+
+    cfg = {"home": str(home), "context_engine": {"enabled": False},
+           "credentials": {k: {"keys": [{"key": KEYS[k]}]} for k in KINDS},
+           "llm": {"routing": {"default_model": "gpt-4o-mini", "providers": [
+               {"name": "openai", "priority": 1, "models": ["gpt-4o-mini"]},
+               {"name": "anthropic", "priority": 2, "models": ["claude-sonnet-4-5"]}]}}}
+    return Agent(load_settings(cfg, env={}),
+                 providers={"openai": OpenAIProvider(), "anthropic": AnthropicProvider()},
+                 loop_options={"sleep": lambda s: None, "audit_path": False})
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_drafts_restart_on_a_failover_and_the_final_is_the_second_providers_redacted(
+        mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """OpenAI cuts mid-JSON on every attempt; Anthropic answers, its JSON holding the agent's
+    own Anthropic key split across pieces. No test crossed providers."""
+    key = KEYS["anthropic"]
+    first = respx_mock.post(URLS["openai"]).mock(
+        side_effect=lambda request: _openai_sse(('{"city": "Par', 'is", "st'), finish=False))
+    whole = json.dumps({"city": f"Oslo {key} ok", "stops": [{"name": "Museum"}]})
+    at = whole.index(key)
+    second = respx_mock.post(URLS["anthropic"]).mock(return_value=_anthropic_sse(
+        (whole[:at + 6], whole[at + 6:at + 20], whole[at + 20:-30], whole[-30:])))
+    agent = _failover_agent(empty_home)
+    try:
+        seen, stream = read(agent, mode)
+    finally:
+        agent.close(wait_warm=False, summarize=False)
+    assert first.call_count >= 1 and second.call_count == 1
+    assert stream.reply.provider == "anthropic"
+    final = stream.output
+    assert final is not None and final.city.startswith("Oslo ") and final.city.endswith(" ok")
+    assert key[:10] not in final.city and final.stops == [Stop(name="Museum")]
+    assert seen[-1] == final
+    # the cut attempts' progress, then the second provider's drafts read afresh (joined on to
+    # the cut '{"city": "Paris", "st' they would make no object at all)
+    second_at = next(i for i, obj in enumerate(seen) if obj.city.startswith("Oslo"))
+    assert set(obj.city for obj in seen[:second_at]) == {"", "Paris"}
+    assert all(obj.city.startswith("Oslo") for obj in seen[second_at:])
+    assert second_at < len(seen) - 2   # partials of the second provider's reply, then its final
+    assert all(key[:10] not in obj.city for obj in seen), seen
+
+
+# ---------------------------------------------------------------- a refusal
+
+
+def _refused_openai(refusal: str) -> httpx.Response:
+    base = {"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
+    half = len(refusal) // 2
+    events: list[tuple[str | None, Any]] = [
+        (None, {**base, "choices": [{"index": 0, "finish_reason": None, "delta": {
+            "role": "assistant", "content": None, "refusal": refusal[:half]}}]}),
+        (None, {**base, "choices": [{"index": 0, "finish_reason": "stop",
+                                     "delta": {"refusal": refusal[half:]}}]})]
+    return httpx.Response(200, headers=SSE_HEADERS, content=_sse(events))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_refused_openai_reply_shows_no_partial_object_and_raises_refused(
+        mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """A refusal is not a draft of the object: its words (here quoting an object of the shape)
+    came as drafts and, once drafts were unwrapped as the final reply is (a sentence before the
+    object), made a partial object of them (failed with that change alone)."""
+    respx_mock.post(URLS["openai"]).mock(return_value=_refused_openai(
+        'I will not plan {"city": "Pyongyang"} trips, sorry.'))
+    agent = make_agent(empty_home, "openai")
+    seen, stream, error = read_until_error(agent, mode)
+    assert isinstance(error, StructuredOutputError) and error.refused
+    assert seen == [] and stream.output is None
+
+
+class Node(BaseModel):
+    name: str
+    children: list[Node] = []
+
+
+@pytest.mark.parametrize("before", ["", "Here is the tree:\n"], ids=["bare", "preamble"])
+def test_an_object_inside_the_reply_is_never_shown_as_the_reply(before: str) -> None:
+    """While the reply's own object cannot be read yet (a list item whose required field has not
+    started), an object inside it that has the reply's shape was taken for the reply: a tree
+    showed its first child as the root. Failed before (with drafts unwrapped as the final is)."""
+    pieces = (before + '{"name": "root", "children": [{"name": "leaf"}, ', '{"na', 'me": "b"}]}')
+    made = _fed(Drafts(Node), pieces)
+    assert Node(name="leaf") not in made
+    assert made[-1] == Node(name="root", children=[Node(name="leaf"), Node(name="b")])

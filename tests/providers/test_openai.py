@@ -258,6 +258,26 @@ def test_a_held_structured_reply_comes_as_drafts_then_whole_as_the_text(
     assert deltas[-1].finish_reason == "stop"
 
 
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_refused_structured_reply_comes_whole_as_the_text_and_never_as_drafts(
+        respx_mock: Any, use_async: bool) -> None:
+    """A refusal is the model's answer, not a draft of the object: its pieces were passed on as
+    drafts (read as the object's JSON, and keeping the attempt retryable). Failed before."""
+    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
+        200, content=_refusal_stream(), headers=SSE_HEADERS))
+    provider = OpenAIProvider()
+    opts = CallOptions(response_format={"name": "F", "schema": {"type": "object"}})
+
+    async def collect() -> list[Any]:
+        return [d async for d in provider.astream(TOOL_PROMPT, "gpt-4o", TOOL_CRED, opts)]
+
+    deltas = (asyncio.run(collect()) if use_async
+              else list(provider.stream(TOOL_PROMPT, "gpt-4o", TOOL_CRED, opts)))
+    assert [d.draft for d in deltas if d.draft] == []
+    assert [d.text for d in deltas if d.text] == [REFUSAL]
+    assert deltas[-1].finish_reason == "refusal"
+
+
 def _name_in_every_fragment() -> bytes:
     """Two parallel calls from a server that resends each call's whole name (and id) with every
     argument fragment (MiniMax behind NVIDIA NIM, Fireworks, Kimi, some gateways)."""

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import pydantic_core
 from pydantic import BaseModel, ValidationError
 
 from hermes_core.agent.tools.schema import (
@@ -28,7 +29,10 @@ T = TypeVar("T", bound=BaseModel)
 
 # a Markdown code fence anywhere in the reply, on one line or many, with any language tag
 # (json, JSON, jsonc, json5, js, javascript: models pick their own)
-_FENCE = re.compile(r"```[ \t]*(?:[A-Za-z][\w+.-]*)?[ \t]*\n?(.*?)\n?[ \t]*```", re.DOTALL)
+_OPENER = r"```[ \t]*(?:[A-Za-z][\w+.-]*)?[ \t]*\n?"
+_FENCE = re.compile(_OPENER + r"(.*?)\n?[ \t]*```", re.DOTALL)
+# a fence opened and not yet closed (a reply still arriving): what it holds so far
+_OPEN_FENCE = re.compile(_OPENER + r"(.*)", re.DOTALL)
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 
 
@@ -125,8 +129,7 @@ def parse_output(text: str, output: type[T]) -> T:
         return output.model_validate_json(body)
     except ValidationError as e:
         whole = e
-    wrapped = [*_string_content(body), *(m.group(1).strip() for m in _FENCE.finditer(text))]
-    loose = [o for o in _objects_in(text) if o not in wrapped]
+    wrapped, loose = _unwrapped(text, body)
     first: ValidationError | None = None
     for block in wrapped + loose:
         try:
@@ -135,6 +138,52 @@ def parse_output(text: str, output: type[T]) -> T:
             if first is None and (block in wrapped or _stands_alone(block, body)):
                 first = e
     raise first or whole
+
+
+def parse_draft(text: str, output: type[T]) -> T | None:
+    """The object a structured reply still arriving holds so far, read leniently (pydantic's
+    partial mode: the fields so far, the last string as far as it came), or None.
+
+    Unwrapped as :func:`parse_output` unwraps the final reply, in its order (the whole text, a
+    fenced block, an object standing in the prose), but the last fence or object may not be
+    closed yet; so the partial objects of a fenced reply, or one after "Here is the plan:", are
+    those its final object completes."""
+    body = text.lstrip()   # not its end: a space there may be in a string still arriving
+    if not body.strip():
+        return None
+    # a reply that opens an object is that object: one inside it (a tree's first child) may have
+    # the reply's shape while the reply itself cannot be read yet (see _stands_alone)
+    wrapped, loose = ([], []) if body.startswith("{") else _unwrapped(text, body, partial=True)
+    for block in (body, *wrapped, *loose):
+        try:
+            value = output.__pydantic_validator__.validate_json(
+                block, allow_partial="trailing-strings")
+        except (ValidationError, ValueError):   # not (yet) an object of its shape
+            continue
+        if isinstance(value, output):
+            return value
+    return None
+
+
+def _unwrapped(text: str, body: str, *, partial: bool = False) -> tuple[list[str], list[str]]:
+    """The blocks a reply may hold its JSON in, besides its whole text: wrapped (the text of a
+    reply that is one JSON string, each fenced block) and loose (each object standing in the
+    prose). ``partial``: the reply is still arriving, so a fence opened last and not closed, and
+    an object that runs to the end unfinished, are blocks too (a closing fence half arrived is
+    left off)."""
+    # the lazy fence pattern costs ~1 ms a 12 KB text searching for a close never there: a
+    # reply still arriving has one "```" until its last piece, and drafts are read ~150 times
+    fences = list(_FENCE.finditer(text)) if text.count("```") > 1 else []
+    wrapped = [*_string_content(body), *(m.group(1).strip() for m in fences)]
+    if partial:
+        tail = _OPEN_FENCE.search(text, fences[-1].end() if fences else 0)
+        if tail is not None:
+            block = tail.group(1).lstrip()
+            if block.rstrip().endswith("`"):   # the closing fence begun: not the JSON's
+                block = block.rstrip().rstrip("`").rstrip()
+            wrapped.append(block)
+    loose = [o for o in _objects_in(text, partial=partial) if o not in wrapped]
+    return wrapped, loose
 
 
 def _stands_alone(found: str, body: str) -> bool:
@@ -156,10 +205,13 @@ def _string_content(body: str) -> list[str]:
     return [value.strip()] if isinstance(value, str) and value.strip() else []
 
 
-def _objects_in(text: str, limit: int = 8, starts: int = 64) -> list[str]:
+def _objects_in(text: str, limit: int = 8, starts: int = 64, *,
+                partial: bool = False) -> list[str]:
     """The JSON objects standing in ``text`` (at most ``limit``), each as its own text: decoded
     from each ``{`` by the standard decoder, so braces inside strings are no trouble. At most
-    ``starts`` braces are tried: a long reply full of braces must not cost a decode from each."""
+    ``starts`` braces are tried: a long reply full of braces must not cost a decode from each.
+    ``partial``: a ``{`` that does not decode but opens JSON still arriving is taken with the
+    rest of the text, and is the last (any ``{`` after it is inside it)."""
     decoder = json.JSONDecoder()
     found: list[str] = []
     at = text.find("{")
@@ -168,12 +220,24 @@ def _objects_in(text: str, limit: int = 8, starts: int = 64) -> list[str]:
         try:
             value, end = decoder.raw_decode(text, at)
         except ValueError:
+            if partial and _opens_json(text[at:]):
+                found.append(text[at:])
+                break
             at = text.find("{", at + 1)
             continue
         if isinstance(value, dict):
             found.append(text[at:end])
         at = text.find("{", end)
     return found
+
+
+def _opens_json(text: str) -> bool:
+    """Whether ``text`` is JSON cut short (pydantic's partial parser reads it)."""
+    try:
+        pydantic_core.from_json(text, allow_partial="trailing-strings")
+    except ValueError:
+        return False
+    return True
 
 
 def problem(e: Exception) -> str:
