@@ -17,6 +17,7 @@ is valid UTF-8 by itself.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
 from typing import overload
 
@@ -41,13 +42,18 @@ class StoredTerms(Sequence[SkillTerms]):
         if (n_tokens.ndim != 1 or len(n_tokens) != len(verbatim) or (n_tokens < 0).any()
                 or int(n_tokens.sum()) != total or counts.shape != (total,) or (counts < 1).any()):
             raise ValueError("token and count lengths do not add up")
+        starts = np.concatenate([[0], seps + 1]).astype(np.int64)     # token k's first byte
+        ends = np.concatenate([seps, [len(tokens)]]).astype(np.int64)   # and its end
+        first = np.concatenate([[0], np.cumsum(n_tokens)]).astype(np.int64)
+        some = n_tokens > 0            # a skill's bytes: its first token's start to its last's end
+        self._lo = np.where(some, starts[np.minimum(first[:-1], len(starts) - 1)], 0)
+        self._hi = np.where(some, ends[np.maximum(first[1:] - 1, 0)], 0)
+        self._first = first
         self._bytes = tokens
-        self._starts = np.concatenate([[0], seps + 1]).astype(np.int64)        # token k's first byte
-        self._ends = np.concatenate([seps, [len(tokens)]]).astype(np.int64)    # and its end
-        self._first = np.concatenate([[0], np.cumsum(n_tokens)]).astype(np.int64)
         self._counts = counts
         self._verbatim = verbatim
         self._made: list[SkillTerms | None] = [None] * len(verbatim)
+        self._lock = threading.Lock()   # two threads asking at once get one object
 
     def __len__(self) -> int:
         return len(self._made)
@@ -62,7 +68,11 @@ class StoredTerms(Sequence[SkillTerms]):
             return [self[k] for k in range(*i.indices(len(self)))]
         found = self._made[i]
         if found is None:
-            found = self._made[i] = self._decode(i)
+            made = self._decode(i)
+            with self._lock:
+                found = self._made[i]
+                if found is None:
+                    found = self._made[i] = made
         return found
 
     def __iter__(self) -> Iterator[SkillTerms]:
@@ -72,7 +82,7 @@ class StoredTerms(Sequence[SkillTerms]):
         a, b = int(self._first[i]), int(self._first[i + 1])
         if a == b:
             return SkillTerms((), (), self._verbatim[i])
-        text = self._bytes[int(self._starts[a]):int(self._ends[b - 1])].decode("utf-8", "surrogatepass")
+        text = self._bytes[int(self._lo[i]):int(self._hi[i])].decode("utf-8", "surrogatepass")
         return SkillTerms(tuple(text.split("\x00")), tuple(self._counts[a:b].tolist()), self._verbatim[i])
 
     def n_tokens(self, i: int) -> int:

@@ -139,11 +139,9 @@ class TokenMemo:
         with self._lock:
             if self._settings != (tok.tokenizer_key(), derive):
                 return []
-            memo = self._memo
-            for k, held in memo.items():
-                if not isinstance(held, SkillTerms):
-                    memo[k] = held[0][held[1]]   # a value replaced: the order is kept
-            return list(memo.items())  # type: ignore[arg-type]   # every value made just above
+            out = [(k, _made(held)) for k, held in self._memo.items()]
+            self._memo.update(out)   # values replaced, the order kept: each made once
+            return out
 
     def adopt(self, derive: Derive, entries: Sequence[tuple[Key, SkillTerms]]) -> None:
         """Remember ``entries`` (derived by ``derive`` under this tokenizer, e.g. read back from a

@@ -127,6 +127,27 @@ def test_a_sealed_file_whose_contents_do_not_add_up_is_warned_about_and_ignored(
     assert len(caplog.records) == 1 and said in caplog.text and str(path) in caplog.text
 
 
+def test_a_sealed_file_whose_tokens_are_not_utf8_is_refused_when_read_not_at_first_use(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    # terms are decoded on first use: a foreign token blob must still be refused at the read,
+    # with the warning, and not fail an update or a query later
+    from hermes_core.retrieval import bm25_store
+    real = bm25_store.write_sealed
+
+    def foreign(path: Path, layout: int, header: dict[str, object], arrays: dict[str, np.ndarray],
+                what: str) -> bool:
+        bad = np.concatenate([arrays["tokens"], np.frombuffer(b"\xff", dtype=np.uint8)])
+        return real(path, layout, header, {**arrays, "tokens": bad}, what)
+
+    monkeypatch.setattr(bm25_store, "write_sealed", foreign)
+    path = index_path(tmp_path)
+    parts = BM25Index(CATALOG, TokenMemo()).parts
+    assert save_parts(path, parts, [skill_key(s) for s in CATALOG], skill_terms)
+    with caplog.at_level(logging.WARNING):
+        assert load_parts(path, skill_terms) is None
+    assert len(caplog.records) == 1 and str(path) in caplog.text
+
+
 def test_a_file_of_another_tokenizer_is_ignored_quietly(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     path = index_path(tmp_path)
