@@ -136,7 +136,7 @@ def carried(old: Sequence[SkillTerms], doc_map: np.ndarray, n: int,
             fresh: dict[int, SkillTerms]) -> Sequence[SkillTerms]:
     """The terms of a catalog of ``n`` skills: ``old``'s skill ``i`` at ``doc_map[i]`` (-1: not
     kept), ``fresh[j]`` at ``j``. Stored terms stay undecoded (one level deep, however many
-    updates follow); otherwise a tuple."""
+    updates follow, and let go once no stored skill is left); otherwise a tuple."""
     if isinstance(old, (StoredTerms, CarriedTerms)):
         root, src, own = ((old, np.arange(len(old), dtype=np.int64), {}) if isinstance(old, StoredTerms)
                           else (old.root, old.src, old.own))
@@ -145,7 +145,10 @@ def carried(old: Sequence[SkillTerms], doc_map: np.ndarray, n: int,
         new_src[doc_map[kept]] = src[kept]
         new_own = {int(doc_map[i]): t for i, t in own.items() if doc_map[i] >= 0}
         new_own.update(fresh)
-        return CarriedTerms(root, new_src, new_own)
+        if (new_src >= 0).any():
+            return CarriedTerms(root, new_src, new_own)
+        # every stored skill edited or gone: the file's bytes are let go
+        return tuple(new_own[j] for j in range(n))
     terms = [_NONE] * n
     for i in np.flatnonzero(doc_map >= 0).tolist():
         terms[doc_map[i]] = old[i]

@@ -8,7 +8,7 @@ import threading
 import numpy as np
 import pytest
 
-from hermes_core.retrieval.stored_terms import StoredTerms, carried, verbatim_of
+from hermes_core.retrieval.stored_terms import CarriedTerms, StoredTerms, carried, verbatim_of
 from hermes_core.retrieval.token_memo import SkillTerms
 
 TERMS = (SkillTerms(("calendar", "meet"), (1, 2), "calendar meeting"),
@@ -66,7 +66,16 @@ def test_carried_terms_stay_unmade_and_stay_one_level_deep_over_updates() -> Non
     assert list(once) == [TERMS[0], TERMS[2], TERMS[3], new]
     other = SkillTerms(("other",), (1,), "other")
     twice = carried(once, np.asarray([-1, 0, 1, 2]), 4, {3: other})   # the first one edited away
-    assert getattr(twice, "root") is stored                            # noqa: B009 (not a chain)
+    assert isinstance(twice, CarriedTerms) and twice.root is stored    # not a chain
     assert list(twice) == [TERMS[2], TERMS[3], new, other] and twice[2] is new
     plain = carried(tuple(TERMS), np.asarray([0, -1, 1, 2]), 4, {3: new})
     assert plain == (TERMS[0], TERMS[2], TERMS[3], new)
+
+
+def test_once_every_stored_skill_is_edited_or_gone_the_stored_terms_are_let_go() -> None:
+    stored = _stored()
+    new = SkillTerms(("new",), (1,), "new")
+    once = carried(stored, np.asarray([0, -1, -1, -1]), 2, {1: new})
+    assert isinstance(once, CarriedTerms) and once.root is stored
+    gone = carried(once, np.asarray([-1, 0]), 2, {1: new})
+    assert gone == (new, new) and stored.decoded() == 0
