@@ -30,6 +30,7 @@ import snowballstemmer
 
 from hermes_core import tokenize as tok
 from hermes_core.retrieval.bm25_postings import Postings, verbatim_pairs
+from hermes_core.retrieval.stored_terms import carried, verbatim_of
 from hermes_core.retrieval.token_memo import SkillTerms, TokenMemo, uses_jieba
 from hermes_core.tokenize import STOPWORDS, cjk_chars, normalize, to_simplified, tokenize
 from hermes_core.types import Skill
@@ -125,7 +126,7 @@ class IndexParts:
     jieba segmented them, None when no skill's text reached it) and which skills reached jieba."""
 
     skills: tuple[Skill, ...] = ()
-    terms: tuple[SkillTerms, ...] = ()
+    terms: Sequence[SkillTerms] = ()   # a tuple, or read back from a file (stored_terms)
     vocab: dict[str, int] = field(default_factory=dict)
     df: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     tf: Postings = field(default_factory=lambda: Postings.empty(valued=True))
@@ -210,7 +211,7 @@ class BM25Index:
             add_docs.extend([j] * len(t.tokens))
             add_tf.extend(t.counts)
         n_old_rows, n_rows = len(old.vocab), len(vocab)
-        gone_rows = [old.vocab[w] for i in np.flatnonzero(doc_map < 0) for w in old.terms[i].tokens]
+        gone_rows = [old.vocab[w] for i in np.flatnonzero(doc_map < 0).tolist() for w in old.terms[i].tokens]
         df = np.zeros(n_rows, dtype=np.int64)
         df[:n_old_rows] = old.df
         df += np.bincount(np.asarray(add_rows, dtype=np.int64), minlength=n_rows)
@@ -230,20 +231,17 @@ class BM25Index:
         tf_part = old.tf.moved(doc_map, row_map).merged(Postings.of(rows, docs, tf / (TF_SATURATION + tf)))
         # bonus: every word in the new or edited skills' text, and the words new to the catalog in
         # the text of the skills kept
-        kept_texts = [old.terms[i].verbatim for i in kept_old]
+        kept_texts = [verbatim_of(old.terms, i) for i in kept_old.tolist()] if new_words else []
         found = [verbatim_pairs(vocab.items(), [t.verbatim for t in new_terms], fresh),
                  verbatim_pairs(new_words, kept_texts, doc_map[kept_old].tolist())]
         extra = Postings.of(np.concatenate([p.rows for p in found]), np.concatenate([p.docs for p in found]))
         bonus = old.bonus.moved(doc_map, row_map).merged(extra)
-        terms = [SkillTerms((), (), "")] * n
+        terms = carried(old.terms, doc_map, n, dict(zip(fresh, new_terms, strict=True)))
         cjk = np.zeros(n, dtype=bool)
-        for i in kept_old:
-            terms[doc_map[i]] = old.terms[i]
         cjk[doc_map[kept_old]] = old.cjk[kept_old]
-        for j, s, t in zip(fresh, fresh_skills, new_terms, strict=True):
-            terms[j] = t
+        for j, s in zip(fresh, fresh_skills, strict=True):
             cjk[j] = uses_jieba(f"{s.name}\x00{s.description}")
-        self._parts = IndexParts(tuple(skills), tuple(terms), vocab, df, tf_part, bonus, cjk,
+        self._parts = IndexParts(tuple(skills), terms, vocab, df, tf_part, bonus, cjk,
                                  tok.tokenizer_key(), tok.jieba_available() if cjk.any() else None,
                                  len(fresh) + len(old.skills) - len(kept_old))
         self._index()

@@ -10,7 +10,9 @@ saved to ``<cache>/bm25/index.npz``; a new process's first refresh reads it back
 from it (``BM25Index.updated``, decision 102), which derives and scans only the skills that
 changed meanwhile. A file of an older catalog is therefore still a good start, not a stale one:
 the update's equality with a build from scratch is what the tests hold it to. The terms read
-back are adopted by the token memo under their saved keys, so the token file is not read too.
+back are adopted by the token memo under their saved keys, so the token file is not read too;
+each skill's are decoded only when first used (``stored_terms``): an update decodes the edited
+and removed skills' alone.
 
 The file is sealed (``gate_store``: a digest over every array and the header, atomic replace)
 and checked on reading (lengths, sorted postings in range, each row's df equal to its
@@ -44,7 +46,8 @@ from hermes_core.retrieval.gate_store import (
     texts_blob,
     write_sealed,
 )
-from hermes_core.retrieval.token_memo import Derive, Key, SkillTerms, TokenMemo, skill_key
+from hermes_core.retrieval.stored_terms import StoredTerms
+from hermes_core.retrieval.token_memo import Derive, Key, TokenMemo, skill_key
 from hermes_core.retrieval.token_store import TermsCache, derive_id
 from hermes_core.types import Skill
 
@@ -132,10 +135,10 @@ def _parts(a: dict[str, np.ndarray], jieba: object,
         raise ValueError("per-skill arrays of different lengths")
     if not np.isin(key_jieba, (-1, 0, 1)).all() or (n_tokens < 0).any():
         raise ValueError("unknown jieba state or negative length")
-    text = blob_text(a["tokens"])
-    tokens = text.split(_SEP) if text else []
-    if len(tokens) != int(n_tokens.sum()) or counts.shape != (len(tokens),) or (counts < 1).any():
-        raise ValueError("token and count lengths do not add up")
+    tokens = a["tokens"]
+    if tokens.dtype != np.uint8 or tokens.ndim != 1:
+        raise ValueError("token blob")
+    terms = StoredTerms(tokens.tobytes(), n_tokens, counts, verbatim)
     words_text = blob_text(a["words"])
     words = words_text.split(_SEP) if words_text else []
     vocab = {w: i for i, w in enumerate(words)}
@@ -150,18 +153,12 @@ def _parts(a: dict[str, np.ndarray], jieba: object,
         raise ValueError("a tf factor out of (0, 1)")
     if not np.array_equal(np.bincount(tf_rows, minlength=len(words)), df) or (df < 1).any():
         raise ValueError("df does not count the postings")
-    terms: list[SkillTerms] = []
-    at = 0
-    counts_list = counts.tolist()
-    for m, v in zip(n_tokens.tolist(), verbatim, strict=True):
-        terms.append(SkillTerms(tuple(tokens[at:at + m]), tuple(counts_list[at:at + m]), v))
-        at += m
-    if len(tf_rows) != at:
+    if len(tf_rows) != int(n_tokens.sum()):
         raise ValueError("postings and tokens do not add up")
     held = {s.name: s for s in catalog}
     skills = tuple(s if (s := held.get(nm)) is not None and s.description == d else Skill(nm, d)
                    for nm, d in zip(names, descs, strict=True))
-    parts = IndexParts(skills, tuple(terms), vocab,
+    parts = IndexParts(skills, terms, vocab,
                        df, Postings(tf_rows, tf.docs, tf_values), bonus, cjk, tok.tokenizer_key(),
                        None if jieba is None else bool(jieba))
     raw = keys.tobytes()   # one copy, sliced: indexing the array row by row cost 0.2 s at 20,000
@@ -196,7 +193,8 @@ class IndexCache:
         if found is None:
             return None
         parts, keys = found
-        memo.adopt(derive, list(zip(keys, parts.terms, strict=True)))
+        assert isinstance(parts.terms, StoredTerms)
+        memo.adopt_stored(derive, keys, parts.terms)   # decoded only when asked for
         return BM25Index.carried_from(parts)
 
     def save(self, index: BM25Index, memo: TokenMemo, derive: Derive) -> bool:

@@ -25,7 +25,7 @@ import unicodedata
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import Protocol, TypeAlias
 
 from hermes_core import tokenize as tok
 from hermes_core.types import Skill
@@ -54,6 +54,26 @@ Derive = Callable[[Skill], SkillTerms]
 Key: TypeAlias = tuple[bytes, bool | None]
 
 
+class TermsSource(Protocol):
+    """Skills' terms made on first use (``stored_terms.StoredTerms``), the same object each time."""
+
+    def __getitem__(self, i: int, /) -> SkillTerms: ...
+
+    def n_tokens(self, i: int, /) -> int: ...
+
+
+#: a remembered skill's terms, or where to make them the first time they are asked for
+_Held: TypeAlias = SkillTerms | tuple[TermsSource, int]
+
+
+def _size(held: _Held) -> int:
+    return len(held.tokens) if isinstance(held, SkillTerms) else held[0].n_tokens(held[1])
+
+
+def _made(held: _Held) -> SkillTerms:
+    return held if isinstance(held, SkillTerms) else held[0][held[1]]
+
+
 def uses_jieba(text: str) -> bool:
     """Whether tokenising ``text`` reaches the CJK segmenter (after NFKC, as ``tokenize`` reads)."""
     return tok.has_cjk(text) or (not text.isascii() and tok.has_cjk(unicodedata.normalize("NFKC", text)))
@@ -75,7 +95,7 @@ class TokenMemo:
     def __init__(self, max_skills: int = MEMO_SKILLS, max_tokens: int = MEMO_TOKENS) -> None:
         self._max_skills = max_skills
         self._max_tokens = max_tokens
-        self._memo: OrderedDict[Key, SkillTerms] = OrderedDict()
+        self._memo: OrderedDict[Key, _Held] = OrderedDict()
         self._tokens = 0
         self._settings: tuple[object, ...] | None = None
         self._lock = threading.Lock()
@@ -99,13 +119,15 @@ class TokenMemo:
             memo = self._memo
             for s in skills:
                 k = skill_key(s)
-                found = memo.get(k)
-                if found is None:
+                held = memo.get(k)
+                if held is None:
                     found = derive(s)
                     self.derived += 1
                     memo[k] = found
                     self._tokens += len(found.tokens)
                 else:
+                    found = _made(held)
+                    memo[k] = found
                     memo.move_to_end(k)
                 out.append(found)
             self._bound()
@@ -115,20 +137,32 @@ class TokenMemo:
         """Everything remembered for ``derive`` under this tokenizer, least recently used first
         (nothing if the memo holds another's): what a restart can adopt without hashing again."""
         with self._lock:
-            return list(self._memo.items()) if self._settings == (tok.tokenizer_key(), derive) else []
+            if self._settings != (tok.tokenizer_key(), derive):
+                return []
+            out = [(k, _made(held)) for k, held in self._memo.items()]
+            self._memo.update(out)   # values replaced, the order kept: each made once
+            return out
 
     def adopt(self, derive: Derive, entries: Sequence[tuple[Key, SkillTerms]]) -> None:
         """Remember ``entries`` (derived by ``derive`` under this tokenizer, e.g. read back from a
         cache file) as older than anything held: an entry already held is kept as it is."""
+        self._adopt(derive, entries)
+
+    def adopt_stored(self, derive: Derive, keys: Sequence[Key], source: TermsSource) -> None:
+        """:meth:`adopt` of ``source[i]`` under ``keys[i]``, each made only when asked for (a
+        restart's memo remembers the whole catalog, and decodes only what it is asked)."""
+        self._adopt(derive, [(k, (source, i)) for i, k in enumerate(keys)])
+
+    def _adopt(self, derive: Derive, entries: Sequence[tuple[Key, _Held]]) -> None:
         with self._lock:
             settings = (tok.tokenizer_key(), derive)
             if settings != self._settings:
                 self._clear()
                 self._settings = settings
             held = self._memo
-            merged: OrderedDict[Key, SkillTerms] = OrderedDict(
+            merged: OrderedDict[Key, _Held] = OrderedDict(
                 (k, t) for k, t in entries if k not in held)
-            self._tokens += sum(len(t.tokens) for t in merged.values())
+            self._tokens += sum(_size(t) for t in merged.values())
             merged.update(held)
             self._memo = merged
             self._bound()
@@ -137,7 +171,7 @@ class TokenMemo:
         memo = self._memo
         while memo and (len(memo) > self._max_skills or self._tokens > self._max_tokens):
             _, old = memo.popitem(last=False)
-            self._tokens -= len(old.tokens)
+            self._tokens -= _size(old)
 
     def _clear(self) -> None:
         self._memo.clear()

@@ -33,7 +33,7 @@ CATALOG = [Skill("Calendar.Meeting.createMeeting", "Create a meeting in the cale
 
 def _same_parts(got: IndexParts, want: IndexParts) -> None:
     assert [(s.name, s.description) for s in got.skills] == [(s.name, s.description) for s in want.skills]
-    assert got.terms == want.terms and got.vocab == want.vocab
+    assert list(got.terms) == list(want.terms) and got.vocab == want.vocab
     assert list(got.vocab) == list(want.vocab)      # row order too
     for a, b in ((got.df, want.df), (got.tf.rows, want.tf.rows), (got.tf.docs, want.tf.docs),
                  (got.tf.values, want.tf.values), (got.bonus.rows, want.bonus.rows),
@@ -127,6 +127,27 @@ def test_a_sealed_file_whose_contents_do_not_add_up_is_warned_about_and_ignored(
     assert len(caplog.records) == 1 and said in caplog.text and str(path) in caplog.text
 
 
+def test_a_sealed_file_whose_tokens_are_not_utf8_is_refused_when_read_not_at_first_use(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    # terms are decoded on first use: a foreign token blob must still be refused at the read,
+    # with the warning, and not fail an update or a query later
+    from hermes_core.retrieval import bm25_store
+    real = bm25_store.write_sealed
+
+    def foreign(path: Path, layout: int, header: dict[str, object], arrays: dict[str, np.ndarray],
+                what: str) -> bool:
+        bad = np.concatenate([arrays["tokens"], np.frombuffer(b"\xff", dtype=np.uint8)])
+        return real(path, layout, header, {**arrays, "tokens": bad}, what)
+
+    monkeypatch.setattr(bm25_store, "write_sealed", foreign)
+    path = index_path(tmp_path)
+    parts = BM25Index(CATALOG, TokenMemo()).parts
+    assert save_parts(path, parts, [skill_key(s) for s in CATALOG], skill_terms)
+    with caplog.at_level(logging.WARNING):
+        assert load_parts(path, skill_terms) is None
+    assert len(caplog.records) == 1 and str(path) in caplog.text
+
+
 def test_a_file_of_another_tokenizer_is_ignored_quietly(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     path = index_path(tmp_path)
@@ -156,6 +177,41 @@ def test_a_restart_updates_from_the_file_adopts_its_terms_and_reads_no_token_fil
     assert_same_index(again, edited, ["air quality", "会议", "meeting"])
     assert first.score_array(bm25_tokens("air quality"))[3] < again.score_array(bm25_tokens("air quality"))[3]
     assert state.base(BM25Index(), memo, skill_terms) is None         # read once, by a first refresh
+
+
+def test_a_warm_restart_decodes_no_terms_until_a_skill_is_edited_or_asked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # every skill's terms were decoded from the file and adopted by the memo at each restart
+    # (about 0.2 s at 20,000 skills), though an update touches only the edited skills' terms
+    from hermes_core.retrieval import bm25 as bm25_mod
+    from hermes_core.retrieval import bm25_store
+    from hermes_core.retrieval.token_memo import SkillTerms
+    # counting SkillTerms' constructions edits the deriving code, whose fingerprint would refuse
+    # the file: the fingerprint is held fixed here (its own tests are in test_token_store.py)
+    monkeypatch.setattr(bm25_store, "derive_id", lambda derive, *modules: "fixed")
+    monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())
+    updated_index(BM25Index(), CATALOG, TermsCache(tmp_path, min_new=1), IndexCache(tmp_path, min_new=1))
+    memo = TokenMemo()
+    monkeypatch.setattr(bm25_mod, "_MEMO", memo)                        # a new process
+    made: list[tuple[str, ...]] = []
+    real_init = SkillTerms.__init__
+
+    def counting(self: SkillTerms, tokens: tuple[str, ...], *rest: object) -> None:
+        made.append(tokens)
+        real_init(self, tokens, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(SkillTerms, "__init__", counting)
+    again = updated_index(BM25Index(), CATALOG, TermsCache(tmp_path), IndexCache(tmp_path))
+    assert made == [] and memo.derived == 0 and len(memo) == 4         # adopted, none decoded
+    asked = memo.terms([CATALOG[1]], skill_terms)                       # asked: that one decoded
+    assert made == [asked[0].tokens] and memo.derived == 0 and asked == [skill_terms(CATALOG[1])]
+    made.clear()
+    edited = [*CATALOG[:3], Skill("weather", "Get the weather forecast and the air quality")]
+    after = updated_index(again, edited, TermsCache(tmp_path), IndexCache(tmp_path))
+    # the edited skill: its old terms decoded (to remove them), its new ones derived
+    assert len(made) == 2 and memo.derived == 1
+    assert_same_index(again, CATALOG, ["meeting", "会议", "weather forecast"])
+    assert_same_index(after, edited, ["air quality", "会议", "meeting"])
 
 
 def test_the_file_is_written_only_when_enough_was_derived_and_never_without_a_folder(

@@ -8,7 +8,7 @@ import pytest
 
 from hermes_core import tokenize as tok
 from hermes_core.retrieval.bm25 import skill_terms
-from hermes_core.retrieval.token_memo import SkillTerms, TokenMemo
+from hermes_core.retrieval.token_memo import SkillTerms, TokenMemo, skill_key
 from hermes_core.types import Skill
 
 
@@ -90,6 +90,35 @@ def test_adopted_entries_are_found_without_deriving_and_held_ones_win() -> None:
     newest = [k for k, _ in memo2.entries(skill_terms)][-1]       # held ones stay the newest
     assert len(memo2) == 2 and newest == source.entries(skill_terms)[-1][0]
     assert memo2.entries(Counting()) == []
+
+
+class Source:
+    """Terms made on first use (what ``stored_terms.StoredTerms`` is to the memo), counted."""
+
+    def __init__(self, terms: list[SkillTerms]) -> None:
+        self.terms = terms
+        self.made: list[int] = []
+
+    def __getitem__(self, i: int) -> SkillTerms:
+        self.made.append(i)
+        return self.terms[i]
+
+    def n_tokens(self, i: int) -> int:
+        return len(self.terms[i].tokens)
+
+
+def test_stored_entries_are_made_only_when_asked_and_counted_toward_the_bound_before() -> None:
+    want = [skill_terms(s) for s in CATALOG]
+    source = Source(want)
+    memo = TokenMemo()
+    memo.adopt_stored(skill_terms, [skill_key(s) for s in CATALOG], source)
+    assert source.made == [] and len(memo) == 3 and memo.tokens_held == sum(len(t.tokens) for t in want)
+    assert memo.terms(CATALOG[1:2], skill_terms) == want[1:2] and source.made == [1] and memo.derived == 0
+    assert memo.terms(CATALOG[1:2], skill_terms) == want[1:2] and source.made == [1]   # kept once made
+    assert [t for _, t in memo.entries(skill_terms)] == [want[0], want[2], want[1]]
+    small = TokenMemo(max_tokens=len(want[2].tokens))
+    small.adopt_stored(skill_terms, [skill_key(s) for s in CATALOG], Source(want))
+    assert len(small) == 1 and small.tokens_held == len(want[2].tokens)
 
 
 def test_an_opencc_or_jieba_upgrade_or_another_fold_config_derives_every_skill_again(
