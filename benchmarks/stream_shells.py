@@ -12,7 +12,13 @@ them apart at every chunk. This times, over the same N real Anthropic SDK events
 * ``stepped``: the loop they run now: each shell keeps its own ``for``/``async for`` and feeds
   each event to the state machine's one per-event step (``_StreamState.step``).
 
-Prints medians per chunk, ``ratio = driven / shell`` and ``stepped_ratio = stepped / shell``.
+Each loop ends as a shell does, with the state's tail (the usage and finish). The stream holds a
+tool call and a structured reply besides its text, and before timing anything the three loops'
+whole delta sequences (text, drafts, tool calls, usage, finish) must be equal, else the run stops
+naming the first delta that differs: a faster loop that yields something else measures nothing.
+
+Prints medians per chunk, ``ratio = driven / shell``, ``stepped_ratio = stepped / shell`` and
+``deltas``: how many deltas of each kind every loop yielded alike.
 
     python benchmarks/stream_shells.py --json [--events N] [--repeat R]
 """
@@ -32,15 +38,19 @@ from pydantic import TypeAdapter
 from hermes_core.cli.argtypes import positive_int
 from hermes_core.providers._sdk import event_deltas
 from hermes_core.providers.anthropic import _StreamState
+from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL
 from hermes_core.testing import anthropic_stream
-from hermes_core.types import Delta
+from hermes_core.types import Delta, ToolCall
 
 ROUNDS = 50   # streams read per timed sample
 
 
 def sdk_events(n: int) -> list[Any]:
-    """The stream's events as the SDK hands them to the adapter (its own pydantic models)."""
-    body = anthropic_stream(tuple(f"word{i} " for i in range(n)))
+    """The stream's events as the SDK hands them to the adapter (its own pydantic models): ``n``
+    text pieces, then a tool call and a structured reply (its JSON arrives as a draft)."""
+    calls = (ToolCall("toolu_1", "lookup", '{"q": "word"}'),
+             ToolCall("toolu_2", STRUCTURED_OUTPUT_TOOL, '{"answer": 42}'))
+    body = anthropic_stream(tuple(f"word{i} " for i in range(n)), tool_calls=calls)
     adapter: TypeAdapter[Any] = TypeAdapter(RawMessageStreamEvent)
     return [adapter.validate_python(json.loads(line[6:])) for line in body.split(b"\n")
             if line.startswith(b"data: ")]
@@ -50,6 +60,7 @@ def shell(events: list[Any]) -> Iterator[Delta]:
     state = _StreamState("anthropic")
     for event in events:
         yield from event_deltas("anthropic", state.feed(event))
+    yield from state.tail(None)
 
 
 def stepped(events: list[Any]) -> Iterator[Delta]:
@@ -57,6 +68,7 @@ def stepped(events: list[Any]) -> Iterator[Delta]:
     state = _StreamState("anthropic")
     for event in events:
         yield from state.step(event)
+    yield from state.tail(None)
 
 
 class _Step:
@@ -75,6 +87,7 @@ def body(chunks: Iterator[Any]) -> Generator[Any, Any, None]:
     step = _Step(lambda: next(chunks, _END))
     while (event := (yield step)) is not _END:
         yield from event_deltas("anthropic", state.feed(event))
+    yield from state.tail(None)
 
 
 def driven(events: list[Any]) -> Iterator[Delta]:
@@ -92,6 +105,35 @@ def driven(events: list[Any]) -> Iterator[Delta]:
         return
 
 
+KINDS: tuple[tuple[str, Callable[[Delta], bool]], ...] = (
+    ("text", lambda d: bool(d.text)), ("draft", lambda d: bool(d.draft)),
+    ("tool_call", lambda d: d.tool_call is not None), ("usage", lambda d: d.usage is not None))
+
+
+def same_deltas(reads: tuple[tuple[str, Callable[[list[Any]], Iterator[Delta]]], ...],
+                events: list[Any]) -> dict[str, int]:
+    """How many deltas of each kind the loops yield, once each loop's whole sequence (every
+    field of every delta) is found equal to the first loop's; else ``SystemExit`` naming the
+    loop and the first delta that differs. A kind none of them yields is an error too: the
+    comparison would not cover it."""
+    (first, read), *others = reads
+    want = list(read(events))
+    for name, other in others:
+        got = list(other(events))
+        if got != want:
+            at = next((i for i, (a, b) in enumerate(zip(want, got, strict=False)) if a != b),
+                      min(len(want), len(got)))
+            raise SystemExit(
+                f"stream_shells: {name} yields other deltas than {first} ({len(got)} against "
+                f"{len(want)}); first difference at #{at}: "
+                f"{got[at] if at < len(got) else 'nothing'!r} against "
+                f"{want[at] if at < len(want) else 'nothing'!r}")
+    counts = {kind: sum(1 for d in want if has(d)) for kind, has in KINDS}
+    if not all(counts.values()):
+        raise SystemExit(f"stream_shells: the stream yields no delta of some kind: {counts}")
+    return counts
+
+
 def per_chunk_us(read: Callable[[list[Any]], Iterator[Delta]], events: list[Any]) -> float:
     t = time.perf_counter()
     for _ in range(ROUNDS):
@@ -107,9 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     events = sdk_events(args.events)
-    assert ([d.text for d in shell(events)] == [d.text for d in driven(events)]
-            == [d.text for d in stepped(events)])
-    reads = (("shell", shell), ("driven", driven), ("stepped", stepped))
+    reads: tuple[tuple[str, Callable[[list[Any]], Iterator[Delta]]], ...] = (
+        ("shell", shell), ("driven", driven), ("stepped", stepped))
+    deltas = same_deltas(reads, events)
     for _, read in reads:   # warm up
         per_chunk_us(read, events)
     samples: dict[str, list[float]] = {name: [] for name, _ in reads}
@@ -123,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
            "dispatch_us_per_chunk": round(med["driven"] - med["shell"], 3),
            "ratio": round(med["driven"] / med["shell"], 3),
            "stepped_us_per_chunk_p50": round(med["stepped"], 3),
-           "stepped_ratio": round(med["stepped"] / med["shell"], 3)}
+           "stepped_ratio": round(med["stepped"] / med["shell"], 3), "deltas": deltas}
     print(json.dumps(out) if args.json else out)
     return 0
 

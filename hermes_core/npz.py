@@ -1,10 +1,12 @@
-"""Reading an ``.npz`` archive of ours: every array taken out under the AST guard, no pickles.
+"""Reading an ``.npz`` archive of ours, or one ``.npy`` array: under the AST guard, no pickles.
 
 ``np.load`` of an archive parses nothing yet; each array's ``.npy`` header is parsed with
 ``ast.literal_eval`` when the array is taken out. Those reads happen on warm-up threads (the query
 adapter, the injection scorers, the retrieval caches), so every one must run under
 :func:`~hermes_core.ast_guard.holding_ast` (CPython gh-106905). Reading the whole archive in one
-guarded block, here, keeps callers from taking an array out after the block ends.
+guarded block, here, keeps callers from taking an array out after the block ends. A single
+``.npy`` (the embedding cache's vectors) has its header parsed inside ``np.load``; the same call
+on an archive opens it instead, so :func:`read_npy` refuses that (a stray file under the name).
 """
 
 from __future__ import annotations
@@ -31,6 +33,20 @@ def read_npz(source: str | os.PathLike[str] | bytes) -> dict[str, np.ndarray[Any
             raise ValueError(f"{_named(source)} is not an .npz archive (one bare array)")
         with loaded as z:
             return {name: z[name] for name in z.files}
+
+
+def read_npy(source: str | os.PathLike[str] | bytes) -> np.ndarray[Any, Any]:
+    """The one array of the ``.npy`` file at ``source`` (a path, or the file's bytes).
+
+    Raises as opening or reading it does; a pickled array, or an ``.npz`` archive where one array
+    belongs, is a ``ValueError`` (the archive closed unread)."""
+    opened = io.BytesIO(source) if isinstance(source, bytes) else source
+    with holding_ast():
+        loaded = np.load(opened, allow_pickle=False)
+    if not isinstance(loaded, np.ndarray):
+        loaded.close()
+        raise ValueError(f"{_named(source)} is an .npz archive, not one .npy array")
+    return loaded
 
 
 def _named(source: str | os.PathLike[str] | bytes) -> str:

@@ -26,6 +26,7 @@ when it is absent.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -62,7 +63,8 @@ CASES: list[tuple[str, list[str], list[str], str | None]] = [
      ["identity.bare_us_per_chunk_p50", "identity.watched_us_per_chunk_p50", "identity.ratio",
       "gzip.ratio", "gzip-whole.ratio"], None),
     ("stream_shells.py", ["--events", "5", "--repeat", "1"],
-     ["shell_us_per_chunk_p50", "driven_us_per_chunk_p50", "ratio", "stepped_ratio"], None),
+     ["shell_us_per_chunk_p50", "driven_us_per_chunk_p50", "ratio", "stepped_ratio",
+      "deltas.text", "deltas.draft", "deltas.tool_call", "deltas.usage"], None),
     ("test_inventory.py", ["--no-collect", "{root}/tests"],   # an inventory: counts, no baseline
      ["files", "test_files", "test_functions", "asserts", "raises"], None),
     ("memory_upkeep.py", ["--sessions", "200", "--samples", "3", "--rounds", "1"],
@@ -146,3 +148,26 @@ def test_a_benchmark_prints_one_json_object_with_the_keys_it_promises(
         except (KeyError, IndexError, TypeError):
             absent.append(key)
     assert not absent, f"{script} --json lacks {absent}: {sorted(out)}"
+
+
+def _bench_module(script: str) -> Any:
+    spec = importlib.util.spec_from_file_location(f"_bench_{Path(script).stem}", BENCH / script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_stream_shells_stops_when_a_loop_yields_other_deltas_than_the_shell() -> None:
+    """Equal text is not enough: a loop that drops the usage (or a draft, or a tool call) measures
+    another thing, and the run must stop naming it instead of printing a ratio."""
+    bench = _bench_module("stream_shells.py")
+    events = bench.sdk_events(3)
+
+    def no_usage(evs: list[Any]) -> Any:
+        return (d for d in bench.stepped(evs) if d.usage is None)
+
+    counts = bench.same_deltas((("shell", bench.shell), ("stepped", bench.stepped)), events)
+    assert counts == {"text": 4, "draft": 1, "tool_call": 1, "usage": 1}
+    with pytest.raises(SystemExit, match=r"no_usage yields other deltas than shell .*#6"):
+        bench.same_deltas((("shell", bench.shell), ("no_usage", no_usage)), events)

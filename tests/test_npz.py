@@ -1,5 +1,5 @@
 """Tests of ``hermes_core/npz.py``: one guarded read of an ``.npz`` archive, every array parsed
-under the AST guard."""
+under the AST guard; one guarded read of a single ``.npy`` array, an archive refused."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from hermes_core.npz import read_npz
+from hermes_core.npz import read_npy, read_npz
 
 
 def _archive(path: Path) -> Path:
@@ -67,3 +67,45 @@ def test_a_pickled_array_is_refused(tmp_path: Path) -> None:
 def test_a_missing_file_raises_as_opening_it_does(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         read_npz(tmp_path / "none.npz")
+
+
+def _array_bytes(array: np.ndarray[Any, Any]) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("given", ["path", "str", "bytes"])
+def test_a_single_array_is_read_from_a_path_or_bytes_its_header_under_the_ast_guard(
+        given: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "v.npy"
+    path.write_bytes(_array_bytes(np.arange(4, dtype=np.float32)))
+    source: Any = {"path": path, "str": str(path), "bytes": path.read_bytes()}[given]
+    guarded: list[bool] = []
+    real = ast.literal_eval
+
+    def literal_eval(node: Any) -> Any:
+        guarded.append(not gc.isenabled())
+        return real(node)
+
+    monkeypatch.setattr(ast, "literal_eval", literal_eval)
+    got = read_npy(source)
+    assert got.dtype == np.float32 and got.tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert guarded == [True]
+    assert gc.isenabled()
+
+
+def test_an_archive_where_one_array_belongs_is_not_one_array(tmp_path: Path) -> None:
+    """A stray ``.npz`` under a ``.npy``'s name loads as an archive: refused (and closed)."""
+    path = _archive(tmp_path / "v.npy.npz")
+    with pytest.raises(ValueError, match=r"an \.npz archive, not one \.npy array"):
+        read_npy(path)
+    with pytest.raises(ValueError, match="the bytes given"):
+        read_npy(path.read_bytes())
+
+
+def test_a_pickled_single_array_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "o.npy"
+    np.save(path, np.array([{"x": 1}], dtype=object), allow_pickle=True)
+    with pytest.raises(ValueError):
+        read_npy(path)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import io
 import logging
 import os
 import re
@@ -31,8 +30,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from hermes_core.ast_guard import holding_ast
 from hermes_core.atomic_write import read_cache, write_cache
+from hermes_core.npz import read_npy
 from hermes_core.retrieval import cache_sweep
 from hermes_core.retrieval.fusion import zscores
 from hermes_core.retrieval.vector_store import VectorSnapshot
@@ -415,11 +414,7 @@ class EmbeddingCache:
         cache_sweep.touch(p, time.time())   # in use: no sweep takes it (cache_upkeep)
         try:
             data = read_cache(p)   # a FIFO there: not read
-            with holding_ast():   # the .npy header is parsed with ast.literal_eval
-                v = np.load(io.BytesIO(data), allow_pickle=False)
-            if not isinstance(v, np.ndarray):   # a zip (.npz) under the name: not ours
-                v.close()
-                return None
+            v = read_npy(data)   # under the AST guard; a zip (.npz) under the name: not ours
         except Exception:   # torn, flipped or foreign: re-embedded, never fatal
             return None
         if (v.ndim != 1 or not v.size or not np.issubdtype(v.dtype, np.floating)

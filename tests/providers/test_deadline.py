@@ -2,7 +2,8 @@
 Timeout that fails over, for both wire formats and for complete, stream, acomplete and astream.
 
 The real SDKs run behind respx; each chunk a body sends steps the injected clock by half a second,
-so a "30 s" trickle takes no real time.
+so a "30 s" trickle takes no real time. The watch also inflates what it reads: compressed
+streams and whole answers reach the SDK whole, once.
 """
 
 from __future__ import annotations
@@ -27,8 +28,10 @@ from hermes_core.agent.smart_routing import Router
 from hermes_core.config import Settings, load_settings
 from hermes_core.errors import Timeout
 from hermes_core.providers import build_providers
+from hermes_core.providers.anthropic import AnthropicProvider
 from hermes_core.providers.base import CallOptions
 from hermes_core.providers.deadline import Budget, _Watch
+from hermes_core.providers.openai import OpenAIProvider
 from hermes_core.testing import (
     ANTHROPIC_URL,
     SSE_HEADERS,
@@ -39,7 +42,7 @@ from hermes_core.testing import (
 )
 from hermes_core.testing.builders import _sse as _sse_events
 from hermes_core.testing.clock import FakeClock
-from hermes_core.types import Message, Prompt
+from hermes_core.types import Credential, Message, Prompt
 from tests.conftest import CancelledOnce, Loopback
 
 PRIMARY_OPENAI = "https://primary.test/v1"
@@ -917,3 +920,79 @@ def test_every_coding_the_client_asks_for_is_read_by_the_watch_through_the_clien
 async def _async_chunks(chunks: list[bytes]) -> AsyncIterator[bytes]:
     for c in chunks:
         yield c
+
+
+WHOLE = {"openai": (OPENAI_URL, "gpt-4o"), "anthropic": (ANTHROPIC_URL, "claude-sonnet-4")}
+
+
+def _whole_text(kind: str, mode: str, encoding: str, body: bytes, sent: str,
+                respx_mock: Any) -> str:
+    """The text of the whole answer ``body`` (in ``encoding``), sent in one chunk or in chunks of
+    7 bytes, as ``complete`` or ``acomplete`` reads it."""
+    chunks = [body] if sent == "in one chunk" else [body[i:i + 7] for i in range(0, len(body), 7)]
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        headers = {"content-type": "application/json", "content-encoding": encoding}
+        return httpx.Response(200, headers=headers, content=iter(chunks) if mode == "complete"
+                              else _async_chunks(chunks))
+
+    url, model = WHOLE[kind]
+    respx_mock.post(url).mock(side_effect=answer)
+    provider = (OpenAIProvider("openai", endpoint=PRIMARY_OPENAI) if kind == "openai"
+                else AnthropicProvider())
+    cred = Credential(kind, "sk-whole-SECRET-0000003")
+    if mode == "acomplete":
+        return asyncio.run(provider.acomplete(PROMPT, model, cred, OPTS)).text
+    return provider.complete(PROMPT, model, cred, OPTS).text
+
+
+def _answer_json(kind: str, text: str) -> bytes:
+    body = openai_chat_completion(text) if kind == "openai" else anthropic_message(text)
+    return json.dumps(body).encode()
+
+
+def _gzip_members(body: bytes, size: int) -> bytes:
+    """``body`` as gzip members of ``size`` bytes each, one after another: what a proxy that
+    compresses what it relays piece by piece sends (gzip(1) reads the whole)."""
+    import gzip
+
+    return b"".join(gzip.compress(body[at:at + size]) for at in range(0, len(body), size))
+
+
+@pytest.mark.parametrize("sent", ["in one chunk", "in chunks of 7 bytes"])
+@pytest.mark.parametrize("mode", ["complete", "acomplete"])
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_whole_answer_in_several_gzip_members_is_read_through_every_member(
+        kind: str, mode: str, sent: str, respx_mock: Any) -> None:
+    """The HTTP client inflates a gzip body to its first member's end: a whole JSON answer sent
+    in several members was cut there, failed to parse and failed over to another provider. It is
+    read through every member, as an event stream's is."""
+    body = _gzip_members(_answer_json(kind, "every member"), 40)
+    assert _whole_text(kind, mode, "gzip", body, sent, respx_mock) == "every member"
+
+
+def _packed(encoding: str, body: bytes) -> bytes:
+    """``body`` in brotli, or in zstd as two frames (a frame per piece, as a proxy compressing
+    what it relays sends), with the codec the HTTP client decodes it with; skipped where that
+    optional codec is not installed (the client then asks for neither)."""
+    if encoding == "br":
+        brotli = pytest.importorskip("brotli", reason="brotli not installed (httpx2[brotli])")
+        return bytes(brotli.compress(body))
+    zstd = pytest.importorskip("backports.zstd", reason="zstd not installed (httpx2[zstd])")
+    half = len(body) // 2
+    return bytes(zstd.compress(body[:half])) + bytes(zstd.compress(body[half:]))
+
+
+@pytest.mark.parametrize("sent", ["in one chunk", "in chunks of 7 bytes"])
+@pytest.mark.parametrize("mode", ["complete", "acomplete"])
+@pytest.mark.parametrize("encoding", ["br", "zstd"])
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_whole_brotli_or_zstd_answer_is_read_whole_by_the_sdk(
+        kind: str, encoding: str, mode: str, sent: str, respx_mock: Any) -> None:
+    """A whole answer in br or zstd is inflated by the watch now (in 4 KB feeds, not by the
+    client): the SDK reads the same JSON, however the body is cut, a zstd body's every frame."""
+    draw = random.Random(5)
+    words = " ".join(f"长{draw.randrange(10**6)}" for _ in range(12_000))
+    body = _packed(encoding, _answer_json(kind, words))
+    assert len(body) > 5 * 4096   # several feeds of the decoder in one chunk
+    assert _whole_text(kind, mode, encoding, body, sent, respx_mock) == words

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -1207,71 +1206,6 @@ def test_a_stream_framed_as_a_lying_proxy_frames_it_is_read_whole(
 async def _achunks(chunks: list[bytes]) -> Any:
     for c in chunks:
         yield c
-
-
-def _gzip_members(body: bytes, size: int) -> bytes:
-    """``body`` as gzip members of ``size`` bytes each, one after another: what a proxy that
-    compresses what it relays piece by piece sends (gzip(1) reads the whole)."""
-    import gzip
-
-    return b"".join(gzip.compress(body[at:at + size]) for at in range(0, len(body), size))
-
-
-@pytest.mark.parametrize("sent", ["in one chunk", "in chunks of 7 bytes"])
-@pytest.mark.parametrize("mode", ["complete", "acomplete"])
-@pytest.mark.parametrize("kind", PROVIDERS)
-def test_a_whole_answer_in_several_gzip_members_is_read_through_every_member(
-        kind: str, mode: str, sent: str, respx_mock: Any) -> None:
-    """The HTTP client inflates a gzip body to its first member's end: a whole JSON answer sent
-    in several members was cut there, failed to parse and failed over to another provider. It is
-    read through every member, as an event stream's is."""
-    provider, cred, url, model = make(kind)
-    body = _gzip_members(json.dumps(ok_body(kind, "every member")).encode(), 40)
-    chunks = [body] if sent == "in one chunk" else [body[i:i + 7] for i in range(0, len(body), 7)]
-
-    def answer(request: httpx.Request) -> httpx.Response:
-        headers = {"content-type": "application/json", "content-encoding": "gzip"}
-        return httpx.Response(200, headers=headers, content=iter(chunks) if mode == "complete"
-                              else _achunks(chunks))
-
-    respx_mock.post(url).mock(side_effect=answer)
-    assert _whole(provider, cred, model, mode).text == "every member"
-
-
-def _packed(encoding: str, body: bytes) -> bytes:
-    """``body`` in brotli, or in zstd as two frames (a frame per piece, as a proxy compressing
-    what it relays sends), with the codec the HTTP client decodes it with; skipped where that
-    optional codec is not installed (the client then asks for neither)."""
-    if encoding == "br":
-        brotli = pytest.importorskip("brotli", reason="brotli not installed (httpx2[brotli])")
-        return bytes(brotli.compress(body))
-    zstd = pytest.importorskip("backports.zstd", reason="zstd not installed (httpx2[zstd])")
-    half = len(body) // 2
-    return bytes(zstd.compress(body[:half])) + bytes(zstd.compress(body[half:]))
-
-
-@pytest.mark.parametrize("sent", ["in one chunk", "in chunks of 7 bytes"])
-@pytest.mark.parametrize("mode", ["complete", "acomplete"])
-@pytest.mark.parametrize("encoding", ["br", "zstd"])
-@pytest.mark.parametrize("kind", PROVIDERS)
-def test_a_whole_brotli_or_zstd_answer_is_read_whole_by_the_sdk(
-        kind: str, encoding: str, mode: str, sent: str, respx_mock: Any) -> None:
-    """A whole answer in br or zstd is inflated by the watch now (in 4 KB feeds, not by the
-    client): the SDK reads the same JSON, however the body is cut, a zstd body's every frame."""
-    provider, cred, url, model = make(kind)
-    draw = random.Random(5)
-    words = " ".join(f"长{draw.randrange(10**6)}" for _ in range(12_000))
-    body = _packed(encoding, json.dumps(ok_body(kind, words)).encode())
-    assert len(body) > 5 * 4096   # several feeds of the decoder in one chunk
-    chunks = [body] if sent == "in one chunk" else [body[i:i + 7] for i in range(0, len(body), 7)]
-
-    def answer(request: httpx.Request) -> httpx.Response:
-        headers = {"content-type": "application/json", "content-encoding": encoding}
-        return httpx.Response(200, headers=headers, content=iter(chunks) if mode == "complete"
-                              else _achunks(chunks))
-
-    respx_mock.post(url).mock(side_effect=answer)
-    assert _whole(provider, cred, model, mode).text == words
 
 
 def _error_answer(kind: str, status: int) -> dict[str, Any]:

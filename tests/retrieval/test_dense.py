@@ -418,6 +418,21 @@ def test_a_damaged_vector_file_is_re_embedded_never_a_traceback(
                            and np.isfinite(got).all())
 
 
+def test_a_whole_npz_archive_in_a_vectors_place_is_re_embedded(tmp_path: Path) -> None:
+    """A valid archive (of a good vector) under a ``.npy``'s name is not ours: treated as missing."""
+    cache = EmbeddingCache(tmp_path)
+    path = cache._path("m", "h")
+    assert path is not None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    out = io.BytesIO()
+    np.savez(out, v=np.ones(8, dtype=np.float32))
+    path.write_bytes(out.getvalue())
+    assert cache.get("m", "h") is None
+    cache.put("m", "h", np.ones(8, dtype=np.float32))
+    got = cache.get("m", "h")
+    assert got is not None and got.tolist() == [1.0] * 8
+
+
 def test_a_pipe_or_a_device_in_a_vectors_place_is_re_embedded_never_waited_on(tmp_path: Path) -> None:
     """A FIFO under cache/embeddings/ blocked the prompt build at np.load; /dev/zero never ends."""
     import os
