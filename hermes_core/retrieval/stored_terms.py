@@ -66,6 +66,7 @@ class StoredTerms(Sequence[SkillTerms]):
     def __getitem__(self, i: int | slice) -> SkillTerms | list[SkillTerms]:
         if isinstance(i, slice):
             return [self[k] for k in range(*i.indices(len(self)))]
+        i = self._at(i)
         found = self._made[i]
         if found is None:
             made = self._decode(i)
@@ -78,6 +79,11 @@ class StoredTerms(Sequence[SkillTerms]):
     def __iter__(self) -> Iterator[SkillTerms]:
         return (self[k] for k in range(len(self)))
 
+    def _at(self, i: int) -> int:
+        """``i`` as a place from the start (IndexError outside): ``_decode`` reads ``i + 1``, so a
+        negative ``i`` would pair one skill's tokens with no counts, and be kept as the last's."""
+        return range(len(self._made))[i]
+
     def _decode(self, i: int) -> SkillTerms:
         a, b = int(self._first[i]), int(self._first[i + 1])
         if a == b:
@@ -87,11 +93,12 @@ class StoredTerms(Sequence[SkillTerms]):
 
     def n_tokens(self, i: int) -> int:
         """How many distinct tokens skill ``i`` has, without decoding them."""
+        i = self._at(i)
         return int(self._first[i + 1] - self._first[i])
 
     def verbatim(self, i: int) -> str:
         """Skill ``i``'s normalised text, without decoding its tokens."""
-        return self._verbatim[i]
+        return self._verbatim[self._at(i)]
 
     def decoded(self) -> int:
         """How many skills' terms were made so far."""
