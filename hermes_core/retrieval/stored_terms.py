@@ -29,7 +29,27 @@ _SEP = 0   # the NUL byte between tokens (in no token: tokens are runs of word c
 _NONE = SkillTerms((), (), "")
 
 
-class StoredTerms(Sequence[SkillTerms]):
+class _Lazy(Sequence[SkillTerms]):
+    """A sequence of terms each made by :meth:`_one` when asked for (a slice: a list of them)."""
+
+    def _one(self, i: int) -> SkillTerms:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, i: int) -> SkillTerms: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[SkillTerms]: ...
+
+    def __getitem__(self, i: int | slice) -> SkillTerms | list[SkillTerms]:
+        if isinstance(i, slice):
+            return [self._one(k) for k in range(*i.indices(len(self)))]
+        return self._one(i)
+
+    def __iter__(self) -> Iterator[SkillTerms]:
+        return (self._one(k) for k in range(len(self)))
+
+
+class StoredTerms(_Lazy):
     """The terms of the file's skills, in file order (see the module docstring)."""
 
     def __init__(self, tokens: bytes, n_tokens: np.ndarray, counts: np.ndarray,
@@ -58,14 +78,8 @@ class StoredTerms(Sequence[SkillTerms]):
     def __len__(self) -> int:
         return len(self._made)
 
-    @overload
-    def __getitem__(self, i: int) -> SkillTerms: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[SkillTerms]: ...
-
-    def __getitem__(self, i: int | slice) -> SkillTerms | list[SkillTerms]:
-        if isinstance(i, slice):
-            return [self[k] for k in range(*i.indices(len(self)))]
+    def _one(self, i: int) -> SkillTerms:
+        i = self._at(i)
         found = self._made[i]
         if found is None:
             made = self._decode(i)
@@ -75,8 +89,10 @@ class StoredTerms(Sequence[SkillTerms]):
                     found = self._made[i] = made
         return found
 
-    def __iter__(self) -> Iterator[SkillTerms]:
-        return (self[k] for k in range(len(self)))
+    def _at(self, i: int) -> int:
+        """``i`` as a place from the start (IndexError outside): ``_decode`` reads ``i + 1``, so a
+        negative ``i`` would pair one skill's tokens with no counts, and be kept as the last's."""
+        return range(len(self._made))[i]
 
     def _decode(self, i: int) -> SkillTerms:
         a, b = int(self._first[i]), int(self._first[i + 1])
@@ -87,18 +103,19 @@ class StoredTerms(Sequence[SkillTerms]):
 
     def n_tokens(self, i: int) -> int:
         """How many distinct tokens skill ``i`` has, without decoding them."""
+        i = self._at(i)
         return int(self._first[i + 1] - self._first[i])
 
     def verbatim(self, i: int) -> str:
         """Skill ``i``'s normalised text, without decoding its tokens."""
-        return self._verbatim[i]
+        return self._verbatim[self._at(i)]
 
     def decoded(self) -> int:
         """How many skills' terms were made so far."""
         return sum(t is not None for t in self._made)
 
 
-class CarriedTerms(Sequence[SkillTerms]):
+class CarriedTerms(_Lazy):
     """An updated catalog's terms: each kept skill's still in the file's :class:`StoredTerms`
     (``src``: its place there, -1 for a skill derived since), the others held (``own``)."""
 
@@ -108,19 +125,9 @@ class CarriedTerms(Sequence[SkillTerms]):
     def __len__(self) -> int:
         return len(self.src)
 
-    @overload
-    def __getitem__(self, i: int) -> SkillTerms: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[SkillTerms]: ...
-
-    def __getitem__(self, i: int | slice) -> SkillTerms | list[SkillTerms]:
-        if isinstance(i, slice):
-            return [self[k] for k in range(*i.indices(len(self)))]
+    def _one(self, i: int) -> SkillTerms:
         s = int(self.src[i])
         return self.own[i % len(self.src)] if s < 0 else self.root[s]
-
-    def __iter__(self) -> Iterator[SkillTerms]:
-        return (self[k] for k in range(len(self)))
 
     def verbatim(self, i: int) -> str:
         s = int(self.src[i])

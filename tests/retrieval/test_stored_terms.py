@@ -79,3 +79,15 @@ def test_once_every_stored_skill_is_edited_or_gone_the_stored_terms_are_let_go()
     assert isinstance(once, CarriedTerms) and once.root is stored
     gone = carried(once, np.asarray([-1, 0]), 2, {1: new})
     assert gone == (new, new) and stored.decoded() == 0
+
+
+def test_a_negative_index_reads_the_skill_it_names_and_spoils_no_other() -> None:
+    stored = _stored()
+    assert stored[-1] == TERMS[3] and stored[-4] == TERMS[0]
+    assert stored[3] == TERMS[3] and stored[-1] is stored[3]
+    assert stored.n_tokens(-1) == 1 and stored.verbatim(-2) == TERMS[2].verbatim
+    assert list(reversed(stored)) == list(reversed(TERMS))
+    with pytest.raises(IndexError):
+        stored[4]
+    with pytest.raises(IndexError):
+        stored[-5]

@@ -32,7 +32,13 @@ from dataclasses import dataclass
 import regex
 
 from hermes_core.config import RecencyWeights
-from hermes_core.tokenize import has_cjk, symbol_terms, tokenize, without_keycaps
+from hermes_core.tokenize import (
+    MAX_CLUSTER_POINTS,
+    has_cjk,
+    symbol_terms,
+    tokenize,
+    without_keycaps,
+)
 from hermes_core.types import MemoryFragment
 
 SECONDS_PER_DAY = 86_400.0
@@ -71,12 +77,16 @@ def query_terms(text: str, *, limit: int = MAX_QUERY_TERMS) -> list[str]:
     :func:`symbol_terms` (an emoji; punctuation in a query of no word); a keycap's digit is
     no word of a query (1️⃣ is not "1").
     """
+    head = ""
     if len(text) > MAX_QUERY_CHARS:
-        cut = text[:_grapheme_end(text, MAX_QUERY_CHARS)]   # never inside an emoji or keycap
+        end = _grapheme_end(text, MAX_QUERY_CHARS)
+        cut = text[:end]   # never inside an emoji or keycap
+        head = _long_cluster_head(text, end) if end < MAX_QUERY_CHARS else ""
         space = max(cut.rfind(" "), cut.rfind("\n"))
         text = cut[:space] if space > MAX_QUERY_CHARS // 2 else cut  # no half word at the end
     seen: dict[str, None] = {}
-    for tok in [*tokenize(without_keycaps(text)), *symbol_terms(text)]:   # as the index has them
+    symbols = symbol_terms(f"{text} {head}" if head else text)
+    for tok in [*tokenize(without_keycaps(text)), *symbols]:   # as the index has them
         if tok in STOPWORDS or tok in seen:
             continue
         seen[tok] = None
@@ -329,6 +339,16 @@ def _grapheme_end(text: str, at: int) -> int:
             break
         end = m.end()
     return end if end > 0 else at
+
+
+def _long_cluster_head(text: str, at: int) -> str:
+    """The first ``MAX_CLUSTER_POINTS`` code points (presentation selectors aside) of the cluster
+    at ``at`` when it has that many: its index term is that head (:func:`symbol_terms`), so a
+    query cut before it still searches it; "" for a shorter one, whose piece would be another
+    emoji's term. Read at most ``_CLUSTER_SPAN`` characters on."""
+    m = _GRAPHEME.match(text, at, at + _CLUSTER_SPAN)
+    points = [c for c in m.group() if c not in "\ufe0e\ufe0f"] if m else []
+    return "".join(points[:MAX_CLUSTER_POINTS]) if len(points) >= MAX_CLUSTER_POINTS else ""
 
 
 def clip_text(text: str, limit: int) -> str:

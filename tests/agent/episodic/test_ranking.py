@@ -391,3 +391,15 @@ def test_a_keycap_spelled_with_a_compatibility_digit_is_no_digit_of_the_query(ca
     terms = query_terms(f"step {cap}")
     assert "1" not in terms
     assert set(symbol_terms("1\u20e3")) <= set(terms)
+
+
+@pytest.mark.parametrize("before", ["we ", "部署 ", " ", "x" * 3_000 + " "])
+def test_a_long_emoji_cluster_running_past_the_cut_is_searched_by_the_head_the_index_keeps(
+        before: str) -> None:
+    """A cluster longer than the index keeps (👍 and 5,000 skin tones) that starts before
+    ``MAX_QUERY_CHARS`` and runs past it was left out of the query whole (the cut moves back to
+    where it starts), so the summary's own text pasted as a query did not search it: "we 👍🏽…"
+    had no term at all. The index's term is the cluster's first ``MAX_CLUSTER_POINTS``, so the
+    query searches those; a short cluster straddling the cut is still left out (the other test)."""
+    hostile = "👍" + "\U0001F3FD" * 5_000
+    assert symbol_terms(hostile)[0] in query_terms(f"{before}{hostile} met")
