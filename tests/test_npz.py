@@ -31,19 +31,25 @@ def test_every_array_is_read_from_a_path_or_bytes(given: str, tmp_path: Path) ->
     assert got["a"].tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
 
 
-def test_every_header_is_parsed_under_the_ast_guard(tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """An ``NpzFile`` parses each array's ``.npy`` header with ``ast.literal_eval`` when the array
-    is taken out, not at ``np.load``: every one is read inside the guard (collection held off)."""
-    path = _archive(tmp_path / "w.npz")
-    guarded: list[bool] = []
+@pytest.fixture
+def guarded(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether collection was held off at each ``.npy`` header parse (``ast.literal_eval``)."""
+    seen: list[bool] = []
     real = ast.literal_eval
 
     def literal_eval(node: Any) -> Any:
-        guarded.append(not gc.isenabled())
+        seen.append(not gc.isenabled())
         return real(node)
 
     monkeypatch.setattr(ast, "literal_eval", literal_eval)
+    return seen
+
+
+def test_every_header_is_parsed_under_the_ast_guard(tmp_path: Path,
+                                                    guarded: list[bool]) -> None:
+    """An ``NpzFile`` parses each array's ``.npy`` header with ``ast.literal_eval`` when the array
+    is taken out, not at ``np.load``: every one is read inside the guard (collection held off)."""
+    path = _archive(tmp_path / "w.npz")
     assert gc.isenabled()
     read_npz(path)
     assert guarded == [True, True, True]
@@ -77,18 +83,10 @@ def _array_bytes(array: np.ndarray[Any, Any]) -> bytes:
 
 @pytest.mark.parametrize("given", ["path", "str", "bytes"])
 def test_a_single_array_is_read_from_a_path_or_bytes_its_header_under_the_ast_guard(
-        given: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        given: str, tmp_path: Path, guarded: list[bool]) -> None:
     path = tmp_path / "v.npy"
     path.write_bytes(_array_bytes(np.arange(4, dtype=np.float32)))
     source: Any = {"path": path, "str": str(path), "bytes": path.read_bytes()}[given]
-    guarded: list[bool] = []
-    real = ast.literal_eval
-
-    def literal_eval(node: Any) -> Any:
-        guarded.append(not gc.isenabled())
-        return real(node)
-
-    monkeypatch.setattr(ast, "literal_eval", literal_eval)
     got = read_npy(source)
     assert got.dtype == np.float32 and got.tolist() == [0.0, 1.0, 2.0, 3.0]
     assert guarded == [True]

@@ -26,7 +26,9 @@ T = TypeVar("T", bound=BaseModel)
 
 #: The drafts are read again once they have grown by 1/_STEP of their length: each read parses
 #: the whole JSON so far, and reading at every piece cost O(n^2) (a 2.3 KB reply in 5-character
-#: pieces: 105 ms of validation; read so, 22 reads instead of 472).
+#: pieces: 105 ms of validation; read so, 22 reads instead of 472). The length counts from the
+#: first ``{``: prose before the object (a reply after "Here is the plan:") holds no draft, and
+#: counted in, a long one left the object after it few reads or none.
 _STEP = 32
 
 
@@ -45,6 +47,7 @@ class Drafts(Generic[T]):
         self._scrub = scrub()
         self._parts: list[str] = []
         self._size = self._read = 0   # characters drafted, and when they were last read
+        self._start: int | None = None   # where the first "{" was drafted (see _STEP)
         self._shown: T | None = None
         self.latest: T | None = None   # the newest partial object not yet taken
 
@@ -54,13 +57,17 @@ class Drafts(Generic[T]):
             return False
         if not d.draft or not (shown := self._scrub.feed(d.draft)):
             return False
+        if self._start is None and (brace := shown.find("{")) >= 0:
+            self._start = self._size + brace
         self._parts.append(shown)
         self._size += len(shown)
-        if self._size - self._read < self._size // _STEP:
+        if self._size - self._read < (self._size - (self._start or 0)) // _STEP:
             return False   # read again once it has grown by a part of itself (see _STEP)
         self._read = self._size
         text = "".join(self._parts)
         self._parts[:] = [text]   # held as one string: a small str per piece costs ~11x its text
+        if self._start is None:   # no object begun: nothing a draft could be read as
+            return False
         # unwrapped as the final reply is (a fence, a sentence before it), so a reply whose
         # final object parses shows its partial ones too
         value = parse_draft(text, self.output)
@@ -74,6 +81,7 @@ class Drafts(Generic[T]):
         self._parts.clear()
         self._scrub = self._new_scrub()
         self._size = self._read = 0
+        self._start = None
         self._shown = self.latest = None
 
     def take(self) -> T | None:

@@ -461,3 +461,20 @@ def test_an_object_inside_the_reply_is_never_shown_as_the_reply(before: str) -> 
     made = _fed(Drafts(Node), pieces)
     assert Node(name="leaf") not in made
     assert made[-1] == Node(name="root", children=[Node(name="leaf"), Node(name="b")])
+
+
+def test_a_long_preamble_does_not_thin_out_the_partial_objects_after_it() -> None:
+    """The drafts were read again once the whole text had grown by 1/32 of itself, the prose
+    before the object counted: after 64 KB of it a 1.5 KB trip showed one partial object where
+    the bare reply showed dozens (after 1 MB, none). Failed before."""
+    trip = json.dumps({"city": "Oslo", "stops": [{"name": f"stop {i}", "days": 2}
+                                                 for i in range(50)]})
+    preamble = "Let me think about the route first, day by day. " * 1_340 + "Here it is: "
+
+    def partials(text: str) -> list[Any]:
+        return _fed(Drafts(Trip), tuple(text[at:at + 20] for at in range(0, len(text), 20)))
+
+    bare, introduced = partials(trip), partials(preamble + trip)
+    assert len(bare) > 20
+    assert len(introduced) >= len(bare) * 3 // 4, (len(introduced), len(bare))   # 1 before
+    assert introduced[-1].city == "Oslo" and len(introduced[-1].stops) > 40

@@ -78,9 +78,12 @@ def test_complete_returns_the_refusal_text(respx_mock) -> None:
     assert done.text == REFUSAL and done.finish_reason == "refusal"
 
 
-def _refusal_stream() -> bytes:
+def _refusal_stream(lead: str = "") -> bytes:
+    """A refusal in two pieces; ``lead``: content the model wrote before it refused."""
     base = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
     return _sse([
+        *([(None, {**base, "choices": [{"index": 0, "finish_reason": None,
+                                        "delta": {"content": lead}}]})] if lead else []),
         (None, {**base, "choices": [{"index": 0, "finish_reason": None, "delta": {
             "role": "assistant", "content": None, "refusal": ""}}]}),
         (None, {**base, "choices": [{"index": 0, "finish_reason": None,
@@ -238,6 +241,18 @@ def test_streamed_tool_call_fragments_are_joined(respx_mock: Any, use_async: boo
     assert deltas[-1].finish_reason == "tool_calls"
 
 
+def _held_deltas(use_async: bool) -> list[Any]:
+    """The deltas of a structured (held) streamed call, sync or async."""
+    provider = OpenAIProvider()
+    opts = CallOptions(response_format={"name": "F", "schema": {"type": "object"}})
+
+    async def collect() -> list[Any]:
+        return [d async for d in provider.astream(TOOL_PROMPT, "gpt-4o", TOOL_CRED, opts)]
+
+    return (asyncio.run(collect()) if use_async
+            else list(provider.stream(TOOL_PROMPT, "gpt-4o", TOOL_CRED, opts)))
+
+
 @pytest.mark.parametrize("use_async", [False, True])
 def test_a_held_structured_reply_comes_as_drafts_then_whole_as_the_text(
         respx_mock: Any, use_async: bool) -> None:
@@ -245,36 +260,24 @@ def test_a_held_structured_reply_comes_as_drafts_then_whole_as_the_text(
     unseen); meanwhile its pieces come as drafts, progress that is not the text."""
     respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
         200, content=openai_chat_stream(('{"ci', 'ty": "Oslo"}')), headers=SSE_HEADERS))
-    provider = OpenAIProvider()
-    opts = CallOptions(response_format={"name": "F", "schema": {"type": "object"}})
-
-    async def collect() -> list[Any]:
-        return [d async for d in provider.astream(TOOL_PROMPT, "gpt-4o", TOOL_CRED, opts)]
-
-    deltas = (asyncio.run(collect()) if use_async
-              else list(provider.stream(TOOL_PROMPT, "gpt-4o", TOOL_CRED, opts)))
+    deltas = _held_deltas(use_async)
     assert [d.draft for d in deltas if d.draft] == ['{"ci', 'ty": "Oslo"}']
     assert [d.text for d in deltas if d.text] == ['{"city": "Oslo"}']
     assert deltas[-1].finish_reason == "stop"
 
 
+@pytest.mark.parametrize("lead", ["", '{"ci'], ids=["refusal", "after-content"])
 @pytest.mark.parametrize("use_async", [False, True])
 def test_a_refused_structured_reply_comes_whole_as_the_text_and_never_as_drafts(
-        respx_mock: Any, use_async: bool) -> None:
+        respx_mock: Any, use_async: bool, lead: str) -> None:
     """A refusal is the model's answer, not a draft of the object: its pieces were passed on as
-    drafts (read as the object's JSON, and keeping the attempt retryable). Failed before."""
+    drafts (read as the object's JSON, and keeping the attempt retryable). Failed before. The
+    content before a refusal was drafted as content; the refusal after it is still no draft."""
     respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
-        200, content=_refusal_stream(), headers=SSE_HEADERS))
-    provider = OpenAIProvider()
-    opts = CallOptions(response_format={"name": "F", "schema": {"type": "object"}})
-
-    async def collect() -> list[Any]:
-        return [d async for d in provider.astream(TOOL_PROMPT, "gpt-4o", TOOL_CRED, opts)]
-
-    deltas = (asyncio.run(collect()) if use_async
-              else list(provider.stream(TOOL_PROMPT, "gpt-4o", TOOL_CRED, opts)))
-    assert [d.draft for d in deltas if d.draft] == []
-    assert [d.text for d in deltas if d.text] == [REFUSAL]
+        200, content=_refusal_stream(lead), headers=SSE_HEADERS))
+    deltas = _held_deltas(use_async)
+    assert [d.draft for d in deltas if d.draft] == ([lead] if lead else [])
+    assert [d.text for d in deltas if d.text] == [lead + REFUSAL]
     assert deltas[-1].finish_reason == "refusal"
 
 
