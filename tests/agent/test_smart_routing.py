@@ -598,6 +598,12 @@ JAPANESE_EXPLANATIONS: tuple[tuple[str, str], ...] = (
     ("その理由を説明して", "fast"),
     ("説明してくれてありがとう", "fast"),
     ("なぜなら雨が降っていたから", "fast"),
+    # a favour the person addressed did not do for the speaker ("why didn't you call me"), as
+    # "you" in English: both went to the default model after 2486e6a; a question asked with
+    # 教えてくれる？ still needs the explanation
+    ("どうして電話くれなかったの？", "fast"),
+    ("なぜ連絡くれないの", "fast"),
+    ("なぜ空が青いのか教えてくれる？", "default"),
 )
 
 

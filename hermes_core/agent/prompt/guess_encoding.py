@@ -296,6 +296,15 @@ MIN_KANA = 2
 MIN_HANGUL = 3
 
 
+def _mostly_frequent(frequent: int, syllables: int) -> bool:
+    """More than half the syllables frequent, and all of them in a line of :data:`MIN_HANGUL`:
+    there one rare syllable is a third of the evidence, and GBK words land on two frequent
+    ones and a rare one ("老搭档" as "일댈도", "淋巴瘤" as "줌것지")."""
+    if syllables <= MIN_HANGUL:
+        return frequent == syllables
+    return 2 * frequent > syllables
+
+
 def _wide(text: str) -> int:
     return len(text) - len(text.encode("ascii", "ignore"))
 
@@ -325,8 +334,8 @@ def _other_script_instead(raw: bytes, text: str, codec: str,
     :data:`MIN_KANA` of them, and the GB18030 reading has no GB2312 character (Shift-JIS
     kana are GBK/3's rare hanzi: "ソフト" as "僜僼僩").
     cp949: every character past ASCII a Hangul syllable, at least :data:`MIN_HANGUL` different
-    ones, more than half of them among Korean's most frequent, the last an ending or
-    particle (GB2312's frequent hanzi are KS X 1001's Hangul byte for byte: "안녕하세요" as
+    ones, more than half of them among Korean's most frequent (all, in a line of three), the
+    last an ending or particle (GB2312's frequent hanzi are KS X 1001's Hangul byte for byte: "안녕하세요" as
     "救崇窍技夸", so only the syllables tell)."""
     if codec != "gb18030":
         return None
@@ -340,7 +349,7 @@ def _other_script_instead(raw: bytes, text: str, codec: str,
         return None
     syllables = _HANGUL.findall(korean)
     if (len(set(syllables)) >= MIN_HANGUL and len(syllables) == _wide(korean)
-            and 2 * sum(s in _FREQUENT_HANGUL for s in syllables) > len(syllables)
+            and _mostly_frequent(sum(s in _FREQUENT_HANGUL for s in syllables), len(syllables))
             and syllables[-1] in _KOREAN_ENDING):
         return korean, "cp949"
     return None

@@ -60,6 +60,11 @@ _JA_NOT_EXPLAINED = (r"なら|か|も|る|た|ま[すし]|い[るいたまて]|�
                      r"|の[?？!！。、]|だ|で[すしっ]|っ|ん|[wｗ笑草]|そう|そんな|こんな|あんな"
                      r"|それ|これ|あれ|[私僕俺君]|あなた|お前|なぜ|何故|どうして")
 
+# A favour done or not done for the speaker (電話くれなかった, 連絡くれない: "why didn't you call
+# me"), within the sentence: the person addressed, as "you" in English; not a request to tell
+# or explain (教えてくれる？).
+_JA_FAVOUR = r"[^。！？?!\n]{0,20}?(?<!教えて)(?<!説明して)(?<!解説して)くれ"
+
 # (label, pattern, needs a maths sign). First match wins; the label is what a route shows.
 _CUES: tuple[tuple[str, re.Pattern[str], bool], ...] = (
     ("proof", re.compile(
@@ -150,7 +155,7 @@ _CUES: tuple[tuple[str, re.Pattern[str], bool], ...] = (
         # not a tail of chat (ですか, だろう, なの, よ, ね, laughter); and a reason, cause or
         # mechanism of something named (not その/この理由) asked to be explained
         r"|(?<!あなたは)(?<!あなたが)(?<!お前は)(?<![君僕俺私]は)(?:なぜ|何故|どうして)"
-        rf"(?!{_JA_NOT_EXPLAINED})[^。！？?!、，,\s]{{3}}"
+        rf"(?!{_JA_NOT_EXPLAINED})(?!{_JA_FAVOUR})[^。！？?!、，,\s]{{3}}"
         r"|(?<=[^。！？?!、，,\s]{2})(?<![そこあど]の)(?<!あなたの)(?<![君僕俺私]の)"
         r"(?:理由|原因|仕組み|しくみ|原理|メカニズム)(?:を|について)[^。！？?!\n]{0,6}?"
         r"(?:説明|解説)",

@@ -51,6 +51,21 @@ def test_chinese_big5_japanese_and_single_byte_lines_keep_their_reading(
     assert guess_decode(text.encode(codec)) == (text, want)
 
 
+@pytest.mark.parametrize("text", ["老搭档", "老搭档\n", "淋巴瘤\n", "李林甫\n", "古惑狼\n"])
+def test_a_three_character_gbk_word_with_one_rare_korean_reading_stays_chinese(text: str) -> None:
+    """Real GBK words whose cp949 reading is three syllables, two frequent, one rare, ending
+    in a particle: "老搭档" (old partner) is "일댈도", "淋巴瘤" (lymphoma) "줌것지". Failed
+    before: read as Korean, 7 of jieba's 335,553 words of 2-6 hanzi were; a three-syllable
+    line now needs all three among the frequent ones (합니다, 그리고, 아니요 still do)."""
+    assert guess_decode(text.encode("gbk")) == (text, "gb18030")
+
+
+@pytest.mark.parametrize("text", ["합니다\n", "그리고\n", "아니요\n"])
+def test_a_three_syllable_korean_line_of_frequent_syllables_is_read_as_korean(text: str) -> None:
+    """The twin of the rule above: three frequent syllables ending in an ending."""
+    assert guess_decode(text.encode("cp949")) == (text, "cp949")
+
+
 @settings(max_examples=300, deadline=None)
 @given(raw=st.binary(max_size=64))
 def test_arbitrary_bytes_never_crash_and_valid_utf8_is_never_guessed(raw: bytes) -> None:
