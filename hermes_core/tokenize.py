@@ -169,9 +169,9 @@ def cjk_words(run: str) -> tuple[str, ...]:
     return tuple(t for t in jb.cut(run) if t.strip())
 
 
-def _load_t2s() -> Any:
-    """OpenCC's converter for ``HAN_FOLD_CONFIG``, built once (its dictionaries load in ~7 ms)."""
-    config = HAN_FOLD_CONFIG
+def opencc_converter(config: str) -> Any:
+    """OpenCC's converter for ``config``, built once per process (its dictionaries load in
+    ~7 ms): the Han fold's and the synonym index's regional wordings share this cache."""
     found = _t2s.get(config)
     if found is None:
         with _t2s_lock:
@@ -181,6 +181,11 @@ def _load_t2s() -> Any:
 
                 found = _t2s[config] = opencc.OpenCC(config)
     return found
+
+
+def _load_t2s() -> Any:
+    """OpenCC's converter for ``HAN_FOLD_CONFIG``."""
+    return opencc_converter(HAN_FOLD_CONFIG)
 
 
 @lru_cache(maxsize=1)

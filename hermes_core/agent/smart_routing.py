@@ -24,7 +24,6 @@ from hermes_core.agent.routing.rules import (
     condition_names,
     context_window,
     extract_features,
-    guess_provider,
     last_user_text,
     request_size,
 )
@@ -166,11 +165,12 @@ class Router:
     def encoding(self, model: str) -> str:
         """The tokenizer family ``model`` counts in, on the first provider that would serve it:
         an OpenAI model's own (cl100k for gpt-4, o200k for gpt-4o), else o200k
-        (:func:`~hermes_core.agent.prompt.token_count.encoding_for`)."""
-        cands = self.candidates_for(model)
-        provider = cands[0].provider if cands else guess_provider(model)
-        kind = next((p.kind for p in self.routing.providers if p.name == provider), provider)
-        return encoding_for(cands[0].model if cands else model, kind)
+        (:func:`~hermes_core.agent.prompt.token_count.encoding_for`). There is always a first
+        candidate: without providers it is the guessed one, named by its kind."""
+        first = self.candidates_for(model)[0]
+        kind = next((p.kind for p in self.routing.providers if p.name == first.provider),
+                    first.provider)
+        return encoding_for(first.model, kind)
 
     def _too_small(self, target: str, model: str, size: Callable[[str], int]) -> str | None:
         """Why ``model`` cannot take the request (``size(model)``: tokens as its own tokenizer

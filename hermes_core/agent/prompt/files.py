@@ -36,6 +36,7 @@ prompt, without ever crashing on what a user (or an attacker) left in that file:
 from __future__ import annotations
 
 import codecs
+import contextlib
 import logging
 import os
 import re
@@ -312,18 +313,16 @@ def _huge_codec(head_bytes: bytes, tail_bytes: bytes
     length; the guessed codec (None when not guessed); and the head's text when finding the
     codec already decoded all of it (so it is decoded once)."""
     codec, skip = bom_codec(head_bytes)
-    if skip or b"\x00" in head_bytes or b"\x00" in tail_bytes:
-        if not skip and (got := guess_decode(head_bytes, partial=True)) is not None:
-            return got[1], 0, got[1], got[0]
+    if skip:
         return codec, skip, None, None
-    try:
-        head = codecs.getincrementaldecoder("utf-8")().decode(head_bytes, final=False)
-    except UnicodeDecodeError:
-        got = guess_decode(head_bytes, partial=True)
-        if got is not None:
-            return got[1], 0, got[1], got[0]
-        return codec, skip, None, None
-    return codec, skip, None, head
+    if b"\x00" not in head_bytes and b"\x00" not in tail_bytes:
+        with contextlib.suppress(UnicodeDecodeError):
+            return codec, 0, None, codecs.getincrementaldecoder("utf-8")().decode(
+                head_bytes, final=False)
+    got = guess_decode(head_bytes, partial=True)
+    if got is not None:
+        return got[1], 0, got[1], got[0]
+    return codec, 0, None, None
 
 
 def _read_huge(fh: _BinaryFile, size: int, cap: int) -> tuple[str, str | None]:

@@ -97,12 +97,14 @@ def candidates(sample: bytes) -> tuple[str, ...]:
 
 
 _HIGH = range(0xA1, 0xFF)
+#: GB2312's symbols and frequent hanzi (level 1): what a GBK file is nearly all written in, and
+#: what Shift-JIS kana never read as in GB18030 (their lead bytes 0x82/0x83 are GBK/3's).
+_GB2312 = ((range(0xA1, 0xAA), _HIGH), (range(0xB0, 0xD8), _HIGH))
 #: Per CJK codec, the lead and trail bytes of the characters nearly all of its text is written
 #: in; a Latin-1 accent and the letter after it fall outside (the trail byte is ASCII, or the
 #: lead is past the frequent rows).
 _COMMON: dict[str, tuple[tuple[range, range], ...]] = {
-    "gb18030": ((range(0xA1, 0xAA), _HIGH), (range(0xB0, 0xD8), _HIGH),   # GB2312 level 1
-                (range(0x81, 0xA1), range(0x40, 0xFF))),   # GBK/3: traditional characters
+    "gb18030": (*_GB2312, (range(0x81, 0xA1), range(0x40, 0xFF))),   # GBK/3: traditional
     "big5": ((range(0xA1, 0xC6), range(0x40, 0x7F)), (range(0xA1, 0xC6), _HIGH),
              (range(0xC6, 0xC7), range(0x40, 0x7F))),
     "cp932": ((range(0x81, 0x99), range(0x40, 0xFD)),),   # symbols, kana, level-1 kanji
@@ -112,15 +114,25 @@ _COMMON: dict[str, tuple[tuple[range, range], ...]] = {
 
 
 @functools.cache
-def _common(codec: str) -> re.Pattern[str]:
-    """The common characters of ``codec`` (:data:`_COMMON`), as one character class."""
+def _pattern(codec: str, rows: tuple[tuple[range, range], ...]) -> re.Pattern[str]:
+    """The characters of ``rows`` (lead and trail bytes) in ``codec``, as one character class."""
     chars = []
-    for leads, trails in _COMMON[codec]:
+    for leads, trails in rows:
         for lead in leads:
             for trail in trails:
                 with contextlib.suppress(UnicodeDecodeError):
                     chars.append(bytes((lead, trail)).decode(codec))
     return re.compile("[" + re.escape("".join(chars)) + "]")
+
+
+def _common(codec: str) -> re.Pattern[str]:
+    """The common characters of ``codec`` (:data:`_COMMON`), as one character class."""
+    return _pattern(codec, _COMMON[codec])
+
+
+def _wide(text: str) -> int:
+    """How many of ``text``'s characters are past ASCII."""
+    return len(text) - len(text.encode("ascii", "ignore"))
 
 
 #: A reading with at most this many characters past ASCII must have only common ones: half of
@@ -131,7 +143,7 @@ SHORT_READING = 3
 def _mostly_common(text: str, codec: str) -> bool:
     """At least half of ``text``'s characters past ASCII are common in ``codec`` (all of them in
     a reading of at most :data:`SHORT_READING` such characters)."""
-    wide = len(text) - len(text.encode("ascii", "ignore"))
+    wide = _wide(text)
     common = _common(codec).subn("", text)[1]
     return common == wide if wide <= SHORT_READING else 2 * common >= wide
 
@@ -275,9 +287,6 @@ def _japanese_instead(raw: bytes, text: str, codec: str, partial: bool) -> tuple
     return japanese, "euc_jp"
 
 
-#: GB2312's symbols and frequent hanzi (level 1): what a GBK file is nearly all written in, and
-#: what Shift-JIS kana never read as in GB18030 (their lead bytes 0x82/0x83 are GBK/3's).
-_GB2312 = ((range(0xA1, 0xAA), _HIGH), (range(0xB0, 0xD8), _HIGH))
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 #: Korean's most frequent syllables: particles, verb endings and the commonest stems. A Korean
 #: line is largely made of them; a GB2312 line read as cp949 lands on the 2,350 syllables of
@@ -305,25 +314,9 @@ def _mostly_frequent(frequent: int, syllables: int) -> bool:
     return 2 * frequent > syllables
 
 
-def _wide(text: str) -> int:
-    return len(text) - len(text.encode("ascii", "ignore"))
-
-
 def _in_gb2312(text: str) -> bool:
     """``text`` holds a GB2312 symbol or level-1 hanzi."""
-    return _pattern(_GB2312).search(text) is not None
-
-
-@functools.cache
-def _pattern(rows: tuple[tuple[range, range], ...]) -> re.Pattern[str]:
-    """The GB18030 characters of ``rows`` (lead and trail bytes), as one character class."""
-    chars = []
-    for leads, trails in rows:
-        for lead in leads:
-            for trail in trails:
-                with contextlib.suppress(UnicodeDecodeError):
-                    chars.append(bytes((lead, trail)).decode("gb18030"))
-    return re.compile("[" + re.escape("".join(chars)) + "]")
+    return _pattern("gb18030", _GB2312).search(text) is not None
 
 
 def _other_script_instead(raw: bytes, text: str, codec: str,
@@ -380,7 +373,7 @@ def guess_decode(raw: bytes, *, partial: bool = False) -> tuple[str, str] | None
             return (_japanese_instead(raw, text, codec, partial)
                     or _other_script_instead(raw, text, codec, partial) or (text, codec))
         if (rare is None and codec == "gb18030" and _CONTROL.search(text) is None
-                and _HAN_OR_PUNCT.subn("", text)[1] == len(text) - len(text.encode("ascii", "ignore"))):
+                and _HAN_OR_PUNCT.subn("", text)[1] == _wide(text)):
             rare = text, codec
     if wide:
         return None

@@ -46,10 +46,13 @@ _AUX = (r"do|does|did|is|are|was|were|can|could|would|should|will|has|have|had|m
         r"|don't|doesn't|didn't|isn't|aren't|wasn't|weren't|can't|couldn't|won't|wouldn't"
         r"|shouldn't|hasn't|haven't")
 
-# What after "explain/tell me/I wonder how|why" makes no explanation: the person asked or a
-# pronoun (small talk about them, or about what the conversation said: "why is that?" is chit-chat
-# too), a verb of being ("tell me how are you") or a quantity (a one-line lookup).
-_NOT_EXPLAINED = (r"you|your|yours|u|ur|it|that|this|he|she|they|we|i|him|her|them|are|is|was"
+# The person asked and the pronouns: after "why is" or "explain why" they make small talk about
+# someone, or about what the conversation said ("why is that?" is chit-chat too).
+_PRONOUN = r"you|u|it|that|this|he|she|they|we|i|him|her|them"
+
+# What after "explain/tell me/I wonder how|why" makes no explanation: a pronoun, a verb of being
+# ("tell me how are you") or a quantity (a one-line lookup).
+_NOT_EXPLAINED = (rf"{_PRONOUN}|your|yours|ur|are|is|was"
                   r"|were|am|many|much|old|long|far|tall|big|high|often|soon|large|fast")
 
 # What after なぜ/どうして makes no explanation asked: "because" (なぜなら), "somehow" (なぜか),
@@ -141,7 +144,7 @@ _CUES: tuple[tuple[str, re.Pattern[str], bool], ...] = (
     # lookup), 为什么/为何 + a clause (not "你为什么", "这就是为什么", "为什么呀", "为什么哈哈"),
     # 解释 + why/reason/mechanism; Japanese なぜ/どうして + a clause, …の原因/仕組みを説明して.
     ("explanation", re.compile(
-        rf"\bwhy\s+(?:{_AUX})\s+(?!(?:that|this|it|so|you|u|he|she|they|we|i|him|her|them)\b)"
+        rf"\bwhy\s+(?:{_AUX})\s+(?!(?:so|{_PRONOUN})\b)"
         r"[\w'-]+(?:\s+[\w'-]+)+"
         r"|\bwhy\s+(?:do|does|did|would)\s+you\s+think\b"
         r"|\b(?:explain|tell\s+me|wonder|understand)\b(?:\s+(?:to\s+me|to\s+us|please|in\s+detail"
