@@ -169,9 +169,9 @@ def cjk_words(run: str) -> tuple[str, ...]:
     return tuple(t for t in jb.cut(run) if t.strip())
 
 
-def _load_t2s() -> Any:
-    """OpenCC's converter for ``HAN_FOLD_CONFIG``, built once (its dictionaries load in ~7 ms)."""
-    config = HAN_FOLD_CONFIG
+def opencc_converter(config: str = HAN_FOLD_CONFIG) -> Any:
+    """OpenCC's converter for ``config``, built once a process (its dictionaries load in ~7 ms):
+    the Han fold's (``HAN_FOLD_CONFIG``), and the regional wordings a synonym is indexed in."""
     found = _t2s.get(config)
     if found is None:
         with _t2s_lock:
@@ -221,7 +221,7 @@ def to_simplified(text: str) -> str:
     """
     if text.isascii() or _CJK_CHAR.search(text) is None:
         return text
-    convert = _load_t2s().convert      # looked up once a text, not once a run
+    convert = opencc_converter().convert      # looked up once a text, not once a run
     folded = _CJK_RUN.sub(lambda m: str(convert(m.group())), text)
     return folded.translate(_T2S_GAPS) if _T2S_GAP.search(folded) else folded
 
