@@ -169,9 +169,9 @@ def cjk_words(run: str) -> tuple[str, ...]:
     return tuple(t for t in jb.cut(run) if t.strip())
 
 
-def opencc_converter(config: str) -> Any:
-    """OpenCC's converter for ``config``, built once per process (its dictionaries load in
-    ~7 ms): the Han fold's and the synonym index's regional wordings share this cache."""
+def opencc_converter(config: str = HAN_FOLD_CONFIG) -> Any:
+    """OpenCC's converter for ``config``, built once a process (its dictionaries load in ~7 ms):
+    the Han fold's (``HAN_FOLD_CONFIG``), and the regional wordings a synonym is indexed in."""
     found = _t2s.get(config)
     if found is None:
         with _t2s_lock:
@@ -226,7 +226,7 @@ def to_simplified(text: str) -> str:
     """
     if text.isascii() or _CJK_CHAR.search(text) is None:
         return text
-    convert = _load_t2s().convert      # looked up once a text, not once a run
+    convert = opencc_converter().convert      # looked up once a text, not once a run
     folded = _CJK_RUN.sub(lambda m: str(convert(m.group())), text)
     return folded.translate(_T2S_GAPS) if _T2S_GAP.search(folded) else folded
 
@@ -364,17 +364,17 @@ _SYMBOL_OR_RUN = regex.compile(f"(?V1){_FLAG}|(?=\\p{{So}})\\X|([[\\p{{P}}\\p{{S
 _ANY_SYMBOL_OR_RUN = regex.compile(r"\p{So}|[\p{P}\p{S}]{2}")   # and a keycap's U+20E3
 # What makes an emoji a variant of another: a skin tone, or a gender sign or hair style joined
 # by ZWJ (after the presentation selectors are dropped). Taken off for the base's index terms.
-_TONE = regex.compile("[\U0001F3FB-\U0001F3FF]")
-_GENDER_HAIR = regex.compile("\u200d[\u2640\u2642\U0001F9B0-\U0001F9B3]")
-_VARIANT = regex.compile("[\U0001F3FB-\U0001F3FF]|\u200d[\u2640\u2642\U0001F9B0-\U0001F9B3]")
+_TONES = "\U0001F3FB-\U0001F3FF"                    # a character class's ranges: skin tones,
+_SIGNS = "\u2640\u2642\U0001F9B0-\U0001F9B3"        # gender signs and hair styles
+_TONE = regex.compile(f"[{_TONES}]")
+_GENDER_HAIR = regex.compile(f"\u200d[{_SIGNS}]")
 # A role (Unicode's profession sequences: 👩‍💻 🧑‍🚀 👨🏾‍🍳): a person, toned or not, ZWJ and one
 # object; its object is indexed too. No person is an object: 👨‍👦 is a family, and two persons
 # and a link (👩‍❤‍👨, 🧑‍🤝‍🧑) a couple; nor is a gender sign or a hair style (a variant:
 # :data:`_GENDER_HAIR`).
 _PERSONS = "\U0001F468\U0001F469\U0001F9D1"
 _PEOPLE = f"{_PERSONS}\U0001F466\U0001F467\U0001F476\U0001F9D2"   # and boy, girl, baby, child
-_ROLE = regex.compile(f"[{_PERSONS}][\U0001F3FB-\U0001F3FF]?\u200d"
-                      f"([^\u200d{_PEOPLE}\u2640\u2642\U0001F9B0-\U0001F9B3])")
+_ROLE = regex.compile(f"[{_PERSONS}][{_TONES}]?\u200d([^\u200d{_PEOPLE}{_SIGNS}])")
 # A tag sequence (🏴󠁧󠁢󠁳󠁣󠁴󠁿: a base, tag letters, the cancel tag): shown as its base where the
 # flag is unknown, so the base is indexed too.
 _TAGS = regex.compile("[\U000E0020-\U000E007F]+")
@@ -403,7 +403,7 @@ def _bases(cluster: str) -> list[str]:
     object (👩‍💻 -> 💻, the tool that names it; not its person: 🧑‍🚀 is no 🧑) and a tag
     sequence's base (🏴󠁧󠁢󠁳󠁣󠁴󠁿 -> 🏴) are bases too."""
     found: dict[str, None] = {}
-    if _VARIANT.search(cluster):
+    if _TONE.search(cluster) or _GENDER_HAIR.search(cluster):
         untoned = _TONE.sub("", cluster)
         found.update(dict.fromkeys(
             (untoned, _GENDER_HAIR.sub("", cluster), _GENDER_HAIR.sub("", untoned))))

@@ -238,6 +238,11 @@ def _write(p: Path, lex: Lexicon) -> None:
     write_cache(p, json.dumps(data, ensure_ascii=False).encode("utf-8"), "lexicon cache", logger=log)
 
 
+def lexicon_path(cache_dir: str | os.PathLike[str], version: str) -> Path:
+    """Where the lexicon of ``version`` (:func:`lexicon_version`) is cached under ``cache_dir``."""
+    return Path(cache_dir) / "lexicon" / f"{version}.json"
+
+
 def load_lexicon(cache_dir: str | os.PathLike[str] | None = None) -> Lexicon | None:
     """The lexicon, once per process: read from ``cache_dir/lexicon/`` when a file for this
     version is there (under a second), else derived from the dictionary (a few seconds) and
@@ -249,7 +254,7 @@ def load_lexicon(cache_dir: str | os.PathLike[str] | None = None) -> Lexicon | N
     with _lock:
         if memo in _loaded:
             return _loaded[memo]
-        p = Path(cache_dir) / "lexicon" / f"{version}.json" if cache_dir is not None else None
+        p = lexicon_path(cache_dir, version) if cache_dir is not None else None
         lex = _read(p, version) if p is not None else None
         if lex is None:
             lex = _build(version)

@@ -15,7 +15,6 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -66,7 +65,7 @@ from hermes_core.retrieval.glossary import Glossary, default_glossary
 from hermes_core.retrieval.lexical_store import LexicalRowCache, rows_key
 from hermes_core.retrieval.lexical_turn import LexicalTurn, lexical_turn
 from hermes_core.retrieval.lexical_update import LexicalMemo, calibrate_lexical_memo
-from hermes_core.retrieval.lexicon import lexicon_version
+from hermes_core.retrieval.lexicon import lexicon_path, lexicon_version
 from hermes_core.retrieval.query import (
     MAX_QUERY_CHARS,
     as_retrieval_query,
@@ -317,7 +316,7 @@ class SkillRetriever(Warmup):
         keep = [p for d in self.dense if (p := d.snapshot.path) is not None]
         version = lexicon_version()
         if version is not None:
-            keep.append(Path(self.cache_dir) / "lexicon" / f"{version}.json")
+            keep.append(lexicon_path(self.cache_dir, version))
         if (record := record_path(self.cache_dir, self.folders, self.catalogs)) is not None:
             keep.append(record)
         sweep_if_due(self.cache_dir, keep, time.time(), self.cache_idle_days)

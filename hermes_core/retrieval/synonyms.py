@@ -19,7 +19,6 @@ author's phrase, and meeting its other wording is what it is for.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -30,7 +29,7 @@ from hermes_core.atomic_write import read_cache
 from hermes_core.errors import ConfigError
 from hermes_core.retrieval.skills import user_path
 from hermes_core.retrieval.triggers import normalize
-from hermes_core.tokenize import content_tokens, is_spaced_word_char, opencc_converter
+from hermes_core.tokenize import content_tokens, has_cjk, is_spaced_word_char, opencc_converter
 from hermes_core.yaml_safe import MAX_CHARS, YamlLimitError, format_path, load_yaml
 
 TOKEN_WEIGHT = 1.0
@@ -38,12 +37,10 @@ PHRASE_WEIGHT = 1.5
 #: OpenCC configs giving a Chinese phrase's other regional wordings (mainland, Taiwan).
 WORDING_CONFIGS = ("tw2sp", "s2twp")
 
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-
 
 def wordings(phrase: str) -> tuple[str, ...]:
     """``phrase`` and, when it holds Han characters, its mainland and Taiwan wordings."""
-    if phrase.isascii() or _HAN.search(phrase) is None:
+    if phrase.isascii() or not has_cjk(phrase):
         return (phrase,)
     return tuple(dict.fromkeys(
         (phrase, *(str(opencc_converter(c).convert(phrase)) for c in WORDING_CONFIGS))))

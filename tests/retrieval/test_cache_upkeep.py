@@ -56,7 +56,7 @@ def _record(cache: Path, folder: Path, used: float) -> Path:
 
 
 def _lexicon(cache: Path, version: str, used: float) -> Path:
-    path = cache / "lexicon" / f"{version}.json"
+    path = lexicon.lexicon_path(cache, version)
     path.parent.mkdir(parents=True, exist_ok=True)
     lexicon._write(path, lexicon.Lexicon(version, {"会议": ("meeting",)}, {"meeting": ("会议",)}))
     return _aged(path, used)
