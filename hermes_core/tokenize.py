@@ -183,11 +183,6 @@ def opencc_converter(config: str = HAN_FOLD_CONFIG) -> Any:
     return found
 
 
-def _load_t2s() -> Any:
-    """OpenCC's converter for ``HAN_FOLD_CONFIG``."""
-    return opencc_converter(HAN_FOLD_CONFIG)
-
-
 @lru_cache(maxsize=1)
 def library_versions() -> str:
     """The installed OpenCC and jieba releases (``importlib.metadata``), ``-`` for one missing.
