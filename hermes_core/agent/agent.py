@@ -247,8 +247,7 @@ class Agent:
 
     def prepare(self, message: str) -> tuple[Prompt, RouteDecision]:
         """The prompt and the route for ``message`` (what ``/prompt`` and ``prompt`` show)."""
-        if not isinstance(message, str):
-            raise TypeError(f"message must be str, not {type(message).__name__}")
+        _require_str(message)
         message = clean_text(message)
         tools = self.tools.specs(self.skills)
         built = self.builder.build(message, self.history, session_id=self.session_id,
@@ -429,8 +428,7 @@ class Agent:
         the end (a repair round streams after a break; a second failure raises
         :class:`~hermes_core.errors.StructuredOutputError` from the iteration).
         """
-        if not isinstance(message, str):   # a caller's mistake, said where it was made
-            raise TypeError(f"message must be str, not {type(message).__name__}")
+        _require_str(message)   # a caller's mistake, said where it was made
         opts = self._turn_options(output, options)
 
         def pieces() -> Iterator[str]:
@@ -445,8 +443,7 @@ class Agent:
         (validated leniently: the fields so far), then the final one validated strictly, which
         alone is the stream's ``output`` (see :class:`~hermes_core.agent.partial_output.
         OutputStream`: retries and the repair round, errors, cancelling)."""
-        if not isinstance(message, str):   # a caller's mistake, said where it was made
-            raise TypeError(f"message must be str, not {type(message).__name__}")
+        _require_str(message)   # a caller's mistake, said where it was made
         drafts = Drafts(output, self.redact.stream)
         return OutputStream(drafts, self._stream_pieces(
             message, output, self._turn_options(output, options), drafts))
@@ -778,6 +775,13 @@ class Agent:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def _require_str(message: object) -> None:
+    """A message that is not text is refused where the caller passed it (``prepare``,
+    ``stream``, ``stream_output``), not deep inside the turn."""
+    if not isinstance(message, str):
+        raise TypeError(f"message must be str, not {type(message).__name__}")
 
 
 def _after(repaired: Reply, rejected: Reply) -> Reply:

@@ -13,7 +13,7 @@ that one is ever :attr:`OutputStream.output`.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from pydantic import BaseModel
 
@@ -137,7 +137,7 @@ class AsyncOutputStream(Generic[T]):
     async text stream, after which ``last`` gives the reply it recorded (the object validated)."""
 
     def __init__(self, drafts: Drafts[T], pieces: AsyncGenerator[str, None],
-                 last: Any) -> None:
+                 last: Callable[[], Reply | None]) -> None:
         self._drafts = drafts
         self._pieces = pieces
         self._last = last
@@ -152,7 +152,8 @@ class AsyncOutputStream(Generic[T]):
         async for _ in self._pieces:
             if (value := self._drafts.take()) is not None:
                 yield value
-        reply: Reply = self._last()
+        reply = self._last()
+        assert reply is not None   # the stream ran to its end: the turn recorded its reply
         self.reply, self.output = reply, reply.output
         yield reply.output
 

@@ -511,7 +511,7 @@ class AnthropicProvider(SDKProvider):
                      model: str) -> Completion:
         state = _StreamState(self.name, lambda arrived: messages_usage(payload, arrived))
         deltas = [d for event in events for d in state.step(event)]
-        deltas.append(state.end(self.name))
+        deltas.extend(state.tail(None))
         return delta_completion(deltas, model, self.name, state.id)
 
     def _state(self, prompt: Prompt, model: str, options: CallOptions,
