@@ -33,7 +33,12 @@ from typing import Any, TypeVar, overload
 from pydantic import BaseModel, ValidationError
 
 from hermes_core.agent.credential_pool import CredentialPool
-from hermes_core.agent.defaults import default_context_engine, default_retriever
+from hermes_core.agent.defaults import (
+    default_context_engine,
+    default_providers,
+    default_retriever,
+    offline_provider,
+)
 from hermes_core.agent.interrupts import held_interrupts
 from hermes_core.agent.partial_output import AsyncOutputStream, Drafts, OutputStream
 from hermes_core.agent.prepare_gate import PrepareGate
@@ -139,10 +144,10 @@ class Agent:
         if provider is not None:
             providers = {provider.name: provider}
         elif providers is None:
-            providers = build_providers(self.settings) or keep_lessons(_default_providers(),
+            providers = build_providers(self.settings) or keep_lessons(default_providers(),
                                                                         self.settings)
         if not _usable(providers, self.pool):
-            providers = {"offline": _offline(self.settings)}
+            providers = {"offline": offline_provider(self.settings)}
             self.offline_reason = NO_KEY_HELP
         self._pinned = provider is not None or self.offline_reason is not None
         self.router = router or Router.from_settings(self.settings)
@@ -185,7 +190,7 @@ class Agent:
         """Settings from a YAML path or a dict (``home`` overrides the configured home)."""
         settings = load_settings(config, home=home)
         if offline:
-            kwargs["provider"] = _offline(settings)
+            kwargs["provider"] = offline_provider(settings)
         agent = cls(settings, **kwargs)
         if offline:
             agent.offline_reason = "offline mode (--offline)"
@@ -791,13 +796,3 @@ def _after(repaired: Reply, rejected: Reply) -> Reply:
                    wasted_cost=repaired.wasted_cost + rejected.cost,
                    cost=repaired.cost + rejected.cost)
 
-
-def _offline(settings: Settings) -> OfflineProvider:
-    return OfflineProvider(stream_delay_s=settings.llm.offline_stream_delay_s)
-
-
-def _default_providers() -> dict[str, Provider]:
-    from hermes_core.providers.anthropic import AnthropicProvider
-    from hermes_core.providers.openai import OpenAIProvider
-
-    return {"openai": OpenAIProvider(), "anthropic": AnthropicProvider()}

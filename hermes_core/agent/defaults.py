@@ -1,6 +1,6 @@
-"""The Agent's default collaborators read from the settings: the skill retriever and episodic
-memory, each None (with a warning) when it cannot be had. Kept apart from the facade, which is
-long enough; the CLI's prompt preview builds them read-only."""
+"""The Agent's default collaborators read from the settings: the providers, the skill retriever
+and episodic memory (the last two None, with a warning, when they cannot be had). Kept apart
+from the facade, which is long enough; the CLI's prompt preview builds them read-only."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from typing import Any
 
 from hermes_core.config import Settings
 from hermes_core.errors import HermesError
+from hermes_core.providers.base import Provider
+from hermes_core.providers.offline import OfflineProvider
 
 log = logging.getLogger("hermes_core.agent")
 
@@ -54,3 +56,16 @@ def default_context_engine(settings: Settings, *, create: bool = True, read_only
     except HermesError as e:
         log.warning("episodic memory is off: %s", e)
         return None
+
+
+def offline_provider(settings: Settings) -> OfflineProvider:
+    """The provider a home without an API key talks to (replies made here, no network)."""
+    return OfflineProvider(stream_delay_s=settings.llm.offline_stream_delay_s)
+
+
+def default_providers() -> dict[str, Provider]:
+    """The real SDK providers, imported on use: an offline agent never loads either SDK."""
+    from hermes_core.providers.anthropic import AnthropicProvider
+    from hermes_core.providers.openai import OpenAIProvider
+
+    return {"openai": OpenAIProvider(), "anthropic": AnthropicProvider()}
