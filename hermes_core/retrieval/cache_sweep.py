@@ -32,6 +32,7 @@ import zipfile
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 log = logging.getLogger(__name__)
 
@@ -119,17 +120,27 @@ def npz_holding(*arrays: str) -> Callable[[Path], bool]:
     since it was listed."""
     want = {f"{a}.npy" for a in arrays}
 
+    def holds(f: BinaryIO) -> bool:
+        try:
+            with zipfile.ZipFile(f) as z:
+                return want <= set(z.namelist())
+        except (OSError, zipfile.BadZipFile, ValueError):
+            return False
+
+    return _temporary_or(holds)
+
+
+def _temporary_or(test: Callable[[BinaryIO], bool]) -> Callable[[Path], bool]:
+    """``made`` for :func:`sweep`: a temporary file (a crashed writer's), or a regular file,
+    opened without following a link or blocking on a FIFO, that passes ``test``."""
     def made(path: Path) -> bool:
         if path.name.endswith(".tmp"):
             return True
         fd = _open_regular(path)
         if fd is None:
             return False
-        try:
-            with open(fd, "rb") as f, zipfile.ZipFile(f) as z:
-                return want <= set(z.namelist())
-        except (OSError, zipfile.BadZipFile, ValueError):
-            return False
+        with open(fd, "rb") as f:
+            return test(f)
 
     return made
 
@@ -157,18 +168,11 @@ def starting_with(pattern: bytes) -> Callable[[Path], bool]:
     first keys); or a temporary file (named so by :func:`named`), which a crash left unfinished."""
     want = re.compile(pattern, re.DOTALL)
 
-    def made(path: Path) -> bool:
-        if path.name.endswith(".tmp"):
-            return True
-        fd = _open_regular(path)
-        if fd is None:
+    def starts(f: BinaryIO) -> bool:
+        try:
+            return want.match(f.read(4096)) is not None
+        except OSError:
             return False
-        with open(fd, "rb") as f:
-            try:
-                head = f.read(4096)
-            except OSError:
-                return False
-        return want.match(head) is not None
 
-    return made
+    return _temporary_or(starts)
 
