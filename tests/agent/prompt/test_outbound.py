@@ -4,6 +4,7 @@ part of the prompt it came from, and checked on the wire through the real SDKs (
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -104,6 +105,18 @@ def test_scrub_prompt_covers_the_turn_s_decisions_carried_with_it() -> None:
     assert sent.turn.query is not None and sent.turn.query.previous_users == (f"before {MARKER}",)
 
 
+def _counting_scrub() -> tuple[list[str], Callable[[str], str]]:
+    """A scrub of ``CUSTOM_KEY`` that notes every text it is handed (how often a part is scrubbed)."""
+    seen: list[str] = []
+    scrub = Redactor([CUSTOM_KEY])
+
+    def counting(text: str) -> str:
+        seen.append(text)
+        return scrub(text)
+
+    return seen, counting
+
+
 def _turns(key: str) -> list[Prompt]:
     """Three turns of one conversation: the same system prompt, a history growing by a pair a
     turn, a per-turn context; a key at the very start and end of every part."""
@@ -129,13 +142,7 @@ def test_a_memo_scrubs_each_turn_as_the_whole_prompt_is_scrubbed() -> None:
 
 
 def test_the_stable_parts_are_scrubbed_once_and_the_turn_s_parts_every_turn() -> None:
-    seen: list[str] = []
-    scrub = Redactor([CUSTOM_KEY])
-
-    def counting(text: str) -> str:
-        seen.append(text)
-        return scrub(text)
-
+    seen, counting = _counting_scrub()
     memo = ScrubMemo()
     prompts = _turns(CUSTOM_KEY)
     for prompt in prompts:
@@ -237,13 +244,7 @@ def _tools(key: str) -> tuple[ToolSpec, ...]:
 
 
 def test_the_tool_definitions_are_scrubbed_once_while_the_tools_and_secrets_stay() -> None:
-    seen: list[str] = []
-    scrub = Redactor([CUSTOM_KEY])
-
-    def counting(text: str) -> str:
-        seen.append(text)
-        return scrub(text)
-
+    seen, counting = _counting_scrub()
     memo = ScrubMemo()
     for prompt in _turns(CUSTOM_KEY):
         sent = scrub_prompt(replace(prompt, tools=_tools(CUSTOM_KEY)), counting, memo)
