@@ -8,14 +8,16 @@ trust, because on a short file its ranking is close to a coin toss:
 
 * **Only where a guess can be right.** Bytes holding NUL bytes are only tried as UTF-16/32;
   bytes without are tried as the double-byte CJK code pages (GB18030, Big5, Shift-JIS,
-  EUC-JP, Korean cp949), and when none of those fits, as the Western European and Cyrillic
-  Windows code pages (cp1252, cp1251). Every byte string is valid in each single-byte page, so
-  one is taken only on strong evidence (:func:`single_byte_fits`): its reading looks like its
-  script's text and the other's does not ("café" as cp1251 is "cafй", a word mixing scripts;
-  Russian as cp1252 is "Ïðèâåò", a Latin text made of accents), the file is not mostly valid
-  UTF-8 sequences (a UTF-8 note with one stray byte would read "cafÃ©"), and a Cyrillic
-  reading has a few letters to go on. Other single-byte pages (cp1250, Greek, Thai, ...) are
-  not guessed: "naïve" as cp1250 is "naďve", and nothing in four letters tells them apart.
+  EUC-JP, Korean cp949), and when none of those fits (or a Greek reading shows its accents),
+  as the Western European, Cyrillic, Central European and Greek Windows code pages (cp1252,
+  cp1251, cp1250, cp1253). Every byte string is valid in each single-byte page, so one is
+  taken only on strong evidence (:func:`single_byte_fits`, :func:`_enough`): its reading looks
+  like its script's text ("café" as cp1251 is "cafй", a word mixing scripts; Russian as cp1252
+  is "Ïðèâåò", a Latin text made of accents), the file is not mostly valid UTF-8 sequences (a
+  UTF-8 note with one stray byte would read "cafÃ©"), and the reading has its page's letters
+  to go on. Where several fit, :func:`_best_single` weighs them by charset-normalizer's
+  per-language letter frequencies; two Latin readings ("naïve" / "naďve", Portuguese "ê" /
+  Polish "ę") keep cp1252's unless it has a grave i/o/u inside a word ("Dìkuji").
 * **GB18030 within a margin.** GBK bytes also decode cleanly as cp949 or EUC-JP, and on a line
   such as "我叫李明。" the detector ranks those first with the same (zero) chaos. GB18030 is
   taken when its chaos is within :data:`GB18030_MARGIN` of the best candidate's: Korean and
