@@ -188,6 +188,9 @@ _GREEK = re.compile(r"[\u0370-\u03ff]")
 _TONOS = re.compile(r"[άέήίόύώΐΰΆΈΉΊΌΎΏ]")
 #: A final sigma before a letter: no Greek word has one inside it.
 _INNER_FINAL_SIGMA = re.compile(r"ς(?=[^\W\d_])")
+#: A symbol past ASCII (not an apostrophe) between two letters: in a Cyrillic or Greek reading,
+#: a byte of a double-byte character ("鸱吻" as "р·ОЗ", "不谙" as "І»ЪП"), not text.
+_SYMBOL_IN_WORD = re.compile(r"(?<=[^\W\d_])[^\w\s\x00-\x7f’](?=[^\W\d_])")
 _ASCII_LETTER = re.compile(r"[A-Za-z]")
 _UTF8_SEQUENCE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}"
                             rb"|[\xf0-\xf4][\x80-\xbf]{3}")
@@ -205,8 +208,9 @@ _KANA_AS = {"gb18030": _KANA, "cp949": _JAMO}
 
 def single_byte_fits(text: str, codec: str) -> bool:
     """``text`` reads as the script of ``codec`` writes: no control character; no word mixing
-    Cyrillic or Greek with other letters; in cp1251 / cp1253, no capital after a small letter
-    inside a word ("КблзмЭсб" is Greek read as cp1251); in cp1253, no final sigma inside a word
+    Cyrillic or Greek with other letters; in cp1251 / cp1253, a capital only as a word's first
+    letter or all capitals ("КблзмЭсб" is Greek read as cp1251, "ΏΖΧΘΒε" GBK read as Greek), and no
+    symbol past ASCII between two letters; in cp1253, no final sigma inside a word
     and at most one accent a word (monotonic spelling); in cp1252, no more letters past ASCII
     than ASCII letters (French or German text is mostly ASCII; Russian read as cp1252 is all
     accents); in cp1250, at most two for each ASCII one (Czech and Polish are denser: "Zażółć
@@ -221,9 +225,9 @@ def single_byte_fits(text: str, codec: str) -> bool:
         for script in (_CYRILLIC, _GREEK):
             if len(script.findall(word)) not in (0, len(word)):
                 return False
-        if codec in ("cp1251", "cp1253") and any(
-                a.islower() and b.isupper() for a, b in itertools.pairwise(word)):
-            return False
+        if codec in ("cp1251", "cp1253") and not word.isupper() and any(
+                c.isupper() for c in word[1:]):
+            return False   # a capital only first, or all capitals ("КблзмЭсб", "ΏΖΧΘΒε")
         if codec in ("cp1252", "cp1250") and (
                 not word.isalpha() or any(a.islower() and b.isupper() and not b.isascii()
                                           for a, b in itertools.pairwise(word))):
@@ -234,6 +238,8 @@ def single_byte_fits(text: str, codec: str) -> bool:
                                   or len(_TONOS.findall(word)) > 1):
             return False
         past += len(word) - len(_ASCII_LETTER.findall(word))
+    if codec in ("cp1251", "cp1253") and _SYMBOL_IN_WORD.search(text) is not None:
+        return False
     if codec == "cp1252":
         return past <= len(_ASCII_LETTER.findall(text))
     if codec == "cp1250":
@@ -250,16 +256,18 @@ def _cyrillic_enough(text: str) -> bool:
 
 def _enough(text: str, codec: str) -> bool:
     """A reading has its own page's evidence: in cp1251, Cyrillic letters and vowels
-    (:func:`_cyrillic_enough`); in cp1253, :data:`MIN_GREEK` Greek letters and a word of four
-    or more, not in capitals, with its accent (KOI8-R read as cp1253 is "ΪΑΝΕΤΛΙ: ΛΥΠΙΤΨ");
+    (:func:`_cyrillic_enough`); in cp1253, :data:`MIN_GREEK` Greek letters, a word of four or
+    more, not in capitals, with its accent (KOI8-R read as cp1253 is "ΪΑΝΕΤΛΙ: ΛΥΠΙΤΨ"), and
+    Greek's frequent letters (:data:`GREEK_MAX_RANK`);
     in cp1250, a letter its languages' tables list that cp1252 cannot write (ł, ą, ę, ć, č,
     ě, ř): else the text is cp1252's ("été") or a stray byte ("CafĂ" is a cut UTF-8 "é")."""
     if codec == "cp1251":
         return _cyrillic_enough(text)
     if codec == "cp1253":
-        return len(_GREEK.findall(text)) >= MIN_GREEK and any(
+        return (len(_GREEK.findall(text)) >= MIN_GREEK and any(
             len(w) >= 4 and _GREEK.match(w) and not w.isupper() and _TONOS.search(w)
             for w in _LETTERS.findall(text))
+            and _letter_score(text, "cp1253")[1] <= GREEK_MAX_RANK)
     if codec == "cp1250":
         return not _central_letters().isdisjoint(text.lower())
     return True
@@ -477,10 +485,16 @@ def _other_script_instead(raw: bytes, text: str, codec: str,
     return None
 
 
+#: A double-byte reading gives way to a Greek one only when the Greek letters' mean rank in
+#: Greek's frequency table is at most this (of 26): "Καλημέρα" is 8.6; two-hanzi GBK words
+#: that read as cased, accented Greek 13-16 ("薯蓣" as "Κνέχ" 13.75).
+GREEK_MAX_RANK = 12.0
+
+
 def _greek_shown(raw: bytes, partial: bool) -> bool:
-    """The cp1253 reading of ``raw`` is Greek with an accented word of four letters or more: a
-    double-byte reading gives way to it (Greek's letters are all high bytes, so "Καλημέρα" is
-    also GB18030 "梳腌燧襻")."""
+    """The cp1253 reading of ``raw`` is Greek by :func:`_enough`'s evidence: a double-byte
+    reading gives way to it (Greek's letters are all high bytes, so "Καλημέρα" is also GB18030
+    "梳腌燧襻")."""
     greek = _decoded(raw, "cp1253", partial)
     return greek is not None and single_byte_fits(greek, "cp1253") and _enough(greek, "cp1253")
 

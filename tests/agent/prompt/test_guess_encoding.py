@@ -96,6 +96,14 @@ def test_a_western_or_cyrillic_line_keeps_its_page_beside_the_new_ones(text: str
     assert guess_decode(text.encode(codec)) == (text, codec)
 
 
+@pytest.mark.parametrize("text", ["科兹洛夫", "济阳", "自旋磁矩", "薯蓣", "莲子粥", "鸱吻", "不谙"])
+def test_a_gbk_word_whose_bytes_read_as_greek_or_cyrillic_stays_chinese(text: str) -> None:
+    """Attacker's pass over jieba's words (20,000, GBK): a first draft read 275 as Greek or
+    Cyrillic: "科兹洛夫" as "ΏΖΧΘΒε·ς" (a capital inside a word), "薯蓣" as "Κνέχ" (Greek's
+    rare letters), "鸱吻" as "р·ОЗ" (a symbol between letters). Twins of the rules below."""
+    assert guess_decode(text.encode("gbk")) == (text, "gb18030")
+
+
 @pytest.mark.parametrize("text", ["Мир\n", "Дом\n", "Пісня\n", "Мій дім\n", "Відкрити\n"])
 def test_a_short_russian_or_ukrainian_line_is_read(text: str) -> None:
     """Three Cyrillic letters with a vowel among them were too few (four were asked, for
