@@ -188,8 +188,9 @@ _GREEK = re.compile(r"[\u0370-\u03ff]")
 _TONOS = re.compile(r"[άέήίόύώΐΰΆΈΉΊΌΎΏ]")
 #: A final sigma before a letter: no Greek word has one inside it.
 _INNER_FINAL_SIGMA = re.compile(r"ς(?=[^\W\d_])")
-#: A symbol past ASCII (not an apostrophe) between two letters: in a Cyrillic or Greek reading,
-#: a byte of a double-byte character ("鸱吻" as "р·ОЗ", "不谙" as "І»ЪП"), not text.
+#: A symbol past ASCII (not an apostrophe) between two letters: in a Cyrillic, Greek or Central
+#: European reading, a byte of a double-byte character ("鸱吻" as "р·ОЗ", "不谙" as "І»ЪП",
+#: Big5 "德頓語" as "Ľwąy»y"), not text. (cp1252's curly quotes do sit there: "“Hi”There".)
 _SYMBOL_IN_WORD = re.compile(r"(?<=[^\W\d_])[^\w\s\x00-\x7f’](?=[^\W\d_])")
 _ASCII_LETTER = re.compile(r"[A-Za-z]")
 _UTF8_SEQUENCE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}"
@@ -209,8 +210,8 @@ _KANA_AS = {"gb18030": _KANA, "cp949": _JAMO}
 def single_byte_fits(text: str, codec: str) -> bool:
     """``text`` reads as the script of ``codec`` writes: no control character; no word mixing
     Cyrillic or Greek with other letters; in cp1251 / cp1253, a capital only as a word's first
-    letter or all capitals ("КблзмЭсб" is Greek read as cp1251, "ΏΖΧΘΒε" GBK read as Greek), and no
-    symbol past ASCII between two letters; in cp1253, no final sigma inside a word
+    letter or all capitals ("КблзмЭсб" is Greek read as cp1251, "ΏΖΧΘΒε" GBK read as Greek); outside
+    cp1252, no symbol past ASCII between two letters; in cp1253, no final sigma inside a word
     and at most one accent a word (monotonic spelling); in cp1252, no more letters past ASCII
     than ASCII letters (French or German text is mostly ASCII; Russian read as cp1252 is all
     accents); in cp1250, at most two for each ASCII one (Czech and Polish are denser: "Zażółć
@@ -238,7 +239,7 @@ def single_byte_fits(text: str, codec: str) -> bool:
                                   or len(_TONOS.findall(word)) > 1):
             return False
         past += len(word) - len(_ASCII_LETTER.findall(word))
-    if codec in ("cp1251", "cp1253") and _SYMBOL_IN_WORD.search(text) is not None:
+    if codec != "cp1252" and _SYMBOL_IN_WORD.search(text) is not None:
         return False
     if codec == "cp1252":
         return past <= len(_ASCII_LETTER.findall(text))

@@ -104,6 +104,12 @@ def test_a_gbk_word_whose_bytes_read_as_greek_or_cyrillic_stays_chinese(text: st
     assert guess_decode(text.encode("gbk")) == (text, "gb18030")
 
 
+def test_a_big5_line_whose_bytes_read_as_polish_stays_chinese() -> None:
+    """Big5's trail bytes may be ASCII letters, so cp1250 was tried: "德頓語" read as
+    "Ľwąy»y" in a draft (a symbol between letters). Twin of the cp1250 rule."""
+    assert guess_decode("德頓語\n".encode("big5")) == ("德頓語\n", "big5")
+
+
 @pytest.mark.parametrize("text", ["Мир\n", "Дом\n", "Пісня\n", "Мій дім\n", "Відкрити\n"])
 def test_a_short_russian_or_ukrainian_line_is_read(text: str) -> None:
     """Three Cyrillic letters with a vowel among them were too few (four were asked, for
