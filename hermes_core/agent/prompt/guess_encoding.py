@@ -8,14 +8,16 @@ trust, because on a short file its ranking is close to a coin toss:
 
 * **Only where a guess can be right.** Bytes holding NUL bytes are only tried as UTF-16/32;
   bytes without are tried as the double-byte CJK code pages (GB18030, Big5, Shift-JIS,
-  EUC-JP, Korean cp949), and when none of those fits, as the Western European and Cyrillic
-  Windows code pages (cp1252, cp1251). Every byte string is valid in each single-byte page, so
-  one is taken only on strong evidence (:func:`single_byte_fits`): its reading looks like its
-  script's text and the other's does not ("café" as cp1251 is "cafй", a word mixing scripts;
-  Russian as cp1252 is "Ïðèâåò", a Latin text made of accents), the file is not mostly valid
-  UTF-8 sequences (a UTF-8 note with one stray byte would read "cafÃ©"), and a Cyrillic
-  reading has a few letters to go on. Other single-byte pages (cp1250, Greek, Thai, ...) are
-  not guessed: "naïve" as cp1250 is "naďve", and nothing in four letters tells them apart.
+  EUC-JP, Korean cp949), and when none of those fits (or a Greek reading shows its accents),
+  as the Western European, Cyrillic, Central European and Greek Windows code pages (cp1252,
+  cp1251, cp1250, cp1253). Every byte string is valid in each single-byte page, so one is
+  taken only on strong evidence (:func:`single_byte_fits`, :func:`_enough`): its reading looks
+  like its script's text ("café" as cp1251 is "cafй", a word mixing scripts; Russian as cp1252
+  is "Ïðèâåò", a Latin text made of accents), the file is not mostly valid UTF-8 sequences (a
+  UTF-8 note with one stray byte would read "cafÃ©"), and the reading has its page's letters
+  to go on. Where several fit, :func:`_best_single` weighs them by charset-normalizer's
+  per-language letter frequencies; two Latin readings ("naïve" / "naďve", Portuguese "ê" /
+  Polish "ę") keep cp1252's unless it has a grave i/o/u inside a word ("Dìkuji").
 * **GB18030 within a margin.** GBK bytes also decode cleanly as cp949 or EUC-JP, and on a line
   such as "我叫李明。" the detector ranks those first with the same (zero) chaos. GB18030 is
   taken when its chaos is within :data:`GB18030_MARGIN` of the best candidate's: Korean and
@@ -61,8 +63,12 @@ import re
 WIDE_CODECS = ("utf_16_le", "utf_16_be", "utf_32_le", "utf_32_be")
 #: Tried otherwise: the double-byte code pages of Chinese, Japanese and Korean Windows / Unix.
 CJK_CODECS = ("gb18030", "big5", "cp932", "euc_jp", "cp949")
-#: Tried when no double-byte reading fits: Western European and Cyrillic Windows.
-SINGLE_BYTE_CODECS = ("cp1252", "cp1251")
+#: Tried when no double-byte reading fits: Western European, Cyrillic, Central European and
+#: Greek Windows (a Greek line also when a double-byte one fits: see :func:`_greek_shown`).
+SINGLE_BYTE_CODECS = ("cp1252", "cp1251", "cp1250", "cp1253")
+#: The pages of the first two: where two readings fit equally well, one in these is taken only
+#: when it is the one (their rule before the other two were guessed).
+_FIRST_PAGES = ("cp1252", "cp1251")
 #: How much more chaos than the detector's best GB18030 may have and still be taken (see above).
 GB18030_MARGIN = 0.05
 
@@ -72,7 +78,8 @@ _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 _SHOWN = {"utf_16_le": "UTF-16 LE", "utf_16_be": "UTF-16 BE", "utf_32_le": "UTF-32 LE",
           "utf_32_be": "UTF-32 BE", "gb18030": "GB18030", "big5": "Big5",
           "cp932": "Shift-JIS (cp932)", "euc_jp": "EUC-JP", "cp949": "Korean (cp949)",
-          "cp1252": "CP1252 (Western European)", "cp1251": "CP1251 (Cyrillic)"}
+          "cp1252": "CP1252 (Western European)", "cp1251": "CP1251 (Cyrillic)",
+          "cp1250": "CP1250 (Central European)", "cp1253": "CP1253 (Greek)"}
 
 
 def shown(codec: str) -> str:
@@ -163,15 +170,28 @@ def is_text(text: str, codec: str) -> bool:
     return codec not in WIDE_CODECS or "\n" in text or "\r" in text
 
 
-#: A Cyrillic reading needs this many Cyrillic letters: "été" is "йтй" in cp1251.
-MIN_CYRILLIC = 4
+#: A Cyrillic reading needs this many Cyrillic letters ("Мир"; "été" is "йтй" in cp1251,
+#: which the vowel share refuses).
+MIN_CYRILLIC = 3
 #: And this share of them vowels: Russian has about 0.42, KOI8-R text read as cp1251 about a
 #: quarter (its vowels land on consonants: "привет мир" is "РТЙЧЕФ НЙТ").
 MIN_VOWEL_SHARE = 0.3
+#: A Greek reading needs this many Greek letters.
+MIN_GREEK = 4
 
 _LETTERS = re.compile(r"[^\W\d_]+")
 _CYRILLIC = re.compile(r"[\u0400-\u04ff]")
-_RUSSIAN_VOWEL = re.compile(r"[аеёиоуыэюяАЕЁИОУЫЭЮЯ]")
+_CYRILLIC_VOWEL = re.compile(r"[аеёиоуыэюяіїєАЕЁИОУЫЭЮЯІЇЄ]")   # Russian's and Ukrainian's
+_GREEK = re.compile(r"[\u0370-\u03ff]")
+#: Modern Greek's accented vowels: monotonic spelling puts one on every word of two syllables
+#: or more, and none on a word in capitals.
+_TONOS = re.compile(r"[άέήίόύώΐΰΆΈΉΊΌΎΏ]")
+#: A final sigma before a letter: no Greek word has one inside it.
+_INNER_FINAL_SIGMA = re.compile(r"ς(?=[^\W\d_])")
+#: A symbol past ASCII (not an apostrophe) between two letters: in a Cyrillic, Greek or Central
+#: European reading, a byte of a double-byte character ("鸱吻" as "р·ОЗ", "不谙" as "І»ЪП",
+#: Big5 "德頓語" as "Ľwąy»y"), not text. (cp1252's curly quotes do sit there: "“Hi”There".)
+_SYMBOL_IN_WORD = re.compile(r"(?<=[^\W\d_])[^\w\s\x00-\x7f’](?=[^\W\d_])")
 _ASCII_LETTER = re.compile(r"[A-Za-z]")
 _UTF8_SEQUENCE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}"
                             rb"|[\xf0-\xf4][\x80-\xbf]{3}")
@@ -188,25 +208,43 @@ _KANA_AS = {"gb18030": _KANA, "cp949": _JAMO}
 
 
 def single_byte_fits(text: str, codec: str) -> bool:
-    """``text`` reads as the script of ``codec`` (cp1252 / cp1251) writes: no control
-    character; no word mixing Cyrillic with other letters; in cp1251, no capital after a small
-    letter inside a word ("КблзмЭсб" is Greek); in cp1252, no more letters past ASCII than
-    ASCII letters (French or German text is mostly ASCII; Russian read as cp1252 is all
-    accents)."""
+    """``text`` reads as the script of ``codec`` writes: no control character; no word mixing
+    Cyrillic or Greek with other letters; in cp1251 / cp1253, a capital only as a word's first
+    letter or all capitals ("КблзмЭсб" is Greek read as cp1251, "ΏΖΧΘΒε" GBK read as Greek); outside
+    cp1252, no symbol past ASCII between two letters; in cp1253, no final sigma inside a word
+    and at most one accent a word (monotonic spelling); in cp1252, no more letters past ASCII
+    than ASCII letters (French or German text is mostly ASCII; Russian read as cp1252 is all
+    accents); in cp1250, at most two for each ASCII one (Czech and Polish are denser: "Zażółć
+    gęślą jaźń") and no word of four letters or more without an ASCII one; in both Latin
+    pages, no superscript inside a word and no capital past ASCII after a small letter."""
     if _CONTROL.search(text) is not None:
         return False
     past = 0
     for word in _LETTERS.findall(text):
         if word.isascii():
             continue
-        cyrillic = len(_CYRILLIC.findall(word))
-        if cyrillic not in (0, len(word)):
-            return False
-        if codec == "cp1251" and any(a.islower() and b.isupper() for a, b in itertools.pairwise(word)):
+        for script in (_CYRILLIC, _GREEK):
+            if len(script.findall(word)) not in (0, len(word)):
+                return False
+        if codec in ("cp1251", "cp1253") and not word.isupper() and any(
+                c.isupper() for c in word[1:]):
+            return False   # a capital only first, or all capitals ("КблзмЭсб", "ΏΖΧΘΒε")
+        if codec in ("cp1252", "cp1250") and (
+                not word.isalpha() or any(a.islower() and b.isupper() and not b.isascii()
+                                          for a, b in itertools.pairwise(word))):
+            return False   # "s¹", "ódŸ", "CafĂ": Polish or a cut UTF-8 byte, not Latin text
+        if codec == "cp1250" and len(word) >= 4 and not _ASCII_LETTER.search(word):
+            return False   # "Ńęđčďňű": Russian; Czech and Polish words hold ASCII letters
+        if codec == "cp1253" and (_INNER_FINAL_SIGMA.search(word) is not None
+                                  or len(_TONOS.findall(word)) > 1):
             return False
         past += len(word) - len(_ASCII_LETTER.findall(word))
+    if codec != "cp1252" and _SYMBOL_IN_WORD.search(text) is not None:
+        return False
     if codec == "cp1252":
         return past <= len(_ASCII_LETTER.findall(text))
+    if codec == "cp1250":
+        return past <= 2 * len(_ASCII_LETTER.findall(text))
     return True
 
 
@@ -214,7 +252,108 @@ def _cyrillic_enough(text: str) -> bool:
     """A cp1251 reading with :data:`MIN_CYRILLIC` Cyrillic letters, :data:`MIN_VOWEL_SHARE`
     of them vowels."""
     letters = len(_CYRILLIC.findall(text))
-    return letters >= MIN_CYRILLIC and len(_RUSSIAN_VOWEL.findall(text)) >= MIN_VOWEL_SHARE * letters
+    return letters >= MIN_CYRILLIC and len(_CYRILLIC_VOWEL.findall(text)) >= MIN_VOWEL_SHARE * letters
+
+
+def _enough(text: str, codec: str) -> bool:
+    """A reading has its own page's evidence: in cp1251, Cyrillic letters and vowels
+    (:func:`_cyrillic_enough`); in cp1253, :data:`MIN_GREEK` Greek letters, a word of four or
+    more, not in capitals, with its accent (KOI8-R read as cp1253 is "ΪΑΝΕΤΛΙ: ΛΥΠΙΤΨ"), and
+    Greek's frequent letters (:data:`GREEK_MAX_RANK`);
+    in cp1250, a letter its languages' tables list that cp1252 cannot write (ł, ą, ę, ć, č,
+    ě, ř): else the text is cp1252's ("été") or a stray byte ("CafĂ" is a cut UTF-8 "é")."""
+    if codec == "cp1251":
+        return _cyrillic_enough(text)
+    if codec == "cp1253":
+        return (len(_GREEK.findall(text)) >= MIN_GREEK and any(
+            len(w) >= 4 and _GREEK.match(w) and not w.isupper() and _TONOS.search(w)
+            for w in _LETTERS.findall(text))
+            and _letter_score(text, "cp1253")[1] <= GREEK_MAX_RANK)
+    if codec == "cp1250":
+        return not _central_letters().isdisjoint(text.lower())
+    return True
+
+
+@functools.cache
+def _central_letters() -> frozenset[str]:
+    """The letters cp1250's languages' tables list that cp1252 cannot write."""
+    def western(letter: str) -> bool:
+        try:
+            letter.encode("cp1252")
+        except UnicodeEncodeError:
+            return False
+        return True
+    return frozenset(c for c in _letter_ranks("cp1250") if not western(c))
+
+
+@functools.cache
+def _letter_ranks(codec: str) -> dict[str, int]:
+    """Each letter's best rank among the most frequent letters of the languages ``codec``
+    writes (charset-normalizer's per-language tables; a language is written in the page when
+    all its listed letters are)."""
+    from charset_normalizer.constant import FREQUENCIES
+
+    ranks: dict[str, int] = {}
+    for letters in FREQUENCIES.values():
+        try:
+            "".join(letters).encode(codec)
+        except UnicodeEncodeError:
+            continue
+        for rank, letter in enumerate(letters):
+            ranks[letter] = min(rank, ranks.get(letter, rank))
+    return ranks
+
+
+#: The rank given a letter in none of the tables (they list 26 letters a language).
+_UNLISTED = 26
+#: How much lower a reading's mean rank must be to win: the tables rank a language's accents
+#: near their end, a rank or two apart ("très": è is 21st in cp1252's languages, its cp1250
+#: reading's č 20th), so only a clear difference counts (Greek read as cp1251 is about 4 worse).
+RANK_MARGIN = 3.0
+
+
+def _letter_score(text: str, codec: str) -> tuple[float, float]:
+    """How ``text``'s letters past ASCII sit in the languages ``codec`` writes: the share of
+    them in no language's table, and their mean rank. Czech's "ě" is listed, cp1252's "ì" for
+    the same byte is not; Greek read as cp1251 is Russian's rarer letters ("Гейб упх")."""
+    ranks = _letter_ranks(codec)
+    letters = [ranks.get(c, _UNLISTED) for c in text.lower() if c.isalpha() and not c.isascii()]
+    if not letters:
+        return 1.0, float(_UNLISTED)
+    return letters.count(_UNLISTED) / len(letters), sum(letters) / len(letters)
+
+
+def _beats(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    return a[0] < b[0] or (a[0] == b[0] and a[1] + RANK_MARGIN < b[1])
+
+
+#: A grave i, o or u before a letter: cp1252's languages write them at a word's end (Italian
+#: così, però, più); inside a word the byte is Czech's ě, ň or ů ("Dìkuji" is "Děkuji").
+_INNER_GRAVE = re.compile(r"[ìòùÌÒÙ](?=[^\W\d_])")
+
+
+def _best_single(fitting: dict[str, str]) -> tuple[str, str] | None:
+    """Of several fitting single-byte readings, the one that plainly reads as its page.
+
+    Two Latin readings: the tables cannot tell them apart (Polish "ę" and Portuguese "ê" are
+    one byte, each listed for neither language or both), so cp1252's is kept unless it has a
+    grave i/o/u inside a word (:data:`_INNER_GRAVE`). Otherwise the reading whose letters are
+    plainly the more frequent in its page's languages (fewer unlisted, else a lower mean rank
+    by :data:`RANK_MARGIN`: :func:`_letter_score`: Greek against its cp1251 reading); else the
+    one reading in cp1252 / cp1251 if there is exactly one (the rule before cp1250 and cp1253
+    were guessed), else none."""
+    western = [text for text, codec in fitting.items() if codec == "cp1252"]
+    if western and "cp1250" in fitting.values():
+        drop = "cp1252" if _INNER_GRAVE.search(western[0]) else "cp1250"
+        fitting = {text: codec for text, codec in fitting.items() if codec != drop}
+    if len(fitting) == 1:
+        return next(iter(fitting.items()))
+    scores = {text: _letter_score(text, codec) for text, codec in fitting.items()}
+    for text, score in scores.items():
+        if all(_beats(score, other) for t, other in scores.items() if t != text):
+            return text, fitting[text]
+    first = [(text, codec) for text, codec in fitting.items() if codec in _FIRST_PAGES]
+    return first[0] if len(first) == 1 else None
 
 
 def _cut_utf8(raw: bytes) -> bool:
@@ -263,8 +402,7 @@ def _single_byte(raw: bytes, sample: bytes, partial: bool) -> tuple[str, str] | 
         # both): the text is what is judged, in each page that gives it
         for codec in SINGLE_BYTE_CODECS:
             if ((codec == match.encoding or _decoded(raw, codec, partial) == text)
-                    and single_byte_fits(text, codec)
-                    and (codec != "cp1251" or _cyrillic_enough(text))):
+                    and single_byte_fits(text, codec) and _enough(text, codec)):
                 fitting.setdefault(text, codec)
     if not fitting:
         # the detector lists no page for a file of punctuation ("“”…": its chaos is high); one
@@ -273,7 +411,7 @@ def _single_byte(raw: bytes, sample: bytes, partial: bool) -> tuple[str, str] | 
         if (text is not None and text == _decoded(raw, "cp1251", partial)
                 and single_byte_fits(text, "cp1252")):
             return text, "cp1252"
-    return next(iter(fitting.items())) if len(fitting) == 1 else None
+    return _best_single(fitting)
 
 
 def _japanese_instead(raw: bytes, text: str, codec: str, partial: bool) -> tuple[str, str] | None:
@@ -348,6 +486,20 @@ def _other_script_instead(raw: bytes, text: str, codec: str,
     return None
 
 
+#: A double-byte reading gives way to a Greek one only when the Greek letters' mean rank in
+#: Greek's frequency table is at most this (of 26): "Καλημέρα" is 8.6; two-hanzi GBK words
+#: that read as cased, accented Greek 13-16 ("薯蓣" as "Κνέχ" 13.75).
+GREEK_MAX_RANK = 12.0
+
+
+def _greek_shown(raw: bytes, partial: bool) -> bool:
+    """The cp1253 reading of ``raw`` is Greek by :func:`_enough`'s evidence: a double-byte
+    reading gives way to it (Greek's letters are all high bytes, so "Καλημέρα" is also GB18030
+    "梳腌燧襻")."""
+    greek = _decoded(raw, "cp1253", partial)
+    return greek is not None and single_byte_fits(greek, "cp1253") and _enough(greek, "cp1253")
+
+
 def guess_decode(raw: bytes, *, partial: bool = False) -> tuple[str, str] | None:
     """``(text, codec)`` for bytes that are not UTF-8, or None when no encoding fits them.
 
@@ -367,7 +519,8 @@ def guess_decode(raw: bytes, *, partial: bool = False) -> tuple[str, str] | None
         if text is None:
             continue
         if is_text(text, codec):
-            if (not wide and _HIGH_WITHOUT_ASCII_TRAIL.search(raw) is None
+            if (not wide and (_HIGH_WITHOUT_ASCII_TRAIL.search(raw) is None
+                              or _greek_shown(raw, partial))
                     and (single := _single_byte(raw, sample, partial)) is not None):
                 return single
             return (_japanese_instead(raw, text, codec, partial)

@@ -57,11 +57,12 @@ _NOT_EXPLAINED = (rf"{_PRONOUN}|your|yours|ur|are|is|was"
 
 # What after なぜ/どうして makes no explanation asked: "because" (なぜなら), "somehow" (なぜか),
 # "by all means" (どうしても), "how are you / what to do" (どうしてる/た/ます/いる/いい/ほしい/おく),
-# a tail of chat (ですか, だろう, なの, よ, ね, って, laughter), the conversation and the people
-# in it ("why is that", "why say such a thing", "why me") or the word again ("why, why").
-_JA_NOT_EXPLAINED = (r"なら|か|も|る|た|ま[すし]|い[るいたまて]|ほし|お[くいこけき]|よ|ね|な[のんぁあ]"
+# a tail of chat (ですか, だろう, なの, よ, ね, って, Kansai's や: なんでやねん, laughter), the
+# conversation and the people in it ("why is that", "why say such a thing", "why me") or the
+# word again ("why, why").
+_JA_NOT_EXPLAINED = (r"なら|か|も|る|た|ま[すし]|い[るいたまて]|ほし|お[くいこけき]|よ|ね|な[のんぁあ]|や"
                      r"|の[?？!！。、]|だ|で[すしっ]|っ|ん|[wｗ笑草]|そう|そんな|こんな|あんな"
-                     r"|それ|これ|あれ|[私僕俺君]|あなた|お前|なぜ|何故|どうして")
+                     r"|それ|これ|あれ|[私僕俺君]|あなた|お前|なぜ|何故|どうして|なんで")
 
 # A favour done or not done for the speaker (電話くれなかった, 連絡くれない: "why didn't you call
 # me"), within the sentence: the person addressed, as "you" in English; not a request to tell
@@ -157,20 +158,78 @@ _CUES: tuple[tuple[str, re.Pattern[str], bool], ...] = (
         # somehow, by all means), not どうしてる/た/いい/ほしい/おく (how are you, what to do),
         # not a tail of chat (ですか, だろう, なの, よ, ね, laughter); and a reason, cause or
         # mechanism of something named (not その/この理由) asked to be explained
-        r"|(?<!あなたは)(?<!あなたが)(?<!お前は)(?<![君僕俺私]は)(?:なぜ|何故|どうして)"
+        r"|(?<!あなたは)(?<!あなたが)(?<!お前は)(?<![君僕俺私]は)(?:なぜ|何故|どうして|なんで)"
         rf"(?!{_JA_NOT_EXPLAINED})(?!{_JA_FAVOUR})[^。！？?!、，,\s]{{3}}"
         r"|(?<=[^。！？?!、，,\s]{2})(?<![そこあど]の)(?<!あなたの)(?<![君僕俺私]の)"
         r"(?:理由|原因|仕組み|しくみ|原理|メカニズム)(?:を|について)[^。！？?!\n]{0,6}?"
-        r"(?:説明|解説)",
+        r"(?:説明|解説)"
+        # how something named (a subject marked は/が) comes about, asked to be explained, as
+        # "explain how X Y"; without a subject it is a how-to ("explain how to reset it")
+        r"|(?:[^。！？?!、，,\s]{1,12}?[はが](?:どうやって|どのように)"
+        r"|(?:どうやって|どのように)[^。！？?!、，,\s]{1,12}?[はが])"
+        r"[^。！？?!\n]{1,20}?か(?:を)?(?:説明|解説)",
         re.IGNORECASE), False),
 )
+
+# A why-question about one happening whose actor is only pointed at (see
+# :func:`_about_a_happening`), in each language's shape.
+_EN_HAPPENING = re.compile(
+    r"[Ww][Hh][Yy]\s+(?:did|didn't)\s+(?:the|my|your|his|her|our|their|this|that|a|an)\s+"
+    r"[a-z]+(?<![^s]s)\s+[a-z]+\s+(?:me|us|him|her|them|it|you|the|a|an|my|your|his|her|our"
+    r"|their|this|that)\b[^.?!\nA-Z0-9]{0,80}(?:[.?!\n]|\Z)")
+_ZH_HAPPENING = re.compile(r"(?:为什么|為什麼|为何|為何)[^。！？?!，,\s]{1,3}?[了啦][呢啊呀吗嗎]?"
+                           r"(?:[。！？?!，,\s]|\Z)")
+_SENTENCE_END = "。！？?!\n"
+#: A subject marked in a Japanese sentence, not a pronoun (彼は is someone pointed at).
+_JA_SUBJECT = re.compile(r"(?<!あなた)(?<!お前)(?<!彼女)(?<![彼君僕俺私])[はが]")
+_JA_SPOKEN_END = re.compile(r"(?:の|んだ)\Z")
+
+
+def _about_a_happening(text: str, start: int) -> bool:
+    """The why-question at ``start`` asks about one happening whose actor is only pointed at:
+    a story (a joke, gossip, someone late), not how the world is.
+
+    The rule, alike in English, Chinese and Japanese: a why-question asks for an explanation
+    when it names what it is about (a name, a number, a plural, a kind, a subject marked
+    は/が) or asks what holds in general; it is chit-chat when its actor is left out or only
+    pointed at (a pronoun, which the cue already refuses; "the/my" + one common noun) and it
+    asks about one act in the past or, in Japanese, puts the spoken の question to the person.
+    English: "why did" + the/my + a singular noun + a verb acting on someone or something,
+    nothing capitalised or numbered after ("Why did the chicken cross the road?"; "Why did the
+    Roman Empire fall?" names, "Why did the dinosaurs die out?" is plural, "… crash in 1929"
+    is dated). Chinese: 为什么 opening its sentence, a predicate of at most three characters
+    (no room for a subject) and 了 ("为什么迟到了？"; "恐龙为什么灭绝了" names its subject).
+    Japanese: no subject marked は/が in the sentence but a pronoun's, and the spoken の/んだ
+    at its end ("どうして遅れたの？"; "なんで空は青いの？" marks 空, "なぜ恐竜が絶滅したのか"
+    asks in writing). Each check reads a bounded window around ``start``."""
+    if _EN_HAPPENING.match(text, start):
+        return True
+    before = text[max(0, start - 1):start]
+    if (before in ("", *_SENTENCE_END, "，", ",", " ", "\u3000")
+            and _ZH_HAPPENING.match(text, start)):
+        return True
+    if not text.startswith(("なぜ", "何故", "どうして", "なんで"), start):
+        return False
+    head = text[max(0, start - 30):start]
+    head = head[max(head.rfind(c) for c in _SENTENCE_END) + 1:]
+    tail = text[start:start + 41]
+    end = min((i for i in (tail.find(c) for c in _SENTENCE_END) if i >= 0),
+              default=len(tail) if start + 41 >= len(text) else -1)
+    if end < 0:
+        return False
+    sentence = head + tail[:end]
+    return (_JA_SUBJECT.search(sentence.replace("どうして", "").replace("なんで", "")) is None
+            and _JA_SPOKEN_END.search(sentence) is not None)
 
 
 def reasoning_cue(text: str) -> str:
     """The first cue that ``text`` needs reasoning ("proof", "derivation", ...), or ""."""
     maths: bool | None = None
     for label, pattern, needs_maths in _CUES:
-        if not pattern.search(text):
+        if label == "explanation":
+            if not any(not _about_a_happening(text, m.start()) for m in pattern.finditer(text)):
+                continue
+        elif not pattern.search(text):
             continue
         if needs_maths:
             if maths is None:

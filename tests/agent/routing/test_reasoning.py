@@ -122,3 +122,41 @@ def test_the_japanese_explanation_shapes_are_bounded_and_read_hostile_runs_to_th
     assert reasoning_cue("なぜ \u3000" * 40_000) == ""
     assert reasoning_cue("あの理由を詳しく" * 25_000 + "説明して") == ""
     assert reasoning_cue("火山" * 50_000 + "の噴火の原因を説明して") == "explanation"
+
+
+# One rule in three languages: a why/how question asks for an explanation of how things are,
+# unless it asks about one happening whose actor is only pointed at (left out, a pronoun, "the"
+# + one common noun) - a joke, gossip, someone late. A named, plural or marked subject, or what
+# holds in general, keeps it an explanation. Colloquial なんで and "どうやって/どのように … か説明して"
+# (the how of something named) ask as なぜ and "explain how X Y" do.
+WHY_ABOUT_A_HAPPENING: tuple[tuple[str, str], ...] = (
+    ("Why did the chicken cross the road?", ""),
+    ("why did my neighbour call me at midnight", ""),
+    ("Why did the teacher give us a test today?", ""),
+    ("why would he say that", ""),
+    ("Why did the Roman Empire fall?", "explanation"),
+    ("Why did the dinosaurs die out?", "explanation"),
+    ("Why did the stock market crash in 1929?", "explanation"),
+    ("Why does the moon cross the sky from east to west?", "explanation"),
+    ("为什么迟到了？", ""),
+    ("为什么又生气了", ""),
+    ("恐龙为什么灭绝了？", "explanation"),
+    ("为什么冰会浮在水面上？", "explanation"),
+    ("どうして遅れたの？", ""),
+    ("なんで泣いてるの？", ""),
+    ("なんでやねん", ""),
+    ("なんでもいいよ", ""),
+    ("なんで空は青いの？", "explanation"),
+    ("なんで恐竜は絶滅したのか教えて", "explanation"),
+    ("なぜ恐竜が絶滅したのか", "explanation"),
+    ("どうやってワクチンが免疫を鍛えるのか説明して", "explanation"),
+    ("虹はどのようにできるのかを説明してください", "explanation"),
+    ("どうやってパスワードをリセットするか説明して", ""),
+    ("どうやって行くか説明して", ""),
+)
+
+
+@pytest.mark.parametrize(("text", "cue"), WHY_ABOUT_A_HAPPENING)
+def test_a_why_about_one_happening_of_someone_pointed_at_is_chit_chat_in_each_language(
+        text: str, cue: str) -> None:
+    assert reasoning_cue(text) == cue, text
