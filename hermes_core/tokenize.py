@@ -405,7 +405,7 @@ def is_word(token: str) -> bool:
     a lone U+200D and U+FE0F, which FTS5 reads as no token; an index or a query leaves them out
     (:func:`tokenize` itself keeps them: changing it re-derives every store keyed on
     ``TOKENIZER_VERSION``, the skill indexes and calibrations too)."""
-    return _WORDLIKE.search(token) is not None
+    return token.isalnum() or _WORDLIKE.search(token) is not None    # C's test first: most are
 
 
 def emoji_release() -> str:
