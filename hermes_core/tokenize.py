@@ -408,10 +408,11 @@ def is_word(token: str) -> bool:
     return token.isalnum() or _WORDLIKE.search(token) is not None    # C's test first: most are
 
 
+@lru_cache(maxsize=1)
 def emoji_release() -> str:
     """The installed ``emoji`` package's release (``-`` when missing): its data decides which ZWJ
     sequences have parts (:func:`_listed_parts`), so the memory index is keyed on it too
-    (:func:`segment_key`)."""
+    (:func:`segment_key`). Read once a process, as :func:`library_versions`."""
     from importlib import metadata
 
     try:
