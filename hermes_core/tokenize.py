@@ -322,7 +322,9 @@ def tokenize(text: str, *, split_camel: bool = True, fold: bool = True,
 #: 5: a keycap is a term; a toned or gendered emoji is indexed by its base's term too.
 #: 6: a profession is indexed by its object, a subdivision flag by 🏴, a cluster's term is cut to
 #: ``MAX_CLUSTER_POINTS`` and bases no longer crowd a text's own emoji out of its terms.
-SEGMENT_VERSION = 6
+#: 7: a ZWJ sequence Unicode lists is indexed by its emoji parts (🐻‍❄️ by ❄ and 🐻), a direction
+#: variant by what faces (🏃‍➡️ by 🏃), and no ZWJ or selector is a word.
+SEGMENT_VERSION = 7
 
 #: What a symbol's term starts with: letters and a hex number, which unicode61 keeps whole and
 #: no word the tokenizer makes is (its words are split from their digits; an identifier kept
@@ -373,6 +375,13 @@ _ROLE = regex.compile(f"[{_PERSONS}][{_TONES}]?\u200d([^\u200d{_PEOPLE}{_SIGNS}]
 # A tag sequence (🏴󠁧󠁢󠁳󠁣󠁴󠁿: a base, tag letters, the cancel tag): shown as its base where the
 # flag is unknown, so the base is indexed too.
 _TAGS = regex.compile("[\U000E0020-\U000E007F]+")
+# A direction variant (🏃‍➡️, 🧑‍🦯‍➡️: facing right): ZWJ and the arrow, taken off as a gender sign.
+_DIRECTION = regex.compile("\u200d\u27a1")
+_FLAGS = "\U0001F3F3\U0001F3F4"          # white and black flag: a flag sequence is no sum of parts
+_MODIFIERS = frozenset("\u2640\u2642\U0001F9B0\U0001F9B1\U0001F9B2\U0001F9B3\u27a1")
+# A word of the index or of a query has a letter or a digit: the word scan also reads a ZWJ or a
+# presentation selector between two words as one (FTS5 drops it as a separator).
+_WORDLIKE = regex.compile(r"[\p{L}\p{N}]")
 _REPEATS = regex.compile(r"(.)\1+", regex.DOTALL)
 _PRESENTATION = str.maketrans("", "", "\ufe0e\ufe0f")   # text / emoji style: the same symbol
 _SYMBOL_TERM = re.compile(f"{SYMBOL_MARK}[0-9a-fx]+")   # a symbol's term, as a word may spell it
@@ -391,13 +400,76 @@ def without_keycaps(text: str) -> str:
     return str(_KEYCAPS.sub(" ", unicodedata.normalize("NFKC", text)))
 
 
+def is_word(token: str) -> bool:
+    """Whether ``token`` (of :func:`tokenize`) has a letter or a digit: "部署🐻‍❄️完成" also yields
+    a lone U+200D and U+FE0F, which FTS5 reads as no token; an index or a query leaves them out
+    (:func:`tokenize` itself keeps them: changing it re-derives every store keyed on
+    ``TOKENIZER_VERSION``, the skill indexes and calibrations too)."""
+    return token.isalnum() or _WORDLIKE.search(token) is not None    # C's test first: most are
+
+
+@lru_cache(maxsize=1)
+def emoji_release() -> str:
+    """The installed ``emoji`` package's release (``-`` when missing): its data decides which ZWJ
+    sequences have parts (:func:`_listed_parts`), so the memory index is keyed on it too
+    (:func:`segment_key`). Read once a process, as :func:`library_versions`."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("emoji")
+    except metadata.PackageNotFoundError:
+        return "-"
+
+
+def segment_key() -> str:
+    """What :func:`segment_for_index`'s terms depend on beyond :func:`tokenizer_key`: its own
+    version and the emoji data's release (a release listing new sequences gives them parts)."""
+    return f"{SEGMENT_VERSION}+emoji-{emoji_release()}"
+
+
+@lru_cache(maxsize=1)
+def _listed_parts() -> dict[str, tuple[str, ...]]:
+    """Each ZWJ sequence Unicode lists (the ``emoji`` package's data, UTS #51), without its
+    selectors and skin tones, -> the emoji it joins that a search for one should find it by:
+    🐻‍❄ -> 🐻, ❄; 🐈‍⬛ -> 🐈, ⬛; ❤‍🔥 -> ❤, 🔥. None for a sequence of people (a family, a
+    couple, a kiss, hands held: decision 161; a profession's object is :data:`_ROLE`'s) or a flag
+    (🏳️‍🌈 is no white flag), nor a gender sign, hair style or direction (variants, taken off by
+    :func:`_bases`). Only listed sequences: a ZWJ chain anyone can type (🐻‍🔥) has no meaning
+    to split. Empty without the package (its release, ``-``, keys the index: installed later, the
+    archive is re-indexed)."""
+    try:
+        import emoji
+    except ImportError:
+        return {}
+    table: dict[str, tuple[str, ...]] = {}
+    for seq in emoji.EMOJI_DATA:
+        if "\u200d" not in seq:
+            continue
+        key = _TONE.sub("", seq.translate(_PRESENTATION))
+        parts = key.split("\u200d")
+        if parts[0] in _FLAGS or any(p in _PEOPLE for p in parts):
+            continue
+        own = tuple(dict.fromkeys(p for p in parts if p and p not in _MODIFIERS))
+        if len(own) > 1:
+            table[key] = own
+    return table
+
+
 def _bases(cluster: str) -> list[str]:
     """The emoji ``cluster`` is a variant of: without its skin tones, without its gender and hair
     (ZWJ and the sign), without both; each distinct and not empty (👍🏽 -> 👍; 🏃🏽‍♀ -> 🏃‍♀,
     🏃🏽, 🏃). A family is none's: it is an emoji of its own, not a variant. A profession's
     object (👩‍💻 -> 💻, the tool that names it; not its person: 🧑‍🚀 is no 🧑) and a tag
-    sequence's base (🏴󠁧󠁢󠁳󠁣󠁴󠁿 -> 🏴) are bases too."""
+    sequence's base (🏴󠁧󠁢󠁳󠁣󠁴󠁿 -> 🏴) are bases too, and so are a listed sequence's emoji parts
+    (:func:`_listed_parts`: 🐻‍❄ -> 🐻, ❄) and a direction variant's person (🧑‍🦯‍➡ -> 🧑‍🦯 and
+    its bases)."""
     found: dict[str, None] = {}
+    if "\u200d" in cluster:
+        found.update(dict.fromkeys(_listed_parts().get(_TONE.sub("", cluster), ())))
+        if _DIRECTION.search(cluster):
+            facing = _DIRECTION.sub("", cluster)
+            found[facing] = None
+            found.update(dict.fromkeys(_bases(facing)))
     if _TONE.search(cluster) or _GENDER_HAIR.search(cluster):
         untoned = _TONE.sub("", cluster)
         found.update(dict.fromkeys(
@@ -466,9 +538,9 @@ def segment_for_index(text: str) -> str:
     split identifier also whole, so "postgres" (a prefix query) finds "PostgreSQL"; the text's
     symbols as terms of their own (:func:`symbol_terms`). A word spelled like a symbol's term
     (``zsym1f680``, kept whole as an identifier) is indexed by its parts only: a 🚀 search must
-    not find it."""
+    not find it. A lone ZWJ or selector the word scan yields is no word (:func:`is_word`)."""
     words = [t for t in tokenize(text, keep_whole=True)
-             if not (t.startswith(SYMBOL_MARK) and _SYMBOL_TERM.fullmatch(t))]
+             if is_word(t) and not (t.startswith(SYMBOL_MARK) and _SYMBOL_TERM.fullmatch(t))]
     return " ".join([*words, *symbol_terms(text, bases=True)])
 
 

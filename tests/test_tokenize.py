@@ -483,3 +483,57 @@ def test_base_terms_do_not_crowd_out_a_text_s_own_emoji() -> None:
         assert set(symbol_terms(e)) <= indexed, e
         assert set(symbol_terms(e[0])) <= indexed, e
     assert len(symbol_terms(" ".join(emoji), bases=True)) <= 2 * tok.MAX_SYMBOL_TERMS
+
+
+def _indexes(whole: str, part: str) -> bool:
+    """Whether a search for ``part`` (its query term) finds a text holding ``whole``."""
+    return set(symbol_terms(part)) <= set(segment_for_index(f"we {whole} met").split())
+
+
+@pytest.mark.parametrize(("whole", "parts"), [
+    ("🐻\u200d❄\ufe0f", ["🐻", "❄"]), ("🐈\u200d⬛", ["🐈", "⬛"]), ("❤\ufe0f\u200d🔥", ["❤", "🔥"]),
+    ("🐕\u200d🦺", ["🐕", "🦺"]), ("😶\u200d🌫\ufe0f", ["😶", "🌫"]), ("🫱🏿\u200d🫲🏻", ["🫱", "🫲"]),
+    ("🏃\u200d➡\ufe0f", ["🏃"]), ("🧑\u200d🦯\u200d➡\ufe0f", ["🧑\u200d🦯", "🦯"]),
+    ("🏃🏽\u200d♀\ufe0f\u200d➡\ufe0f", ["🏃", "🏃🏽", "🏃\u200d♀", "🏃\u200d➡"])])
+def test_a_listed_zwj_sequence_is_found_by_its_emoji_parts_and_the_whole_only_by_itself(
+        whole: str, parts: list[str]) -> None:
+    """❄ did not find 🐻‍❄️, 🐈 no 🐈‍⬛, 🔥 no ❤️‍🔥, 🏃 no 🏃‍➡️ (each an emoji of its own, whose
+    parts were not indexed). A sequence Unicode lists (the ``emoji`` package's data) is indexed by
+    each emoji it joins, a direction variant by what faces; the whole's query is its own term."""
+    for part in parts:
+        assert _indexes(whole, part), (whole, part)
+        assert not _indexes(part, whole), (whole, part)
+    assert len(symbol_terms(whole)) == 1
+    assert not _indexes(whole, "➡")          # a direction, like a gender sign, is no part
+
+
+def test_people_flags_and_unlisted_chains_still_yield_no_part() -> None:
+    """Families, couples and flags stay emoji of their own (decision 161); a ZWJ chain Unicode
+    does not list (typed, or planted) is no sequence with parts to find."""
+    for whole, part in [("👩\u200d❤\ufe0f\u200d👨", "❤"), ("👩\u200d❤\ufe0f\u200d💋\u200d👨", "💋"),
+                        ("🧑\u200d🤝\u200d🧑", "🤝"), ("🏴\u200d☠\ufe0f", "☠"),
+                        ("🏳\ufe0f\u200d⚧\ufe0f", "⚧"), ("🐻\u200d🔥", "🔥"), ("🔥\u200d🐻", "🐻")]:
+        assert not _indexes(whole, part), (whole, part)
+
+
+def test_every_listed_zwj_sequence_stays_within_the_term_bounds() -> None:
+    """Each fully-qualified ZWJ sequence of the ``emoji`` data: one query term, and its index
+    terms are its own and at most one base per code point it holds."""
+    import emoji
+
+    for seq, data in emoji.EMOJI_DATA.items():
+        if "\u200d" not in seq or data["status"] != emoji.STATUS["fully_qualified"]:
+            continue
+        assert len(symbol_terms(seq)) == 1, seq
+        indexed = symbol_terms(seq, bases=True)
+        assert indexed[0] == symbol_terms(seq)[0] and len(indexed) <= 1 + len(seq), seq
+
+
+@pytest.mark.parametrize("text", ["部署🐻\u200d❄\ufe0f完成", "部署👩\u200d💻了", "deploy 🐈\u200d⬛ done",
+                                  "部署\u200d完成", "步骤1\ufe0f\u20e3完成"])
+def test_a_zwj_or_selector_beside_words_is_no_indexed_word(text: str) -> None:
+    """The word scan read a ZWJ or a presentation selector between words as a word of its own
+    ("部署🐻‍❄️完成" -> 部署, U+200D, U+FE0F, 完成): FTS5 drops it, but it was written into every
+    index row and took a query's term slots. Every indexed word has a letter or a digit."""
+    words = [t for t in segment_for_index(text).split() if not t.startswith(tok.SYMBOL_MARK)]
+    assert words and all(any(c.isalnum() for c in w) for w in words), words

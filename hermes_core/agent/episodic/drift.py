@@ -45,8 +45,8 @@ REPAIR_ROWS = 200
 #: Write transactions of healing one open does at most (a write through a kept store: one):
 #: about ``reindex.OPEN_ROWS`` sessions segmented, or 50,000 compared.
 OPEN_STEPS = 10
-#: Sessions below rowid 1 one open moves at most (``REPAIR_ROWS`` a write transaction): as many
-#: as the heal that follows indexes, so every one moved is found after that open; more wait.
+#: Sessions below rowid 1 the heal after an open indexes at most (its ``OPEN_STEPS``); an open
+#: moves every one (:func:`rehome`), and what its heal leaves the writes after it index.
 REHOME_OPEN_ROWS = OPEN_STEPS * REPAIR_ROWS
 #: A store kept open looks for drift made after its open once in this many writes (a few
 #: lookups: amortised to nothing next to a write).
@@ -90,8 +90,8 @@ def _low_rowids(conn: sqlite3.Connection) -> bool:
 def rehome(conn: sqlite3.Connection, rows: int = REPAIR_ROWS, most: int | None = None) -> int:
     """Move the sessions another tool inserted at a rowid below 1 to new rowids (an ``INSERT``
     without one: SQLite's next free rowid), ``rows`` a write transaction, committed between so
-    another writer waits at most one batch; at most ``most`` (``REHOME_OPEN_ROWS``) an open.
-    The number moved.
+    another writer waits at most one batch; every one there when it began (counted once: a
+    tool planting more meanwhile cannot keep it going), or at most ``most``. The number moved.
 
     Why: an index row's rowid below 1 names a passage of another session (passage ``p`` of
     session ``s`` sits at ``-(s * 64 + p)``), so such a session's own index row was read as
@@ -100,10 +100,16 @@ def rehome(conn: sqlite3.Connection, rows: int = REPAIR_ROWS, most: int | None =
     the new one, which the heal that follows re-derives. The session's id, text and stamp stay;
     only the rowid, which no caller sees, changes. A move is a delete and an insert (no
     segmenting): 1,000 cost about as much as one batch of the heal. A lookup on the rowid's
-    B-tree: free when there is none (every archive hermes-core wrote)."""
+    B-tree: free when there is none (every archive hermes-core wrote).
+
+    All of them in one open, not the ``REHOME_OPEN_ROWS`` its heal indexes: one left below 1 is
+    found by no search until another open, as no write's upkeep moves it, while one moved is
+    noted and indexed by the heal of the writes that follow (a batch a write). Moves cost about
+    0.05 ms a session and no segmenting, so the open grows little and each write lock is short."""
     if not _low_rowids(conn):
         return 0
-    most = REHOME_OPEN_ROWS if most is None else most
+    there = int(conn.execute("SELECT COUNT(*) FROM sessions WHERE rowid < 1").fetchone()[0])
+    most = there if most is None else min(most, there)
     names = [r[1] for r in conn.execute("PRAGMA table_info(sessions)") if not r[5]]  # no key
     cols = ", ".join(f'"{n}"' for n in names)
     total = 0
@@ -114,6 +120,13 @@ def rehome(conn: sqlite3.Connection, rows: int = REPAIR_ROWS, most: int | None =
             for row in low:
                 conn.execute("DELETE FROM sessions WHERE rowid = ?", (row[0],))
                 passages.remove(conn, TABLE, row[0])    # at 0, its passages too
+                # its insert's note goes (the heal spent its budget on a gone row); the index
+                # row removed at a rowid below 0 may have been a passage of the session it names
+                # (:data:`.passages.NOTE_TRIGGER_SQL`'s arithmetic): that one is re-derived
+                conn.execute("DELETE FROM index_drift WHERE id = ?", (row[0],))
+                if row[0] < 0:
+                    conn.execute("INSERT OR IGNORE INTO index_drift SELECT rowid FROM sessions"
+                                 " WHERE rowid = ?", ((-(row[0] + 1)) // passages.MAX_PASSAGES,))
                 conn.execute(f"INSERT INTO sessions({cols}) VALUES ({', '.join('?' * len(names))})",
                              row[1:])
         total += len(low)

@@ -40,9 +40,11 @@ import errno
 import fcntl
 import os
 import sqlite3
+import struct
 import threading
 import time
 import weakref
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -98,20 +100,48 @@ def quiesce(lock: Lock, timeout_s: float) -> list[Lock]:
     return [lock] if lock.acquire(timeout=min(max(timeout_s, 0.0), WAIT_S)) else []
 
 
-class _Flock(ctypes.Structure):
-    """Linux's ``struct flock64`` (what ``F_OFD_SETLK`` reads; ``struct flock`` on 64-bit): two
-    shorts, two 64-bit offsets, a pid. Laid out by ctypes, which pads and aligns as the
-    platform's C compiler does, so it is 32 bytes on x86-64 and ARM, 24 on i386 (a 64-bit
-    integer aligned to 4 there): a layout packed by hand was right on one of them only."""
-
-    _fields_ = (("l_type", ctypes.c_short), ("l_whence", ctypes.c_short),
-                ("l_start", ctypes.c_int64), ("l_len", ctypes.c_int64), ("l_pid", ctypes.c_int))
+#: Linux's ``struct flock64`` (what ``F_OFD_SETLK`` reads; ``struct flock`` on 64-bit), uapi
+#: ``asm-generic/fcntl.h``, which x86-64 and arm64 use with no ``__ARCH_FLOCK64_PAD``: each
+#: member's ``struct`` code, size and alignment; the offsets' alignment is the ABI's (below).
+_FLOCK_FIELDS = (("h", 2, 2), ("h", 2, 2), ("q", 8, 0), ("q", 8, 0), ("i", 4, 4))
 
 
-def flock_bytes(kind: int, start: int, length: int) -> bytes:
+@dataclass(frozen=True, slots=True)
+class FlockLayout:
+    """Where ``l_type``, ``l_whence``, ``l_start``, ``l_len`` and ``l_pid`` sit, and the size."""
+
+    offsets: tuple[int, ...]
+    size: int
+
+
+def flock_layout(int64_align: int) -> FlockLayout:
+    """``struct flock64`` laid out by C's rules (each member at the next multiple of its
+    alignment, the size a multiple of the largest) for an ABI that aligns a 64-bit integer to
+    ``int64_align``: 8 on x86-64, arm64 and 32-bit ARM (32 bytes), 4 on i386 (24). Computed, not
+    taken from the running machine only, so every ABI's layout is checked on any of them (a
+    layout packed by hand was right on one of them only)."""
+    at, offsets, widest = 0, [], 1
+    for _, size, align in _FLOCK_FIELDS:
+        align = align or int64_align
+        at = -(-at // align) * align
+        offsets.append(at)
+        at += size
+        widest = max(widest, align)
+    return FlockLayout(tuple(offsets), -(-at // widest) * widest)
+
+
+#: This platform's: ctypes knows the alignment its C compiler gives a 64-bit integer.
+FLOCK_LAYOUT = flock_layout(ctypes.alignment(ctypes.c_int64))
+
+
+def flock_bytes(kind: int, start: int, length: int, layout: FlockLayout = FLOCK_LAYOUT) -> bytes:
     """The ``struct flock`` of a lock of ``kind`` (``fcntl.F_RDLCK`` ...) on ``length`` bytes
-    from ``start`` (from the file's beginning), for ``fcntl.fcntl``."""
-    return bytes(_Flock(kind, os.SEEK_SET, start, length, 0))
+    from ``start`` (from the file's beginning), for ``fcntl.fcntl``; padding zero."""
+    out = bytearray(layout.size)
+    for (code, _, _), at, value in zip(_FLOCK_FIELDS, layout.offsets,
+                                       (kind, os.SEEK_SET, start, length, 0), strict=True):
+        struct.pack_into("=" + code, out, at, value)
+    return bytes(out)
 
 
 def guard(path: Path) -> int | None:

@@ -35,6 +35,7 @@ from hermes_core.config import RecencyWeights
 from hermes_core.tokenize import (
     MAX_CLUSTER_POINTS,
     has_cjk,
+    is_word,
     symbol_terms,
     tokenize,
     without_keycaps,
@@ -87,7 +88,7 @@ def query_terms(text: str, *, limit: int = MAX_QUERY_TERMS) -> list[str]:
     seen: dict[str, None] = {}
     symbols = symbol_terms(f"{text} {head}" if head else text)
     for tok in [*tokenize(without_keycaps(text)), *symbols]:   # as the index has them
-        if tok in STOPWORDS or tok in seen:
+        if tok in STOPWORDS or tok in seen or not is_word(tok):   # no lone ZWJ / selector
             continue
         seen[tok] = None
         if len(seen) >= limit:

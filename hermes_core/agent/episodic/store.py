@@ -70,7 +70,7 @@ from hermes_core.errors import (
     SessionStoreError,
 )
 from hermes_core.redact import SCRUBBED, is_key_piece
-from hermes_core.tokenize import SEGMENT_VERSION, segment_for_index, tokenizer_key
+from hermes_core.tokenize import segment_for_index, segment_key, tokenizer_key
 
 log = logging.getLogger("hermes_core.memory")
 
@@ -121,7 +121,7 @@ class SessionStore:
         # What built the index: compared with the database's record on open, and the index rebuilt
         # when they differ (an OpenCC or jieba upgrade too: ``tokenizer_key``). A custom segmenter
         # without an id is never compared.
-        self.segment_id = (f"hermes-tokenize-{tokenizer_key()}.{SEGMENT_VERSION}"
+        self.segment_id = (f"hermes-tokenize-{tokenizer_key()}.{segment_key()}"
                            f"{passages.LAYOUT}" if segment is segment_for_index
                            else segment_id)
         self.reindexed = 0

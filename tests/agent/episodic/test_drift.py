@@ -6,9 +6,12 @@ from __future__ import annotations
 import contextlib
 import logging
 import multiprocessing
+import os
+import signal
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -489,6 +492,105 @@ def test_more_sessions_below_rowid_one_than_an_open_moves_raise_no_rebuild_warni
     assert not [r.getMessage() for r in caplog.records if "rebuild" in r.getMessage()]
     with _open(path) as store:
         for k in (0, 2 * drift.REPAIR_ROWS + 49):
+            assert [h.session_id for h in store.search(f'"word{k}x"', 3)] == [f"low{k}"]
+        assert store.stats()["index_in_sync"]
+
+
+def _rehome_and_die(path: str, kill_at: int) -> None:
+    """Open ``path`` and SIGKILL this process as ``rehome``'s ``kill_at``-th move (an insert of a
+    moved session) starts: run in a spawned process."""
+    real, seen = drift.rehome, [0]
+
+    def dying(sql: str) -> None:
+        if sql.startswith("INSERT INTO sessions("):
+            seen[0] += 1
+            if seen[0] == kill_at:
+                os.kill(os.getpid(), signal.SIGKILL)
+
+    def traced(conn: sqlite3.Connection, *args: Any) -> int:
+        conn.set_trace_callback(dying)
+        try:
+            return real(conn, *args)
+        finally:
+            conn.set_trace_callback(None)
+
+    drift.rehome = traced      # this process only (spawned), which dies in it
+    _open(Path(path))
+
+
+@pytest.mark.parametrize("kill_at", [1, drift.REPAIR_ROWS + 1, 2 * drift.REPAIR_ROWS + 77])
+def test_a_rehome_killed_mid_way_loses_nothing_and_the_next_open_finds_every_session(
+        tmp_path: Path, kill_at: int) -> None:
+    """Each batch of moves is one transaction with its notes: a SIGKILL inside one leaves the
+    batches before it moved and the rest where they were, and the next open moves and finds all."""
+    path = tmp_path / "sessions.db"
+    n = 3 * drift.REPAIR_ROWS + 11
+    _plant_below_rowid_one(path, n)
+    proc = multiprocessing.get_context("spawn").Process(target=_rehome_and_die,
+                                                        args=(str(path), kill_at))
+    proc.start()
+    proc.join(120)
+    assert proc.exitcode == -signal.SIGKILL
+    with _open(path) as store:
+        ids = {r[0] for r in store.connection.execute("SELECT session_id FROM sessions")}
+        assert ids == {"s"} | {f"low{k}" for k in range(n)}
+        assert store.connection.execute("SELECT COUNT(*) FROM sessions WHERE rowid < 1"
+                                        ).fetchone()[0] == 0
+        for k in range(0, n, 37):
+            assert [h.session_id for h in store.search(f'"word{k}x"', 3)] == [f"low{k}"]
+        assert store.stats()["index_in_sync"]
+
+
+def test_a_session_planted_at_another_s_passage_rowid_is_moved_and_both_are_found(
+        tmp_path: Path) -> None:
+    """``rehome`` removed the index row at the planted session's rowid: there, the last passage
+    of a long session. That session was no longer found by the words of that passage, and the
+    check said in sync (its passages still numbered with no gap)."""
+    path = tmp_path / "sessions.db"
+    long_text = " ".join(f"alpha{i}" for i in range(300)) + " zebraword"
+    with _open(path) as store:
+        store.upsert(SessionRecord("long", long_text, (), 1.0))
+        last = store.connection.execute("SELECT MIN(rowid) FROM sessions_fts").fetchone()[0]
+        assert last < -passages.MAX_PASSAGES          # a passage of the session at rowid 1
+        store.connection.execute(
+            "INSERT INTO sessions(rowid, memory_id, session_id, summary, tags, created_at,"
+            " relevance_score, content_hash, source, message_count) VALUES"
+            " (?, 'm', 'planted', 'planted kites', '', 1.0, 1.0, 'h', 'manual', 0)", (last,))
+    with _open(path) as store:
+        assert [h.session_id for h in store.search("zebraword", 3)] == ["long"]
+        assert [h.session_id for h in store.search("kites", 3)] == ["planted"]
+        assert store.stats()["index_in_sync"]
+
+
+def test_more_sessions_below_rowid_one_than_an_open_heals_are_all_moved_by_one_open_and_found_after_writes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An open moved at most ``REHOME_OPEN_ROWS`` (2,000): the rest stayed below rowid 1, where
+    no write's upkeep looks, until later opens. One open now moves them all, ``REPAIR_ROWS`` a
+    write transaction; what its heal does not index the writes of the store kept open do."""
+    path = tmp_path / "sessions.db"
+    n = drift.REHOME_OPEN_ROWS + 3 * drift.REPAIR_ROWS + 7
+    _plant_below_rowid_one(path, n)
+    moved: list[int] = []
+    real = drift.reindex.immediate
+
+    def low(conn: sqlite3.Connection) -> int:
+        return int(conn.execute("SELECT COUNT(*) FROM sessions WHERE rowid < 1").fetchone()[0])
+
+    @contextlib.contextmanager
+    def watched(conn: sqlite3.Connection) -> Iterator[None]:
+        with real(conn):
+            before = low(conn)
+            yield
+            moved.append(before - low(conn))
+
+    monkeypatch.setattr(drift.reindex, "immediate", watched)
+    with _open(path) as store:
+        monkeypatch.setattr(drift.reindex, "immediate", real)
+        assert low(store.connection) == 0
+        assert sum(moved) == n and max(moved) <= drift.REPAIR_ROWS
+        for i in range(6):                  # writes carry the heal on, a batch each
+            store.upsert(SessionRecord(f"w{i}", f"a later session {i}", (), 1.0))
+        for k in (0, drift.REHOME_OPEN_ROWS, n - 1):
             assert [h.session_id for h in store.search(f'"word{k}x"', 3)] == [f"low{k}"]
         assert store.stats()["index_in_sync"]
 

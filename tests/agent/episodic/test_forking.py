@@ -360,9 +360,9 @@ needs_ofd = pytest.mark.skipif(not hasattr(fcntl, "F_OFD_SETLK") or not Path("/p
 def test_the_guard_locks_the_pending_byte_as_the_kernel_reads_the_platform_s_struct_flock(
         tmp_path: Path) -> None:
     """The lock's ``struct flock`` was packed as ``hhqqi4x``, x86-64's layout, untested where
-    ``off_t`` aligns otherwise (32-bit Linux: 24 bytes, no padding). It is laid out by ctypes,
-    which aligns as the platform's C compiler does; the kernel's own account (/proc/locks) of the
-    lock taken must be a read lock of the one pending byte."""
+    ``off_t`` aligns otherwise (32-bit Linux: 24 bytes, no padding). It is laid out by C's rules
+    with the alignment ctypes gives a 64-bit integer here; the kernel's own account (/proc/locks)
+    of the lock taken must be a read lock of the one pending byte."""
     path = tmp_path / "sessions.db"
     path.write_bytes(b"")
     held = forking.guard(path)
@@ -393,3 +393,39 @@ def test_a_struct_flock_of_another_layout_is_caught_by_the_kernel_s_account(
     finally:
         if held is not None:
             os.close(held)
+
+
+# Linux's struct flock64 (uapi asm-generic/fcntl.h; glibc's bits/fcntl.h), by each ABI's rule for
+# a 64-bit integer: aligned to 8 on x86-64 (SysV psABI), arm64 (AAPCS64) and 32-bit ARM (EABI),
+# to 4 on i386; neither arm64 nor x86-64 adds an ``__ARCH_FLOCK64_PAD``.
+FLOCK_ABIS = [("x86-64", 8, (0, 2, 8, 16, 24), 32), ("aarch64", 8, (0, 2, 8, 16, 24), 32),
+              ("armv7-eabi", 8, (0, 2, 8, 16, 24), 32), ("i386", 4, (0, 2, 4, 12, 20), 24)]
+
+
+@pytest.mark.parametrize(("abi", "align", "offsets", "size"), FLOCK_ABIS)
+def test_the_struct_flock_is_laid_out_as_each_linux_abi_lays_it_out(
+        abi: str, align: int, offsets: tuple[int, ...], size: int) -> None:
+    """The layout was ctypes' on the machine running it, checked on x86-64 only. It is computed
+    by C's rules from the ABI's alignment of a 64-bit integer, so aarch64's (and i386's) can be
+    checked here: each field packed where that ABI's compiler puts it, the padding zero."""
+    layout = forking.flock_layout(align)
+    assert (layout.offsets, layout.size) == (offsets, size), abi
+    raw = forking.flock_bytes(fcntl.F_RDLCK, forking.PENDING_BYTE, 1, layout)
+    assert len(raw) == size
+    fields = [struct.unpack_from("=" + code, raw, at)[0] for code, at in zip("hhqqi", offsets, strict=True)]
+    assert fields == [fcntl.F_RDLCK, os.SEEK_SET, forking.PENDING_BYTE, 1, 0], abi
+    used = {at + k for at, n in zip(offsets, (2, 2, 8, 8, 4), strict=True) for k in range(n)}
+    assert all(raw[i] == 0 for i in range(size) if i not in used), abi
+
+
+def test_this_platform_s_struct_flock_is_the_layout_its_c_compiler_makes() -> None:
+    """The layout the guard uses is what ctypes (the platform's C rules) makes of the struct."""
+    import ctypes
+
+    class Flock(ctypes.Structure):
+        _fields_ = (("l_type", ctypes.c_short), ("l_whence", ctypes.c_short),
+                    ("l_start", ctypes.c_int64), ("l_len", ctypes.c_int64), ("l_pid", ctypes.c_int))
+
+    native = tuple(getattr(Flock, n).offset for n, _ in Flock._fields_)
+    assert (forking.FLOCK_LAYOUT.offsets, forking.FLOCK_LAYOUT.size) == (native, ctypes.sizeof(Flock))
+    assert forking.flock_bytes(fcntl.F_RDLCK, 7, 1) == bytes(Flock(fcntl.F_RDLCK, os.SEEK_SET, 7, 1, 0))

@@ -403,3 +403,13 @@ def test_a_long_emoji_cluster_running_past_the_cut_is_searched_by_the_head_the_i
     query searches those; a short cluster straddling the cut is still left out (the other test)."""
     hostile = "👍" + "\U0001F3FD" * 5_000
     assert symbol_terms(hostile)[0] in query_terms(f"{before}{hostile} met")
+
+
+@given(st.lists(st.sampled_from(["部署", "完成", "deploy", "🐻\u200d❄\ufe0f", "👩\u200d💻", "\u200d",
+                                 "\ufe0f", "1\ufe0f\u20e3", " "]), min_size=1, max_size=12))
+@settings(max_examples=60, deadline=None)
+def test_a_query_s_terms_are_words_or_symbols_never_a_lone_joiner_or_selector(parts: list[str]) -> None:
+    """Chinese (or words) around a ZWJ emoji gave a U+200D / U+FE0F "word": a term FTS5 reads as
+    nothing, which took one of the query's term slots. Every term is a word or a symbol term."""
+    for term in query_terms("".join(parts)):
+        assert term.startswith("zsym") or any(c.isalnum() for c in term), (parts, term)

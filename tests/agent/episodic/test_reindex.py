@@ -23,6 +23,7 @@ from hermes_core.tokenize import (
     SEGMENT_VERSION,
     TOKENIZER_VERSION,
     segment_for_index,
+    segment_key,
     symbol_terms,
     tokenize,
     tokenizer_key,
@@ -559,7 +560,7 @@ def test_a_damaged_cursor_another_tool_wrote_neither_fails_a_write_nor_an_open(
 
 def _fold_reindex_and_die(path: str, kill_after: int, batch: int) -> None:
     open_and_die(path, kill_after, batch, segment_for_index,
-                 f"hermes-tokenize-{tokenizer_key()}.{SEGMENT_VERSION}{passages.LAYOUT}")
+                 f"hermes-tokenize-{tokenizer_key()}.{segment_key()}{passages.LAYOUT}")
 
 
 def _before_folding(text: str) -> str:

@@ -32,7 +32,7 @@ from hermes_core.agent.episodic.store import (
 )
 from hermes_core.cli.main import main
 from hermes_core.errors import HermesError, SessionQueryInvalid
-from hermes_core.tokenize import SEGMENT_VERSION, tokenizer_key
+from hermes_core.tokenize import SEGMENT_VERSION, segment_key, tokenizer_key
 from hermes_core.types import Message
 
 NOW = 1_800_000_000.0
@@ -600,7 +600,7 @@ def test_opening_an_old_database_reindexes_it_once(tmp_path: Path,
         assert store.reindexed == 1
         assert [h.session_id for h in store.search("开会", 5)] == ["s-old"]
         assert store.connection.execute("SELECT value FROM meta WHERE key = 'tokenizer'").fetchone() == (
-            f"hermes-tokenize-{tokenizer_key()}.{SEGMENT_VERSION}{passages.LAYOUT}",)
+            f"hermes-tokenize-{tokenizer_key()}.{segment_key()}{passages.LAYOUT}",)
         assert store.stats()["index_in_sync"]
     with SessionStore(path) as again:          # recorded: nothing to do the second time
         assert again.reindexed == 0
@@ -1132,6 +1132,28 @@ def test_an_archive_indexed_before_profession_objects_is_re_indexed_once_and_the
     with ContextEngine(path, clock=lambda: NOW) as engine:
         assert {m.session_id for m in engine.retrieve("💻")} == {"coder", "laptop"}
         assert [m.session_id for m in engine.retrieve("👩\u200d💻")] == ["coder"]
+    with SessionStore(path) as again:
+        assert again.reindexed == 0
+
+
+def _segment_before_zwj_parts(text: str) -> str:
+    """How segment version 6 indexed: a ZWJ sequence with no person as one term, no parts."""
+    from hermes_core.tokenize import symbol_terms, tokenize
+    return " ".join([*tokenize(text, keep_whole=True), *symbol_terms(text)])
+
+
+def test_an_archive_indexed_before_zwj_parts_is_re_indexed_once_and_then_found(
+        tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    before = f"hermes-tokenize-{tokenizer_key()}.6{passages.LAYOUT}"
+    with SessionStore(path, segment=_segment_before_zwj_parts, segment_id=before) as old:
+        old.upsert(rec("polar", "部署🐻\u200d❄\ufe0f完成 at the zoo"))
+        old.upsert(rec("snow", "the ❄ storm closed the road"))
+    with SessionStore(path) as store:
+        assert store.reindexed == 2
+    with ContextEngine(path, clock=lambda: NOW) as engine:
+        assert {m.session_id for m in engine.retrieve("❄")} == {"polar", "snow"}
+        assert [m.session_id for m in engine.retrieve("🐻\u200d❄\ufe0f")] == ["polar"]
     with SessionStore(path) as again:
         assert again.reindexed == 0
 
