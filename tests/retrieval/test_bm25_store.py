@@ -328,7 +328,8 @@ def test_an_index_made_under_another_opencc_or_jieba_release_or_fold_config_is_d
 
 @pytest.mark.parametrize("module, name", [("bm25", "light_stem"), ("bm25_postings", "verbatim_pairs")])
 def test_an_index_saved_before_an_edit_of_the_deriving_or_postings_code_is_not_served(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str, name: str) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str, name: str,
+        new_process_ids: Callable[[], None]) -> None:
     # no version bumped: only the code says the terms or postings would differ now
     import importlib
     path = index_path(tmp_path)
@@ -341,4 +342,5 @@ def test_an_index_saved_before_an_edit_of_the_deriving_or_postings_code_is_not_s
 
     replacement.__module__ = edited.__name__
     monkeypatch.setattr(edited, name, replacement)
+    new_process_ids()   # the edit, as the next process reads it
     assert load_parts(path, skill_terms) is None
