@@ -9,8 +9,8 @@ is filled once (a cold build, untimed). Then, ``--repeats`` times, as a new proc
 fresh token memo reads the file back (``IndexCache.base``), ``--changed`` skills are edited to a
 text not seen before and the index updated (untimed), and:
 
-* ``rewrite_<n>_ms``: ``IndexCache.save`` of that update (``MIN_NEW`` changes: the file is
-  written again whole): what a kept skill's terms cost to write back.
+* ``rewrite_<n>_ms``: ``IndexCache.save`` of that update (at ``MIN_NEW`` changes, the default,
+  the file is written again whole; fewer for a tiny run): what the kept skills cost to write back.
 * ``rebuild_<n>_ms``: the same catalog's index built whole from terms already in memory (no
   tokenising) and written (``save_parts``): the baseline, a full rebuild of the file.
 * ``rewrite_<n>_ratio``: the two medians' ratio, rewrite / rebuild.
@@ -55,7 +55,7 @@ def _skills(n: int, revision: int, changed: int) -> list[Skill]:
 def child(n: int, repeats: int, changed: int) -> dict[str, float]:
     from hermes_core.retrieval import bm25
     from hermes_core.retrieval.bm25 import BM25Index
-    from hermes_core.retrieval.bm25_store import IndexCache, save_parts
+    from hermes_core.retrieval.bm25_store import MIN_NEW, IndexCache, save_parts
     from hermes_core.retrieval.token_memo import TokenMemo, skill_key
 
     derive = bm25.skill_terms
@@ -69,7 +69,7 @@ def child(n: int, repeats: int, changed: int) -> dict[str, float]:
         for r in range(1, repeats + 1):
             skills = _skills(n, r, changed)
             memo = TokenMemo(max_skills=4 * n, max_tokens=10**9)   # a new process
-            state = IndexCache(folder)
+            state = IndexCache(folder, min_new=min(changed, MIN_NEW))
             start = state.base(BM25Index(), memo, derive, skills)
             assert start is not None, "the file was not read back"
             new = start.updated(skills)
@@ -93,7 +93,8 @@ def _run(library: Path, n: int, repeats: int, changed: int) -> dict[str, float]:
     out = subprocess.run([sys.executable, __file__, "--child", str(n), "--repeats", str(repeats),
                           "--changed", str(changed), "--library", str(library)],
                          check=True, capture_output=True, text=True, cwd=ROOT,
-                         env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"})
+                         env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": os.pathsep.join(
+                             p for p in (os.environ.get("PYTHONPATH"), str(ROOT)) if p)})
     result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
 
