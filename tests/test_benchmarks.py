@@ -85,6 +85,8 @@ CASES: list[tuple[str, list[str], list[str], str | None]] = [
      ["baseline_20_ms", "dense_rebuild_20_ratio", "refresh_one_changed_20_ratio",
       "restart_one_added_20_ratio", "first_refresh_20_ratio", "calibrate_lexical_edit_20_ratio",
       "read_catalog_changed_20_ratio", "read_catalog_restart_changed_20_ratio"], None),
+    ("bm25_rewrite.py", ["--sizes", "80", "--repeats", "1", "--changed", "4", "--against", "{root}"],
+     ["rewrite_80_ratio", "decoded_80", "against_rewrite_80_ratio"], None),
     ("pool.py", ["--samples", "10", "--seconds", "1", "--variants", "threads32", "--headerless", ""],
      ["bare_sdk_ms_p50", "full_path_ms_p50", "overhead_ms_p50",
       "threads32_max_rpm_matched.goodput_ratio", "threads32_max_rpm_unset.rpm_violations"], None),

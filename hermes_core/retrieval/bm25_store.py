@@ -46,7 +46,7 @@ from hermes_core.retrieval.gate_store import (
     texts_blob,
     write_sealed,
 )
-from hermes_core.retrieval.stored_terms import StoredTerms
+from hermes_core.retrieval.stored_terms import CarriedTerms, StoredTerms, encoded, stored_place
 from hermes_core.retrieval.token_memo import Derive, Key, TokenMemo, skill_key
 from hermes_core.retrieval.token_store import TermsCache, derive_id
 from hermes_core.types import Skill
@@ -66,10 +66,10 @@ def save_parts(path: Path, parts: IndexParts, keys: Sequence[Key], derive: Deriv
     words = sorted(parts.vocab, key=parts.vocab.__getitem__)
     if any(_SEP in w for w in words):
         return False
-    tokens = [w for t in parts.terms for w in t.tokens]
+    stored = encoded(parts.terms)   # a kept skill's as the file read back holds them
     names, name_len = texts_blob([s.name for s in parts.skills])
     desc, desc_len = texts_blob([s.description for s in parts.skills])
-    verbatim, verbatim_len = texts_blob([t.verbatim for t in parts.terms])
+    verbatim, verbatim_len = texts_blob(stored.verbatim)
     tf, bonus = parts.tf, parts.bonus
     assert tf.values is not None
     arrays: dict[str, np.ndarray] = {
@@ -77,9 +77,8 @@ def save_parts(path: Path, parts: IndexParts, keys: Sequence[Key], derive: Deriv
         "key_jieba": np.asarray([-1 if k[1] is None else int(k[1]) for k in keys], dtype=np.int8),
         "names": names, "name_len": name_len, "desc": desc, "desc_len": desc_len,
         "verbatim": verbatim, "verbatim_len": verbatim_len,
-        "n_tokens": np.asarray([len(t.tokens) for t in parts.terms], dtype=np.int64),
-        "tokens": text_blob(_SEP.join(tokens)),
-        "counts": np.asarray([c for t in parts.terms for c in t.counts], dtype=np.int64),
+        "n_tokens": stored.n_tokens, "tokens": np.frombuffer(stored.tokens, dtype=np.uint8),
+        "counts": stored.counts,
         "words": text_blob(_SEP.join(words)), "df": parts.df,
         # a posting's row is where it stands between the row pointers, and a skill's number fits
         # 32 bits: a third less to read and digest than the arrays held in memory
@@ -138,7 +137,10 @@ def _parts(a: dict[str, np.ndarray], jieba: object,
     tokens = a["tokens"]
     if tokens.dtype != np.uint8 or tokens.ndim != 1:
         raise ValueError("token blob")
-    terms = StoredTerms(tokens.tobytes(), n_tokens, counts, verbatim)
+    raw = keys.tobytes()   # one copy, sliced: indexing the array row by row cost 0.2 s at 20,000
+    key_list = [(raw[32 * i:32 * i + 32], None if j < 0 else bool(j))
+                for i, j in enumerate(key_jieba.tolist())]
+    terms = StoredTerms(tokens.tobytes(), n_tokens, counts, verbatim, key_list)
     words_text = blob_text(a["words"])
     words = words_text.split(_SEP) if words_text else []
     vocab = {w: i for i, w in enumerate(words)}
@@ -161,9 +163,6 @@ def _parts(a: dict[str, np.ndarray], jieba: object,
     parts = IndexParts(skills, terms, vocab,
                        df, Postings(tf_rows, tf.docs, tf_values), bonus, cjk, tok.tokenizer_key(),
                        None if jieba is None else bool(jieba))
-    raw = keys.tobytes()   # one copy, sliced: indexing the array row by row cost 0.2 s at 20,000
-    key_list = [(raw[32 * i:32 * i + 32], None if j < 0 else bool(j))
-                for i, j in enumerate(key_jieba.tolist())]
     return parts, key_list
 
 
@@ -205,10 +204,23 @@ class IndexCache:
                 return False
             self._changed = 0
             path = self.path
-        held = {id(t): k for k, t in memo.entries(derive)}
-        parts = index.parts
-        keys = [held.get(id(t)) or skill_key(s) for s, t in zip(parts.skills, parts.terms, strict=True)]
-        return save_parts(path, parts, keys, derive)
+        return save_parts(path, index.parts, _keys(index.parts, memo, derive), derive)
+
+
+def _keys(parts: IndexParts, memo: TokenMemo, derive: Derive) -> list[Key]:
+    """Each skill's memo key: a kept skill's as the file read back holds it, a derived one's by
+    hashing it (as the memo filed it), and for terms held in memory (no file read) the memo's,
+    matched by identity (no hashing). Asking the memo for all its entries would make every
+    pending one, the stored skills' too."""
+    terms = parts.terms
+    if isinstance(terms, StoredTerms | CarriedTerms):
+        out: list[Key] = []
+        for i, s in enumerate(parts.skills):
+            place = stored_place(terms, i)
+            out.append(place[0].keys[place[1]] if place is not None and place[0].keys else skill_key(s))
+        return out
+    held = {id(t): k for k, t in memo.entries(derive)}
+    return [held.get(id(t)) or skill_key(s) for s, t in zip(parts.skills, terms, strict=True)]
 
 
 def updated_index(index: BM25Index, skills: Sequence[Skill], cache: TermsCache,

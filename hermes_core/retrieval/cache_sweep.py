@@ -24,6 +24,7 @@ file is kept.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import re
@@ -35,6 +36,18 @@ from pathlib import Path
 from typing import BinaryIO
 
 log = logging.getLogger(__name__)
+
+#: a model's files are filed under the first hex digits of the SHA-256 of its id: the vector
+#: snapshot (``vector_store.snapshot_path``) and the per-vector folder (``dense.EmbeddingCache``)
+#: write it, ``cache_upkeep`` sweeps by it; one place, so neither can change alone
+MODEL_DIGITS = 16
+MODEL_NAME = rf"[0-9a-f]{{{MODEL_DIGITS}}}"
+
+
+def model_name(model_id: str) -> str:
+    """What a model's cache files are named by (see :data:`MODEL_DIGITS`)."""
+    return hashlib.sha256(model_id.encode()).hexdigest()[:MODEL_DIGITS]
+
 
 #: a file unused this long, and of no catalog the sweeping process serves, is removed
 MAX_IDLE_DAYS = 30.0

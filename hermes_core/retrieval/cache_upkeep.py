@@ -31,12 +31,12 @@ from pathlib import Path
 
 from hermes_core.retrieval import cache_sweep
 
-#: a vector snapshot: ``vector_store.snapshot_path``'s 16 hex digits of the model's id
-SNAPSHOT_NAME = r"[0-9a-f]{16}\.npz"
+#: a vector snapshot: ``vector_store.snapshot_path``'s name of the model (``cache_sweep.model_name``)
+SNAPSHOT_NAME = cache_sweep.MODEL_NAME + r"\.npz"
 SNAPSHOT_MADE = cache_sweep.npz_holding("header", "digest", "doc_keys", "parts_keys", "rows", "starts")
-#: a folder of the per-vector cache (``dense.EmbeddingCache``: 16 hex digits of the model's id)
+#: a folder of the per-vector cache (``dense.EmbeddingCache``: the model's name, as above)
 #: and a vector in it (a kind, then the SHA-256 of the text)
-MODEL_FOLDER = re.compile(r"[0-9a-f]{16}")
+MODEL_FOLDER = re.compile(cache_sweep.MODEL_NAME)
 VECTOR_NAME = r"[a-z]+-[0-9a-f]{64}\.npy"
 VECTOR_MADE = cache_sweep.starting_with(
     rb"\x93NUMPY\x01\x00..\{'descr': '<f4', 'fortran_order': False, 'shape': \(\d+,\), \}")

@@ -404,8 +404,7 @@ class EmbeddingCache:
     def _path(self, model_id: str, key: str) -> Path | None:
         if self.dir is None:
             return None
-        model_dir = hashlib.sha256(model_id.encode()).hexdigest()[:16]
-        return self.dir / model_dir / f"{key}.npy"
+        return self.dir / cache_sweep.model_name(model_id) / f"{key}.npy"
 
     def get(self, model_id: str, key: str) -> np.ndarray | None:
         p = self._path(model_id, key)

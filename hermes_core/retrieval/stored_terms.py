@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import overload
 
 import numpy as np
 
-from hermes_core.retrieval.token_memo import SkillTerms
+from hermes_core.retrieval.token_memo import Key, SkillTerms
 
 _SEP = 0   # the NUL byte between tokens (in no token: tokens are runs of word characters)
 _NONE = SkillTerms((), (), "")
@@ -53,9 +54,10 @@ class StoredTerms(_Lazy):
     """The terms of the file's skills, in file order (see the module docstring)."""
 
     def __init__(self, tokens: bytes, n_tokens: np.ndarray, counts: np.ndarray,
-                 verbatim: Sequence[str]) -> None:
+                 verbatim: Sequence[str], keys: Sequence[Key] = ()) -> None:
         """``tokens``: the skills' tokens in order, NUL-separated UTF-8; ``n_tokens``: how many
-        each skill has; ``counts``: each token's count. ValueError when they do not add up."""
+        each skill has; ``counts``: each token's count; ``keys``: each skill's memo key, when
+        known (what a rewrite files a kept skill under). ValueError when they do not add up."""
         tokens.decode("utf-8", "surrogatepass")   # raises UnicodeDecodeError (a ValueError)
         seps = np.flatnonzero(np.frombuffer(tokens, dtype=np.uint8) == _SEP)
         total = len(seps) + 1 if tokens else 0
@@ -73,6 +75,7 @@ class StoredTerms(_Lazy):
         self._counts = counts
         self._verbatim = verbatim
         self._made: list[SkillTerms | None] = [None] * len(verbatim)
+        self.keys = keys
         self._lock = threading.Lock()   # two threads asking at once get one object
 
     def __len__(self) -> int:
@@ -110,6 +113,11 @@ class StoredTerms(_Lazy):
         """Skill ``i``'s normalised text, without decoding its tokens."""
         return self._verbatim[self._at(i)]
 
+    def raw(self, i: int) -> tuple[bytes, np.ndarray]:
+        """Skill ``i``'s tokens as the file holds them (NUL-separated UTF-8) and their counts."""
+        i = self._at(i)
+        return self._bytes[int(self._lo[i]):int(self._hi[i])], self._counts[self._first[i]:self._first[i + 1]]
+
     def decoded(self) -> int:
         """How many skills' terms were made so far."""
         return sum(t is not None for t in self._made)
@@ -132,6 +140,57 @@ class CarriedTerms(_Lazy):
     def verbatim(self, i: int) -> str:
         s = int(self.src[i])
         return self.own[i % len(self.src)].verbatim if s < 0 else self.root.verbatim(s)
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """A catalog's terms as a file stores them: every token in order, NUL-separated UTF-8 (no
+    separator after a skill without tokens), how many each skill has, their counts, and each
+    skill's verbatim text."""
+
+    tokens: bytes
+    n_tokens: np.ndarray
+    counts: np.ndarray
+    verbatim: list[str]
+
+
+def encoded(terms: Sequence[SkillTerms]) -> Encoded:
+    """``terms`` as a file stores them. A skill still in the file read back (stored, carried)
+    is copied as the file's bytes, not decoded: a rewrite after a warm restart decodes only the
+    skills changed since (made already, or held), as the update did."""
+    pieces: list[bytes] = []
+    n_tokens = np.zeros(len(terms), dtype=np.int64)
+    counts: list[np.ndarray] = []
+    verbatim: list[str] = []
+    for i in range(len(terms)):
+        place = stored_place(terms, i)
+        if place is not None:
+            root, s = place
+            piece, c = root.raw(s)
+            n, text = len(c), root.verbatim(s)
+        else:
+            t = terms[i]
+            piece = "\x00".join(t.tokens).encode("utf-8", "surrogatepass")
+            c = np.asarray(t.counts, dtype=np.int64)
+            n, text = len(t.tokens), t.verbatim
+        if n:
+            pieces.append(piece)
+            counts.append(c)
+        n_tokens[i] = n
+        verbatim.append(text)
+    all_counts = np.concatenate(counts).astype(np.int64) if counts else np.zeros(0, dtype=np.int64)
+    return Encoded(b"\x00".join(pieces), n_tokens, all_counts, verbatim)
+
+
+def stored_place(terms: Sequence[SkillTerms], i: int) -> tuple[StoredTerms, int] | None:
+    """Where skill ``i`` of ``terms`` stands in the file read back (its :class:`StoredTerms` and
+    place there), None for a skill derived since or terms held in memory."""
+    if isinstance(terms, StoredTerms):
+        return terms, i
+    if isinstance(terms, CarriedTerms):
+        s = int(terms.src[i])
+        return (terms.root, s) if s >= 0 else None
+    return None
 
 
 def verbatim_of(terms: Sequence[SkillTerms], i: int) -> str:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import unicodedata
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -62,16 +63,23 @@ class TermsSource(Protocol):
     def n_tokens(self, i: int, /) -> int: ...
 
 
-#: a remembered skill's terms, or where to make them the first time they are asked for
-_Held: TypeAlias = SkillTerms | tuple[TermsSource, int]
+#: a remembered skill's terms, or where to make them the first time they are asked for: a weak
+#: reference to the source (the index file's bytes, ``stored_terms``), its place there and its
+#: token count. The index owns the source; once it lets it go (every stored skill edited or
+#: removed) the memo must not keep the file's bytes for entries no catalog holds any more.
+_Held: TypeAlias = SkillTerms | tuple["weakref.ref[TermsSource]", int, int]
 
 
 def _size(held: _Held) -> int:
-    return len(held.tokens) if isinstance(held, SkillTerms) else held[0].n_tokens(held[1])
+    return len(held.tokens) if isinstance(held, SkillTerms) else held[2]
 
 
-def _made(held: _Held) -> SkillTerms:
-    return held if isinstance(held, SkillTerms) else held[0][held[1]]
+def _made(held: _Held) -> SkillTerms | None:
+    """The terms ``held`` stands for, made now if pending; None when their source is gone."""
+    if isinstance(held, SkillTerms):
+        return held
+    source = held[0]()
+    return None if source is None else source[held[1]]
 
 
 def uses_jieba(text: str) -> bool:
@@ -120,16 +128,16 @@ class TokenMemo:
             for s in skills:
                 k = skill_key(s)
                 held = memo.get(k)
-                if held is None:
-                    found = derive(s)
+                made = None if held is None else _made(held)
+                if made is None:
+                    if held is not None:   # pending on a source let go: derived as if unknown
+                        self._tokens -= _size(held)
+                    made = derive(s)
                     self.derived += 1
-                    memo[k] = found
-                    self._tokens += len(found.tokens)
-                else:
-                    found = _made(held)
-                    memo[k] = found
-                    memo.move_to_end(k)
-                out.append(found)
+                    self._tokens += len(made.tokens)
+                memo[k] = made
+                memo.move_to_end(k)
+                out.append(made)
             self._bound()
         return out
 
@@ -139,7 +147,11 @@ class TokenMemo:
         with self._lock:
             if self._settings != (tok.tokenizer_key(), derive):
                 return []
-            out = [(k, _made(held)) for k, held in self._memo.items()]
+            made = [(k, _made(held)) for k, held in self._memo.items()]
+            out = [(k, t) for k, t in made if t is not None]
+            for k, t in made:
+                if t is None:   # pending on a source let go: forgotten
+                    self._tokens -= _size(self._memo.pop(k))
             self._memo.update(out)   # values replaced, the order kept: each made once
             return out
 
@@ -150,8 +162,11 @@ class TokenMemo:
 
     def adopt_stored(self, derive: Derive, keys: Sequence[Key], source: TermsSource) -> None:
         """:meth:`adopt` of ``source[i]`` under ``keys[i]``, each made only when asked for (a
-        restart's memo remembers the whole catalog, and decodes only what it is asked)."""
-        self._adopt(derive, [(k, (source, i)) for i, k in enumerate(keys)])
+        restart's memo remembers the whole catalog, and decodes only what it is asked). The
+        memo holds ``source`` weakly: its owner (the index) keeps it alive; once it is gone, a
+        pending entry is as unknown (derived if asked, not listed)."""
+        ref = weakref.ref(source)
+        self._adopt(derive, [(k, (ref, i, source.n_tokens(i))) for i, k in enumerate(keys)])
 
     def _adopt(self, derive: Derive, entries: Sequence[tuple[Key, _Held]]) -> None:
         with self._lock:

@@ -115,12 +115,36 @@ def derive_id(derive: Derive, *modules: types.ModuleType) -> str:
     derives them (``code_fingerprint``: the tokenizer, the memo's terms, ``derive``'s own module,
     and ``modules``, e.g. the code that builds postings from them, and the releases of the
     libraries they import, e.g. simplemma's for BM25's stemming). An edit of any of these
-    without a ``TOKENIZER_VERSION`` bump is another id, so no stale terms are served. Taken at
-    each read and write (about 5 ms; once a start, and at each rewrite), not at import, so a
-    module replaced since is seen."""
+    without a ``TOKENIZER_VERSION`` bump is another id, so no stale terms are served.
+
+    Hashed once a process for the same function, module objects and releases (as the text-key
+    and scorer stores keep theirs), not at import: code on disk edited is seen by the next
+    process, a module replaced in this one (a reload into a new module, another ``derive``) is
+    hashed anew, and so is a library imported since (jieba once Chinese is segmented). A
+    function patched inside a module object already hashed is not seen until
+    :func:`forget_derive_ids` (what a new process starts from)."""
     home = sys.modules.get(getattr(derive, "__module__", "") or "")
-    mods = dict.fromkeys([tok, token_memo, *modules, *([home] if home is not None else [])])
-    return f"{derive_name(derive)}:{modules_id(list(mods), imported_releases(list(mods)))}"
+    mods = tuple(dict.fromkeys([tok, token_memo, *modules, *([home] if home is not None else [])]))
+    key = (derive, mods, imported_releases(mods))
+    with _ids_lock:
+        found = _ids.get(key)
+    if found is None:
+        found = f"{derive_name(derive)}:{modules_id(mods, key[2])}"
+        with _ids_lock:
+            _ids[key] = found
+    return found
+
+
+#: :func:`derive_id`'s fingerprints this process took, by function, modules and releases
+_ids: dict[tuple[Derive, tuple[types.ModuleType, ...], str], str] = {}
+_ids_lock = threading.Lock()
+
+
+def forget_derive_ids() -> None:
+    """Drop the fingerprints :func:`derive_id` kept, as a new process starts without them (for a
+    test that edits code in place)."""
+    with _ids_lock:
+        _ids.clear()
 
 
 class RewriteTally:

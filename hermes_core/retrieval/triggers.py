@@ -38,7 +38,15 @@ import ahocorasick
 import regex
 
 from hermes_core.retrieval.token_memo import uses_jieba
-from hermes_core.tokenize import SPACED_WORD_CHAR, content_tokens, has_cjk, is_cjk, jieba_available, tokenize
+from hermes_core.tokenize import (
+    SPACED_WORD_CHAR,
+    content_tokens,
+    has_cjk,
+    is_cjk,
+    jieba_available,
+    to_simplified,
+    tokenize,
+)
 from hermes_core.tokenize import is_spaced_word_char as _is_word
 from hermes_core.tokenize import normalize as normalize_text
 
@@ -304,7 +312,11 @@ class TriggerIndex:
         """Every hit (best tier per rule), best first."""
         if not query or not self._rules or self._automaton is None:
             return []
-        q = normalize(query)
+        # a Chinese query is also looked for as written; its fold is that form's t2s (what
+        # ``normalize`` does after the same NFKC, case fold and accents): normalised once
+        as_written = self._written is not None and has_cjk(query)
+        qw = normalize_text(query, fold=False) if as_written else ""
+        q = to_simplified(qw) if as_written else normalize(query)
         tier1: dict[int, int] = {}     # rule -> first position where it matches whole
         found_segments: set[str] = set()
         for end, (key, length, left, right, rule_ids, is_segment) in self._automaton.iter(q):
@@ -316,8 +328,7 @@ class TriggerIndex:
             if _bounded(q, start, end, left, right):
                 for i in rule_ids:
                     tier1.setdefault(i, start)
-        if self._written is not None and has_cjk(query):
-            qw = normalize_text(query, fold=False)
+        if self._written is not None and as_written:
             for end, (length, left, right, rule_ids) in self._written.iter(qw):
                 start = end - length + 1
                 if _bounded(qw, start, end, left, right):

@@ -19,7 +19,6 @@ vector files serve. It is rewritten whole, so only after a build that looked up 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 import time
@@ -38,7 +37,7 @@ MIN_NEW = 64   # skills looked up or embedded since the last read or write befor
 
 
 def snapshot_path(cache_dir: str | os.PathLike[str], model_id: str) -> Path:
-    return Path(cache_dir) / "snapshots" / f"{hashlib.sha256(model_id.encode()).hexdigest()[:16]}.npz"
+    return Path(cache_dir) / "snapshots" / f"{cache_sweep.model_name(model_id)}.npz"
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -142,3 +142,14 @@ def first_use_in_a_fresh_process(module: str, fingerprint: str, reference: str) 
     code = _FIRST_USE.format(module=module, fingerprint=fingerprint, reference=reference)
     return subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
                           text=True, env=os.environ.copy()).stdout
+
+
+@pytest.fixture
+def new_process_ids() -> Iterator[Callable[[], None]]:
+    """Call it after editing code in place: ``token_store.derive_id`` forgets the fingerprints it
+    kept this process, as the next process starts without them (and again after the test, so
+    the edited code's ids are not kept past it)."""
+    from hermes_core.retrieval.token_store import forget_derive_ids
+
+    yield forget_derive_ids
+    forget_derive_ids()

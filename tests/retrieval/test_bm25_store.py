@@ -328,7 +328,8 @@ def test_an_index_made_under_another_opencc_or_jieba_release_or_fold_config_is_d
 
 @pytest.mark.parametrize("module, name", [("bm25", "light_stem"), ("bm25_postings", "verbatim_pairs")])
 def test_an_index_saved_before_an_edit_of_the_deriving_or_postings_code_is_not_served(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str, name: str) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str, name: str,
+        new_process_ids: Callable[[], None]) -> None:
     # no version bumped: only the code says the terms or postings would differ now
     import importlib
     path = index_path(tmp_path)
@@ -341,4 +342,40 @@ def test_an_index_saved_before_an_edit_of_the_deriving_or_postings_code_is_not_s
 
     replacement.__module__ = edited.__name__
     monkeypatch.setattr(edited, name, replacement)
+    new_process_ids()   # the edit, as the next process reads it
     assert load_parts(path, skill_terms) is None
+
+
+def test_a_rewrite_after_a_warm_restart_decodes_only_the_changed_skills_and_writes_the_same_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a rewrite (MIN_NEW changes) made every kept skill's terms from the file's bytes, only to
+    # encode them back to the same bytes: at 20,000 skills, 1.2 million strings
+    from hermes_core.retrieval import bm25 as bm25_mod
+    from hermes_core.retrieval import bm25_store
+    from hermes_core.retrieval.token_memo import SkillTerms
+
+    monkeypatch.setattr(bm25_store, "derive_id", lambda derive, *modules: "fixed")
+    catalog = [*CATALOG, *(Skill(f"skill-{i}", f"Do task {i} with café and 数据 {i}") for i in range(12))]
+    monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())
+    updated_index(BM25Index(), catalog, TermsCache(tmp_path, min_new=1), IndexCache(tmp_path, min_new=1))
+    monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())                 # a new process
+    made: list[tuple[str, ...]] = []
+    real_init = SkillTerms.__init__
+
+    def counting(self: SkillTerms, tokens: tuple[str, ...], *rest: object) -> None:
+        made.append(tokens)
+        real_init(self, tokens, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(SkillTerms, "__init__", counting)
+    edited = [*catalog[:5], Skill("skill-1", "Another text altogether"), *catalog[6:-1],
+              Skill("added", "A new skill")]   # one edited, one removed, one added
+    state = IndexCache(tmp_path, min_new=1)
+    after = updated_index(BM25Index(), edited, TermsCache(tmp_path), state)
+    # the edited and removed skills' old terms (to take them out), the edited and added derived
+    assert len(made) == 4
+    monkeypatch.setattr(SkillTerms, "__init__", real_init)
+    got = load_parts(index_path(tmp_path), skill_terms, edited)
+    assert got is not None
+    _same_parts(got[0], after.parts)   # the index written reads back, every kept skill's terms too
+    assert got[1] == [skill_key(s) for s in edited]
+    assert_same_index(after, edited, ["café", "数据", "new skill"])

@@ -163,3 +163,19 @@ def test_a_sweep_marks_the_folder_and_the_next_start_within_a_day_lists_nothing(
     second = _vector(cache, "model-a", f"doc-{'2' * 64}", OLD)
     assert sweep_if_due(cache, (), NOW + DAY_SECONDS / 2, 30) is None and second.exists()
     assert sweep_if_due(cache, (), NOW + DAY_SECONDS, 30) == [second]
+
+
+@pytest.mark.parametrize("model", ["test:counting", "intfloat/multilingual-e5-small", "模型"])
+def test_a_models_snapshot_and_vector_folder_take_the_one_name_the_sweep_reads(
+        tmp_path: Path, model: str) -> None:
+    # the 16 hex digits of a model's id were written in the snapshot's path, the per-vector
+    # folder's and the sweep's two patterns apart: one edited alone and that kind is never swept
+    from hermes_core.retrieval import cache_sweep, cache_upkeep
+
+    name = cache_sweep.model_name(model)
+    vector = EmbeddingCache(tmp_path)._path(model, "doc-" + "0" * 64)
+    assert snapshot_path(tmp_path, model).name == f"{name}.npz" and vector is not None
+    assert vector.parent.name == name
+    assert cache_upkeep.MODEL_FOLDER.fullmatch(name)
+    assert cache_sweep.named(cache_upkeep.SNAPSHOT_NAME)(f"{name}.npz")
+    assert cache_upkeep.SNAPSHOT_NAME == cache_sweep.MODEL_NAME + r"\.npz"

@@ -129,3 +129,38 @@ def test_an_opencc_or_jieba_upgrade_or_another_fold_config_derives_every_skill_a
     memo.terms(CATALOG, derive)
     assert derive.seen == [s.name for s in CATALOG] * 2
     assert memo.entries(derive) != [] and len(memo) == len(CATALOG)
+
+
+def test_stored_entries_do_not_keep_their_source_alive_once_its_owner_let_it_go() -> None:
+    # a warm restart's memo held the index file's bytes (StoredTerms) through its pending entries
+    # after the index let them go (every stored skill edited or removed), until each was evicted
+    import gc
+    import weakref
+
+    want = [skill_terms(s) for s in CATALOG]
+    source = Source(want)
+    memo = TokenMemo()
+    memo.adopt_stored(skill_terms, [skill_key(s) for s in CATALOG], source)
+    assert memo.terms(CATALOG[:1], skill_terms) == want[:1]             # made while it lives
+    gone = weakref.ref(source)
+    del source
+    gc.collect()
+    assert gone() is None
+    # what was made is kept; what was pending is derived again when asked, and counted once
+    assert memo.terms(CATALOG, skill_terms) == want and memo.derived == 2
+    assert [t for _, t in memo.entries(skill_terms)] == want
+    assert memo.tokens_held == sum(len(t.tokens) for t in want) and len(memo) == 3
+
+
+def test_pending_entries_of_a_source_let_go_are_not_listed_and_leave_the_count() -> None:
+    import gc
+
+    want = [skill_terms(s) for s in CATALOG]
+    source = Source(want)
+    memo = TokenMemo()
+    memo.adopt_stored(skill_terms, [skill_key(s) for s in CATALOG], source)
+    memo.terms(CATALOG[1:2], skill_terms)
+    del source
+    gc.collect()
+    assert memo.entries(skill_terms) == [(skill_key(CATALOG[1]), want[1])]
+    assert len(memo) == 1 and memo.tokens_held == len(want[1].tokens)

@@ -184,7 +184,7 @@ def test_terms_derived_by_edited_code_of_the_same_name_are_not_served(
 
 
 def test_terms_derived_before_an_edit_of_the_tokenizer_code_are_not_served(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, new_process_ids: Callable[[], None]) -> None:
     # TOKENIZER_VERSION left as it was: only the code says the tokens would differ now
     path = terms_path(tmp_path)
     assert save_terms(path, skill_terms, filled().entries(skill_terms))
@@ -195,6 +195,7 @@ def test_terms_derived_before_an_edit_of_the_tokenizer_code_are_not_served(
 
     normalize.__module__ = tok.__name__
     monkeypatch.setattr(tok, "normalize", normalize)
+    new_process_ids()   # the edit, as the next process reads it
     assert load_terms(path, skill_terms) is None
 
 
@@ -214,7 +215,8 @@ def test_the_deriving_codes_fingerprint_is_the_same_in_every_process() -> None:
 @pytest.mark.parametrize(("module", "name"), [("hermes_core.tokenize", "_segment_cjk"),
                                               ("hermes_core.retrieval.bm25", "light_stem")])
 def test_terms_derived_before_an_edit_of_a_cached_function_are_not_served(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str, name: str) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str, name: str,
+        new_process_ids: Callable[[], None]) -> None:
     # Chinese segmentation and English stemming sit behind functools.lru_cache: the wrapper is no
     # plain function, yet its code decides the terms as much as any other function's
     from functools import lru_cache
@@ -228,6 +230,7 @@ def test_terms_derived_before_an_edit_of_a_cached_function_are_not_served(
 
     edited.__module__, edited.__qualname__ = module, name
     monkeypatch.setattr(sys.modules[module], name, lru_cache(maxsize=8)(edited))
+    new_process_ids()
     assert load_terms(path, skill_terms) is None
 
 
@@ -242,3 +245,69 @@ def test_terms_derived_under_another_release_of_a_library_the_deriving_code_impo
     assert load_terms(path, skill_terms) is not None
     monkeypatch.setattr(simplemma, "__version__", "0.0-another-release", raising=False)
     assert load_terms(path, skill_terms) is None
+
+
+def test_the_deriving_codes_fingerprint_is_hashed_once_while_the_code_is_unchanged(
+        monkeypatch: pytest.MonkeyPatch, new_process_ids: Callable[[], None]) -> None:
+    # hashing the code is ~5 ms; the text-key and scorer stores take theirs once a process
+    from hermes_core.retrieval import bm25_postings, token_store
+
+    calls: list[int] = []
+    real = token_store.modules_id
+
+    def counted(*args: object) -> str:
+        calls.append(1)
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(token_store, "modules_id", counted)
+    new_process_ids()
+    first = token_store.derive_id(skill_terms, bm25_postings)
+    calls.clear()
+    again = [token_store.derive_id(skill_terms, bm25_postings) for _ in range(5)]
+    assert again == [first] * 5 and calls == []
+    assert token_store.derive_id(skill_terms) != first and calls == [1]   # other modules: their own
+    # a library imported since (jieba, once Chinese is segmented) is another salt: hashed again
+    monkeypatch.setattr(token_store, "imported_releases", lambda mods: "another=1")
+    assert token_store.derive_id(skill_terms, bm25_postings) != first and calls == [1, 1]
+
+
+_DERIVE_FILE = ("from hermes_core.retrieval.token_memo import SkillTerms\n"
+                "def derive(s):\n    w = s.name.{}()\n    return SkillTerms((w,), (1,), w)\n")
+
+
+def _id_in_new_process(folder: Path) -> str:
+    import os
+    import subprocess
+
+    code = ("import deriving_on_disk as m; from hermes_core.retrieval import token_store; "
+            "print(token_store.derive_id(m.derive))")
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), root]), "PYTHONDONTWRITEBYTECODE": "1"}
+    return subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+                          env=env).stdout.strip()
+
+
+def test_an_edit_of_the_deriving_code_is_seen_by_a_new_process_and_by_a_reload(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    from hermes_core.retrieval.token_store import derive_id
+
+    source = tmp_path / "deriving_on_disk.py"
+    source.write_text(_DERIVE_FILE.format("lower"), encoding="utf-8")
+    before = _id_in_new_process(tmp_path)
+    assert before and _id_in_new_process(tmp_path) == before
+    source.write_text(_DERIVE_FILE.format("upper"), encoding="utf-8")
+    assert _id_in_new_process(tmp_path) not in ("", before)
+
+    source.write_text(_DERIVE_FILE.format("lower"), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    module = importlib.import_module("deriving_on_disk")
+    monkeypatch.setitem(sys.modules, "deriving_on_disk", module)
+    same_process = derive_id(module.derive)
+    assert derive_id(module.derive) == same_process
+    source.write_text(_DERIVE_FILE.format("casefold"), encoding="utf-8")
+    importlib.invalidate_caches()
+    reloaded = importlib.reload(module)
+    assert derive_id(reloaded.derive) not in (before, same_process)

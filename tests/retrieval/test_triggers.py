@@ -10,10 +10,13 @@ from pathlib import Path
 
 import pytest
 import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hermes_core.retrieval import triggers as triggers_mod
 from hermes_core.retrieval.synonyms import load_mapping_file
 from hermes_core.retrieval.triggers import TriggerHit, TriggerIndex, _rule, _subsequence_at, normalize
+from hermes_core.tokenize import to_simplified
 
 
 def test_padding_around_a_trigger_does_not_make_it_longer() -> None:
@@ -240,3 +243,30 @@ def test_a_trigger_fires_where_its_characters_are_written_or_where_its_fold_is(
         trigger: str, query: str, fires: bool) -> None:
     hit = TriggerIndex({"skill": [trigger]}).match(query)
     assert (hit is not None and hit.skill == "skill") is fires
+
+
+@pytest.mark.parametrize("query", ["乾隆年間的瓷器", "Größe 頭髮乾燥 ＰＤＦ", "plain english query"])
+def test_a_query_is_normalised_once_for_its_folded_and_its_written_match(
+        query: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # with a trigger written in traditional characters, a Chinese query was normalised twice
+    # (NFKC, case fold, accents: once folded to simplified, once as written); the fold is the
+    # written form's t2s, so the second pass was the first again
+    index = TriggerIndex({"skill": ["乾"], "pdf": ["größe pdf"]})
+    want = index.matches(query)
+    calls: list[bool] = []
+    real = triggers_mod.normalize_text
+
+    def counted(text: str, *, fold: bool = True) -> str:
+        calls.append(fold)
+        return real(text, fold=fold)
+
+    monkeypatch.setattr(triggers_mod, "normalize_text", counted)
+    assert index.matches(query) == want
+    assert len(calls) == 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("乾隆頭髮干燥年間ÉéßẞＰｄf AΣς數據İı\u0301"), max_size=12))
+def test_the_fold_of_a_text_is_the_t2s_of_its_written_normal_form(text: str) -> None:
+    # what lets a query be normalised once for both of its matches
+    assert normalize(text) == to_simplified(triggers_mod.normalize_text(text, fold=False))

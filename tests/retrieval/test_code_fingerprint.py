@@ -1,0 +1,43 @@
+"""What the code fingerprints of the restart caches read: the libraries' releases included."""
+
+from __future__ import annotations
+
+import types
+from importlib import metadata
+
+import pytest
+
+from hermes_core.retrieval import code_fingerprint
+from hermes_core.retrieval.code_fingerprint import imported_releases
+
+
+def _importing(*libraries: types.ModuleType) -> types.ModuleType:
+    m = types.ModuleType("importing_under_test")
+    for lib in libraries:
+        setattr(m, lib.__name__, lib)
+    return m
+
+
+def test_a_library_whose_distribution_has_another_name_is_salted_with_its_release() -> None:
+    # pyahocorasick installs the module ahocorasick, with no __version__: its release was "-"
+    import ahocorasick
+
+    assert not hasattr(ahocorasick, "__version__")
+    salt = imported_releases([_importing(ahocorasick)])
+    assert salt == f"ahocorasick=pyahocorasick {metadata.version('pyahocorasick')}"
+
+
+def test_a_library_named_as_its_distribution_or_with_a_version_is_read_as_before() -> None:
+    import numpy
+    import simplemma
+
+    salt = imported_releases([_importing(numpy, simplemma)])
+    assert salt == f"numpy={numpy.__version__}\x00simplemma={simplemma.__version__}"
+
+
+def test_an_import_no_installed_distribution_provides_reads_as_a_dash(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    module = types.ModuleType("no_such_library_here")
+    monkeypatch.setitem(__import__("sys").modules, module.__name__, module)
+    assert imported_releases([_importing(module)]) == "no_such_library_here=-"
+    code_fingerprint._installed.cache_clear()
