@@ -229,6 +229,17 @@ def test_a_huge_paragraph_is_scored_in_windows_and_an_order_at_its_end_is_seen()
 # --------------------------------------------------------------------------- training and provenance
 
 
+@pytest.mark.parametrize("grid_end", [4.0, 8.0, 20.0])
+def test_of_tied_thresholds_the_pick_does_not_move_with_where_the_grid_ends(
+        load_script: Callable[..., ModuleType], grid_end: float) -> None:
+    # decision 158's refit tied on dev from the benign limit's edge (margin 2.7) to wherever the
+    # grid stopped: past 2.7 the scorer adds no dev catch in those files
+    pick = load_script(DATA / "train_scorer.py").tied_pick
+    steps = round((grid_end - 2.7) / 0.05) + 1
+    tied = [(td, round(2.7 + 0.05 * i, 2)) for td in (1.3, 1.25) for i in range(steps)]
+    assert pick([*tied, (1.55, 2.45)]) == (1.25, 2.7)
+
+
 def test_the_model_records_the_training_texts_it_was_made_from(
         load_script: Callable[..., ModuleType]) -> None:
     scorer = default_scorer()

@@ -16,8 +16,8 @@ are chosen by 5-fold cross-validation on the same dev rows, grouped by source fo
 rows (``source_group``: the scores a fold gives are those of sources it never saw, as in use): the pair that
 catches the most hostile dev texts (rules OR scorer) while blocking at most ``MAX_BENIGN`` of the
 benign dev texts overall and on the committed corpus alone (``MAX_BENIGN_LOCATION`` in each
-location); of the pairs that tie, the middle one. The train-only texts are fitted on but not
-counted. Then the model is fitted on all of them and written with its thresholds and the sha256
+location); of the pairs that tie, the lowest (``tied_pick``). The train-only texts are fitted on
+but not counted. Then the model is fitted on all of them and written with its thresholds and the sha256
 of its training inputs.
 
 The opt-in e5 stage (``hermes_core/data/injection_semantic.npz``) is a class-balanced logistic
@@ -235,6 +235,20 @@ def persona_blocked(rows: list[dict[str, str]], best: np.ndarray[Any, Any],
     return round(float((rule[mask] | (best[mask] > threshold)).mean()), 4) if mask.any() else 0.0
 
 
+def tied_pick(pairs: list[tuple[float, float]]) -> tuple[float, float]:
+    """The (data, instructions) thresholds taken among ``pairs``, which all catch the most dev texts
+    within the benign limits: the lowest data threshold, then the lowest instructions threshold
+    with it. That end of the plateau is fixed by the dev rows (one step lower breaks a benign
+    limit or catches more); its other end is where the scorer stops adding dev catches, which may
+    be nowhere: with decision 158's refit the instructions margin ties from 2.7 to any height (the
+    rules miss few dev texts in HERMES.md and SKILL.md), so the plateau's middle was set by where
+    the grid stopped (3.35 on a grid ending at 4). Of thresholds the dev half cannot tell apart,
+    the lowest also blocks every text a higher one blocks. (The shipped models' pairs are the
+    same under this rule and the middle one: 0.84 / 0.86 and 0.82 / 0.88, decision 173.)"""
+    td = min(td for td, _ti in pairs)
+    return td, min(ti for d, ti in pairs if d == td)
+
+
 def choose(rows: list[dict[str, str]], views: list[str], labels: list[int], data: list[bool],
            owner: list[int], oof: np.ndarray[Any, Any] | None = None,
            persona_limit: float = 1.0) -> tuple[float, float, dict[str, Any]]:
@@ -270,15 +284,8 @@ def choose(rows: list[dict[str, str]], views: list[str], labels: list[int], data
             feasible.append((r_all["hostile_caught"], td, ti))
     if not feasible:
         raise SystemExit("no threshold keeps dev benign blocking under the limit")
-    # The dev texts seldom tell neighbouring thresholds apart: of the pairs that catch the most,
-    # take the middle one (the data threshold first, then the other), as far from both ends of
-    # that plateau as the dev half allows.
     top = max(c for c, _td, _ti in feasible)
-    pairs = sorted((td, ti) for c, td, ti in feasible if c == top)
-    tds = sorted({td for td, _ti in pairs})
-    td = tds[(len(tds) - 1) // 2]
-    tis = [ti for d, ti in pairs if d == td]
-    ti = tis[(len(tis) - 1) // 2]
+    td, ti = tied_pick([(td, ti) for c, td, ti in feasible if c == top])
     hit = rule | (best > np.where(is_data, td, ti))
     kinds = np.array([r.get("kind", "own") for r in rows])
     langs = np.array([r["lang"] for r in rows])
