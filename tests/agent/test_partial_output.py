@@ -355,6 +355,46 @@ def test_a_closing_fence_half_arrived_does_not_hide_the_object() -> None:
     assert made[-1] == Trip(city="Oslo", stops=[Stop(name="Museum")])
 
 
+def test_a_stray_unclosed_brace_before_the_object_does_not_hide_its_partials() -> None:
+    """A reply opening with ``{"`` that is no JSON was read as that object alone: no partial
+    object until the final, which parses past it. Failed before ([])."""
+    made = _fed(Drafts(Trip), ('{"oops\n', 'Here is the plan: {"city": "Os', 'lo", "stops": [',
+                               '{"name": "Museum", "days": 2}', "]}"))
+    assert made == [Trip(city=""), Trip(city="Oslo"),
+                    Trip(city="Oslo", stops=[Stop(name="Museum", days=2)])]
+
+
+def test_a_reply_sent_as_one_json_string_shows_its_partial_objects() -> None:
+    """The object JSON-encoded inside a string: the final parse reads it, the drafts read nothing
+    until the string closed. Failed before (only the last)."""
+    text = json.dumps(WHOLE)
+    made = _fed(Drafts(Trip), tuple(text[at:at + 9] for at in range(0, len(text), 9)))
+    assert made[0] == Trip(city="")
+    assert made[-1] == Trip.model_validate_json(WHOLE)
+    assert len(made) >= 3
+
+
+def test_a_number_inside_a_reply_sent_as_one_json_string_is_never_shown_still_growing() -> None:
+    text = json.dumps('{"item": "tea", "cents": 1234, "rate": 1.5e3}')
+    for size in (3, 4, 5, 7):
+        made = _fed(Drafts(Price), tuple(text[at:at + size] for at in range(0, len(text), size)))
+        assert {p.cents for p in made} <= {0, 1234} and {p.rate for p in made} <= {0.0, 1500.0}
+        assert made[-1] == Price(item="tea", cents=1234, rate=1500.0)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_openai_reply_sent_as_one_json_string_streams_partial_objects_then_the_final(
+        mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """Failed before: the final object alone (the drafts read nothing until the string closed)."""
+    text = json.dumps(WHOLE)
+    respx_mock.post(URLS["openai"]).mock(return_value=_openai_sse(
+        tuple(text[at:at + 11] for at in range(0, len(text), 11))))
+    seen, stream = read(make_agent(empty_home, "openai"), mode)
+    assert seen[0] == Trip(city="Oslo")   # the first piece ends before the city's value
+    assert seen[-1] == stream.output == Trip.model_validate_json(WHOLE)
+    assert len(seen) >= 3
+
+
 def test_prose_with_no_object_of_the_shape_makes_no_partial_object() -> None:
     assert _fed(Drafts(Trip), ("Here is {not json} and ", '{"name": "x"} ', "more words.")) == []
 
