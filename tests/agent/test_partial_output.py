@@ -15,6 +15,7 @@ import pytest
 from pydantic import BaseModel
 
 from hermes_core.agent.partial_output import Drafts
+from hermes_core.agent.tools.structured import parse_output
 from hermes_core.errors import AllProvidersFailed, StructuredOutputError
 from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL
 from hermes_core.testing import SSE_HEADERS, anthropic_message
@@ -68,6 +69,25 @@ def _anthropic_sse(pieces: tuple[str, ...], *, finish: bool = True) -> httpx.Res
         events += [("content_block_stop", {"type": "content_block_stop", "index": 0}),
                    ("message_delta", {"type": "message_delta", "delta": {
                        "stop_reason": "tool_use", "stop_sequence": None},
+                       "usage": {"output_tokens": 9}}),
+                   ("message_stop", {"type": "message_stop"})]
+    return httpx.Response(200, headers=SSE_HEADERS, content=_sse(events))
+
+
+def _anthropic_text_sse(pieces: tuple[str, ...], *, finish: bool = True) -> httpx.Response:
+    """A reply in text blocks instead of the forced output tool (a proxy that ignores it)."""
+    start = anthropic_message("", output_tokens=1)
+    start["stop_reason"] = None
+    events: list[tuple[str | None, Any]] = [
+        ("message_start", {"type": "message_start", "message": start}),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {
+            "type": "text", "text": ""}})]
+    events += [("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+        "type": "text_delta", "text": p}}) for p in pieces]
+    if finish:
+        events += [("content_block_stop", {"type": "content_block_stop", "index": 0}),
+                   ("message_delta", {"type": "message_delta", "delta": {
+                       "stop_reason": "end_turn", "stop_sequence": None},
                        "usage": {"output_tokens": 9}}),
                    ("message_stop", {"type": "message_stop"})]
     return httpx.Response(200, headers=SSE_HEADERS, content=_sse(events))
@@ -393,6 +413,43 @@ def test_an_openai_reply_sent_as_one_json_string_streams_partial_objects_then_th
     assert seen[0] == Trip(city="Oslo")   # the first piece ends before the city's value
     assert seen[-1] == stream.output == Trip.model_validate_json(WHOLE)
     assert len(seen) >= 3
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("pieces", [PIECES, PREAMBLE, FENCED], ids=["bare", "preamble", "fenced"])
+def test_an_anthropic_reply_in_text_instead_of_the_output_tool_streams_partial_objects(
+        pieces: tuple[str, ...], mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """The final object is parsed from the text; the text streamed as text, not drafts, so no
+    partial object was shown. Failed before (the final alone)."""
+    respx_mock.post(URLS["anthropic"]).mock(return_value=_anthropic_text_sse(pieces))
+    agent = make_agent(empty_home, "anthropic")
+    seen, stream = read(agent, mode)
+    final = stream.output
+    assert final == parse_output("".join(pieces), Trip)
+    assert seen[0] == Trip(city="") and seen[-1] == final
+    assert len(seen) >= 3
+    assert stream.reply.text == "".join(pieces)   # the text whole, as it came
+    assert [m.role for m in agent.history] == ["user", "assistant"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_anthropic_text_reply_cut_mid_json_is_asked_again_unseen(
+        mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """As the output tool's input is: held until whole, so a cut is retried and none of the cut
+    attempt's text is shown (it was, then the retry's after it). Failed before."""
+    route = respx_mock.post(URLS["anthropic"]).mock(side_effect=[
+        _anthropic_text_sse(('{"city": "Par', 'is", "st'), finish=False),
+        _anthropic_text_sse(PIECES)])
+    agent = make_agent(empty_home, "anthropic")
+    if mode == "sync":
+        texts = list(agent.stream("plan Oslo", output=Trip))
+    else:
+        async def go() -> list[str]:
+            return [t async for t in agent.astream("plan Oslo", output=Trip)]
+        texts = asyncio.run(go())
+    assert route.call_count == 2
+    assert "".join(texts) == "".join(PIECES)   # nothing of the cut attempt shown
+    assert agent.last_reply.output == Trip.model_validate_json(WHOLE)
 
 
 def test_prose_with_no_object_of_the_shape_makes_no_partial_object() -> None:
