@@ -28,7 +28,7 @@ from collections.abc import (
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar, cast, overload
 
 from pydantic import BaseModel, ValidationError
 
@@ -58,7 +58,7 @@ from hermes_core.agent.skill_tool import SKILL_VIEW, SkillSelection
 from hermes_core.agent.smart_routing import Router
 from hermes_core.agent.tool_runner import AgentTools, Approver, Tool
 from hermes_core.agent.tools import structured
-from hermes_core.agent.turn import Accumulator, Turn, as_kept, collect, completed
+from hermes_core.agent.turn import Shown, Turn, as_kept, collect, completed
 from hermes_core.config import Settings, load_settings
 from hermes_core.errors import Attempt, ConfigError, HermesError
 from hermes_core.providers import build_providers, keep_lessons
@@ -369,17 +369,31 @@ class Agent:
         CallOptions fields for this turn (``tool_choice``, ``seed``, ``stop``, ...).
         """
         opts = self._turn_options(output, options)
-        reply = self._chat(message, opts)
+        asks = self._asks(message, output)
+        ask = next(asks)
+        while True:
+            try:
+                ask = asks.send(self._chat(ask, opts))
+            except StopIteration as done:
+                return done.value if output is None else cast(T, done.value.output)
+
+    def _asks(self, message: str, output: type[BaseModel] | None) -> Generator[str, Reply, Reply]:
+        """The messages of one turn, each sent back answered by the shell driving it (``chat``,
+        ``achat``, ``stream``, ``astream``; whole or streamed): ``message``, then, when its reply
+        does not validate as ``output``, the repair round's. Returns the reply, its ``output``
+        validated; a second failure raises :class:`~hermes_core.errors.StructuredOutputError`."""
+        reply = yield message
         if output is None:
             return reply
         try:
-            return self._structured(reply, output)
-        except (ValidationError, ValueError) as first:
-            repaired = self._chat(structured.repair_message(output, first), opts)
-            try:
-                return self._structured(_after(repaired, reply), output)
-            except (ValidationError, ValueError) as e:
-                raise structured.failed(output, e, repaired.text) from None
+            return self._structured_reply(reply, output)
+        except (ValidationError, ValueError) as e:
+            first = e
+        repaired = yield structured.repair_message(output, first)
+        try:
+            return self._structured_reply(_after(repaired, reply), output)
+        except (ValidationError, ValueError) as e:
+            raise structured.failed(output, e, repaired.text) from None
 
     def _turn_options(self, output: type[BaseModel] | None,
                       options: Mapping[str, Any] | None) -> CallOptions:
@@ -390,10 +404,6 @@ class Agent:
         if output is not None:
             extra["response_format"] = structured.response_format(output)
         return self.options(**extra)
-
-    def _structured(self, reply: Reply, output: type[T]) -> T:
-        value: T = self._structured_reply(reply, output).output
-        return value
 
     def _structured_reply(self, reply: Reply, output: type[BaseModel]) -> Reply:
         """``reply`` with its validated ``output`` (also as ``last_reply``); raises on a mismatch.
@@ -455,21 +465,15 @@ class Agent:
 
     def _stream_pieces(self, message: str, output: type[BaseModel] | None, opts: CallOptions,
                        drafts: Drafts[Any] | None = None) -> Generator[str, None, Reply]:
-        reply = yield from self._stream_turn(self._turn(message), opts, drafts)
-        if output is None:
-            return reply
-        try:
-            return self._structured_reply(reply, output)
-        except (ValidationError, ValueError) as first:
-            if drafts is not None:
-                drafts.restart()
-            yield ROUND_BREAK
-            again = self._turn(structured.repair_message(output, first))
-            repaired = yield from self._stream_turn(again, opts, drafts)
+        asks = self._asks(message, output)
+        ask = next(asks)
+        while True:
+            reply = yield from self._stream_turn(self._turn(ask), opts, drafts)
             try:
-                return self._structured_reply(_after(repaired, reply), output)
-            except (ValidationError, ValueError) as e:
-                raise structured.failed(output, e, repaired.text) from None
+                ask = asks.send(reply)
+            except StopIteration as done:
+                return done.value   # type: ignore[no-any-return]
+            yield _repairing(drafts)
 
     def _stream_turn(self, turn: Turn, opts: CallOptions,
                      drafts: Drafts[Any] | None = None) -> Generator[str, None, Reply]:
@@ -532,17 +536,13 @@ class Agent:
                     options: Mapping[str, Any] | None = None) -> Reply | T:
         """``chat`` for async code: async tools run as tasks, sync ones in threads."""
         opts = self._turn_options(output, options)
-        reply = await self._achat(message, opts)
-        if output is None:
-            return reply
-        try:
-            return self._structured(reply, output)
-        except (ValidationError, ValueError) as first:
-            repaired = await self._achat(structured.repair_message(output, first), opts)
+        asks = self._asks(message, output)
+        ask = next(asks)
+        while True:
             try:
-                return self._structured(_after(repaired, reply), output)
-            except (ValidationError, ValueError) as e:
-                raise structured.failed(output, e, repaired.text) from None
+                ask = asks.send(await self._achat(ask, opts))
+            except StopIteration as done:
+                return done.value if output is None else cast(T, done.value.output)
 
     async def _achat(self, message: str, opts: CallOptions) -> Reply:
         turn = await self._aturn(message)
@@ -576,63 +576,45 @@ class Agent:
     async def _astream_pieces(self, message: str, output: type[BaseModel] | None,
                               opts: CallOptions, drafts: Drafts[Any] | None = None,
                               ) -> AsyncGenerator[str, None]:
-        turn = await self._aturn(message)
-        async for piece in self._astream_turn(turn, opts, drafts):
-            yield piece
-        if output is None:
-            return
-        reply = self.last_reply
-        assert reply is not None
-        try:
-            self._structured_reply(reply, output)
-        except (ValidationError, ValueError) as first:
-            if drafts is not None:
-                drafts.restart()
-            yield ROUND_BREAK
-            turn = await self._aturn(structured.repair_message(output, first))
-            async for piece in self._astream_turn(turn, opts, drafts):
+        asks = self._asks(message, output)
+        ask = next(asks)
+        while True:
+            async for piece in self._astream_turn(await self._aturn(ask), opts, drafts):
                 yield piece
-            repaired = self.last_reply
-            assert repaired is not None
+            assert self.last_reply is not None   # the turn ran to its end: recorded
             try:
-                self._structured_reply(_after(repaired, reply), output)
-            except (ValidationError, ValueError) as e:
-                raise structured.failed(output, e, repaired.text) from None
+                ask = asks.send(self.last_reply)
+            except StopIteration:
+                return
+            yield _repairing(drafts)
 
     async def _astream_turn(self, turn: Turn, opts: CallOptions,
                             drafts: Drafts[Any] | None = None) -> AsyncIterator[str]:
         said = False
         while True:
             stream = self.loop.astream(turn.prompt, turn.decision, opts, fit=turn.fit_for)
-            acc = Accumulator(turn.decision)
-            lead = ROUND_BREAK if said else ""
-            scrub = self.redact.stream()   # a key split across pieces is held until whole
+            shown = Shown(turn.decision, ROUND_BREAK if said else "", self.redact.stream(), drafts)
             try:
                 try:
-                    async for d in stream:
-                        if acc.add(d):
-                            shown = scrub.feed(lead + d.text)
-                            lead = ""
-                            if shown:
-                                yield shown
-                        elif drafts is not None and drafts.feed(d):
-                            yield ""   # a new partial object (as ``collect`` says)
+                    async for d in stream:   # the step ``collect`` drives
+                        if (piece := shown.feed(d)) is not None:
+                            yield piece
                 except Exception:   # what arrived is shown, less the start of a key
                     self._lost(turn, stream.attempts)
-                    if rest := scrub.abandon():
+                    if rest := shown.scrub.abandon():
                         yield rest
                     raise
                 except BaseException:   # abandoned (cancelled, closed): nothing more is shown
                     await stream.aclose()   # the call loop records the abandoned attempt first
                     self._lost(turn, stream.attempts)
                     raise
-                if rest := scrub.flush():
+                if rest := shown.scrub.flush():
                     yield rest
             finally:
                 await stream.aclose()
-            said = said or bool(acc.parts)
+            said = said or bool(shown.acc.parts)
             try:
-                more = await turn.anext_round(completed(acc, stream), stream.attempts)
+                more = await turn.anext_round(completed(shown.acc, stream), stream.attempts)
             except BaseException:   # a tool interrupted or failed: the round was billed
                 self._lost(turn, stream.attempts)
                 raise
@@ -787,6 +769,13 @@ def _require_str(message: object) -> None:
     ``stream``, ``stream_output``), not deep inside the turn."""
     if not isinstance(message, str):
         raise TypeError(f"message must be str, not {type(message).__name__}")
+
+
+def _repairing(drafts: Drafts[Any] | None) -> str:
+    """Before a stream's repair round: the partial objects start anew, the text a paragraph."""
+    if drafts is not None:
+        drafts.restart()
+    return ROUND_BREAK
 
 
 def _after(repaired: Reply, rejected: Reply) -> Reply:

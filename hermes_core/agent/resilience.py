@@ -265,7 +265,7 @@ class CallLoop:
         return CallStream(run, self._stream(run, prompt))
 
     def _stream(self, run: _Run, prompt: Prompt) -> Iterator[Delta]:
-        drafted = False   # drafts were passed on: a retry first says they are void
+        drafts = _Uncommitted()
         while True:
             step = run.next_step()
             if step.kind != "call":
@@ -281,11 +281,8 @@ class CallLoop:
                     it = iter(self._provider(step).stream(sent, step.candidate.model,
                                                           step.credential, step.options))
                     first = next(it)
-                if drafted:
-                    drafted = False
-                    yield _REDRAFT
-                while first.draft:   # progress of a held reply: the attempt is not yet committed
-                    drafted = True
+                yield from drafts.opening()
+                while drafts.passed(first):
                     yield first
                     first = next(it)
             except StopIteration:
@@ -358,7 +355,7 @@ class CallLoop:
         return AsyncCallStream(run, self._astream(run, prompt))
 
     async def _astream(self, run: _Run, prompt: Prompt) -> AsyncIterator[Delta]:
-        drafted = False
+        drafts = _Uncommitted()
         while True:
             step = await self._anext_step(run)
             if step.kind != "call":
@@ -374,11 +371,9 @@ class CallLoop:
                     it = self._provider(step).astream(sent, step.candidate.model,
                                                       step.credential, step.options).__aiter__()
                     first = await it.__anext__()
-                if drafted:
-                    drafted = False
-                    yield _REDRAFT
-                while first.draft:   # as in :meth:`_stream`
-                    drafted = True
+                for d in drafts.opening():
+                    yield d
+                while drafts.passed(first):   # the step :meth:`_stream` drives
                     yield first
                     first = await it.__anext__()
             except StopAsyncIteration:
@@ -403,6 +398,26 @@ class CallLoop:
 
 #: What a stream passes on before a retry's first delta when drafts of a failed attempt were shown.
 _REDRAFT = Delta(redraft=True)
+
+
+class _Uncommitted:
+    """The one draft step both stream shells drive (decision 164): an attempt's drafts (progress
+    of a held reply) are passed on before its first committed delta, while it is still
+    retryable; a later attempt's first delta is preceded by ``_REDRAFT`` when drafts were shown,
+    so the caller voids them."""
+
+    def __init__(self) -> None:
+        self.shown = False
+
+    def opening(self) -> tuple[Delta, ...]:
+        """What goes before an attempt's first delta (once it has one)."""
+        voided, self.shown = self.shown, False
+        return (_REDRAFT,) if voided else ()
+
+    def passed(self, d: Delta) -> bool:
+        """Whether ``d`` is passed on uncommitted: a draft, not yet the attempt's answer."""
+        self.shown = self.shown or bool(d.draft)
+        return bool(d.draft)
 
 #: Completion's fields but ``prompt``, read once: :func:`_as_sent` copies them all, and a field added
 #: later is carried with no edit here.

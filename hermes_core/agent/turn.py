@@ -321,31 +321,43 @@ class Accumulator:
                           paused=self.paused, container=self.container)
 
 
+class Shown:
+    """What a streamed round shows, one delta at a time: the one step ``collect`` (sync) and
+    ``Agent._astream_turn`` (async) both drive. Text goes through ``scrub`` (its first piece after
+    ``lead``), which holds back only the tail that could still become a key; with ``drafts``, a
+    draft that makes a new partial object shows an empty piece (the object is
+    ``drafts.latest``). ``acc`` joins every delta into the round's Completion."""
+
+    def __init__(self, decision: RouteDecision, lead: str = "",
+                 scrub: StreamRedactor | None = None, drafts: Drafts[Any] | None = None) -> None:
+        self.acc = Accumulator(decision)
+        self.lead, self.scrub, self.drafts = lead, scrub or StreamRedactor(), drafts
+
+    def feed(self, d: Delta) -> str | None:
+        """The piece ``d`` shows, or None."""
+        if self.acc.add(d):
+            shown, self.lead = self.scrub.feed(self.lead + d.text), ""
+            return shown or None
+        return "" if self.drafts is not None and self.drafts.feed(d) else None
+
+
 def collect(stream: Any, decision: RouteDecision, lead: str = "",
             scrub: StreamRedactor | None = None,
             drafts: Drafts[Any] | None = None) -> Generator[str, None, Completion]:
-    """Yield a stream's text (the first piece prefixed with ``lead``) through ``scrub``, which
-    holds back only the tail that could still become a key; return its Completion. With
-    ``drafts``, a draft that makes a new partial object yields an empty piece (the object is
-    ``drafts.latest``)."""
-    acc = Accumulator(decision)
-    scrub = scrub or StreamRedactor()
+    """Yield what a stream shows (:class:`Shown`); return its Completion. A failure mid-stream
+    shows what arrived, less the start of a key."""
+    shown = Shown(decision, lead, scrub, drafts)
     try:
         for d in stream:
-            if acc.add(d):
-                shown = scrub.feed(lead + d.text)
-                lead = ""
-                if shown:
-                    yield shown
-            elif drafts is not None and drafts.feed(d):
-                yield ""
-    except Exception:   # a failure mid-stream: what arrived is shown, less the start of a key
-        if rest := scrub.abandon():
+            if (piece := shown.feed(d)) is not None:
+                yield piece
+    except Exception:
+        if rest := shown.scrub.abandon():
             yield rest
         raise
-    if rest := scrub.flush():
+    if rest := shown.scrub.flush():
         yield rest
-    return completed(acc, stream)
+    return completed(shown.acc, stream)
 
 
 def succeeded(attempts: Sequence[Attempt]) -> Attempt | None:

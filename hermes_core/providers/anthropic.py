@@ -240,8 +240,12 @@ class _StreamState:
 
     def __init__(self, provider: str = "anthropic",
                  counted: Callable[[Iterable[str]], Usage] | None = None,
-                 before: Callable[[], Usage | None] | None = None) -> None:
+                 before: Callable[[], Usage | None] | None = None, *, hold: bool = False) -> None:
         self.provider = provider
+        # a structured reply (``response_format``) answered in text, not the forced output tool
+        # (a proxy ignoring it): held until whole as the tool's input is, its pieces drafts
+        self.hold = hold
+        self.held: list[str] = []
         self.counted = counted
         self.before = before   # what the request was billed before message_start
         self.usage = Usage()
@@ -272,7 +276,8 @@ class _StreamState:
         short or empty)."""
         if answered is not None:
             return list(completion_deltas(answered))
-        return [self.end(self.provider)]
+        last = self.end(self.provider)   # raises for a stream cut short: the held text unseen
+        return [*self.release(), last]
 
     def feed(self, event: Any) -> Iterator[Delta]:
         kind = event.type
@@ -306,7 +311,9 @@ class _StreamState:
             d = event.delta
             if d.type == "text_delta" and d.text:
                 self.text.append(d.text)
-                yield Delta(text=d.text)
+                if self.hold:
+                    self.held.append(d.text)
+                yield Delta(draft=d.text) if self.hold else Delta(text=d.text)
             elif d.type == "input_json_delta" and event.index in self.tools:
                 tool = self.tools[event.index]
                 tool["arguments"] += d.partial_json or ""
@@ -322,6 +329,7 @@ class _StreamState:
             t = self.tools.pop(event.index)
             arguments = t["arguments"] or t["given"] or "{}"
             if t["name"] == STRUCTURED_OUTPUT_TOOL:   # the structured answer: it is the text
+                yield from self.release()   # text before it stays before it
                 yield Delta(text=arguments)
             else:
                 yield Delta(tool_call=ToolCall(t["id"], t["name"], arguments))
@@ -331,6 +339,12 @@ class _StreamState:
             self.finish = event.delta.stop_reason
             self.container = _container_id(event.delta) or self.container
             self._delta_usage(getattr(event, "usage", None))
+
+    def release(self) -> Iterator[Delta]:
+        """The held text, whole (see ``hold``), once."""
+        if self.held:
+            yield Delta(text="".join(self.held))
+            self.held.clear()
 
     def _delta_usage(self, du: Any) -> None:
         """A message_delta's cumulative counts: any present replace message_start's (as the SDK
@@ -520,7 +534,7 @@ class AnthropicProvider(SDKProvider):
         (before any event: if the request ``reached`` the server)."""
         payload = functools.partial(self._stream_payload, prompt, model, options)
         return _StreamState(self.name, lambda arrived: messages_usage(payload(), arrived),
-                            self._unstarted(reached, payload))
+                            self._unstarted(reached, payload), hold=bool(options.response_format))
 
     def _completion(self, resp: Any, model: str) -> Completion:
         text = "".join(b.text for b in resp.content if b.type == "text")

@@ -15,6 +15,7 @@ import pytest
 from pydantic import BaseModel
 
 from hermes_core.agent.partial_output import Drafts
+from hermes_core.agent.tools.structured import parse_output
 from hermes_core.errors import AllProvidersFailed, StructuredOutputError
 from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL
 from hermes_core.testing import SSE_HEADERS, anthropic_message
@@ -68,6 +69,25 @@ def _anthropic_sse(pieces: tuple[str, ...], *, finish: bool = True) -> httpx.Res
         events += [("content_block_stop", {"type": "content_block_stop", "index": 0}),
                    ("message_delta", {"type": "message_delta", "delta": {
                        "stop_reason": "tool_use", "stop_sequence": None},
+                       "usage": {"output_tokens": 9}}),
+                   ("message_stop", {"type": "message_stop"})]
+    return httpx.Response(200, headers=SSE_HEADERS, content=_sse(events))
+
+
+def _anthropic_text_sse(pieces: tuple[str, ...], *, finish: bool = True) -> httpx.Response:
+    """A reply in text blocks instead of the forced output tool (a proxy that ignores it)."""
+    start = anthropic_message("", output_tokens=1)
+    start["stop_reason"] = None
+    events: list[tuple[str | None, Any]] = [
+        ("message_start", {"type": "message_start", "message": start}),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {
+            "type": "text", "text": ""}})]
+    events += [("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+        "type": "text_delta", "text": p}}) for p in pieces]
+    if finish:
+        events += [("content_block_stop", {"type": "content_block_stop", "index": 0}),
+                   ("message_delta", {"type": "message_delta", "delta": {
+                       "stop_reason": "end_turn", "stop_sequence": None},
                        "usage": {"output_tokens": 9}}),
                    ("message_stop", {"type": "message_stop"})]
     return httpx.Response(200, headers=SSE_HEADERS, content=_sse(events))
@@ -353,6 +373,83 @@ def test_a_fence_holding_an_example_before_the_answer_is_passed_over_as_in_the_f
 def test_a_closing_fence_half_arrived_does_not_hide_the_object() -> None:
     made = _fed(Drafts(Trip), ('```json\n{"city": "Oslo", ', '"stops": [{"name": "Museum"}]}\n``'))
     assert made[-1] == Trip(city="Oslo", stops=[Stop(name="Museum")])
+
+
+def test_a_stray_unclosed_brace_before_the_object_does_not_hide_its_partials() -> None:
+    """A reply opening with ``{"`` that is no JSON was read as that object alone: no partial
+    object until the final, which parses past it. Failed before ([])."""
+    made = _fed(Drafts(Trip), ('{"oops\n', 'Here is the plan: {"city": "Os', 'lo", "stops": [',
+                               '{"name": "Museum", "days": 2}', "]}"))
+    assert made == [Trip(city=""), Trip(city="Oslo"),
+                    Trip(city="Oslo", stops=[Stop(name="Museum", days=2)])]
+
+
+def test_a_reply_sent_as_one_json_string_shows_its_partial_objects() -> None:
+    """The object JSON-encoded inside a string: the final parse reads it, the drafts read nothing
+    until the string closed. Failed before (only the last)."""
+    text = json.dumps(WHOLE)
+    made = _fed(Drafts(Trip), tuple(text[at:at + 9] for at in range(0, len(text), 9)))
+    assert made[0] == Trip(city="")
+    assert made[-1] == Trip.model_validate_json(WHOLE)
+    assert len(made) >= 3
+
+
+def test_a_number_inside_a_reply_sent_as_one_json_string_is_never_shown_still_growing() -> None:
+    text = json.dumps('{"item": "tea", "cents": 1234, "rate": 1.5e3}')
+    for size in (3, 4, 5, 7):
+        made = _fed(Drafts(Price), tuple(text[at:at + size] for at in range(0, len(text), size)))
+        assert {p.cents for p in made} <= {0, 1234} and {p.rate for p in made} <= {0.0, 1500.0}
+        assert made[-1] == Price(item="tea", cents=1234, rate=1500.0)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_openai_reply_sent_as_one_json_string_streams_partial_objects_then_the_final(
+        mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """Failed before: the final object alone (the drafts read nothing until the string closed)."""
+    text = json.dumps(WHOLE)
+    respx_mock.post(URLS["openai"]).mock(return_value=_openai_sse(
+        tuple(text[at:at + 11] for at in range(0, len(text), 11))))
+    seen, stream = read(make_agent(empty_home, "openai"), mode)
+    assert seen[0] == Trip(city="Oslo")   # the first piece ends before the city's value
+    assert seen[-1] == stream.output == Trip.model_validate_json(WHOLE)
+    assert len(seen) >= 3
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("pieces", [PIECES, PREAMBLE, FENCED], ids=["bare", "preamble", "fenced"])
+def test_an_anthropic_reply_in_text_instead_of_the_output_tool_streams_partial_objects(
+        pieces: tuple[str, ...], mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """The final object is parsed from the text; the text streamed as text, not drafts, so no
+    partial object was shown. Failed before (the final alone)."""
+    respx_mock.post(URLS["anthropic"]).mock(return_value=_anthropic_text_sse(pieces))
+    agent = make_agent(empty_home, "anthropic")
+    seen, stream = read(agent, mode)
+    final = stream.output
+    assert final == parse_output("".join(pieces), Trip)
+    assert seen[0] == Trip(city="") and seen[-1] == final
+    assert len(seen) >= 3
+    assert stream.reply.text == "".join(pieces)   # the text whole, as it came
+    assert [m.role for m in agent.history] == ["user", "assistant"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_anthropic_text_reply_cut_mid_json_is_asked_again_unseen(
+        mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """As the output tool's input is: held until whole, so a cut is retried and none of the cut
+    attempt's text is shown (it was, then the retry's after it). Failed before."""
+    route = respx_mock.post(URLS["anthropic"]).mock(side_effect=[
+        _anthropic_text_sse(('{"city": "Par', 'is", "st'), finish=False),
+        _anthropic_text_sse(PIECES)])
+    agent = make_agent(empty_home, "anthropic")
+    if mode == "sync":
+        texts = list(agent.stream("plan Oslo", output=Trip))
+    else:
+        async def go() -> list[str]:
+            return [t async for t in agent.astream("plan Oslo", output=Trip)]
+        texts = asyncio.run(go())
+    assert route.call_count == 2
+    assert "".join(texts) == "".join(PIECES)   # nothing of the cut attempt shown
+    assert agent.last_reply.output == Trip.model_validate_json(WHOLE)
 
 
 def test_prose_with_no_object_of_the_shape_makes_no_partial_object() -> None:

@@ -1882,3 +1882,16 @@ def test_a_provider_slow_past_the_deadline_ends_the_request_saying_so(respx_mock
     assert [(a.provider, a.status) for a in info.value.attempts] == [("first", "timeout")]
     assert second.call_count == 0 and info.value.untried == ("second/m", "third/m")
     assert "the 30s deadline was spent before trying second/m, third/m" in str(info.value)
+
+
+def test_the_draft_step_passes_drafts_until_a_commit_and_voids_them_at_the_next_attempt() -> None:
+    """The one step both stream shells drive: a table of what it passes and what it opens with."""
+    from hermes_core.agent.resilience import _Uncommitted
+
+    step = _Uncommitted()
+    assert step.opening() == ()   # a first attempt: nothing to void
+    assert [step.passed(d) for d in (Delta(draft="{"), Delta(draft='"a'), Delta(text="x"))] \
+        == [True, True, False]
+    assert step.opening() == (Delta(redraft=True),)   # the next attempt voids them, once
+    assert step.opening() == ()
+    assert not step.passed(Delta(text="y")) and step.opening() == ()   # no draft: nothing void

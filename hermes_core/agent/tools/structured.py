@@ -151,18 +151,25 @@ def parse_draft(text: str, output: type[T]) -> T | None:
     body = text.lstrip()   # not its end: a space there may be in a string still arriving
     if not body.strip():
         return None
-    # a reply that opens an object is that object: one inside it (a tree's first child) may have
-    # the reply's shape while the reply itself cannot be read yet (see _stands_alone)
-    wrapped, loose = ([], []) if body.startswith("{") else _unwrapped(text, body, partial=True)
-    for block in (body, *wrapped, *loose):
-        try:
-            value = output.__pydantic_validator__.validate_json(
-                block, allow_partial="trailing-strings")
-        except (ValidationError, ValueError):   # not (yet) an object of its shape
-            continue
-        if isinstance(value, output):
-            return value
-    return None
+    if (value := _partial(body, output)) is not None:
+        return value
+    # a reply that opens an object still arriving is that object: one inside it (a tree's first
+    # child) may have the reply's shape while the reply itself cannot be read yet (see
+    # _stands_alone); a stray "{" that opens no JSON is passed over, as the final parse does
+    if body.startswith("{") and _opens_json(body):
+        return None
+    wrapped, loose = _unwrapped(text, body, partial=True)
+    return next((v for block in (*wrapped, *loose)
+                 if (v := _partial(block, output)) is not None), None)
+
+
+def _partial(block: str, output: type[T]) -> T | None:
+    """``block`` read leniently as an ``output`` (pydantic's partial mode), or None."""
+    try:
+        value = output.__pydantic_validator__.validate_json(block, allow_partial="trailing-strings")
+    except (ValidationError, ValueError):   # not (yet) an object of its shape
+        return None
+    return value if isinstance(value, output) else None
 
 
 def _unwrapped(text: str, body: str, *, partial: bool = False) -> tuple[list[str], list[str]]:
@@ -174,7 +181,7 @@ def _unwrapped(text: str, body: str, *, partial: bool = False) -> tuple[list[str
     # the lazy fence pattern costs ~1 ms a 12 KB text searching for a close never there: a
     # reply still arriving has one "```" until its last piece, and drafts are read ~150 times
     fences = list(_FENCE.finditer(text)) if text.count("```") > 1 else []
-    wrapped = [*_string_content(body), *(m.group(1).strip() for m in fences)]
+    wrapped = [*_string_content(body, partial=partial), *(m.group(1).strip() for m in fences)]
     if partial:
         tail = _OPEN_FENCE.search(text, fences[-1].end() if fences else 0)
         if tail is not None:
@@ -194,15 +201,19 @@ def _stands_alone(found: str, body: str) -> bool:
     return not body.startswith("{") or body.startswith(found)
 
 
-def _string_content(body: str) -> list[str]:
-    """The text of a reply that is a single JSON string, when it is one."""
+def _string_content(body: str, *, partial: bool = False) -> list[str]:
+    """The text of a reply that is a single JSON string, when it is one; ``partial``: a string
+    still arriving, as far as it came (its last escape whole: one cut inside is no read yet)."""
     if not body.startswith('"'):
         return []
     try:
-        value = json.loads(body)
+        value = (pydantic_core.from_json(body, allow_partial="trailing-strings") if partial
+                 else json.loads(body))
     except (ValueError, RecursionError):
         return []
-    return [value.strip()] if isinstance(value, str) and value.strip() else []
+    if not isinstance(value, str) or not value.strip():
+        return []
+    return [value.lstrip() if partial else value.strip()]   # a space at its end may be in a string
 
 
 def _objects_in(text: str, limit: int = 8, starts: int = 64, *,

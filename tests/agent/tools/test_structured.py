@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field, RootModel, create_model
 
 from hermes_core.agent.tools.structured import (
     failed,
+    parse_draft,
     parse_output,
     repair_message,
     response_format,
@@ -193,3 +194,44 @@ def test_an_output_model_with_a_field_name_the_apis_refuse_is_refused_naming_it(
 
     with pytest.raises(TypeError, match="Account Number"):
         response_format(Statement)
+
+
+# ---------------------------------------------------------------- drafts (a reply still arriving)
+
+
+class Plan(BaseModel):
+    city: str
+    days: int = 1
+
+
+@pytest.mark.parametrize("so_far", [
+    '{"oops\nHere is the plan: {"city": "Os',        # a stray brace and quote open the reply
+    '{" is how JSON opens. {"city": "Os',             # the stray one's "key" closed by the object
+])
+def test_a_draft_behind_a_stray_unclosed_brace_is_read_as_the_final_reply_is(so_far: str) -> None:
+    """A reply that opens with ``{"`` was read as that object alone (a tree's first child must not
+    pass for the reply), so a stray one that is no JSON hid every partial object until the final,
+    which parses past it. Failed before (None)."""
+    assert parse_draft(so_far, Plan) == Plan(city="Os")
+    assert parse_output(so_far + 'lo", "days": 2}', Plan) == Plan(city="Oslo", days=2)
+
+
+def test_a_reply_that_opens_an_object_still_arriving_is_that_object_alone() -> None:
+    """The twin: the reply's own object, unreadable yet, is not replaced by the first inner one
+    of the shape."""
+    assert parse_draft('{"trip": {"city": "Oslo", "days": 2}, "x', Plan) is None
+
+
+@pytest.mark.parametrize("so_far, shown", [
+    (r'"{\"city\": \"Os', Plan(city="Os")),
+    (r'"{\"city\": \"Oslo\", \"days\": 2', Plan(city="Oslo", days=2)),
+    (r'"{\"city\": \"Oslo \u00e9', Plan(city="Oslo \u00e9")),   # an outer escape, read whole
+    ('"{\\"city\\": \\"Oslo\\', Plan(city="Oslo")),   # cut inside an escape: left off
+    ('"Sorry, I cannot', None),                # a string that holds no object
+])
+def test_a_draft_sent_as_one_json_string_is_read_from_inside_the_string(
+        so_far: str, shown: Plan | None) -> None:
+    """The final parse reads a reply that is one JSON string (the object encoded twice) from its
+    content; a string cut short does not decode, so such a reply showed no partial object.
+    Failed before (None for each but the last)."""
+    assert parse_draft(so_far, Plan) == shown
