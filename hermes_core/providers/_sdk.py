@@ -33,7 +33,6 @@ from hermes_core.providers.deadline import (
     AsyncDeadlineTransport,
     DeadlineTransport,
     bounded,
-    sent_headers,
 )
 from hermes_core.providers.lessons import RefusalMemory
 from hermes_core.providers.observed import bill
@@ -98,7 +97,7 @@ def translate(exc: BaseException, *, provider: str, credential: Credential | Non
     if isinstance(exc, status_cls) or (api_error_cls is not None and isinstance(exc, api_error_cls)
                                        and getattr(exc, "body", None) is not None):
         response: Any = getattr(exc, "response", None)
-        headers = dict(sent_headers(response)) if response is not None else {}
+        headers = dict(response.headers) if response is not None else {}
         body = getattr(exc, "body", None)
         status = int(getattr(exc, "status_code", 0) or 0)
         if status < 300:   # an error event inside a 200 stream (0: OpenAI gives none)
@@ -548,7 +547,7 @@ class SDKProvider:
             raise stated
 
     def _raise_stated(self, response: Any, credential: Credential | None) -> None:
-        stated = body_error(self.name, _json_body(response), sent_headers(response),
+        stated = body_error(self.name, _json_body(response), response.headers,
                             credential=credential)
         if stated is not None:
             raise stated

@@ -812,14 +812,15 @@ def test_a_raw_deflate_stream_is_watched_as_the_http_client_reads_it() -> None:
 
 @pytest.mark.parametrize("encoding", ["gzip", "deflate", "br", "zstd"])
 @pytest.mark.parametrize("is_async", [False, True])
-def test_a_compressed_stream_is_inflated_once_on_its_way_to_the_sdk(
-        encoding: str, is_async: bool) -> None:
-    """The watch inflated a gzip or deflate event stream to read its lines, and the HTTP client
-    inflated the same bytes again for the SDK: every chunk paid twice. The watched stream now
-    reaches the client inflated, labelled as such (no ``content-encoding``, whose length no
-    longer holds), and the client's decoder passes it through."""
+def test_a_compressed_stream_is_inflated_once_and_reaches_the_client_as_sent(
+        encoding: str, is_async: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The watch inflates a compressed event stream to read its lines; the HTTP client must not
+    inflate the same bytes again. The response keeps the headers and raw bytes the server sent
+    (``content-encoding``, ``content-length``, the compressed chunks), and the client reads the
+    body through the watch's inflating, once (a second inflating of plain text would raise)."""
     import zlib
 
+    from hermes_core.providers import deadline
     from hermes_core.providers.deadline import AsyncDeadlineTransport, DeadlineTransport, bounded
 
     events = [b'data: {"n": %d}\n\n' % i for i in range(5)]
@@ -832,6 +833,15 @@ def test_a_compressed_stream_is_inflated_once_on_its_way_to_the_sdk(
         body = [gz.compress(e) + gz.flush(zlib.Z_SYNC_FLUSH) for e in events] + [gz.flush()]
     headers = {**SSE_HEADERS, "content-encoding": encoding,
                "content-length": str(sum(map(len, body)))}
+    through_watch: list[bytes] = []
+    decode = deadline._Inflating.decode
+
+    def spied(self: Any, data: bytes) -> Iterator[bytes]:
+        for piece in decode(self, data):
+            through_watch.append(piece)
+            yield piece
+
+    monkeypatch.setattr(deadline._Inflating, "decode", spied)
 
     def answer(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, headers=headers, content=iter(body) if not is_async
@@ -840,18 +850,137 @@ def test_a_compressed_stream_is_inflated_once_on_its_way_to_the_sdk(
     url = "https://primary.test/v1/chat/completions"
     with bounded(10.0, 3.0):
         if is_async:
-            async def read() -> tuple[httpx.Headers, bytes]:
+            async def read() -> tuple[httpx.Headers, bytes, bytes]:
                 transport = AsyncDeadlineTransport(httpx.MockTransport(answer))
-                async with httpx.AsyncClient(transport=transport) as client, \
-                        client.stream("POST", url) as response:
-                    return response.headers, b"".join([c async for c in response.aiter_raw()])
-            seen, raw = asyncio.run(read())
+                async with httpx.AsyncClient(transport=transport) as client:
+                    async with client.stream("POST", url) as response:
+                        raw = b"".join([c async for c in response.aiter_raw()])
+                    async with client.stream("POST", url) as response:
+                        return response.headers, raw, await response.aread()
+            seen, raw, read_body = asyncio.run(read())
         else:
-            with httpx.Client(transport=DeadlineTransport(httpx.MockTransport(answer))) as client, \
-                    client.stream("POST", url) as response:
-                seen, raw = response.headers, b"".join(response.iter_raw())
-    assert raw == b"".join(events)
-    assert "content-encoding" not in seen and "content-length" not in seen
+            with httpx.Client(transport=DeadlineTransport(httpx.MockTransport(answer))) as client:
+                with client.stream("POST", url) as response:
+                    raw = b"".join(response.iter_raw())
+                with client.stream("POST", url) as response:
+                    seen, read_body = response.headers, response.read()
+    assert raw == b"".join(body)
+    assert seen["content-encoding"] == encoding and seen["content-length"] == headers[
+        "content-length"]
+    assert read_body == b"".join(events) == b"".join(through_watch)
+
+
+def _hooked_client(kind: str, seen: list[tuple[dict[str, str], bytes]]) -> Any:
+    """A real SDK client on the deadline transport, as the providers build theirs, with a
+    response event hook that keeps what it saw: the headers, and the body it read."""
+    import anthropic
+    import openai
+
+    from hermes_core.providers.deadline import DeadlineTransport
+
+    def hook(response: httpx.Response) -> None:
+        seen.append((dict(response.headers), response.read()))
+
+    sdk: Any = openai if kind == "openai" else anthropic
+    http_client = sdk.DefaultHttpxClient(transport=DeadlineTransport(httpx.HTTPTransport()),
+                                         event_hooks={"response": [hook]})
+    cls = sdk.OpenAI if kind == "openai" else sdk.Anthropic
+    base = PRIMARY_OPENAI if kind == "openai" else None
+    return cls(api_key="sk-hook-SECRET-0000004", base_url=base, max_retries=0,
+               http_client=http_client)
+
+
+def _sdk_text(kind: str, client: Any) -> str:
+    if kind == "openai":
+        done = client.chat.completions.create(model="gpt-4o", max_tokens=8,
+                                              messages=[{"role": "user", "content": "hi"}])
+        return str(done.choices[0].message.content)
+    done = client.messages.create(model="claude-sonnet-4", max_tokens=8,
+                                  messages=[{"role": "user", "content": "hi"}])
+    return str(done.content[0].text)
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_an_event_hook_sees_a_compressed_answer_as_the_server_sent_it(
+        kind: str, respx_mock: Any) -> None:
+    """A response hook on the SDK's client saw a watched gzip answer inflated but without its
+    ``content-encoding`` (taken off so the client would not inflate it again): its headers and
+    its body told another story than the wire. It sees the headers as sent and reads the body
+    inflated, as for any response; the SDK still gets the answer, read through every member."""
+    import gzip
+
+    from hermes_core.providers.deadline import bounded
+
+    plain = _answer_json(kind, "as sent")
+    body = _gzip_members(plain, 50)
+    sent = {"content-type": "application/json", "content-encoding": "gzip",
+            "content-length": str(len(body))}
+    respx_mock.post(WHOLE[kind][0]).mock(
+        return_value=httpx.Response(200, headers=sent, content=body))
+    seen: list[tuple[dict[str, str], bytes]] = []
+    with bounded(10.0):
+        text = _sdk_text(kind, _hooked_client(kind, seen))
+    assert text == "as sent"
+    [(headers, read)] = seen
+    assert headers["content-encoding"] == "gzip" and headers["content-length"] == str(len(body))
+    assert read == plain and gzip.decompress(body) == plain
+
+
+class _Tee(httpx.BaseTransport):
+    """An author's transport around the deadline transport: keeps each response's headers and
+    the raw bytes it passes on (a wire log)."""
+
+    def __init__(self, inner: httpx.BaseTransport) -> None:
+        self.inner = inner
+        self.headers: list[dict[str, str]] = []
+        self.raw: list[bytes] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self.inner.handle_request(request)
+        self.headers.append(dict(response.headers))
+        stream, raw = response.stream, self.raw
+
+        class Logged(httpx.SyncByteStream):
+            def __iter__(self) -> Iterator[bytes]:
+                for chunk in stream:   # type: ignore[union-attr]
+                    raw.append(chunk)
+                    yield chunk
+
+            def close(self) -> None:
+                stream.close()   # type: ignore[union-attr]
+
+        response.stream = Logged()
+        return response
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_transport_around_the_deadline_transport_sees_the_bytes_the_server_sent(
+        kind: str, respx_mock: Any) -> None:
+    """An author's transport wrapping the deadline transport logged an inflated body under
+    headers that no longer named its coding. It now sees the headers and the compressed bytes
+    as sent (they inflate to the answer), and the SDK reads the answer."""
+    import gzip
+
+    import openai
+
+    from hermes_core.providers.deadline import DeadlineTransport, bounded
+
+    plain = _answer_json(kind, "logged")
+    body = gzip.compress(plain)
+    respx_mock.post(WHOLE[kind][0]).mock(return_value=httpx.Response(
+        200, headers={"content-type": "application/json", "content-encoding": "gzip"},
+        content=body))
+    tee = _Tee(DeadlineTransport(httpx.HTTPTransport()))
+    import anthropic
+    sdk: Any = openai if kind == "openai" else anthropic
+    cls = sdk.OpenAI if kind == "openai" else sdk.Anthropic
+    client = cls(api_key="sk-tee-SECRET-0000005", max_retries=0,
+                 base_url=PRIMARY_OPENAI if kind == "openai" else None,
+                 http_client=sdk.DefaultHttpxClient(transport=tee))
+    with bounded(10.0):
+        assert _sdk_text(kind, client) == "logged"
+    assert tee.headers[0]["content-encoding"] == "gzip"
+    assert b"".join(tee.raw) == body
 
 
 @pytest.mark.parametrize("tail", [b"", b"\x00" * 8, b"\x1f", b"garbage after the end"])

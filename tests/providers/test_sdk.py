@@ -1236,10 +1236,10 @@ def _rate_limited(provider: Any, cred: Credential, model: str, mode: str) -> Rat
 @pytest.mark.parametrize("kind", PROVIDERS)
 def test_a_compressed_error_answer_keeps_its_encoding_headers_and_no_secret(
         kind: str, mode: str, status: int, respx_mock: Any) -> None:
-    """The watch inflates a compressed body itself and hands the client the body inflated, so it
-    takes ``content-encoding`` and ``content-length`` off the response; the error's headers are
-    what was on the wire (the caller can tell a proxy compressed it, and how long it was), and a
-    header echoing the key is still masked."""
+    """The watch inflates a compressed body itself (as the response's decoder); the error's
+    headers are what was on the wire, ``content-encoding`` and ``content-length`` included (the
+    caller can tell a proxy compressed it, and how long it was), and a header echoing the key is
+    still masked."""
     import gzip
 
     provider, cred, url, model = make(kind)
@@ -1266,8 +1266,8 @@ def test_a_header_echoing_a_key_of_no_known_shape_is_masked_on_the_error(
         caplog: pytest.LogCaptureFixture) -> None:
     """The error's message and body were scrubbed of the call's own key, its headers only of
     key shapes and registered keys: a gateway echoing a key of another shape (a proxy's own
-    token) kept it in ``headers``, and so in its repr and its pickle. Plain or compressed (the
-    headers as sent are a copy), a whole answer or a stream's."""
+    token) kept it in ``headers``, and so in its repr and its pickle. Plain or compressed, a
+    whole answer or a stream's."""
     import gzip
     import pickle
 
