@@ -32,6 +32,7 @@ from hermes_core.providers.deadline import (
     Answered,
     AsyncDeadlineTransport,
     DeadlineTransport,
+    EventTooLarge,
     bounded,
 )
 from hermes_core.providers.lessons import RefusalMemory
@@ -89,6 +90,8 @@ def translate(exc: BaseException, *, provider: str, credential: Credential | Non
         detail = redact(str(cause or exc), secrets)
         if isinstance(cause, httpx2.DecodingError):
             return undecodable(provider, detail)
+        if isinstance(cause, EventTooLarge):   # the watch cut it: the server sent no API's event
+            return ServerError(f"{provider}: {detail}", provider=provider)
         if isinstance(cause, httpx2.RemoteProtocolError | httpx2.ReadError | ConnectionResetError):
             # connected, then dropped mid-response: not the same fix as an unreachable endpoint
             return ConnectionReset(f"{provider}: the connection was reset during the response "
@@ -166,6 +169,8 @@ def read_error(provider: str, e: httpx2.HTTPError,
     detail = redact(str(e) or type(e).__name__, [credential.secret] if credential else [])
     if isinstance(e, httpx2.DecodingError):
         return undecodable(provider, detail)
+    if isinstance(e, EventTooLarge):
+        return ServerError(f"{provider}: {detail}", provider=provider)
     if isinstance(e, httpx2.TimeoutException):
         return Timeout(f"{provider}: timed out ({detail})", provider=provider)
     if isinstance(e, httpx2.RemoteProtocolError | httpx2.ReadError):

@@ -47,6 +47,11 @@ class ResponseBudgetExceeded(httpx2.ReadTimeout):
     """The response outlived its whole-response budget, or a stream went idle (pings aside)."""
 
 
+class EventTooLarge(httpx2.RemoteProtocolError):
+    """One event of a stream grew past :data:`MAX_EVENT_BYTES` before it ended: no API sends such
+    an event, and the SDK would hold all of it (several times over) before parsing it."""
+
+
 class ServerSilent(httpx2.ReadTimeout):
     """The socket carried nothing for the client's read timeout: before the response's first byte,
     or in the middle of its body."""
@@ -184,6 +189,7 @@ class _Watch:
         self.received = 0           # bytes of the body so far, as sent
         self._partial = b""
         self._event = b""
+        self._event_bytes = 0       # bytes of the event not yet ended (its start: an estimate)
         plain = encoding.strip().lower() in ("", "identity")
         # the body's bytes as the SDK will read them, inflated here: an event stream's lines are
         # watched, and a whole answer is read through every gzip member and bounded piece by piece
@@ -309,11 +315,15 @@ class _Watch:
                  else data.split(b"\n"))
         # an unfinished line is known by its start (its field, a ping's few bytes): the rest of
         # an endless one is not kept, nor copied again at every chunk
-        self._partial = lines.pop()[:_LINE_START] + (b"\r" if held else b"")
-        found = False
+        tail = lines.pop()
+        self._partial = tail[:_LINE_START] + (b"\r" if held else b"")
+        found = ended = False
+        since = 0   # bytes after the last event's end in this chunk
         for line in lines:
+            since += len(line) + 1
             if not line:
                 self._event = b""
+                ended, since = True, 0
             elif line.startswith(b":"):
                 continue
             elif line.startswith(b"event:"):
@@ -322,6 +332,11 @@ class _Watch:
                 payload = line[5:].strip()
                 if self._event != b"ping" and b'"type":"ping"' not in payload.replace(b" ", b""):
                     found = True
+        self._event_bytes = since + len(tail) if ended else self._event_bytes + len(chunk)
+        if self._event_bytes > MAX_EVENT_BYTES:
+            raise EventTooLarge(
+                f"a stream event grew past {MAX_EVENT_BYTES:,} bytes without ending, "
+                f"{self._where(self.budget.clock())}")
         return found
 
 
@@ -331,6 +346,10 @@ _BOM = b"\xef\xbb\xbf"
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 
 
+#: The largest stream event read: an API's events are deltas of a few hundred bytes, and a whole
+#: answer sent as one event (a long reply, an image in base64) a few MB; past this the stream is cut
+#: (the SDK's line buffer would hold it all, and copy it at every chunk).
+MAX_EVENT_BYTES = 16 * 2**20
 #: The most of an unfinished line the watch keeps.
 _LINE_START = 1024
 #: The most bytes the watch inflates at once, as the HTTP client bounds its own pieces: a small

@@ -1125,3 +1125,35 @@ def test_a_whole_brotli_or_zstd_answer_is_read_whole_by_the_sdk(
     body = _packed(encoding, _answer_json(kind, words))
     assert len(body) > 5 * 4096   # several feeds of the decoder in one chunk
     assert _whole_text(kind, mode, encoding, body, sent, respx_mock) == words
+
+
+@pytest.mark.parametrize("encoding", ["", "gzip"])
+def test_only_one_event_past_the_largest_is_cut_not_a_long_stream_of_small_ones(
+        encoding: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cap bounds one event, counted from the last event's end: a stream of many small
+    events past the cap in all is read whole; an event that grows past it (a data line that
+    never ends, or many lines of one event) is cut, saying how much had come, plain or
+    inflated."""
+    import zlib
+
+    from hermes_core.providers import deadline
+    from hermes_core.providers.deadline import EventTooLarge
+
+    monkeypatch.setattr(deadline, "MAX_EVENT_BYTES", 4096)
+
+    def read(chunks: list[bytes]) -> None:
+        watch = _Watch(Budget(100.0, 50.0, lambda: 0.0), 0.0, sse=True, encoding=encoding)
+        if not encoding:
+            for chunk in chunks:
+                watch.feed(chunk)
+            return
+        gz = zlib.compressobj(wbits=16 + zlib.MAX_WBITS)
+        for chunk in chunks:
+            list(watch.inflate(gz.compress(chunk) + gz.flush(zlib.Z_SYNC_FLUSH)))
+
+    small = b'data: {"n": "' + b"x" * 200 + b'"}\n\n'
+    read([small * 5] * 40)                                   # ~44 KB of events, none past 4 KB
+    with pytest.raises(EventTooLarge, match=r"grew past 4,096 bytes without ending, .* received"):
+        read([b'data: {"n": "'] + [b"x" * 1000] * 5)         # one line that never ends
+    with pytest.raises(EventTooLarge):
+        read([small + b'data: {"a": 1}\n' * 300])            # one event of many lines

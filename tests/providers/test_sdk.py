@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
@@ -1138,3 +1140,116 @@ def test_a_header_echoing_a_key_of_no_known_shape_is_masked_on_the_error(
              repr(pickle.loads(pickle.dumps(e)).headers)]
     assert not [s for s in shown if SECRET_HEADER in s]
     assert SECRET_HEADER.encode() not in pickle.dumps(e)
+
+
+# A server that lies: an event that never ends, a stream cut inside an event, a Retry-After in
+# the past, of decades, or as a date. Each is a ProviderError the call loop can act on.
+
+
+class _EndlessEvent(BaseHTTPRequestHandler):
+    """Answers with an event stream whose first content event is one data line that never ends
+    (16 MB sent in 64 KB writes, then the connection closes)."""
+
+    protocol_version = "HTTP/1.0"   # the body ends with the connection
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        start = (b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m",'
+                 b'"choices":[{"index":0,"delta":{"content":"' if self.path.endswith("/completions")
+                 else anthropic_stream(())[:anthropic_stream(()).index(b"\n\n") + 2]
+                 + b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+                 b'"delta":{"type":"text_delta","text":"')
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.end_headers()
+        try:
+            self.wfile.write(start)
+            for _ in range(256):
+                self.wfile.write(b"x" * 65536)
+        except OSError:   # the client cut it: what it should do
+            pass
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_a_stream_event_larger_than_any_api_sends_is_a_server_error_in_bounded_memory(
+        kind: str, mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stream whose one event never ends (16 MB of one data line here, against a cap lowered
+    to 256 KB) was read whole by the SDK, which held it several times over (a 50 MB event:
+    ~210 MB, then a 50 MB text delta); the watch cuts it at the cap: a retryable ServerError
+    saying where, no secret, and the call's memory stays within a few times the cap. Over a
+    real socket: respx hands a sync client a body already read."""
+    import tracemalloc
+
+    from hermes_core.providers import deadline
+
+    monkeypatch.setattr(deadline, "MAX_EVENT_BYTES", 256 * 1024)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _EndlessEvent)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    provider = PROVIDERS[kind][0](kind, endpoint=url + ("/v1" if kind == "openai" else ""))
+    try:
+        with pytest.raises(ServerError):   # once untraced: the SDK's lazy imports are not the call's
+            _deltas_of(provider, Credential(kind, SECRET), "m", mode)
+        tracemalloc.start()
+        try:
+            with pytest.raises(ServerError) as info:
+                _deltas_of(provider, Credential(kind, SECRET), "m", mode)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert "a stream event grew past 262,144 bytes without ending" in str(info.value)
+    assert "bytes received" in str(info.value)
+    assert SECRET not in str(info.value) and SECRET not in repr(info.value)
+    assert peak < 6 * 2**20, peak
+
+
+def _deltas_of(provider: Any, cred: Credential, model: str, mode: str) -> list[Any]:
+    if mode == "stream":
+        return list(provider.stream(PROMPT, model, cred, OPTS))
+
+    async def drain() -> list[Any]:
+        return [d async for d in provider.astream(PROMPT, model, cred, OPTS)]
+    return asyncio.run(drain())
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_a_stream_cut_inside_an_event_is_an_incomplete_answer(
+        kind: str, mode: str, respx_mock: Any) -> None:
+    """A connection closed in the middle of an event's data line (not between events): the
+    half event is dropped, and the answer is an ``IncompleteResponse`` (a ServerError), not a
+    parse error's traceback nor a short reply taken as whole."""
+    from hermes_core.errors import IncompleteResponse
+
+    provider, cred, url, model = make(kind)
+    body = (openai_chat_stream(("Hel", "lo", " there")) if kind == "openai"
+            else anthropic_stream(("Hel", "lo", " there")))
+    cut = body[:body.index(b'lo"') + 1]
+    respx_mock.post(url).mock(return_value=httpx.Response(200, content=cut, headers=SSE_HEADERS))
+    with pytest.raises(IncompleteResponse) as info:
+        _deltas_of(provider, cred, model, mode)
+    assert SECRET not in str(info.value)
+
+
+@pytest.mark.parametrize("mode", ["complete", "stream"])
+@pytest.mark.parametrize(("sent", "wait"), [
+    ("Wed, 21 Oct 2015 07:28:00 GMT", 0.0),        # a date long past: retry now
+    ("999999999", 999999999.0),                    # decades (the pool caps its cool-down)
+    ("-30", None),                                 # no wait a server can mean: the pool's default
+])
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_a_429_whose_retry_after_is_past_huge_or_negative_is_a_rate_limit(
+        kind: str, sent: str, wait: float | None, mode: str, respx_mock: Any) -> None:
+    provider, cred, url, model = make(kind)
+    respx_mock.post(url).mock(return_value=httpx.Response(
+        429, json=err_body(kind, 429), headers={"retry-after": sent}))
+    e = _rate_limited(provider, cred, model, mode)
+    assert e.retry_after == wait and e.status_code == 429
