@@ -32,8 +32,8 @@ from hermes_core.providers.deadline import (
     Answered,
     AsyncDeadlineTransport,
     DeadlineTransport,
+    EventTooLarge,
     bounded,
-    sent_headers,
 )
 from hermes_core.providers.lessons import RefusalMemory
 from hermes_core.providers.observed import bill
@@ -90,6 +90,8 @@ def translate(exc: BaseException, *, provider: str, credential: Credential | Non
         detail = redact(str(cause or exc), secrets)
         if isinstance(cause, httpx2.DecodingError):
             return undecodable(provider, detail)
+        if isinstance(cause, EventTooLarge):   # the watch cut it: the server sent no API's event
+            return ServerError(f"{provider}: {detail}", provider=provider)
         if isinstance(cause, httpx2.RemoteProtocolError | httpx2.ReadError | ConnectionResetError):
             # connected, then dropped mid-response: not the same fix as an unreachable endpoint
             return ConnectionReset(f"{provider}: the connection was reset during the response "
@@ -98,7 +100,7 @@ def translate(exc: BaseException, *, provider: str, credential: Credential | Non
     if isinstance(exc, status_cls) or (api_error_cls is not None and isinstance(exc, api_error_cls)
                                        and getattr(exc, "body", None) is not None):
         response: Any = getattr(exc, "response", None)
-        headers = dict(sent_headers(response)) if response is not None else {}
+        headers = dict(response.headers) if response is not None else {}
         body = getattr(exc, "body", None)
         status = int(getattr(exc, "status_code", 0) or 0)
         if status < 300:   # an error event inside a 200 stream (0: OpenAI gives none)
@@ -167,6 +169,8 @@ def read_error(provider: str, e: httpx2.HTTPError,
     detail = redact(str(e) or type(e).__name__, [credential.secret] if credential else [])
     if isinstance(e, httpx2.DecodingError):
         return undecodable(provider, detail)
+    if isinstance(e, EventTooLarge):
+        return ServerError(f"{provider}: {detail}", provider=provider)
     if isinstance(e, httpx2.TimeoutException):
         return Timeout(f"{provider}: timed out ({detail})", provider=provider)
     if isinstance(e, httpx2.RemoteProtocolError | httpx2.ReadError):
@@ -548,7 +552,7 @@ class SDKProvider:
             raise stated
 
     def _raise_stated(self, response: Any, credential: Credential | None) -> None:
-        stated = body_error(self.name, _json_body(response), sent_headers(response),
+        stated = body_error(self.name, _json_body(response), response.headers,
                             credential=credential)
         if stated is not None:
             raise stated

@@ -12,7 +12,8 @@ in the HTTP transport both SDK clients are built on:
   and, for ``text/event-stream`` bodies, that a content event arrived within ``idle_s``. Comments
   (``: ping``) and Anthropic's ``event: ping`` keep a connection alive but are not content.
   The watch reads the stream as the SDK will (any SSE line end; a gzip, deflate, br or zstd body
-  inflated, once: it is handed on inflated, so the client does not inflate it again), and the
+  inflated, once, as the response's own decoder: the client and any hook still see the headers
+  and raw bytes the server sent), and the
   guard takes a leading byte order mark off an event stream, which SSE strips and the SDKs do
   not.
 
@@ -44,6 +45,11 @@ from hermes_core.providers.steps import Steps, arun, run
 
 class ResponseBudgetExceeded(httpx2.ReadTimeout):
     """The response outlived its whole-response budget, or a stream went idle (pings aside)."""
+
+
+class EventTooLarge(httpx2.RemoteProtocolError):
+    """One event of a stream grew past :data:`MAX_EVENT_BYTES` before it ended: no API sends such
+    an event, and the SDK would hold all of it (several times over) before parsing it."""
 
 
 class ServerSilent(httpx2.ReadTimeout):
@@ -170,8 +176,8 @@ class _Watch:
     A gzip, deflate, br or zstd body (br and zstd when the client decodes them) is inflated
     here, once: the watch must read an event stream's lines, a whole answer in several gzip
     members is read through all of them (the client stops at the first), and the budgets are
-    checked at every 64 KB inflated; the HTTP client is handed the body inflated (:func:`_handled`
-    drops the ``content-encoding`` it no longer has). Other bodies pass as they came."""
+    checked at every 64 KB inflated; the HTTP client reads the body through it (:class:`_Inflating`,
+    the response's decoder). Other bodies pass as they came."""
 
     def __init__(self, budget: Budget, started: float, sse: bool,
                  read_s: float | None = None, encoding: str = "") -> None:
@@ -183,6 +189,7 @@ class _Watch:
         self.received = 0           # bytes of the body so far, as sent
         self._partial = b""
         self._event = b""
+        self._event_bytes = 0       # bytes of the event not yet ended (its start: an estimate)
         plain = encoding.strip().lower() in ("", "identity")
         # the body's bytes as the SDK will read them, inflated here: an event stream's lines are
         # watched, and a whole answer is read through every gzip member and bounded piece by piece
@@ -210,6 +217,12 @@ class _Watch:
             chunk = self._open(chunk)
         self._check(self.sse and self._lines_have_content(chunk))
         return chunk
+
+    def arrived(self) -> None:
+        """A chunk of a body the watch decodes came off the socket: the whole-response budget
+        is checked (the content, hence the idle timeout, is seen as it is inflated), so a
+        reader of the raw bytes alone is bounded too."""
+        self._within_total(self.budget.clock())
 
     def inflate(self, chunk: bytes) -> Iterator[bytes]:
         """:meth:`feed` for a body the watch decodes: ``chunk``'s inflated pieces, lazily (a small
@@ -265,14 +278,17 @@ class _Watch:
         now = self.budget.clock()
         if found:
             self.last_content = now
-        if now - self.started > self.budget.total_s:
-            raise ResponseBudgetExceeded(
-                f"the response took longer than its {self.budget.total_s:g}s budget")
+        self._within_total(now)
         idle = self.budget.idle_s
         if self.sse and idle is not None and now - self.last_content > idle:
             raise ResponseBudgetExceeded(
                 f"no content for {idle:g}s mid-stream, {self._where(now)} (keep-alive pings do "
                 "not count)")
+
+    def _within_total(self, now: float) -> None:
+        if now - self.started > self.budget.total_s:
+            raise ResponseBudgetExceeded(
+                f"the response took longer than its {self.budget.total_s:g}s budget")
 
     def silence(self, e: httpx2.ReadTimeout) -> httpx2.ReadTimeout:
         """The client's read timeout, raised while the body was read, said as what it was."""
@@ -299,11 +315,15 @@ class _Watch:
                  else data.split(b"\n"))
         # an unfinished line is known by its start (its field, a ping's few bytes): the rest of
         # an endless one is not kept, nor copied again at every chunk
-        self._partial = lines.pop()[:_LINE_START] + (b"\r" if held else b"")
-        found = False
+        tail = lines.pop()
+        self._partial = tail[:_LINE_START] + (b"\r" if held else b"")
+        found = ended = False
+        since = 0   # bytes after the last event's end in this chunk
         for line in lines:
+            since += len(line) + 1
             if not line:
                 self._event = b""
+                ended, since = True, 0
             elif line.startswith(b":"):
                 continue
             elif line.startswith(b"event:"):
@@ -312,6 +332,11 @@ class _Watch:
                 payload = line[5:].strip()
                 if self._event != b"ping" and b'"type":"ping"' not in payload.replace(b" ", b""):
                     found = True
+        self._event_bytes = since + len(tail) if ended else self._event_bytes + len(chunk)
+        if self._event_bytes > MAX_EVENT_BYTES:
+            raise EventTooLarge(
+                f"a stream event grew past {MAX_EVENT_BYTES:,} bytes without ending, "
+                f"{self._where(self.budget.clock())}")
         return found
 
 
@@ -321,6 +346,10 @@ _BOM = b"\xef\xbb\xbf"
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 
 
+#: The largest stream event read: an API's events are deltas of a few hundred bytes, and a whole
+#: answer sent as one event (a long reply, an image in base64) a few MB; past this the stream is cut
+#: (the SDK's line buffer would hold it all, and copy it at every chunk).
+MAX_EVENT_BYTES = 16 * 2**20
 #: The most of an unfinished line the watch keeps.
 _LINE_START = 1024
 #: The most bytes the watch inflates at once, as the HTTP client bounds its own pieces: a small
@@ -459,6 +488,25 @@ def _is_sse(response: httpx2.Response, budget: Budget) -> bool:
             or "text/event-stream" in response.headers.get("content-type", ""))
 
 
+class _Inflating(ContentDecoder):
+    """The decoder of a response whose body the watch inflates: the client hands it each chunk
+    as sent and reads back the watch's inflated pieces (once, every gzip member, the budgets
+    checked between pieces). The response keeps the headers and the raw bytes the server sent,
+    so an event hook, an outer transport or ``iter_raw`` sees ``content-encoding`` over the
+    compressed body, and ``read()`` / ``iter_bytes()`` the inflated one, as for any response."""
+
+    __slots__ = ("_watch",)
+
+    def __init__(self, watch: _Watch) -> None:
+        self._watch = watch
+
+    def decode(self, data: bytes) -> Iterator[bytes]:
+        return self._watch.inflate(data)
+
+    def flush(self) -> Iterator[bytes]:
+        return iter(self._watch.end())
+
+
 class _Guard(httpx2.SyncByteStream):
     def __init__(self, inner: httpx2.SyncByteStream, watch: _Watch) -> None:
         self._inner = inner
@@ -467,12 +515,13 @@ class _Guard(httpx2.SyncByteStream):
     def __iter__(self) -> Iterator[bytes]:
         watch = self._watch
         try:
-            if watch.decodes:
+            if watch.decodes:   # inflated and watched by the response's decoder (_Inflating)
                 for chunk in self._inner:
-                    yield from watch.inflate(chunk)
-            else:
-                for chunk in self._inner:
-                    yield watch.feed(chunk)
+                    watch.arrived()
+                    yield chunk
+                return
+            for chunk in self._inner:
+                yield watch.feed(chunk)
         except httpx2.ReadTimeout as e:
             raise self._watch.silence(e) from e
         yield from self._watch.end()
@@ -489,7 +538,7 @@ class _AsyncGuard(httpx2.AsyncByteStream):
         self._inner = inner
         self._watch = watch
         self._chunks: AsyncIterator[bytes] | None = None
-        self._pending: Iterator[bytes] = iter(())   # what the last chunk gave, not yet passed on
+        self._pending: Iterator[bytes] = iter(())   # held bytes passed on once the body ended
         self._ended = False
 
     def __aiter__(self) -> AsyncIterator[bytes]:
@@ -507,11 +556,13 @@ class _AsyncGuard(httpx2.AsyncByteStream):
                 raise self._watch.silence(e) from e
             except StopAsyncIteration:
                 self._ended = True
-                self._pending = iter(self._watch.end())
+                # a body the decoder inflates ends in its flush
+                self._pending = iter(() if self._watch.decodes else self._watch.end())
                 continue
-            if not self._watch.decodes:
-                return self._watch.feed(chunk)
-            self._pending = self._watch.inflate(chunk)
+            if self._watch.decodes:
+                self._watch.arrived()
+                return chunk
+            return self._watch.feed(chunk)
         return piece
 
     async def aclose(self) -> None:
@@ -539,28 +590,11 @@ def _handled(request: httpx2.Request, handle: Callable[[httpx2.Request], Any],
     if budget is not None and isinstance(response.stream, stream_type):
         watch = _Watch(budget, started, _is_sse(response, budget), _read_timeout(request),
                        response.headers.get("content-encoding", ""))
-        if watch.decodes:   # the client reads it as it is now: inflated, its length unknown
-            # an error made of this answer names what was on the wire (see sent_headers)
-            sent = response.headers.copy()
-            response.extensions[_SENT_HEADERS] = budget.answered.headers = sent
-            del response.headers["content-encoding"]
-            response.headers.pop("content-length", None)
+        if watch.decodes:   # sent as it came; the response's decoder is the watch's inflating
+            # (httpx2 reads a response's decoder from ``_decoder`` when set: its only seam)
+            response._decoder = _Inflating(watch)
         response.stream = guard(response.stream, watch)
     return response
-
-
-#: where a response whose body the watch inflates keeps its headers as they were sent
-_SENT_HEADERS = "hermes_sent_headers"
-
-
-def sent_headers(response: Any) -> Any:
-    """``response``'s headers as the server sent them. A body the watch inflates is handed to the
-    client without its ``content-encoding`` and ``content-length`` (the client would inflate it
-    again, or cut it at the compressed length); an error made of the answer keeps both, so its
-    reader can tell what came on the wire."""
-    extensions = getattr(response, "extensions", None)
-    kept = extensions.get(_SENT_HEADERS) if isinstance(extensions, dict) else None
-    return kept if kept is not None else response.headers
 
 
 class DeadlineTransport(httpx2.BaseTransport):

@@ -14,7 +14,9 @@ import sys
 import warnings
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 
 from hermes_core.agent.agent import Agent
@@ -22,7 +24,15 @@ from hermes_core.agent.context_engine import ContextEngine
 from hermes_core.agent.prompt_builder import PromptBuilder
 from hermes_core.config import load_settings
 from hermes_core.errors import AllProvidersFailed, RateLimited
-from hermes_core.testing import FakeProvider, FunctionProvider
+from hermes_core.testing import (
+    ANTHROPIC_URL,
+    OPENAI_URL,
+    SSE_HEADERS,
+    FakeProvider,
+    FunctionProvider,
+    anthropic_stream,
+    openai_chat_stream,
+)
 from hermes_core.testing.agents import offline_agent
 from hermes_core.types import Completion, Message, Prompt, ToolCall, Usage
 from tests.agent.conftest import (
@@ -32,6 +42,7 @@ from tests.agent.conftest import (
     default_agent_for,
     routed_agent,
 )
+from tests.providers.conftest import _assert_anthropic_rules
 
 
 def make_agent(home, provider):
@@ -753,3 +764,56 @@ def test_a_hook_whose_text_alone_overflows_the_window_is_refused_before_any_call
     with pytest.raises(ContextWindowExceeded, match="m-big"):
         agent.chat("what was the health check port?")
     assert fake.requests == [] and len(agent.history) == 120
+
+
+SECRET_RULES = "sk-test-SECRET-payload-0123456789"
+
+
+def _assert_openai_rules(payload: dict[str, Any]) -> None:
+    pending: set[str] = set()
+    for m in payload["messages"]:
+        if m["role"] == "tool":
+            assert m["tool_call_id"] in pending, payload   # answers a call just made
+            pending.discard(m["tool_call_id"])
+            continue
+        assert not pending, payload                          # every call answered first
+        if m["role"] == "assistant" and m.get("tool_calls"):
+            pending = {c["id"] for c in m["tool_calls"]}
+            assert all(c["id"] for c in m["tool_calls"])
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_streamed_tool_call_through_the_agent_sends_valid_follow_ups(copy_example_home, kind, tmp_path: Path,
+                                                                       respx_mock):
+    home = tmp_path / "home"
+    copy_example_home(home)
+    model = "gpt-4o-mini" if kind == "openai" else "claude-3-5-sonnet-20241022"
+    cfg = {"home": str(home),
+           "llm": {"routing": {"default_model": model, "providers": [{"name": kind}]}},
+           "credentials": {kind: {"keys": [{"key": SECRET_RULES}]}}}
+    agent = Agent(load_settings(cfg, env={}), loop_options={"sleep": lambda s: None,
+                                                            "audit_path": False})
+    call = ToolCall("call_7", "skill_view", '{"name": "git-rebase-conflicts"}')
+    url, build = ((OPENAI_URL, openai_chat_stream) if kind == "openai"
+                  else (ANTHROPIC_URL, anthropic_stream))
+    route = respx_mock.post(url).mock(side_effect=[
+        httpx.Response(200, content=build((), model=model, tool_calls=[call]), headers=SSE_HEADERS),
+        httpx.Response(200, content=build(["Abort, ", "then rebase."], model=model),
+                       headers=SSE_HEADERS),
+        httpx.Response(200, content=build(["Sure."], model=model), headers=SSE_HEADERS)])
+    try:
+        stream = agent.stream("git rebase stopped with a conflict")
+        assert "".join(stream) == "Abort, then rebase."
+        assert stream.reply is not None and stream.reply.provider == kind
+        assert "".join(agent.stream("thanks")) == "Sure."
+    finally:
+        agent.close()
+    bodies = [json.loads(c.request.content) for c in route.calls]
+    assert len(bodies) == 3
+    check = _assert_openai_rules if kind == "openai" else _assert_anthropic_rules
+    for body in bodies:
+        check(body)
+    follow_up = json.dumps(bodies[1])
+    assert "call_7" in follow_up and "# Skill: git-rebase-conflicts" in follow_up
+    assert "call_7" in json.dumps(bodies[2])      # the history keeps the call and its answer
+    assert SECRET_RULES not in json.dumps(bodies)

@@ -958,3 +958,18 @@ async def test_anthropic_async_stream_overloaded_is_retryable(respx_mock) -> Non
         async for _ in AnthropicProvider().astream(PROMPT_ERR, "claude",
                                                    Credential("anthropic", SECRET_ERR), OPTS_ERR):
             pass
+
+
+def test_overloaded_anthropic_stream_fails_over_before_first_token(failover_loop, respx_mock) -> None:
+    loop, router = failover_loop("anthropic", SECRET_ERR, "sk-backup-SECRET-999888777")
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, content=anthropic_stream(("a",), fail_after=0), headers=SSE_HEADERS))
+    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(200, content=_sse([
+        (None, {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o",
+                "choices": [{"index": 0, "delta": {"content": "streamed backup"},
+                             "finish_reason": "stop"}]}), (None, "[DONE]")]),
+        headers=SSE_HEADERS))
+    s = loop.stream(PROMPT_ERR, router.select("hi"), OPTS_ERR)
+    assert "".join(d.text for d in s) == "streamed backup"
+    assert s.attempts[0].status == "529"
+    assert s.attempts[-1].status == "ok"

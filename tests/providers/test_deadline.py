@@ -581,9 +581,13 @@ def test_the_watch_holds_little_of_a_small_gzip_chunk_that_inflates_huge(body: s
     """A decompression bomb: 24 MB inflated from a chunk of about 24 KB. The HTTP client inflates
     it in bounded pieces; the watch inflated it whole at once, split it into a list of 24 million
     lines (blank lines: ~200 MB) or kept all of an unfinished line (the endless one: 24 MB held
-    for good). It now reads it in pieces and keeps only an unfinished line's start."""
+    for good). It now reads it in pieces and keeps only an unfinished line's start; the endless
+    line, one event past ``MAX_EVENT_BYTES``, is cut there."""
     import tracemalloc
     import zlib
+    from contextlib import nullcontext
+
+    from hermes_core.providers.deadline import EventTooLarge
 
     inflated = b"\n" * 24_000_000 if body == "blank lines" else b"data: " + b"x" * 24_000_000
     gz = zlib.compressobj(wbits=16 + zlib.MAX_WBITS)
@@ -592,8 +596,9 @@ def test_the_watch_holds_little_of_a_small_gzip_chunk_that_inflates_huge(body: s
     watch = _Watch(Budget(100.0, 2.0, lambda: 0.0), 0.0, sse=True, encoding="gzip")
     tracemalloc.start()
     try:
-        for _ in watch.inflate(chunk):   # passed on piece by piece, as the client reads them
-            pass
+        with pytest.raises(EventTooLarge) if body == "one endless line" else nullcontext():
+            for _ in watch.inflate(chunk):   # passed on piece by piece, as the client reads them
+                pass
         _, peak = tracemalloc.get_traced_memory()
         held = tracemalloc.get_traced_memory()[0]
     finally:
@@ -812,14 +817,15 @@ def test_a_raw_deflate_stream_is_watched_as_the_http_client_reads_it() -> None:
 
 @pytest.mark.parametrize("encoding", ["gzip", "deflate", "br", "zstd"])
 @pytest.mark.parametrize("is_async", [False, True])
-def test_a_compressed_stream_is_inflated_once_on_its_way_to_the_sdk(
-        encoding: str, is_async: bool) -> None:
-    """The watch inflated a gzip or deflate event stream to read its lines, and the HTTP client
-    inflated the same bytes again for the SDK: every chunk paid twice. The watched stream now
-    reaches the client inflated, labelled as such (no ``content-encoding``, whose length no
-    longer holds), and the client's decoder passes it through."""
+def test_a_compressed_stream_is_inflated_once_and_reaches_the_client_as_sent(
+        encoding: str, is_async: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The watch inflates a compressed event stream to read its lines; the HTTP client must not
+    inflate the same bytes again. The response keeps the headers and raw bytes the server sent
+    (``content-encoding``, ``content-length``, the compressed chunks), and the client reads the
+    body through the watch's inflating, once (a second inflating of plain text would raise)."""
     import zlib
 
+    from hermes_core.providers import deadline
     from hermes_core.providers.deadline import AsyncDeadlineTransport, DeadlineTransport, bounded
 
     events = [b'data: {"n": %d}\n\n' % i for i in range(5)]
@@ -832,6 +838,15 @@ def test_a_compressed_stream_is_inflated_once_on_its_way_to_the_sdk(
         body = [gz.compress(e) + gz.flush(zlib.Z_SYNC_FLUSH) for e in events] + [gz.flush()]
     headers = {**SSE_HEADERS, "content-encoding": encoding,
                "content-length": str(sum(map(len, body)))}
+    through_watch: list[bytes] = []
+    decode = deadline._Inflating.decode
+
+    def spied(self: Any, data: bytes) -> Iterator[bytes]:
+        for piece in decode(self, data):
+            through_watch.append(piece)
+            yield piece
+
+    monkeypatch.setattr(deadline._Inflating, "decode", spied)
 
     def answer(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, headers=headers, content=iter(body) if not is_async
@@ -840,18 +855,137 @@ def test_a_compressed_stream_is_inflated_once_on_its_way_to_the_sdk(
     url = "https://primary.test/v1/chat/completions"
     with bounded(10.0, 3.0):
         if is_async:
-            async def read() -> tuple[httpx.Headers, bytes]:
+            async def read() -> tuple[httpx.Headers, bytes, bytes]:
                 transport = AsyncDeadlineTransport(httpx.MockTransport(answer))
-                async with httpx.AsyncClient(transport=transport) as client, \
-                        client.stream("POST", url) as response:
-                    return response.headers, b"".join([c async for c in response.aiter_raw()])
-            seen, raw = asyncio.run(read())
+                async with httpx.AsyncClient(transport=transport) as client:
+                    async with client.stream("POST", url) as response:
+                        raw = b"".join([c async for c in response.aiter_raw()])
+                    async with client.stream("POST", url) as response:
+                        return response.headers, raw, await response.aread()
+            seen, raw, read_body = asyncio.run(read())
         else:
-            with httpx.Client(transport=DeadlineTransport(httpx.MockTransport(answer))) as client, \
-                    client.stream("POST", url) as response:
-                seen, raw = response.headers, b"".join(response.iter_raw())
-    assert raw == b"".join(events)
-    assert "content-encoding" not in seen and "content-length" not in seen
+            with httpx.Client(transport=DeadlineTransport(httpx.MockTransport(answer))) as client:
+                with client.stream("POST", url) as response:
+                    raw = b"".join(response.iter_raw())
+                with client.stream("POST", url) as response:
+                    seen, read_body = response.headers, response.read()
+    assert raw == b"".join(body)
+    assert seen["content-encoding"] == encoding and seen["content-length"] == headers[
+        "content-length"]
+    assert read_body == b"".join(events) == b"".join(through_watch)
+
+
+def _hooked_client(kind: str, seen: list[tuple[dict[str, str], bytes]]) -> Any:
+    """A real SDK client on the deadline transport, as the providers build theirs, with a
+    response event hook that keeps what it saw: the headers, and the body it read."""
+    import anthropic
+    import openai
+
+    from hermes_core.providers.deadline import DeadlineTransport
+
+    def hook(response: httpx.Response) -> None:
+        seen.append((dict(response.headers), response.read()))
+
+    sdk: Any = openai if kind == "openai" else anthropic
+    http_client = sdk.DefaultHttpxClient(transport=DeadlineTransport(httpx.HTTPTransport()),
+                                         event_hooks={"response": [hook]})
+    cls = sdk.OpenAI if kind == "openai" else sdk.Anthropic
+    base = PRIMARY_OPENAI if kind == "openai" else None
+    return cls(api_key="sk-hook-SECRET-0000004", base_url=base, max_retries=0,
+               http_client=http_client)
+
+
+def _sdk_text(kind: str, client: Any) -> str:
+    if kind == "openai":
+        done = client.chat.completions.create(model="gpt-4o", max_tokens=8,
+                                              messages=[{"role": "user", "content": "hi"}])
+        return str(done.choices[0].message.content)
+    done = client.messages.create(model="claude-sonnet-4", max_tokens=8,
+                                  messages=[{"role": "user", "content": "hi"}])
+    return str(done.content[0].text)
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_an_event_hook_sees_a_compressed_answer_as_the_server_sent_it(
+        kind: str, respx_mock: Any) -> None:
+    """A response hook on the SDK's client saw a watched gzip answer inflated but without its
+    ``content-encoding`` (taken off so the client would not inflate it again): its headers and
+    its body told another story than the wire. It sees the headers as sent and reads the body
+    inflated, as for any response; the SDK still gets the answer, read through every member."""
+    import gzip
+
+    from hermes_core.providers.deadline import bounded
+
+    plain = _answer_json(kind, "as sent")
+    body = _gzip_members(plain, 50)
+    sent = {"content-type": "application/json", "content-encoding": "gzip",
+            "content-length": str(len(body))}
+    respx_mock.post(WHOLE[kind][0]).mock(
+        return_value=httpx.Response(200, headers=sent, content=body))
+    seen: list[tuple[dict[str, str], bytes]] = []
+    with bounded(10.0):
+        text = _sdk_text(kind, _hooked_client(kind, seen))
+    assert text == "as sent"
+    [(headers, read)] = seen
+    assert headers["content-encoding"] == "gzip" and headers["content-length"] == str(len(body))
+    assert read == plain and gzip.decompress(body) == plain
+
+
+class _Tee(httpx.BaseTransport):
+    """An author's transport around the deadline transport: keeps each response's headers and
+    the raw bytes it passes on (a wire log)."""
+
+    def __init__(self, inner: httpx.BaseTransport) -> None:
+        self.inner = inner
+        self.headers: list[dict[str, str]] = []
+        self.raw: list[bytes] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self.inner.handle_request(request)
+        self.headers.append(dict(response.headers))
+        stream, raw = response.stream, self.raw
+
+        class Logged(httpx.SyncByteStream):
+            def __iter__(self) -> Iterator[bytes]:
+                for chunk in stream:   # type: ignore[union-attr]
+                    raw.append(chunk)
+                    yield chunk
+
+            def close(self) -> None:
+                stream.close()   # type: ignore[union-attr]
+
+        response.stream = Logged()
+        return response
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_transport_around_the_deadline_transport_sees_the_bytes_the_server_sent(
+        kind: str, respx_mock: Any) -> None:
+    """An author's transport wrapping the deadline transport logged an inflated body under
+    headers that no longer named its coding. It now sees the headers and the compressed bytes
+    as sent (they inflate to the answer), and the SDK reads the answer."""
+    import gzip
+
+    import openai
+
+    from hermes_core.providers.deadline import DeadlineTransport, bounded
+
+    plain = _answer_json(kind, "logged")
+    body = gzip.compress(plain)
+    respx_mock.post(WHOLE[kind][0]).mock(return_value=httpx.Response(
+        200, headers={"content-type": "application/json", "content-encoding": "gzip"},
+        content=body))
+    tee = _Tee(DeadlineTransport(httpx.HTTPTransport()))
+    import anthropic
+    sdk: Any = openai if kind == "openai" else anthropic
+    cls = sdk.OpenAI if kind == "openai" else sdk.Anthropic
+    client = cls(api_key="sk-tee-SECRET-0000005", max_retries=0,
+                 base_url=PRIMARY_OPENAI if kind == "openai" else None,
+                 http_client=sdk.DefaultHttpxClient(transport=tee))
+    with bounded(10.0):
+        assert _sdk_text(kind, client) == "logged"
+    assert tee.headers[0]["content-encoding"] == "gzip"
+    assert b"".join(tee.raw) == body
 
 
 @pytest.mark.parametrize("tail", [b"", b"\x00" * 8, b"\x1f", b"garbage after the end"])
@@ -996,3 +1130,35 @@ def test_a_whole_brotli_or_zstd_answer_is_read_whole_by_the_sdk(
     body = _packed(encoding, _answer_json(kind, words))
     assert len(body) > 5 * 4096   # several feeds of the decoder in one chunk
     assert _whole_text(kind, mode, encoding, body, sent, respx_mock) == words
+
+
+@pytest.mark.parametrize("encoding", ["", "gzip"])
+def test_only_one_event_past_the_largest_is_cut_not_a_long_stream_of_small_ones(
+        encoding: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cap bounds one event, counted from the last event's end: a stream of many small
+    events past the cap in all is read whole; an event that grows past it (a data line that
+    never ends, or many lines of one event) is cut, saying how much had come, plain or
+    inflated."""
+    import zlib
+
+    from hermes_core.providers import deadline
+    from hermes_core.providers.deadline import EventTooLarge
+
+    monkeypatch.setattr(deadline, "MAX_EVENT_BYTES", 4096)
+
+    def read(chunks: list[bytes]) -> None:
+        watch = _Watch(Budget(100.0, 50.0, lambda: 0.0), 0.0, sse=True, encoding=encoding)
+        if not encoding:
+            for chunk in chunks:
+                watch.feed(chunk)
+            return
+        gz = zlib.compressobj(wbits=16 + zlib.MAX_WBITS)
+        for chunk in chunks:
+            list(watch.inflate(gz.compress(chunk) + gz.flush(zlib.Z_SYNC_FLUSH)))
+
+    small = b'data: {"n": "' + b"x" * 200 + b'"}\n\n'
+    read([small * 5] * 40)                                   # ~44 KB of events, none past 4 KB
+    with pytest.raises(EventTooLarge, match=r"grew past 4,096 bytes without ending, .* received"):
+        read([b'data: {"n": "'] + [b"x" * 1000] * 5)         # one line that never ends
+    with pytest.raises(EventTooLarge):
+        read([small + b'data: {"a": 1}\n' * 300])            # one event of many lines

@@ -1063,3 +1063,31 @@ def test_calls_without_ids_get_ids_no_earlier_round_used(respx_mock):
         ids += [d.tool_call.id for d in provider.stream(prompt, "m", None, OPTS_RULES)
                 if d.tool_call is not None]
     assert len(ids) == 4 and len(set(ids)) == 4, ids
+
+
+def test_compatible_endpoint_used(respx_mock):
+    provider = OpenAIProvider("together", endpoint="https://api.together.xyz/v1")
+    route = respx_mock.post("https://api.together.xyz/v1/chat/completions").mock(
+        return_value=httpx.Response(200, json=openai_chat_completion("from together")))
+    done = provider.complete(PROMPT, "meta-llama/x", Credential("together", SECRET), OPTS)
+    assert done.text == "from together" and route.called
+
+
+SECRET_SHAPE = "sk-testkey-SECRET-shape-0001"
+PROMPT_BODY = Prompt(system="s", messages=(Message("user", "hi"),))
+OPTS_BODY = CallOptions(max_tokens=32, timeout_s=5)
+
+
+@pytest.mark.parametrize("body", [
+    {"id": "x", "object": "chat.completion", "created": 1, "model": "m", "choices": []},
+    {"id": "x", "object": "chat.completion", "created": 1, "model": "m",
+     "choices": [{"index": 0, "message": None, "finish_reason": "stop"}]},
+])
+async def test_an_openai_200_with_no_message_is_a_server_error_not_an_empty_answer(
+        body: dict[str, Any], respx_mock: Any) -> None:
+    respx_mock.post(OPENAI_URL).mock(side_effect=lambda r: httpx.Response(200, json=body))
+    cred = Credential("openai", SECRET_SHAPE)
+    with pytest.raises(ServerError):
+        OpenAIProvider().complete(PROMPT_BODY, "m", cred, OPTS_BODY)
+    with pytest.raises(ServerError):
+        await OpenAIProvider().acomplete(PROMPT_BODY, "m", cred, OPTS_BODY)
