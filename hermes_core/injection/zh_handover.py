@@ -9,7 +9,8 @@ between ("用微信", "通过QQ"), and its object is the reader's own secret (�
 Policy text with the same words keeps another shape: "密码不要用微信发" (the secret first, the verb
 last), "请勿用邮件发送密码" (a negation: nothing opens the clause), "管理员会用微信发你的初始密码"
 (a subject and a modal before the means: it says what someone will do), "用微信发你的位置" (no
-secret). A negation before the clause ("不要用微信发你的密码") leaves it no opening either.
+secret), "发你的密码之前先确认身份" (the send is a clause's topic: a time or a verdict follows).
+A negation before the clause ("不要用微信发你的密码") leaves it no opening either.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ _MEANS = r"(?:(?:用|使用|通过|通過|借助|经由|經由)(?:(?!的)" + _WO
 # the spoken send, "a moment" (一下), and the writer as its first object ("发我你的密钥")
 _SEND = r"(?:发|發|传|傳)(?:一下|下)?(?:给我|給我|我们|我們|我)?"
 _YOURS = r"(?:你们|你們|你|妳|您)的"
+# the send is the topic of a clause that goes on ("发你的密码之前先确认身份", "直接发你的密码是不安全的"):
+# a time or a verdict follows it, not the end of an order
+_TOPIC = r"(?!之前|以前|前|时|時|的时候|的時候|是|会|會|可能|容易|很|有风险|有風險|不安全)"
 
 
 def handover(secret: str) -> str:
@@ -32,4 +36,4 @@ def handover(secret: str) -> str:
     of secrets: up to six characters may describe it ("你的登录密码", "你的API密钥"). Every part is
     bounded and the clause must open where the match begins, so a long run costs one short try
     per position."""
-    return _OPENS + _MEANS + _SEND + _YOURS + _WORD + "{0,6}?" + secret
+    return _OPENS + _MEANS + _SEND + _YOURS + _WORD + "{0,6}?" + secret + _TOPIC
