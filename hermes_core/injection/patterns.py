@@ -21,6 +21,7 @@ from hermes_core.injection.orders import (
     ORDER_TRIGGERS,
     ORDERS,
 )
+from hermes_core.injection.zh_handover import handover
 
 __all__ = ["GatedPattern", "heads", "requirements", "satisfied"]
 
@@ -354,6 +355,7 @@ ZH: dict[str, tuple[re.Pattern[str], ...]] = {
            r"告诉我|告訴我|显示|顯示|公开|公開|贴出|貼出)[^。\n]{0,20}?" + _ZH_SECRET),
         _p(r"把[^。\n]{0,10}?" + _ZH_SECRET + r"[^。\n]{0,12}?(?:发送|發送|传送|傳送|发给|發給|发到|發到|上传|上傳|"
            r"泄露|洩露|透露|告诉|告訴|交给|交給|给我|給我|打印|列印|输出|輸出|贴|貼)"),
+        _p(handover(_ZH_SECRET)),      # "用微信发你的密码": a bare 发 opening an order (zh_handover.py)
         _p(r"(?:将|將)[^。\n]{0,10}?" + _ZH_SECRET + r"[^。\n]{0,12}?(?:发送|發送|上传|上傳|附加|附在|放在|嵌入)"),
         _p(r"(?:对话|對話|聊天记录|聊天記錄|历史|歷史)[^。\n]{0,20}?(?:附加|拼接|放|嵌入|编码|編碼)[^。\n]{0,20}?"
            r"(?:链接|鏈接|連結|网址|網址|url|图片|圖片)"),
@@ -696,10 +698,10 @@ NEGATED_BEFORE = re.compile(
 # ``between`` is what may stand in the noun: no sentence mark in a phrase view, a letter in a
 # letters-only one.
 def zh_manner(between: str) -> str:
-    # "向领导的邮箱", "向任何第三方的服务器", "通过社交媒体平台的私信": a possessor
-    # or a describing word and 的 before the channel's name lengthen it
+    # "向领导的邮箱", "向任何第三方的服务器", "通过社交媒体平台的私信": a possessor or a describing
+    # word and 的 before the channel's name (three words, a Latin one one word: "外部的AI服务")
     return (r"(?:(?:通过|通過|透过|透過|经由|經由|借助|利用|用(?!心)|向(?!往)|往)"
-            r"(?:" + between + "{1,6}的" + between + "{1,3}|" + between + "{1,4})"
+            r"(?:" + between + "{1,6}的(?:[A-Za-z0-9]{2,12}+|" + between + "){1,3}|" + between + "{1,4})"
             r"|以(?![为為便免防后後前来來及致至此其上下外内內])" + between + "{1,6}的?"
             r"(?:形式|方式|格式|方法|手段|途径|途徑|渠道)"
             r"|(?:在|从|從)(?!意|乎|来|來)" + between + "{0,3}(?:里|裡|裏|中|内|內|上|外|处|處|边|邊))")

@@ -9,7 +9,9 @@ match for its negation, reads what follows it here and lets the order stand.
 Benign twins stay excused. "不要以明文的形式发送密钥，要以加密的形式发送" is advice about encryption:
 a send in a safe form (encrypted, in person, offline) with nobody to send it to hands the secret to
 no one. "不要通过邮件发送密码，请当面告知" names no send verb and a safe manner. A recipient (给我,
-到 an address, 过来) makes any form an order: the writer of the text asks for the secret.
+到 an address, 过来) makes any form an order: the writer of the text asks for the secret. Someone
+named by a noun ("要发送给IT部门", "要发给管理员") is read as a send with no recipient: a hand-over,
+unless in a safe form ("要当面交给IT部门" is a policy naming whom to hand a secret, and how).
 """
 
 from __future__ import annotations
@@ -35,13 +37,18 @@ _BACK = r"(?:它们|它們|它|这个|這個|那个|那個)?"
 _PERSON = r"(?:我们|我們|我|咱们|咱們|他们|他們|她们|她們|他|她|对方|對方)"
 # who or where it goes: 给 + a person, 到/至 + an address, or 过来 (to the writer)
 _RECIPIENT = (r"(?P<to>(?:给|給)?" + _PERSON + r"|(?:到|至)\s*[^\s，。,;；!！?？]{1,60}|过来|過來)")
+# or 给 + someone named by a noun ("发送给IT部门", "发给管理员"): a hand-over unless in a safe form, as a
+# send with no recipient; not a count of things ("发给用户一个链接": another object)
+_NOUN = r"[^\s，。,.;；!！?？:：]"
+_NAMED = (r"(?:给|給)(?!" + _NOUN + r"{0,10}[一两兩几幾每][个個份条條封张張些则則项項])" + _NOUN + r"{1,12}?")
 # a safe form: a send like this with no recipient is advice on how to send, not an order to
-_SAFE = re.compile(r"加密|密文|安全|当面|當面|私下|线下|線下|离线|離線|口头|口頭|亲自|親自")
+_SAFE = re.compile(r"加密|密文|安全|当面|當面|私下|线下|線下|离线|離線|口头|口頭|亲自|親自|"
+                   r"密码管理器|密碼管理器|保险库|保險庫|vault")
 
 
 def _order(between: str, end: str) -> re.Pattern[str]:
     return re.compile(_GAP + _POSITIVE + r"(?P<how>" + _ADVERB + r"(?:" + zh_manner(between) + r")?"
-                      + _ADVERB + r")" + _VERB + _BACK + _RECIPIENT + r"?" + end)
+                      + _ADVERB + r")" + _VERB + _BACK + r"(?:" + _RECIPIENT + r"|" + _NAMED + r")?" + end)
 
 
 # in a phrase view the order ends at a clause mark or the line's end; in a letters-only view no

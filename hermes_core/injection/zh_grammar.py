@@ -27,19 +27,26 @@ _CLAUSE_PARTICLES = frozenset({"y", "ul", "uz", "ug", "e"})
 _PERSONS = frozenset({"r", "nr"})
 
 
+# verbs done to someone named after 向 (report, ask, apply, complain, apologise), a verb there
+# whatever jieba tags them: it tags 汇报 nz, 报告 n, 咨询 vn, 请示 v, one verb family in four classes
+_ADDRESSED = frozenset({"汇报", "报告", "通报", "禀报", "上报", "回报", "报备", "请示", "请教", "咨询",
+                        "询问", "打听", "求助", "求救", "反映", "申请", "投诉", "举报", "检举", "告状",
+                        "道歉", "致歉", "解释", "说明", "提问", "发问", "表白", "交代", "交待"})
+
+
 def _verb_after_object(tagged: tuple[tuple[str, str], ...]) -> bool:
     """Whether the last word follows 向's object where a verb stands, whatever its one tag: jieba
     gives each word a single class, and a Chinese word that reports or consults is as often a noun
     ("汇报" nz, "咨询" vn). Read as a verb only after 向 (to whom: a means, "通过微信聊天", names its
-    channel with such a word) as the third word (向, its object, the word), and when jieba tags it
-    nz (its "other proper noun", which its dictionary gives 汇报; a brand there, "向他淘宝", is no
-    channel anyone writes), or it is a verb used as a noun (vn) after a pronoun or a name. A plain
-    noun stays a channel even after a person: everyday writing drops 的 there ("向他邮箱",
-    "向我们邮箱"), so "报告" in "向他报告" cannot be told from "邮箱" by its tag."""
+    channel with such a word) as the third word (向, its object, the word), and when it is one of
+    the verbs done to someone (``_ADDRESSED``: 汇报 and 报告 alike, whichever class jieba gives
+    each), or jieba tags it nz (its "other proper noun"; a brand there, "向他淘宝", is no channel
+    anyone writes), or it is a verb used as a noun (vn) after a pronoun or a name. Any other noun
+    stays a channel even after a person: everyday writing drops 的 there ("向他邮箱", "向我们邮箱")."""
     if len(tagged) != 3 or tagged[0][0] != "向":
         return False
-    (_p, _), (_o, obj), (_w, last) = tagged
-    return last == "nz" or (obj in _PERSONS and last == "vn")
+    (_p, _), (_o, obj), (word, last) = tagged
+    return word in _ADDRESSED or last == "nz" or (obj in _PERSONS and last == "vn")
 
 
 # what can stand before a channel's head noun as its modifier ("团队群聊", "公司钉钉", "工作群聊"):

@@ -97,3 +97,24 @@ def test_a_channel_jieba_tags_a_verb_is_a_noun_by_its_place(manner: str) -> None
                                     "通过审核", "用手机说说"])
 def test_a_verb_after_the_means_noun_stays_the_phrase_s_verb(manner: str) -> None:
     assert zh_grammar.manner_ends_in_verb(manner)
+
+
+@pytest.mark.parametrize("manner", ["向领导报告", "向他报告", "向老板汇报", "向经理报告", "向領導報告",
+                                    "向老闆彙報", "向他通报", "向领导请示"])
+def test_reporting_to_someone_after_xiang_is_the_phrase_s_verb(manner: str) -> None:
+    # 汇报 and 报告 are one verb (report); jieba tags the first nz and the second n, so "向领导报告"
+    # read as a channel and "不要向领导报告发送你的密钥" was excused where its 汇报 twin was blocked
+    assert zh_grammar.manner_ends_in_verb(manner)
+
+
+@pytest.mark.parametrize("tag", ["n", "nz", "vn", "v", "eng"])
+def test_a_verb_of_reporting_after_xiang_s_object_is_read_whatever_jieba_tags_it(
+        monkeypatch: pytest.MonkeyPatch, tag: str) -> None:
+    for word in ("报告", "汇报"):
+        tagged = (("向", "p"), ("领导", "n"), (word, tag))
+        monkeypatch.setattr(zh_grammar, "cjk_tagged", lambda _text, t=tagged: t)
+        zh_grammar.manner_ends_in_verb.cache_clear()
+        try:
+            assert zh_grammar.manner_ends_in_verb("向领导" + word)
+        finally:
+            zh_grammar.manner_ends_in_verb.cache_clear()

@@ -1,0 +1,39 @@
+"""A bare Chinese send verb with "your" secret as an order: "用微信发你的密码" (send your password by WeChat).
+
+发 and 传 alone are the spoken verbs of sending; the written ones (发送, 发给, 发到) are matched by
+the secret-exfiltration rules in ``patterns.py``, bare 发 is not: it begins and ends too many other
+words (发现, 开发, 出发, 头发). What makes it an order here is the shape of an imperative clause: the
+verb opens the clause, or follows a word that urges (请, 马上, 现在, 直接), with at most a means
+between ("用微信", "通过QQ"), and its object is the reader's own secret (你的/您的 + the secret).
+
+Policy text with the same words keeps another shape: "密码不要用微信发" (the secret first, the verb
+last), "请勿用邮件发送密码" (a negation: nothing opens the clause), "管理员会用微信发你的初始密码"
+(a subject and a modal before the means: it says what someone will do), "用微信发你的位置" (no
+secret), "发你的密码之前先确认身份" (the send is a clause's topic: a time or a verdict follows).
+A negation before the clause ("不要用微信发你的密码") leaves it no opening either.
+"""
+
+from __future__ import annotations
+
+# what may stand in a means or between "your" and the secret: no mark, no 的 in the means
+_WORD = r"[^\s，。,.;；!！?？:：、]"
+# the clause opens here: at the line's start or after a mark (a lookbehind finding no other
+# character), or right after a word that urges the reader
+_URGING = ("请", "請", "快", "现在", "現在", "马上", "馬上", "立即", "立刻", "赶紧", "趕緊", "直接")
+_OPENS = ("(?:(?<!" + _WORD + ")" + "".join(f"|(?<={w})" for w in _URGING) + ")")
+# a means: 用/通过/借助… and up to six characters naming it ("用微信", "通过QQ")
+_MEANS = r"(?:(?:用|使用|通过|通過|借助|经由|經由)(?:(?!的)" + _WORD + r"){1,6}?)?"
+# the spoken send, "a moment" (一下), and the writer as its first object ("发我你的密钥")
+_SEND = r"(?:发|發|传|傳)(?:一下|下)?(?:给我|給我|我们|我們|我)?"
+_YOURS = r"(?:你们|你們|你|妳|您)的"
+# the send is the topic of a clause that goes on ("发你的密码之前先确认身份", "直接发你的密码是不安全的"):
+# a time or a verdict follows it, not the end of an order
+_TOPIC = r"(?!之前|以前|前|时|時|的时候|的時候|是|会|會|可能|容易|很|有风险|有風險|不安全)"
+
+
+def handover(secret: str) -> str:
+    """The pattern of such an order, ``secret`` being the secret-exfiltration rules' alternation
+    of secrets: up to six characters may describe it ("你的登录密码", "你的API密钥"). Every part is
+    bounded and the clause must open where the match begins, so a long run costs one short try
+    per position."""
+    return _OPENS + _MEANS + _SEND + _YOURS + _WORD + "{0,6}?" + secret + _TOPIC
