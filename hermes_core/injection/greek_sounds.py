@@ -69,33 +69,66 @@ def bare(word: str) -> str:
     return unicodedata.normalize("NFC", "".join(c for c in decomposed if not unicodedata.combining(c)))
 
 
-def known_readings(word: str, letters: Mapping[str, tuple[str, ...]], known: Set[str],
+_DIGRAPH_FIRST = frozenset(d[0] for d in DIGRAPH_READINGS)
+
+
+def letter_ways(letters: Mapping[str, tuple[str, ...]]) -> dict[str, tuple[tuple[int, str], ...]]:
+    """Each letter's ways on for :func:`known_readings` ((1, a reading), its own readings then
+    :data:`EXTRA_LETTER_READINGS`, each once), reversed: pushed on a stack, a letter's own readings
+    (its shape first) are tried first. Built once by the caller, not once a branch."""
+    out: dict[str, tuple[tuple[int, str], ...]] = {}
+    for letter in {*letters, *EXTRA_LETTER_READINGS}:
+        readings = (*letters.get(letter, (letter,)), *EXTRA_LETTER_READINGS.get(letter, ()))
+        out[letter] = tuple(reversed([(1, r) for r in dict.fromkeys(readings)]))
+    return out
+
+
+Ways = Mapping[str, tuple[tuple[int, str], ...]]
+
+
+def _ways_on(word: str, i: int, ways: Ways) -> tuple[tuple[int, str], ...]:
+    """How the search may read on from position ``i``: the letter's ways, and before them on the
+    stack (so tried after them) the digraphs that begin there."""
+    letter = word[i]
+    single = ways.get(letter) or ((1, letter),)
+    if letter not in _DIGRAPH_FIRST:
+        return single
+    digraphs = [(size, r) for size in range(2, min(_LONGEST_DIGRAPH, len(word) - i) + 1)
+                for r in DIGRAPH_READINGS.get(word[i:i + size], ())]
+    return (*reversed(digraphs), *single)
+
+
+def known_readings(word: str, letters: Ways, known: Set[str],
                    beginnings: Set[str], budget: int, most: int = 2) -> tuple[str, ...]:
     """The first ``most`` readings of ``word`` (lower case, no accents) that are words in
     ``known``, in the order found (a word may read as two: "δε" is Spanish "de" by shape and
-    "the" by sound; "σεντ" is "sent" and "send"): each
-    letter read as one of ``letters[letter]`` then :data:`EXTRA_LETTER_READINGS`, or two or three
-    letters at once by :data:`DIGRAPH_READINGS`. Searched depth first, a branch dropped as soon as
-    it begins no known word (``beginnings``); at most ``budget`` branches, so a long word costs no
-    more than the caller allows. () when no reading is known."""
+    "the" by sound; "σεντ" is "sent" and "send"): each letter read by ``letters`` (built by
+    :func:`letter_ways`: its own readings, then :data:`EXTRA_LETTER_READINGS`), or two or three
+    letters at once by :data:`DIGRAPH_READINGS`. Searched depth first, a branch dropped as soon
+    as it begins no known word (``beginnings``); at most ``budget`` branches, so a long word costs
+    no more than the caller allows. () when no reading is known."""
+    # each position's ways on, worked out when the search first reaches it (most words are given
+    # up after a letter or two), not once a branch
+    ways: dict[int, tuple[tuple[int, str], ...]] = {}
     found: list[str] = []
+    seen: set[tuple[int, str]] = set()   # a branch reached twice ("ου" whole or letter by letter) once
     stack: list[tuple[int, str]] = [(0, "")]
+    end = len(word)
     while stack and budget > 0:
         i, head = stack.pop()
         budget -= 1
-        if i == len(word):
+        if i == end:
             if head in known and head not in found:
                 found.append(head)
                 if len(found) == most:
                     break
             continue
-        letter = word[i]
-        nexts = [(i + 1, head + r) for r in (*letters.get(letter, (letter,)),
-                                             *EXTRA_LETTER_READINGS.get(letter, ()))]
-        for size in range(2, min(_LONGEST_DIGRAPH, len(word) - i) + 1):
-            for r in DIGRAPH_READINGS.get(word[i:i + size], ()):
-                nexts.append((i + size, head + r))
-        # each distinct branch once ("ου" read whole or letter by letter), pushed in reverse so a
-        # letter's own readings (its shape first) are tried first
-        stack.extend(n for n in reversed(dict.fromkeys(nexts)) if n[1] in beginnings)
+        here = ways.get(i)
+        if here is None:
+            here = ways[i] = _ways_on(word, i, letters)
+        for size, r in here:
+            branch = (i + size, head + r)
+            if branch[1] in beginnings and branch not in seen:
+                seen.add(branch)
+                stack.append(branch)
     return tuple(found)

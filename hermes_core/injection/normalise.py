@@ -27,7 +27,7 @@ from importlib import resources
 
 from anyascii import anyascii
 
-from hermes_core.injection.greek_sounds import bare, known_readings
+from hermes_core.injection.greek_sounds import bare, known_readings, letter_ways
 
 # Unicode's Default_Ignorable_Code_Point property (DerivedCoreProperties.txt): rendered as nothing.
 _IGNORABLE = re.compile(
@@ -224,17 +224,30 @@ def _rule_words(english: bool = False) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(words), frozenset(w[:i] for w in words for i in range(1, len(w) + 1))
 
 
+# how many of a word's readings that are rule words the search looks for: the first is the word's
+# shape reading, and an English one is looked for among them all
+KNOWN_READINGS = 4
+
+
 def _known_readings(word: str) -> tuple[str, ...]:
-    """The first two letter-by-letter readings of a lower-case word, each Greek letter by its shape,
-    its capital's shape, its sound or what it stands for in English spelled by sound
-    (:mod:`hermes_core.injection.greek_sounds`: κ for c, ου for w), that is a word the rules read
+    """The first letter-by-letter readings (:data:`KNOWN_READINGS`) of a lower-case word, each
+    Greek letter by its shape, its capital's shape, its sound or what it stands for in English
+    spelled by sound (:mod:`hermes_core.injection.greek_sounds`: κ for c, ου for w), that are
+    words the rules read
     ("τηε": "the", τ by shape, η by its capital; "σεnd": "send"; "ινστρούκτιονς": "instructions";
     "δε": "de" and "the"); () when none is (or :data:`MAX_WORD_BRANCHES` are spent first).
     Accents do not change them. A lone letter is read by its shape ("η is eta")."""
     if len(word) < 2:
         return ()
     known, beginnings = _rule_words()
-    return known_readings(bare(word), _letter_readings(), known, beginnings, MAX_WORD_BRANCHES)
+    return known_readings(bare(word), _letter_ways(), known, beginnings, MAX_WORD_BRANCHES,
+                          KNOWN_READINGS)
+
+
+@lru_cache(maxsize=1)
+def _letter_ways() -> dict[str, tuple[tuple[int, str], ...]]:
+    """:func:`_letter_readings` with the English sound readings, as the search steps through them."""
+    return letter_ways(_letter_readings())
 
 
 # a Greek word this long or longer that reads as a word the rules read is weighed as such; a
@@ -243,13 +256,12 @@ _RULE_WORD_LETTERS = 3
 
 
 def _english_readings(word: str) -> tuple[str, ...]:
-    """The first two readings of a lower-case word, as :func:`_known_readings` reads it, that are
-    words the English rules read: English typed in Greek letters by sound reads as English ("δε"
-    is "the", where the first of all readings is Spanish "de")."""
-    if len(word) < 2:
-        return ()
-    known, beginnings = _rule_words(english=True)
-    return known_readings(bare(word), _letter_readings(), known, beginnings, MAX_WORD_BRANCHES)
+    """The readings of a lower-case word, of those :func:`_known_readings` finds, that are words
+    the English rules read: English typed in Greek letters by sound reads as English ("δε" is
+    "the", where the first of all readings is Spanish "de"). One search serves both."""
+    english, _ = _rule_words(english=True)
+    found = _known_readings_once(word) if _short(word) else _known_readings(word)
+    return tuple(r for r in found if r in english)
 
 
 def _word_readings(word: str) -> tuple[str, str, str]:
@@ -268,7 +280,7 @@ def _word_readings(word: str) -> tuple[str, str, str]:
     # υ "y" ("πρεβιους" -> "previoys")
     if "υ" in word or "Υ" in word:
         word = _OU.sub(lambda d: _OU_LATIN[d.group()], word)
-    english = _english_readings_once(lowered) if short else _english_readings(lowered)
+    english = _english_readings(lowered)
     return by_shape, word.translate(sound), english[0] if english else by_shape
 
 
@@ -276,7 +288,6 @@ _OU = re.compile("[οΟ][υΥ]")
 _OU_LATIN = {"ου": "ou", "οΥ": "oU", "Ου": "ou", "ΟΥ": "oU"}
 _word_readings_once = lru_cache(maxsize=65536)(_word_readings)
 _known_readings_once = lru_cache(maxsize=65536)(_known_readings)
-_english_readings_once = lru_cache(maxsize=65536)(_english_readings)
 
 
 _GREEK_LONG_WORD = re.compile("[\u0370-\u03ff\u1f00-\u1fff]{5,}")
@@ -360,7 +371,7 @@ def _rule_word_share(sentence: str) -> tuple[int, int]:
     words = [w for w in _GREEK_WORD.findall(sentence) if len(w) >= _RULE_WORD_LETTERS]
     read = sum(1 for w in map(str.casefold, words)
                if any(len(r) >= _RULE_WORD_LETTERS
-                      for r in (_english_readings_once(w) if _short(w) else _english_readings(w))))
+                      for r in _english_readings(w)))
     return read, len(words)
 
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_core.injection.greek_sounds import bare, known_readings
+from hermes_core.injection.greek_sounds import bare, known_readings, letter_ways
 
 KNOWN = frozenset({"instructions", "request", "with", "new", "the", "de", "rules", "you", "send", "sent"})
 BEGINNINGS = frozenset(w[:i] for w in KNOWN for i in range(1, len(w) + 1))
 # each letter's own readings as the scan gives them (shape, capital's shape, sound), for the
 # letters these words use
-LETTERS = {"ι": ("i",), "ν": ("v", "n"), "σ": ("o", "s"), "τ": ("t",), "ρ": ("p", "r"),
+LETTERS = letter_ways({"ι": ("i",), "ν": ("v", "n"), "σ": ("o", "s"), "τ": ("t",), "ρ": ("p", "r"),
            "ο": ("o",), "υ": ("u", "y"), "κ": ("k",), "ε": ("e",), "β": ("b", "v"), "δ": ("d",),
-           "λ": ("l",), "θ": ("th",)}
+           "λ": ("l",), "θ": ("th",)})
 
 
 def _read(word: str, most: int = 2) -> tuple[str, ...]:
