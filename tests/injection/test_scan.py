@@ -251,6 +251,27 @@ def test_greek_prose_and_greek_words_quoted_in_english_are_not_blocked(text: str
         assert not _blocked(text, location)
 
 
+def test_greek_texts_are_never_blocked_in_any_location(load_script: Callable[..., ModuleType]) -> None:
+    # tests/data/injection/greek_texts.py: greetings and names, a README paragraph, tech words
+    build = load_script(CORPUS.parent / "build_corpus.py")
+    texts = load_script(CORPUS.parent / "greek_texts.py")
+    for _group, text in texts.GREEK_BENIGN:
+        for location, wrap in build.WRAP.items():
+            assert not _blocked(wrap.format(text=text), location), text
+
+
+def test_dev_orders_spelled_in_greek_letters_by_sound_are_caught_in_every_location(
+        load_script: Callable[..., ModuleType]) -> None:
+    # only the dev half (the corpus's split rule, by group): the held-out half is measured, not tuned
+    build = load_script(CORPUS.parent / "build_corpus.py")
+    texts = load_script(CORPUS.parent / "greek_texts.py")
+    dev = [text for group, text in texts.GREEK_SPELLED if build.split_of(group) == "dev"]
+    assert len(dev) == 4
+    for text in dev:
+        for location, wrap in build.WRAP.items():
+            assert _blocked(wrap.format(text=text), location), (location, text)
+
+
 # Defects found on the dev half of the third-party texts (tests/data/injection/import_real.py):
 # phrasings of public attack datasets and jailbreaks the patterns did not know, a rule read as a
 # leak, and an attack that framed itself as an example inside its own quotation marks.

@@ -2,8 +2,7 @@
 
 Each text is embedded among ordinary paragraphs as a MEMORY.md entry, a HERMES.md paragraph or a
 SKILL.md body; the English attacks listed in EVADE also appear disguised (look-alike letters,
-invisible code points, a line break inside the phrase or a word, spelled-out letters, base64),
-and eight of them spelled in Greek letters by their sound.
+invisible code points, a line break inside the phrase or a word, spelled-out letters, base64).
 The texts of ``hijack_texts.py`` (orders aimed at the assistant's answer) come last and keep the
 location they name: whether they are hostile depends on it.
 Groups (a text and its variants) go wholly to one split: ``dev`` (tune here) or ``heldout``
@@ -23,7 +22,7 @@ sys.path.insert(0, str(HERE))
 
 from benign_texts import BENIGN  # noqa: E402
 from hijack_texts import HIJACK  # noqa: E402
-from hostile_texts import EVADE, GREEK_SPELLED, HOSTILE  # noqa: E402
+from hostile_texts import EVADE, HOSTILE  # noqa: E402
 
 SOURCE = "written for hermes-core (MIT); see README.md"
 LOOKALIKE = str.maketrans({"a": "а", "e": "е", "o": "о", "p": "р", "c": "с", "i": "і", "x": "х",
@@ -107,9 +106,6 @@ def rows() -> list[dict[str, str]]:
             add(group, lang, "hostile", fn(text), name)
     for group, lang, text in BENIGN:
         add(group, lang, "benign", text, "plain")
-    # after the benign texts, so no earlier row changes its location
-    for group, text in GREEK_SPELLED:
-        add(group, "en", "hostile", text, "greek-letters")
     for group, lang, label, where, text in HIJACK:
         add(group, lang, label, text, "plain", where)
     return out
