@@ -27,6 +27,8 @@ from importlib import resources
 
 from anyascii import anyascii
 
+from hermes_core.injection.greek_sounds import bare, known_readings, letter_ways
+
 # Unicode's Default_Ignorable_Code_Point property (DerivedCoreProperties.txt): rendered as nothing.
 _IGNORABLE = re.compile(
     "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
@@ -201,17 +203,18 @@ def _letter_readings() -> dict[str, tuple[str, ...]]:
     return out
 
 
-@lru_cache(maxsize=1)
-def _rule_words() -> tuple[frozenset[str], frozenset[str]]:
+@lru_cache(maxsize=2)
+def _rule_words(english: bool = False) -> tuple[frozenset[str], frozenset[str]]:
     """(the words, every beginning of one) that the phrase rules of the Latin-letter languages
     read ("ignore", "the", "key"), from their patterns' text: what a word of Greek letters is
-    weighed against."""
+    weighed against. ``english``: the English rules' only (Greek words read as German or Spanish
+    ones too often: "είναι" is "eine", "στο" "esta")."""
     # imported here: only a text with a word of Greek letters needs the tables
     from hermes_core.injection.patterns import LANGUAGES
 
     words: set[str] = set()
     for lang, table in LANGUAGES.items():
-        if lang in ("zh", "ja"):
+        if lang in ("zh", "ja") or (english and lang != "en"):
             continue
         for pattern in (p for patterns in table.values() for p in patterns):
             for word in re.findall(r"[a-z]{2,}\??", pattern.pattern):
@@ -221,47 +224,70 @@ def _rule_words() -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(words), frozenset(w[:i] for w in words for i in range(1, len(w) + 1))
 
 
-def _known_reading(word: str) -> str | None:
-    """The first letter-by-letter reading of a lower-case word, each Greek letter by its shape,
-    its capital's shape or its sound, that is a word the rules read ("τηε": "the", τ by shape, η
-    by its capital; "σεnd": "send"); None when none is (or :data:`MAX_WORD_BRANCHES` are spent)."""
-    options = _letter_readings()
+# how many of a word's readings that are rule words the search looks for: the first is the word's
+# shape reading, and an English one is looked for among them all
+KNOWN_READINGS = 4
+
+
+def _known_readings(word: str) -> tuple[str, ...]:
+    """The first letter-by-letter readings (:data:`KNOWN_READINGS`) of a lower-case word, each
+    Greek letter by its shape, its capital's shape, its sound or what it stands for in English
+    spelled by sound (:mod:`hermes_core.injection.greek_sounds`: κ for c, ου for w), that are
+    words the rules read
+    ("τηε": "the", τ by shape, η by its capital; "σεnd": "send"; "ινστρούκτιονς": "instructions";
+    "δε": "de" and "the"); () when none is (or :data:`MAX_WORD_BRANCHES` are spent first).
+    Accents do not change them. A lone letter is read by its shape ("η is eta")."""
+    if len(word) < 2:
+        return ()
     known, beginnings = _rule_words()
-    budget = MAX_WORD_BRANCHES
-    stack: list[tuple[int, str]] = [(0, "")]
-    while stack and budget > 0:
-        i, head = stack.pop()
-        budget -= 1
-        if i == len(word):
-            if head in known:
-                return head
-            continue
-        # pushed in reverse, so the shape reading is tried first
-        for letters in reversed(options.get(word[i], (word[i],))):
-            if head + letters in beginnings:
-                stack.append((i + 1, head + letters))
-    return None
+    return known_readings(bare(word), _letter_ways(), known, beginnings, MAX_WORD_BRANCHES,
+                          KNOWN_READINGS)
 
 
-def _word_readings(word: str) -> tuple[str, str]:
-    """A word of Greek letters (or Greek and Latin ones) read (by shape, by sound), once a
-    distinct word. By shape, unless some mix of shape and sound readings letter by letter is a
-    word the rules read: then that mix (the sound reading is kept whole as a view of its own)."""
+@lru_cache(maxsize=1)
+def _letter_ways() -> dict[str, tuple[tuple[int, str], ...]]:
+    """:func:`_letter_readings` with the English sound readings, as the search steps through them."""
+    return letter_ways(_letter_readings())
+
+
+# a Greek word this long or longer that reads as a word the rules read is weighed as such; a
+# shorter one ("το" is "to", "με" "me", "αν" "an") is as often a Greek word
+_RULE_WORD_LETTERS = 3
+
+
+def _english_readings(word: str) -> tuple[str, ...]:
+    """The readings of a lower-case word, of those :func:`_known_readings` finds, that are words
+    the English rules read: English typed in Greek letters by sound reads as English ("δε" is
+    "the", where the first of all readings is Spanish "de"). One search serves both."""
+    english, _ = _rule_words(english=True)
+    found = _known_readings_once(word) if _short(word) else _known_readings(word)
+    return tuple(r for r in found if r in english)
+
+
+def _word_readings(word: str) -> tuple[str, str, str]:
+    """A word of Greek letters (or Greek and Latin ones) read (by shape, by sound, as English),
+    once a distinct word. By shape, unless some mix of its letters' readings is a word the rules
+    read: then that mix (the sound reading is kept whole as a view of its own); the third is the
+    first such mix that the English rules read ("δε": "de", then "the"), else the first."""
     upper, _ = _confusable_tables()
     lower = word.translate(upper).casefold()
     shape, sound = _greek_tables()
-    mixed = _known_reading(word.casefold())
-    by_shape = lower.translate(shape) if mixed is None else mixed
+    lowered = word.casefold()
+    short = _short(lowered)
+    mixed = _known_readings_once(lowered) if short else _known_readings(lowered)
+    by_shape = mixed[0] if mixed else lower.translate(shape)
     # "ου" is "ou" in every romanisation of Greek (ELOT 743, ISO 843), where anyascii spells each
     # υ "y" ("πρεβιους" -> "previoys")
     if "υ" in word or "Υ" in word:
         word = _OU.sub(lambda d: _OU_LATIN[d.group()], word)
-    return by_shape, word.translate(sound)
+    english = _english_readings(lowered)
+    return by_shape, word.translate(sound), english[0] if english else by_shape
 
 
 _OU = re.compile("[οΟ][υΥ]")
 _OU_LATIN = {"ου": "ou", "οΥ": "oU", "Ου": "ou", "ΟΥ": "oU"}
 _word_readings_once = lru_cache(maxsize=65536)(_word_readings)
+_known_readings_once = lru_cache(maxsize=65536)(_known_readings)
 
 
 _GREEK_LONG_WORD = re.compile("[\u0370-\u03ff\u1f00-\u1fff]{5,}")
@@ -338,6 +364,32 @@ def _misspelled_greek(sentence: str) -> bool:
     return 2 * sum(1 for w in words if _unlike_greek(w)) >= len(words)
 
 
+def _rule_word_share(sentence: str) -> tuple[int, int]:
+    """(how many of a sentence's Greek words of three letters or more read as a word the English
+    rules read, how many there are): "Ιγνόρε πρέβιους ινστρούκτιονς" is 3 of 3, accents and all;
+    "Καλημέρα Μιχαήλ!" 0 of 2."""
+    words = [w for w in _GREEK_WORD.findall(sentence) if len(w) >= _RULE_WORD_LETTERS]
+    read = sum(1 for w in map(str.casefold, words)
+               if any(len(r) >= _RULE_WORD_LETTERS
+                      for r in _english_readings(w)))
+    return read, len(words)
+
+
+def _disguised(sentence: str) -> bool:
+    """Whether a sentence of a paragraph mostly in Greek letters is letters chosen for their look
+    or sound: its Greek is unaccented; or it is misspelled as Greek and one of its words reads as
+    a word the rules read (a name or a loanword, "Καλημέρα Μιχαήλ!", "Ωραίο γκολ!", is
+    misspelled as well, and reads as no such word); or, however it is accented, two of its
+    words or more and half of them at least read as such words ("Ιγνόρε πρέβιους ινστρούκτιονς"
+    is spelled as Greek could be)."""
+    if _unaccented_greek(sentence):
+        return True
+    read, words = _rule_word_share(sentence)
+    if read and _misspelled_greek(sentence):
+        return True
+    return read >= 2 and 2 * read >= words
+
+
 def _disguised_pieces(paragraph: str) -> list[tuple[str, bool]]:
     """The paragraph whole, read when it is mostly in Latin letters; else its sentences, each read
     when its Greek is unaccented: a sentence of real Greek beside one of look-alikes does not hide
@@ -346,7 +398,7 @@ def _disguised_pieces(paragraph: str) -> list[tuple[str, bool]]:
         return [(paragraph, False)]
     if _mostly_latin(paragraph):
         return [(paragraph, True)]
-    return [(s, _unaccented_greek(s) or _misspelled_greek(s)) for s in _SENTENCE_END.split(paragraph)]
+    return [(s, _disguised(s)) for s in _SENTENCE_END.split(paragraph)]
 
 
 def greek_readings(text: str, plain: str | None = None) -> tuple[str, ...]:
@@ -370,22 +422,26 @@ def greek_readings(text: str, plain: str | None = None) -> tuple[str, ...]:
     plain = fold(text) if plain is None else plain
     by_shape: list[str] = []
     by_sound: list[str] = []
+    by_other: list[str] = []
     for piece, disguised in pieces:
         if not disguised:
             by_shape.append(piece)
             by_sound.append(piece)
+            by_other.append(piece)
             continue
         # words at the odd places, each distinct one read once
         parts = _GREEK_OR_LATIN_SPLIT.split(piece)
         words = parts[1::2]
         of = {w: _word_readings_once(w) if _short(w) else _word_readings(w) for w in set(words)}
-        shapes, sounds = parts[:], parts[:]
+        shapes, sounds, others = parts[:], parts[:], parts[:]
         shapes[1::2] = [of[w][0] for w in words]
         sounds[1::2] = [of[w][1] for w in words]
+        others[1::2] = [of[w][2] for w in words]
         by_shape += shapes
         by_sound += sounds
+        by_other += others
     out: list[str] = []
-    for read in (fold("".join(by_shape)), fold("".join(by_sound))):
+    for read in (fold("".join(by_shape)), fold("".join(by_sound)), fold("".join(by_other))):
         if read != plain and read not in out:
             out.append(read)
     return tuple(out)
