@@ -12,6 +12,7 @@ code without importing the stores above it.
 
 from __future__ import annotations
 
+import dis
 import functools
 import hashlib
 import inspect
@@ -125,11 +126,44 @@ def modules_id(modules: Sequence[types.ModuleType], salt: str = "") -> str:
 def imported_releases(modules: Sequence[types.ModuleType]) -> str:
     """The releases of the libraries ``modules`` import by name (``import simplemma``), outside the
     standard library and this package: their code decides results as much as ours (BM25's
-    stemming lemmatises through simplemma), yet is not in :func:`modules_id`. A salt for it."""
-    names = {v.__name__.partition(".")[0] for m in modules for v in vars(m).values()
-             if isinstance(v, types.ModuleType)}
+    stemming lemmatises through simplemma), yet is not in :func:`modules_id`. A salt for it.
+
+    The same text whatever this process ran before asking: a library one of their functions
+    imports (tokenize loads jieba when Chinese is first segmented, and keeps it in a global) is
+    in the salt from the start, by its installed distribution's release whether or not loaded
+    yet; otherwise a file saved after a Chinese query was refused by the next process. A library
+    loaded by ``importlib.import_module`` or ``__import__`` is not seen until it is bound."""
+    lazy = {n for m in modules for n in _imported_by_functions(m)}
+    names = lazy | {v.__name__.partition(".")[0] for m in modules for v in vars(m).values()
+                    if isinstance(v, types.ModuleType)}
     names -= {*sys.stdlib_module_names, __name__.partition(".")[0]}
-    return "\x00".join(f"{n}={_release(n)}" for n in sorted(names))
+    return "\x00".join(f"{n}={_installed(n) if n in lazy else _release(n)}" for n in sorted(names))
+
+
+_IMPORT_NAME, _EXTENDED_ARG = dis.opmap["IMPORT_NAME"], dis.EXTENDED_ARG
+
+
+@functools.cache
+def _imported_by_functions(module: types.ModuleType) -> frozenset[str]:
+    """The top-level names the functions and methods ``module`` defines import (``import jieba``
+    in a function body), read from their bytecode once a process (a function edited in place
+    is not seen, as in :func:`token_store.derive_id`)."""
+    found: set[str] = set()
+    codes = [f.__code__ for f in defined(module)]
+    while codes:
+        code = codes.pop()
+        codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+        raw = code.co_code
+        if _IMPORT_NAME not in raw[::2]:   # most functions import nothing: no loop in Python
+            continue
+        ext = 0
+        for i in range(0, len(raw), 2):
+            op, arg = raw[i], raw[i + 1] | ext
+            ext = arg << 8 if op == _EXTENDED_ARG else 0
+            if op == _IMPORT_NAME:
+                found.add(code.co_names[arg].partition(".")[0])
+    found.discard("")   # ``from . import x``
+    return frozenset(found)
 
 
 def _release(name: str) -> str:

@@ -346,6 +346,25 @@ def test_an_index_saved_before_an_edit_of_the_deriving_or_postings_code_is_not_s
     assert load_parts(path, skill_terms) is None
 
 
+def test_an_index_saved_after_chinese_was_segmented_is_read_by_a_process_that_segmented_none(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, new_process_ids: Callable[[], None]) -> None:
+    # a catalog without Chinese never loads jieba, but a Chinese query does: tokenize's jieba
+    # global entered the deriving code's fingerprint, so the file saved after such a query was
+    # refused by the next process (no Chinese segmented yet) and the index built whole again
+    import jieba
+
+    catalog = [s for s in CATALOG if not tok.has_cjk(s.name + s.description)]
+    path = index_path(tmp_path)
+    monkeypatch.setattr(tok, "_jieba", jieba)          # a Chinese query was segmented
+    new_process_ids()
+    _saved(path, catalog)
+    monkeypatch.setattr(tok, "_jieba", None)           # the next process: none yet
+    monkeypatch.setattr(tok, "_jieba_failed", False)
+    new_process_ids()
+    assert load_parts(path, skill_terms, catalog) is not None
+    assert tok._jieba is None   # reading it loaded nothing
+
+
 def test_a_rewrite_after_a_warm_restart_decodes_only_the_changed_skills_and_writes_the_same_file(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # a rewrite (MIN_NEW changes) made every kept skill's terms from the file's bytes, only to

@@ -41,3 +41,19 @@ def test_an_import_no_installed_distribution_provides_reads_as_a_dash(
     monkeypatch.setitem(__import__("sys").modules, module.__name__, module)
     assert imported_releases([_importing(module)]) == "no_such_library_here=-"
     code_fingerprint._installed.cache_clear()
+
+
+def test_a_library_a_module_loads_lazily_into_a_global_salts_alike_before_and_after_the_load() -> None:
+    # tokenize binds jieba to a global only once Chinese is segmented: a process that segmented a
+    # Chinese query before saving salted its files with jieba's release, and the next process
+    # (no Chinese read yet) refused them at every start
+    module = types.ModuleType("loading_lazily_under_test")
+    exec(compile("_lib = None\n"
+                 "def load():\n"
+                 "    global _lib\n"
+                 "    import snowballstemmer as lib\n"
+                 "    _lib = lib\n", module.__name__, "exec"), vars(module))
+    before = imported_releases([module])
+    module.load()
+    assert imported_releases([module]) == before
+    assert before == f"snowballstemmer={metadata.version('snowballstemmer')}"
