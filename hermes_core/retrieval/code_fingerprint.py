@@ -19,7 +19,7 @@ import inspect
 import re
 import sys
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
 from typing import Any
 
@@ -193,15 +193,29 @@ def _installed(name: str) -> str:
 
 def providers(name: str) -> list[str]:
     """The installed distributions that provide the top-level import ``name``, by
-    ``importlib.metadata``: first by the ``top_level.txt`` most wheels carry (one small read each,
-    ~10 ms in all), else by ``packages_distributions``, which reads every distribution's file list
-    (0.6 s on this machine's venv: paid only when no ``top_level.txt`` names it)."""
-    listed = []
+    ``importlib.metadata``: first by the ``top_level.txt`` most wheels carry, else by
+    ``packages_distributions``, which reads every distribution's file list (0.6 s on this
+    machine's venv: paid only when no ``top_level.txt`` names it). Each is read once a process,
+    however many imports are looked up."""
+    listed = [d.metadata["Name"] for d in _top_levels().get(name, ())]
+    return list(dict.fromkeys(listed)) or list(_packages().get(name, []))
+
+
+@functools.cache
+def _top_levels() -> dict[str, list[metadata.Distribution]]:
+    """Each top-level import the installed distributions' ``top_level.txt`` name -> those
+    distributions (one small read each, ~10 ms in all)."""
+    found: dict[str, list[metadata.Distribution]] = {}
     for dist in metadata.distributions():
         try:
             top = dist.read_text("top_level.txt")
         except (OSError, UnicodeDecodeError):
             top = None
-        if top is not None and name in top.split():
-            listed.append(dist.metadata["Name"])
-    return list(dict.fromkeys(listed)) or list(metadata.packages_distributions().get(name, []))
+        for name in (top or "").split():
+            found.setdefault(name, []).append(dist)
+    return found
+
+
+@functools.cache
+def _packages() -> Mapping[str, list[str]]:
+    return metadata.packages_distributions()

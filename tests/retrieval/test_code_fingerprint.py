@@ -57,3 +57,26 @@ def test_a_library_a_module_loads_lazily_into_a_global_salts_alike_before_and_af
     module.load()
     assert imported_releases([module]) == before
     assert before == f"snowballstemmer={metadata.version('snowballstemmer')}"
+
+
+def test_imports_no_distribution_provides_scan_the_installed_files_once_a_process(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # each such import read every distribution's file list again (0.6-0.9 s here); a library a
+    # function imports is salted even when missing, so a broken install paid it per library
+    scans: list[int] = []
+    real = metadata.packages_distributions
+
+    def counted() -> object:
+        scans.append(1)
+        return real()
+
+    monkeypatch.setattr(code_fingerprint.metadata, "packages_distributions", counted)
+    code_fingerprint._installed.cache_clear()
+    code_fingerprint._packages.cache_clear()
+    modules = [types.ModuleType(f"no_such_library_{i}") for i in range(3)]
+    for m in modules:
+        monkeypatch.setitem(__import__("sys").modules, m.__name__, m)
+    assert imported_releases([_importing(*modules)]).count("=-") == 3
+    assert len(scans) == 1
+    code_fingerprint._installed.cache_clear()
+    code_fingerprint._packages.cache_clear()
