@@ -12,13 +12,14 @@ code without importing the stores above it.
 
 from __future__ import annotations
 
+import dis
 import functools
 import hashlib
 import inspect
 import re
 import sys
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
 from typing import Any
 
@@ -125,11 +126,44 @@ def modules_id(modules: Sequence[types.ModuleType], salt: str = "") -> str:
 def imported_releases(modules: Sequence[types.ModuleType]) -> str:
     """The releases of the libraries ``modules`` import by name (``import simplemma``), outside the
     standard library and this package: their code decides results as much as ours (BM25's
-    stemming lemmatises through simplemma), yet is not in :func:`modules_id`. A salt for it."""
-    names = {v.__name__.partition(".")[0] for m in modules for v in vars(m).values()
-             if isinstance(v, types.ModuleType)}
+    stemming lemmatises through simplemma), yet is not in :func:`modules_id`. A salt for it.
+
+    The same text whatever this process ran before asking: a library one of their functions
+    imports (tokenize loads jieba when Chinese is first segmented, and keeps it in a global) is
+    in the salt from the start, by its installed distribution's release whether or not loaded
+    yet; otherwise a file saved after a Chinese query was refused by the next process. A library
+    loaded by ``importlib.import_module`` or ``__import__`` is not seen until it is bound."""
+    lazy = {n for m in modules for n in _imported_by_functions(m)}
+    names = lazy | {v.__name__.partition(".")[0] for m in modules for v in vars(m).values()
+                    if isinstance(v, types.ModuleType)}
     names -= {*sys.stdlib_module_names, __name__.partition(".")[0]}
-    return "\x00".join(f"{n}={_release(n)}" for n in sorted(names))
+    return "\x00".join(f"{n}={_installed(n) if n in lazy else _release(n)}" for n in sorted(names))
+
+
+_IMPORT_NAME, _EXTENDED_ARG = dis.opmap["IMPORT_NAME"], dis.EXTENDED_ARG
+
+
+@functools.cache
+def _imported_by_functions(module: types.ModuleType) -> frozenset[str]:
+    """The top-level names the functions and methods ``module`` defines import (``import jieba``
+    in a function body), read from their bytecode once a process (a function edited in place
+    is not seen, as in :func:`token_store.derive_id`)."""
+    found: set[str] = set()
+    codes = [f.__code__ for f in defined(module)]
+    while codes:
+        code = codes.pop()
+        codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+        raw = code.co_code
+        if _IMPORT_NAME not in raw[::2]:   # most functions import nothing: no loop in Python
+            continue
+        ext = 0
+        for i in range(0, len(raw), 2):
+            op, arg = raw[i], raw[i + 1] | ext
+            ext = arg << 8 if op == _EXTENDED_ARG else 0
+            if op == _IMPORT_NAME:
+                found.add(code.co_names[arg].partition(".")[0])
+    found.discard("")   # ``from . import x``
+    return frozenset(found)
 
 
 def _release(name: str) -> str:
@@ -159,15 +193,29 @@ def _installed(name: str) -> str:
 
 def providers(name: str) -> list[str]:
     """The installed distributions that provide the top-level import ``name``, by
-    ``importlib.metadata``: first by the ``top_level.txt`` most wheels carry (one small read each,
-    ~10 ms in all), else by ``packages_distributions``, which reads every distribution's file list
-    (0.6 s on this machine's venv: paid only when no ``top_level.txt`` names it)."""
-    listed = []
+    ``importlib.metadata``: first by the ``top_level.txt`` most wheels carry, else by
+    ``packages_distributions``, which reads every distribution's file list (0.6 s on this
+    machine's venv: paid only when no ``top_level.txt`` names it). Each is read once a process,
+    however many imports are looked up."""
+    listed = [d.metadata["Name"] for d in _top_levels().get(name, ())]
+    return list(dict.fromkeys(listed)) or list(_packages().get(name, []))
+
+
+@functools.cache
+def _top_levels() -> dict[str, list[metadata.Distribution]]:
+    """Each top-level import the installed distributions' ``top_level.txt`` name -> those
+    distributions (one small read each, ~10 ms in all)."""
+    found: dict[str, list[metadata.Distribution]] = {}
     for dist in metadata.distributions():
         try:
             top = dist.read_text("top_level.txt")
         except (OSError, UnicodeDecodeError):
             top = None
-        if top is not None and name in top.split():
-            listed.append(dist.metadata["Name"])
-    return list(dict.fromkeys(listed)) or list(metadata.packages_distributions().get(name, []))
+        for name in (top or "").split():
+            found.setdefault(name, []).append(dist)
+    return found
+
+
+@functools.cache
+def _packages() -> Mapping[str, list[str]]:
+    return metadata.packages_distributions()

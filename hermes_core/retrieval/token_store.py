@@ -119,10 +119,11 @@ def derive_id(derive: Derive, *modules: types.ModuleType) -> str:
 
     Hashed once a process for the same function, module objects and releases (as the text-key
     and scorer stores keep theirs), not at import: code on disk edited is seen by the next
-    process, a module replaced in this one (a reload into a new module, another ``derive``) is
-    hashed anew, and so is a library imported since (jieba once Chinese is segmented). A
-    function patched inside a module object already hashed is not seen until
-    :func:`forget_derive_ids` (what a new process starts from)."""
+    process; in this one, another ``derive`` (a reload of its own module makes a new function)
+    or another module object is hashed anew, and so is a library release that differs. A module
+    edited in place is not seen until :func:`forget_derive_ids` (what a new process starts
+    from): a function patched inside it, or ``importlib.reload`` of the tokenizer or of
+    ``modules``, which keeps the module object."""
     home = sys.modules.get(getattr(derive, "__module__", "") or "")
     mods = tuple(dict.fromkeys([tok, token_memo, *modules, *([home] if home is not None else [])]))
     key = (derive, mods, imported_releases(mods))

@@ -48,6 +48,21 @@ def _saved(path: Path, skills: list[Skill]) -> IndexParts:
     return parts
 
 
+def _counting_terms_made(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
+    """The tokens of every ``SkillTerms`` made from here on (derived or decoded from a file)."""
+    from hermes_core.retrieval.token_memo import SkillTerms
+
+    made: list[tuple[str, ...]] = []
+    real_init = SkillTerms.__init__
+
+    def counting(self: SkillTerms, tokens: tuple[str, ...], *rest: object) -> None:
+        made.append(tokens)
+        real_init(self, tokens, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(SkillTerms, "__init__", counting)
+    return made
+
+
 def test_the_parts_and_keys_read_back_as_written(tmp_path: Path) -> None:
     path = index_path(tmp_path)
     parts = _saved(path, CATALOG)
@@ -185,7 +200,6 @@ def test_a_warm_restart_decodes_no_terms_until_a_skill_is_edited_or_asked(
     # (about 0.2 s at 20,000 skills), though an update touches only the edited skills' terms
     from hermes_core.retrieval import bm25 as bm25_mod
     from hermes_core.retrieval import bm25_store
-    from hermes_core.retrieval.token_memo import SkillTerms
     # counting SkillTerms' constructions edits the deriving code, whose fingerprint would refuse
     # the file: the fingerprint is held fixed here (its own tests are in test_token_store.py)
     monkeypatch.setattr(bm25_store, "derive_id", lambda derive, *modules: "fixed")
@@ -193,14 +207,7 @@ def test_a_warm_restart_decodes_no_terms_until_a_skill_is_edited_or_asked(
     updated_index(BM25Index(), CATALOG, TermsCache(tmp_path, min_new=1), IndexCache(tmp_path, min_new=1))
     memo = TokenMemo()
     monkeypatch.setattr(bm25_mod, "_MEMO", memo)                        # a new process
-    made: list[tuple[str, ...]] = []
-    real_init = SkillTerms.__init__
-
-    def counting(self: SkillTerms, tokens: tuple[str, ...], *rest: object) -> None:
-        made.append(tokens)
-        real_init(self, tokens, *rest)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(SkillTerms, "__init__", counting)
+    made = _counting_terms_made(monkeypatch)
     again = updated_index(BM25Index(), CATALOG, TermsCache(tmp_path), IndexCache(tmp_path))
     assert made == [] and memo.derived == 0 and len(memo) == 4         # adopted, none decoded
     asked = memo.terms([CATALOG[1]], skill_terms)                       # asked: that one decoded
@@ -346,34 +353,44 @@ def test_an_index_saved_before_an_edit_of_the_deriving_or_postings_code_is_not_s
     assert load_parts(path, skill_terms) is None
 
 
+def test_an_index_saved_after_chinese_was_segmented_is_read_by_a_process_that_segmented_none(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, new_process_ids: Callable[[], None]) -> None:
+    # a catalog without Chinese never loads jieba, but a Chinese query does: tokenize's jieba
+    # global entered the deriving code's fingerprint, so the file saved after such a query was
+    # refused by the next process (no Chinese segmented yet) and the index built whole again
+    import jieba
+
+    catalog = [s for s in CATALOG if not tok.has_cjk(s.name + s.description)]
+    path = index_path(tmp_path)
+    monkeypatch.setattr(tok, "_jieba", jieba)          # a Chinese query was segmented
+    new_process_ids()
+    _saved(path, catalog)
+    monkeypatch.setattr(tok, "_jieba", None)           # the next process: none yet
+    monkeypatch.setattr(tok, "_jieba_failed", False)
+    new_process_ids()
+    assert load_parts(path, skill_terms, catalog) is not None
+    assert tok._jieba is None   # reading it loaded nothing
+
+
 def test_a_rewrite_after_a_warm_restart_decodes_only_the_changed_skills_and_writes_the_same_file(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # a rewrite (MIN_NEW changes) made every kept skill's terms from the file's bytes, only to
     # encode them back to the same bytes: at 20,000 skills, 1.2 million strings
     from hermes_core.retrieval import bm25 as bm25_mod
     from hermes_core.retrieval import bm25_store
-    from hermes_core.retrieval.token_memo import SkillTerms
 
     monkeypatch.setattr(bm25_store, "derive_id", lambda derive, *modules: "fixed")
     catalog = [*CATALOG, *(Skill(f"skill-{i}", f"Do task {i} with café and 数据 {i}") for i in range(12))]
     monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())
     updated_index(BM25Index(), catalog, TermsCache(tmp_path, min_new=1), IndexCache(tmp_path, min_new=1))
     monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())                 # a new process
-    made: list[tuple[str, ...]] = []
-    real_init = SkillTerms.__init__
-
-    def counting(self: SkillTerms, tokens: tuple[str, ...], *rest: object) -> None:
-        made.append(tokens)
-        real_init(self, tokens, *rest)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(SkillTerms, "__init__", counting)
+    made = _counting_terms_made(monkeypatch)
     edited = [*catalog[:5], Skill("skill-1", "Another text altogether"), *catalog[6:-1],
               Skill("added", "A new skill")]   # one edited, one removed, one added
     state = IndexCache(tmp_path, min_new=1)
     after = updated_index(BM25Index(), edited, TermsCache(tmp_path), state)
     # the edited and removed skills' old terms (to take them out), the edited and added derived
     assert len(made) == 4
-    monkeypatch.setattr(SkillTerms, "__init__", real_init)
     got = load_parts(index_path(tmp_path), skill_terms, edited)
     assert got is not None
     _same_parts(got[0], after.parts)   # the index written reads back, every kept skill's terms too

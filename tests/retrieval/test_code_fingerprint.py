@@ -41,3 +41,42 @@ def test_an_import_no_installed_distribution_provides_reads_as_a_dash(
     monkeypatch.setitem(__import__("sys").modules, module.__name__, module)
     assert imported_releases([_importing(module)]) == "no_such_library_here=-"
     code_fingerprint._installed.cache_clear()
+
+
+def test_a_library_a_module_loads_lazily_into_a_global_salts_alike_before_and_after_the_load() -> None:
+    # tokenize binds jieba to a global only once Chinese is segmented: a process that segmented a
+    # Chinese query before saving salted its files with jieba's release, and the next process
+    # (no Chinese read yet) refused them at every start
+    module = types.ModuleType("loading_lazily_under_test")
+    exec(compile("_lib = None\n"
+                 "def load():\n"
+                 "    global _lib\n"
+                 "    import snowballstemmer as lib\n"
+                 "    _lib = lib\n", module.__name__, "exec"), vars(module))
+    before = imported_releases([module])
+    module.load()
+    assert imported_releases([module]) == before
+    assert before == f"snowballstemmer={metadata.version('snowballstemmer')}"
+
+
+def test_imports_no_distribution_provides_scan_the_installed_files_once_a_process(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # each such import read every distribution's file list again (0.6-0.9 s here); a library a
+    # function imports is salted even when missing, so a broken install paid it per library
+    scans: list[int] = []
+    real = metadata.packages_distributions
+
+    def counted() -> object:
+        scans.append(1)
+        return real()
+
+    monkeypatch.setattr(code_fingerprint.metadata, "packages_distributions", counted)
+    code_fingerprint._installed.cache_clear()
+    code_fingerprint._packages.cache_clear()
+    modules = [types.ModuleType(f"no_such_library_{i}") for i in range(3)]
+    for m in modules:
+        monkeypatch.setitem(__import__("sys").modules, m.__name__, m)
+    assert imported_releases([_importing(*modules)]).count("=-") == 3
+    assert len(scans) == 1
+    code_fingerprint._installed.cache_clear()
+    code_fingerprint._packages.cache_clear()
