@@ -650,3 +650,30 @@ def test_a_session_planted_at_a_passage_rowid_while_a_store_is_open_is_moved_by_
         assert store.connection.execute("SELECT COUNT(*) FROM sessions WHERE rowid < 1"
                                         ).fetchone()[0] == 0
         assert store.stats()["index_in_sync"]
+
+
+def _open_and_close(path: str) -> None:
+    _open(Path(path)).close()
+
+
+def test_two_processes_opening_at_once_move_each_session_below_rowid_one_once(
+        tmp_path: Path) -> None:
+    """Both openers count the rows below 1 and move them a batch a write transaction; each batch
+    is selected under the write lock, so none is moved twice, copied or lost."""
+    path = tmp_path / "sessions.db"
+    n = 4 * drift.REPAIR_ROWS + 33
+    _plant_below_rowid_one(path, n)
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_open_and_close, args=(str(path),)) for _ in range(2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+    assert [p.exitcode for p in procs] == [0, 0]
+    with _open(path) as store:
+        ids = [r[0] for r in store.connection.execute("SELECT session_id FROM sessions")]
+        assert sorted(ids) == sorted(["s", *(f"low{k}" for k in range(n))])
+        assert _low(store.connection) == 0
+        for k in range(0, n, 41):
+            assert [h.session_id for h in store.search(f'"word{k}x"', 3)] == [f"low{k}"]
+        assert store.stats()["index_in_sync"]
