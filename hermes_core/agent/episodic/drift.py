@@ -96,8 +96,9 @@ def rehome(conn: sqlite3.Connection, rows: int = REPAIR_ROWS, most: int | None =
     Why: an index row's rowid below 1 names a passage of another session (passage ``p`` of
     session ``s`` sits at ``-(s * 64 + p)``), so such a session's own index row was read as
     another's, healed away as a passage of no session, and found by no search. Moved, it is a
-    session like any other: its index row at the old rowid goes, and the insert trigger notes
-    the new one, which the heal that follows re-derives. The session's id, text and stamp stay;
+    session like any other: its index row at the old rowid goes (not a passage of the session
+    owning that rowid: :func:`_clear_low`), and the insert trigger notes the new one, which the
+    heal re-derives (and moves one planted later: :func:`_rederive`). The session's id, text and stamp stay;
     only the rowid, which no caller sees, changes. A move is a delete and an insert (no
     segmenting): 1,000 cost about as much as one batch of the heal. A lookup on the rowid's
     B-tree: free when there is none (every archive hermes-core wrote).
@@ -110,25 +111,14 @@ def rehome(conn: sqlite3.Connection, rows: int = REPAIR_ROWS, most: int | None =
         return 0
     there = int(conn.execute("SELECT COUNT(*) FROM sessions WHERE rowid < 1").fetchone()[0])
     most = there if most is None else min(most, there)
-    names = [r[1] for r in conn.execute("PRAGMA table_info(sessions)") if not r[5]]  # no key
-    cols = ", ".join(f'"{n}"' for n in names)
+    cols = _columns(conn)
     total = 0
     while total < most:
         with reindex.immediate(conn):
             low = conn.execute(f"SELECT rowid, {cols} FROM sessions WHERE rowid < 1 ORDER BY rowid"
                                " LIMIT ?", (min(rows, most - total),)).fetchall()
             for row in low:
-                conn.execute("DELETE FROM sessions WHERE rowid = ?", (row[0],))
-                passages.remove(conn, TABLE, row[0])    # at 0, its passages too
-                # its insert's note goes (the heal spent its budget on a gone row); the index
-                # row removed at a rowid below 0 may have been a passage of the session it names
-                # (:data:`.passages.NOTE_TRIGGER_SQL`'s arithmetic): that one is re-derived
-                conn.execute("DELETE FROM index_drift WHERE id = ?", (row[0],))
-                if row[0] < 0:
-                    conn.execute("INSERT OR IGNORE INTO index_drift SELECT rowid FROM sessions"
-                                 " WHERE rowid = ?", ((-(row[0] + 1)) // passages.MAX_PASSAGES,))
-                conn.execute(f"INSERT INTO sessions({cols}) VALUES ({', '.join('?' * len(names))})",
-                             row[1:])
+                _move(conn, cols, row[0], row[1:])
         total += len(low)
         if len(low) < rows:
             break
@@ -136,6 +126,40 @@ def rehome(conn: sqlite3.Connection, rows: int = REPAIR_ROWS, most: int | None =
         log.info("memory database: %d sessions another tool wrote at rowids below 1 moved to "
                  "new rowids", total)
     return total
+
+
+def _columns(conn: sqlite3.Connection) -> str:
+    """The ``sessions`` columns a move copies (all but an ``INTEGER PRIMARY KEY``: the rowid)."""
+    return ", ".join(f'"{r[1]}"' for r in conn.execute("PRAGMA table_info(sessions)") if not r[5])
+
+
+def _move(conn: sqlite3.Connection, cols: str, rowid: int, values: Sequence[object]) -> int:
+    """Move the session at ``rowid`` (below 1; ``values`` its ``cols``) to SQLite's next free
+    rowid, noted for the heal by the insert trigger; its own note goes (the heal spent its
+    budget on a gone row). The new rowid."""
+    conn.execute("DELETE FROM sessions WHERE rowid = ?", (rowid,))
+    conn.execute("DELETE FROM index_drift WHERE id = ?", (rowid,))
+    _clear_low(conn, rowid)
+    cur = conn.execute(f"INSERT INTO sessions({cols}) VALUES ({', '.join('?' * len(values))})",
+                       values)
+    return int(cur.lastrowid or 0)
+
+
+def _clear_low(conn: sqlite3.Connection, rowid: int) -> None:
+    """Take out the index rows at ``rowid`` (below 1, where a session was planted), except a
+    passage of the session owning that rowid (:data:`.passages.NOTE_TRIGGER_SQL`'s arithmetic):
+    that passage is the owner's, and taking it out lost the owner's words until it was
+    re-derived. Another index row there (the planted session's, as an older heal indexed it
+    there) goes, and the owner, whose passage it had replaced, is noted to be re-derived."""
+    owner = (-(rowid + 1)) // passages.MAX_PASSAGES
+    if rowid < 0 and conn.execute(
+            f"SELECT 1 FROM {TABLE} f, sessions s WHERE f.rowid = ? AND s.rowid = ?"
+            " AND f.session_id = s.session_id", (rowid, owner)).fetchone() is not None:
+        return
+    passages.remove(conn, TABLE, rowid)    # at 0, its passages too
+    if rowid < 0:
+        conn.execute("INSERT OR IGNORE INTO index_drift SELECT rowid FROM sessions"
+                     " WHERE rowid = ?", (owner,))
 
 
 def indexed(conn: sqlite3.Connection, rowid: int) -> None:
@@ -224,13 +248,24 @@ def _cut(segment: Segment, summary: object, tags: object) -> tuple[str, str, str
 
 def _rederive(conn: sqlite3.Connection, segment: Segment, rowids: Sequence[int],
               ahead: Ahead) -> None:
-    """Index the sessions at ``rowids`` afresh from their rows (a gone session: its rows out)."""
-    for rowid in rowids:
-        passages.remove(conn, TABLE, rowid)
+    """Index the sessions at ``rowids`` afresh from their rows (a gone session: its rows out).
+    One below rowid 1 (planted while a store is open) is moved first, as an open's :func:`rehome`
+    moves it: indexed where it sat, its text took the place of the passage of the session
+    owning that rowid, which lost those words, and the planted one was found by no search."""
+    cols = _columns(conn) if any(r < 1 for r in rowids) else ""
+    for noted in rowids:
+        rowid = noted
+        if rowid >= 1:
+            passages.remove(conn, TABLE, rowid)
+        elif (low := conn.execute(f"SELECT {cols} FROM sessions WHERE rowid = ?",
+                                  (rowid,)).fetchone()) is None:
+            _clear_low(conn, rowid)
+        else:
+            rowid = _move(conn, cols, rowid, low)
         row = conn.execute(f"SELECT {_COLUMNS} FROM sessions WHERE rowid = ?", (rowid,)).fetchone()
         if row is None:
             continue
-        seg = ahead.get(rowid)
+        seg = ahead.get(noted)
         if seg is None or seg[:2] != (passages.as_text(row[1]), passages.as_text(row[2])):
             seg = _cut(segment, row[1], row[2])              # changed since it was segmented
         passages.insert(conn, TABLE, (row[0], seg[2], seg[3], row[3], row[4], row[5]))

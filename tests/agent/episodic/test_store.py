@@ -1136,10 +1136,9 @@ def test_an_archive_indexed_before_profession_objects_is_re_indexed_once_and_the
         assert again.reindexed == 0
 
 
-def _segment_before_zwj_parts(text: str) -> str:
-    """How segment version 6 indexed: a ZWJ sequence with no person as one term, no parts."""
-    from hermes_core.tokenize import symbol_terms, tokenize
-    return " ".join([*tokenize(text, keep_whole=True), *symbol_terms(text)])
+#: How segment version 6 indexed a ZWJ sequence with no person (one term, no parts): as 5 read a
+#: text without bases.
+_segment_before_zwj_parts = _segment_before_objects_and_tag_bases
 
 
 def test_an_archive_indexed_before_zwj_parts_is_re_indexed_once_and_then_found(
