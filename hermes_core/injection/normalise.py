@@ -259,8 +259,11 @@ def _english_readings(word: str) -> tuple[str, ...]:
     """The readings of a lower-case word, of those :func:`_known_readings` finds, that are words
     the English rules read: English typed in Greek letters by sound reads as English ("δε" is
     "the", where the first of all readings is Spanish "de"). One search serves both."""
+    return _english_of(_known_readings_once(word) if _short(word) else _known_readings(word))
+
+
+def _english_of(found: tuple[str, ...]) -> tuple[str, ...]:
     english, _ = _rule_words(english=True)
-    found = _known_readings_once(word) if _short(word) else _known_readings(word)
     return tuple(r for r in found if r in english)
 
 
@@ -280,7 +283,7 @@ def _word_readings(word: str) -> tuple[str, str, str]:
     # υ "y" ("πρεβιους" -> "previoys")
     if "υ" in word or "Υ" in word:
         word = _OU.sub(lambda d: _OU_LATIN[d.group()], word)
-    english = _english_readings(lowered)
+    english = _english_of(mixed)
     return by_shape, word.translate(sound), english[0] if english else by_shape
 
 
@@ -368,11 +371,11 @@ def _rule_word_share(sentence: str) -> tuple[int, int]:
     """(how many of a sentence's Greek words of three letters or more read as a word the English
     rules read, how many there are): "Ιγνόρε πρέβιους ινστρούκτιονς" is 3 of 3, accents and all;
     "Καλημέρα Μιχαήλ!" 0 of 2."""
-    words = [w for w in _GREEK_WORD.findall(sentence) if len(w) >= _RULE_WORD_LETTERS]
-    read = sum(1 for w in map(str.casefold, words)
-               if any(len(r) >= _RULE_WORD_LETTERS
-                      for r in _english_readings(w)))
-    return read, len(words)
+    words = [w.casefold() for w in _GREEK_WORD.findall(sentence) if len(w) >= _RULE_WORD_LETTERS]
+    # each distinct word searched once (a word too long to be remembered would be searched again
+    # at each of its occurrences)
+    reads = {w: any(len(r) >= _RULE_WORD_LETTERS for r in _english_readings(w)) for w in set(words)}
+    return sum(1 for w in words if reads[w]), len(words)
 
 
 def _disguised(sentence: str) -> bool:
