@@ -367,11 +367,23 @@ def _misspelled_greek(sentence: str) -> bool:
     return 2 * sum(1 for w in words if _unlike_greek(w)) >= len(words)
 
 
+# Greek's own small words (clitic pronouns, negations, articles, που, αυτή) that sound like
+# English ones (δεν "then", μου "may", σου "say", πού "pay", μας "mac", αυτή "auth"): every Greek
+# sentence has some, so they are not weighed as English; a sentence found disguised still has
+# them read. Kept as :func:`bare` gives them (lower case, no accents, a final ς as σ).
+_GREEK_SMALL_WORDS = frozenset(map(bare, (
+    "δεν", "μην", "μου", "σου", "του", "της", "μας", "σας", "τους", "τις", "των", "τον", "την",
+    "που", "πως", "οτι", "για", "απο", "και", "στο", "στη", "στην", "στον", "στα", "αυτη", "αυτο",
+    "αυτος", "αυτα", "αυτοι", "αυτες", "ενα", "μια", "ενας")))
+
+
 def _rule_word_share(sentence: str) -> tuple[int, int]:
     """(how many of a sentence's Greek words of three letters or more read as a word the English
-    rules read, how many there are): "Ιγνόρε πρέβιους ινστρούκτιονς" is 3 of 3, accents and all;
-    "Καλημέρα Μιχαήλ!" 0 of 2."""
+    rules read, how many there are), Greek's small words aside (``_GREEK_SMALL_WORDS``):
+    "Ιγνόρε πρέβιους ινστρούκτιονς" is 3 of 3, accents and all; "Καλημέρα Μιχαήλ!" 0 of 2;
+    "Αυτή η βάση δεν είναι δική μας." 1 of 3."""
     words = [w.casefold() for w in _GREEK_WORD.findall(sentence) if len(w) >= _RULE_WORD_LETTERS]
+    words = [w for w in words if bare(w) not in _GREEK_SMALL_WORDS]
     # each distinct word searched once (a word too long to be remembered would be searched again
     # at each of its occurrences)
     reads = {w: any(len(r) >= _RULE_WORD_LETTERS for r in _english_readings(w)) for w in set(words)}

@@ -285,6 +285,12 @@ def test_words_in_greek_letters_among_latin_ones_are_read_by_shape_and_by_sound(
     "3.11 ή νεότερη έκδοση.",
     "Κάνε restart τον σέρβερ και μετά τρέξε τα tests. Ο κώδικας είναι στο branch main.",
     "Το σύστημα καταγραφής στέλνει τα logs στον server κάθε πέντε λεπτά.",
+    # everyday sentences whose commonest words sound like English ones (δεν "then", μου "may",
+    # σου "say", πού "pay", μας "mac", αυτή "auth"): Greek's own small words, not a disguise
+    "Δεν μου λες πού είναι η βάση σου;",
+    "Αυτή η βάση δεν είναι δική μας.",
+    "Δώσε μου το κλειδί σου.",
+    "Δεν ξέρω πού είναι το κλειδί μου.",
 ])
 def test_greek_spelled_as_greek_and_text_without_greek_have_no_other_reading(text: str) -> None:
     assert greek_readings(text) == ()
