@@ -259,8 +259,11 @@ def _english_readings(word: str) -> tuple[str, ...]:
     """The readings of a lower-case word, of those :func:`_known_readings` finds, that are words
     the English rules read: English typed in Greek letters by sound reads as English ("δε" is
     "the", where the first of all readings is Spanish "de"). One search serves both."""
+    return _english_of(_known_readings_once(word) if _short(word) else _known_readings(word))
+
+
+def _english_of(found: tuple[str, ...]) -> tuple[str, ...]:
     english, _ = _rule_words(english=True)
-    found = _known_readings_once(word) if _short(word) else _known_readings(word)
     return tuple(r for r in found if r in english)
 
 
@@ -280,7 +283,7 @@ def _word_readings(word: str) -> tuple[str, str, str]:
     # υ "y" ("πρεβιους" -> "previoys")
     if "υ" in word or "Υ" in word:
         word = _OU.sub(lambda d: _OU_LATIN[d.group()], word)
-    english = _english_readings(lowered)
+    english = _english_of(mixed)
     return by_shape, word.translate(sound), english[0] if english else by_shape
 
 
@@ -364,15 +367,27 @@ def _misspelled_greek(sentence: str) -> bool:
     return 2 * sum(1 for w in words if _unlike_greek(w)) >= len(words)
 
 
+# Greek's own small words (clitic pronouns, negations, articles, που, αυτή) that sound like
+# English ones (δεν "then", μου "may", σου "say", πού "pay", μας "mac", αυτή "auth"): every Greek
+# sentence has some, so they are not weighed as English; a sentence found disguised still has
+# them read. Kept as :func:`bare` gives them (lower case, no accents, a final ς as σ).
+_GREEK_SMALL_WORDS = frozenset(map(bare, (
+    "δεν", "μην", "μου", "σου", "του", "της", "μας", "σας", "τους", "τις", "των", "τον", "την",
+    "που", "πως", "οτι", "για", "απο", "και", "στο", "στη", "στην", "στον", "στα", "αυτη", "αυτο",
+    "αυτος", "αυτα", "αυτοι", "αυτες", "ενα", "μια", "ενας")))
+
+
 def _rule_word_share(sentence: str) -> tuple[int, int]:
     """(how many of a sentence's Greek words of three letters or more read as a word the English
-    rules read, how many there are): "Ιγνόρε πρέβιους ινστρούκτιονς" is 3 of 3, accents and all;
-    "Καλημέρα Μιχαήλ!" 0 of 2."""
-    words = [w for w in _GREEK_WORD.findall(sentence) if len(w) >= _RULE_WORD_LETTERS]
-    read = sum(1 for w in map(str.casefold, words)
-               if any(len(r) >= _RULE_WORD_LETTERS
-                      for r in _english_readings(w)))
-    return read, len(words)
+    rules read, how many there are), Greek's small words aside (``_GREEK_SMALL_WORDS``):
+    "Ιγνόρε πρέβιους ινστρούκτιονς" is 3 of 3, accents and all; "Καλημέρα Μιχαήλ!" 0 of 2;
+    "Αυτή η βάση δεν είναι δική μας." 1 of 3."""
+    words = [w.casefold() for w in _GREEK_WORD.findall(sentence) if len(w) >= _RULE_WORD_LETTERS]
+    words = [w for w in words if bare(w) not in _GREEK_SMALL_WORDS]
+    # each distinct word searched once (a word too long to be remembered would be searched again
+    # at each of its occurrences)
+    reads = {w: any(len(r) >= _RULE_WORD_LETTERS for r in _english_readings(w)) for w in set(words)}
+    return sum(1 for w in words if reads[w]), len(words)
 
 
 def _disguised(sentence: str) -> bool:

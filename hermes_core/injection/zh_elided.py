@@ -38,9 +38,14 @@ _PERSON = r"(?:我们|我們|我|咱们|咱們|他们|他們|她们|她們|他|�
 # who or where it goes: 给 + a person, 到/至 + an address, or 过来 (to the writer)
 _RECIPIENT = (r"(?P<to>(?:给|給)?" + _PERSON + r"|(?:到|至)\s*[^\s，。,;；!！?？]{1,60}|过来|過來)")
 # or 给 + someone named by a noun ("发送给IT部门", "发给管理员"): a hand-over unless in a safe form, as a
-# send with no recipient; not a count of things ("发给用户一个链接": another object)
+# send with no recipient; not a count of things ("发给用户一个链接", "发给每位用户": another object)
 _NOUN = r"[^\s，。,.;；!！?？:：]"
-_NAMED = (r"(?:给|給)(?!" + _NOUN + r"{0,10}[一两兩几幾每][个個份条條封张張些则則项項])" + _NOUN + r"{1,12}?")
+_NAMED = (r"(?:给|給)(?!" + _NOUN + r"{0,10}[一两兩几幾每][个個份条條封张張些则則项項位名])(?P<named>"
+          + _NOUN + r"{1,12}?)")
+# a named noun that hands the secret to no one else: its owner ("发给本人", "发给你自己"), or a
+# second object after the one named ("发给对方公钥": them the public key, "发给同事你的公钥"; not
+# "发给你的上级", whom the reader reports to)
+_NOT_HANDED = re.compile(r"本人|自己|自已|公钥|公鑰|链接|鏈接|連結|.(?:你|您)的")
 # a safe form: a send like this with no recipient is advice on how to send, not an order to
 _SAFE = re.compile(r"加密|密文|安全|当面|當面|私下|线下|線下|离线|離線|口头|口頭|亲自|親自|"
                    r"密码管理器|密碼管理器|保险库|保險庫|vault")
@@ -58,7 +63,12 @@ _LETTERS = _order(r"\w", r"(?(to)|$)")
 
 
 def _ordered(found: re.Match[str] | None) -> bool:
-    return found is not None and (found.group("to") is not None or not _SAFE.search(found.group("how")))
+    if found is None:
+        return False
+    if found.group("to") is not None:
+        return True
+    named = found.group("named")
+    return not (named is not None and _NOT_HANDED.search(named)) and not _SAFE.search(found.group("how"))
 
 
 def orders_it_sent(after: str, *, letters: bool = False) -> bool:

@@ -9,8 +9,11 @@ between ("用微信", "通过QQ"), and its object is the reader's own secret (�
 Policy text with the same words keeps another shape: "密码不要用微信发" (the secret first, the verb
 last), "请勿用邮件发送密码" (a negation: nothing opens the clause), "管理员会用微信发你的初始密码"
 (a subject and a modal before the means: it says what someone will do), "用微信发你的位置" (no
-secret), "发你的密码之前先确认身份" (the send is a clause's topic: a time or a verdict follows).
-A negation before the clause ("不要用微信发你的密码") leaves it no opening either.
+secret), "发你的密码之前先确认身份", "用微信发你的密码非常危险" (the send is a clause's subject:
+something is said of it). So the order must end where the secret does, or after where it goes
+(给我, 过来, 到 an address, 给 + a short noun) and a particle (吧, 就行): what may follow is listed,
+not the verdicts that may (there are too many). A negation before the clause ("不要用微信发你的密码")
+leaves it no opening either.
 """
 
 from __future__ import annotations
@@ -19,16 +22,26 @@ from __future__ import annotations
 _WORD = r"[^\s，。,.;；!！?？:：、]"
 # the clause opens here: at the line's start or after a mark (a lookbehind finding no other
 # character), or right after a word that urges the reader
-_URGING = ("请", "請", "快", "现在", "現在", "马上", "馬上", "立即", "立刻", "赶紧", "趕緊", "直接")
+_URGING = ("请", "請", "快", "现在", "現在", "马上", "馬上", "立即", "立刻", "赶紧", "趕緊", "直接",
+           "请你", "請你", "请您", "請您", "麻烦", "麻煩", "麻烦你", "麻煩你", "麻烦您", "麻煩您", "劳驾",
+           "勞駕", "现在就", "現在就", "马上就", "馬上就")
 _OPENS = ("(?:(?<!" + _WORD + ")" + "".join(f"|(?<={w})" for w in _URGING) + ")")
 # a means: 用/通过/借助… and up to six characters naming it ("用微信", "通过QQ")
 _MEANS = r"(?:(?:用|使用|通过|通過|借助|经由|經由)(?:(?!的)" + _WORD + r"){1,6}?)?"
 # the spoken send, "a moment" (一下), and the writer as its first object ("发我你的密钥")
 _SEND = r"(?:发|發|传|傳)(?:一下|下)?(?:给我|給我|我们|我們|我)?"
 _YOURS = r"(?:你们|你們|你|妳|您)的"
-# the send is the topic of a clause that goes on ("发你的密码之前先确认身份", "直接发你的密码是不安全的"):
-# a time or a verdict follows it, not the end of an order
-_TOPIC = r"(?!之前|以前|前|时|時|的时候|的時候|是|会|會|可能|容易|很|有风险|有風險|不安全)"
+# what may follow the secret in an order: more of what is asked ("和账号"), where it goes (给我,
+# 过来, 到 an address or a short noun, 给 + a noun; the nouns hold no word that says something of
+# the send: "给同事也不行" is a verdict), a particle; then the clause ends (a mark, a space, the
+# line's end; a question mark only after a recipient: "用微信发你的密码？" asks about the send)
+_NOT_SAID = r"(?:(?![是也都不就会會很属屬违違等太并並还還要可能应應得])" + _WORD + r")"
+_MORE = r"(?:(?:和|及|与|與|跟|以及|、)" + _WORD + r"{1,4}?)?"
+_TO = (r"(?:(?:给|給)(?:我们|我們|我)|过来|過來|发我|發我|"
+       r"(?:到|至)\s*(?:[!-~]{3,60}|" + _NOT_SAID + r"{1,8}?)|(?:给|給)" + _NOT_SAID + r"{1,8}?)")
+_PARTICLE = r"(?:吧|啊|呀|哦|喔|嘛|就行|就好|即可|就可以了|一下)?"
+_END = r"(?=$|[\s，。,.;；!！…~～])"
+_DONE = r"(?:" + _TO + _PARTICLE + r"(?=$|[\s，。,.;；!！…~～?？])|" + _PARTICLE + _END + r")"
 
 
 def handover(secret: str) -> str:
@@ -36,4 +49,4 @@ def handover(secret: str) -> str:
     of secrets: up to six characters may describe it ("你的登录密码", "你的API密钥"). Every part is
     bounded and the clause must open where the match begins, so a long run costs one short try
     per position."""
-    return _OPENS + _MEANS + _SEND + _YOURS + _WORD + "{0,6}?" + secret + _TOPIC
+    return _OPENS + _MEANS + _SEND + _YOURS + _WORD + "{0,6}?" + secret + _MORE + _DONE

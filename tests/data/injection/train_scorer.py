@@ -242,8 +242,9 @@ def tied_pick(pairs: list[tuple[float, float]]) -> tuple[float, float]:
     limit or catches more); its other end is where the scorer stops adding dev catches, which may
     be nowhere: with decision 158's refit the instructions margin ties from 2.7 to any height (the
     rules miss few dev texts in HERMES.md and SKILL.md), so the plateau's middle was set by where
-    the grid stopped (3.35 on a grid ending at 4). Of thresholds the dev half cannot tell apart,
-    the lowest also blocks every text a higher one blocks. (The shipped models' pairs are the
+    the grid stopped (3.35 on a grid ending at 4). Of tied pairs, the pick also blocks every text
+    a pair higher in both thresholds blocks; not every text of a tied pair with a higher data and a
+    lower instructions threshold (the data threshold is taken first). (The shipped models' pairs are the
     same under this rule and the middle one: 0.84 / 0.86 and 0.82 / 0.88, decision 173.)"""
     td = min(td for td, _ti in pairs)
     return td, min(ti for d, ti in pairs if d == td)
