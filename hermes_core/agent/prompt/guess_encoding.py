@@ -193,6 +193,15 @@ _INNER_FINAL_SIGMA = re.compile(r"ς(?=[^\W\d_])")
 #: Big5 "德頓語" as "Ľwąy»y"), not text. (cp1252's curly quotes do sit there: "“Hi”There".)
 _SYMBOL_IN_WORD = re.compile(r"(?<=[^\W\d_])[^\w\s\x00-\x7f’](?=[^\W\d_])")
 _ASCII_LETTER = re.compile(r"[A-Za-z]")
+#: Letters no Polish or Czech word opens with (Slovak "ňou" does with ň): a Big5 character
+#: whose lead byte is A5 or B9 reads as one before its trail ("且" is "ĄB", "達" is "ąF").
+_NEVER_FIRST = frozenset("ąęěĄĘĚ")
+#: A mark no one writes alone (caron, breve, ogonek, acute, diaeresis, cedilla, dot above, the
+#: currency sign) anywhere, or a section, copyright, pilcrow, middle dot or a guillemet's wrong
+#: side touching a letter: in a cp1250 reading, the bytes of GBK or Big5 punctuation and
+#: characters ("。" is A1 A3, "ˇŁ"; "設定" is "ł]©w").
+_MARK_BY_LETTER = re.compile(r"[ˇ˘˛˝´¨¸˙¤]|[§©¶·¦](?=[^\W\d_])|(?<=[^\W\d_])[§©¶·¦]"
+                             r"|(?<=[^\W\d_])«|»(?=[^\W\d_])")
 _UTF8_SEQUENCE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}"
                             rb"|[\xf0-\xf4][\x80-\xbf]{3}")
 _HAN_OR_PUNCT = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -235,12 +244,17 @@ def single_byte_fits(text: str, codec: str) -> bool:
             return False   # "s¹", "ódŸ", "CafĂ": Polish or a cut UTF-8 byte, not Latin text
         if codec == "cp1250" and len(word) >= 4 and not _ASCII_LETTER.search(word):
             return False   # "Ńęđčďňű": Russian; Czech and Polish words hold ASCII letters
+        if codec == "cp1250" and (word[0] in _NEVER_FIRST or any(
+                a.islower() and not a.isascii() and b.isupper() for a, b in itertools.pairwise(word))):
+            return False   # Big5 "且" as "ĄB", "達" as "ąF", "被" as "łQ": a lead, its trail
         if codec == "cp1253" and (_INNER_FINAL_SIGMA.search(word) is not None
                                   or len(_TONOS.findall(word)) > 1):
             return False
         past += len(word) - len(_ASCII_LETTER.findall(word))
     if codec != "cp1252" and _SYMBOL_IN_WORD.search(text) is not None:
         return False
+    if codec == "cp1250" and _MARK_BY_LETTER.search(text) is not None:
+        return False   # GBK "。" as "ˇŁ", Big5 "設定" as "ł]©w", "東加語" as "ŞFĄ[»y"
     if codec == "cp1252":
         return past <= len(_ASCII_LETTER.findall(text))
     if codec == "cp1250":

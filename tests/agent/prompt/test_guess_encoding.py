@@ -110,6 +110,35 @@ def test_a_big5_line_whose_bytes_read_as_polish_stays_chinese() -> None:
     assert guess_decode("德頓語\n".encode("big5")) == ("德頓語\n", "big5")
 
 
+@pytest.mark.parametrize(("text", "codec"), [
+    ("且", "big5"), ("以", "big5"), ("被", "big5"), ("達", "big5"), ("[預設]", "big5"),
+    ("<命令>]", "big5"), ("56，加上", "big5"), ("abort（預設）, fail, warn, ignore", "big5"),
+    ("sendemail.confirm 設定設定。", "big5"), ("東加語", "big5")])
+def test_a_cjk_line_whose_bytes_read_as_central_european_stays_cjk(text: str, codec: str) -> None:
+    """Big5 trail bytes are ASCII and cp1250 writes letters where cp1252 has symbols (A5 is
+    "¥" and "Ą"), so a reading that was no text became Polish: "且" as "ĄB", "被" as "łQ",
+    "[預設]" as "[ąwł]]", "設定" as "ł]©w", GBK "。" as "ˇŁ" (133 of zh_TW / zh_CN / ko
+    gettext lines and words). Failed before: each read as cp1250."""
+    assert guess_decode(text.encode(codec)) == (text, codec)
+
+
+def test_a_gbk_full_stop_after_ascii_is_not_read_as_a_caron() -> None:
+    """GBK "。" is A1 A3, cp1250's "ˇŁ" (a caron no one writes alone): "%s。" read as "%sˇŁ"
+    before. Too short for the detector to list GB18030, it is now left unread, not misread."""
+    assert guess_decode("%s。".encode("gbk")) is None
+
+
+@pytest.mark.parametrize("text", [
+    "%s było zablokowane przez inny proces", "Zły kontekst powłoki",
+    "Wśród właśnie pobranych referencji", "Ograniczenie długości ścieżki: %d",
+    "Posun textu nad základnú čiaru (pod ňou ak je hodnota záporná)",
+    "Čtvrtý způsob vytvoří všechny komponenty zadaného ADRESÁŘE(Ů)."])
+def test_a_central_european_line_that_is_also_big5_keeps_its_page(text: str) -> None:
+    """Twin of the rule above: "ło", "ły", "śc" are Big5 characters with ASCII trails too, and
+    a word may open with Slovak ň or stand as "(Ů)"; these stay cp1250."""
+    assert guess_decode(text.encode("cp1250")) == (text, "cp1250")
+
+
 @pytest.mark.parametrize("text", ["Мир\n", "Дом\n", "Пісня\n", "Мій дім\n", "Відкрити\n"])
 def test_a_short_russian_or_ukrainian_line_is_read(text: str) -> None:
     """Three Cyrillic letters with a vowel among them were too few (four were asked, for

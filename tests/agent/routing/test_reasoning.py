@@ -130,9 +130,12 @@ def test_the_japanese_explanation_shapes_are_bounded_and_read_hostile_runs_to_th
 # holds in general, keeps it an explanation. Colloquial なんで and "どうやって/どのように … か説明して"
 # (the how of something named) ask as なぜ and "explain how X Y" do.
 WHY_ABOUT_A_HAPPENING: tuple[tuple[str, str], ...] = (
-    ("Why did the chicken cross the road?", ""),
+    # an act on a thing: the words cannot tell a joke's chicken from a build (see below)
+    ("Why did the chicken cross the road?", "explanation"),
     ("why did my neighbour call me at midnight", ""),
-    ("Why did the teacher give us a test today?", ""),
+    ("Why did the teacher give us a test today?", "explanation"),   # as "give me a warning"
+    ("why did my sister ignore me", ""),
+    ("Why did the waiter charge us twice?", ""),
     ("why would he say that", ""),
     ("Why did the Roman Empire fall?", "explanation"),
     ("Why did the dinosaurs die out?", "explanation"),
@@ -160,3 +163,45 @@ WHY_ABOUT_A_HAPPENING: tuple[tuple[str, str], ...] = (
 def test_a_why_about_one_happening_of_someone_pointed_at_is_chit_chat_in_each_language(
         text: str, cue: str) -> None:
     assert reasoning_cue(text) == cue, text
+
+
+# A why about one happening of a build, a test, a server, a war or a reaction, asked as a
+# person's story is: the happening rule read these as chit-chat (the act on a thing, "the/my" +
+# a tool, a bare Chinese predicate beside a name or code, a Japanese sentence with a katakana
+# word or a particle-marked noun, a plain form that asks what holds). They ask for an
+# explanation as they did before the rule.
+TECHNICAL_WHY: tuple[str, ...] = (
+    "Why did the build fail the tests?",
+    "Why did the compiler reject my code?",
+    "Why did the compiler give me a warning here?",
+    "Why did the kernel kill my process?",
+    "Why did the query return a null value?",
+    "Why did my code throw an exception?",
+    "Why did the migration drop the column?",
+    "Why did the firewall block the connection?",
+    "Why did the optimizer remove the loop?",
+    "Why did the model overfit the data?",
+    "Why did the revolution overthrow the monarchy?",
+    "Why did the recession hit the economy so hard?",
+    "Why did the experiment produce a different result?",
+    "运行npm install，为什么报错了？",
+    "编译通过了，为什么又报错了？",
+    "为什么报错了？\nTraceback (most recent call last):\n  File \"app.py\", line 3",
+    "なぜテストで落ちるの？",
+    "どうしてエラーになるの？",
+    "なんで冬になると寒くなるの？",
+    "なんでサーバーを再起動すると直るの？",
+    "なぜビルドに失敗したの？",
+    "なんでテスト落ちたの？",
+    "なぜ空を飛べるの？",
+    "なぜ水に浮くの？",
+    "なぜ404エラーになるの？",
+    "なんでメモリリークするの？",
+    "どうしてセグフォするの？",
+)
+
+
+@pytest.mark.parametrize("text", TECHNICAL_WHY)
+def test_a_technical_or_scientific_why_about_one_happening_asks_for_an_explanation(
+        text: str) -> None:
+    assert reasoning_cue(text) == "explanation", text
