@@ -124,10 +124,11 @@ def test_the_japanese_explanation_shapes_are_bounded_and_read_hostile_runs_to_th
     assert reasoning_cue("火山" * 50_000 + "の噴火の原因を説明して") == "explanation"
 
 
-# One rule in three languages: a why/how question asks for an explanation of how things are,
-# unless it asks about one happening whose actor is only pointed at (left out, a pronoun, "the"
-# + one common noun) - a joke, gossip, someone late. A named, plural or marked subject, or what
-# holds in general, keeps it an explanation. Colloquial なんで and "どうやって/どのように … か説明して"
+# A why/how question asks for an explanation of how things are, unless it asks, in English,
+# about one act done to a person by someone only pointed at ("the/my" + one common noun) -
+# gossip, a grievance. A named, plural or dated subject, an act on a thing, and a Chinese or
+# Japanese why with no subject (which reads alike about a person and a program) keep it an
+# explanation. Colloquial なんで and "どうやって/どのように … か説明して"
 # (the how of something named) ask as なぜ and "explain how X Y" do.
 WHY_ABOUT_A_HAPPENING: tuple[tuple[str, str], ...] = (
     # an act on a thing: the words cannot tell a joke's chicken from a build (see below)
@@ -141,12 +142,19 @@ WHY_ABOUT_A_HAPPENING: tuple[tuple[str, str], ...] = (
     ("Why did the dinosaurs die out?", "explanation"),
     ("Why did the stock market crash in 1929?", "explanation"),
     ("Why does the moon cross the sky from east to west?", "explanation"),
-    ("为什么迟到了？", ""),
-    ("为什么又生气了", ""),
+    # a Chinese or Japanese why with no subject reads alike about a person and a program
+    # ("为什么迟到了" / "为什么报错了", "どうして遅れたの" / "なんで落ちたの"): it keeps the cue
+    ("为什么迟到了？", "explanation"),
+    ("为什么又生气了", "explanation"),
+    ("为什么报错了？", "explanation"),
+    ("为什么失败了？", "explanation"),
+    ("為什麼當機了？", "explanation"),
     ("恐龙为什么灭绝了？", "explanation"),
     ("为什么冰会浮在水面上？", "explanation"),
-    ("どうして遅れたの？", ""),
-    ("なんで泣いてるの？", ""),
+    ("どうして遅れたの？", "explanation"),
+    ("なんで泣いてるの？", "explanation"),
+    ("なんで落ちたの？", "explanation"),
+    ("どうして止まったの？", "explanation"),
     ("なんでやねん", ""),
     ("なんでもいいよ", ""),
     ("なんで空は青いの？", "explanation"),
