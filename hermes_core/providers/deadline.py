@@ -52,6 +52,11 @@ class EventTooLarge(httpx2.RemoteProtocolError):
     an event, and the SDK would hold all of it (several times over) before parsing it."""
 
 
+class BodyTooLarge(httpx2.RemoteProtocolError):
+    """A whole (non-stream) answer grew past :data:`MAX_BODY_BYTES`: the HTTP client holds all
+    of it before the SDK parses it, so its size, not only its time, must be bounded."""
+
+
 class ServerSilent(httpx2.ReadTimeout):
     """The socket carried nothing for the client's read timeout: before the response's first byte,
     or in the middle of its body."""
@@ -190,6 +195,7 @@ class _Watch:
         self._partial = b""
         self._event = b""
         self._event_bytes = 0       # bytes of the event not yet ended (its start: an estimate)
+        self._passed = 0            # bytes of a whole (non-stream) body passed on, as read
         plain = encoding.strip().lower() in ("", "identity")
         # the body's bytes as the SDK will read them, inflated here: an event stream's lines are
         # watched, and a whole answer is read through every gzip member and bounded piece by piece
@@ -216,6 +222,8 @@ class _Watch:
         if self._opening:
             chunk = self._open(chunk)
         self._check(self.sse and self._lines_have_content(chunk))
+        if not self.sse:
+            self._held(len(chunk))
         return chunk
 
     def arrived(self) -> None:
@@ -257,6 +265,8 @@ class _Watch:
                 if self._opening and not (piece := self._open(piece)):
                     continue
                 self._check(self.sse and self._lines_have_content(piece))
+                if not self.sse:
+                    self._held(len(piece))
                 checked = True
                 yield piece
         except zlib.error as e:   # what the HTTP client raises for a body it cannot decode
@@ -284,6 +294,15 @@ class _Watch:
             raise ResponseBudgetExceeded(
                 f"no content for {idle:g}s mid-stream, {self._where(now)} (keep-alive pings do "
                 "not count)")
+
+    def _held(self, size: int) -> None:
+        """``size`` more bytes of a whole body passed on, which the client holds until the body
+        ends: past :data:`MAX_BODY_BYTES` it is cut (a few KB of gzip inflate to gigabytes
+        within any time budget). A stream is bounded event by event instead."""
+        self._passed += size
+        if self._passed > MAX_BODY_BYTES:
+            raise BodyTooLarge(f"a whole answer grew past {MAX_BODY_BYTES:,} bytes, "
+                               f"{self._where(self.budget.clock())}")
 
     def _within_total(self, now: float) -> None:
         if now - self.started > self.budget.total_s:
@@ -350,6 +369,10 @@ _LINE_END = re.compile(rb"\r\n|\r|\n")
 #: answer sent as one event (a long reply, an image in base64) a few MB; past this the stream is cut
 #: (the SDK's line buffer would hold it all, and copy it at every chunk).
 MAX_EVENT_BYTES = 16 * 2**20
+#: The largest whole (non-stream) answer read, inflated: a chat answer is text, tool calls and
+#: thinking of at most the model's output limit (a few MB, escaped), an image in base64 tens of
+#: MB; past this the response is cut (held whole, then parsed: several times this in memory).
+MAX_BODY_BYTES = 64 * 2**20
 #: The most of an unfinished line the watch keeps.
 _LINE_START = 1024
 #: The most bytes the watch inflates at once, as the HTTP client bounds its own pieces: a small

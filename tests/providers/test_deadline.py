@@ -1162,3 +1162,46 @@ def test_only_one_event_past_the_largest_is_cut_not_a_long_stream_of_small_ones(
         read([b'data: {"n": "'] + [b"x" * 1000] * 5)         # one line that never ends
     with pytest.raises(EventTooLarge):
         read([small + b'data: {"a": 1}\n' * 300])            # one event of many lines
+
+
+@pytest.mark.parametrize("encoding", ["identity", "gzip", "zstd"])
+@pytest.mark.parametrize("mode", ["complete", "acomplete"])
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_whole_answer_larger_than_any_api_sends_is_a_server_error_not_held_whole(
+        kind: str, mode: str, encoding: str, respx_mock: Any,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A whole (non-stream) answer was bounded by its time budget alone, and the HTTP client holds
+    all of it before the SDK parses it: 200 KB of gzip from a loopback server inflated to a 200 MB
+    answer in 3.5 s (660 MB peak), a few MB more would take the process down. Past
+    ``MAX_BODY_BYTES`` (lowered to 256 KB here; a 4 MB answer) the watch cuts it, plain or
+    inflated: a retryable ServerError saying how far it got, no secret."""
+    import gzip
+
+    from hermes_core.errors import ServerError
+    from hermes_core.providers import deadline
+
+    monkeypatch.setattr(deadline, "MAX_BODY_BYTES", 256 * 1024, raising=False)
+    plain = _answer_json(kind, "长" * 1_400_000)
+    body = plain if encoding == "identity" else (
+        gzip.compress(plain) if encoding == "gzip" else _packed(encoding, plain))
+    with pytest.raises(ServerError) as info:
+        _whole_text(kind, mode, encoding, body, "in one chunk", respx_mock)
+    assert "a whole answer grew past 262,144 bytes" in str(info.value)
+    assert "sk-whole-SECRET" not in str(info.value) and "sk-whole-SECRET" not in repr(info.value)
+
+
+def test_the_whole_answer_cap_counts_a_whole_body_not_a_stream() -> None:
+    """A stream's events are bounded one by one (``MAX_EVENT_BYTES``) and its length by time: a
+    long stream of small events past the whole-answer cap is read whole; a whole body is counted
+    over all its chunks, as the client holds them."""
+    from hermes_core.providers import deadline
+    from hermes_core.providers.deadline import BodyTooLarge
+
+    small = b'data: {"n": "' + b"x" * 200 + b'"}\n\n'
+    stream = _Watch(Budget(100.0, 50.0, lambda: 0.0), 0.0, sse=True)
+    for _ in range(deadline.MAX_BODY_BYTES // len(small * 1000) + 2):
+        stream.feed(small * 1000)
+    whole = _Watch(Budget(100.0, None, lambda: 0.0), 0.0, sse=False)
+    whole.feed(b"x" * deadline.MAX_BODY_BYTES)
+    with pytest.raises(BodyTooLarge, match=r"past 67,108,864 bytes, 0\.0s into the response"):
+        whole.feed(b"}")
