@@ -380,7 +380,7 @@ class SDKProvider:
         """The requests sent inside get this attempt's whole-response budget (and, streaming, the
         idle timeout between content events); ``answered`` notes what came of them."""
         return bounded(self._timeout(options), options.idle_timeout_s if stream else None,
-                       self.clock, answered)
+                       self.clock, answered, whole=not stream)
 
     @property
     def _read_errors(self) -> tuple[type[Exception], ...]:
