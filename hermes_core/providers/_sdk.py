@@ -31,6 +31,7 @@ from hermes_core.providers.base import CallOptions, ClientCache
 from hermes_core.providers.deadline import (
     Answered,
     AsyncDeadlineTransport,
+    BodyTooLarge,
     DeadlineTransport,
     EventTooLarge,
     bounded,
@@ -90,7 +91,7 @@ def translate(exc: BaseException, *, provider: str, credential: Credential | Non
         detail = redact(str(cause or exc), secrets)
         if isinstance(cause, httpx2.DecodingError):
             return undecodable(provider, detail)
-        if isinstance(cause, EventTooLarge):   # the watch cut it: the server sent no API's event
+        if isinstance(cause, EventTooLarge | BodyTooLarge):   # the watch cut what no API sends
             return ServerError(f"{provider}: {detail}", provider=provider)
         if isinstance(cause, httpx2.RemoteProtocolError | httpx2.ReadError | ConnectionResetError):
             # connected, then dropped mid-response: not the same fix as an unreachable endpoint
@@ -169,7 +170,7 @@ def read_error(provider: str, e: httpx2.HTTPError,
     detail = redact(str(e) or type(e).__name__, [credential.secret] if credential else [])
     if isinstance(e, httpx2.DecodingError):
         return undecodable(provider, detail)
-    if isinstance(e, EventTooLarge):
+    if isinstance(e, EventTooLarge | BodyTooLarge):
         return ServerError(f"{provider}: {detail}", provider=provider)
     if isinstance(e, httpx2.TimeoutException):
         return Timeout(f"{provider}: timed out ({detail})", provider=provider)
@@ -379,7 +380,7 @@ class SDKProvider:
         """The requests sent inside get this attempt's whole-response budget (and, streaming, the
         idle timeout between content events); ``answered`` notes what came of them."""
         return bounded(self._timeout(options), options.idle_timeout_s if stream else None,
-                       self.clock, answered)
+                       self.clock, answered, whole=not stream)
 
     @property
     def _read_errors(self) -> tuple[type[Exception], ...]:

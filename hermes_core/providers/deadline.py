@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2
-from httpx2._decoders import SUPPORTED_DECODERS, ContentDecoder
+from httpx2._decoders import SUPPORTED_DECODERS, ContentDecoder, MultiDecoder
 
 from hermes_core.providers.observed import note
 from hermes_core.providers.steps import Steps, arun, run
@@ -50,6 +50,11 @@ class ResponseBudgetExceeded(httpx2.ReadTimeout):
 class EventTooLarge(httpx2.RemoteProtocolError):
     """One event of a stream grew past :data:`MAX_EVENT_BYTES` before it ended: no API sends such
     an event, and the SDK would hold all of it (several times over) before parsing it."""
+
+
+class BodyTooLarge(httpx2.RemoteProtocolError):
+    """A whole (non-stream) answer grew past :data:`MAX_BODY_BYTES`: the HTTP client holds all
+    of it before the SDK parses it, so its size, not only its time, must be bounded."""
 
 
 class ServerSilent(httpx2.ReadTimeout):
@@ -142,6 +147,9 @@ class Budget:
     idle_s: float | None = None
     clock: Callable[[], float] = time.monotonic
     answered: Answered = field(default_factory=Answered, compare=False)
+    #: the caller reads the answer whole (not streamed): its body is capped at
+    #: :data:`MAX_BODY_BYTES` whatever its label says (an event stream too: the SDK holds it all)
+    whole: bool = False
 
 
 _BUDGET: contextvars.ContextVar[Budget | None] = contextvars.ContextVar("hermes_budget",
@@ -151,7 +159,8 @@ _BUDGET: contextvars.ContextVar[Budget | None] = contextvars.ContextVar("hermes_
 class bounded:
     """Requests sent inside this block get ``total_s`` for their whole response and, when they
     stream, ``idle_s`` between content events; what came of the last one is noted on
-    ``answered`` (a new :class:`Answered` when not given). The bound stays with the response
+    ``answered`` (a new :class:`Answered` when not given); ``whole``: they are read whole, so
+    their bodies are capped in size too (:data:`MAX_BODY_BYTES`). The bound stays with the response
     after the block (a stream is read later). A class, not a generator context manager: it is
     entered once per request, and a generator costs several times more to set up."""
 
@@ -159,8 +168,8 @@ class bounded:
 
     def __init__(self, total_s: float, idle_s: float | None = None,
                  clock: Callable[[], float] = time.monotonic,
-                 answered: Answered | None = None) -> None:
-        self.budget = Budget(total_s, idle_s, clock, answered or Answered())
+                 answered: Answered | None = None, whole: bool = False) -> None:
+        self.budget = Budget(total_s, idle_s, clock, answered or Answered(), whole)
 
     def __enter__(self) -> Budget:
         self._token = _BUDGET.set(self.budget)
@@ -190,6 +199,7 @@ class _Watch:
         self._partial = b""
         self._event = b""
         self._event_bytes = 0       # bytes of the event not yet ended (its start: an estimate)
+        self._passed = 0            # bytes of a whole (non-stream) body passed on, as read
         plain = encoding.strip().lower() in ("", "identity")
         # the body's bytes as the SDK will read them, inflated here: an event stream's lines are
         # watched, and a whole answer is read through every gzip member and bounded piece by piece
@@ -197,10 +207,12 @@ class _Watch:
         # time between two checks)
         self._inflate = _inflater(encoding)
         if self._inflate is None and not plain:
-            self.sse = False   # no event can be seen (several codings, or one the client does
-            #                    not decode): the whole budget bounds it
+            self.sse = False   # no event can be seen (a coding the client does not decode,
+            #                    or more than it takes): the whole budget bounds it
         #: the watch hands the client the body inflated
         self.decodes = self._inflate is not None
+        #: the client holds all of the body: capped at MAX_BODY_BYTES (a stream event by event)
+        self.whole = budget.whole or not self.sse
         # a leading BOM may still be taken off (its first bytes held until they tell)
         self._opening = self.sse
         self._head = b""
@@ -216,6 +228,8 @@ class _Watch:
         if self._opening:
             chunk = self._open(chunk)
         self._check(self.sse and self._lines_have_content(chunk))
+        if self.whole:
+            self._held(len(chunk))
         return chunk
 
     def arrived(self) -> None:
@@ -257,6 +271,8 @@ class _Watch:
                 if self._opening and not (piece := self._open(piece)):
                     continue
                 self._check(self.sse and self._lines_have_content(piece))
+                if self.whole:
+                    self._held(len(piece))
                 checked = True
                 yield piece
         except zlib.error as e:   # what the HTTP client raises for a body it cannot decode
@@ -284,6 +300,15 @@ class _Watch:
             raise ResponseBudgetExceeded(
                 f"no content for {idle:g}s mid-stream, {self._where(now)} (keep-alive pings do "
                 "not count)")
+
+    def _held(self, size: int) -> None:
+        """``size`` more bytes of a whole body passed on, which the client holds until the body
+        ends: past :data:`MAX_BODY_BYTES` it is cut (a few KB of gzip inflate to gigabytes
+        within any time budget). A stream is bounded event by event instead."""
+        self._passed += size
+        if self._passed > MAX_BODY_BYTES:
+            raise BodyTooLarge(f"a whole answer grew past {MAX_BODY_BYTES:,} bytes, "
+                               f"{self._where(self.budget.clock())}")
 
     def _within_total(self, now: float) -> None:
         if now - self.started > self.budget.total_s:
@@ -350,6 +375,10 @@ _LINE_END = re.compile(rb"\r\n|\r|\n")
 #: answer sent as one event (a long reply, an image in base64) a few MB; past this the stream is cut
 #: (the SDK's line buffer would hold it all, and copy it at every chunk).
 MAX_EVENT_BYTES = 16 * 2**20
+#: The largest whole (non-stream) answer read, inflated: a chat answer is text, tool calls and
+#: thinking of at most the model's output limit (a few MB, escaped), an image in base64 tens of
+#: MB; past this the response is cut (held whole, then parsed: several times this in memory).
+MAX_BODY_BYTES = 64 * 2**20
 #: The most of an unfinished line the watch keeps.
 _LINE_START = 1024
 #: The most bytes the watch inflates at once, as the HTTP client bounds its own pieces: a small
@@ -470,11 +499,20 @@ def _undecodable(inflate: _Inflater | _Decoded, e: zlib.error) -> httpx2.Decodin
 def _inflater(encoding: str) -> _Inflater | _Decoded | None:
     """The inflater for a body sent with ``content-encoding`` ``encoding``: gzip or deflate (what
     zlib reads), or another one coding the HTTP client decodes (br, zstd: when their optional
-    codecs are installed, which is also when the client asks for them); else None: the watch
-    reads such chunks as they come (several codings, or one the client passes on as it is)."""
+    codecs are installed, which is also when the client asks for them), or several of those (the
+    client's decoders, last applied first); else None: the watch reads such chunks as they come
+    (a coding the client passes on as it is)."""
     encoding = encoding.strip().lower()
     if encoding in ("gzip", "x-gzip", "deflate"):
         return _Inflater("deflate" if encoding == "deflate" else "gzip")
+    codings = [c for c in (c.strip() for c in encoding.split(",")) if c not in ("", "identity")]
+    if len(codings) == 1 and codings[0] != encoding:   # "identity, gzip": gzip
+        return _inflater(codings[0])
+    if 1 < len(codings) <= MultiDecoder.max_decode_links and all(
+            c in SUPPORTED_DECODERS for c in codings):
+        # several codings, through the client's own decoders (unwatched, a body in two gzip
+        # layers inflated past every cap: only its compressed bytes were counted)
+        return _Decoded(encoding, MultiDecoder(codings))
     decoder = SUPPORTED_DECODERS.get(encoding) if encoding != "identity" else None
     return _Decoded(encoding, decoder()) if decoder is not None else None
 

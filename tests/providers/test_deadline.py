@@ -513,7 +513,7 @@ def test_a_stream_sending_content_in_another_wire_form_is_not_idle(
 
 def test_a_stream_in_an_encoding_the_watch_cannot_read_is_bounded_by_its_whole_budget() -> None:
     """Bytes of a coding the client does not decode (``compress``; br or zstd without their
-    codecs, several codings) hold no line the watch can read: taken for silence they cut every
+    codecs) hold no line the watch can read: taken for silence they cut every
     such stream as idle; only the whole-response budget bounds them."""
     now = [0.0]
     watch = _Watch(Budget(10.0, 2.0, lambda: now[0]), 0.0, sse=True, encoding="compress")
@@ -1162,3 +1162,93 @@ def test_only_one_event_past_the_largest_is_cut_not_a_long_stream_of_small_ones(
         read([b'data: {"n": "'] + [b"x" * 1000] * 5)         # one line that never ends
     with pytest.raises(EventTooLarge):
         read([small + b'data: {"a": 1}\n' * 300])            # one event of many lines
+
+
+@pytest.mark.parametrize("encoding", ["identity", "gzip", "zstd", "gzip, gzip"])
+@pytest.mark.parametrize("mode", ["complete", "acomplete"])
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_whole_answer_larger_than_any_api_sends_is_a_server_error_not_held_whole(
+        kind: str, mode: str, encoding: str, respx_mock: Any,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A whole (non-stream) answer was bounded by its time budget alone, and the HTTP client holds
+    all of it before the SDK parses it: 200 KB of gzip from a loopback server inflated to a 200 MB
+    answer in 3.5 s (660 MB peak), a few MB more would take the process down. Past
+    ``MAX_BODY_BYTES`` (lowered to 256 KB here; a 4 MB answer) the watch cuts it, plain or
+    inflated: a retryable ServerError saying how far it got, no secret. A body in two codings,
+    which the watch left to the client, counted as sent, is inflated by the watch too."""
+    import gzip
+
+    from hermes_core.errors import ServerError
+    from hermes_core.providers import deadline
+
+    monkeypatch.setattr(deadline, "MAX_BODY_BYTES", 256 * 1024, raising=False)
+    plain = _answer_json(kind, "长" * 1_400_000)
+    body = {"identity": plain, "gzip": gzip.compress(plain),
+            "gzip, gzip": gzip.compress(gzip.compress(plain))}.get(encoding) or _packed(
+                encoding, plain)
+    with pytest.raises(ServerError) as info:
+        _whole_text(kind, mode, encoding, body, "in one chunk", respx_mock)
+    assert "a whole answer grew past 262,144 bytes" in str(info.value)
+    assert "sk-whole-SECRET" not in str(info.value) and "sk-whole-SECRET" not in repr(info.value)
+
+
+def test_the_whole_answer_cap_counts_a_whole_body_not_a_stream() -> None:
+    """A stream's events are bounded one by one (``MAX_EVENT_BYTES``) and its length by time: a
+    long stream of small events past the whole-answer cap is read whole; a whole body is counted
+    over all its chunks, as the client holds them."""
+    from hermes_core.providers import deadline
+    from hermes_core.providers.deadline import BodyTooLarge
+
+    small = b'data: {"n": "' + b"x" * 200 + b'"}\n\n'
+    stream = _Watch(Budget(100.0, 50.0, lambda: 0.0), 0.0, sse=True)
+    for _ in range(deadline.MAX_BODY_BYTES // len(small * 1000) + 2):
+        stream.feed(small * 1000)
+    whole = _Watch(Budget(100.0, None, lambda: 0.0), 0.0, sse=False)
+    whole.feed(b"x" * deadline.MAX_BODY_BYTES)
+    with pytest.raises(BodyTooLarge, match=r"past 67,108,864 bytes, 0\.0s into the response"):
+        whole.feed(b"}")
+
+
+@pytest.mark.parametrize("mode", ["complete", "acomplete"])
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_whole_answer_labelled_as_an_event_stream_is_capped_as_a_whole_answer(
+        kind: str, mode: str, respx_mock: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cap went by the label: a server answering a whole (non-stream) request with
+    ``text/event-stream`` and small events was watched as a stream, bounded event by event, and
+    the SDK held all of it (4 MB here, any size there) before failing to parse it. A request the
+    SDK reads whole is capped whatever its answer says it is."""
+    from hermes_core.errors import ServerError
+    from hermes_core.providers import deadline
+
+    monkeypatch.setattr(deadline, "MAX_BODY_BYTES", 256 * 1024)
+    respx_mock.post(WHOLE[kind][0]).mock(return_value=httpx.Response(
+        200, headers={"content-type": "text/event-stream"},
+        content=(b'data: {"n": "' + b"x" * 200 + b'"}\n\n') * 20_000))
+    provider = (OpenAIProvider("openai", endpoint=PRIMARY_OPENAI) if kind == "openai"
+                else AnthropicProvider())
+    cred = Credential(kind, "sk-whole-SECRET-0000006")
+    with pytest.raises(ServerError) as info:
+        if mode == "acomplete":
+            asyncio.run(provider.acomplete(PROMPT, WHOLE[kind][1], cred, OPTS))
+        else:
+            provider.complete(PROMPT, WHOLE[kind][1], cred, OPTS)
+    assert "a whole answer grew past 262,144 bytes" in str(info.value)
+    assert "sk-whole-SECRET" not in str(info.value)
+
+
+@pytest.mark.parametrize("sent", ["in one chunk", "in chunks of 7 bytes"])
+@pytest.mark.parametrize("encoding", ["gzip, gzip", "deflate, gzip", "identity, gzip"])
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_whole_answer_in_several_codings_is_read_once_through_each(
+        kind: str, encoding: str, sent: str, respx_mock: Any) -> None:
+    """A body in several codings is inflated by the watch through the client's own decoders,
+    each coding once, last applied first; ``identity`` is no coding."""
+    import gzip
+    import zlib
+
+    codings = [c.strip() for c in encoding.split(",")]
+    body = _answer_json(kind, "长 " * 500)
+    for coding in codings:
+        body = (gzip.compress(body) if coding == "gzip" else zlib.compress(body)
+                if coding == "deflate" else body)
+    assert _whole_text(kind, "complete", encoding, body, sent, respx_mock) == "长 " * 500
