@@ -18,6 +18,7 @@ from hermes_core.agent.partial_output import Drafts
 from hermes_core.agent.tools.structured import parse_output
 from hermes_core.errors import AllProvidersFailed, StructuredOutputError
 from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL
+from hermes_core.redact import StreamRedactor, redact
 from hermes_core.testing import SSE_HEADERS, anthropic_message
 from hermes_core.testing.builders import _sse
 from hermes_core.types import Delta
@@ -400,6 +401,22 @@ def test_a_number_inside_a_reply_sent_as_one_json_string_is_never_shown_still_gr
         made = _fed(Drafts(Price), tuple(text[at:at + size] for at in range(0, len(text), size)))
         assert {p.cents for p in made} <= {0, 1234} and {p.rate for p in made} <= {0.0, 1500.0}
         assert made[-1] == Price(item="tea", cents=1234, rate=1500.0)
+
+
+@pytest.mark.parametrize("secret", ['pa"ss-Geheim-2024-x9', "back\\slash-Geheim-2024",
+                                    "tab\tGeheim-2024-x9"])
+def test_a_registered_key_in_a_reply_sent_as_one_json_string_reaches_no_object(
+        secret: str) -> None:
+    """A reply that is one JSON string escapes the object's strings twice: a key holding a quote,
+    a backslash or a control character reads ``pa\\\"ss`` there, no form the redactor knew, so
+    decoding the string (the final parse; the drafts since they read it) gave the key back whole,
+    in every partial object and in ``reply.output``. Failed before (the key in both)."""
+    text = json.dumps(json.dumps({"city": f"Oslo {secret} ok"}))
+    made = _fed(Drafts(Trip, lambda: StreamRedactor((secret,))),
+                tuple(text[at:at + 4] for at in range(0, len(text), 4)))
+    assert made and all(secret not in p.city and secret[:8] not in p.city for p in made), made
+    final = parse_output(redact(text, (secret,)), Trip)   # the agent scrubs a reply's text so
+    assert final.city.startswith("Oslo [key-") and secret[:8] not in final.city
 
 
 @pytest.mark.parametrize("mode", MODES)
