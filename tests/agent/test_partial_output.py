@@ -469,6 +469,52 @@ def test_an_anthropic_text_reply_cut_mid_json_is_asked_again_unseen(
     assert agent.last_reply.output == Trip.model_validate_json(WHOLE)
 
 
+def _anthropic_text_then_tool_sse(text: str, tool: str) -> httpx.Response:
+    """A tool round: a text block (held, with ``response_format``: drafts), then a call of the
+    author's ``tool`` with no arguments."""
+    start = anthropic_message("", output_tokens=1)
+    start["stop_reason"] = None
+    block = {"type": "tool_use", "id": "t1", "name": tool, "input": {}}
+    events: list[tuple[str | None, Any]] = [
+        ("message_start", {"type": "message_start", "message": start}),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {
+            "type": "text", "text": ""}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+            "type": "text_delta", "text": text}}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("content_block_start", {"type": "content_block_start", "index": 1,
+                                 "content_block": block}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 1}),
+        ("message_delta", {"type": "message_delta", "delta": {
+            "stop_reason": "tool_use", "stop_sequence": None}, "usage": {"output_tokens": 9}}),
+        ("message_stop", {"type": "message_stop"})]
+    return httpx.Response(200, headers=SSE_HEADERS, content=_sse(events))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_tool_round_s_text_makes_no_partial_object_of_the_answer(
+        mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """A tool round's text is held as drafts too (decision 179), but it is not the reply: the
+    reply is the last round's. The drafts ran on across rounds, so an object in that text (a
+    guess the tool then corrects) stood before the answer's in every read, and the answer's
+    partial objects never showed: only the final did. Failed before ([Paris, the final]). The
+    guess itself is shown while its round arrives: its tool call is not known yet."""
+    respx_mock.post(URLS["anthropic"]).mock(side_effect=[
+        _anthropic_text_then_tool_sse('My guess is {"city": "Paris"}; checking.', "lookup"),
+        _anthropic_sse(PIECES)])
+    agent = make_agent(empty_home, "anthropic")
+
+    @agent.tool
+    def lookup() -> str:
+        """Where the user is going."""
+        return "Oslo"
+
+    seen, stream = read(agent, mode)
+    assert stream.output == Trip.model_validate_json(WHOLE)
+    assert seen[0] == Trip(city="Paris") and seen[1] == Trip(city=""), seen   # anew, then
+    assert all(obj.city != "Paris" for obj in seen[1:]) and len(seen) >= 4
+
+
 def test_prose_with_no_object_of_the_shape_makes_no_partial_object() -> None:
     assert _fed(Drafts(Trip), ("Here is {not json} and ", '{"name": "x"} ', "more words.")) == []
 
