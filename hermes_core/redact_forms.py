@@ -50,6 +50,8 @@ def encoded_forms(secret: str) -> frozenset[str]:
     for ascii_only in (True, False):
         escaped = json.dumps(secret, ensure_ascii=ascii_only)[1:-1]
         forms.update((escaped, escaped.replace("/", "\\/")))
+        # escaped twice: a JSON text inside a JSON string (a structured reply sent as one string)
+        forms.update(json.dumps(escaped, ensure_ascii=outer)[1:-1] for outer in (True, False))
     forms.add(repr(secret)[1:-1])
     forms.add(repr(secret.encode("utf-8"))[2:-1])
     raw = secret.encode("utf-8")

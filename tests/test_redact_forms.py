@@ -35,3 +35,12 @@ def test_a_short_key_has_no_shifted_base64_cores() -> None:
     forms = encoded_forms("Zq7x")
     assert min(len(f) for f in forms) >= 4
     assert base64.b64encode(b"Zq7x").decode() in forms
+
+
+def test_a_key_escaped_twice_is_a_form() -> None:
+    """A JSON text inside a JSON string (a structured reply sent as one string) escapes the key's
+    quote, backslash and accent twice; decoding it gives the key back whole. Failed before."""
+    key = 'a "b"\\c é'
+    forms = encoded_forms(key)
+    assert {json.dumps(json.dumps(key)[1:-1])[1:-1],
+            json.dumps(json.dumps(key, ensure_ascii=False)[1:-1], ensure_ascii=False)[1:-1]} <= forms

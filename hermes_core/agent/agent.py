@@ -25,7 +25,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from contextlib import contextmanager
+from contextlib import aclosing, contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar, cast, overload
@@ -482,7 +482,7 @@ class Agent:
             stream = self.loop.stream(turn.prompt, turn.decision, opts, fit=turn.fit_for)
             try:
                 done = yield from collect(stream, turn.decision, ROUND_BREAK if said else "",
-                                          self.redact.stream(), drafts)
+                                          self.redact.stream(), drafts, continuing=turn.continuing)
                 stream.close()
                 more = turn.next_round(done, stream.attempts)
             except BaseException:   # a failure, or the reply abandoned (Ctrl-C, closed)
@@ -560,10 +560,12 @@ class Agent:
     async def astream(self, message: str, *, output: type[BaseModel] | None = None,
                       options: Mapping[str, Any] | None = None) -> AsyncIterator[str]:
         """Async text pieces; ``self.last_reply`` holds the Reply once the stream completes
-        (with ``output=Model``, its ``output`` is the validated object; see ``stream``)."""
-        async for piece in self._astream_pieces(message, output,
-                                                self._turn_options(output, options)):
-            yield piece
+        (with ``output=Model``, its ``output`` is the validated object; see ``stream``). Its
+        ``aclose()`` closes the turn's stream before it returns (each inner generator closed)."""
+        opts = self._turn_options(output, options)
+        async with aclosing(self._astream_pieces(message, output, opts)) as pieces:
+            async for piece in pieces:
+                yield piece
 
     def astream_output(self, message: str, *, output: type[T],
                        options: Mapping[str, Any] | None = None) -> AsyncOutputStream[T]:
@@ -579,8 +581,10 @@ class Agent:
         asks = self._asks(message, output)
         ask = next(asks)
         while True:
-            async for piece in self._astream_turn(await self._aturn(ask), opts, drafts):
-                yield piece
+            turn = await self._aturn(ask)
+            async with aclosing(self._astream_turn(turn, opts, drafts)) as pieces:
+                async for piece in pieces:
+                    yield piece
             assert self.last_reply is not None   # the turn ran to its end: recorded
             try:
                 ask = asks.send(self.last_reply)
@@ -589,11 +593,12 @@ class Agent:
             yield _repairing(drafts)
 
     async def _astream_turn(self, turn: Turn, opts: CallOptions,
-                            drafts: Drafts[Any] | None = None) -> AsyncIterator[str]:
+                            drafts: Drafts[Any] | None = None) -> AsyncGenerator[str, None]:
         said = False
         while True:
             stream = self.loop.astream(turn.prompt, turn.decision, opts, fit=turn.fit_for)
-            shown = Shown(turn.decision, ROUND_BREAK if said else "", self.redact.stream(), drafts)
+            shown = Shown(turn.decision, ROUND_BREAK if said else "", self.redact.stream(), drafts,
+                          continuing=turn.continuing)
             try:
                 try:
                     async for d in stream:   # the step ``collect`` drives

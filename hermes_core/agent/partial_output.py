@@ -94,11 +94,12 @@ class OutputStream(Generic[T]):
     the one before, partial (validated leniently, see the module's note) until the last, which is
     the reply's final object validated strictly; it alone is :attr:`output` (with :attr:`reply`).
 
-    A retried attempt or the repair round starts its partial objects afresh (the next one may
-    hold less). A stream that ends without a valid object raises from the iteration (the call
-    loop's ``AllProvidersFailed`` for a cut stream, ``StructuredOutputError`` for a reply that
-    did not validate after its repair round), and :attr:`output` stays None. ``close()`` (or
-    dropping it) cancels the call; the turn then leaves no trace in the history.
+    A retried attempt, a tool round's answer or the repair round starts its partial objects
+    afresh (the next one may hold less). A stream that ends without a valid object raises from
+    the iteration (the call loop's ``AllProvidersFailed`` for a cut stream,
+    ``StructuredOutputError`` for a reply that did not validate after its repair round), and
+    :attr:`output` stays None. ``close()`` (or dropping it) cancels the call; the turn then
+    leaves no trace in the history.
     """
 
     def __init__(self, drafts: Drafts[T], pieces: Generator[str, None, Reply]) -> None:

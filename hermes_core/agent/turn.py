@@ -326,12 +326,18 @@ class Shown:
     ``Agent._astream_turn`` (async) both drive. Text goes through ``scrub`` (its first piece after
     ``lead``), which holds back only the tail that could still become a key; with ``drafts``, a
     draft that makes a new partial object shows an empty piece (the object is
-    ``drafts.latest``). ``acc`` joins every delta into the round's Completion."""
+    ``drafts.latest``). ``acc`` joins every delta into the round's Completion.
+
+    The drafts start anew with each round but one ``continuing`` a paused reply: the reply is
+    the last round's, so an object in a tool round's text is no partial object of it."""
 
     def __init__(self, decision: RouteDecision, lead: str = "",
-                 scrub: StreamRedactor | None = None, drafts: Drafts[Any] | None = None) -> None:
+                 scrub: StreamRedactor | None = None, drafts: Drafts[Any] | None = None, *,
+                 continuing: bool = False) -> None:
         self.acc = Accumulator(decision)
         self.lead, self.scrub, self.drafts = lead, scrub or StreamRedactor(), drafts
+        if drafts is not None and not continuing:
+            drafts.restart()
 
     def feed(self, d: Delta) -> str | None:
         """The piece ``d`` shows, or None."""
@@ -343,10 +349,11 @@ class Shown:
 
 def collect(stream: Any, decision: RouteDecision, lead: str = "",
             scrub: StreamRedactor | None = None,
-            drafts: Drafts[Any] | None = None) -> Generator[str, None, Completion]:
+            drafts: Drafts[Any] | None = None, *,
+            continuing: bool = False) -> Generator[str, None, Completion]:
     """Yield what a stream shows (:class:`Shown`); return its Completion. A failure mid-stream
     shows what arrived, less the start of a key."""
-    shown = Shown(decision, lead, scrub, drafts)
+    shown = Shown(decision, lead, scrub, drafts, continuing=continuing)
     try:
         for d in stream:
             if (piece := shown.feed(d)) is not None:

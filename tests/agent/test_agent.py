@@ -378,6 +378,31 @@ async def test_astream_tool_rounds_and_cancellation_keep_the_history_consistent(
     assert agent.last_reply.text == "Check the exit code first."
 
 
+async def test_closing_an_astream_closes_the_provider_s_stream_before_aclose_returns(home: Path):
+    """``aclose()`` of ``astream`` (and of ``astream_output``, which closes the same pieces)
+    left the turn's inner generator to the event loop's finaliser: the provider's stream (its
+    connection) stayed open and the abandoned attempt unrecorded until a later loop pass ran it,
+    or never, with the generator kept alive by a reference. Failed before (nothing closed)."""
+    closed: list[str] = []
+
+    class Closing(FakeProvider):
+        async def astream(self, prompt, model, credential, options):  # type: ignore[no-untyped-def]
+            try:
+                for d in self.stream(prompt, model, credential, options):
+                    yield d
+            finally:
+                closed.append(model)
+
+    agent = default_agent_for(home, Closing(["one two three four"] * 2, name="fake"))
+    gen = agent.astream("count to four")
+    keep = gen.__aiter__()   # a reference the caller holds
+    assert await keep.__anext__() == "one "
+    await gen.aclose()
+    assert closed == ["m-default"]
+    assert [p async for p in agent.astream("count again")] == ["one ", "two ", "three ", "four"]
+    assert closed == ["m-default", "m-default"]
+
+
 def test_a_home_that_is_a_file_is_one_clear_error(tmp_path, capsys):  # type: ignore[no-untyped-def]
     from hermes_core.agent.agent import Agent
     from hermes_core.cli.main import main

@@ -18,6 +18,7 @@ from hermes_core.agent.partial_output import Drafts
 from hermes_core.agent.tools.structured import parse_output
 from hermes_core.errors import AllProvidersFailed, StructuredOutputError
 from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL
+from hermes_core.redact import StreamRedactor, redact
 from hermes_core.testing import SSE_HEADERS, anthropic_message
 from hermes_core.testing.builders import _sse
 from hermes_core.types import Delta
@@ -402,6 +403,22 @@ def test_a_number_inside_a_reply_sent_as_one_json_string_is_never_shown_still_gr
         assert made[-1] == Price(item="tea", cents=1234, rate=1500.0)
 
 
+@pytest.mark.parametrize("secret", ['pa"ss-Geheim-2024-x9', "back\\slash-Geheim-2024",
+                                    "tab\tGeheim-2024-x9"])
+def test_a_registered_key_in_a_reply_sent_as_one_json_string_reaches_no_object(
+        secret: str) -> None:
+    """A reply that is one JSON string escapes the object's strings twice: a key holding a quote,
+    a backslash or a control character reads ``pa\\\"ss`` there, no form the redactor knew, so
+    decoding the string (the final parse; the drafts since they read it) gave the key back whole,
+    in every partial object and in ``reply.output``. Failed before (the key in both)."""
+    text = json.dumps(json.dumps({"city": f"Oslo {secret} ok"}))
+    made = _fed(Drafts(Trip, lambda: StreamRedactor((secret,))),
+                tuple(text[at:at + 4] for at in range(0, len(text), 4)))
+    assert made and all(secret not in p.city and secret[:8] not in p.city for p in made), made
+    final = parse_output(redact(text, (secret,)), Trip)   # the agent scrubs a reply's text so
+    assert final.city.startswith("Oslo [key-") and secret[:8] not in final.city
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_an_openai_reply_sent_as_one_json_string_streams_partial_objects_then_the_final(
         mode: str, empty_home: Path, respx_mock: Any) -> None:
@@ -450,6 +467,52 @@ def test_an_anthropic_text_reply_cut_mid_json_is_asked_again_unseen(
     assert route.call_count == 2
     assert "".join(texts) == "".join(PIECES)   # nothing of the cut attempt shown
     assert agent.last_reply.output == Trip.model_validate_json(WHOLE)
+
+
+def _anthropic_text_then_tool_sse(text: str, tool: str) -> httpx.Response:
+    """A tool round: a text block (held, with ``response_format``: drafts), then a call of the
+    author's ``tool`` with no arguments."""
+    start = anthropic_message("", output_tokens=1)
+    start["stop_reason"] = None
+    block = {"type": "tool_use", "id": "t1", "name": tool, "input": {}}
+    events: list[tuple[str | None, Any]] = [
+        ("message_start", {"type": "message_start", "message": start}),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {
+            "type": "text", "text": ""}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+            "type": "text_delta", "text": text}}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("content_block_start", {"type": "content_block_start", "index": 1,
+                                 "content_block": block}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 1}),
+        ("message_delta", {"type": "message_delta", "delta": {
+            "stop_reason": "tool_use", "stop_sequence": None}, "usage": {"output_tokens": 9}}),
+        ("message_stop", {"type": "message_stop"})]
+    return httpx.Response(200, headers=SSE_HEADERS, content=_sse(events))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_tool_round_s_text_makes_no_partial_object_of_the_answer(
+        mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """A tool round's text is held as drafts too (decision 179), but it is not the reply: the
+    reply is the last round's. The drafts ran on across rounds, so an object in that text (a
+    guess the tool then corrects) stood before the answer's in every read, and the answer's
+    partial objects never showed: only the final did. Failed before ([Paris, the final]). The
+    guess itself is shown while its round arrives: its tool call is not known yet."""
+    respx_mock.post(URLS["anthropic"]).mock(side_effect=[
+        _anthropic_text_then_tool_sse('My guess is {"city": "Paris"}; checking.', "lookup"),
+        _anthropic_sse(PIECES)])
+    agent = make_agent(empty_home, "anthropic")
+
+    @agent.tool
+    def lookup() -> str:
+        """Where the user is going."""
+        return "Oslo"
+
+    seen, stream = read(agent, mode)
+    assert stream.output == Trip.model_validate_json(WHOLE)
+    assert seen[0] == Trip(city="Paris") and seen[1] == Trip(city=""), seen   # anew, then
+    assert all(obj.city != "Paris" for obj in seen[1:]) and len(seen) >= 4
 
 
 def test_prose_with_no_object_of_the_shape_makes_no_partial_object() -> None:

@@ -230,7 +230,7 @@ def _objects_in(text: str, limit: int = 8, starts: int = 64, *,
         starts -= 1
         try:
             value, end = decoder.raw_decode(text, at)
-        except ValueError:
+        except (ValueError, RecursionError):   # nested past the decoder's depth: no object
             if partial and _opens_json(text[at:]):
                 found.append(text[at:])
                 break

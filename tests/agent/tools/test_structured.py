@@ -235,3 +235,19 @@ def test_a_draft_sent_as_one_json_string_is_read_from_inside_the_string(
     content; a string cut short does not decode, so such a reply showed no partial object.
     Failed before (None for each but the last)."""
     assert parse_draft(so_far, Plan) == shown
+
+
+@pytest.mark.parametrize("text", [
+    '{"city": ' * 50_000,                           # opens an object, nested past any limit
+    'Here is the plan: {"city": ' + "[" * 50_000,   # behind prose
+    '{"oops\n{"days": ' + '{"a": ' * 50_000,         # behind a stray brace
+])
+def test_a_reply_nested_past_the_decoder_s_depth_is_no_object_not_a_recursion_error(
+        text: str) -> None:
+    """A hostile or runaway reply nested deeper than the standard decoder recurses: the prose
+    scan's decode raised RecursionError, which no caller catches (the stream and ``chat`` expect
+    ValueError / ValidationError, so no repair round either). Failed before (RecursionError from
+    both; parse_draft of the first only since drafts behind a stray brace are read)."""
+    assert parse_draft(text, Plan) is None
+    with pytest.raises(ValueError):
+        parse_output(text, Plan)
