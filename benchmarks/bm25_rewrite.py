@@ -32,11 +32,10 @@ import tempfile
 import time
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
 # a child measuring another checkout's library (``--library DIR``) imports that one
 sys.path.insert(0, next((sys.argv[i + 1] for i, a in enumerate(sys.argv[:-1]) if a == "--library"),
-                        str(Path(__file__).resolve().parents[1])))
-
-ROOT = Path(__file__).resolve().parents[1]
+                        str(ROOT)))
 
 from hermes_core.types import Skill  # noqa: E402  (the library chosen above)
 

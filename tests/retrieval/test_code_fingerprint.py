@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import sys
 import types
+from collections.abc import Iterator
 from importlib import metadata
 
 import pytest
 
 from hermes_core.retrieval import code_fingerprint
 from hermes_core.retrieval.code_fingerprint import imported_releases
+
+
+@pytest.fixture
+def fresh_lookups() -> Iterator[None]:
+    """The releases and distribution lists looked up afresh, and forgotten after (a name faked
+    here must not stay cached for the tests after, pass or fail)."""
+    code_fingerprint._installed.cache_clear()
+    code_fingerprint._packages.cache_clear()
+    yield
+    code_fingerprint._installed.cache_clear()
+    code_fingerprint._packages.cache_clear()
 
 
 def _importing(*libraries: types.ModuleType) -> types.ModuleType:
@@ -36,11 +49,10 @@ def test_a_library_named_as_its_distribution_or_with_a_version_is_read_as_before
 
 
 def test_an_import_no_installed_distribution_provides_reads_as_a_dash(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, fresh_lookups: None) -> None:
     module = types.ModuleType("no_such_library_here")
-    monkeypatch.setitem(__import__("sys").modules, module.__name__, module)
+    monkeypatch.setitem(sys.modules, module.__name__, module)
     assert imported_releases([_importing(module)]) == "no_such_library_here=-"
-    code_fingerprint._installed.cache_clear()
 
 
 def test_a_library_a_module_loads_lazily_into_a_global_salts_alike_before_and_after_the_load() -> None:
@@ -60,7 +72,7 @@ def test_a_library_a_module_loads_lazily_into_a_global_salts_alike_before_and_af
 
 
 def test_imports_no_distribution_provides_scan_the_installed_files_once_a_process(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, fresh_lookups: None) -> None:
     # each such import read every distribution's file list again (0.6-0.9 s here); a library a
     # function imports is salted even when missing, so a broken install paid it per library
     scans: list[int] = []
@@ -71,12 +83,8 @@ def test_imports_no_distribution_provides_scan_the_installed_files_once_a_proces
         return real()
 
     monkeypatch.setattr(code_fingerprint.metadata, "packages_distributions", counted)
-    code_fingerprint._installed.cache_clear()
-    code_fingerprint._packages.cache_clear()
     modules = [types.ModuleType(f"no_such_library_{i}") for i in range(3)]
     for m in modules:
-        monkeypatch.setitem(__import__("sys").modules, m.__name__, m)
+        monkeypatch.setitem(sys.modules, m.__name__, m)
     assert imported_releases([_importing(*modules)]).count("=-") == 3
     assert len(scans) == 1
-    code_fingerprint._installed.cache_clear()
-    code_fingerprint._packages.cache_clear()

@@ -107,11 +107,17 @@ class Source:
         return len(self.terms[i].tokens)
 
 
+def _adopting(source: Source) -> TokenMemo:
+    """A new memo that adopted ``source``'s terms as a file's, under :data:`CATALOG`'s keys."""
+    memo = TokenMemo()
+    memo.adopt_stored(skill_terms, [skill_key(s) for s in CATALOG], source)
+    return memo
+
+
 def test_stored_entries_are_made_only_when_asked_and_counted_toward_the_bound_before() -> None:
     want = [skill_terms(s) for s in CATALOG]
     source = Source(want)
-    memo = TokenMemo()
-    memo.adopt_stored(skill_terms, [skill_key(s) for s in CATALOG], source)
+    memo = _adopting(source)
     assert source.made == [] and len(memo) == 3 and memo.tokens_held == sum(len(t.tokens) for t in want)
     assert memo.terms(CATALOG[1:2], skill_terms) == want[1:2] and source.made == [1] and memo.derived == 0
     assert memo.terms(CATALOG[1:2], skill_terms) == want[1:2] and source.made == [1]   # kept once made
@@ -139,8 +145,7 @@ def test_stored_entries_do_not_keep_their_source_alive_once_its_owner_let_it_go(
 
     want = [skill_terms(s) for s in CATALOG]
     source = Source(want)
-    memo = TokenMemo()
-    memo.adopt_stored(skill_terms, [skill_key(s) for s in CATALOG], source)
+    memo = _adopting(source)
     assert memo.terms(CATALOG[:1], skill_terms) == want[:1]             # made while it lives
     gone = weakref.ref(source)
     del source
@@ -157,8 +162,7 @@ def test_pending_entries_of_a_source_let_go_are_not_listed_and_leave_the_count()
 
     want = [skill_terms(s) for s in CATALOG]
     source = Source(want)
-    memo = TokenMemo()
-    memo.adopt_stored(skill_terms, [skill_key(s) for s in CATALOG], source)
+    memo = _adopting(source)
     memo.terms(CATALOG[1:2], skill_terms)
     del source
     gc.collect()

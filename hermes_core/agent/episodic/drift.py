@@ -87,30 +87,30 @@ def _low_rowids(conn: sqlite3.Connection) -> bool:
     return conn.execute("SELECT 1 FROM sessions WHERE rowid < 1 LIMIT 1").fetchone() is not None
 
 
-def rehome(conn: sqlite3.Connection, rows: int = REPAIR_ROWS, most: int | None = None) -> int:
+def rehome(conn: sqlite3.Connection, rows: int = REPAIR_ROWS) -> int:
     """Move the sessions another tool inserted at a rowid below 1 to new rowids (an ``INSERT``
     without one: SQLite's next free rowid), ``rows`` a write transaction, committed between so
     another writer waits at most one batch; every one there when it began (counted once: a
-    tool planting more meanwhile cannot keep it going), or at most ``most``. The number moved.
+    tool planting more meanwhile cannot keep it going). The number moved.
 
     Why: an index row's rowid below 1 names a passage of another session (passage ``p`` of
     session ``s`` sits at ``-(s * 64 + p)``), so such a session's own index row was read as
     another's, healed away as a passage of no session, and found by no search. Moved, it is a
     session like any other: its index row at the old rowid goes (not a passage of the session
     owning that rowid: :func:`_clear_low`), and the insert trigger notes the new one, which the
-    heal re-derives (and moves one planted later: :func:`_rederive`). The session's id, text and stamp stay;
-    only the rowid, which no caller sees, changes. A move is a delete and an insert (no
+    heal re-derives (and moves one planted later: :func:`_rederive`). The session's id, text and
+    stamp stay; only the rowid, which no caller sees, changes. A move is a delete and an insert (no
     segmenting): 1,000 cost about as much as one batch of the heal. A lookup on the rowid's
     B-tree: free when there is none (every archive hermes-core wrote).
 
-    All of them in one open, not the ``REHOME_OPEN_ROWS`` its heal indexes: one left below 1 is
-    found by no search until another open, as no write's upkeep moves it, while one moved is
-    noted and indexed by the heal of the writes that follow (a batch a write). Moves cost about
+    All of them in one open, not the ``REHOME_OPEN_ROWS`` its heal indexes: one left below 1
+    whose note is spent or was never taken (planted before the triggers) is found by no search
+    until another open, as the writes' upkeep moves only a noted one, while one moved is noted
+    and indexed by the heal of the writes that follow (a batch a write). Moves cost about
     0.05 ms a session and no segmenting, so the open grows little and each write lock is short."""
     if not _low_rowids(conn):
         return 0
-    there = int(conn.execute("SELECT COUNT(*) FROM sessions WHERE rowid < 1").fetchone()[0])
-    most = there if most is None else min(most, there)
+    most = int(conn.execute("SELECT COUNT(*) FROM sessions WHERE rowid < 1").fetchone()[0])
     cols = _columns(conn)
     total = 0
     while total < most:

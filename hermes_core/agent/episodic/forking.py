@@ -102,8 +102,8 @@ def quiesce(lock: Lock, timeout_s: float) -> list[Lock]:
 
 #: Linux's ``struct flock64`` (what ``F_OFD_SETLK`` reads; ``struct flock`` on 64-bit), uapi
 #: ``asm-generic/fcntl.h``, which x86-64 and arm64 use with no ``__ARCH_FLOCK64_PAD``: each
-#: member's ``struct`` code, size and alignment; the offsets' alignment is the ABI's (below).
-_FLOCK_FIELDS = (("h", 2, 2), ("h", 2, 2), ("q", 8, 0), ("q", 8, 0), ("i", 4, 4))
+#: member's ``struct`` code and alignment (0: the offsets', the ABI's, below).
+_FLOCK_FIELDS = (("h", 2), ("h", 2), ("q", 0), ("q", 0), ("i", 4))
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,11 +121,11 @@ def flock_layout(int64_align: int) -> FlockLayout:
     taken from the running machine only, so every ABI's layout is checked on any of them (a
     layout packed by hand was right on one of them only)."""
     at, offsets, widest = 0, [], 1
-    for _, size, align in _FLOCK_FIELDS:
+    for code, align in _FLOCK_FIELDS:
         align = align or int64_align
         at = -(-at // align) * align
         offsets.append(at)
-        at += size
+        at += struct.calcsize("=" + code)
         widest = max(widest, align)
     return FlockLayout(tuple(offsets), -(-at // widest) * widest)
 
@@ -138,7 +138,7 @@ def flock_bytes(kind: int, start: int, length: int, layout: FlockLayout = FLOCK_
     """The ``struct flock`` of a lock of ``kind`` (``fcntl.F_RDLCK`` ...) on ``length`` bytes
     from ``start`` (from the file's beginning), for ``fcntl.fcntl``; padding zero."""
     out = bytearray(layout.size)
-    for (code, _, _), at, value in zip(_FLOCK_FIELDS, layout.offsets,
+    for (code, _), at, value in zip(_FLOCK_FIELDS, layout.offsets,
                                        (kind, os.SEEK_SET, start, length, 0), strict=True):
         struct.pack_into("=" + code, out, at, value)
     return bytes(out)

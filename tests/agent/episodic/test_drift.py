@@ -516,6 +516,13 @@ def test_more_sessions_below_rowid_one_than_an_open_moves_raise_no_rebuild_warni
         assert store.stats()["index_in_sync"]
 
 
+def _plant_kites(conn: sqlite3.Connection, rowid: int) -> None:
+    """Session "planted" ("planted kites") inserted at ``rowid`` as another tool would."""
+    conn.execute("INSERT INTO sessions(rowid, memory_id, session_id, summary, tags, created_at,"
+                 " relevance_score, content_hash, source, message_count) VALUES"
+                 " (?, 'm', 'planted', 'planted kites', '', 1.0, 1.0, 'h', 'manual', 0)", (rowid,))
+
+
 def _rehome_and_die(path: str, kill_at: int) -> None:
     """Open ``path`` and SIGKILL this process as ``rehome``'s ``kill_at``-th move (an insert of a
     moved session) starts: run in a spawned process."""
@@ -554,8 +561,7 @@ def test_a_rehome_killed_mid_way_loses_nothing_and_the_next_open_finds_every_ses
     with _open(path) as store:
         ids = {r[0] for r in store.connection.execute("SELECT session_id FROM sessions")}
         assert ids == {"s"} | {f"low{k}" for k in range(n)}
-        assert store.connection.execute("SELECT COUNT(*) FROM sessions WHERE rowid < 1"
-                                        ).fetchone()[0] == 0
+        assert _low(store.connection) == 0
         for k in range(0, n, 37):
             assert [h.session_id for h in store.search(f'"word{k}x"', 3)] == [f"low{k}"]
         assert store.stats()["index_in_sync"]
@@ -572,10 +578,7 @@ def test_a_session_planted_at_another_s_passage_rowid_is_moved_and_both_are_foun
         store.upsert(SessionRecord("long", long_text, (), 1.0))
         last = store.connection.execute("SELECT MIN(rowid) FROM sessions_fts").fetchone()[0]
         assert last < -passages.MAX_PASSAGES          # a passage of the session at rowid 1
-        store.connection.execute(
-            "INSERT INTO sessions(rowid, memory_id, session_id, summary, tags, created_at,"
-            " relevance_score, content_hash, source, message_count) VALUES"
-            " (?, 'm', 'planted', 'planted kites', '', 1.0, 1.0, 'h', 'manual', 0)", (last,))
+        _plant_kites(store.connection, last)
     with _open(path) as store:
         assert [h.session_id for h in store.search("zebraword", 3)] == ["long"]
         assert [h.session_id for h in store.search("kites", 3)] == ["planted"]
@@ -635,10 +638,7 @@ def test_a_session_planted_at_a_passage_rowid_while_a_store_is_open_is_moved_by_
         last = store.connection.execute("SELECT MIN(rowid) FROM sessions_fts").fetchone()[0]
         other = sqlite3.connect(str(path), isolation_level=None)
         try:
-            other.execute(
-                "INSERT INTO sessions(rowid, memory_id, session_id, summary, tags, created_at,"
-                " relevance_score, content_hash, source, message_count) VALUES"
-                " (?, 'm', 'planted', 'planted kites', '', 1.0, 1.0, 'h', 'manual', 0)", (last,))
+            _plant_kites(other, last)
         finally:
             other.close()
         for i in range(drift.CHECK_EVERY + 4):      # the check comes round, then a step a write
@@ -647,8 +647,7 @@ def test_a_session_planted_at_a_passage_rowid_while_a_store_is_open_is_moved_by_
             assert [h.session_id for h in store.search("zebraword", 3)] == ["long"], i
         assert [h.session_id for h in store.search("zebraword", 3)] == ["long"]
         assert [h.session_id for h in store.search("kites", 3)] == ["planted"]
-        assert store.connection.execute("SELECT COUNT(*) FROM sessions WHERE rowid < 1"
-                                        ).fetchone()[0] == 0
+        assert _low(store.connection) == 0
         assert store.stats()["index_in_sync"]
 
 
