@@ -12,11 +12,11 @@ after it stands. The lists are closed, so the room is bounded: a run of them cos
 
 from __future__ import annotations
 
-# adverbs of manner that qualify a forbidden act; not 只/仅 (only: "不要只发送…" forbids the
-# exclusivity, not the send) and no verb
+# adverbs of manner that qualify a forbidden act; not 只/仅, 都, 一起 (only, all, together: "不要都
+# 发送…" forbids the whole, not the send, and the part may be ordered next) and no verb
 ADVERBS = ("直接", "随意", "隨意", "随便", "隨便", "轻易", "輕易", "私自", "擅自", "随手", "隨手", "主动",
-           "主動", "任意", "贸然", "貿然", "盲目", "胡乱", "胡亂", "再次", "再", "也", "都", "一起", "同时",
-           "同時", "公开", "公開", "私下", "明文", "永远", "永遠", "绝对", "絕對")
+           "主動", "任意", "贸然", "貿然", "盲目", "胡乱", "胡亂", "再次", "再", "公开", "公開", "私下",
+           "明文", "永远", "永遠", "绝对", "絕對")
 # acts that hand a secret out or copy it where others may read it, as the send itself does
 DISCLOSING = ("透露", "泄露", "泄漏", "洩露", "洩漏", "外泄", "外洩", "告诉", "告訴", "告知", "分享", "共享",
               "发送", "發送", "传送", "傳送", "转发", "轉發", "转交", "轉交", "交给", "交給", "提供", "复制",
