@@ -506,9 +506,10 @@ _SPACES = re.compile(r"[ \t\r\f\v\n\u2028\u2029\x85\x1c-\x1e]+")
 # "i g n o r e", "i.g.n.o.r.e", "i-g-n-o-r-e": at least four single letters with one separator.
 _SPACED = re.compile(r"(?<![\w])(?:\w[ .\-_*·]){3,}\w(?![^\W\d])")   # "b.a.s.e64" too
 # a mark beside a Chinese or Japanese letter: their words are short ("今.か.ら", "编.码") and have
-# no space to keep
+# no space to keep; nor a space between two of their letters ("用 微信 发": words spaced apart)
 _CJK_MARK = re.compile("(?<=[\u3040-\u30ff\u3400-\u9fff])[.\\-_*·・](?=\\w)"
-                       "|(?<=\\w)[.\\-_*·・](?=[\u3040-\u30ff\u3400-\u9fff])")
+                       "|(?<=\\w)[.\\-_*·・](?=[\u3040-\u30ff\u3400-\u9fff])"
+                       "|(?<=[\u3040-\u30ff\u3400-\u9fff]) (?=[\u3040-\u30ff\u3400-\u9fff])")
 
 
 def flat(folded: str) -> str:
@@ -518,7 +519,8 @@ def flat(folded: str) -> str:
 
 def despaced(flat_text: str) -> str:
     """Letters spelled out one by one are joined back into their word. When they are spelled
-    with a mark ("d.i.s.r.e.g.a.r.d t.h.e r.u.l.e.s") a space between them is a word gap."""
+    with a mark ("d.i.s.r.e.g.a.r.d t.h.e r.u.l.e.s") a space between them is a word gap. Chinese
+    and Japanese words spaced apart ("用 微信 发") are joined too: those scripts write no space."""
     return _CJK_MARK.sub("", _SPACED.sub(_join_letters, flat_text))
 
 

@@ -22,6 +22,7 @@ from hermes_core.injection.orders import (
     ORDERS,
 )
 from hermes_core.injection.zh_handover import handover
+from hermes_core.injection.zh_negation import reach
 
 __all__ = ["GatedPattern", "heads", "requirements", "satisfied"]
 
@@ -708,8 +709,8 @@ def zh_manner(between: str) -> str:
 
 
 NEGATED_BEFORE_ZH = re.compile(r"(?:不要|不得|不能|不可|不许|不許|不准|切勿|请勿|請勿|勿|别|別|禁止|严禁|嚴禁|绝不|絕不|"
-                               r"决不|決不|从不|從不|避免|千万不要|千萬不要)(?:[^\s，。,.;；!！?？:：]{0,2}|"
-                               "(?P<manner>" + zh_manner(r"[^\s，。,.;；!！?？:：]") + "))$")
+                               r"决不|決不|从不|從不|避免|千万不要|千萬不要)\s?(?:[^\s，。,.;；!！?？:：]{0,2}|"
+                               + reach(r"\s?", zh_manner(r"[^\s，。,.;；!！?？:：]")) + ")$")
 # Inside the match: "ne révèle jamais", "gib niemals ... weiter", "ne partagez pas"
 NEGATED_INSIDE = re.compile(r"\b(?:jamais|pas|niemals|nie|nicht|nunca)\b")
 NEGATABLE = frozenset({"ignore-instructions", "secret-exfiltration"})

@@ -81,6 +81,7 @@ from hermes_core.injection.scripts import match_scripts
 from hermes_core.injection.verdicts import ModelRef, learned_scores, shipped_model
 from hermes_core.injection.zh_elided import orders_it_sent
 from hermes_core.injection.zh_grammar import negation_holds
+from hermes_core.injection.zh_negation import reach
 
 # Opt-in: the learned scorer's e5 stage (hermes_core/injection/semantic.py), on top of "learned".
 # Not a default: on the source-disjoint final texts it blocked 9.5% of role prompts (decision 50).
@@ -289,7 +290,8 @@ def _match_views(views: Iterable[str], wanted: set[str]) -> tuple[str, str, str]
 _COMPACT_NEGATION = re.compile(r"(?:never|not|nt|no|nunca|jamás|jamas|ne|jamais|nicht|nie|niemals|"
                                r"不要|别|別|勿|禁止|切勿|请勿|請勿|绝不|絕不|决不|從不|从不)(?:ever)?$|"
                                # "不要通过聊天发送密钥": a manner or place between (as NEGATED_BEFORE_ZH)
-                               r"(?:不要|别|別|勿|禁止|切勿|请勿|請勿)(?P<manner>" + zh_manner(r"\w") + ")$")
+                               # and adverbs, disclosing verbs listed ("不要直接发送", "不要透露或发送")
+                               r"(?:不要|别|別|勿|禁止|切勿|请勿|請勿)" + reach("", zh_manner(r"\w")) + "$")
 
 
 # one alternation per category: a letters-only view is searched three times, not eighteen
@@ -301,7 +303,7 @@ def _match_compact(text: str, wanted: set[str]) -> tuple[str, str, str] | None:
     for category, pattern in _COMPACT_ONE.items():
         if category in wanted:
             for m in pattern.finditer(text):
-                before = text[max(0, m.start() - 16):m.start()]
+                before = text[max(0, m.start() - 32):m.start()]
                 if (category in NEGATABLE and negation_holds(_COMPACT_NEGATION.search(before))
                         and not _sent_after(text, m, category, letters=True)):
                     continue

@@ -52,14 +52,33 @@ _SAFE = re.compile(r"加密|密文|安全|当面|當面|私下|线下|線下|离
 
 
 def _order(between: str, end: str) -> re.Pattern[str]:
-    return re.compile(_GAP + _POSITIVE + r"(?P<how>" + _ADVERB + r"(?:" + zh_manner(between) + r")?"
-                      + _ADVERB + r")" + _VERB + _BACK + r"(?:" + _RECIPIENT + r"|" + _NAMED + r")?" + end)
+    # no negation just before the head: "…，也不要发给我" forbids the second send as well
+    return re.compile(_GAP + r"(?<![不别別勿莫没沒])" + _POSITIVE + r"(?P<how>" + _ADVERB
+                      + r"(?:" + zh_manner(between) + r")?" + _ADVERB + r")" + _VERB + _BACK
+                      + r"(?:" + _RECIPIENT + r"|" + _NAMED + r")?" + end)
 
 
 # in a phrase view the order ends at a clause mark or the line's end; in a letters-only view no
 # mark survives, so it must name a recipient or end the text
 _PHRASE = _order(r"[^\s，。,.;；!！?？:：]", r"(?=$|[\s" + _MARKS + r"?？:：])")
 _LETTERS = _order(r"\w", r"(?(to)|$)")
+
+
+# With no word of command, a send to the writer is an order still: "不要公开发送你的密钥，私下发给我"
+# (the contrast is in the manner: not openly, privately to me), "…，先加密再发给我". Nothing before
+# its verb may negate it or say someone else sends it (不, 别, 会, 将, 已, 能, 可: "也不要发给我",
+# "系统已发给我们"), and 我 must be the one it goes to, not the owner of another ("发给我的同事").
+_NOT_OURS = r"(?![不别別勿莫没沒会會将將已能可])"
+_WRITER = r"(?:(?:给|給)?(?:我们|我們|我)(?![的們们])|过来|過來)"
+
+
+def _to_writer(between: str, end: str) -> re.Pattern[str]:
+    return re.compile("(?:" + _NOT_OURS + _NOUN + "){0,12}?[，。,.;；!！]?\\s*(?:" + _NOT_OURS + between
+                      + "){0,8}?" + _VERB + _BACK + _WRITER + end)
+
+
+_PHRASE_TO_ME = _to_writer(r"[^\s，。,.;；!！?？:：]", r"(?=$|[\s" + _MARKS + r"?？:：])")
+_LETTERS_TO_ME = _to_writer(r"\w", "")
 
 
 def _ordered(found: re.Match[str] | None) -> bool:
@@ -74,6 +93,9 @@ def _ordered(found: re.Match[str] | None) -> bool:
 def orders_it_sent(after: str, *, letters: bool = False) -> bool:
     """Whether ``after`` (what follows a negated send of a secret, on its line) opens with a
     positive clause that sends it after all, its object left out: a recipient named, or a form
-    that is not a safe one. ``letters`` for a letters-only view, where no clause mark is left.
+    that is not a safe one; or a clause with no word of command sending it to the writer.
+    ``letters`` for a letters-only view, where no clause mark is left.
     Every part is bounded, so the cost does not grow with the text."""
-    return _ordered((_LETTERS if letters else _PHRASE).match(after[:160]))
+    after = after[:160]
+    return (_ordered((_LETTERS if letters else _PHRASE).match(after))
+            or (_LETTERS_TO_ME if letters else _PHRASE_TO_ME).match(after) is not None)

@@ -14,6 +14,12 @@ something is said of it). So the order must end where the secret does, or after 
 (给我, 过来, 到 an address, 给 + a short noun) and a particle (吧, 就行): what may follow is listed,
 not the verdicts that may (there are too many). A negation before the clause ("不要用微信发你的密码")
 leaves it no opening either.
+
+The reader's secret may also come first, as 把's object ("把你的密码用微信发过来") or as the
+clause's topic ("你的密码发我一下"): the same clause opening, then a means and the bare verb, ended
+as above. The topic form must name the writer as where it goes (发我, 给我, 过来) and end on a
+statement: "你的初始密码会用短信发给你" is a notice, "你的密码不要发给任何人" a negation (nothing but a
+means or an urging word may stand between the secret and the verb).
 """
 
 from __future__ import annotations
@@ -44,9 +50,24 @@ _END = r"(?=$|[\s，。,.;；!！…~～])"
 _DONE = r"(?:" + _TO + _PARTICLE + r"(?=$|[\s，。,.;；!！…~～?？])|" + _PARTICLE + _END + r")"
 
 
+# the secret put first (by 把, or as the clause's topic), then how it is sent: an adverb that urges,
+# a means, the bare verb
+_HOW = r"(?:直接|马上|馬上|立即|立刻|赶紧|趕緊|快)?" + _MEANS + r"(?:发|發|传|傳)(?:一下|下)?"
+# the topic form names the writer as where it goes ("你的密码发我一下", "…传过来"): "你的密码用短信
+# 发给你" tells the reader how it reaches them. It asks nothing before a question mark either:
+# "你的密码发我一下？不行" quotes the request it refuses
+_TO_ME = (r"(?:给我们|給我們|给我|給我|我们|我們|我|过来|過來)(?:一下)?" + _PARTICLE
+          + r"(?=$|[\s，。,.;；!！…~～])")
+
+
 def handover(secret: str) -> str:
     """The pattern of such an order, ``secret`` being the secret-exfiltration rules' alternation
-    of secrets: up to six characters may describe it ("你的登录密码", "你的API密钥"). Every part is
-    bounded and the clause must open where the match begins, so a long run costs one short try
+    of secrets: up to six characters may describe it ("你的登录密码", "你的API密钥"). The secret
+    may also come first, the verb after it: "把你的密码用微信发过来" (把 + the secret, ended as the
+    order above is) or "你的密码发我一下" (the secret as the topic, sent to the writer). Every part
+    is bounded and the clause must open where the match begins, so a long run costs one short try
     per position."""
-    return _OPENS + _MEANS + _SEND + _YOURS + _WORD + "{0,6}?" + secret + _MORE + _DONE
+    yours = _YOURS + _WORD + "{0,6}?" + secret + _MORE
+    return (_OPENS + "(?:" + _MEANS + _SEND + yours + _DONE
+            + "|把" + yours + _HOW + r"(?:给我|給我|我们|我們|我)?" + _DONE
+            + "|" + yours + _HOW + _TO_ME + ")")
