@@ -502,16 +502,17 @@ def _inflater(encoding: str) -> _Inflater | _Decoded | None:
     """The inflater for a body sent with ``content-encoding`` ``encoding``: gzip or deflate (what
     zlib reads), or another one coding the HTTP client decodes (br, zstd: when their optional
     codecs are installed, which is also when the client asks for them), or several of those (the
-    client's decoders, last applied first); else None: the watch reads such chunks as they come
-    (a coding the client passes on as it is)."""
+    client's decoders, last applied first); a listed coding the client does not know it skips,
+    and so does the watch; else None: the watch reads such chunks as they come (a coding the
+    client passes on as it is)."""
     encoding = encoding.strip().lower()
     if encoding in ("gzip", "x-gzip", "deflate"):
         return _Inflater("deflate" if encoding == "deflate" else "gzip")
-    codings = [c for c in (c.strip() for c in encoding.split(",")) if c not in ("", "identity")]
-    if len(codings) == 1 and codings[0] != encoding:   # "identity, gzip": gzip
+    codings = [c for c in (c.strip() for c in encoding.split(","))
+               if c in SUPPORTED_DECODERS and c != "identity"]
+    if len(codings) == 1 and codings[0] != encoding:   # "identity, gzip", "x-unknown, gzip"
         return _inflater(codings[0])
-    if 1 < len(codings) <= MultiDecoder.max_decode_links and all(
-            c in SUPPORTED_DECODERS for c in codings):
+    if 1 < len(codings) <= MultiDecoder.max_decode_links:
         # several codings, through the client's own decoders: left to the client, a body in two
         # gzip layers would inflate past every cap, only its compressed bytes counted
         return _Decoded(encoding, MultiDecoder(codings))

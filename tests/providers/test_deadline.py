@@ -1160,7 +1160,8 @@ def test_only_one_event_past_the_largest_is_cut_not_a_long_stream_of_small_ones(
         read([small + b'data: {"a": 1}\n' * 300])            # one event of many lines
 
 
-@pytest.mark.parametrize("encoding", ["identity", "gzip", "zstd", "gzip, gzip"])
+@pytest.mark.parametrize("encoding", ["identity", "gzip", "zstd", "gzip, gzip", "x-unknown, gzip",
+                                      "gzip, x-unknown"])
 @pytest.mark.parametrize("mode", ["complete", "acomplete"])
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
 def test_a_whole_answer_larger_than_any_api_sends_is_a_server_error_not_held_whole(
@@ -1171,7 +1172,8 @@ def test_a_whole_answer_larger_than_any_api_sends_is_a_server_error_not_held_who
     answer in 3.5 s (660 MB peak), a few MB more would take the process down. Past
     ``MAX_BODY_BYTES`` (lowered to 256 KB here; a 4 MB answer) the watch cuts it, plain or
     inflated: a retryable ServerError saying how far it got, no secret. A body in two codings,
-    which the watch left to the client, counted as sent, is inflated by the watch too."""
+    which the watch left to the client, counted as sent, is inflated by the watch too; so is
+    one labelled with a coding the client skips beside gzip (the client inflates the gzip)."""
     import gzip
 
     from hermes_core.errors import ServerError
@@ -1180,7 +1182,8 @@ def test_a_whole_answer_larger_than_any_api_sends_is_a_server_error_not_held_who
     monkeypatch.setattr(deadline, "MAX_BODY_BYTES", 256 * 1024, raising=False)
     plain = _answer_json(kind, "长" * 1_400_000)
     body = {"identity": plain, "gzip": gzip.compress(plain),
-            "gzip, gzip": gzip.compress(gzip.compress(plain))}.get(encoding) or _packed(
+            "gzip, gzip": gzip.compress(gzip.compress(plain)), "x-unknown, gzip": gzip.compress(
+                plain), "gzip, x-unknown": gzip.compress(plain)}.get(encoding) or _packed(
                 encoding, plain)
     with pytest.raises(ServerError) as info:
         _whole_text(kind, mode, encoding, body, "in one chunk", respx_mock)
