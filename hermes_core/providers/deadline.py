@@ -209,7 +209,8 @@ class _Watch:
         if self._inflate is None and not plain:
             self.sse = False   # no event can be seen (a coding the client does not decode,
             #                    or more than it takes): the whole budget bounds it
-        #: the watch hands the client the body inflated
+        #: the response reads the body inflated through the watch (:class:`_Inflating`); the
+        #: guard passes the raw chunks on as they came
         self.decodes = self._inflate is not None
         #: the client holds all of the body: capped at MAX_BODY_BYTES (a stream event by event)
         self.whole = budget.whole or not self.sse
@@ -450,10 +451,11 @@ class _Inflater:
 
 
 class _Decoded:
-    """A brotli or zstd body inflated by the HTTP client's own decoder (present when its optional
-    codec is installed), in its bounded pieces (a megabyte at most) sliced to :data:`_PIECE`: a
-    few KB inflate to gigabytes, and the budgets are checked before each slice, as for gzip. Its
-    errors are the client's (``DecodingError``).
+    """A brotli or zstd body, or one in several codings, inflated by the HTTP client's own
+    decoder (br and zstd present when their optional codecs are installed), in its bounded
+    pieces (a megabyte at most) sliced to :data:`_PIECE`: a few KB inflate to gigabytes, and
+    the budgets are checked before each slice, as for gzip. Its errors are the client's
+    (``DecodingError``).
 
     The decoder is handed :data:`_FED` bytes at a time, and an empty piece passes after each
     feed that gave nothing (the watch checks the budgets at it): a zstd frame costs its decoder
@@ -500,18 +502,19 @@ def _inflater(encoding: str) -> _Inflater | _Decoded | None:
     """The inflater for a body sent with ``content-encoding`` ``encoding``: gzip or deflate (what
     zlib reads), or another one coding the HTTP client decodes (br, zstd: when their optional
     codecs are installed, which is also when the client asks for them), or several of those (the
-    client's decoders, last applied first); else None: the watch reads such chunks as they come
-    (a coding the client passes on as it is)."""
+    client's decoders, last applied first); a listed coding the client does not know it skips,
+    and so does the watch; else None: the watch reads such chunks as they come (a coding the
+    client passes on as it is)."""
     encoding = encoding.strip().lower()
     if encoding in ("gzip", "x-gzip", "deflate"):
         return _Inflater("deflate" if encoding == "deflate" else "gzip")
-    codings = [c for c in (c.strip() for c in encoding.split(",")) if c not in ("", "identity")]
-    if len(codings) == 1 and codings[0] != encoding:   # "identity, gzip": gzip
+    codings = [c for c in (c.strip() for c in encoding.split(","))
+               if c in SUPPORTED_DECODERS and c != "identity"]
+    if len(codings) == 1 and codings[0] != encoding:   # "identity, gzip", "x-unknown, gzip"
         return _inflater(codings[0])
-    if 1 < len(codings) <= MultiDecoder.max_decode_links and all(
-            c in SUPPORTED_DECODERS for c in codings):
-        # several codings, through the client's own decoders (unwatched, a body in two gzip
-        # layers inflated past every cap: only its compressed bytes were counted)
+    if 1 < len(codings) <= MultiDecoder.max_decode_links:
+        # several codings, through the client's own decoders: left to the client, a body in two
+        # gzip layers would inflate past every cap, only its compressed bytes counted
         return _Decoded(encoding, MultiDecoder(codings))
     decoder = SUPPORTED_DECODERS.get(encoding) if encoding != "identity" else None
     return _Decoded(encoding, decoder()) if decoder is not None else None

@@ -8,7 +8,9 @@ import asyncio
 import itertools
 import json
 import random
-from collections.abc import Awaitable, Callable
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -91,6 +93,25 @@ def stream_deltas() -> Callable[..., list[Any]]:
     """``stream_deltas(provider, prompt, model, credential, options, use_async=False)``: every
     piece of one streamed call, through ``stream`` or (``use_async``) ``astream``."""
     return _deltas
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[type[BaseHTTPRequestHandler]], str]]:
+    """``serve(handler)``: the URL of a loopback HTTP server answering with ``handler`` (a real
+    socket, where respx would hand a sync client a body already read), shut down after the
+    test."""
+    servers: list[ThreadingHTTPServer] = []
+
+    def start(handler: type[BaseHTTPRequestHandler]) -> str:
+        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}"
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
 
 
 OPTS_RULES = CallOptions(max_tokens=64)

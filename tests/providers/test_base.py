@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import httpx
 import pytest
@@ -152,21 +151,10 @@ class _KeepAlive(BaseHTTPRequestHandler):
         pass
 
 
-@pytest.fixture
-def server_url() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _KeepAlive)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
-def test_async_calls_from_successive_event_loops(kind: str, server_url: str) -> None:
+def test_async_calls_from_successive_event_loops(
+        kind: str, serve: Callable[[type[BaseHTTPRequestHandler]], str]) -> None:
+    server_url = serve(_KeepAlive)
     provider = (OpenAIProvider("local", endpoint=server_url + "/v1") if kind == "openai"
                 else AnthropicProvider("local", endpoint=server_url))
     cred = Credential("local", "sk-testkey-SECRET-loops-0001")

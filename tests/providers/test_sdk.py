@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import httpx
@@ -1176,7 +1176,9 @@ class _EndlessEvent(BaseHTTPRequestHandler):
 @pytest.mark.parametrize("mode", ["stream", "astream"])
 @pytest.mark.parametrize("kind", PROVIDERS)
 def test_a_stream_event_larger_than_any_api_sends_is_a_server_error_in_bounded_memory(
-        kind: str, mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        kind: str, mode: str, monkeypatch: pytest.MonkeyPatch,
+        stream_deltas: Callable[..., list[Any]],
+        serve: Callable[[type[BaseHTTPRequestHandler]], str]) -> None:
     """A stream whose one event never ends (16 MB of one data line here, against a cap lowered
     to 256 KB) was read whole by the SDK, which held it several times over (a 50 MB event:
     ~210 MB, then a 50 MB text delta); the watch cuts it at the cap: a retryable ServerError
@@ -1187,43 +1189,29 @@ def test_a_stream_event_larger_than_any_api_sends_is_a_server_error_in_bounded_m
     from hermes_core.providers import deadline
 
     monkeypatch.setattr(deadline, "MAX_EVENT_BYTES", 256 * 1024)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _EndlessEvent)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}"
+    url = serve(_EndlessEvent)
     provider = PROVIDERS[kind][0](kind, endpoint=url + ("/v1" if kind == "openai" else ""))
+    with pytest.raises(ServerError):   # once untraced: the SDK's lazy imports are not the call's
+        stream_deltas(provider, PROMPT, "m", Credential(kind, SECRET), OPTS,
+                      use_async=mode == "astream")
+    tracemalloc.start()
     try:
-        with pytest.raises(ServerError):   # once untraced: the SDK's lazy imports are not the call's
-            _deltas_of(provider, Credential(kind, SECRET), "m", mode)
-        tracemalloc.start()
-        try:
-            with pytest.raises(ServerError) as info:
-                _deltas_of(provider, Credential(kind, SECRET), "m", mode)
-            peak = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
+        with pytest.raises(ServerError) as info:
+            stream_deltas(provider, PROMPT, "m", Credential(kind, SECRET), OPTS,
+                          use_async=mode == "astream")
+        peak = tracemalloc.get_traced_memory()[1]
     finally:
-        server.shutdown()
-        server.server_close()
+        tracemalloc.stop()
     assert "a stream event grew past 262,144 bytes without ending" in str(info.value)
     assert "bytes received" in str(info.value)
     assert SECRET not in str(info.value) and SECRET not in repr(info.value)
     assert peak < 6 * 2**20, peak
 
 
-def _deltas_of(provider: Any, cred: Credential, model: str, mode: str) -> list[Any]:
-    if mode == "stream":
-        return list(provider.stream(PROMPT, model, cred, OPTS))
-
-    async def drain() -> list[Any]:
-        return [d async for d in provider.astream(PROMPT, model, cred, OPTS)]
-    return asyncio.run(drain())
-
-
 @pytest.mark.parametrize("mode", ["stream", "astream"])
 @pytest.mark.parametrize("kind", PROVIDERS)
 def test_a_stream_cut_inside_an_event_is_an_incomplete_answer(
-        kind: str, mode: str, respx_mock: Any) -> None:
+        kind: str, mode: str, respx_mock: Any, stream_deltas: Callable[..., list[Any]]) -> None:
     """A connection closed in the middle of an event's data line (not between events): the
     half event is dropped, and the answer is an ``IncompleteResponse`` (a ServerError), not a
     parse error's traceback nor a short reply taken as whole."""
@@ -1235,7 +1223,7 @@ def test_a_stream_cut_inside_an_event_is_an_incomplete_answer(
     cut = body[:body.index(b'lo"') + 1]
     respx_mock.post(url).mock(return_value=httpx.Response(200, content=cut, headers=SSE_HEADERS))
     with pytest.raises(IncompleteResponse) as info:
-        _deltas_of(provider, cred, model, mode)
+        stream_deltas(provider, PROMPT, model, cred, OPTS, use_async=mode == "astream")
     assert SECRET not in str(info.value)
 
 

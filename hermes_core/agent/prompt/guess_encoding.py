@@ -224,8 +224,10 @@ def single_byte_fits(text: str, codec: str) -> bool:
     and at most one accent a word (monotonic spelling); in cp1252, no more letters past ASCII
     than ASCII letters (French or German text is mostly ASCII; Russian read as cp1252 is all
     accents); in cp1250, at most two for each ASCII one (Czech and Polish are denser: "Zażółć
-    gęślą jaźń") and no word of four letters or more without an ASCII one; in both Latin
-    pages, no superscript inside a word and no capital past ASCII after a small letter."""
+    gęślą jaźń"), no word of four letters or more without an ASCII one, none opening with
+    ą/ę/ě, no capital after a small accented letter, no lone mark and no symbol touching a
+    letter (:data:`_MARK_BY_LETTER`: Big5 and GBK bytes); in both Latin pages, no superscript inside a
+    word and no capital past ASCII after a small letter."""
     if _CONTROL.search(text) is not None:
         return False
     past = 0

@@ -204,7 +204,8 @@ def reasoning_cue(text: str) -> str:
     maths: bool | None = None
     for label, pattern, needs_maths in _CUES:
         if label == "explanation":
-            if not any(not _about_a_happening(text, m.start()) for m in pattern.finditer(text)):
+            # a cue when one match is no happening (none when there is no match)
+            if all(_about_a_happening(text, m.start()) for m in pattern.finditer(text)):
                 continue
         elif not pattern.search(text):
             continue

@@ -643,9 +643,9 @@ def test_a_gbk_context_file_keeps_the_prefix_byte_identical(hermes_home: Path,
 ])
 def test_a_western_or_cyrillic_code_page_file_is_read_and_the_encoding_is_told(
         tmp_path: Path, text: str, codec: str) -> None:
-    """Notepad on a Western or Russian Windows saved in cp1252 / cp1251; the note was skipped.
-    Read when only one of the two readings looks like its script's text, with a line saying
-    which code page was assumed."""
+    """Notepad on a Western, Russian, Greek or Czech/Polish Windows saves in cp1252 / cp1251 /
+    cp1253 / cp1250; the note was skipped. Read when one reading plainly looks like its
+    script's text, with a line saying which code page was assumed."""
     p = tmp_path / "MEMORY.md"
     p.write_bytes(text.encode(codec))
     got = read_context_file(p)

@@ -168,7 +168,7 @@ WHY_ABOUT_A_HAPPENING: tuple[tuple[str, str], ...] = (
 
 
 @pytest.mark.parametrize(("text", "cue"), WHY_ABOUT_A_HAPPENING)
-def test_a_why_about_one_happening_of_someone_pointed_at_is_chit_chat_in_each_language(
+def test_a_why_about_an_act_done_to_a_person_is_chit_chat_in_english_alone(
         text: str, cue: str) -> None:
     assert reasoning_cue(text) == cue, text
 
