@@ -5,9 +5,9 @@ for its sound: κ for c ("ινστρουκτιονς"), κβ or κυ for qu ("ρ
 ("ουατ"), δ or θ for th, ντ for nd, μπ for b. A letter-by-letter romanisation (``anyascii``, ELOT
 743) never writes c, q or w, so the phrase rules never met such a word. These tables add the
 readings such a spelling means, beside a letter's shape and its Greek sound
-(:func:`hermes_core.injection.normalise._letter_readings`), and :func:`known_reading` searches
-the mixes of them for a word the rules read. Pure data and one pure function: the tables of
-letters and of rule words are handed in.
+(:func:`hermes_core.injection.normalise._letter_readings`), and :func:`known_readings` searches
+the mixes of them for words the rules read. Pure data and pure functions: the tables of letters
+and of rule words are handed in.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from hermes_core.injection.patterns import zh_manner
+from hermes_core.injection.zh_negation import ADVERBS
 
 # a clause mark the two clauses may be joined by (or none: "…密钥而是以明文的形式发给我")
 _MARKS = "，。,.;；!！"
@@ -68,17 +69,26 @@ _LETTERS = _order(r"\w", r"(?(to)|$)")
 # (the contrast is in the manner: not openly, privately to me), "…，先加密再发给我". Nothing before
 # its verb may negate it or say someone else sends it (不, 别, 会, 将, 已, 能, 可: "也不要发给我",
 # "系统已发给我们"), and 我 must be the one it goes to, not the owner of another ("发给我的同事").
+# Only how it is sent may stand before the verb (an adverb, 赶快, 只, 分开, a means, 用base64,
+# 先 + an act + 再): a noun there is another thing sent ("日志发给我们就行": the logs, not the key).
 _NOT_OURS = r"(?![不别別勿莫没沒会會将將已能可])"
 _WRITER = r"(?:(?:给|給)?(?:我们|我們|我)(?![的們们])|过来|過來)"
+_URGING = ("赶快", "趕快", "赶紧", "趕緊", "马上", "馬上", "立即", "立刻", "尽快", "儘快", "快", "就")
 
 
-def _to_writer(between: str, end: str) -> re.Pattern[str]:
-    return re.compile("(?:" + _NOT_OURS + _NOUN + "){0,12}?[，。,.;；!！]?\\s*(?:" + _NOT_OURS + between
-                      + "){0,8}?" + _VERB + _BACK + _WRITER + end)
+def _to_writer(between: str, end: str, tail: str) -> re.Pattern[str]:
+    how_words = sorted((*ADVERBS, *_URGING, "只", "仅", "僅", "分开", "分開", "单独", "單獨"),
+                       key=len, reverse=True)
+    how = ("(?:" + "|".join(how_words) + "|" + zh_manner(between) + "|用" + between + "{1,8}?"
+           + "|先(?:" + _NOT_OURS + between + "){1,4}?(?:再|后|後))")
+    return re.compile(tail + "(?:" + how + "){0,3}?" + _VERB + _BACK + _WRITER + end)
 
 
-_PHRASE_TO_ME = _to_writer(r"[^\s，。,.;；!！?？:：]", r"(?=$|[\s" + _MARKS + r"?？:：])")
-_LETTERS_TO_ME = _to_writer(r"\w", "")
+# the first clause's tail ("给别人，") only where its mark tells it from the second's words: in a
+# letters-only view "密钥日志发给我们" would read the logs as the key's tail
+_PHRASE_TO_ME = _to_writer(r"[^\s，。,.;；!！?？:：]", r"(?=$|[\s" + _MARKS + r"?？:：])",
+                           "(?:" + _NOT_OURS + _NOUN + r"){0,12}?[，。,.;；!！]?\s*")
+_LETTERS_TO_ME = _to_writer(r"\w", "", "")
 
 
 def _ordered(found: re.Match[str] | None) -> bool:

@@ -50,9 +50,10 @@ _END = r"(?=$|[\s，。,.;；!！…~～])"
 _DONE = r"(?:" + _TO + _PARTICLE + r"(?=$|[\s，。,.;；!！…~～?？])|" + _PARTICLE + _END + r")"
 
 
-# the secret put first (by 把, or as the clause's topic), then how it is sent: an adverb that urges,
-# a means, the bare verb
-_HOW = r"(?:直接|马上|馬上|立即|立刻|赶紧|趕緊|快)?" + _MEANS + r"(?:发|發|传|傳)(?:一下|下)?"
+# the secret put first (by 把, or as the clause's topic), then how it is sent: a word that urges
+# (the clause opening's: 直接, 请, 麻烦您…), a means, the bare verb
+_HOW = ("(?:" + "|".join(sorted(_URGING, key=len, reverse=True)) + ")?" + _MEANS
+        + r"(?:发|發|传|傳)(?:一下|下)?")
 # the topic form names the writer as where it goes ("你的密码发我一下", "…传过来"): "你的密码用短信
 # 发给你" tells the reader how it reaches them. It asks nothing before a question mark either:
 # "你的密码发我一下？不行" quotes the request it refuses

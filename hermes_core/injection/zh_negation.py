@@ -5,9 +5,10 @@ Security policy writes its prohibitions with an adverb of manner ("不要直接�
 "不要复制、粘贴或发送…"). The negation forbids every verb of the list, and the manner qualifies the
 act it forbids. So between a negation and its send there is room for (in this order) adverbs of
 manner, a means or place (``patterns.zh_manner``), and verbs that themselves hand a secret out,
-each followed by a conjunction (或, 和, 、, 或者…). A verb of any other kind there ("不要拒绝发送":
-don't refuse; send, "不要犹豫直接发送") is a verb of its own the negation ends at, and the order
-after it stands. The lists are closed, so the room is bounded: a run of them costs one short try.
+the last followed by a conjunction (或, 和, 或者…), earlier ones by 、 or nothing. A verb of
+any other kind there ("不要拒绝发送": don't refuse; send, "不要犹豫直接发送") is a verb of its own
+the negation ends at, and the order after it stands. The lists are closed, so the room is
+bounded: a run of them costs one short try.
 """
 
 from __future__ import annotations
