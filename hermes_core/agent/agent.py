@@ -472,8 +472,9 @@ class Agent:
             try:
                 ask = asks.send(reply)
             except StopIteration as done:
-                return done.value   # type: ignore[no-any-return]
-            yield _repairing(drafts)
+                validated: Reply = done.value
+                return validated
+            yield ROUND_BREAK   # the repair round's drafts start anew (``Shown``)
 
     def _stream_turn(self, turn: Turn, opts: CallOptions,
                      drafts: Drafts[Any] | None = None) -> Generator[str, None, Reply]:
@@ -590,7 +591,7 @@ class Agent:
                 ask = asks.send(self.last_reply)
             except StopIteration:
                 return
-            yield _repairing(drafts)
+            yield ROUND_BREAK   # as in :meth:`_stream_pieces`
 
     async def _astream_turn(self, turn: Turn, opts: CallOptions,
                             drafts: Drafts[Any] | None = None) -> AsyncGenerator[str, None]:
@@ -774,13 +775,6 @@ def _require_str(message: object) -> None:
     ``stream``, ``stream_output``), not deep inside the turn."""
     if not isinstance(message, str):
         raise TypeError(f"message must be str, not {type(message).__name__}")
-
-
-def _repairing(drafts: Drafts[Any] | None) -> str:
-    """Before a stream's repair round: the partial objects start anew, the text a paragraph."""
-    if drafts is not None:
-        drafts.restart()
-    return ROUND_BREAK
 
 
 def _after(repaired: Reply, rejected: Reply) -> Reply:

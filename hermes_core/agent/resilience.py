@@ -419,6 +419,7 @@ class _Uncommitted:
         self.shown = self.shown or bool(d.draft)
         return bool(d.draft)
 
+
 #: Completion's fields but ``prompt``, read once: :func:`_as_sent` copies them all, and a field added
 #: later is carried with no edit here.
 _CARRIED = tuple(f.name for f in fields(Completion) if f.name != "prompt")

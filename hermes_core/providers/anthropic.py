@@ -245,7 +245,7 @@ class _StreamState:
         # a structured reply (``response_format``) answered in text, not the forced output tool
         # (a proxy ignoring it): held until whole as the tool's input is, its pieces drafts
         self.hold = hold
-        self.held: list[str] = []
+        self.released = 0   # how many of ``text``'s pieces were given out whole (see release)
         self.counted = counted
         self.before = before   # what the request was billed before message_start
         self.usage = Usage()
@@ -311,8 +311,6 @@ class _StreamState:
             d = event.delta
             if d.type == "text_delta" and d.text:
                 self.text.append(d.text)
-                if self.hold:
-                    self.held.append(d.text)
                 yield Delta(draft=d.text) if self.hold else Delta(text=d.text)
             elif d.type == "input_json_delta" and event.index in self.tools:
                 tool = self.tools[event.index]
@@ -341,10 +339,10 @@ class _StreamState:
             self._delta_usage(getattr(event, "usage", None))
 
     def release(self) -> Iterator[Delta]:
-        """The held text, whole (see ``hold``), once."""
-        if self.held:
-            yield Delta(text="".join(self.held))
-            self.held.clear()
+        """The text held since the last release (see ``hold``), whole."""
+        if self.hold and (held := self.text[self.released:]):
+            self.released = len(self.text)
+            yield Delta(text="".join(held))
 
     def _delta_usage(self, du: Any) -> None:
         """A message_delta's cumulative counts: any present replace message_start's (as the SDK

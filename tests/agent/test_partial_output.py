@@ -19,9 +19,9 @@ from hermes_core.agent.tools.structured import parse_output
 from hermes_core.errors import AllProvidersFailed, StructuredOutputError
 from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL
 from hermes_core.redact import StreamRedactor, redact
-from hermes_core.testing import SSE_HEADERS, anthropic_message
+from hermes_core.testing import SSE_HEADERS, anthropic_message, anthropic_stream
 from hermes_core.testing.builders import _sse
-from hermes_core.types import Delta
+from hermes_core.types import Delta, ToolCall
 from tests.agent.conftest import KEYS, URLS, make_agent
 
 KINDS = ("openai", "anthropic")
@@ -56,39 +56,25 @@ def _openai_sse(pieces: tuple[str, ...], *, finish: bool = True) -> httpx.Respon
     return httpx.Response(200, headers=SSE_HEADERS, content=_sse(events))
 
 
-def _anthropic_sse(pieces: tuple[str, ...], *, finish: bool = True) -> httpx.Response:
-    """The forced output tool's input in ``pieces``, as the Messages API streams it."""
+def _anthropic_sse(pieces: tuple[str, ...], *, finish: bool = True,
+                   text: bool = False) -> httpx.Response:
+    """The forced output tool's input in ``pieces``, as the Messages API streams it; ``text``: a
+    reply in a text block instead (a proxy that ignores the forced tool)."""
     start = anthropic_message("", output_tokens=1)
     start["stop_reason"] = None
+    block = ({"type": "text", "text": ""} if text else
+             {"type": "tool_use", "id": "s1", "name": STRUCTURED_OUTPUT_TOOL, "input": {}})
     events: list[tuple[str | None, Any]] = [
         ("message_start", {"type": "message_start", "message": start}),
-        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {
-            "type": "tool_use", "id": "s1", "name": STRUCTURED_OUTPUT_TOOL, "input": {}}})]
-    events += [("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
-        "type": "input_json_delta", "partial_json": p}}) for p in pieces]
+        ("content_block_start", {"type": "content_block_start", "index": 0,
+                                 "content_block": block})]
+    events += [("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": (
+        {"type": "text_delta", "text": p} if text else
+        {"type": "input_json_delta", "partial_json": p})}) for p in pieces]
     if finish:
         events += [("content_block_stop", {"type": "content_block_stop", "index": 0}),
                    ("message_delta", {"type": "message_delta", "delta": {
-                       "stop_reason": "tool_use", "stop_sequence": None},
-                       "usage": {"output_tokens": 9}}),
-                   ("message_stop", {"type": "message_stop"})]
-    return httpx.Response(200, headers=SSE_HEADERS, content=_sse(events))
-
-
-def _anthropic_text_sse(pieces: tuple[str, ...], *, finish: bool = True) -> httpx.Response:
-    """A reply in text blocks instead of the forced output tool (a proxy that ignores it)."""
-    start = anthropic_message("", output_tokens=1)
-    start["stop_reason"] = None
-    events: list[tuple[str | None, Any]] = [
-        ("message_start", {"type": "message_start", "message": start}),
-        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {
-            "type": "text", "text": ""}})]
-    events += [("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
-        "type": "text_delta", "text": p}}) for p in pieces]
-    if finish:
-        events += [("content_block_stop", {"type": "content_block_stop", "index": 0}),
-                   ("message_delta", {"type": "message_delta", "delta": {
-                       "stop_reason": "end_turn", "stop_sequence": None},
+                       "stop_reason": "end_turn" if text else "tool_use", "stop_sequence": None},
                        "usage": {"output_tokens": 9}}),
                    ("message_stop", {"type": "message_stop"})]
     return httpx.Response(200, headers=SSE_HEADERS, content=_sse(events))
@@ -438,7 +424,7 @@ def test_an_anthropic_reply_in_text_instead_of_the_output_tool_streams_partial_o
         pieces: tuple[str, ...], mode: str, empty_home: Path, respx_mock: Any) -> None:
     """The final object is parsed from the text; the text streamed as text, not drafts, so no
     partial object was shown. Failed before (the final alone)."""
-    respx_mock.post(URLS["anthropic"]).mock(return_value=_anthropic_text_sse(pieces))
+    respx_mock.post(URLS["anthropic"]).mock(return_value=_anthropic_sse(pieces, text=True))
     agent = make_agent(empty_home, "anthropic")
     seen, stream = read(agent, mode)
     final = stream.output
@@ -455,8 +441,8 @@ def test_an_anthropic_text_reply_cut_mid_json_is_asked_again_unseen(
     """As the output tool's input is: held until whole, so a cut is retried and none of the cut
     attempt's text is shown (it was, then the retry's after it). Failed before."""
     route = respx_mock.post(URLS["anthropic"]).mock(side_effect=[
-        _anthropic_text_sse(('{"city": "Par', 'is", "st'), finish=False),
-        _anthropic_text_sse(PIECES)])
+        _anthropic_sse(('{"city": "Par', 'is", "st'), finish=False, text=True),
+        _anthropic_sse(PIECES, text=True)])
     agent = make_agent(empty_home, "anthropic")
     if mode == "sync":
         texts = list(agent.stream("plan Oslo", output=Trip))
@@ -469,28 +455,6 @@ def test_an_anthropic_text_reply_cut_mid_json_is_asked_again_unseen(
     assert agent.last_reply.output == Trip.model_validate_json(WHOLE)
 
 
-def _anthropic_text_then_tool_sse(text: str, tool: str) -> httpx.Response:
-    """A tool round: a text block (held, with ``response_format``: drafts), then a call of the
-    author's ``tool`` with no arguments."""
-    start = anthropic_message("", output_tokens=1)
-    start["stop_reason"] = None
-    block = {"type": "tool_use", "id": "t1", "name": tool, "input": {}}
-    events: list[tuple[str | None, Any]] = [
-        ("message_start", {"type": "message_start", "message": start}),
-        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {
-            "type": "text", "text": ""}}),
-        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
-            "type": "text_delta", "text": text}}),
-        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        ("content_block_start", {"type": "content_block_start", "index": 1,
-                                 "content_block": block}),
-        ("content_block_stop", {"type": "content_block_stop", "index": 1}),
-        ("message_delta", {"type": "message_delta", "delta": {
-            "stop_reason": "tool_use", "stop_sequence": None}, "usage": {"output_tokens": 9}}),
-        ("message_stop", {"type": "message_stop"})]
-    return httpx.Response(200, headers=SSE_HEADERS, content=_sse(events))
-
-
 @pytest.mark.parametrize("mode", MODES)
 def test_a_tool_round_s_text_makes_no_partial_object_of_the_answer(
         mode: str, empty_home: Path, respx_mock: Any) -> None:
@@ -499,9 +463,10 @@ def test_a_tool_round_s_text_makes_no_partial_object_of_the_answer(
     guess the tool then corrects) stood before the answer's in every read, and the answer's
     partial objects never showed: only the final did. Failed before ([Paris, the final]). The
     guess itself is shown while its round arrives: its tool call is not known yet."""
+    tool_round = anthropic_stream(['My guess is {"city": "Paris"}; checking.'],
+                                  tool_calls=[ToolCall("t1", "lookup", "{}")])
     respx_mock.post(URLS["anthropic"]).mock(side_effect=[
-        _anthropic_text_then_tool_sse('My guess is {"city": "Paris"}; checking.', "lookup"),
-        _anthropic_sse(PIECES)])
+        httpx.Response(200, headers=SSE_HEADERS, content=tool_round), _anthropic_sse(PIECES)])
     agent = make_agent(empty_home, "anthropic")
 
     @agent.tool

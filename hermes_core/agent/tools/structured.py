@@ -144,10 +144,11 @@ def parse_draft(text: str, output: type[T]) -> T | None:
     """The object a structured reply still arriving holds so far, read leniently (pydantic's
     partial mode: the fields so far, the last string as far as it came), or None.
 
-    Unwrapped as :func:`parse_output` unwraps the final reply, in its order (the whole text, a
-    fenced block, an object standing in the prose), but the last fence or object may not be
-    closed yet; so the partial objects of a fenced reply, or one after "Here is the plan:", are
-    those its final object completes."""
+    Unwrapped as :func:`parse_output` unwraps the final reply, in its order (the whole text, the
+    text of a reply that is one JSON string, a fenced block, an object standing in the prose),
+    but the last string, fence or object may not be closed yet; so the partial objects of a
+    fenced reply, or one after "Here is the plan:", are those its final object completes. A
+    reply that opens JSON still arriving with ``{`` is read as that object alone."""
     body = text.lstrip()   # not its end: a space there may be in a string still arriving
     if not body.strip():
         return None
