@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from hermes_core.injection.patterns import zh_manner
-from hermes_core.injection.zh_negation import ADVERBS
+from hermes_core.injection.zh_negation import ADVERBS, one_of
 
 # a clause mark the two clauses may be joined by (or none: "…密钥而是以明文的形式发给我")
 _MARKS = "，。,.;；!！"
@@ -76,10 +76,12 @@ _WRITER = r"(?:(?:给|給)?(?:我们|我們|我)(?![的們们])|过来|過來)"
 _URGING = ("赶快", "趕快", "赶紧", "趕緊", "马上", "馬上", "立即", "立刻", "尽快", "儘快", "快", "就")
 
 
+# how it is sent, in a word: an adverb of manner, an urging one, 只 (only), 分开 (apart)
+_HOW_WORDS = one_of((*ADVERBS, *_URGING, "只", "仅", "僅", "分开", "分開", "单独", "單獨"))
+
+
 def _to_writer(between: str, end: str, tail: str) -> re.Pattern[str]:
-    how_words = sorted((*ADVERBS, *_URGING, "只", "仅", "僅", "分开", "分開", "单独", "單獨"),
-                       key=len, reverse=True)
-    how = ("(?:" + "|".join(how_words) + "|" + zh_manner(between) + "|用" + between + "{1,8}?"
+    how = ("(?:" + _HOW_WORDS + "|" + zh_manner(between) + "|用" + between + "{1,8}?"
            + "|先(?:" + _NOT_OURS + between + "){1,4}?(?:再|后|後))")
     return re.compile(tail + "(?:" + how + "){0,3}?" + _VERB + _BACK + _WRITER + end)
 
