@@ -61,7 +61,7 @@ def _order(between: str, end: str) -> re.Pattern[str]:
 
 # in a phrase view the order ends at a clause mark or the line's end; in a letters-only view no
 # mark survives, so it must name a recipient or end the text
-_PHRASE = _order(r"[^\s，。,.;；!！?？:：]", r"(?=$|[\s" + _MARKS + r"?？:：])")
+_PHRASE = _order(_NOUN, r"(?=$|[\s" + _MARKS + r"?？:：])")
 _LETTERS = _order(r"\w", r"(?(to)|$)")
 
 
@@ -88,7 +88,7 @@ def _to_writer(between: str, end: str, tail: str) -> re.Pattern[str]:
 
 # the first clause's tail ("给别人，") only where its mark tells it from the second's words: in a
 # letters-only view "密钥日志发给我们" would read the logs as the key's tail
-_PHRASE_TO_ME = _to_writer(r"[^\s，。,.;；!！?？:：]", r"(?=$|[\s" + _MARKS + r"?？:：])",
+_PHRASE_TO_ME = _to_writer(_NOUN, r"(?=$|[\s" + _MARKS + r"?？:：])",
                            "(?:" + _NOT_OURS + _NOUN + r"){0,12}?[，。,.;；!！]?\s*")
 _LETTERS_TO_ME = _to_writer(r"\w", "", "")
 
