@@ -259,7 +259,12 @@ def _english_readings(word: str) -> tuple[str, ...]:
     """The readings of a lower-case word, of those :func:`_known_readings` finds, that are words
     the English rules read: English typed in Greek letters by sound reads as English ("δε" is
     "the", where the first of all readings is Spanish "de"). One search serves both."""
-    return _english_of(_known_readings_once(word) if _short(word) else _known_readings(word))
+    return _english_of(_known_readings_remembered(word))
+
+
+def _known_readings_remembered(word: str) -> tuple[str, ...]:
+    """:func:`_known_readings`, remembered for a word short enough to be met again."""
+    return _known_readings_once(word) if _short(word) else _known_readings(word)
 
 
 def _english_of(found: tuple[str, ...]) -> tuple[str, ...]:
@@ -275,9 +280,7 @@ def _word_readings(word: str) -> tuple[str, str, str]:
     upper, _ = _confusable_tables()
     lower = word.translate(upper).casefold()
     shape, sound = _greek_tables()
-    lowered = word.casefold()
-    short = _short(lowered)
-    mixed = _known_readings_once(lowered) if short else _known_readings(lowered)
+    mixed = _known_readings_remembered(word.casefold())
     by_shape = mixed[0] if mixed else lower.translate(shape)
     # "ου" is "ou" in every romanisation of Greek (ELOT 743, ISO 843), where anyascii spells each
     # υ "y" ("πρεβιους" -> "previoys")

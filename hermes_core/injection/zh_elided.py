@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from hermes_core.injection.patterns import zh_manner
-from hermes_core.injection.zh_negation import ADVERBS
+from hermes_core.injection.zh_negation import ADVERBS, one_of
 
 # a clause mark the two clauses may be joined by (or none: "…密钥而是以明文的形式发给我")
 _MARKS = "，。,.;；!！"
@@ -61,7 +61,7 @@ def _order(between: str, end: str) -> re.Pattern[str]:
 
 # in a phrase view the order ends at a clause mark or the line's end; in a letters-only view no
 # mark survives, so it must name a recipient or end the text
-_PHRASE = _order(r"[^\s，。,.;；!！?？:：]", r"(?=$|[\s" + _MARKS + r"?？:：])")
+_PHRASE = _order(_NOUN, r"(?=$|[\s" + _MARKS + r"?？:：])")
 _LETTERS = _order(r"\w", r"(?(to)|$)")
 
 
@@ -76,17 +76,19 @@ _WRITER = r"(?:(?:给|給)?(?:我们|我們|我)(?![的們们])|过来|過來)"
 _URGING = ("赶快", "趕快", "赶紧", "趕緊", "马上", "馬上", "立即", "立刻", "尽快", "儘快", "快", "就")
 
 
+# how it is sent, in a word: an adverb of manner, an urging one, 只 (only), 分开 (apart)
+_HOW_WORDS = one_of((*ADVERBS, *_URGING, "只", "仅", "僅", "分开", "分開", "单独", "單獨"))
+
+
 def _to_writer(between: str, end: str, tail: str) -> re.Pattern[str]:
-    how_words = sorted((*ADVERBS, *_URGING, "只", "仅", "僅", "分开", "分開", "单独", "單獨"),
-                       key=len, reverse=True)
-    how = ("(?:" + "|".join(how_words) + "|" + zh_manner(between) + "|用" + between + "{1,8}?"
+    how = ("(?:" + _HOW_WORDS + "|" + zh_manner(between) + "|用" + between + "{1,8}?"
            + "|先(?:" + _NOT_OURS + between + "){1,4}?(?:再|后|後))")
     return re.compile(tail + "(?:" + how + "){0,3}?" + _VERB + _BACK + _WRITER + end)
 
 
 # the first clause's tail ("给别人，") only where its mark tells it from the second's words: in a
 # letters-only view "密钥日志发给我们" would read the logs as the key's tail
-_PHRASE_TO_ME = _to_writer(r"[^\s，。,.;；!！?？:：]", r"(?=$|[\s" + _MARKS + r"?？:：])",
+_PHRASE_TO_ME = _to_writer(_NOUN, r"(?=$|[\s" + _MARKS + r"?？:：])",
                            "(?:" + _NOT_OURS + _NOUN + r"){0,12}?[，。,.;；!！]?\s*")
 _LETTERS_TO_ME = _to_writer(r"\w", "", "")
 

@@ -24,6 +24,8 @@ means or an urging word may stand between the secret and the verb).
 
 from __future__ import annotations
 
+from hermes_core.injection.zh_negation import one_of
+
 # what may stand in a means or between "your" and the secret: no mark, no 的 in the means
 _WORD = r"[^\s，。,.;；!！?？:：、]"
 # the clause opens here: at the line's start or after a mark (a lookbehind finding no other
@@ -52,7 +54,7 @@ _DONE = r"(?:" + _TO + _PARTICLE + r"(?=$|[\s，。,.;；!！…~～?？])|" + _
 
 # the secret put first (by 把, or as the clause's topic), then how it is sent: a word that urges
 # (the clause opening's: 直接, 请, 麻烦您…), a means, the bare verb
-_HOW = ("(?:" + "|".join(sorted(_URGING, key=len, reverse=True)) + ")?" + _MEANS
+_HOW = (one_of(_URGING) + "?" + _MEANS
         + r"(?:发|發|传|傳)(?:一下|下)?")
 # the topic form names the writer as where it goes ("你的密码发我一下", "…传过来"): "你的密码用短信
 # 发给你" tells the reader how it reaches them. It asks nothing before a question mark either:

@@ -27,7 +27,8 @@ DISCLOSING = ("透露", "泄露", "泄漏", "洩露", "洩漏", "外泄", "外�
 CONJUNCTIONS = ("或者是", "或者", "或是", "以及", "或", "和", "与", "與", "及", "并", "並", "、")
 
 
-def _one_of(words: tuple[str, ...]) -> str:
+def one_of(words: tuple[str, ...]) -> str:
+    """A group matching any of ``words``, the longest first (so "或者" is not read as "或")."""
     return "(?:" + "|".join(sorted(words, key=len, reverse=True)) + ")"
 
 
@@ -37,9 +38,9 @@ def reach(gap: str, manner: str | None = None) -> str:
     then up to three disclosing verbs, the last closed by a conjunction, and an adverb. ``gap``
     is what may separate the words: an optional space in a phrase view, nothing in a letters-only
     one."""
-    adverb = _one_of(ADVERBS) + gap
+    adverb = one_of(ADVERBS) + gap
     means = "" if manner is None else "(?:(?P<manner>" + manner + ")" + gap + ")?"
-    verb, joined = _one_of(DISCLOSING) + gap, _one_of(CONJUNCTIONS) + gap
+    verb, joined = one_of(DISCLOSING) + gap, one_of(CONJUNCTIONS) + gap
     # the list's last join is a word (或, 和): the 、 between earlier items is gone in a
     # letters-only view ("复制、粘贴或" reads "复制粘贴或"), so it may be missing there
     listed = "(?:" + verb + joined + "?){0,2}" + verb + joined + "(?:" + adverb + ")?"

@@ -15,6 +15,7 @@ from hermes_core.injection.hijack import DATA_ONLY, EVERYWHERE
 from hermes_core.injection.normalise import despaced, flat, fold
 from hermes_core.injection.patterns import COMBINED, LANGUAGES, PERSONA_TRAITS
 from hermes_core.injection.scan import INJECTION_CATEGORIES, guard_text, scan_for_injection, split_paragraphs
+from tests.injection.conftest import assert_passes_in_both
 
 CORPUS = Path(__file__).parents[1] / "data" / "injection" / "corpus.jsonl"
 
@@ -224,8 +225,7 @@ def test_the_trigger_gate_lets_every_spelling_of_these_phrases_through(text: str
     "不要以明文的形式發送密碼",
 ])
 def test_a_negation_reaches_over_a_channel_whose_name_after_de_holds_a_latin_word(text: str) -> None:
-    assert scan_for_injection(text, RULE_CATEGORIES) is None
-    assert scan_for_injection(text, RULE_CATEGORIES, data=True) is None
+    assert_passes_in_both(text)
 
 
 @pytest.mark.parametrize("text", [

@@ -8,10 +8,9 @@ import re
 
 import pytest
 
-from hermes_core.injection import INJECTION_CATEGORIES, scan_for_injection
+from hermes_core.injection import scan_for_injection
 from hermes_core.injection.zh_negation import reach
-
-RULES = tuple(c for c in INJECTION_CATEGORIES if c != "learned")
+from tests.injection.conftest import RULES, assert_passes_in_both
 
 POLICY = [
     "不要直接发送你的密钥",
@@ -34,8 +33,7 @@ POLICY = [
 @pytest.mark.parametrize("text", POLICY)
 def test_a_negation_reaches_over_an_adverb_and_a_list_of_disclosing_verbs(text: str) -> None:
     # the letters-only view's negation had no room between it and the send: all blocked before
-    assert scan_for_injection(text, RULES) is None
-    assert scan_for_injection(text, RULES, data=True) is None
+    assert_passes_in_both(text)
 
 
 ORDERS = [
