@@ -26,8 +26,8 @@ import numpy as np
 
 from hermes_core.retrieval.token_memo import Key, SkillTerms
 
-_SEP = "\x00"   # between tokens (in no token: tokens are runs of word characters)
-_SEP_BYTE = _SEP.encode()   # the NUL byte, as the file holds it
+SEP = "\x00"   # between tokens in the file (in no token: tokens are runs of word characters)
+_SEP_BYTE = SEP.encode()   # the NUL byte, as the file holds it
 _NONE = SkillTerms((), (), "")
 
 
@@ -60,7 +60,7 @@ class StoredTerms(_Lazy):
         each skill has; ``counts``: each token's count; ``keys``: each skill's memo key, when
         known (what a rewrite files a kept skill under). ValueError when they do not add up."""
         tokens.decode("utf-8", "surrogatepass")   # raises UnicodeDecodeError (a ValueError)
-        seps = np.flatnonzero(np.frombuffer(tokens, dtype=np.uint8) == ord(_SEP))
+        seps = np.flatnonzero(np.frombuffer(tokens, dtype=np.uint8) == ord(SEP))
         total = len(seps) + 1 if tokens else 0
         if (n_tokens.ndim != 1 or len(n_tokens) != len(verbatim) or (n_tokens < 0).any()
                 or int(n_tokens.sum()) != total or counts.shape != (total,) or (counts < 1).any()):
@@ -103,7 +103,7 @@ class StoredTerms(_Lazy):
         if a == b:
             return SkillTerms((), (), self._verbatim[i])
         text = self._bytes[int(self._lo[i]):int(self._hi[i])].decode("utf-8", "surrogatepass")
-        return SkillTerms(tuple(text.split(_SEP)), tuple(self._counts[a:b].tolist()), self._verbatim[i])
+        return SkillTerms(tuple(text.split(SEP)), tuple(self._counts[a:b].tolist()), self._verbatim[i])
 
     def n_tokens(self, i: int) -> int:
         """How many distinct tokens skill ``i`` has, without decoding them."""
@@ -171,7 +171,7 @@ def encoded(terms: Sequence[SkillTerms]) -> Encoded:
             n, text = len(c), root.verbatim(s)
         else:
             t = terms[i]
-            piece = _SEP.join(t.tokens).encode("utf-8", "surrogatepass")
+            piece = SEP.join(t.tokens).encode("utf-8", "surrogatepass")
             c = np.asarray(t.counts, dtype=np.int64)
             n, text = len(t.tokens), t.verbatim
         if n:
