@@ -362,7 +362,7 @@ _ANY_SYMBOL_OR_RUN = regex.compile(r"\p{So}|[\p{P}\p{S}]{2}")   # and a keycap's
 # What makes an emoji a variant of another: a skin tone, or a gender sign or hair style joined
 # by ZWJ (after the presentation selectors are dropped). Taken off for the base's index terms.
 _TONES = "\U0001F3FB-\U0001F3FF"                    # a character class's ranges: skin tones,
-_SIGNS = "\u2640\u2642\U0001F9B0-\U0001F9B3"        # gender signs and hair styles
+_SIGNS = "\u2640\u2642\U0001F9B0\U0001F9B1\U0001F9B2\U0001F9B3"   # gender signs, hair styles
 _TONE = regex.compile(f"[{_TONES}]")
 _GENDER_HAIR = regex.compile(f"\u200d[{_SIGNS}]")
 # A role (Unicode's profession sequences: 👩‍💻 🧑‍🚀 👨🏾‍🍳): a person, toned or not, ZWJ and one
@@ -376,9 +376,10 @@ _ROLE = regex.compile(f"[{_PERSONS}][{_TONES}]?\u200d([^\u200d{_PEOPLE}{_SIGNS}]
 # flag is unknown, so the base is indexed too.
 _TAGS = regex.compile("[\U000E0020-\U000E007F]+")
 # A direction variant (🏃‍➡️, 🧑‍🦯‍➡️: facing right): ZWJ and the arrow, taken off as a gender sign.
-_DIRECTION = regex.compile("\u200d\u27a1")
+_ARROW = "\u27a1"
+_DIRECTION = regex.compile(f"\u200d{_ARROW}")
 _FLAGS = "\U0001F3F3\U0001F3F4"          # white and black flag: a flag sequence is no sum of parts
-_MODIFIERS = frozenset("\u2640\u2642\U0001F9B0\U0001F9B1\U0001F9B2\U0001F9B3\u27a1")
+_MODIFIERS = frozenset(_SIGNS + _ARROW)   # what makes a variant: no part of a sequence
 # A word of the index or of a query has a letter or a digit: the word scan also reads a ZWJ or a
 # presentation selector between two words as one (FTS5 drops it as a separator).
 _WORDLIKE = regex.compile(r"[\p{L}\p{N}]")

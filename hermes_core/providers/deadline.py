@@ -506,18 +506,15 @@ def _inflater(encoding: str) -> _Inflater | _Decoded | None:
     and so does the watch; else None: the watch reads such chunks as they come (a coding the
     client passes on as it is)."""
     encoding = encoding.strip().lower()
-    if encoding in ("gzip", "x-gzip", "deflate"):
-        return _Inflater("deflate" if encoding == "deflate" else "gzip")
-    codings = [c for c in (c.strip() for c in encoding.split(","))
-               if c in SUPPORTED_DECODERS and c != "identity"]
-    if len(codings) == 1 and codings[0] != encoding:   # "identity, gzip", "x-unknown, gzip"
-        return _inflater(codings[0])
-    if 1 < len(codings) <= MultiDecoder.max_decode_links:
-        # several codings, through the client's own decoders: left to the client, a body in two
-        # gzip layers would inflate past every cap, only its compressed bytes counted
-        return _Decoded(encoding, MultiDecoder(codings))
-    decoder = SUPPORTED_DECODERS.get(encoding) if encoding != "identity" else None
-    return _Decoded(encoding, decoder()) if decoder is not None else None
+    codings = ["gzip"] if encoding == "x-gzip" else [
+        c for c in (c.strip() for c in encoding.split(",")) if c in SUPPORTED_DECODERS and c != "identity"]
+    if codings in (["gzip"], ["deflate"]):   # "gzip", "identity, gzip", "x-unknown, gzip"
+        return _Inflater(codings[0])
+    if not 0 < len(codings) <= MultiDecoder.max_decode_links:
+        return None
+    # one coding or several, through the client's own decoders: left to the client, a body in
+    # two gzip layers would inflate past every cap, only its compressed bytes counted
+    return _Decoded(encoding if len(codings) > 1 else codings[0], MultiDecoder(codings))
 
 
 def _is_sse(response: httpx2.Response, budget: Budget) -> bool:

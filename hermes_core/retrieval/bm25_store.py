@@ -46,7 +46,7 @@ from hermes_core.retrieval.gate_store import (
     texts_blob,
     write_sealed,
 )
-from hermes_core.retrieval.stored_terms import CarriedTerms, StoredTerms, encoded, stored_place
+from hermes_core.retrieval.stored_terms import SEP, CarriedTerms, StoredTerms, encoded, stored_place
 from hermes_core.retrieval.token_memo import Derive, Key, TokenMemo, skill_key
 from hermes_core.retrieval.token_store import TermsCache, derive_id
 from hermes_core.types import Skill
@@ -54,7 +54,6 @@ from hermes_core.types import Skill
 LAYOUT = 1
 WHAT = "bm25 index cache"
 MIN_NEW = 64   # skills derived or dropped since the last read or write before it is written again
-_SEP = "\x00"  # in no token (tokens are runs of word characters)
 
 
 def index_path(cache_dir: str | os.PathLike[str]) -> Path:
@@ -64,7 +63,7 @@ def index_path(cache_dir: str | os.PathLike[str]) -> Path:
 def save_parts(path: Path, parts: IndexParts, keys: Sequence[Key], derive: Derive) -> bool:
     """Write ``parts`` (and each skill's token-memo key) to ``path``; False when the disk refused."""
     words = sorted(parts.vocab, key=parts.vocab.__getitem__)
-    if any(_SEP in w for w in words):
+    if any(SEP in w for w in words):
         return False
     stored = encoded(parts.terms)   # a kept skill's as the file read back holds them
     names, name_len = texts_blob([s.name for s in parts.skills])
@@ -79,7 +78,7 @@ def save_parts(path: Path, parts: IndexParts, keys: Sequence[Key], derive: Deriv
         "verbatim": verbatim, "verbatim_len": verbatim_len,
         "n_tokens": stored.n_tokens, "tokens": np.frombuffer(stored.tokens, dtype=np.uint8),
         "counts": stored.counts,
-        "words": text_blob(_SEP.join(words)), "df": parts.df,
+        "words": text_blob(SEP.join(words)), "df": parts.df,
         # a posting's row is where it stands between the row pointers, and a skill's number fits
         # 32 bits: a third less to read and digest than the arrays held in memory
         "tf_indptr": tf.indptr(len(words)), "tf_docs": tf.docs.astype(np.int32), "tf_values": tf.values,
@@ -142,7 +141,7 @@ def _parts(a: dict[str, np.ndarray], jieba: object,
                 for i, j in enumerate(key_jieba.tolist())]
     terms = StoredTerms(tokens.tobytes(), n_tokens, counts, verbatim, key_list)
     words_text = blob_text(a["words"])
-    words = words_text.split(_SEP) if words_text else []
+    words = words_text.split(SEP) if words_text else []
     vocab = {w: i for i, w in enumerate(words)}
     df = a["df"]
     if len(vocab) != len(words) or df.shape != (len(words),) or df.dtype != np.int64:

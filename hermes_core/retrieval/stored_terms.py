@@ -26,7 +26,8 @@ import numpy as np
 
 from hermes_core.retrieval.token_memo import Key, SkillTerms
 
-_SEP = 0   # the NUL byte between tokens (in no token: tokens are runs of word characters)
+SEP = "\x00"   # between tokens in the file (in no token: tokens are runs of word characters)
+_SEP_BYTE = SEP.encode()   # the NUL byte, as the file holds it
 _NONE = SkillTerms((), (), "")
 
 
@@ -59,7 +60,7 @@ class StoredTerms(_Lazy):
         each skill has; ``counts``: each token's count; ``keys``: each skill's memo key, when
         known (what a rewrite files a kept skill under). ValueError when they do not add up."""
         tokens.decode("utf-8", "surrogatepass")   # raises UnicodeDecodeError (a ValueError)
-        seps = np.flatnonzero(np.frombuffer(tokens, dtype=np.uint8) == _SEP)
+        seps = np.flatnonzero(np.frombuffer(tokens, dtype=np.uint8) == ord(SEP))
         total = len(seps) + 1 if tokens else 0
         if (n_tokens.ndim != 1 or len(n_tokens) != len(verbatim) or (n_tokens < 0).any()
                 or int(n_tokens.sum()) != total or counts.shape != (total,) or (counts < 1).any()):
@@ -102,7 +103,7 @@ class StoredTerms(_Lazy):
         if a == b:
             return SkillTerms((), (), self._verbatim[i])
         text = self._bytes[int(self._lo[i]):int(self._hi[i])].decode("utf-8", "surrogatepass")
-        return SkillTerms(tuple(text.split("\x00")), tuple(self._counts[a:b].tolist()), self._verbatim[i])
+        return SkillTerms(tuple(text.split(SEP)), tuple(self._counts[a:b].tolist()), self._verbatim[i])
 
     def n_tokens(self, i: int) -> int:
         """How many distinct tokens skill ``i`` has, without decoding them."""
@@ -170,7 +171,7 @@ def encoded(terms: Sequence[SkillTerms]) -> Encoded:
             n, text = len(c), root.verbatim(s)
         else:
             t = terms[i]
-            piece = "\x00".join(t.tokens).encode("utf-8", "surrogatepass")
+            piece = SEP.join(t.tokens).encode("utf-8", "surrogatepass")
             c = np.asarray(t.counts, dtype=np.int64)
             n, text = len(t.tokens), t.verbatim
         if n:
@@ -179,7 +180,7 @@ def encoded(terms: Sequence[SkillTerms]) -> Encoded:
         n_tokens[i] = n
         verbatim.append(text)
     all_counts = np.concatenate(counts).astype(np.int64) if counts else np.zeros(0, dtype=np.int64)
-    return Encoded(b"\x00".join(pieces), n_tokens, all_counts, verbatim)
+    return Encoded(_SEP_BYTE.join(pieces), n_tokens, all_counts, verbatim)
 
 
 def stored_place(terms: Sequence[SkillTerms], i: int) -> tuple[StoredTerms, int] | None:

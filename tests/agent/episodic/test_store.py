@@ -11,7 +11,7 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -1095,20 +1095,34 @@ def _segment_before_emoji_bases(text: str) -> str:
     return " ".join([*tokenize(text, keep_whole=True), *symbol_terms(text.replace("\u20e3", " "))])
 
 
-def test_an_archive_indexed_before_emoji_bases_and_keycaps_is_re_indexed_once_and_then_found(
-        tmp_path: Path) -> None:
+@contextmanager
+def _re_indexed_once(tmp_path: Path, segment: Callable[[str], str], version: int,
+                     texts: dict[str, str],
+                     as_old: Callable[[SessionStore], None] = lambda old: None,
+                     ) -> Iterator[ContextEngine]:
+    """An archive segment version ``version`` indexed (``texts`` by session id, ``as_old``
+    checked on it) is re-indexed once by the next store, every text, and then not again; what
+    the block checks is read through an engine between the two."""
     path = tmp_path / "sessions.db"
-    before = f"hermes-tokenize-{tokenizer_key()}.4{passages.LAYOUT}"
-    with SessionStore(path, segment=_segment_before_emoji_bases, segment_id=before) as old:
-        old.upsert(rec("toned", "the review got a 👍🏽 from ops"))
-        old.upsert(rec("cap", "step 1\ufe0f\u20e3 restart the deploy"))
+    before = f"hermes-tokenize-{tokenizer_key()}.{version}{passages.LAYOUT}"
+    with SessionStore(path, segment=segment, segment_id=before) as old:
+        for session_id, text in texts.items():
+            old.upsert(rec(session_id, text))
+        as_old(old)
     with SessionStore(path) as store:
-        assert store.reindexed == 2
+        assert store.reindexed == len(texts)
     with ContextEngine(path, clock=lambda: NOW) as engine:
-        assert [m.session_id for m in engine.retrieve("👍")] == ["toned"]
-        assert [m.session_id for m in engine.retrieve("1\ufe0f\u20e3")] == ["cap"]
+        yield engine
     with SessionStore(path) as again:
         assert again.reindexed == 0
+
+
+def test_an_archive_indexed_before_emoji_bases_and_keycaps_is_re_indexed_once_and_then_found(
+        tmp_path: Path) -> None:
+    texts = {"toned": "the review got a 👍🏽 from ops", "cap": "step 1\ufe0f\u20e3 restart the deploy"}
+    with _re_indexed_once(tmp_path, _segment_before_emoji_bases, 4, texts) as engine:
+        assert [m.session_id for m in engine.retrieve("👍")] == ["toned"]
+        assert [m.session_id for m in engine.retrieve("1\ufe0f\u20e3")] == ["cap"]
 
 
 def _segment_before_objects_and_tag_bases(text: str) -> str:
@@ -1118,22 +1132,17 @@ def _segment_before_objects_and_tag_bases(text: str) -> str:
     return " ".join([*tokenize(text, keep_whole=True), *symbol_terms(text)])
 
 
+def _found_as_5_had_it(old: SessionStore) -> None:
+    assert [h.session_id for h in old.search("zsym1f4bb", 5)] == ["laptop"]
+
+
 def test_an_archive_indexed_before_profession_objects_is_re_indexed_once_and_then_found(
         tmp_path: Path) -> None:
-    path = tmp_path / "sessions.db"
-    before = f"hermes-tokenize-{tokenizer_key()}.5{passages.LAYOUT}"
-    segment = _segment_before_objects_and_tag_bases
-    with SessionStore(path, segment=segment, segment_id=before) as old:
-        old.upsert(rec("coder", "pairing with the 👩\u200d💻 on the parser"))
-        old.upsert(rec("laptop", "bought a 💻 for ops"))
-        assert [h.session_id for h in old.search("zsym1f4bb", 5)] == ["laptop"]   # as 5 had it
-    with SessionStore(path) as store:
-        assert store.reindexed == 2
-    with ContextEngine(path, clock=lambda: NOW) as engine:
+    texts = {"coder": "pairing with the 👩\u200d💻 on the parser", "laptop": "bought a 💻 for ops"}
+    with _re_indexed_once(tmp_path, _segment_before_objects_and_tag_bases, 5, texts,
+                          as_old=_found_as_5_had_it) as engine:
         assert {m.session_id for m in engine.retrieve("💻")} == {"coder", "laptop"}
         assert [m.session_id for m in engine.retrieve("👩\u200d💻")] == ["coder"]
-    with SessionStore(path) as again:
-        assert again.reindexed == 0
 
 
 #: How segment version 6 indexed a ZWJ sequence with no person (one term, no parts): as 5 read a
@@ -1143,18 +1152,10 @@ _segment_before_zwj_parts = _segment_before_objects_and_tag_bases
 
 def test_an_archive_indexed_before_zwj_parts_is_re_indexed_once_and_then_found(
         tmp_path: Path) -> None:
-    path = tmp_path / "sessions.db"
-    before = f"hermes-tokenize-{tokenizer_key()}.6{passages.LAYOUT}"
-    with SessionStore(path, segment=_segment_before_zwj_parts, segment_id=before) as old:
-        old.upsert(rec("polar", "部署🐻\u200d❄\ufe0f完成 at the zoo"))
-        old.upsert(rec("snow", "the ❄ storm closed the road"))
-    with SessionStore(path) as store:
-        assert store.reindexed == 2
-    with ContextEngine(path, clock=lambda: NOW) as engine:
+    texts = {"polar": "部署🐻\u200d❄\ufe0f完成 at the zoo", "snow": "the ❄ storm closed the road"}
+    with _re_indexed_once(tmp_path, _segment_before_zwj_parts, 6, texts) as engine:
         assert {m.session_id for m in engine.retrieve("❄")} == {"polar", "snow"}
         assert [m.session_id for m in engine.retrieve("🐻\u200d❄\ufe0f")] == ["polar"]
-    with SessionStore(path) as again:
-        assert again.reindexed == 0
 
 
 def test_an_archive_indexed_before_an_opencc_or_jieba_upgrade_is_re_indexed_once(
