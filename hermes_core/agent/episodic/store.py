@@ -71,7 +71,13 @@ from hermes_core.errors import (
     SessionStoreError,
 )
 from hermes_core.redact import SCRUBBED
-from hermes_core.tokenize import segment_for_index, segment_key, tokenizer_key
+from hermes_core.tokenize import (
+    emoji_data_record,
+    remembered_emoji_data,
+    segment_for_index,
+    segment_key,
+    tokenizer_key,
+)
 
 log = logging.getLogger("hermes_core.memory")
 
@@ -106,10 +112,10 @@ class SessionStore:
         self._segment = segment
         # What built the index: compared with the database's record on open, and the index rebuilt
         # when they differ (an OpenCC or jieba upgrade too: ``tokenizer_key``). A custom segmenter
-        # without an id is never compared.
-        self.segment_id = (f"hermes-tokenize-{tokenizer_key()}.{segment_key()}"
-                           f"{passages.LAYOUT}" if segment is segment_for_index
-                           else segment_id)
+        # without an id is never compared. The built-in one's is made on open (``_open_schema``):
+        # its emoji data digest is read from the file when recorded under the installed release.
+        self._builtin = segment is segment_for_index
+        self.segment_id = None if self._builtin else segment_id
         self.reindexed = 0
         self._said_damaged = False          # a damaged index row was warned about
         self._unfinished = False               # upkeep the open left: writes carry it on
@@ -256,9 +262,26 @@ class SessionStore:
                 self.path, f"tables missing ({', '.join(sorted(missing))}): corrupted; left untouched")
         counts.ensure(conn)
         drift.ensure(conn)
+        if self._builtin:
+            self.segment_id = self._builtin_segment_id(conn)
         if self.segment_id is not None:
             self._ensure_segmenter(self.segment_id)
         self._unfinished = drift.upkeep(conn, self._segment, self.segment_id, drift.OPEN_STEPS)
+
+    @staticmethod
+    def _builtin_segment_id(conn: sqlite3.Connection) -> str:
+        """The built-in segmenter's id. The emoji data digest in it is read from ``meta``'s
+        ``emoji_data`` row (release, digest) when it was recorded under the installed release;
+        otherwise it is computed (imports ``emoji``) and recorded, a write only when the release
+        changed: so a release that changes no data the segmenter reads re-indexes nothing, and
+        a process's open imports no ``emoji`` (:func:`.tokenize.segment_key`)."""
+        row = conn.execute("SELECT value FROM meta WHERE key = 'emoji_data'").fetchone()
+        remembered = remembered_emoji_data(row[0] if row else None)
+        record = emoji_data_record(remembered)
+        if record is not None:
+            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('emoji_data', ?)",
+                         (record,))
+        return f"hermes-tokenize-{tokenizer_key()}.{segment_key(remembered)}{passages.LAYOUT}"
 
     def _ensure_segmenter(self, segment_id: str) -> None:  # segment_id: self.segment_id, not None
         """Re-index once if another tokenizer built the index (rows indexed by an older one would
