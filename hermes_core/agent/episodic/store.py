@@ -151,6 +151,7 @@ class SessionStore:
             if ro is None:
                 raise SessionStoreError(self.path, read_only_refusal(self.path, self._versions()))
             self._db, self.read_only = ro, True
+            self._name_read_only_segmenter()
             forking.watch(self)
             return
         try:
@@ -178,6 +179,7 @@ class SessionStore:
                 raise SessionStoreError(self.path, f"cannot open for writing: {e}") from None
             self._db = ro
             self.read_only = True
+            self._name_read_only_segmenter()
             log.warning("memory database %s cannot be written (%s); opened read-only: past "
                         "sessions are searchable, new ones are not recorded", self.path, e)
         except sqlite3.DatabaseError as e:  # "file is not a database", "disk image is malformed"
@@ -268,19 +270,28 @@ class SessionStore:
             self._ensure_segmenter(self.segment_id)
         self._unfinished = drift.upkeep(conn, self._segment, self.segment_id, drift.OPEN_STEPS)
 
+    def _name_read_only_segmenter(self) -> None:
+        """A read-only store's ``segment_id`` as a writable one's would read (nothing written)."""
+        if self._builtin:
+            try:
+                self.segment_id = self._builtin_segment_id(self._conn, record=False)
+            except sqlite3.Error:
+                self.segment_id = self._builtin_segment_id(None, record=False)
+
     @staticmethod
-    def _builtin_segment_id(conn: sqlite3.Connection) -> str:
+    def _builtin_segment_id(conn: sqlite3.Connection | None, *, record: bool = True) -> str:
         """The built-in segmenter's id. The emoji data digest in it is read from ``meta``'s
         ``emoji_data`` row (release, digest) when it was recorded under the installed release;
         otherwise it is computed (imports ``emoji``) and recorded, a write only when the release
         changed: so a release that changes no data the segmenter reads re-indexes nothing, and
         a process's open imports no ``emoji`` (:func:`.tokenize.segment_key`)."""
-        row = conn.execute("SELECT value FROM meta WHERE key = 'emoji_data'").fetchone()
+        row = (None if conn is None
+               else conn.execute("SELECT value FROM meta WHERE key = 'emoji_data'").fetchone())
         remembered = remembered_emoji_data(row[0] if row else None)
-        record = emoji_data_record(remembered)
-        if record is not None:
+        fresh = emoji_data_record(remembered) if record else None
+        if conn is not None and fresh is not None:
             conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('emoji_data', ?)",
-                         (record,))
+                         (fresh,))
         return f"hermes-tokenize-{tokenizer_key()}.{segment_key(remembered)}{passages.LAYOUT}"
 
     def _ensure_segmenter(self, segment_id: str) -> None:  # segment_id: self.segment_id, not None

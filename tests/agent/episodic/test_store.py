@@ -1158,6 +1158,33 @@ def test_an_archive_indexed_before_zwj_parts_is_re_indexed_once_and_then_found(
         assert [m.session_id for m in engine.retrieve("🐻\u200d❄\ufe0f")] == ["polar"]
 
 
+def _segment_before_group_parts(text: str) -> str:
+    """How segment version 7 indexed: a listed sequence's parts, but none for a group of people
+    or a flag (the parts table without them)."""
+    from hermes_core import tokenize as tok
+
+    table = {k: v for k, v in tok._listed_parts().items()
+             if k[0] not in "\U0001F3F3\U0001F3F4" and not any(p in tok._PEOPLE for p in k.split("\u200d"))}
+    real = tok._listed_parts
+    tok._listed_parts = lambda: table  # type: ignore[assignment]
+    try:
+        return tok.segment_for_index(text)
+    finally:
+        tok._listed_parts = real
+
+
+def test_an_archive_indexed_before_group_and_flag_parts_is_re_indexed_once_and_then_found(
+        tmp_path: Path) -> None:
+    texts = {"family": "dinner 👨\u200d👩\u200d👧 on sunday", "pride": "a 🏳\ufe0f\u200d🌈 on the door"}
+
+    def as_old(old: SessionStore) -> None:
+        assert old.search(ranking.match_term(symbol_terms("👩")[0]), 5) == []
+
+    with _re_indexed_once(tmp_path, _segment_before_group_parts, 7, texts, as_old=as_old) as engine:
+        assert [m.session_id for m in engine.retrieve("👩")] == ["family"]
+        assert [m.session_id for m in engine.retrieve("🌈")] == ["pride"]
+
+
 BEAR_ON_FIRE = "🐻\u200d🔥"    # no sequence Unicode lists: a later release may
 
 
@@ -1176,6 +1203,8 @@ def test_an_emoji_release_that_changes_no_data_the_index_reads_re_indexes_nothin
             "SELECT value FROM meta WHERE key = 'emoji_data'").fetchone()[0].startswith("99.0.0 ")
         assert [h.session_id for h in later.search(ranking.match_term(
             symbol_terms("❄")[0]), 5)] == ["polar"]
+    with SessionStore(path, read_only=True) as preview:    # named as a writable store names it
+        assert preview.segment_id == later.segment_id
 
 
 def test_an_emoji_release_listing_a_new_sequence_re_indexes_the_archive_once(
