@@ -430,7 +430,7 @@ def emoji_data_digest() -> str:
     """A digest of what :func:`segment_for_index` reads from the ``emoji`` package's data (the
     parts table, :func:`_listed_parts`): the memory index is keyed on it (:func:`segment_key`),
     so a release that lists or names no sequence otherwise re-indexes nothing, and one that does
-    re-indexes once. Imports ``emoji`` and builds the table (90-190 ms): once a process."""
+    re-indexes once. Imports ``emoji`` and builds the table (60-190 ms): once a process."""
     table = "\n".join(f"{k}\t{' '.join(v)}" for k, v in sorted(_listed_parts().items()))
     return hashlib.sha256(table.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
