@@ -14,11 +14,13 @@ China and the reverse; only match keys are folded, never the text that is stored
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import re
 import threading
 import unicodedata
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -324,7 +326,8 @@ def tokenize(text: str, *, split_camel: bool = True, fold: bool = True,
 #: ``MAX_CLUSTER_POINTS`` and bases no longer crowd a text's own emoji out of its terms.
 #: 7: a ZWJ sequence Unicode lists is indexed by its emoji parts (🐻‍❄️ by ❄ and 🐻), a direction
 #: variant by what faces (🏃‍➡️ by 🏃), and no ZWJ or selector is a word.
-SEGMENT_VERSION = 7
+#: 8: a family, couple or flag is indexed by the parts its name says (👩 finds 👩‍👩‍👧, 🌈 🏳️‍🌈).
+SEGMENT_VERSION = 8
 
 #: What a symbol's term starts with: letters and a hex number, which unicode61 keeps whole and
 #: no word the tokenizer makes is (its words are split from their digits; an identifier kept
@@ -411,9 +414,9 @@ def is_word(token: str) -> bool:
 
 @lru_cache(maxsize=1)
 def emoji_release() -> str:
-    """The installed ``emoji`` package's release (``-`` when missing): its data decides which ZWJ
-    sequences have parts (:func:`_listed_parts`), so the memory index is keyed on it too
-    (:func:`segment_key`). Read once a process, as :func:`library_versions`."""
+    """The installed ``emoji`` package's release (``-`` when missing), read from its metadata
+    without importing it: what a store records :func:`emoji_data_digest` under, so an open under
+    the same release needs neither the import nor the digest. Read once a process."""
     from importlib import metadata
 
     try:
@@ -422,38 +425,102 @@ def emoji_release() -> str:
         return "-"
 
 
-def segment_key() -> str:
+@lru_cache(maxsize=1)
+def emoji_data_digest() -> str:
+    """A digest of what :func:`segment_for_index` reads from the ``emoji`` package's data (the
+    parts table, :func:`_listed_parts`): the memory index is keyed on it (:func:`segment_key`),
+    so a release that lists or names no sequence otherwise re-indexes nothing, and one that does
+    re-indexes once. Imports ``emoji`` and builds the table (60-190 ms): once a process."""
+    table = "\n".join(f"{k}\t{' '.join(v)}" for k, v in sorted(_listed_parts().items()))
+    return hashlib.sha256(table.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+_DIGEST = re.compile("[0-9a-f]{16}")     # :func:`emoji_data_digest`'s shape
+
+
+def remembered_emoji_data(record: object) -> dict[str, str]:
+    """The release -> digest a store recorded (``"2.14.0 bc0a5a38c4958ace"``, what
+    :func:`emoji_data_record` made); nothing for a value of another shape (another tool's)."""
+    release, _, digest = str(record or "").partition(" ")
+    return {release: digest} if _DIGEST.fullmatch(digest) else {}
+
+
+def emoji_data_record(remembered: Mapping[str, str]) -> str | None:
+    """What a store records of the installed emoji data (release and digest), or None when
+    ``remembered`` already holds the installed release: nothing to compute nor write."""
+    if emoji_release() in remembered:
+        return None
+    return f"{emoji_release()} {emoji_data_digest()}"
+
+
+def segment_key(remembered: Mapping[str, str] | None = None) -> str:
     """What :func:`segment_for_index`'s terms depend on beyond :func:`tokenizer_key`: its own
-    version and the emoji data's release (a release listing new sequences gives them parts)."""
-    return f"{SEGMENT_VERSION}+emoji-{emoji_release()}"
+    version and the emoji data it reads (:func:`emoji_data_digest`). ``remembered`` maps an
+    ``emoji`` release to the digest a store recorded for it: under that release the digest is
+    taken from it, and ``emoji`` is not imported."""
+    digest = (remembered or {}).get(emoji_release()) or emoji_data_digest()
+    return f"{SEGMENT_VERSION}+emoji-{digest}"
 
 
 @lru_cache(maxsize=1)
 def _listed_parts() -> dict[str, tuple[str, ...]]:
     """Each ZWJ sequence Unicode lists (the ``emoji`` package's data, UTS #51), without its
     selectors and skin tones, -> the emoji it joins that a search for one should find it by:
-    🐻‍❄ -> 🐻, ❄; 🐈‍⬛ -> 🐈, ⬛; ❤‍🔥 -> ❤, 🔥. None for a sequence of people (a family, a
-    couple, a kiss, hands held: decision 161; a profession's object is :data:`_ROLE`'s) or a flag
-    (🏳️‍🌈 is no white flag), nor a gender sign, hair style or direction (variants, taken off by
-    :func:`_bases`). Only listed sequences: a ZWJ chain anyone can type (🐻‍🔥) has no meaning
-    to split. Empty without the package (its release, ``-``, keys the index: installed later, the
-    archive is re-indexed)."""
+    🐻‍❄ -> 🐻, ❄; 🐈‍⬛ -> 🐈, ⬛; ❤‍🔥 -> ❤, 🔥. A group of people (a family, a couple, a
+    kiss) or a flag is no sum of its parts: it has those the data's name for it says
+    (:func:`_named_parts`: 👨‍👩‍👧 "family: man, woman, girl" -> 👨 👩 👧; 🏳‍🌈 "rainbow flag"
+    -> 🌈, not the white flag; 🧑‍🤝‍🧑 "people holding hands" -> none). A profession's object
+    is :data:`_ROLE`'s; a gender sign, hair style or direction is a variant (:func:`_bases`).
+    Only listed sequences: a ZWJ chain anyone can type (🐻‍🔥) has no meaning to split. Empty
+    without the package (:func:`emoji_data_digest` keys the index on this table)."""
     try:
         import emoji
     except ImportError:
         return {}
+    data: dict[str, dict[str, Any]] = emoji.EMOJI_DATA
     table: dict[str, tuple[str, ...]] = {}
-    for seq in emoji.EMOJI_DATA:
+    for seq, about in data.items():
         if "\u200d" not in seq:
             continue
         key = _TONE.sub("", seq.translate(_PRESENTATION))
         parts = key.split("\u200d")
-        if parts[0] in _FLAGS or any(p in _PEOPLE for p in parts):
-            continue
-        own = tuple(dict.fromkeys(p for p in parts if p and p not in _MODIFIERS))
-        if len(own) > 1:
-            table[key] = own
+        people = sum(p in _PEOPLE for p in parts)
+        if parts[0] in _FLAGS or people > 1:
+            own = _named_parts(data, about, parts)
+        elif people:
+            continue            # a role or a person's variant: :data:`_ROLE` and :func:`_bases`
+        else:
+            own = tuple(dict.fromkeys(p for p in parts if p and p not in _MODIFIERS))
+            if len(own) < 2:
+                continue        # one emoji and its modifiers: a variant, :func:`_bases`
+        if own:
+            table[key] = tuple(dict.fromkeys((*table.get(key, ()), *own)))
     return table
+
+
+def _names(about: Mapping[str, Any]) -> list[str]:
+    """An emoji's English CLDR name and its aliases, as the ``emoji`` package spells them
+    (``:red_heart:``, ``:heart:``), without their colons."""
+    return [n.strip(":") for n in (about.get("en", ""), *about.get("alias", ())) if n]
+
+
+def _named_parts(data: Mapping[str, Mapping[str, Any]], about: Mapping[str, Any],
+                 parts: Sequence[str]) -> tuple[str, ...]:
+    """The parts of a group of people or a flag that its name says: a part whose name (or
+    alias) starts with a word of the sequence's name. "family: man, woman, girl" names 👨 👩
+    👧; "couple with heart: woman, man" names ❤ (alias "heart") and its people; "kiss: woman,
+    man" names 💋 ("kiss mark"), not ❤ ("red heart"); "rainbow flag" names 🌈, not 🏳 ("white
+    flag"); "pirate flag" names no ☠ ("skull and crossbones"). Decided by the data, so a release
+    naming a sequence otherwise re-keys the index (:func:`emoji_data_digest`)."""
+    said = {w for n in _names(about) for w in n.split("_")}
+    found: dict[str, None] = {}
+    for part in parts:
+        if not part or part in _MODIFIERS or part in found:
+            continue
+        known = data.get(part) or data.get(part + "\ufe0f")
+        if known and any(n.split("_")[0] in said for n in _names(known)):
+            found[part] = None
+    return tuple(found)
 
 
 def _bases(cluster: str) -> list[str]:

@@ -300,11 +300,10 @@ def test_an_emoji_sequence_is_one_term_not_its_parts() -> None:
     family, man = "👨\u200d👩\u200d👧", "👨"
     pairs = [(family, man), ("🏳\ufe0f\u200d🌈", "🌈"), ("👍🏽", "👍"), ("🇫🇷", "🇷🇺")]
     for joined, part in pairs:
-        if joined == "👍🏽":    # a toned emoji is also indexed by its base (decision 161)
-            assert not set(symbol_terms(joined)) & set(segment_for_index(f"we {part} met").split())
+        assert not set(symbol_terms(joined)) & set(segment_for_index(f"we {part} met").split())
+        if joined != "🇫🇷":   # a base, a member or an emblem is indexed too (161, 187): index-only
             continue
         assert not set(symbol_terms(joined)) & set(symbol_terms(part)), (joined, part)
-        assert not set(symbol_terms(joined)) & set(segment_for_index(f"we {part} met").split())
         assert not set(symbol_terms(part)) & set(segment_for_index(f"we {joined} met").split())
         assert set(symbol_terms(joined)) <= set(segment_for_index(f"we {joined} met").split())
     assert symbol_terms("🇫🇷🇩🇪") == [*symbol_terms("🇫🇷"), *symbol_terms("🇩🇪")]   # paired in order
@@ -346,7 +345,7 @@ def test_a_keycap_after_a_punctuation_mark_is_still_its_own_term(text: str, wron
 def test_a_toned_or_gendered_emoji_is_indexed_by_its_base_too_the_query_is_its_cluster_only() -> None:
     """A search for the base emoji finds its skin-tone, gender and hair variants (as "run" finds
     "run" in a sentence); a search for one variant finds only it. Only those modifiers are taken
-    off: a family is not its man, a rainbow flag not its white flag, an astronaut not a person."""
+    off: a rainbow flag is not its white flag, an astronaut not a person."""
     variants = [("👍🏽", ["👍"]), ("🏃\u200d♀\ufe0f", ["🏃"]), ("👩\u200d🦰", ["👩"]),
                 ("🏃🏽\u200d♀\ufe0f", ["🏃", "🏃🏽", "🏃\u200d♀"]),
                 ("🧑🏿\u200d🚀", ["🧑\u200d🚀"]), ("👩🏽\u200d🤝\u200d👨🏿", ["👩\u200d🤝\u200d👨"])]
@@ -357,7 +356,7 @@ def test_a_toned_or_gendered_emoji_is_indexed_by_its_base_too_the_query_is_its_c
             assert not set(symbol_terms(variant)) & set(segment_for_index(f"we {base} met").split())
         assert len(symbol_terms(variant)) == 1          # the query: the variant's own term
     assert not set(symbol_terms("👍🏿")) & set(segment_for_index("we 👍🏽 met").split())
-    for whole, part in [("👨\u200d👩\u200d👧", "👨"), ("🏳\ufe0f\u200d🌈", "🏳"), ("🧑\u200d🚀", "🧑")]:
+    for whole, part in [("🏳\ufe0f\u200d🌈", "🏳"), ("🧑\u200d🚀", "🧑")]:
         assert not set(symbol_terms(part)) & set(segment_for_index(f"we {whole} met").split())
 
 
@@ -440,26 +439,47 @@ WALES = "🏴\U000E0067\U000E0062\U000E0077\U000E006C\U000E0073\U000E007F"
 def test_an_object_finds_the_profession_made_of_it_the_profession_only_itself() -> None:
     """👩‍💻 is a person, ZWJ and an object (Unicode's "role" sequences): 💻 found no technologist.
     The object is indexed too; the query is the profession's own term, so 👩‍💻 finds neither
-    a laptop nor 👨‍💻. A family, a couple or a rainbow flag is no person and one object."""
+    a laptop nor 👨‍💻. Hair is no object, nor is the handshake of two people holding hands."""
     for role, obj in PROFESSIONS:
         assert set(symbol_terms(obj)) <= set(segment_for_index(f"we {role} met").split()), role
         assert not set(symbol_terms(role)) & set(segment_for_index(f"we {obj} met").split())
         assert len(symbol_terms(role)) == 1
     assert not set(symbol_terms("👩\u200d💻")) & set(segment_for_index("we 👨\u200d💻 met").split())
-    for whole, part in [("👨\u200d👩\u200d👧", "👧"), ("🏳\ufe0f\u200d🌈", "🌈"),
-                        ("👩\u200d\u2764\ufe0f\u200d👨", "\u2764"), ("👩\u200d🦰", "🦰"),
-                        ("🧑\u200d🤝\u200d🧑", "🤝")]:
+    for whole, part in [("👩\u200d🦰", "🦰"), ("🧑\u200d🤝\u200d🧑", "🤝")]:
         assert not set(symbol_terms(part)) & set(segment_for_index(f"we {whole} met").split())
 
 
-@pytest.mark.parametrize(("family", "child"), [
-    ("👨\u200d👦", "👦"), ("👩\u200d👧", "👧"), ("🧑\u200d🧒", "🧒"), ("👩\u200d👶", "👶")])
-def test_a_one_parent_family_is_no_profession_its_child_does_not_find_it(
-        family: str, child: str) -> None:
-    """👨‍👦 is a person, ZWJ and one more emoji too, but a family (decision 153: not its parts):
-    the child is a person, no object, and was indexed as the family's "object"."""
-    assert not set(symbol_terms(child)) & set(segment_for_index(f"we {family} met").split())
-    assert set(symbol_terms(family)) <= set(segment_for_index(f"we {family} met").split())
+GROUPS_AND_FLAGS = [   # (sequence, the parts the emoji data names it by)
+    ("👨\u200d👩\u200d👧", ["👨", "👩", "👧"]), ("👩\u200d👩\u200d👧\u200d👦", ["👩", "👧", "👦"]),
+    ("👨\u200d👦", ["👨", "👦"]), ("🧑\u200d🧒", ["🧑", "🧒"]),
+    ("👨\U0001F3FB\u200d👩\U0001F3FC\u200d👧\U0001F3FD", ["👩", "👧"]),   # a toned family
+    ("👩\u200d\u2764\ufe0f\u200d👨", ["👩", "👨", "\u2764"]),             # a couple with heart
+    ("👩\u200d\u2764\ufe0f\u200d💋\u200d👨", ["👩", "👨", "💋"]),          # a kiss
+    ("🏳\ufe0f\u200d🌈", ["🌈"]), ("🏳\ufe0f\u200d\u26a7\ufe0f", ["\u26a7"])]
+
+
+@pytest.mark.parametrize(("whole", "parts"), GROUPS_AND_FLAGS)
+def test_a_family_couple_or_flag_is_found_by_the_parts_its_name_says_and_itself_only_by_itself(
+        whole: str, parts: list[str]) -> None:
+    """👩 found no 👩‍👩‍👧 and 🌈 no 🏳️‍🌈: a group of people or a flag had no parts (161).
+    A part is indexed when the emoji data's name for the sequence says it (family: man, woman,
+    girl; rainbow flag: rainbow; couple with heart: heart); the whole is searched as itself, so
+    the family finds no lone 👩 nor another family."""
+    indexed = set(segment_for_index(f"we {whole} met").split())
+    for part in parts:
+        assert set(symbol_terms(part)) <= indexed, (whole, part)
+        assert not set(symbol_terms(whole)) & set(segment_for_index(f"we {part} met").split())
+    assert len(symbol_terms(whole)) == 1
+    assert not set(symbol_terms(whole)) & set(segment_for_index("we 👨\u200d👩\u200d👦 met").split())
+
+
+@pytest.mark.parametrize(("whole", "part"), [
+    ("🏳\ufe0f\u200d🌈", "🏳"), ("🏴\u200d\u2620\ufe0f", "🏴"), ("🧑\u200d🤝\u200d🧑", "🤝"),
+    ("👨\u200d👩\u200d👧", "\u200d"), ("👩\u200d\u2764\ufe0f\u200d💋\u200d👨", "\u2764")])
+def test_a_part_the_sequence_s_name_does_not_say_does_not_find_it(whole: str, part: str) -> None:
+    """A rainbow flag is no white flag, a pirate flag no black one, people holding hands no
+    handshake, a kiss no heart: only the parts the data names the sequence by are indexed."""
+    assert not set(symbol_terms(part)) & set(segment_for_index(f"we {whole} met").split())
 
 
 def test_a_black_flag_finds_a_subdivision_flag_which_finds_only_itself() -> None:
@@ -507,12 +527,11 @@ def test_a_listed_zwj_sequence_is_found_by_its_emoji_parts_and_the_whole_only_by
     assert not _indexes(whole, "➡")          # a direction, like a gender sign, is no part
 
 
-def test_people_flags_and_unlisted_chains_still_yield_no_part() -> None:
-    """Families, couples and flags stay emoji of their own (decision 161); a ZWJ chain Unicode
-    does not list (typed, or planted) is no sequence with parts to find."""
-    for whole, part in [("👩\u200d❤\ufe0f\u200d👨", "❤"), ("👩\u200d❤\ufe0f\u200d💋\u200d👨", "💋"),
-                        ("🧑\u200d🤝\u200d🧑", "🤝"), ("🏴\u200d☠\ufe0f", "☠"),
-                        ("🏳\ufe0f\u200d⚧\ufe0f", "⚧"), ("🐻\u200d🔥", "🔥"), ("🔥\u200d🐻", "🐻")]:
+def test_parts_a_group_or_flag_s_name_does_not_say_and_unlisted_chains_yield_no_part() -> None:
+    """A family, couple or flag has only the parts its name says (a kiss no ❤, a pirate flag no
+    ☠); a ZWJ chain Unicode does not list (typed, or planted) is no sequence with parts to find."""
+    for whole, part in [("👩\u200d❤\ufe0f\u200d💋\u200d👨", "❤"), ("🧑\u200d🤝\u200d🧑", "🤝"),
+                        ("🏴\u200d☠\ufe0f", "☠"), ("🐻\u200d🔥", "🔥"), ("🔥\u200d🐻", "🐻")]:
         assert not _indexes(whole, part), (whole, part)
 
 

@@ -45,8 +45,9 @@ REPAIR_ROWS = 200
 #: Write transactions of healing one open does at most (a write through a kept store: one):
 #: about ``reindex.OPEN_ROWS`` sessions segmented, or 50,000 compared.
 OPEN_STEPS = 10
-#: Sessions below rowid 1 the heal after an open indexes at most (its ``OPEN_STEPS``); an open
-#: moves every one (:func:`rehome`), and what its heal leaves the writes after it index.
+#: Sessions below rowid 1 an open moves (:func:`rehome`) and its heal then indexes (its
+#: ``OPEN_STEPS``) at most: moving them all made an open's time grow with them (32,000: 6.6 s).
+#: The writes after it, and later opens, move and index the rest (:func:`_step`).
 REHOME_OPEN_ROWS = OPEN_STEPS * REPAIR_ROWS
 #: A store kept open looks for drift made after its open once in this many writes (a few
 #: lookups: amortised to nothing next to a write).
@@ -79,7 +80,7 @@ def ensure(conn: sqlite3.Connection) -> None:
         with reindex.immediate(conn):
             for sql in _DDL:
                 conn.execute(sql)
-    rehome(conn)
+    rehome(conn, most=REHOME_OPEN_ROWS)
 
 
 def _low_rowids(conn: sqlite3.Connection) -> bool:
@@ -87,11 +88,11 @@ def _low_rowids(conn: sqlite3.Connection) -> bool:
     return conn.execute("SELECT 1 FROM sessions WHERE rowid < 1 LIMIT 1").fetchone() is not None
 
 
-def rehome(conn: sqlite3.Connection, rows: int = REPAIR_ROWS) -> int:
-    """Move the sessions another tool inserted at a rowid below 1 to new rowids (an ``INSERT``
-    without one: SQLite's next free rowid), ``rows`` a write transaction, committed between so
-    another writer waits at most one batch; every one there when it began (counted once: a
-    tool planting more meanwhile cannot keep it going). The number moved.
+def rehome(conn: sqlite3.Connection, rows: int = REPAIR_ROWS, most: int = REPAIR_ROWS) -> int:
+    """Move up to ``most`` of the sessions another tool inserted at a rowid below 1 to new rowids
+    (an ``INSERT`` without one: SQLite's next free rowid), ``rows`` a write transaction,
+    committed between so another writer waits at most one batch (of those there when it began:
+    a tool planting more meanwhile cannot keep it going). The number moved.
 
     Why: an index row's rowid below 1 names a passage of another session (passage ``p`` of
     session ``s`` sits at ``-(s * 64 + p)``), so such a session's own index row was read as
@@ -103,14 +104,13 @@ def rehome(conn: sqlite3.Connection, rows: int = REPAIR_ROWS) -> int:
     segmenting): 1,000 cost about as much as one batch of the heal. A lookup on the rowid's
     B-tree: free when there is none (every archive hermes-core wrote).
 
-    All of them in one open, not the ``REHOME_OPEN_ROWS`` its heal indexes: one left below 1
-    whose note is spent or was never taken (planted before the triggers) is found by no search
-    until another open, as the writes' upkeep moves only a noted one, while one moved is noted
-    and indexed by the heal of the writes that follow (a batch a write). Moves cost about
-    0.05 ms a session and no segmenting, so the open grows little and each write lock is short."""
+    An open moves ``REHOME_OPEN_ROWS``, what its heal indexes: a move costs 0.05-0.2 ms, and
+    moving every one made an open's time grow with them without bound. The rest, noted or not
+    (planted before the triggers, or a note spent), the heal's steps move a batch at a time
+    (:func:`_step`: a seek finds one), those of the writes that follow or of later opens."""
     if not _low_rowids(conn):
         return 0
-    most = int(conn.execute("SELECT COUNT(*) FROM sessions WHERE rowid < 1").fetchone()[0])
+    most = min(most, int(conn.execute("SELECT COUNT(*) FROM sessions WHERE rowid < 1").fetchone()[0]))
     cols = _columns(conn)
     total = 0
     while total < most:
@@ -185,9 +185,10 @@ def _apart(conn: sqlite3.Connection) -> str | None:
 
 
 def due(conn: sqlite3.Connection) -> bool:
-    """Whether anything is left to heal (two seeks and a lookup)."""
+    """Whether anything is left to heal (three seeks and a lookup)."""
     return (conn.execute("SELECT 1 FROM index_drift LIMIT 1").fetchone() is not None
-            or reindex.meta(conn, _CURSOR) is not None or _apart(conn) is not None)
+            or reindex.meta(conn, _CURSOR) is not None or _low_rowids(conn)
+            or _apart(conn) is not None)
 
 
 def _disagreeing(conn: sqlite3.Connection, cursor: int) -> tuple[list[int], int, bool]:
@@ -281,6 +282,8 @@ def _step(conn: sqlite3.Connection, segment: Segment) -> bool:
             _rederive(conn, segment, noted, ahead)
             conn.executemany("DELETE FROM index_drift WHERE id = ?", [(r,) for r in noted])
         return True
+    if rehome(conn):           # one batch, noted by the insert trigger: the next step indexes it
+        return True
     kept = reindex.meta(conn, _CURSOR)
     if kept is None and _apart(conn) is None:
         return False
@@ -303,12 +306,12 @@ def _step(conn: sqlite3.Connection, segment: Segment) -> bool:
         passages.recount(conn, TABLE)
         still = _apart(conn)
         if still is not None:
-            # sessions below rowid 1 disagree until an open moves them (:func:`rehome`): not damage
+            # sessions below rowid 1 disagree until a step moves them (:func:`rehome`): not damage
             low = _low_rowids(conn)
             log.log(logging.INFO if low else logging.WARNING,
                     "memory index still disagrees with the sessions after a full check "
                     "(sessions less indexed: %s); %s", still,
-                    "sessions below rowid 1 are moved at the next open" if low
+                    "sessions below rowid 1 are being moved" if low
                     else "`hermes-core memory rebuild` makes it afresh")
             conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (_APART, still))
     return True

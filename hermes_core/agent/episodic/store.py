@@ -35,6 +35,7 @@ from hermes_core.agent.episodic import (
     passages,
     reindex,
     retention,
+    rewriting,
     upkeep,
 )
 from hermes_core.agent.episodic.migrations import (
@@ -69,8 +70,14 @@ from hermes_core.errors import (
     SessionQueryInvalid,
     SessionStoreError,
 )
-from hermes_core.redact import SCRUBBED, is_key_piece
-from hermes_core.tokenize import segment_for_index, segment_key, tokenizer_key
+from hermes_core.redact import SCRUBBED
+from hermes_core.tokenize import (
+    emoji_data_record,
+    remembered_emoji_data,
+    segment_for_index,
+    segment_key,
+    tokenizer_key,
+)
 
 log = logging.getLogger("hermes_core.memory")
 
@@ -81,21 +88,6 @@ DF_CACHE_SIZE = 50_000   # remembered term counts (a few MB at most)
 #: The tables FTS5 keeps an index in (``sessions_fts_<name>``): all five are read by a search.
 _FTS_SHADOWS = ("data", "idx", "content", "docsize", "config")
 TEXTS_CHUNK = 500        # rows fetched by one ``texts`` statement (bound parameters are capped)
-
-def _keep_cells(conn: sqlite3.Connection, session_id: str, at: object, prior: object) -> None:
-    """Put back a rewritten session's stamp and prior as they were (cells another tool made
-    unreadable: the rewrite removes a key, it does not invent a date), in the index too."""
-    row = conn.execute("SELECT rowid FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
-    if row is None:
-        return                                      # dropped as another session's duplicate
-    conn.execute("UPDATE sessions SET created_at = ?, relevance_score = ? WHERE rowid = ?",
-                 (at, prior, row[0]))
-    low, high = (max(passages.passage_rowid(row[0], k), -(2**63))
-                 for k in (passages.MAX_PASSAGES - 1, 1))
-    conn.execute("UPDATE sessions_fts SET created_at = ?, relevance_score = ? WHERE rowid = ?"
-                 " OR rowid BETWEEN ? AND ?", (at, prior, row[0], low, high))
-    drift.indexed(conn, row[0])                     # ours, not another writer's
-
 
 # --------------------------------------------------------------------------- the store
 
@@ -120,10 +112,10 @@ class SessionStore:
         self._segment = segment
         # What built the index: compared with the database's record on open, and the index rebuilt
         # when they differ (an OpenCC or jieba upgrade too: ``tokenizer_key``). A custom segmenter
-        # without an id is never compared.
-        self.segment_id = (f"hermes-tokenize-{tokenizer_key()}.{segment_key()}"
-                           f"{passages.LAYOUT}" if segment is segment_for_index
-                           else segment_id)
+        # without an id is never compared. The built-in one's is made on open (``_open_schema``):
+        # its emoji data digest is read from the file when recorded under the installed release.
+        self._builtin = segment is segment_for_index
+        self.segment_id = None if self._builtin else segment_id
         self.reindexed = 0
         self._said_damaged = False          # a damaged index row was warned about
         self._unfinished = False               # upkeep the open left: writes carry it on
@@ -159,6 +151,7 @@ class SessionStore:
             if ro is None:
                 raise SessionStoreError(self.path, read_only_refusal(self.path, self._versions()))
             self._db, self.read_only = ro, True
+            self._name_read_only_segmenter()
             forking.watch(self)
             return
         try:
@@ -186,6 +179,7 @@ class SessionStore:
                 raise SessionStoreError(self.path, f"cannot open for writing: {e}") from None
             self._db = ro
             self.read_only = True
+            self._name_read_only_segmenter()
             log.warning("memory database %s cannot be written (%s); opened read-only: past "
                         "sessions are searchable, new ones are not recorded", self.path, e)
         except sqlite3.DatabaseError as e:  # "file is not a database", "disk image is malformed"
@@ -270,9 +264,35 @@ class SessionStore:
                 self.path, f"tables missing ({', '.join(sorted(missing))}): corrupted; left untouched")
         counts.ensure(conn)
         drift.ensure(conn)
+        if self._builtin:
+            self.segment_id = self._builtin_segment_id(conn)
         if self.segment_id is not None:
             self._ensure_segmenter(self.segment_id)
         self._unfinished = drift.upkeep(conn, self._segment, self.segment_id, drift.OPEN_STEPS)
+
+    def _name_read_only_segmenter(self) -> None:
+        """A read-only store's ``segment_id`` as a writable one's would read (nothing written)."""
+        if self._builtin:
+            try:
+                self.segment_id = self._builtin_segment_id(self._conn, record=False)
+            except sqlite3.Error:
+                self.segment_id = self._builtin_segment_id(None, record=False)
+
+    @staticmethod
+    def _builtin_segment_id(conn: sqlite3.Connection | None, *, record: bool = True) -> str:
+        """The built-in segmenter's id. The emoji data digest in it is read from ``meta``'s
+        ``emoji_data`` row (release, digest) when it was recorded under the installed release;
+        otherwise it is computed (imports ``emoji``) and recorded, a write only when the release
+        changed: so a release that changes no data the segmenter reads re-indexes nothing, and
+        a process's open imports no ``emoji`` (:func:`.tokenize.segment_key`)."""
+        row = (None if conn is None
+               else conn.execute("SELECT value FROM meta WHERE key = 'emoji_data'").fetchone())
+        remembered = remembered_emoji_data(row[0] if row else None)
+        fresh = emoji_data_record(remembered) if record else None
+        if conn is not None and fresh is not None:
+            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('emoji_data', ?)",
+                         (fresh,))
+        return f"hermes-tokenize-{tokenizer_key()}.{segment_key(remembered)}{passages.LAYOUT}"
 
     def _ensure_segmenter(self, segment_id: str) -> None:  # segment_id: self.segment_id, not None
         """Re-index once if another tokenizer built the index (rows indexed by an older one would
@@ -500,22 +520,11 @@ class SessionStore:
         """
         if not needles or self.read_only:
             return 0
-        done_sql = f"SELECT key FROM meta WHERE key LIKE '{SCRUBBED}%'"
-        if not {SCRUBBED + m for m in needles} - {r[0] for r in self._read(done_sql)}:
+        if not {SCRUBBED + m for m in needles} - {r[0] for r in self._read(rewriting.DONE_SQL)}:
             return 0
-        rewritten = 0
         with self._long_write("no row was rewritten", "a rewrite") as conn:
-            done = {r[0] for r in conn.execute(done_sql)}
-            for marker, needle in needles.items():
-                if SCRUBBED + marker in done:
-                    continue
-                rewritten += self._rewrite_rows(conn, self._rows_holding(conn, needle), clean)
-                conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-                             (SCRUBBED + marker, repr(self._clock())))
-            if rewritten:
-                conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('optimize')")
-                reindex.merge(conn)
-        return rewritten
+            return rewriting.rewrite_pending(conn, needles, clean, clock=self._clock,
+                                             segment=self._segment, upsert=self._upsert_one)
 
     def _checkpoint(self, after: str) -> None:
         """Copy the WAL into the database and empty it, so text just removed from the database
@@ -536,45 +545,6 @@ class SessionStore:
                 log.debug("%s: checkpoint after %s failed: %s", self.path, after, e)
                 busy = 1
             self._wal_holds_removed = bool(busy)
-
-    @staticmethod
-    def _rows_holding(conn: sqlite3.Connection, needle: str) -> list[int]:
-        """Rowids of the rows holding ``needle``, or with a tag that is a piece of it
-        (:func:`is_key_piece`, the rule the engine drops tags by)."""
-        found = {r[0] for r in conn.execute(
-            "SELECT rowid FROM sessions WHERE instr(summary, ?1) > 0 OR instr(tags, ?1) > 0"
-            " OR instr(session_id, ?1) > 0", (needle,))}
-        found |= {rowid for rowid, tags in conn.execute("SELECT rowid, tags FROM sessions WHERE tags != ''")
-                  if any(is_key_piece(t, (needle,)) for t in passages.as_text(tags).split(","))}
-        return sorted(found)
-
-    def _rewrite_rows(self, conn: sqlite3.Connection, rowids: Sequence[int],
-                      clean: Callable[[SessionRecord], SessionRecord]) -> int:
-        rewritten = 0
-        for rowid in rowids:
-            r = conn.execute("SELECT session_id, summary, tags, created_at, relevance_score, source,"
-                             " message_count FROM sessions WHERE rowid = ?", (rowid,)).fetchone()
-            at, prior = number_of(r[3], self._clock()), number_of(r[4], 1.0)
-            old = SessionRecord(r[0], passages.as_text(r[1]),
-                                tuple(t for t in passages.as_text(r[2]).split(",") if t),
-                                at, prior, r[5], int(r[6]))
-            new = scrub_record(clean(old))
-            if new == old:   # a short secret inside a longer word: not redacted there
-                continue
-            passages.remove(conn, "sessions_fts", rowid)
-            reindex.unindex(conn, rowid)
-            conn.execute("DELETE FROM sessions WHERE rowid = ?", (rowid,))
-            rewritten += 1
-            if new.session_id != old.session_id:
-                held = conn.execute("SELECT created_at FROM sessions WHERE session_id = ?",
-                                    (new.session_id,)).fetchone()
-                if held is not None and number_of(held[0], -math.inf) >= old.created_at:
-                    continue   # the session was recorded again since, under its redacted id
-            self._upsert_one(conn, new, new.content_hash, ",".join(new.tags),
-                             self._segment(new.summary), self._segment(" ".join(new.tags)))
-            if (at, prior) != (r[3], r[4]):
-                _keep_cells(conn, new.session_id, r[3], r[4])
-        return rewritten
 
     def delete(self, session_id: str) -> bool:
         """Forget one session; False when it was not stored.

@@ -151,3 +151,25 @@ def batches(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
 
     monkeypatch.setattr(guard_module, "guard_many", recording)
     return seen
+
+
+@pytest.fixture
+def emoji_released(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., None]]:
+    """Call it to make the installed ``emoji`` package read as another release, its data
+    listing the sequences given too (sequence -> its entry): what the index is keyed by must
+    change exactly when the data the segmenter reads does. Caches cleared on both sides."""
+    import emoji
+
+    from hermes_core import tokenize as tok
+
+    def release(version: str = "99.0.0", **listing: dict[str, Any]) -> None:
+        monkeypatch.setattr(tok, "emoji_release", lambda: version)
+        for seq, about in listing.items():
+            monkeypatch.setitem(emoji.EMOJI_DATA, seq, about)
+        tok._listed_parts.cache_clear()
+        tok.emoji_data_digest.cache_clear()
+
+    yield release
+    monkeypatch.undo()
+    tok._listed_parts.cache_clear()
+    tok.emoji_data_digest.cache_clear()

@@ -32,7 +32,7 @@ from hermes_core.agent.episodic.store import (
 )
 from hermes_core.cli.main import main
 from hermes_core.errors import HermesError, SessionQueryInvalid
-from hermes_core.tokenize import SEGMENT_VERSION, segment_key, tokenizer_key
+from hermes_core.tokenize import SEGMENT_VERSION, segment_key, symbol_terms, tokenizer_key
 from hermes_core.types import Message
 
 NOW = 1_800_000_000.0
@@ -1156,6 +1156,83 @@ def test_an_archive_indexed_before_zwj_parts_is_re_indexed_once_and_then_found(
     with _re_indexed_once(tmp_path, _segment_before_zwj_parts, 6, texts) as engine:
         assert {m.session_id for m in engine.retrieve("❄")} == {"polar", "snow"}
         assert [m.session_id for m in engine.retrieve("🐻\u200d❄\ufe0f")] == ["polar"]
+
+
+def _segment_before_group_parts(text: str) -> str:
+    """How segment version 7 indexed: a listed sequence's parts, but none for a group of people
+    or a flag (the parts table without them)."""
+    from hermes_core import tokenize as tok
+
+    table = {k: v for k, v in tok._listed_parts().items()
+             if k[0] not in "\U0001F3F3\U0001F3F4" and not any(p in tok._PEOPLE for p in k.split("\u200d"))}
+    real = tok._listed_parts
+    tok._listed_parts = lambda: table  # type: ignore[assignment]
+    try:
+        return tok.segment_for_index(text)
+    finally:
+        tok._listed_parts = real
+
+
+def test_an_archive_indexed_before_group_and_flag_parts_is_re_indexed_once_and_then_found(
+        tmp_path: Path) -> None:
+    texts = {"family": "dinner 👨\u200d👩\u200d👧 on sunday", "pride": "a 🏳\ufe0f\u200d🌈 on the door"}
+
+    def as_old(old: SessionStore) -> None:
+        assert old.search(ranking.match_term(symbol_terms("👩")[0]), 5) == []
+
+    with _re_indexed_once(tmp_path, _segment_before_group_parts, 7, texts, as_old=as_old) as engine:
+        assert [m.session_id for m in engine.retrieve("👩")] == ["family"]
+        assert [m.session_id for m in engine.retrieve("🌈")] == ["pride"]
+
+
+BEAR_ON_FIRE = "🐻\u200d🔥"    # no sequence Unicode lists: a later release may
+
+
+def test_an_emoji_release_that_changes_no_data_the_index_reads_re_indexes_nothing(
+        tmp_path: Path, emoji_released: Callable[..., None]) -> None:
+    """The index was keyed by the ``emoji`` package's release: any release (2.14.0 and 2.16.0
+    list the same ZWJ sequences) re-indexed a whole archive. It is keyed by a digest of what the
+    segmenter reads from the data; the release it was read under is recorded beside it."""
+    path = tmp_path / "sessions.db"
+    with SessionStore(path) as store:
+        store.upsert(rec("polar", "the 🐻\u200d❄\ufe0f at the zoo"))
+    emoji_released("99.0.0")
+    with SessionStore(path) as later:
+        assert later.reindexed == 0
+        assert later.connection.execute(
+            "SELECT value FROM meta WHERE key = 'emoji_data'").fetchone()[0].startswith("99.0.0 ")
+        assert [h.session_id for h in later.search(ranking.match_term(
+            symbol_terms("❄")[0]), 5)] == ["polar"]
+    with SessionStore(path, read_only=True) as preview:    # named as a writable store names it
+        assert preview.segment_id == later.segment_id
+
+
+def test_an_emoji_release_listing_a_new_sequence_re_indexes_the_archive_once(
+        tmp_path: Path, emoji_released: Callable[..., None]) -> None:
+    path = tmp_path / "sessions.db"
+    with SessionStore(path) as store:
+        store.upsert(rec("mascot", f"the {BEAR_ON_FIRE} mascot"))
+        store.upsert(rec("drill", "a 🔥 drill at noon"))
+    emoji_released("99.0.0", **{BEAR_ON_FIRE: {"en": ":bear_on_fire:", "status": 2, "E": 99}})
+    with SessionStore(path) as later:
+        assert later.reindexed == 2
+    with ContextEngine(path, clock=lambda: NOW) as engine:
+        assert {m.session_id for m in engine.retrieve("🔥")} == {"mascot", "drill"}
+    with SessionStore(path) as again:
+        assert again.reindexed == 0
+
+
+def test_a_store_whose_emoji_data_is_recorded_opens_without_importing_emoji(tmp_path: Path) -> None:
+    """Reading the digest imports ``emoji`` (90-190 ms); an open under the release the store
+    recorded reads the digest from the file instead."""
+    path = tmp_path / "sessions.db"
+    SessionStore(path).close()
+    code = (f"import sys\nfrom hermes_core.agent.episodic.store import SessionStore\n"
+            f"SessionStore({str(path)!r}).close()\nprint('emoji' in sys.modules)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "False"
 
 
 def test_an_archive_indexed_before_an_opencc_or_jieba_upgrade_is_re_indexed_once(
