@@ -389,6 +389,18 @@ def test_a_number_inside_a_reply_sent_as_one_json_string_is_never_shown_still_gr
         assert made[-1] == Price(item="tea", cents=1234, rate=1500.0)
 
 
+def test_a_digit_written_as_an_escape_in_a_json_string_reply_shows_no_number_growing() -> None:
+    """A reply sent as one JSON string may write a digit as ``\\u0032``: the redactor's held tail
+    (a word or number still arriving) then ends at the backslash, and the decoded content ended
+    ``"cents": 1`` while 1234 was arriving. Failed before (cents 1 shown)."""
+    text = json.dumps('{"item": "tea", "cents": 1234, "rate": 1.5e3}').replace("2", "\\u0032")
+    for size in (1, 2, 3, 5):
+        made = _fed(Drafts(Price), tuple(text[at:at + size] for at in range(0, len(text), size)))
+        assert {p.cents for p in made} <= {0, 1234}, made
+        assert {p.rate for p in made} <= {0.0, 1500.0}, made
+        assert made[-1] == Price(item="tea", cents=1234, rate=1500.0)
+
+
 @pytest.mark.parametrize("secret", ['pa"ss-Geheim-2024-x9', "back\\slash-Geheim-2024",
                                     "tab\tGeheim-2024-x9"])
 def test_a_registered_key_in_a_reply_sent_as_one_json_string_reaches_no_object(

@@ -34,6 +34,9 @@ _FENCE = re.compile(_OPENER + r"(.*?)\n?[ \t]*```", re.DOTALL)
 # a fence opened and not yet closed (a reply still arriving): what it holds so far
 _OPEN_FENCE = re.compile(_OPENER + r"(.*)", re.DOTALL)
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+# a JSON string still arriving cut inside an escape (``\``, ``\u00``), and a number ending a text
+_CUT_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\(?:u[0-9A-Fa-f]{0,3})?$")
+_ENDING_NUMBER = re.compile(r"[-+]?[0-9][0-9.eE+-]*$")
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -214,7 +217,14 @@ def _string_content(body: str, *, partial: bool = False) -> list[str]:
         return []
     if not isinstance(value, str) or not value.strip():
         return []
-    return [value.lstrip() if partial else value.strip()]   # a space at its end may be in a string
+    if not partial:
+        return [value.strip()]
+    if _CUT_ESCAPE.search(body):
+        # the decode stopped before an escape cut in two: a number at the content's end goes
+        # on in it (``1\u0032``, a digit written as an escape), where the redactor's held tail
+        # (a number still arriving) ended at the backslash; it is left off until whole
+        value = _ENDING_NUMBER.sub("", value)
+    return [value.lstrip()]   # not its end: a space there may be in a string
 
 
 def _objects_in(text: str, limit: int = 8, starts: int = 64, *,
