@@ -233,15 +233,25 @@ def _objects_in(text: str, limit: int = 8, starts: int = 64, *,
     from each ``{`` by the standard decoder, so braces inside strings are no trouble. At most
     ``starts`` braces are tried: a long reply full of braces must not cost a decode from each.
     ``partial``: a ``{`` that does not decode but opens JSON still arriving is taken with the
-    rest of the text, and is the last (any ``{`` after it is inside it)."""
+    rest of the text, and is the last (any ``{`` after it is inside it).
+
+    A start nested past the decoder's depth is no object, and the scan ends at the second: the
+    ``{`` after one is almost always inside it, as deep, and each such decode runs to the
+    decoder's depth first (64 of them cost ~10 ms a read of a draft read ~150 times); one
+    is passed over, as an object may follow a single deep list."""
     decoder = json.JSONDecoder()
     found: list[str] = []
     at = text.find("{")
-    while at != -1 and len(found) < limit and starts > 0:
+    deep = 0
+    while at != -1 and len(found) < limit and starts > 0 and deep < 2:
         starts -= 1
         try:
             value, end = decoder.raw_decode(text, at)
-        except (ValueError, RecursionError):   # nested past the decoder's depth: no object
+        except RecursionError:   # nested past the decoder's depth: no object
+            deep += 1
+            at = text.find("{", at + 1)
+            continue
+        except ValueError:
             if partial and _opens_json(text[at:]):
                 found.append(text[at:])
                 break
