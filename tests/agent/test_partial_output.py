@@ -57,22 +57,31 @@ def _openai_sse(pieces: tuple[str, ...], *, finish: bool = True) -> httpx.Respon
 
 
 def _anthropic_sse(pieces: tuple[str, ...], *, finish: bool = True,
-                   text: bool = False) -> httpx.Response:
+                   text: bool = False, lead: tuple[str, ...] = ()) -> httpx.Response:
     """The forced output tool's input in ``pieces``, as the Messages API streams it; ``text``: a
-    reply in a text block instead (a proxy that ignores the forced tool)."""
+    reply in a text block instead (a proxy that ignores the forced tool); ``lead``: a text block
+    before the output tool (a proxy again: the API forces the tool with no words before it)."""
     start = anthropic_message("", output_tokens=1)
     start["stop_reason"] = None
+    events: list[tuple[str | None, Any]] = [
+        ("message_start", {"type": "message_start", "message": start})]
+    if lead:
+        events += [("content_block_start", {"type": "content_block_start", "index": 0,
+                                            "content_block": {"type": "text", "text": ""}}),
+                   *(("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                              "delta": {"type": "text_delta", "text": p}})
+                     for p in lead),
+                   ("content_block_stop", {"type": "content_block_stop", "index": 0})]
+    at = 1 if lead else 0
     block = ({"type": "text", "text": ""} if text else
              {"type": "tool_use", "id": "s1", "name": STRUCTURED_OUTPUT_TOOL, "input": {}})
-    events: list[tuple[str | None, Any]] = [
-        ("message_start", {"type": "message_start", "message": start}),
-        ("content_block_start", {"type": "content_block_start", "index": 0,
-                                 "content_block": block})]
-    events += [("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": (
+    events.append(("content_block_start", {"type": "content_block_start", "index": at,
+                                           "content_block": block}))
+    events += [("content_block_delta", {"type": "content_block_delta", "index": at, "delta": (
         {"type": "text_delta", "text": p} if text else
         {"type": "input_json_delta", "partial_json": p})}) for p in pieces]
     if finish:
-        events += [("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        events += [("content_block_stop", {"type": "content_block_stop", "index": at}),
                    ("message_delta", {"type": "message_delta", "delta": {
                        "stop_reason": "end_turn" if text else "tool_use", "stop_sequence": None},
                        "usage": {"output_tokens": 9}}),
@@ -445,6 +454,25 @@ def test_an_anthropic_reply_in_text_instead_of_the_output_tool_streams_partial_o
     assert len(seen) >= 3
     assert stream.reply.text == "".join(pieces)   # the text whole, as it came
     assert [m.role for m in agent.history] == ["user", "assistant"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_anthropic_reply_with_text_and_the_output_tool_is_the_tool_s_input_alone(
+        mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """Behind a proxy a reply may hold words before the output tool, here an example of the
+    shape. ``chat`` takes the tool's input alone; the stream joined the text and the tool's
+    JSON, so every draft and the final read the example (the first object of the shape).
+    Failed before (Paris throughout, the final too). The text's own partial object shows
+    while it arrives (its tool is not known yet); the tool's input starts them afresh."""
+    lead = ('For example {"city": "Pa', 'ris"} would do. ', "Here it is:")
+    respx_mock.post(URLS["anthropic"]).mock(return_value=_anthropic_sse(PIECES, lead=lead))
+    agent = make_agent(empty_home, "anthropic")
+    seen, stream = read(agent, mode)
+    assert stream.output == Trip.model_validate_json(WHOLE)
+    assert stream.reply.text == WHOLE   # as ``chat``'s: the tool's input, no words before it
+    after = seen[[obj.city for obj in seen].index("Paris") + 1:]
+    assert after[0] == Trip(city="") and len(after) >= 3, seen   # anew from the tool's input
+    assert all(obj.city != "Paris" for obj in after), seen
 
 
 @pytest.mark.parametrize("mode", MODES)
