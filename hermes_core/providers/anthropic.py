@@ -240,11 +240,16 @@ class _StreamState:
 
     def __init__(self, provider: str = "anthropic",
                  counted: Callable[[Iterable[str]], Usage] | None = None,
-                 before: Callable[[], Usage | None] | None = None, *, hold: bool = False) -> None:
+                 before: Callable[[], Usage | None] | None = None, *, hold: bool = False,
+                 words_drafted: bool = True) -> None:
         self.provider = provider
         # a structured reply (``response_format``) answered in text, not the forced output tool
         # (a proxy ignoring it): held until whole as the tool's input is, its pieces drafts
         self.hold = hold
+        # not while the author's tools may be called: the words may be a tool round's (a guess
+        # its call then corrects), known only at the reply's end; the API forces a tool call
+        # then (the output tool answers), so only a proxy writes words there at all
+        self.words_drafted = words_drafted
         self.released = 0   # how many of ``text``'s pieces were given out whole (see release)
         # the output tool began: it is the answer, as a whole reply's is (``_completion``), and
         # the words held before or beside it (a proxy's) are not
@@ -311,7 +316,7 @@ class _StreamState:
                                        "given": json.dumps(given, ensure_ascii=False)
                                        if isinstance(given, dict) and given else ""}
             if self.hold and event.content_block.name == STRUCTURED_OUTPUT_TOOL:
-                if self.text and not self.answered:
+                if self.text and self.words_drafted and not self.answered:
                     yield Delta(redraft=True)   # the text's drafts are void: the tool answers
                 self.answered = True
         elif kind == "content_block_delta":
@@ -320,7 +325,7 @@ class _StreamState:
                 self.text.append(d.text)
                 if not self.hold:
                     yield Delta(text=d.text)
-                elif not self.answered:
+                elif self.words_drafted and not self.answered:
                     yield Delta(draft=d.text)
             elif d.type == "input_json_delta" and event.index in self.tools:
                 tool = self.tools[event.index]
@@ -542,7 +547,8 @@ class AnthropicProvider(SDKProvider):
         (before any event: if the request ``reached`` the server)."""
         payload = functools.partial(self._stream_payload, prompt, model, options)
         return _StreamState(self.name, lambda arrived: messages_usage(payload(), arrived),
-                            self._unstarted(reached, payload), hold=bool(options.response_format))
+                            self._unstarted(reached, payload), hold=bool(options.response_format),
+                            words_drafted=not prompt.tools or options.tool_choice == "none")
 
     def _completion(self, resp: Any, model: str) -> Completion:
         text = "".join(b.text for b in resp.content if b.type == "text")

@@ -397,6 +397,20 @@ def test_words_before_the_output_tool_are_drafts_voided_when_the_tool_begins(
     assert [d.text for d in deltas if d.text] == ['{"city": "Oslo"}']
 
 
+@pytest.mark.parametrize("choice, drafted", [(None, False), ("none", True)])
+def test_words_are_not_drafted_while_the_author_s_tools_may_be_called(
+        respx_mock: Any, choice: str | None, drafted: bool) -> None:
+    """With the author's tools offered the words may be a tool round's (a guess its call then
+    corrects): not drafted, they come whole at the end. With ``tool_choice="none"`` the words
+    are the answer and drafted. Failed before (drafted in both)."""
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, content=anthropic_stream(['{"city": "Os', 'lo"}']), headers=SSE_HEADERS))
+    deltas = list(AnthropicProvider().stream(TOOL_PROMPT, "claude-sonnet-4-5", TOOL_CRED,
+                                             CallOptions(response_format=RF, tool_choice=choice)))
+    assert [d.draft for d in deltas if d.draft] == (['{"city": "Os', 'lo"}'] if drafted else [])
+    assert [d.text for d in deltas if d.text] == ['{"city": "Oslo"}']
+
+
 def _input_at_block_start() -> bytes:
     """A compatible server that sends a tool's whole input in ``content_block_start`` and no
     ``input_json_delta`` (the SDK's own stream accumulator keeps that input)."""
