@@ -230,6 +230,7 @@ def test_a_reply_that_opens_an_object_still_arriving_is_that_object_alone() -> N
     (r'"{\"city\": \"Oslo \u00e9', Plan(city="Oslo \u00e9")),   # an outer escape, read whole
     ('"{\\"city\\": \\"Oslo\\', Plan(city="Oslo")),   # cut inside an escape: left off
     (r'"{\"city\": \"Oslo\", \"days\": 2\u00', Plan(city="Oslo")),   # 2 of 23, 2\u0033
+    ('"{\\"city\\": \\"Oslo\\", \\"days\\": 2\\', Plan(city="Oslo")),   # cut at the "\\"
     ('"Sorry, I cannot', None),                # a string that holds no object
 ])
 def test_a_draft_sent_as_one_json_string_is_read_from_inside_the_string(
