@@ -58,7 +58,7 @@ from hermes_core.agent.skill_tool import SKILL_VIEW, SkillSelection
 from hermes_core.agent.smart_routing import Router
 from hermes_core.agent.tool_runner import AgentTools, Approver, Tool
 from hermes_core.agent.tools import structured
-from hermes_core.agent.turn import Shown, Turn, as_kept, collect, completed
+from hermes_core.agent.turn import ROUND_BREAK, Shown, Turn, as_kept, collect, completed
 from hermes_core.config import Settings, load_settings
 from hermes_core.errors import Attempt, ConfigError, HermesError
 from hermes_core.providers import build_providers, keep_lessons
@@ -77,9 +77,6 @@ from hermes_core.types import (
 T = TypeVar("T", bound=BaseModel)
 
 log = logging.getLogger("hermes_core.agent")
-# Between the text of two tool rounds in a stream ("Let me check the skill." ... "Here is how"):
-# without it the two rounds print as one run-on sentence.
-ROUND_BREAK = "\n\n"
 
 MAX_TOOL_ROUNDS = 10   # the default of llm.max_tool_rounds
 #: How many times a turn the provider paused (Anthropic's pause_turn) is sent back to go on: each
@@ -478,12 +475,11 @@ class Agent:
 
     def _stream_turn(self, turn: Turn, opts: CallOptions,
                      drafts: Drafts[Any] | None = None) -> Generator[str, None, Reply]:
-        said = False   # text shown in an earlier tool round: the next round starts a paragraph
         while True:
             stream = self.loop.stream(turn.prompt, turn.decision, opts, fit=turn.fit_for)
             try:
-                done = yield from collect(stream, turn.decision, ROUND_BREAK if said else "",
-                                          self.redact.stream(), drafts, continuing=turn.continuing)
+                done = yield from collect(stream, turn.decision, turn.lead, self.redact.stream(),
+                                          drafts, continuing=turn.continuing)
                 stream.close()
                 more = turn.next_round(done, stream.attempts)
             except BaseException:   # a failure, or the reply abandoned (Ctrl-C, closed)
@@ -492,10 +488,8 @@ class Agent:
                 raise
             finally:
                 stream.close()
-            said = said or bool(done.text)
             if not more:
                 return self._record(turn)
-            said = said and not turn.continuing   # a paused reply goes on in the same paragraph
 
     def _lost(self, turn: Turn, tried: Sequence[Attempt]) -> None:
         """A turn failed (its history untouched): what it was billed, the rounds it finished
@@ -595,10 +589,9 @@ class Agent:
 
     async def _astream_turn(self, turn: Turn, opts: CallOptions,
                             drafts: Drafts[Any] | None = None) -> AsyncGenerator[str, None]:
-        said = False
         while True:
             stream = self.loop.astream(turn.prompt, turn.decision, opts, fit=turn.fit_for)
-            shown = Shown(turn.decision, ROUND_BREAK if said else "", self.redact.stream(), drafts,
+            shown = Shown(turn.decision, turn.lead, self.redact.stream(), drafts,
                           continuing=turn.continuing)
             try:
                 try:
@@ -618,7 +611,6 @@ class Agent:
                     yield rest
             finally:
                 await stream.aclose()
-            said = said or bool(shown.acc.parts)
             try:
                 more = await turn.anext_round(completed(shown.acc, stream), stream.attempts)
             except BaseException:   # a tool interrupted or failed: the round was billed
@@ -627,7 +619,6 @@ class Agent:
             if not more:
                 self._record(turn)
                 return
-            said = said and not turn.continuing
 
     # ------------------------------------------------------------------ session
 

@@ -415,9 +415,10 @@ class _Uncommitted:
         return (_REDRAFT,) if voided else ()
 
     def passed(self, d: Delta) -> bool:
-        """Whether ``d`` is passed on uncommitted: a draft, not yet the attempt's answer."""
+        """Whether ``d`` is passed on uncommitted: a draft, or the provider voiding its own
+        drafts (a held reply that turned out not to be the answer), not yet the answer."""
         self.shown = self.shown or bool(d.draft)
-        return bool(d.draft)
+        return bool(d.draft) or d.redraft
 
 
 #: Completion's fields but ``prompt``, read once: :func:`_as_sent` copies them all, and a field added

@@ -40,6 +40,10 @@ if TYPE_CHECKING:
     from hermes_core.agent.agent import Agent
     from hermes_core.agent.partial_output import Drafts
 
+# Between the text of two tool rounds in a stream ("Let me check the skill." ... "Here is how"):
+# without it the two rounds print as one run-on sentence.
+ROUND_BREAK = "\n\n"
+
 
 class Turn:
     """One turn's running state across tool rounds, shared by the sync, async and stream shells."""
@@ -62,11 +66,19 @@ class Turn:
         self.continuing = False   # the last reply was paused: the next one goes on with it
         self.paused_out = False   # the turn ended paused, at the limit of continuations
         self.held: list[str] = []   # the text of the paused replies the next reply goes on from
+        self.said = False   # a round's reply had text: the next one's starts a paragraph (lead)
         self._ids: set[str] | None = None   # tool-call ids in the conversation, once a call came
         self._billed: set[int] = set()   # the failed attempts already counted, by identity
         fitted = agent.fitted
         # the model and provider kind this turn's prompt was fitted for; None: not ours to fit again
         self.fitted_for = fitted[1:] if fitted is not None and fitted[0] is prompt.messages else None
+
+    @property
+    def lead(self) -> str:
+        """What a streamed round's text goes after (the one rule both stream shells read): a
+        paragraph break once an earlier round had text, none for a reply going on from a paused
+        one."""
+        return ROUND_BREAK if self.said else ""
 
     def _account(self, done: Completion, tried: Sequence[Attempt]) -> None:
         """Count a call; with Ctrl-C held back, so a turn interrupted now and counted as lost
@@ -84,6 +96,7 @@ class Turn:
             self.attempts.extend(tried)
             self.calls.extend(done.tool_calls)
             self.billed(tried)
+        self.said = self.said or bool(done.text)
 
     def billed(self, tried: Sequence[Attempt]) -> None:
         """Count the tokens failed attempts of ``tried`` were billed (a stream cut after its
@@ -145,6 +158,7 @@ class Turn:
             return False
         self.continued += 1
         self.continuing = True
+        self.said = False   # the next reply goes on in the same paragraph
         paused = Message("assistant", done.text, replay=done.paused, container=done.container)
         self.prompt = replace(self.prompt, messages=(*self.prompt.messages, paused))
         return True

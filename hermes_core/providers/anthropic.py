@@ -240,12 +240,20 @@ class _StreamState:
 
     def __init__(self, provider: str = "anthropic",
                  counted: Callable[[Iterable[str]], Usage] | None = None,
-                 before: Callable[[], Usage | None] | None = None, *, hold: bool = False) -> None:
+                 before: Callable[[], Usage | None] | None = None, *, hold: bool = False,
+                 words_drafted: bool = True) -> None:
         self.provider = provider
         # a structured reply (``response_format``) answered in text, not the forced output tool
         # (a proxy ignoring it): held until whole as the tool's input is, its pieces drafts
         self.hold = hold
+        # not while the author's tools may be called: the words may be a tool round's (a guess
+        # its call then corrects), known only at the reply's end; the API forces a tool call
+        # then (the output tool answers), so only a proxy writes words there at all
+        self.words_drafted = words_drafted
         self.released = 0   # how many of ``text``'s pieces were given out whole (see release)
+        # the output tool began: it is the answer, as a whole reply's is (``_completion``), and
+        # the words held before or beside it (a proxy's) are not
+        self.answered = False
         self.counted = counted
         self.before = before   # what the request was billed before message_start
         self.usage = Usage()
@@ -307,11 +315,18 @@ class _StreamState:
                                        "name": event.content_block.name, "arguments": "",
                                        "given": json.dumps(given, ensure_ascii=False)
                                        if isinstance(given, dict) and given else ""}
+            if self.hold and event.content_block.name == STRUCTURED_OUTPUT_TOOL:
+                if self.text and self.words_drafted and not self.answered:
+                    yield Delta(redraft=True)   # the text's drafts are void: the tool answers
+                self.answered = True
         elif kind == "content_block_delta":
             d = event.delta
             if d.type == "text_delta" and d.text:
                 self.text.append(d.text)
-                yield Delta(draft=d.text) if self.hold else Delta(text=d.text)
+                if not self.hold:
+                    yield Delta(text=d.text)
+                elif self.words_drafted and not self.answered:
+                    yield Delta(draft=d.text)
             elif d.type == "input_json_delta" and event.index in self.tools:
                 tool = self.tools[event.index]
                 tool["arguments"] += d.partial_json or ""
@@ -327,7 +342,6 @@ class _StreamState:
             t = self.tools.pop(event.index)
             arguments = t["arguments"] or t["given"] or "{}"
             if t["name"] == STRUCTURED_OUTPUT_TOOL:   # the structured answer: it is the text
-                yield from self.release()   # text before it stays before it
                 yield Delta(text=arguments)
             else:
                 yield Delta(tool_call=ToolCall(t["id"], t["name"], arguments))
@@ -339,8 +353,9 @@ class _StreamState:
             self._delta_usage(getattr(event, "usage", None))
 
     def release(self) -> Iterator[Delta]:
-        """The text held since the last release (see ``hold``), whole."""
-        if self.hold and (held := self.text[self.released:]):
+        """The text held since the last release (see ``hold``), whole; none once the output tool
+        answers (see ``answered``)."""
+        if self.hold and not self.answered and (held := self.text[self.released:]):
             self.released = len(self.text)
             yield Delta(text="".join(held))
 
@@ -532,7 +547,8 @@ class AnthropicProvider(SDKProvider):
         (before any event: if the request ``reached`` the server)."""
         payload = functools.partial(self._stream_payload, prompt, model, options)
         return _StreamState(self.name, lambda arrived: messages_usage(payload(), arrived),
-                            self._unstarted(reached, payload), hold=bool(options.response_format))
+                            self._unstarted(reached, payload), hold=bool(options.response_format),
+                            words_drafted=not prompt.tools or options.tool_choice == "none")
 
     def _completion(self, resp: Any, model: str) -> Completion:
         text = "".join(b.text for b in resp.content if b.type == "text")

@@ -1895,3 +1895,6 @@ def test_the_draft_step_passes_drafts_until_a_commit_and_voids_them_at_the_next_
     assert step.opening() == (Delta(redraft=True),)   # the next attempt voids them, once
     assert step.opening() == ()
     assert not step.passed(Delta(text="y")) and step.opening() == ()   # no draft: nothing void
+    # a provider voiding its own drafts (words before Anthropic's output tool) commits nothing:
+    # a cut after it is still asked again
+    assert step.passed(Delta(redraft=True)) and step.opening() == ()

@@ -364,6 +364,53 @@ def test_the_output_tool_input_comes_as_drafts_then_whole_as_the_text(
     assert not any(d.draft for d in tools)
 
 
+def test_words_before_the_output_tool_are_drafts_voided_when_the_tool_begins(
+        respx_mock: Any) -> None:
+    """A proxy ignoring the forced tool may write words before it: held as a text reply is,
+    they came whole before the tool's input, so the reply's text joined them (``chat`` takes
+    the input alone). Now the tool's start voids their drafts and the text is its input alone.
+    Failed before (no redraft; the text the words, then the input)."""
+    start = anthropic_message("", id="m")
+    start["stop_reason"] = None
+    body = _sse([("message_start", {"type": "message_start", "message": start}),
+                 ("content_block_start", {"type": "content_block_start", "index": 0,
+                                          "content_block": {"type": "text", "text": ""}}),
+                 ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+                     "type": "text_delta", "text": 'e.g. {"city": "Paris"}'}}),
+                 ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+                 ("content_block_start", {"type": "content_block_start", "index": 1,
+                                          "content_block": {"type": "tool_use", "id": "s1",
+                                                            "name": STRUCTURED_OUTPUT_TOOL,
+                                                            "input": {}}}),
+                 ("content_block_delta", {"type": "content_block_delta", "index": 1, "delta": {
+                     "type": "input_json_delta", "partial_json": '{"city": "Oslo"}'}}),
+                 ("content_block_stop", {"type": "content_block_stop", "index": 1}),
+                 ("message_delta", {"type": "message_delta", "usage": {"output_tokens": 9},
+                                    "delta": {"stop_reason": "tool_use", "stop_sequence": None}}),
+                 ("message_stop", {"type": "message_stop"})])
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, content=body,
+                                                                     headers=SSE_HEADERS))
+    deltas = list(AnthropicProvider().stream(BARE, "claude-sonnet-4-5", TOOL_CRED,
+                                             CallOptions(response_format=RF)))
+    assert [(d.draft, d.redraft) for d in deltas if d.draft or d.redraft] == [
+        ('e.g. {"city": "Paris"}', False), ("", True), ('{"city": "Oslo"}', False)]
+    assert [d.text for d in deltas if d.text] == ['{"city": "Oslo"}']
+
+
+@pytest.mark.parametrize("choice, drafted", [(None, False), ("none", True)])
+def test_words_are_not_drafted_while_the_author_s_tools_may_be_called(
+        respx_mock: Any, choice: str | None, drafted: bool) -> None:
+    """With the author's tools offered the words may be a tool round's (a guess its call then
+    corrects): not drafted, they come whole at the end. With ``tool_choice="none"`` the words
+    are the answer and drafted. Failed before (drafted in both)."""
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, content=anthropic_stream(['{"city": "Os', 'lo"}']), headers=SSE_HEADERS))
+    deltas = list(AnthropicProvider().stream(TOOL_PROMPT, "claude-sonnet-4-5", TOOL_CRED,
+                                             CallOptions(response_format=RF, tool_choice=choice)))
+    assert [d.draft for d in deltas if d.draft] == (['{"city": "Os', 'lo"}'] if drafted else [])
+    assert [d.text for d in deltas if d.text] == ['{"city": "Oslo"}']
+
+
 def _input_at_block_start() -> bytes:
     """A compatible server that sends a tool's whole input in ``content_block_start`` and no
     ``input_json_delta`` (the SDK's own stream accumulator keeps that input)."""

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import enum
+import json
 from typing import Any
 
 import pytest
 from pydantic import BaseModel, Field, RootModel, create_model
 
+from hermes_core.agent.tools import structured
 from hermes_core.agent.tools.structured import (
     failed,
     parse_draft,
@@ -227,6 +229,8 @@ def test_a_reply_that_opens_an_object_still_arriving_is_that_object_alone() -> N
     (r'"{\"city\": \"Oslo\", \"days\": 2', Plan(city="Oslo", days=2)),
     (r'"{\"city\": \"Oslo \u00e9', Plan(city="Oslo \u00e9")),   # an outer escape, read whole
     ('"{\\"city\\": \\"Oslo\\', Plan(city="Oslo")),   # cut inside an escape: left off
+    (r'"{\"city\": \"Oslo\", \"days\": 2\u00', Plan(city="Oslo")),   # 2 of 23, 2\u0033
+    ('"{\\"city\\": \\"Oslo\\", \\"days\\": 2\\', Plan(city="Oslo")),   # cut at the "\\"
     ('"Sorry, I cannot', None),                # a string that holds no object
 ])
 def test_a_draft_sent_as_one_json_string_is_read_from_inside_the_string(
@@ -235,6 +239,27 @@ def test_a_draft_sent_as_one_json_string_is_read_from_inside_the_string(
     content; a string cut short does not decode, so such a reply showed no partial object.
     Failed before (None for each but the last)."""
     assert parse_draft(so_far, Plan) == shown
+
+
+@pytest.mark.parametrize("text", [
+    '{"a": ' * 3_000,                                  # still arriving
+    '{"a": ' * 3_000 + "1" + "}" * 3_000 + ' {"a": 1',   # whole, and something after it
+])
+def test_a_reply_nested_past_the_decoder_s_depth_is_decoded_from_two_braces_not_each(
+        text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each ``{`` of a reply nested past the decoder's depth is as deep: the prose scan decoded
+    from each of its first 64 (each running to the decoder's depth, ~10 ms a draft's read, read
+    ~150 times a reply) before finding no object. Failed before (64 decodes)."""
+    decodes = []
+
+    class Counting(json.JSONDecoder):
+        def raw_decode(self, s: str, idx: int = 0) -> tuple[Any, int]:
+            decodes.append(idx)
+            return super().raw_decode(s, idx)
+
+    monkeypatch.setattr(structured.json, "JSONDecoder", Counting)
+    assert parse_draft(text, Plan) is None
+    assert len(decodes) == 2, len(decodes)
 
 
 @pytest.mark.parametrize("text", [
