@@ -186,12 +186,12 @@ def test_the_context_file_reads_the_short_line_and_names_the_encoding(
 
 @pytest.mark.parametrize(("text", "codec"), [
     ("增加", "big5"), ("擴充", "big5"), ("(擴充)", "big5"), ("東加", "big5"), ("盧頓", "big5")])
-def test_a_cjk_line_read_as_central_european_letters_no_one_language_writes_stays_cjk(
+def test_a_cjk_line_without_ascii_letters_is_not_displaced_by_a_central_european_reading(
         text: str, codec: str) -> None:
     """A Central European reading displaced a CJK reading that is text when every high byte had
     an ASCII trail (as a curly quote's "Don’t" does): "增加" as "ĽWĄ[", "擴充" as "ÂXĄR",
-    "盧頓" as "żcąy". Failed before: each read as cp1250. Now each word of it holding a letter
-    past ASCII must be one language's letters (charset-normalizer's tables)."""
+    "盧頓" as "żcąy". Failed before: each read as cp1250. A cp1250 reading now displaces a
+    CJK one only when that is mostly ASCII letters (Polish with one accent a word)."""
     got = guess_decode(text.encode(codec))
     assert got is not None and got[0] == text, got
 
