@@ -126,13 +126,13 @@ def measure(modules: dict[str, ModuleType], cases: list[tuple[str, str, str]]
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--baseline", default="main")
     parser.add_argument("--per-language", type=int, default=150)
     parser.add_argument("--jieba", type=int, default=20_000)
     parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     modules = {"baseline": load(args.baseline), "tree": load(None)}
     cases: list[tuple[str, str, str]] = []
     for lang, pages in PAGES.items():
@@ -145,17 +145,25 @@ def main() -> None:
                     continue
                 cases.append((f"{lang}:{page}", line, page))
     cases += [("jieba:gbk", w, "gbk") for w in jieba_words(args.jieba, random.Random(1))]
-    result = {"baseline": args.baseline, "sets": measure(modules, cases)}
+    sets = measure(modules, cases)
+    right = {label: sum(e[label]["right"] for e in sets.values())   # type: ignore[index]
+             for label in modules}
+    result = {"baseline": args.baseline, "lines": len(cases),
+              "worse": sum(len(e["worse"]) for e in sets.values()),   # type: ignore[arg-type]
+              "better": sum(len(e["better"]) for e in sets.values()),   # type: ignore[arg-type]
+              "right_ratio": round(right["tree"] / max(right["baseline"], 1), 4), "sets": sets}
     if args.json:
         print(json.dumps(result, ensure_ascii=False))
-        return
-    for name, entry in result["sets"].items():
-        assert isinstance(entry, dict)
+        return 0
+    print(f"{result['lines']} lines: worse {result['worse']}, better {result['better']}, "
+          f"right {result['right_ratio']} of the baseline's")
+    for name, entry in sets.items():
         b, t = entry["baseline"], entry["tree"]
         print(f"{name:14} right/misread/skipped {b['right']}/{b['misread']}/{b['skipped']} -> "
               f"{t['right']}/{t['misread']}/{t['skipped']}  worse {len(entry['worse'])} "
               f"better {len(entry['better'])}  {t['misread_as']}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())
