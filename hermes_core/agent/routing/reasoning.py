@@ -175,7 +175,9 @@ _CUES: tuple[tuple[str, re.Pattern[str], bool], ...] = (
 # Laughter: English's written laughs, Chinese 哈哈/呵呵/嘻嘻, Japanese ｗｗ and a closing 笑/草,
 # the crying-laughing faces. Looked for only in the question's own line, in a bounded window.
 _LAUGH = re.compile(
-    r"\b(?:lol|lmao|rofl|ha(?:ha)+h?|he(?:he)+|hah)\b|[哈呵嘻]{2}|[wｗ]{2}|[😂🤣]"
+    r"\b(?:lol|lmao|rofl|ha(?:ha)+h?|he(?:he)+|hah)\b|[哈呵嘻]{2}|[😂🤣]"
+    # ｗｗ as a word of its own ("www." is an address)
+    r"|(?<![A-Za-z.])[wｗ]{2}(?![A-Za-z.])"
     r"|(?<=[\u3040-\u30ff\u4e00-\u9fff])[wｗ笑草](?=[\s。！？?!…]|\Z)",
     re.IGNORECASE)
 

@@ -208,6 +208,9 @@ def test_the_laughter_looked_for_after_a_why_stays_in_its_line_and_window() -> N
     assert reasoning_cue("Why did the app log me out?\nlol") == "explanation"
     assert reasoning_cue("Why did the app log me out? " + "x" * 300 + " lol") == "explanation"
     assert reasoning_cue("Why did the app log me out? " * 20_000 + "lol") == "explanation"
+    # a written laugh is a word of its own, not letters inside one ("www", "lollipop")
+    assert reasoning_cue("Why does the www subdomain redirect to the login page?") == "explanation"
+    assert reasoning_cue("Why did the lollipop factory close?") == "explanation"
 
 
 @pytest.mark.parametrize(("text", "cue"), WHY_ABOUT_A_HAPPENING)
