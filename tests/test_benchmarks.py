@@ -106,6 +106,9 @@ CASES: list[tuple[str, list[str], list[str], str | None]] = [
       "texts_scrubbed_by_memo"], None),
     ("route_features.py", ["--small"],
      ["kinds.english.10KB.features_ms", "kinds.one_line.100KB.ratio", "growth"], None),
+    ("guess_encoding.py", ["--per-language", "3", "--jieba", "30", "--baseline", "HEAD"],
+     ["worse", "better", "right_ratio", "sets.jieba:gbk.tree.right",
+      "sets.jieba:gbk.baseline.right"], None),
 ]
 
 

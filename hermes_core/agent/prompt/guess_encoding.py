@@ -17,7 +17,9 @@ trust, because on a short file its ranking is close to a coin toss:
   UTF-8 note with one stray byte would read "cafÃ©"), and the reading has its page's letters
   to go on. Where several fit, :func:`_best_single` weighs them by charset-normalizer's
   per-language letter frequencies; two Latin readings ("naïve" / "naďve", Portuguese "ê" /
-  Polish "ę") keep cp1252's unless it has a grave i/o/u inside a word ("Dìkuji").
+  Polish "ę") keep cp1252's unless it has a grave i/o/u inside a word ("Dìkuji") or a letter
+  both pages write alike that only cp1250's languages' tables list (š, ž, ý: "Poèítaè je
+  vypnutý" is Slovak).
 * **GB18030 within a margin.** GBK bytes also decode cleanly as cp949 or EUC-JP, and on a line
   such as "我叫李明。" the detector ranks those first with the same (zero) chaos. GB18030 is
   taken when its chaos is within :data:`GB18030_MARGIN` of the best candidate's: Korean and
@@ -38,7 +40,10 @@ trust, because on a short file its ranking is close to a coin toss:
   taken last, when no single-byte reading fits and every character past ASCII is a Han
   character or CJK punctuation. A CJK reading each of whose characters ends in an ASCII byte
   gives way to a fitting cp1252 / cp1251 one: a curly quote or dash before a letter is a GBK/3
-  pair ("Don’t" as "Don抰"), "°C" a frequent Big5 one.
+  pair ("Don’t" as "Don抰"), "°C" a frequent Big5 one. To a cp1250 one only when the CJK
+  reading is mostly ASCII letters (Polish "Wśród właśnie" is "W渞骴 w砤渘ie"; Big5 "增加",
+  no letter, is "ĽWĄ["). A line of hanzi alone whose short single-byte reading is no one
+  language's letters (:func:`one_language_writes`: GBK "螨虫" as "тэіж") stays GB18030.
 * **Kana mean Japanese.** EUC-JP's kana rows are GB2312's too, so a Japanese note also reads
   cleanly as GB18030 with wrong kanji ("元気" as "傅丹"), or as cp949 Hangul jamo. A GB18030
   reading holding kana, or a cp949 one holding jamo, gives way to EUC-JP when that reads the
@@ -58,6 +63,7 @@ import contextlib
 import functools
 import itertools
 import re
+import unicodedata
 
 #: Tried when the bytes hold NUL bytes (ASCII text in UTF-16/32 is half NULs).
 WIDE_CODECS = ("utf_16_le", "utf_16_be", "utf_32_le", "utf_32_be")
@@ -185,7 +191,12 @@ _CYRILLIC_VOWEL = re.compile(r"[аеёиоуыэюяіїєАЕЁИОУЫЭЮЯІ
 _GREEK = re.compile(r"[\u0370-\u03ff]")
 #: Modern Greek's accented vowels: monotonic spelling puts one on every word of two syllables
 #: or more, and none on a word in capitals.
-_TONOS = re.compile(r"[άέήίόύώΐΰΆΈΉΊΌΎΏ]")
+_TONOS_LETTERS = "άέήίόύώΐΰΆΈΉΊΌΎΏ"
+_TONOS = re.compile(f"[{_TONOS_LETTERS}]")
+#: Those whose accent is a tonos alone, not a diaeresis with it (ΐ, ΰ: a handful of words; GBK
+#: "社里" read as Greek is "Ιηΐο"): the accent a Greek reading's evidence word must carry.
+_TONOS_ALONE = frozenset(c for c in _TONOS_LETTERS
+                         if len(unicodedata.normalize("NFD", c)) == 2)
 #: A final sigma before a letter: no Greek word has one inside it.
 _INNER_FINAL_SIGMA = re.compile(r"ς(?=[^\W\d_])")
 #: A symbol past ASCII (not an apostrophe) between two letters: in a Cyrillic, Greek or Central
@@ -255,8 +266,8 @@ def single_byte_fits(text: str, codec: str) -> bool:
         past += len(word) - len(_ASCII_LETTER.findall(word))
     if codec != "cp1252" and _SYMBOL_IN_WORD.search(text) is not None:
         return False
-    if codec == "cp1250" and _MARK_BY_LETTER.search(text) is not None:
-        return False   # GBK "。" as "ˇŁ", Big5 "設定" as "ł]©w", "東加語" as "ŞFĄ[»y"
+    if codec in ("cp1250", "cp1251") and _MARK_BY_LETTER.search(text) is not None:
+        return False   # GBK "。" as "ˇŁ", Big5 "設定" as "ł]©w", "东加语" as "ŞFĄ[»y", "洛矶" as "Вен¶"
     if codec == "cp1252":
         return past <= len(_ASCII_LETTER.findall(text))
     if codec == "cp1250":
@@ -276,45 +287,116 @@ def _enough(text: str, codec: str) -> bool:
     (:func:`_cyrillic_enough`); in cp1253, :data:`MIN_GREEK` Greek letters, a word of four or
     more, not in capitals, with its accent (KOI8-R read as cp1253 is "ΪΑΝΕΤΛΙ: ΛΥΠΙΤΨ"), and
     Greek's frequent letters (:data:`GREEK_MAX_RANK`);
-    in cp1250, a letter its languages' tables list that cp1252 cannot write (ł, ą, ę, ć, č,
-    ě, ř): else the text is cp1252's ("été") or a stray byte ("CafĂ" is a cut UTF-8 "é")."""
+    in cp1250, a letter it writes that cp1252 cannot (ł, ą, ę, č, ě, ř, and Slovak ľ or
+    Hungarian ő, ű, which no frequency table lists): else the text is cp1252's ("été") or a
+    stray byte ("CafĂ" is a cut UTF-8 "é")."""
     if codec == "cp1251":
         return _cyrillic_enough(text)
     if codec == "cp1253":
         return (len(_GREEK.findall(text)) >= MIN_GREEK and any(
-            len(w) >= 4 and _GREEK.match(w) and not w.isupper() and _TONOS.search(w)
-            for w in _LETTERS.findall(text))
+            len(w) >= 4 and _GREEK.match(w) and not w.isupper()
+            and any(c in _TONOS_ALONE for c in w) for w in _LETTERS.findall(text))
             and _letter_score(text, "cp1253")[1] <= GREEK_MAX_RANK)
     if codec == "cp1250":
-        return not _central_letters().isdisjoint(text.lower())
+        lowered = text.lower()
+        tabled = _central_letters() & frozenset(_letter_ranks("cp1250"))
+        return (not tabled.isdisjoint(lowered)
+                or _untabled_central_in_a_word(lowered, _central_letters() - tabled))
     return True
 
 
 @functools.cache
-def _central_letters() -> frozenset[str]:
-    """The letters cp1250's languages' tables list that cp1252 cannot write."""
-    def western(letter: str) -> bool:
-        try:
-            letter.encode("cp1252")
-        except UnicodeEncodeError:
-            return False
-        return True
-    return frozenset(c for c in _letter_ranks("cp1250") if not western(c))
+def _page_letters(codec: str) -> frozenset[str]:
+    """The letters past ASCII single-byte ``codec`` writes, small and capital (from the codec)."""
+    decoded = bytes(range(0x80, 0x100)).decode(codec, errors="ignore")
+    return frozenset(c for c in decoded if c.isalpha())
 
 
 @functools.cache
-def _letter_ranks(codec: str) -> dict[str, int]:
-    """Each letter's best rank among the most frequent letters of the languages ``codec``
-    writes (charset-normalizer's per-language tables; a language is written in the page when
-    all its listed letters are)."""
+def _central_letters() -> frozenset[str]:
+    """Small letters cp1250 writes that cp1252 cannot, which its languages' tables list (ł, ą,
+    ę, ć, č, ě, ř) or whose byte cp1252 reads as a superscript or fraction (Slovak ľ is "¾"):
+    no Western reading holds one inside a word, so none competes. Not ő, ű (cp1252's õ, û, a
+    Western reading competes), ż ("¿qué"), nor a byte cp1252 lacks (ť: Big5 "行" is "Ťs")."""
+    ranks = _letter_ranks("cp1250")
+
+    def number_in_cp1252(letter: str) -> bool:
+        western = letter.encode("cp1250").decode("cp1252", errors="replace")
+        return unicodedata.category(western) == "No"
+    return frozenset(c for c in _page_letters("cp1250") - _page_letters("cp1252")
+                     if c.islower() and (c in ranks or number_in_cp1252(c)))
+
+
+def _untabled_central_in_a_word(lowered: str, letters: frozenset[str]) -> bool:
+    """One of ``letters`` (cp1250's own that no table lists: ľ) has an ASCII letter after it and
+    an ASCII letter or a word's start before it, as Slovak writes it ("veľmi", "ľudia"); bytes
+    of CJK characters put it beside other high bytes or at a word's end ("CHECKĽ°" for
+    "CHECK式", "=Ľü" for GBK "=键")."""
+    return any(c in letters and i + 1 < len(lowered) and lowered[i + 1].isascii()
+               and lowered[i + 1].isalpha()
+               and (i == 0 or not lowered[i - 1].isalpha() or lowered[i - 1].isascii())
+               for i, c in enumerate(lowered))
+
+
+@functools.cache
+def _only_central() -> frozenset[str]:
+    """Letters cp1252 and cp1250 write with the same byte that only cp1250's languages' tables
+    list (š, ž, ý): a line holding one is Central European, read in cp1250 throughout."""
+    same = {c for c in _page_letters("cp1252") & _page_letters("cp1250")
+            if c.encode("cp1252") == c.encode("cp1250")}
+    return frozenset(c for c in same if c in _letter_ranks("cp1250")
+                     and c not in _letter_ranks("cp1252"))
+
+
+@functools.cache
+def _tables(codec: str) -> tuple[tuple[str, ...], ...]:
+    """The most frequent letters, most frequent first, of each language ``codec`` writes
+    (charset-normalizer's per-language tables; a language is written in the page when all its
+    listed letters are)."""
     from charset_normalizer.constant import FREQUENCIES
 
-    ranks: dict[str, int] = {}
+    found = []
     for letters in FREQUENCIES.values():
         try:
             "".join(letters).encode(codec)
         except UnicodeEncodeError:
             continue
+        found.append(tuple(letters))
+    return tuple(found)
+
+
+@functools.cache
+def _table_sets(codec: str) -> tuple[frozenset[str], ...]:
+    return tuple(frozenset(letters) for letters in _tables(codec))
+
+
+#: A single-byte reading of at most this many letters is weighed against a line of hanzi alone
+#: (two double-byte characters are four bytes); a longer one reads as its script plainly.
+SHORT_LETTERS = 4
+
+
+def one_language_writes(text: str, codec: str) -> bool:
+    """Each word of ``text`` holding a letter past ASCII has its letters in one language's table
+    among those ``codec`` writes, letters no table lists aside: Russian "Офис" (ф aside) is;
+    GBK "螨虫" read as cp1251 "тэіж" mixes Ukrainian і with letters Ukrainian's table lacks
+    (ж)."""
+    tables = _table_sets(codec)
+    listed = frozenset().union(*tables)
+    for word in _LETTERS.findall(text.lower()):
+        if word.isascii():
+            continue
+        letters = set(word) & listed   # a letter no table lists (ф, ś, ľ) tells no language
+        if not any(letters <= table for table in tables):
+            return False
+    return True
+
+
+@functools.cache
+def _letter_ranks(codec: str) -> dict[str, int]:
+    """Each letter's best rank among the most frequent letters of the languages ``codec``
+    writes (:func:`_tables`)."""
+    ranks: dict[str, int] = {}
+    for letters in _tables(codec):
         for rank, letter in enumerate(letters):
             ranks[letter] = min(rank, ranks.get(letter, rank))
     return ranks
@@ -360,7 +442,9 @@ def _best_single(fitting: dict[str, str]) -> tuple[str, str] | None:
     were guessed), else none."""
     western = [text for text, codec in fitting.items() if codec == "cp1252"]
     if western and "cp1250" in fitting.values():
-        drop = "cp1252" if _INNER_GRAVE.search(western[0]) else "cp1250"
+        central = (_INNER_GRAVE.search(western[0]) is not None
+                   or not _only_central().isdisjoint(western[0].lower()))
+        drop = "cp1252" if central else "cp1250"
         fitting = {text: codec for text, codec in fitting.items() if codec != drop}
     if len(fitting) == 1:
         return next(iter(fitting.items()))
@@ -537,7 +621,9 @@ def guess_decode(raw: bytes, *, partial: bool = False) -> tuple[str, str] | None
         if is_text(text, codec):
             if (not wide and (_HIGH_WITHOUT_ASCII_TRAIL.search(raw) is None
                               or _greek_shown(raw, partial))
-                    and (single := _single_byte(raw, sample, partial)) is not None):
+                    and (single := _single_byte(raw, sample, partial)) is not None
+                    and (single[1] != "cp1250"
+                         or len(_ASCII_LETTER.findall(text)) > _wide(text))):
                 return single
             return (_japanese_instead(raw, text, codec, partial)
                     or _other_script_instead(raw, text, codec, partial) or (text, codec))
@@ -546,4 +632,9 @@ def guess_decode(raw: bytes, *, partial: bool = False) -> tuple[str, str] | None
             rare = text, codec
     if wide:
         return None
-    return _single_byte(raw, sample, partial) or rare
+    single = _single_byte(raw, sample, partial)
+    if (single is not None and rare is not None and _ASCII_LETTER.search(rare[0]) is None
+            and sum(map(len, _LETTERS.findall(single[0]))) <= SHORT_LETTERS
+            and not one_language_writes(*single)):
+        return rare   # a line of hanzi alone, read as no one language's letters ("тэіж")
+    return single or rare

@@ -150,15 +150,16 @@ _CUES: tuple[tuple[str, re.Pattern[str], bool], ...] = (
         r"|\bwhy\s+(?:do|does|did|would)\s+you\s+think\b"
         r"|\b(?:explain|tell\s+me|wonder|understand)\b(?:\s+(?:to\s+me|to\s+us|please|in\s+detail"
         rf"|briefly|simply))?\s+(?:why|how)\s+(?!(?:to|{_NOT_EXPLAINED})\b)[\w'-]+(?:\s+[\w'-]+)+"
-        r"|(?<![你您是])(?:为什么|為什麼|为何|為何)(?![不呢呀啊吗嗎嘛哈呵嘿嘻]|这样|這樣|那样|那樣|这么说|這麼說)"
-        r"[^。！？?!，,\s]{3}"
+        r"|(?<![你您是他她])(?:为什么|為什麼|为何|為何)(?![不呢呀啊吗嗎嘛哈呵嘿嘻]|这样|這樣|那样|那樣|这么说|這麼說)"
+        # a clause: three characters, or a verb and 了 (为什么挂了: something happened)
+        r"(?:[^。！？?!，,\s]{3}|[^。！？?!，,\s了]了)"
         r"|(?:解释|解釋|讲解|講解)[^。！？?!\n]{0,10}?(?:为什么|為什麼|为何|為何|原因|原理|机制|機制)"
         # Japanese: なぜ/何故/どうして + a clause of its own, not asked of the person ("あなたは
         # なぜ", "どうしてそんな…", a pronoun after it), not なぜなら/なぜか/どうしても (because,
         # somehow, by all means), not どうしてる/た/いい/ほしい/おく (how are you, what to do),
         # not a tail of chat (ですか, だろう, なの, よ, ね, laughter); and a reason, cause or
         # mechanism of something named (not その/この理由) asked to be explained
-        r"|(?<!あなたは)(?<!あなたが)(?<!お前は)(?<![君僕俺私]は)(?:なぜ|何故|どうして|なんで)"
+        r"|(?<!あなたは)(?<!あなたが)(?<!お前は)(?<![君僕俺私彼]は)(?<!彼女は)(?:なぜ|何故|どうして|なんで)"
         rf"(?!{_JA_NOT_EXPLAINED})(?!{_JA_FAVOUR})[^。！？?!、，,\s]{{3}}"
         r"|(?<=[^。！？?!、，,\s]{2})(?<![そこあど]の)(?<!あなたの)(?<![君僕俺私]の)"
         r"(?:理由|原因|仕組み|しくみ|原理|メカニズム)(?:を|について)[^。！？?!\n]{0,6}?"
@@ -171,32 +172,35 @@ _CUES: tuple[tuple[str, re.Pattern[str], bool], ...] = (
         re.IGNORECASE), False),
 )
 
-# A why-question about one happening whose actor is only pointed at (see
-# :func:`_about_a_happening`), in English: an act done to a person.
-_EN_HAPPENING = re.compile(
-    r"[Ww][Hh][Yy]\s+(?:did|didn't)\s+(?:the|my|your|his|her|our|their|this|that|a|an)\s+"
-    # the act done to a person, not a thing given them ("give me a warning": a tool's act)
-    r"[a-z]+(?<![^s]s)\s+[a-z]+\s+(?:me|us|him|her|them|you)\b"
-    r"(?!\s+(?:a|an|the|my|your|his|her|our|their|this|that|these|those|some|any|no)\b)"
-    r"[^.?!\nA-Z0-9]{0,80}(?:[.?!\n]|\Z)")
+# Laughter: English's written laughs, Chinese 哈哈/呵呵/嘻嘻, Japanese ｗｗ and a closing 笑/草,
+# the crying-laughing faces. Looked for only in the question's own line, in a bounded window.
+_LAUGH = re.compile(
+    r"\b(?:lol|lmao|rofl|ha(?:ha)+h?|he(?:he)+|hah)\b|[哈呵嘻]{2}|[😂🤣]"
+    # ｗｗ as a word of its own ("www." is an address)
+    r"|(?<![A-Za-z.])[wｗ]{2}(?![A-Za-z.])"
+    r"|(?<=[\u3040-\u30ff\u4e00-\u9fff])[wｗ笑草](?=[\s。！？?!…]|\Z)",
+    re.IGNORECASE)
+
+# How far past a why its line is read for laughter (a question and its tail fit in it).
+LAUGH_WINDOW = 160
 
 
-def _about_a_happening(text: str, start: int) -> bool:
-    """The why-question at ``start`` asks about one happening whose actor is only pointed at:
-    a story (gossip, someone who ignored or overcharged the asker), not how the world is.
+def _said_as_chat(text: str, start: int) -> bool:
+    """The why-question at ``start`` is chat: it laughs in its own line.
 
-    Without a list of nouns, a person is known only by a pronoun, so the rule is read in English
-    alone: "why did" + the/my + one singular noun + an act done to a person (me, us, him, her,
-    them, you), not giving them a thing ("the compiler give me a warning" is a tool's act),
-    nothing capitalised or numbered after ("why did my sister ignore me"; "Why did the Roman
-    Empire fall?" names, "Why did the dinosaurs die out?" is plural, "... crash in 1929" is
-    dated). An act on a thing stays an explanation ("why did the build fail the tests", "the
-    chicken cross the road" alike). A Chinese or Japanese why with no subject reads the same
-    about a person and a program ("为什么迟到了" / "为什么报错了", "どうして遅れたの" /
-    "なんで落ちたの"), and the two mistakes cost unlike: a chat question sent to the reasoning
-    model costs a little more, a technical one sent to the fast model is answered worse. So it
-    keeps the cue. The match reads a bounded window after ``start``."""
-    return _EN_HAPPENING.match(text, start) is not None
+    One rule reads alike in English, Chinese and Japanese: a why asks for an explanation
+    whatever it is about, unless it is asked of the person addressed or about someone pointed
+    at by a personal pronoun (you/he/she/we, 你/他/她, あなた/彼/彼女: the pattern's own
+    exclusions), or it laughs (lol, 哈哈, ｗｗ, 笑). A subject named by a noun, or none at all,
+    tells nothing of a person or a program: "why did the app log me out" and "why did my
+    sister ignore me", 为什么挂了 and 为什么迟到了, なんで落ちたの and どうして遅れたの read
+    alike, and the two mistakes cost unlike (a chat question on the default model costs a
+    little more, a troubleshooting one on the fast model is answered worse), so they keep the
+    cue; so does "why did the chicken cross the road", which no rule without a list of nouns
+    tells from "why did the build fail the tests". The line is read in a bounded window after
+    ``start``."""
+    end = text.find("\n", start, start + LAUGH_WINDOW)
+    return _LAUGH.search(text, start, end if end >= 0 else start + LAUGH_WINDOW) is not None
 
 
 def reasoning_cue(text: str) -> str:
@@ -204,8 +208,8 @@ def reasoning_cue(text: str) -> str:
     maths: bool | None = None
     for label, pattern, needs_maths in _CUES:
         if label == "explanation":
-            # a cue when one match is no happening (none when there is no match)
-            if all(_about_a_happening(text, m.start()) for m in pattern.finditer(text)):
+            # a cue when one match is no chat (none when there is no match)
+            if all(_said_as_chat(text, m.start()) for m in pattern.finditer(text)):
                 continue
         elif not pattern.search(text):
             continue

@@ -182,3 +182,46 @@ def test_the_context_file_reads_the_short_line_and_names_the_encoding(
     got = context_files.read_context_file(p)
     assert got.status == "ok" and got.text == text.strip("\n")
     assert got.events[0].file == str(p) and shown in got.events[0].reason
+
+
+@pytest.mark.parametrize(("text", "codec"), [
+    ("增加", "big5"), ("擴充", "big5"), ("(擴充)", "big5"), ("東加", "big5"), ("盧頓", "big5")])
+def test_a_cjk_line_without_ascii_letters_is_not_displaced_by_a_central_european_reading(
+        text: str, codec: str) -> None:
+    """A Central European reading displaced a CJK reading that is text when every high byte had
+    an ASCII trail (as a curly quote's "Don’t" does): "增加" as "ĽWĄ[", "擴充" as "ÂXĄR",
+    "盧頓" as "żcąy". Failed before: each read as cp1250. A cp1250 reading now displaces a
+    CJK one only when that is mostly ASCII letters (Polish with one accent a word)."""
+    got = guess_decode(text.encode(codec))
+    assert got is not None and got[0] == text, got
+
+
+@pytest.mark.parametrize("text", ["螨虫", "社里", "对弈", "书吏", "窀穸", "洛矶", "纨绔"])
+def test_a_two_hanzi_gbk_word_whose_bytes_read_as_a_short_cyrillic_or_greek_word_stays_chinese(
+        text: str) -> None:
+    """jieba's words (20,000, GBK) newly misread once three Cyrillic letters and Ukrainian
+    vowels counted: "螨虫" as "тэіж" (Russian э beside Ukrainian і), "洛矶" as "Вен¶" (a
+    pilcrow touching a letter), "社里" as Greek "Ιηΐο" (ΐ, in no table). Failed before."""
+    assert guess_decode(text.encode("gbk")) == (text, "gb18030")
+
+
+@pytest.mark.parametrize("text", ["veľmi silné\n", "Voľby sú:\n", "ľudia\n",
+                                  "Počítač je vypnutý\n", "Zvoľte súbor\n",
+                                  "Počet položiek: %d\n"])
+def test_a_slovak_or_czech_line_is_read_as_cp1250(text: str) -> None:
+    """Slovak ľ (cp1252's "¾") is in no frequency table, so the line had no evidence and was
+    skipped; "Počítač je vypnutý" read as cp1252 "Poèítaè" though ý (and
+    š, ž: the same bytes in both pages) is written by none of cp1252's tabled languages.
+    Failed before."""
+    assert guess_decode(text.encode("cp1250")) == (text, "cp1250")
+
+
+@pytest.mark.parametrize(("text", "codec"), [
+    ("--details=键", "gbk"), ("[<옛url>]", "cp949"), ("CHECK式", "euc_jp")])
+def test_a_cjk_line_whose_bytes_put_l_caron_beside_other_high_bytes_is_not_read_as_slovak(
+        text: str, codec: str) -> None:
+    """Twin of the Slovak rule: a draft taking any ľ as evidence read these as cp1250 ("=Ľü",
+    "<żľurl>", "CHECKĽ°"); ľ counts only with an ASCII letter after it and an ASCII letter or
+    a word's start before it."""
+    got = guess_decode(text.encode(codec))
+    assert got is None or got[1] != "cp1250", got

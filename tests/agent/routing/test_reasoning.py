@@ -124,19 +124,21 @@ def test_the_japanese_explanation_shapes_are_bounded_and_read_hostile_runs_to_th
     assert reasoning_cue("火山" * 50_000 + "の噴火の原因を説明して") == "explanation"
 
 
-# A why/how question asks for an explanation of how things are, unless it asks, in English,
-# about one act done to a person by someone only pointed at ("the/my" + one common noun) -
-# gossip, a grievance. A named, plural or dated subject, an act on a thing, and a Chinese or
-# Japanese why with no subject (which reads alike about a person and a program) keep it an
-# explanation. Colloquial なんで and "どうやって/どのように … か説明して"
-# (the how of something named) ask as なぜ and "explain how X Y" do.
+# A why/how question asks for an explanation whatever it is about, in every language, unless it
+# is chat: asked of the person addressed or about someone pointed at by a personal pronoun
+# (you/he/she, 你/他/她, あなた/彼/彼女), or laughing in its line (lol, 哈哈, ｗ, 笑). A subject
+# named by a noun, or none, says nothing of a person or a program ("the app log me out" and
+# "my sister ignore me", 为什么挂了 and 为什么迟到了 read alike), and a technical question sent to
+# the fast model costs more than a chat one sent to the default: they keep the cue. Colloquial
+# なんで and "どうやって/どのように … か説明して" (the how of something named) ask as なぜ and
+# "explain how X Y" do.
 WHY_ABOUT_A_HAPPENING: tuple[tuple[str, str], ...] = (
-    # an act on a thing: the words cannot tell a joke's chicken from a build (see below)
+    # nothing in the words tells a joke's chicken from a build: both keep the cue
     ("Why did the chicken cross the road?", "explanation"),
-    ("why did my neighbour call me at midnight", ""),
-    ("Why did the teacher give us a test today?", "explanation"),   # as "give me a warning"
-    ("why did my sister ignore me", ""),
-    ("Why did the waiter charge us twice?", ""),
+    ("why did my neighbour call me at midnight", "explanation"),
+    ("Why did the teacher give us a test today?", "explanation"),
+    ("why did my sister ignore me", "explanation"),
+    ("Why did the waiter charge us twice?", "explanation"),
     ("why would he say that", ""),
     ("Why did the Roman Empire fall?", "explanation"),
     ("Why did the dinosaurs die out?", "explanation"),
@@ -167,8 +169,52 @@ WHY_ABOUT_A_HAPPENING: tuple[tuple[str, str], ...] = (
 )
 
 
+# The same rule both ways in each language: a troubleshooting why keeps the cue whether its
+# actor is "the app", a clause before it or nobody; the same why asked about a pronoun's person
+# or laughing is chat. Each row of the first half (and the laughing / pronoun rows marked) got
+# the wrong answer before.
+WHY_CHAT_OR_EXPLANATION: tuple[tuple[str, str], ...] = (
+    ("Why did the app log me out?", "explanation"),
+    ("why did the server kick me out", "explanation"),
+    ("Why did the VPN disconnect us again?", "explanation"),
+    ("我跑了make test，为什么挂了？", "explanation"),
+    ("为什么挂了？", "explanation"),
+    ("部署完以后为什么错了", "explanation"),
+    ("make testを実行したら、なんで落ちた？", "explanation"),
+    ("ログインしたのに、なぜ消えたの？", "explanation"),
+    ("why would he say that lol", ""),
+    ("Why did the chicken cross the road? lol", ""),
+    ("why did my sister ignore me haha", ""),
+    ("Why did you do that?", ""),
+    ("他为什么迟到了？", ""),
+    ("她为什么这么生气", ""),
+    ("为什么迟到了哈哈哈", ""),
+    ("为什么挂了呵呵", ""),
+    ("彼はなぜ怒ったの？", ""),
+    ("彼女はどうして泣いているの？", ""),
+    ("なんで遅れたのｗｗ", ""),
+    ("どうして落ちたの笑", ""),
+)
+
+
+@pytest.mark.parametrize(("text", "cue"), WHY_CHAT_OR_EXPLANATION)
+def test_a_why_is_chat_only_about_a_pronoun_s_person_or_laughing_in_each_language(
+        text: str, cue: str) -> None:
+    assert reasoning_cue(text) == cue, text
+
+
+def test_the_laughter_looked_for_after_a_why_stays_in_its_line_and_window() -> None:
+    # laughter on another line, or far past the question, is not the question's
+    assert reasoning_cue("Why did the app log me out?\nlol") == "explanation"
+    assert reasoning_cue("Why did the app log me out? " + "x" * 300 + " lol") == "explanation"
+    assert reasoning_cue("Why did the app log me out? " * 20_000 + "lol") == "explanation"
+    # a written laugh is a word of its own, not letters inside one ("www", "lollipop")
+    assert reasoning_cue("Why does the www subdomain redirect to the login page?") == "explanation"
+    assert reasoning_cue("Why did the lollipop factory close?") == "explanation"
+
+
 @pytest.mark.parametrize(("text", "cue"), WHY_ABOUT_A_HAPPENING)
-def test_a_why_about_an_act_done_to_a_person_is_chit_chat_in_english_alone(
+def test_a_why_keeps_the_cue_whether_its_subject_is_a_noun_or_none(
         text: str, cue: str) -> None:
     assert reasoning_cue(text) == cue, text
 
