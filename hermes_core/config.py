@@ -187,6 +187,8 @@ class LLMSettings(_Model):
     deadline_s: float = Field(120.0, gt=0)
     # a stream that sends no content for this long (keep-alive pings do not count) is cut off
     stream_idle_timeout_s: float = Field(30.0, gt=0)
+    # a stream longer than this (bytes, inflated) is cut off and fails over: no answer is that long
+    max_stream_bytes: int = Field(256 * 2**20, gt=0)
     offline_stream_delay_s: float = Field(0.0, ge=0, le=10)
     routing: RoutingSettings = RoutingSettings()
     # model calls one turn may make to answer tool calls before it must end

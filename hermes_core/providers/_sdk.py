@@ -34,6 +34,7 @@ from hermes_core.providers.deadline import (
     BodyTooLarge,
     DeadlineTransport,
     EventTooLarge,
+    StreamTooLarge,
     bounded,
 )
 from hermes_core.providers.lessons import RefusalMemory
@@ -91,7 +92,7 @@ def translate(exc: BaseException, *, provider: str, credential: Credential | Non
         detail = redact(str(cause or exc), secrets)
         if isinstance(cause, httpx2.DecodingError):
             return undecodable(provider, detail)
-        if isinstance(cause, EventTooLarge | BodyTooLarge):   # the watch cut what no API sends
+        if isinstance(cause, EventTooLarge | BodyTooLarge | StreamTooLarge):   # the watch cut it
             return ServerError(f"{provider}: {detail}", provider=provider)
         if isinstance(cause, httpx2.RemoteProtocolError | httpx2.ReadError | ConnectionResetError):
             # connected, then dropped mid-response: not the same fix as an unreachable endpoint
@@ -170,7 +171,7 @@ def read_error(provider: str, e: httpx2.HTTPError,
     detail = redact(str(e) or type(e).__name__, [credential.secret] if credential else [])
     if isinstance(e, httpx2.DecodingError):
         return undecodable(provider, detail)
-    if isinstance(e, EventTooLarge | BodyTooLarge):
+    if isinstance(e, EventTooLarge | BodyTooLarge | StreamTooLarge):
         return ServerError(f"{provider}: {detail}", provider=provider)
     if isinstance(e, httpx2.TimeoutException):
         return Timeout(f"{provider}: timed out ({detail})", provider=provider)
@@ -378,9 +379,11 @@ class SDKProvider:
     def _bounded(self, options: CallOptions, *, stream: bool = False,
                  answered: Answered | None = None) -> bounded:
         """The requests sent inside get this attempt's whole-response budget (and, streaming, the
-        idle timeout between content events); ``answered`` notes what came of them."""
+        idle timeout between content events and the stream's size limit); ``answered`` notes
+        what came of them."""
         return bounded(self._timeout(options), options.idle_timeout_s if stream else None,
-                       self.clock, answered, whole=not stream)
+                       self.clock, answered, whole=not stream,
+                       max_stream_bytes=options.max_stream_bytes)
 
     @property
     def _read_errors(self) -> tuple[type[Exception], ...]:

@@ -57,6 +57,12 @@ class BodyTooLarge(httpx2.RemoteProtocolError):
     of it before the SDK parses it, so its size, not only its time, must be bounded."""
 
 
+class StreamTooLarge(httpx2.RemoteProtocolError):
+    """A stream grew past its size limit (``llm.max_stream_bytes``, else :data:`MAX_STREAM_BYTES`):
+    its events were each small, but a stream that should have ended runs on until its time
+    budget, however many bytes (and billed tokens) that is."""
+
+
 class ServerSilent(httpx2.ReadTimeout):
     """The socket carried nothing for the client's read timeout: before the response's first byte,
     or in the middle of its body."""
@@ -150,6 +156,8 @@ class Budget:
     #: the caller reads the answer whole (not streamed): its body is capped at
     #: :data:`MAX_BODY_BYTES` whatever its label says (an event stream too: the SDK holds it all)
     whole: bool = False
+    #: the most bytes of a stream read (inflated): None for :data:`MAX_STREAM_BYTES`
+    max_stream_bytes: int | None = None
 
 
 _BUDGET: contextvars.ContextVar[Budget | None] = contextvars.ContextVar("hermes_budget",
@@ -160,7 +168,8 @@ class bounded:
     """Requests sent inside this block get ``total_s`` for their whole response and, when they
     stream, ``idle_s`` between content events; what came of the last one is noted on
     ``answered`` (a new :class:`Answered` when not given); ``whole``: they are read whole, so
-    their bodies are capped in size too (:data:`MAX_BODY_BYTES`). The bound stays with the response
+    their bodies are capped in size too (:data:`MAX_BODY_BYTES`); a stream is capped at
+    ``max_stream_bytes`` (None: :data:`MAX_STREAM_BYTES`). The bound stays with the response
     after the block (a stream is read later). A class, not a generator context manager: it is
     entered once per request, and a generator costs several times more to set up."""
 
@@ -168,8 +177,10 @@ class bounded:
 
     def __init__(self, total_s: float, idle_s: float | None = None,
                  clock: Callable[[], float] = time.monotonic,
-                 answered: Answered | None = None, whole: bool = False) -> None:
-        self.budget = Budget(total_s, idle_s, clock, answered or Answered(), whole)
+                 answered: Answered | None = None, whole: bool = False,
+                 max_stream_bytes: int | None = None) -> None:
+        self.budget = Budget(total_s, idle_s, clock, answered or Answered(), whole,
+                             max_stream_bytes)
 
     def __enter__(self) -> Budget:
         self._token = _BUDGET.set(self.budget)
@@ -199,7 +210,8 @@ class _Watch:
         self._partial = b""
         self._event = b""
         self._event_bytes = 0       # bytes of the event not yet ended (its start: an estimate)
-        self._passed = 0            # bytes of a whole (non-stream) body passed on, as read
+        self._passed = 0            # bytes of the body passed on, as read (inflated)
+        self._unread = False        # the last chunk passed on has not been inflated yet
         plain = encoding.strip().lower() in ("", "identity")
         # the body's bytes as the SDK will read them, inflated here: an event stream's lines are
         # watched, and a whole answer is read through every gzip member and bounded piece by piece
@@ -229,15 +241,24 @@ class _Watch:
         if self._opening:
             chunk = self._open(chunk)
         self._check(self.sse and self._lines_have_content(chunk))
-        if self.whole:
-            self._held(len(chunk))
+        self._held(len(chunk))
         return chunk
 
     def arrived(self) -> None:
         """A chunk of a body the watch decodes came off the socket: the whole-response budget
-        is checked (the content, hence the idle timeout, is seen as it is inflated), so a
-        reader of the raw bytes alone is bounded too."""
+        is checked (the content, hence the idle timeout, is seen as it is inflated)."""
+        self._unread = True
         self._within_total(self.budget.clock())
+
+    def caught_up(self, chunk: bytes) -> None:
+        """The reader is done with ``chunk`` (the last that :meth:`arrived`): if the response's
+        decoder did not inflate it, the reader reads the raw bytes alone (``iter_raw``), and the
+        watch inflates it here (the pieces dropped), so the idle timeout and the size caps hold
+        for that reader too; else a server sending a compressed byte a minute ran to the
+        whole-response budget."""
+        if self._unread:
+            for _ in self.inflate(chunk):
+                pass
 
     def inflate(self, chunk: bytes) -> Iterator[bytes]:
         """:meth:`feed` for a body the watch decodes: ``chunk``'s inflated pieces, lazily (a small
@@ -246,6 +267,7 @@ class _Watch:
         pings inflated from one 62 KB chunk would otherwise overrun them by tens of seconds),
         or once for a chunk that inflates to nothing yet."""
         assert self._inflate is not None
+        self._unread = False
         self.received += len(chunk)
         return self._inflated(chunk, self._inflate)
 
@@ -272,8 +294,7 @@ class _Watch:
                 if self._opening and not (piece := self._open(piece)):
                     continue
                 self._check(self.sse and self._lines_have_content(piece))
-                if self.whole:
-                    self._held(len(piece))
+                self._held(len(piece))
                 checked = True
                 yield piece
         except zlib.error as e:   # what the HTTP client raises for a body it cannot decode
@@ -303,13 +324,20 @@ class _Watch:
                 "not count)")
 
     def _held(self, size: int) -> None:
-        """``size`` more bytes of a whole body passed on, which the client holds until the body
+        """``size`` more bytes of the body passed on. A whole body the client holds until it
         ends: past :data:`MAX_BODY_BYTES` it is cut (a few KB of gzip inflate to gigabytes
-        within any time budget). A stream is bounded event by event instead."""
+        within any time budget). A stream is bounded event by event (:data:`MAX_EVENT_BYTES`)
+        and in all by its size limit, far larger (the SDK holds one event at a time)."""
         self._passed += size
-        if self._passed > MAX_BODY_BYTES:
-            raise BodyTooLarge(f"a whole answer grew past {MAX_BODY_BYTES:,} bytes, "
-                               f"{self._where(self.budget.clock())}")
+        if self.whole:
+            if self._passed > MAX_BODY_BYTES:
+                raise BodyTooLarge(f"a whole answer grew past {MAX_BODY_BYTES:,} bytes, "
+                                   f"{self._where(self.budget.clock())}")
+            return
+        limit = self.budget.max_stream_bytes or MAX_STREAM_BYTES
+        if self._passed > limit:
+            raise StreamTooLarge(f"a stream grew past its limit of {limit:,} bytes "
+                                 f"(llm.max_stream_bytes), {self._where(self.budget.clock())}")
 
     def _within_total(self, now: float) -> None:
         if now - self.started > self.budget.total_s:
@@ -380,6 +408,10 @@ MAX_EVENT_BYTES = 16 * 2**20
 #: thinking of at most the model's output limit (a few MB, escaped), an image in base64 tens of
 #: MB; past this the response is cut (held whole, then parsed: several times this in memory).
 MAX_BODY_BYTES = 64 * 2**20
+#: The most bytes of a stream read (inflated) when the call sets no limit (``llm.max_stream_bytes``):
+#: a 128k-token answer sent a token an event at a few hundred bytes each is ~50 MB; past this a
+#: stream that should have ended is cut rather than run (and billed) until its time budget.
+MAX_STREAM_BYTES = 256 * 2**20
 #: The most of an unfinished line the watch keeps.
 _LINE_START = 1024
 #: The most bytes the watch inflates at once, as the HTTP client bounds its own pieces: a small
@@ -557,6 +589,7 @@ class _Guard(httpx2.SyncByteStream):
                 for chunk in self._inner:
                     watch.arrived()
                     yield chunk
+                    watch.caught_up(chunk)   # read raw: not inflated by the decoder
                 return
             for chunk in self._inner:
                 yield watch.feed(chunk)
@@ -578,6 +611,7 @@ class _AsyncGuard(httpx2.AsyncByteStream):
         self._chunks: AsyncIterator[bytes] | None = None
         self._pending: Iterator[bytes] = iter(())   # held bytes passed on once the body ended
         self._ended = False
+        self._last = b""   # the last chunk passed on, of a body the decoder inflates
 
     def __aiter__(self) -> AsyncIterator[bytes]:
         self._chunks = self._inner.__aiter__()
@@ -588,6 +622,8 @@ class _AsyncGuard(httpx2.AsyncByteStream):
         while (piece := next(self._pending, None)) is None:
             if self._ended:
                 raise StopAsyncIteration
+            if self._watch.decodes:
+                self._watch.caught_up(self._last)   # read raw: not inflated by the decoder
             try:
                 chunk = await self._chunks.__anext__()
             except httpx2.ReadTimeout as e:
@@ -599,6 +635,7 @@ class _AsyncGuard(httpx2.AsyncByteStream):
                 continue
             if self._watch.decodes:
                 self._watch.arrived()
+                self._last = chunk
                 return chunk
             return self._watch.feed(chunk)
         return piece

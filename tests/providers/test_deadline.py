@@ -1251,3 +1251,155 @@ def test_a_whole_answer_in_several_codings_is_read_once_through_each(
         body = (gzip.compress(body) if coding == "gzip" else zlib.compress(body)
                 if coding == "deflate" else body)
     assert _whole_text(kind, "complete", encoding, body, sent, respx_mock) == "长 " * 500
+
+
+def _read_raw(chunks: list[bytes], encoding: str, is_async: bool, step_s: float = 60.0) -> bytes:
+    """A compressed event stream read with ``iter_raw`` / ``aiter_raw`` alone, chunks
+    ``step_s`` apart on an injected clock, under a 3600 s budget with a 5 s idle timeout."""
+    from hermes_core.providers.deadline import AsyncDeadlineTransport, DeadlineTransport, bounded
+
+    now = [0.0]
+
+    def body() -> object:
+        def sync() -> Iterator[bytes]:
+            for c in chunks:
+                now[0] += step_s
+                yield c
+
+        async def asyn() -> AsyncIterator[bytes]:
+            for c in chunks:
+                now[0] += step_s
+                yield c
+        return asyn() if is_async else sync()
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={**SSE_HEADERS, "content-encoding": encoding},
+                              content=body())  # type: ignore[arg-type]
+
+    url = "https://primary.test/v1/chat/completions"
+    with bounded(3600.0, 5.0, lambda: now[0]):
+        if is_async:
+            async def read() -> bytes:
+                transport = AsyncDeadlineTransport(httpx.MockTransport(answer))
+                async with httpx.AsyncClient(transport=transport) as client, client.stream(
+                        "POST", url) as response:
+                    return b"".join([c async for c in response.aiter_raw()])
+            return asyncio.run(read())
+        with httpx.Client(transport=DeadlineTransport(httpx.MockTransport(answer))) as client, \
+                client.stream("POST", url) as response:
+            return b"".join(response.iter_raw())
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "zstd"])
+@pytest.mark.parametrize("is_async", [False, True])
+def test_a_compressed_stream_read_raw_is_cut_when_idle_not_only_at_its_whole_budget(
+        encoding: str, is_async: bool) -> None:
+    """A reader of ``iter_raw`` alone never has the response's decoder inflate the body, and the
+    watch saw a compressed stream's content only there: a server sending one byte a minute ran
+    to the whole-response budget (an hour here), never cut by the 5 s idle timeout. The watch
+    now inflates what the decoder did not, so the first chunk past the idle timeout ends it: a
+    read timeout saying so, which the providers map to a typed Timeout naming no secret."""
+    from hermes_core.errors import Timeout as TimeoutError_
+    from hermes_core.providers._sdk import read_error
+
+    body = (_compress(encoding, b": ping\n\n" * 20) if encoding == "zstd"
+            else next(iter(_compressed([b": ping\n\n" * 20]))))
+    with pytest.raises(httpx.ReadTimeout, match=r"no content for 5s mid-stream, 60\.0s into") as info:
+        _read_raw([body[i:i + 1] for i in range(len(body))], encoding, is_async)
+    mapped = read_error("primary", info.value, Credential("primary", "sk-raw-SECRET-0001"))
+    assert isinstance(mapped, TimeoutError_) and "no content for 5s" in str(mapped)
+    assert "sk-raw-SECRET" not in str(mapped)
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+def test_a_compressed_stream_read_raw_with_content_in_time_is_read_whole(is_async: bool) -> None:
+    """The idle timeout counts content, inflated, for a raw reader as for the SDK's: events
+    arriving a second apart for a minute are read whole, raw, as sent."""
+    chunks = list(_compressed([b'data: {"n": %d}\n\n' % i for i in range(60)]))
+    assert _read_raw(chunks, "gzip", is_async, step_s=1.0) == b"".join(chunks)
+
+
+@pytest.mark.parametrize("encoding", ["", "gzip"])
+def test_a_stream_longer_than_its_size_limit_is_cut_saying_the_limit(encoding: str) -> None:
+    """A stream's length was bounded by time alone: small events sent fast ran on until the
+    whole-response budget, however many bytes that was (and the call is billed for them). Past
+    ``max_stream_bytes`` (inflated, as the SDK reads it) the watch cuts it, naming the limit and
+    where; a stream under the limit is read whole."""
+    import zlib
+
+    from hermes_core.providers.deadline import StreamTooLarge
+
+    def read(events: int, limit: int | None) -> None:
+        budget = Budget(100.0, 50.0, lambda: 0.0, max_stream_bytes=limit)
+        watch = _Watch(budget, 0.0, sse=True, encoding=encoding)
+        gz = zlib.compressobj(wbits=16 + zlib.MAX_WBITS)
+        for _ in range(events):
+            chunk = b'data: {"n": "' + b"x" * 200 + b'"}\n\n'
+            if encoding:
+                list(watch.inflate(gz.compress(chunk) + gz.flush(zlib.Z_SYNC_FLUSH)))
+            else:
+                watch.feed(chunk)
+
+    read(400, 100_000)                                      # ~86 KB: under the limit
+    with pytest.raises(StreamTooLarge, match=r"a stream grew past its limit of 100,000 bytes "
+                       r"\(llm\.max_stream_bytes\), 0\.0s into the response"):
+        read(500, 100_000)                                  # ~108 KB
+
+
+def test_a_stream_s_size_limit_defaults_to_one_no_answer_reaches() -> None:
+    """Without a configured limit a stream is bounded at ``MAX_STREAM_BYTES``: above any answer
+    an API streams (128k output tokens at a few hundred bytes an event: ~50 MB), so only a stream
+    that should have ended is cut; the setting's default is the same number."""
+    from hermes_core.config import LLMSettings
+    from hermes_core.providers import deadline
+
+    assert deadline.MAX_STREAM_BYTES == LLMSettings().max_stream_bytes == 256 * 2**20
+    watch = _Watch(Budget(100.0, 50.0, lambda: 0.0), 0.0, sse=True)
+    watch.feed(b"data: {}\n\n" * (deadline.MAX_STREAM_BYTES // 10))
+    with pytest.raises(deadline.StreamTooLarge, match="268,435,456 bytes"):
+        watch.feed(b"data: {}\n\n")
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+def test_the_http_client_reads_the_decoder_the_watch_sets(is_async: bool) -> None:
+    """The watch is a compressed body's decoder through httpx2's private ``Response._decoder``
+    (no public seam sets one; pyproject bounds httpx2 to the releases read). A release that
+    stopped reading it would inflate the body a second time (or hand the SDK the raw bytes)
+    and leave the idle timeout and caps unapplied: this fails first, by name."""
+    import gzip
+
+    import httpx2
+    from httpx2._decoders import ContentDecoder
+
+    class Marking(ContentDecoder):
+        def decode(self, data: bytes) -> Iterator[bytes]:
+            yield b"<" + data + b">"
+
+        def flush(self) -> Iterator[bytes]:
+            yield b"."
+
+    sent = gzip.compress(b"data: {}\n\n")
+    if is_async:
+        async def read() -> bytes:
+            response = httpx2.Response(200, headers={"content-encoding": "gzip"},
+                                       stream=_AsyncBytes([sent]))
+            response._decoder = Marking()
+            return await response.aread()
+        got = asyncio.run(read())
+    else:
+        response = httpx2.Response(200, headers={"content-encoding": "gzip"},
+                                   stream=httpx2.ByteStream(sent))
+        response._decoder = Marking()
+        got = response.read()
+    assert got == b"<" + sent + b">.", (
+        f"httpx2 {httpx2.__version__} no longer reads Response._decoder: deadline._Inflating "
+        "is not the body's decoder; find the new seam before widening pyproject's bound")
+
+
+class _AsyncBytes(httpx.AsyncByteStream):
+    def __init__(self, chunks: list[bytes]) -> None:
+        self._chunks = chunks
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for c in self._chunks:
+            yield c

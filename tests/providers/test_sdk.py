@@ -1241,3 +1241,26 @@ def test_a_429_whose_retry_after_is_past_huge_or_negative_is_a_rate_limit(
         429, json=err_body(kind, 429), headers={"retry-after": sent}))
     e = _rate_limited(provider, cred, model, mode)
     assert e.retry_after == wait and e.status_code == 429
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_a_stream_past_the_configured_size_limit_is_a_server_error_naming_it(
+        kind: str, mode: str, respx_mock: Any, stream_deltas: Callable[..., list[Any]]) -> None:
+    """``llm.max_stream_bytes`` reaches the watch through the call's options: a stream of small
+    deltas past it (4 KB here) is cut, a retryable ServerError naming the limit and the setting,
+    no secret; the same stream under the default limit is read whole."""
+    from dataclasses import replace
+
+    llm = load_settings({"llm": {"max_stream_bytes": 4096}}, env={}).llm
+    provider, cred, url, model = make(kind)
+    pieces = tuple(f"w{i} " for i in range(100))
+    body = openai_chat_stream(pieces) if kind == "openai" else anthropic_stream(pieces)
+    respx_mock.post(url).mock(return_value=httpx.Response(200, content=body, headers=SSE_HEADERS))
+    opts = replace(OPTS, max_stream_bytes=llm.max_stream_bytes)
+    with pytest.raises(ServerError) as info:
+        stream_deltas(provider, PROMPT, model, cred, opts, use_async=mode == "astream")
+    assert "a stream grew past its limit of 4,096 bytes (llm.max_stream_bytes)" in str(info.value)
+    assert info.value.retryable and SECRET not in str(info.value) + repr(info.value)
+    deltas = stream_deltas(provider, PROMPT, model, cred, OPTS, use_async=mode == "astream")
+    assert "".join(d.text for d in deltas) == "".join(pieces)
