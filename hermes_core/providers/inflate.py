@@ -17,6 +17,7 @@ from httpx2._decoders import SUPPORTED_DECODERS, ContentDecoder, MultiDecoder
 
 __all__ = ["SUPPORTED_DECODERS", "Decoded", "Inflater", "inflater", "undecodable"]
 
+
 #: The most bytes the watch inflates at once, as the HTTP client bounds its own pieces: a small
 #: compressed chunk can inflate a thousandfold (a decompression bomb).
 _PIECE = 64 * 1024

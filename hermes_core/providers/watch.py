@@ -22,6 +22,7 @@ from hermes_core.providers.inflate import Decoded, Inflater, inflater, undecodab
 if TYPE_CHECKING:
     from hermes_core.providers.deadline import Budget
 
+
 class ResponseBudgetExceeded(httpx2.ReadTimeout):
     """The response outlived its whole-response budget, or a stream went idle (pings aside)."""
 
