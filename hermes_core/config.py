@@ -185,8 +185,8 @@ class LLMSettings(_Model):
     temperature: float | None = Field(None, ge=0.0, le=2.0)
     request_timeout_s: float = Field(60.0, gt=0)
     deadline_s: float = Field(120.0, gt=0)
-    # a stream that sends no content for this long (keep-alive pings do not count) is cut off
-    stream_idle_timeout_s: float = Field(30.0, gt=0)
+    stream_idle_timeout_s: float = Field(30.0, gt=0)   # a stream with no content (pings aside) this long: cut
+    max_stream_bytes: int = Field(256 * 2**20, gt=0)   # one past this many bytes (inflated): cut too
     offline_stream_delay_s: float = Field(0.0, ge=0, le=10)
     routing: RoutingSettings = RoutingSettings()
     # model calls one turn may make to answer tool calls before it must end

@@ -236,7 +236,7 @@ class Agent:
                 max_tokens=llm.max_tokens, temperature=llm.temperature,
                 timeout_s=llm.request_timeout_s, stop=llm.stop, seed=llm.seed,
                 reasoning_effort=llm.reasoning_effort, thinking_budget_tokens=llm.thinking_budget_tokens,
-                idle_timeout_s=llm.stream_idle_timeout_s))
+                idle_timeout_s=llm.stream_idle_timeout_s, max_stream_bytes=llm.max_stream_bytes))
         return replace(made[1], **overrides) if overrides else made[1]
 
     @property

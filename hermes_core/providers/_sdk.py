@@ -34,6 +34,7 @@ from hermes_core.providers.deadline import (
     BodyTooLarge,
     DeadlineTransport,
     EventTooLarge,
+    StreamTooLarge,
     bounded,
 )
 from hermes_core.providers.lessons import RefusalMemory
@@ -91,7 +92,7 @@ def translate(exc: BaseException, *, provider: str, credential: Credential | Non
         detail = redact(str(cause or exc), secrets)
         if isinstance(cause, httpx2.DecodingError):
             return undecodable(provider, detail)
-        if isinstance(cause, EventTooLarge | BodyTooLarge):   # the watch cut what no API sends
+        if isinstance(cause, EventTooLarge | BodyTooLarge | StreamTooLarge):   # the watch cut it
             return ServerError(f"{provider}: {detail}", provider=provider)
         if isinstance(cause, httpx2.RemoteProtocolError | httpx2.ReadError | ConnectionResetError):
             # connected, then dropped mid-response: not the same fix as an unreachable endpoint
@@ -170,7 +171,7 @@ def read_error(provider: str, e: httpx2.HTTPError,
     detail = redact(str(e) or type(e).__name__, [credential.secret] if credential else [])
     if isinstance(e, httpx2.DecodingError):
         return undecodable(provider, detail)
-    if isinstance(e, EventTooLarge | BodyTooLarge):
+    if isinstance(e, EventTooLarge | BodyTooLarge | StreamTooLarge):
         return ServerError(f"{provider}: {detail}", provider=provider)
     if isinstance(e, httpx2.TimeoutException):
         return Timeout(f"{provider}: timed out ({detail})", provider=provider)
@@ -222,38 +223,6 @@ def a_page(stream: Any) -> bool:
         return False
     label = str(response.headers.get("content-type", "")).lower()
     return bool(label) and "event-stream" not in label and response.num_bytes_downloaded > 0
-
-
-#: More tokens than any request is billed (the largest windows hold about ten million): a count
-#: above it is a lie, not a bill.
-MOST_TOKENS = 10**9
-
-
-def not_an_object(usage: Any) -> bool:
-    """Whether a usage report the SDK kept as it came is a value, not an object of counts (text,
-    a number, a list): it cannot be read, though every count looked up on it is left out."""
-    return isinstance(usage, str | bytes | int | float | list | tuple)
-
-
-def token_count(obj: Any, name: str, *, required: bool = False) -> int | None:
-    """The count ``name`` of a usage report ``obj`` (an SDK model, which keeps whatever the body
-    held): 0 when the report leaves it out (``required``: None), else a whole number of tokens
-    from 0 to :data:`MOST_TOKENS`, given as a number or the text of one ("12"); None for
-    anything else (a negative, fractional or non-finite number, ``true``, text that is no whole
-    number, a list): a report holding it cannot be read, and the reply is counted as one that
-    reported nothing is. Taken as it came, -9 input tokens billed a refund, 12.5 was billed as
-    12, and "abc" or NaN raised a bare ValueError out of the call."""
-    value = getattr(obj, name, None) if obj is not None else None
-    if value is None:
-        return None if required else 0
-    if isinstance(value, str) and len(value) <= 40 and value.strip().isascii() \
-            and value.strip().isdigit():   # int() refuses text of over 4,300 digits
-        value = int(value.strip())
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return value if 0 <= value <= MOST_TOKENS else None
 
 
 def completion_deltas(done: Completion) -> list[Delta]:
@@ -378,9 +347,11 @@ class SDKProvider:
     def _bounded(self, options: CallOptions, *, stream: bool = False,
                  answered: Answered | None = None) -> bounded:
         """The requests sent inside get this attempt's whole-response budget (and, streaming, the
-        idle timeout between content events); ``answered`` notes what came of them."""
+        idle timeout between content events and the stream's size limit); ``answered`` notes
+        what came of them."""
         return bounded(self._timeout(options), options.idle_timeout_s if stream else None,
-                       self.clock, answered, whole=not stream)
+                       self.clock, answered, whole=not stream,
+                       max_stream_bytes=options.max_stream_bytes)
 
     @property
     def _read_errors(self) -> tuple[type[Exception], ...]:

@@ -23,10 +23,9 @@ from hermes_core.providers._sdk import (
     completion_deltas,
     delta_completion,
     event_deltas,
-    not_an_object,
-    token_count,
 )
 from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL, THINKING_BUDGETS, CallOptions
+from hermes_core.providers.counts import not_an_object, token_count
 from hermes_core.providers.deadline import Answered
 from hermes_core.providers.lessons import RefusalMemory
 from hermes_core.providers.observed import bill

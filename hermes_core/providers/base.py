@@ -36,6 +36,7 @@ class CallOptions:
     temperature: float | None = None
     timeout_s: float = 60.0          # the whole response, not only socket silence
     idle_timeout_s: float | None = None   # a stream's longest gap between content events
+    max_stream_bytes: int | None = None   # a stream's most bytes (None: watch.MAX_STREAM_BYTES)
     tool_choice: str | None = None
     stop: tuple[str, ...] = ()
     seed: int | None = None

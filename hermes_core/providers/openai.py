@@ -23,9 +23,9 @@ from hermes_core.providers._sdk import (
     completion_deltas,
     delta_completion,
     event_deltas,
-    token_count,
 )
 from hermes_core.providers.base import CallOptions
+from hermes_core.providers.counts import token_count
 from hermes_core.providers.deadline import Answered
 from hermes_core.providers.lessons import RefusalMemory
 from hermes_core.providers.observed import bill

@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 
+from hermes_core.providers.base import CallOptions
 from hermes_core.providers.lessons import FILE_NAME, MAX_LESSONS, TTL_S, VERSION, RefusalMemory
-from hermes_core.testing import FakeClock
+from hermes_core.providers.openai import OpenAIProvider
+from hermes_core.testing import (
+    OPENAI_URL,
+    FakeClock,
+    openai_chat_completion,
+)
+from tests.providers.conftest import (
+    CRED,
+    OPENAI_PROMPT,
+    UNSUPPORTED_TEMPERATURE,
+    _sent,
+)
 
 
 def _memory(tmp_path: Path, clock: FakeClock | None = None) -> RefusalMemory:
@@ -115,3 +130,33 @@ def test_no_path_keeps_lessons_in_memory_only(tmp_path: Path) -> None:
     memory.remember("p", "m", "stream")
     assert memory.lessons("p") == [("m", "stream")]
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_refusal_learned_by_one_process_is_not_paid_again_by_the_next(
+        respx_mock: Any, use_async: bool, tmp_path: Path) -> None:
+    """Learned refusals were per process: every new chat sent ``temperature`` to o3 once more
+    and paid the 400. Kept in the home, the next provider on it sends without at once; the
+    stream refusal too."""
+    from hermes_core.providers.lessons import FILE_NAME, RefusalMemory
+
+    route = respx_mock.post(OPENAI_URL).mock(side_effect=[
+        httpx.Response(400, json=UNSUPPORTED_TEMPERATURE),
+        httpx.Response(200, json=openai_chat_completion("ok", model="o3")),
+        httpx.Response(200, json=openai_chat_completion("next", model="o3"))])
+    opts = CallOptions(max_tokens=32, temperature=0.2)
+    first, later = OpenAIProvider(), OpenAIProvider()
+    first.keep_lessons(RefusalMemory(tmp_path / FILE_NAME))
+    assert first.complete(OPENAI_PROMPT, "o3", CRED, opts).text == "ok"
+    first.refused.learn_unstreamed("o3", first.name)
+    later.keep_lessons(RefusalMemory(tmp_path / FILE_NAME))   # a new process, the same home
+    call = ((lambda: asyncio.run(later.acomplete(OPENAI_PROMPT, "o3", CRED, opts))) if use_async
+            else (lambda: later.complete(OPENAI_PROMPT, "o3", CRED, opts)))
+    assert call().text == "next"
+    sent = _sent(route)
+    assert len(sent) == 3 and "temperature" not in sent[2]
+    assert later.refused.unstreamed("o3") and not later.refused.unstreamed("gpt-4o")
+    assert later.render(OPENAI_PROMPT, "gpt-4o", opts)["temperature"] == 0.2
+    other = OpenAIProvider(name="azure")   # another provider's endpoint may differ
+    other.keep_lessons(RefusalMemory(tmp_path / FILE_NAME))
+    assert other.render(OPENAI_PROMPT, "o3", opts)["temperature"] == 0.2

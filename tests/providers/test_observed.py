@@ -5,11 +5,25 @@ from __future__ import annotations
 
 import asyncio
 
+import httpx
 import httpx2
 
 from hermes_core.providers.deadline import AsyncDeadlineTransport, DeadlineTransport
 from hermes_core.providers.observed import bill, capture
-from hermes_core.types import Usage
+from hermes_core.testing import (
+    ANTHROPIC_URL,
+    OPENAI_URL,
+    anthropic_message,
+    openai_chat_completion,
+)
+from hermes_core.types import (
+    Usage,
+)
+from tests.providers.conftest import (
+    OPTS_ERR,
+    PROMPT_ERR,
+    SECRET_200,
+)
 
 HEADERS = {"X-RateLimit-Limit-Requests": "10", "x-ratelimit-remaining-requests": "4",
            "anthropic-ratelimit-requests-reset": "2030-01-01T00:00:00Z", "x-request-id": "r1"}
@@ -72,3 +86,21 @@ def test_a_stream_says_what_it_was_billed_to_the_capture_block_it_began_in() -> 
     with capture() as quiet:
         pass
     assert quiet.billed is None
+
+
+def test_a_gateway_stating_a_limit_of_zero_on_every_answer_does_not_block_its_key(
+        failover_loop, respx_mock) -> None:
+    """``limit 0, remaining 0`` on a 200 is a gateway with no limit configured: the key serves
+    the next request at once, not the backup after the stated reset."""
+    loop, router = failover_loop("openai", SECRET_200, "sk-ant-testkey-SECRET-0002")
+    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
+        200, json=openai_chat_completion("from primary"),
+        headers={"x-ratelimit-limit-requests": "0", "x-ratelimit-remaining-requests": "0",
+                 "x-ratelimit-reset-requests": "1m"}))
+    backup = respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, json=anthropic_message("from backup", model="claude-haiku")))
+    for _ in range(3):
+        done, _attempts = loop.complete(PROMPT_ERR, router.select("hi"), OPTS_ERR)
+        assert done.text == "from primary"
+    assert not backup.called
+    assert {k.provider: k.state for k in loop.pool.status()}["primary"] == "ok"

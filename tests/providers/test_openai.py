@@ -38,10 +38,8 @@ from hermes_core.testing import (
     anthropic_stream,
     openai_chat_completion,
     openai_chat_stream,
-    openai_error,
 )
 from hermes_core.testing.builders import _sse
-from hermes_core.tokens import count_tokens
 from hermes_core.types import (
     CachePlan,
     Credential,
@@ -51,21 +49,16 @@ from hermes_core.types import (
     ToolSpec,
 )
 from tests.providers.conftest import (
+    CRED,
+    OPENAI_OPTS,
+    OPENAI_PROMPT,
     OPTS_ERR,
     OPTS_RULES,
     PROMPT_ERR,
     SECRET_ERR,
     _chunks_sse,
+    cut_openai_stream,
 )
-
-PROMPT = Prompt(system="s", messages=(Message("user", "hi"),))
-
-
-CRED = Credential("openai", "sk-testkey-SECRET-refusal-0001")
-
-
-OPTS = CallOptions(max_tokens=32, timeout_s=5)
-
 
 REFUSAL = "I'm sorry, I can't help with that."
 
@@ -74,7 +67,7 @@ def test_complete_returns_the_refusal_text(respx_mock) -> None:
     body = openai_chat_completion("ignored")
     body["choices"][0]["message"].update(content=None, refusal=REFUSAL)
     respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(200, json=body))
-    done = OpenAIProvider().complete(PROMPT, "gpt-4o", CRED, OPTS)
+    done = OpenAIProvider().complete(OPENAI_PROMPT, "gpt-4o", CRED, OPENAI_OPTS)
     assert done.text == REFUSAL and done.finish_reason == "refusal"
 
 
@@ -96,7 +89,7 @@ def _refusal_stream(lead: str = "") -> bytes:
 def test_stream_yields_the_refusal_text(respx_mock) -> None:
     respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
         200, content=_refusal_stream(), headers=SSE_HEADERS))
-    deltas = list(OpenAIProvider().stream(PROMPT, "gpt-4o", CRED, OPTS))
+    deltas = list(OpenAIProvider().stream(OPENAI_PROMPT, "gpt-4o", CRED, OPENAI_OPTS))
     assert "".join(d.text for d in deltas) == REFUSAL
     assert deltas[-1].finish_reason == "refusal"   # Anthropic's word: the model declined
 
@@ -105,7 +98,7 @@ async def test_async_stream_yields_the_refusal_text(respx_mock) -> None:
     respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
         200, content=_refusal_stream(), headers=SSE_HEADERS))
     text = ""
-    async for d in OpenAIProvider().astream(PROMPT, "gpt-4o", CRED, OPTS):
+    async for d in OpenAIProvider().astream(OPENAI_PROMPT, "gpt-4o", CRED, OPENAI_OPTS):
         text += d.text
     assert text == REFUSAL
 
@@ -165,14 +158,14 @@ def test_a_follow_up_sends_the_turn_context_after_its_tool_answers_so_the_next_t
             Message("user", "look up the nginx runbook"),
             Message("assistant", "", tool_calls=(call,)),
             Message("tool", "Runbook: " + "check the upstream. " * 300, tool_call_id="call_1"))
-    follow_up = render_openai(Prompt("S", turn, context="CTX of turn 2"), "gpt-4o", OPTS)
+    follow_up = render_openai(Prompt("S", turn, context="CTX of turn 2"), "gpt-4o", OPENAI_OPTS)
     assert follow_up["messages"][-1] == {"role": "user", "content": "CTX of turn 2"}
     assert follow_up["messages"][3] == {"role": "user", "content": "look up the nginx runbook"}
     following = render_openai(
         Prompt("S", (*turn, Message("assistant", "done"), Message("user", "thanks")),
-               context="CTX of turn 3"), "gpt-4o", OPTS)
+               context="CTX of turn 3"), "gpt-4o", OPENAI_OPTS)
     assert following["messages"][:6] == follow_up["messages"][:6]   # through the tool answer
-    compatible = render_openai(Prompt("S", turn, context="CTX of turn 2"), "m", OPTS,
+    compatible = render_openai(Prompt("S", turn, context="CTX of turn 2"), "m", OPENAI_OPTS,
                                official=False)
     assert compatible["messages"][3]["content"][0]["text"] == "CTX of turn 2"
     assert compatible["messages"][-1]["role"] == "tool"
@@ -394,14 +387,6 @@ PRIMARY = "https://primary.test/v1"
 PRIMARY_URL = PRIMARY + "/chat/completions"
 
 
-def cut_openai_stream(pieces: tuple[str, ...]) -> bytes:
-    """The stream as a proxy that closes the connection early leaves it: no finish, no [DONE]."""
-    events = [e for e in openai_chat_stream(pieces).split(b"\n\n") if e]
-    kept = [e for e in events if b'"finish_reason": "stop"' not in e and b"[DONE]" not in e
-            and b'"usage"' not in e]
-    return b"\n\n".join(kept) + b"\n\n"
-
-
 def settings_for(tmp_path: Path) -> Settings:
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
@@ -494,7 +479,7 @@ def _rendered_payloads() -> list[dict[str, Any]]:
     schema = {"name": "Answer", "description": "d", "schema": {
         "type": "object", "properties": {"a": {"type": "string"}}}}
     return [
-        render_openai(PROMPT, "gpt-4o-mini", CallOptions()),
+        render_openai(OPENAI_PROMPT, "gpt-4o-mini", CallOptions()),
         render_openai(rounds, "gpt-4o-mini", CallOptions(
             temperature=0.2, stop=("END",), seed=7, tool_choice="lookup", response_format=schema)),
         render_openai(rounds, "o3-mini", CallOptions(reasoning_effort="low", tool_choice="auto")),
@@ -524,17 +509,17 @@ def test_complete_sends_the_same_request_as_the_sdks_create(respx_mock: Any, use
     route = respx_mock.post(OPENAI_URL).mock(
         return_value=httpx.Response(200, json=openai_chat_completion("hello")))
     provider = OpenAIProvider()
-    payload = render_openai(PROMPT, "gpt-4o-mini", CallOptions(seed=3))
+    payload = render_openai(OPENAI_PROMPT, "gpt-4o-mini", CallOptions(seed=3))
     if use_async:
         async def both() -> Any:
-            done = await provider.acomplete(PROMPT, "gpt-4o-mini", CRED, CallOptions(seed=3))
+            done = await provider.acomplete(OPENAI_PROMPT, "gpt-4o-mini", CRED, CallOptions(seed=3))
             client = provider._clients.get(CRED, is_async=True)   # the same client, its way
             await client.chat.completions.create(**payload, timeout=60.0)
             return done
 
         done = asyncio.run(both())
     else:
-        done = provider.complete(PROMPT, "gpt-4o-mini", CRED, CallOptions(seed=3))
+        done = provider.complete(OPENAI_PROMPT, "gpt-4o-mini", CRED, CallOptions(seed=3))
         provider._clients.get(CRED).chat.completions.create(**payload, timeout=60.0)
     ours, theirs = route.calls[-2].request, route.calls[-1].request
     assert done.text == "hello"
@@ -553,11 +538,11 @@ def test_stream_sends_the_same_request_as_the_sdks_create(respx_mock: Any, use_a
         200, content=openai_chat_stream(("hel", "lo")), headers=SSE_HEADERS))
     provider = OpenAIProvider()
     opts = CallOptions(seed=3, idle_timeout_s=5)
-    payload = {**render_openai(PROMPT, "gpt-4o-mini", opts), "stream": True,
+    payload = {**render_openai(OPENAI_PROMPT, "gpt-4o-mini", opts), "stream": True,
                "stream_options": {"include_usage": True}}
     if use_async:
         async def both() -> str:
-            text = "".join([d.text async for d in provider.astream(PROMPT, "gpt-4o-mini", CRED, opts)
+            text = "".join([d.text async for d in provider.astream(OPENAI_PROMPT, "gpt-4o-mini", CRED, opts)
                             if d.text])
             client = provider._clients.get(CRED, is_async=True)
             stream = await client.chat.completions.create(**payload, timeout=60.0)
@@ -567,7 +552,7 @@ def test_stream_sends_the_same_request_as_the_sdks_create(respx_mock: Any, use_a
 
         text = asyncio.run(both())
     else:
-        text = "".join(d.text for d in provider.stream(PROMPT, "gpt-4o-mini", CRED, opts) if d.text)
+        text = "".join(d.text for d in provider.stream(OPENAI_PROMPT, "gpt-4o-mini", CRED, opts) if d.text)
         for _ in provider._clients.get(CRED).chat.completions.create(**payload, timeout=60.0):
             pass
     ours, theirs = route.calls[-2].request, route.calls[-1].request
@@ -578,287 +563,14 @@ def test_stream_sends_the_same_request_as_the_sdks_create(respx_mock: Any, use_a
             == {k: v for k, v in theirs.headers.items() if k not in skip})
 
 
-AZURE = "https://example-resource.openai.azure.com/openai/v1"
-UNSUPPORTED_MAX_TOKENS = openai_error(
-    400, "Unsupported parameter: 'max_tokens' is not supported with this model. Use "
-    "'max_completion_tokens' instead.", code="unsupported_parameter", param="max_tokens")
-UNSUPPORTED_TEMPERATURE = openai_error(
-    400, "Unsupported value: 'temperature' does not support 0.2 with this model. Only the default "
-    "(1) value is supported.", code="unsupported_value", param="temperature")
-
-
-def _sent(route: Any) -> list[dict[str, Any]]:
-    return [json.loads(c.request.content) for c in route.calls]
-
-
-@pytest.mark.parametrize("use_async", [False, True])
-def test_a_field_the_model_refuses_is_dropped_and_the_call_sent_again(respx_mock: Any,
-                                                                       use_async: bool) -> None:
-    route = respx_mock.post(OPENAI_URL).mock(side_effect=[
-        httpx.Response(400, json=UNSUPPORTED_TEMPERATURE),
-        httpx.Response(200, json=openai_chat_completion("ok", model="o3")),
-        httpx.Response(200, json=openai_chat_completion("again", model="o3"))])
-    provider, opts = OpenAIProvider(), CallOptions(max_tokens=32, temperature=0.2)
-    call = ((lambda: asyncio.run(provider.acomplete(PROMPT, "o3", CRED, opts))) if use_async
-            else (lambda: provider.complete(PROMPT, "o3", CRED, opts)))
-    assert call().text == "ok"
-    assert call().text == "again"   # learned: the next call goes without it, no second 400
-    sent = _sent(route)
-    assert len(sent) == 3 and sent[0]["temperature"] == 0.2
-    assert "temperature" not in sent[1] and "temperature" not in sent[2]
-    assert "temperature" not in provider.render(PROMPT, "o3", opts)
-    assert provider.render(PROMPT, "gpt-4o", opts)["temperature"] == 0.2   # per model
-
-
-@pytest.mark.parametrize("use_async", [False, True])
-def test_max_tokens_refused_by_a_compatible_endpoint_is_sent_as_max_completion_tokens(
-        respx_mock: Any, use_async: bool, stream_deltas: Callable[..., list[Any]]) -> None:
-    route = respx_mock.post(f"{AZURE}/chat/completions").mock(side_effect=[
-        httpx.Response(400, json=UNSUPPORTED_MAX_TOKENS),
-        httpx.Response(200, content=openai_chat_stream(("o", "k"), model="o4-mini"),
-                       headers=SSE_HEADERS)])
-    provider = OpenAIProvider(endpoint=AZURE)
-    deltas = stream_deltas(provider, PROMPT, "o4-mini", CRED, OPTS, use_async=use_async)
-    assert "".join(d.text for d in deltas) == "ok"
-    first, second = _sent(route)
-    assert first["max_tokens"] == 32 and "max_completion_tokens" not in first
-    assert second["max_completion_tokens"] == 32 and "max_tokens" not in second
-
-
-def test_a_refusal_of_what_is_not_an_optional_field_is_a_bad_request_sent_once(
-        respx_mock: Any) -> None:
-    body = openai_error(400, f"Invalid 'messages[0].role' for key {CRED.secret}",
-                        code="unsupported_value", param="messages[0].role")
-    route = respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(400, json=body))
-    with pytest.raises(BadRequest) as info:
-        OpenAIProvider().complete(PROMPT, "o1-mini", CRED, OPTS)
-    assert route.call_count == 1 and CRED.secret not in str(info.value)
-
-
-def test_a_field_refused_twice_is_not_sent_again_in_a_loop(respx_mock: Any) -> None:
-    """A server refusing max_tokens and then max_completion_tokens: one retry, then the error."""
-    swapped = openai_error(400, "Unsupported parameter: 'max_completion_tokens'",
-                           code="unsupported_parameter", param="max_completion_tokens")
-    route = respx_mock.post(f"{AZURE}/chat/completions").mock(side_effect=[
-        httpx.Response(400, json=UNSUPPORTED_MAX_TOKENS), httpx.Response(400, json=swapped)])
-    with pytest.raises(BadRequest, match="max_completion_tokens"):
-        OpenAIProvider(endpoint=AZURE).complete(PROMPT, "o3", CRED, OPTS)
-    assert route.call_count == 2
-
-
-UNVERIFIED_STREAM = openai_error(
-    400, "Your organization must be verified to stream this model. Please go to: "
-    "https://platform.openai.com/settings/organization/general and click on Verify Organization.",
-    code="unsupported_value", param="stream")
-
-
-@pytest.mark.parametrize("use_async", [False, True])
-def test_a_model_that_may_not_be_streamed_is_answered_whole_from_then_on(
-        respx_mock: Any, use_async: bool, stream_deltas: Callable[..., list[Any]]) -> None:
-    """An organisation not verified to stream a model gets a 400 naming ``stream`` on every
-    streamed call (the chat streams by default): the reply is asked for whole and handed out as
-    the stream's pieces, tool calls, usage and finish reason; later calls do not try again."""
-    call = ToolCall("call_1", "get_weather", '{"city": "Oslo"}')
-    route = respx_mock.post(OPENAI_URL).mock(side_effect=[
-        httpx.Response(400, json=UNVERIFIED_STREAM),
-        httpx.Response(200, json=openai_chat_completion("Checking.", model="o3",
-                                                        tool_calls=(call,))),
-        httpx.Response(200, json=openai_chat_completion("Sunny.", model="o3"))])
-    provider = OpenAIProvider()
-
-    def run() -> list[Any]:
-        return stream_deltas(provider, PROMPT, "o3", CRED, OPTS, use_async=use_async)
-
-    first = run()
-    assert "".join(d.text for d in first) == "Checking."
-    assert [d.tool_call for d in first if d.tool_call] == [call]
-    assert first[-1].usage is not None and first[-1].usage.input_tokens == 12
-    assert first[-1].finish_reason == "tool_calls"
-    assert "".join(d.text for d in run()) == "Sunny."
-    sent = _sent(route)
-    assert [p.get("stream") for p in sent] == [True, None, None]
-
-
-def test_a_stream_refusal_of_another_kind_is_a_bad_request(respx_mock: Any) -> None:
-    body = openai_error(400, "Invalid value for 'stream_options': not supported here",
-                        code="invalid_value", param="stream_options")
-    route = respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(400, json=body))
-    with pytest.raises(BadRequest):
-        list(OpenAIProvider().stream(PROMPT, "o3", CRED, OPTS))
-    assert route.call_count == 1
-
-
-def _without_usage_stream() -> bytes:
-    """A stream whose usage chunk never came (a server ignoring ``include_usage``, or a connection
-    closed after the finish reason)."""
-    events = [e for e in openai_chat_stream(("o", "k")).split(b"\n\n") if e]
-    return b"\n\n".join(e for e in events if b'"usage"' not in e) + b"\n\n"
-
-
-def _cookbook_count(messages: list[tuple[str, str]], encoding: str = "o200k_base") -> int:
-    """What OpenAI bills for plain chat messages: each message's role and content in the model's
-    encoding, 3 tokens of framing a message, 3 priming the reply."""
-    return sum(3 + count_tokens(role, encoding) + count_tokens(text, encoding)
-               for role, text in messages) + 3
-
-
-CUTS = {
-    # a proxy closing the connection cleanly before the finish reason and the usage chunk
-    "clean cut": lambda: cut_openai_stream(("Hello", " world, it is")),
-    # an error event mid-stream (the server failing after two pieces)
-    "error event": lambda: openai_chat_stream(("Hello", " world, it is", " late"), fail_after=2),
-}
-
-
-@pytest.mark.parametrize("use_async", [False, True])
-@pytest.mark.parametrize("cut", sorted(CUTS))
-def test_a_stream_cut_before_its_usage_chunk_says_what_it_was_billed(
-        respx_mock: Any, cut: str, use_async: bool) -> None:
-    """OpenAI sends usage only in a stream's last chunk: a stream cut before it carried no usage,
-    though the prompt and what was generated were billed. The prompt is counted exactly (the
-    model's encoding, the chat framing); the output from what arrived, marked as an estimate."""
-    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
-        200, content=CUTS[cut](), headers=SSE_HEADERS))
-    provider = OpenAIProvider()
-    with pytest.raises(ServerError) as ei:
-        if use_async:
-            async def read() -> None:
-                async for _ in provider.astream(PROMPT, "gpt-4o", CRED, OPTS):
-                    pass
-            asyncio.run(read())
-        else:
-            list(provider.stream(PROMPT, "gpt-4o", CRED, OPTS))
-    usage = ei.value.usage
-    assert usage is not None and not usage.reported
-    assert usage.input_tokens == _cookbook_count([("system", "s"), ("user", "hi")])
-    assert usage.output_tokens == count_tokens("Hello world, it is")
-    assert usage.estimated_tokens == usage.output_tokens   # the prompt's count is exact
-
-
-def test_a_cut_stream_that_called_tools_or_has_tools_is_an_estimate_throughout(
-        respx_mock: Any) -> None:
-    """Tool definitions and calls are framed in ways OpenAI does not document: their count is
-    marked as an estimate too, the call fragments that arrived counted as output."""
-    call = ToolCall("call_1", "lookup", '{"city": "Oslo"}')
-    events = [e for e in openai_chat_stream((), tool_calls=(call,)).split(b"\n\n") if e]
-    body = b"\n\n".join(e for e in events if b"finish_reason\": \"tool_calls" not in e
-                         and b'"usage"' not in e and b"[DONE]" not in e) + b"\n\n"
-    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(200, content=body,
-                                                                 headers=SSE_HEADERS))
-    prompt = Prompt(system="s", messages=(Message("user", "weather?"),),
-                    tools=(ToolSpec("lookup", "Look a city up."),))
-    with pytest.raises(IncompleteResponse) as ei:
-        list(OpenAIProvider().stream(prompt, "gpt-4o", CRED, OPTS))
-    usage = ei.value.usage
-    assert usage is not None
-    assert usage.input_tokens > _cookbook_count([("system", "s"), ("user", "weather?")])
-    assert usage.output_tokens == count_tokens("lookup") + count_tokens('{"city": "Oslo"}')
-    assert usage.estimated_tokens == usage.input_tokens + usage.output_tokens
-
-
-EMPTY_200 = {
-    # a proxy's empty answer: the 200 and its label, then the connection closed
-    "no byte": (b"", SSE_HEADERS),
-    "only its end": (b"data: [DONE]\n\n", SSE_HEADERS),
-    "unlabelled": (b"", {}),
-}
-
-
-@pytest.mark.parametrize("use_async", [False, True])
-@pytest.mark.parametrize("body", sorted(EMPTY_200))
-def test_a_200_stream_that_ends_without_a_chunk_counts_its_prompt_as_possibly_billed(
-        respx_mock: Any, body: str, use_async: bool,
-        stream_deltas: Callable[..., list[Any]]) -> None:
-    """A 200 stream that brought no chunk (a proxy's empty answer) raised with no bill, though
-    the request reached the server and was not refused: whether upstream billed it no one can
-    say, as for a stream timed out before its first byte, so its prompt is counted the same way
-    (our count, no output)."""
-    content, headers = EMPTY_200[body]
-    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(200, content=content,
-                                                                 headers=headers))
-    with pytest.raises(ServerError, match="without a single chunk") as ei:
-        stream_deltas(OpenAIProvider(), PROMPT, "gpt-4o", CRED, OPTS, use_async=use_async)
-    usage = ei.value.usage
-    assert usage is not None and usage.counted and not usage.reported
-    assert usage.input_tokens == _cookbook_count([("system", "s"), ("user", "hi")])
-    assert usage.output_tokens == 0 and usage.estimated_tokens == 0
-
-
-@pytest.mark.parametrize("how", ["complete", "stream"])
-def test_a_reply_without_usage_says_its_usage_was_not_reported(respx_mock: Any, how: str) -> None:
-    body = openai_chat_completion("ok")
-    del body["usage"], body["id"]   # a compatible server's minimal body
-    respx_mock.post(OPENAI_URL).mock(return_value=(
-        httpx.Response(200, json=body) if how == "complete" else
-        httpx.Response(200, content=_without_usage_stream(), headers=SSE_HEADERS)))
-    provider = OpenAIProvider()
-    if how == "complete":
-        done = provider.complete(PROMPT, "gpt-4o", CRED, OPTS)
-        usage = done.usage
-        assert done.text == "ok" and done.request_id is None
-    else:
-        usage = list(provider.stream(PROMPT, "gpt-4o", CRED, OPTS))[-1].usage
-    assert usage is not None and not usage.reported
-    # a compatible server that never sends usage is still billed: counted, marked as our count
-    assert usage.input_tokens == _cookbook_count([("system", "s"), ("user", "hi")])
-    assert usage.output_tokens == count_tokens("ok")
-    assert usage.estimated_tokens == usage.output_tokens
-
-
-@pytest.mark.parametrize("use_async", [False, True])
-def test_a_streamed_request_answered_whole_without_usage_is_billed_on_our_count(
-        respx_mock: Any, use_async: bool, stream_deltas: Callable[..., list[Any]]) -> None:
-    """A gateway that ignores ``stream: true`` and never reports usage: the whole answer it sent
-    in place of the stream is counted like any reply without usage, not left unpriced."""
-    body = openai_chat_completion("ok")
-    del body["usage"], body["id"]
-    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(200, json=body))
-    deltas = stream_deltas(OpenAIProvider(), PROMPT, "gpt-4o", CRED, OPTS, use_async=use_async)
-    usage = deltas[-1].usage
-    assert "".join(d.text for d in deltas) == "ok"
-    assert usage is not None and not usage.reported
-    assert usage.input_tokens == _cookbook_count([("system", "s"), ("user", "hi")])
-    assert usage.output_tokens == count_tokens("ok") == usage.estimated_tokens
-
-
 def test_reasoning_tokens_are_output_tokens_and_counted_apart(respx_mock: Any) -> None:
     body = openai_chat_completion("ok", model="o3", prompt_tokens=100, completion_tokens=900,
                                   cached_tokens=40)
     body["usage"]["completion_tokens_details"]["reasoning_tokens"] = 850
     respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(200, json=body))
-    usage = OpenAIProvider().complete(PROMPT, "o3", CRED, OPTS).usage
+    usage = OpenAIProvider().complete(OPENAI_PROMPT, "o3", CRED, OPENAI_OPTS).usage
     assert (usage.input_tokens, usage.cache_read_tokens, usage.output_tokens) == (60, 40, 900)
     assert usage.reasoning_tokens == 850 and usage.reported
-
-
-@pytest.mark.parametrize("use_async", [False, True])
-def test_a_refusal_learned_by_one_process_is_not_paid_again_by_the_next(
-        respx_mock: Any, use_async: bool, tmp_path: Path) -> None:
-    """Learned refusals were per process: every new chat sent ``temperature`` to o3 once more
-    and paid the 400. Kept in the home, the next provider on it sends without at once; the
-    stream refusal too."""
-    from hermes_core.providers.lessons import FILE_NAME, RefusalMemory
-
-    route = respx_mock.post(OPENAI_URL).mock(side_effect=[
-        httpx.Response(400, json=UNSUPPORTED_TEMPERATURE),
-        httpx.Response(200, json=openai_chat_completion("ok", model="o3")),
-        httpx.Response(200, json=openai_chat_completion("next", model="o3"))])
-    opts = CallOptions(max_tokens=32, temperature=0.2)
-    first, later = OpenAIProvider(), OpenAIProvider()
-    first.keep_lessons(RefusalMemory(tmp_path / FILE_NAME))
-    assert first.complete(PROMPT, "o3", CRED, opts).text == "ok"
-    first.refused.learn_unstreamed("o3", first.name)
-    later.keep_lessons(RefusalMemory(tmp_path / FILE_NAME))   # a new process, the same home
-    call = ((lambda: asyncio.run(later.acomplete(PROMPT, "o3", CRED, opts))) if use_async
-            else (lambda: later.complete(PROMPT, "o3", CRED, opts)))
-    assert call().text == "next"
-    sent = _sent(route)
-    assert len(sent) == 3 and "temperature" not in sent[2]
-    assert later.refused.unstreamed("o3") and not later.refused.unstreamed("gpt-4o")
-    assert later.render(PROMPT, "gpt-4o", opts)["temperature"] == 0.2
-    other = OpenAIProvider(name="azure")   # another provider's endpoint may differ
-    other.keep_lessons(RefusalMemory(tmp_path / FILE_NAME))
-    assert other.render(PROMPT, "o3", opts)["temperature"] == 0.2
 
 
 # A chunk stream ends its answer with a finish_reason; what a proxy sends after it (the same
@@ -882,7 +594,7 @@ def test_content_after_the_finish_reason_is_not_part_of_the_answer(
     events = [_chunk("Hi"), _chunk(finish="stop"), *after, usage, (None, "[DONE]")]
     respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
         200, content=_sse(events), headers=SSE_HEADERS))
-    deltas = stream_deltas(OpenAIProvider(), PROMPT, "gpt-4o", CRED, OPTS, use_async=use_async)
+    deltas = stream_deltas(OpenAIProvider(), OPENAI_PROMPT, "gpt-4o", CRED, OPENAI_OPTS, use_async=use_async)
     assert "".join(d.text for d in deltas) == "Hi"
     assert deltas[-1].finish_reason == "stop" and deltas[-1].usage.output_tokens == 2
 
@@ -892,7 +604,7 @@ def test_a_call_s_nan_arguments_are_echoed_as_strict_json() -> None:
     Go and Rust gateways) refuse the request. The rest of the text is kept as the model wrote it."""
     calls = (ToolCall("c1", "f", '{"x": NaN, "note": "NaN"}'), ToolCall("c2", "f", '{"y": 1}'))
     payload = render_openai(Prompt("s", (Message("user", "hi"),
-                                         Message("assistant", "", tool_calls=calls))), "gpt-4o", OPTS)
+                                         Message("assistant", "", tool_calls=calls))), "gpt-4o", OPENAI_OPTS)
     sent = [c["function"]["arguments"] for c in payload["messages"][-1]["tool_calls"]]
     assert sent == ['{"x": null, "note": "NaN"}', '{"y": 1}']
 
@@ -917,7 +629,7 @@ def test_a_stream_block_without_data_is_no_event(
     extra = DATALESS_BLOCKS[block]
     respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
         200, headers=SSE_HEADERS, content=b"".join([extra, events[0], extra, *events[1:]])))
-    deltas = stream_deltas(OpenAIProvider(), PROMPT, "gpt-4o", CRED, OPTS, use_async=use_async)
+    deltas = stream_deltas(OpenAIProvider(), OPENAI_PROMPT, "gpt-4o", CRED, OPENAI_OPTS, use_async=use_async)
     assert "".join(d.text for d in deltas) == "Hello"
     assert deltas[-1].usage.reported
 
@@ -925,7 +637,7 @@ def test_a_stream_block_without_data_is_no_event(
 def test_openai_render_prefix_first_and_cache_key():
     prompt = Prompt(system="S", messages=(Message("user", "q"),), context="CTX",
                     cache=CachePlan(system=True, prompt_cache_key="abc"))
-    opts = CallOptions(max_tokens=64, timeout_s=5)   # test_sdk.py's OPTS, where it came from
+    opts = CallOptions(max_tokens=64, timeout_s=5)   # test_sdk.py's OPENAI_OPTS, where it came from
     payload = OpenAIProvider().render(prompt, "gpt-4o", opts)
     assert payload["messages"][0] == {"role": "system", "content": "S"}
     assert payload["prompt_cache_key"] == "abc"
@@ -1069,12 +781,16 @@ def test_compatible_endpoint_used(respx_mock):
     provider = OpenAIProvider("together", endpoint="https://api.together.xyz/v1")
     route = respx_mock.post("https://api.together.xyz/v1/chat/completions").mock(
         return_value=httpx.Response(200, json=openai_chat_completion("from together")))
-    done = provider.complete(PROMPT, "meta-llama/x", Credential("together", SECRET), OPTS)
+    done = provider.complete(OPENAI_PROMPT, "meta-llama/x", Credential("together", SECRET), OPENAI_OPTS)
     assert done.text == "from together" and route.called
 
 
 SECRET_SHAPE = "sk-testkey-SECRET-shape-0001"
+
+
 PROMPT_BODY = Prompt(system="s", messages=(Message("user", "hi"),))
+
+
 OPTS_BODY = CallOptions(max_tokens=32, timeout_s=5)
 
 
