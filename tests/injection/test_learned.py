@@ -249,6 +249,32 @@ def test_the_model_records_the_training_texts_it_was_made_from(
     assert meta["dev_cv"]["benign_blocked"] <= meta["max_dev_benign"]
 
 
+def test_the_instructions_threshold_blocks_under_the_persona_limit_of_the_dev_role_prompts(
+        load_script: Callable[..., ModuleType]) -> None:
+    # a SOUL.md or HERMES.md holds role prompts; a retrain whose dev plateau ended at 0.80 blocked
+    # 6.5% of the dev personas (and an everyday "You are ..." line) where the rules block 0.5%
+    train = load_script(DATA / "train_scorer.py")
+    shipped = LearnedScorer.from_file(MODEL)
+    meta = json.loads(shipped.meta)
+    assert meta["max_dev_persona_blocked"] == train.MAX_PERSONA
+    assert meta["dev_persona_blocked"][str(shipped.threshold)] < train.MAX_PERSONA
+
+
+def test_the_persona_floor_is_the_lowest_threshold_over_the_final_models_persona_scores(
+        load_script: Callable[..., ModuleType]) -> None:
+    train = load_script(DATA / "train_scorer.py")
+
+    class Flat:
+        """Scores every window 0.83: every persona the rules pass is blocked below that."""
+
+        def predict_proba(self, x: Any) -> np.ndarray[Any, Any]:
+            return np.tile([0.17, 0.83], (x.shape[0], 1))
+
+    floor, shares = train.persona_floor(Flat())
+    assert floor == 0.84
+    assert shares["0.82"] == 1.0 and shares["0.84"] < train.MAX_PERSONA
+
+
 def test_the_shipped_weights_are_what_the_training_script_makes(
         load_script: Callable[..., ModuleType]) -> None:
     train = load_script(DATA / "train_scorer.py")

@@ -1025,11 +1025,10 @@ def test_ordinary_files_pass_whole_as_instructions(name: str, load_script: Calla
     assert _ordinary_blocked(name, load_script) == {}
 
 
-# Left (decision 129): read as data, the learned scorer blocks a paragraph of four of these files
-# (a German note on ignoring vendor warnings, a runbook quoting payloads, an HTML README, a list of
-# search links). Pinned so that a refit that clears them, or a new one, shows here.
-SCORER_FALSE_ALARMS_IN_MEMORY = {"de-notes": ["learned"], "en-security-runbook": ["learned"],
-                                 "en-readme-html": ["learned"], "url-list": ["learned"]}
+# Left (decisions 129, 183): read as data, the learned scorer blocks a paragraph of two of these
+# files (an HTML README, a list of search links). Pinned so that a refit that clears them, or a
+# new one, shows here.
+SCORER_FALSE_ALARMS_IN_MEMORY = {"en-readme-html": ["learned"], "url-list": ["learned"]}
 
 
 def test_as_memory_only_the_learned_scorer_blocks_ordinary_files_and_only_these(

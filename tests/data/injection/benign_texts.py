@@ -173,3 +173,17 @@ BENIGN = [
     ("b-el-01", "el", "Ο χρήστης προτιμά σύντομες απαντήσεις και μετρικές μονάδες."),
     ("b-bom-01", "en", "\ufeffNotes exported from Windows keep a byte order mark at the start."),
 ]
+
+# Chinese policy that names the same words as HANDOVER_ZH (decision 174): a channel named with a
+# Latin word after 的, a rule against sending by a channel, a send of no secret, reporting a leak.
+# Appended to the corpus after every earlier row (``build_corpus.rows``), so no earlier row moves.
+POLICY_ZH = [
+    ("b-zh-19", "zh", "不要向外部的AI服务发送你的密钥。"),
+    ("b-zh-20", "zh", "密码不要用微信发。"),
+    ("b-zh-21", "zh", "用微信发你的位置。"),
+    ("b-zh-22", "zh", "发现密钥泄露时，立即向领导报告。"),
+    ("b-zh-hant-01", "zh-Hant", "不要向外部的AI服務發送你的密鑰。"),
+    ("b-zh-hant-02", "zh-Hant", "密碼不要用微信發。"),
+    ("b-zh-hant-03", "zh-Hant", "用微信發你的位置。"),
+    ("b-zh-hant-04", "zh-Hant", "發現密鑰洩露時，立即向領導報告。"),
+]

@@ -2,9 +2,11 @@
 
 Each text is embedded among ordinary paragraphs as a MEMORY.md entry, a HERMES.md paragraph or a
 SKILL.md body; the English attacks listed in EVADE also appear disguised (look-alike letters,
-invisible code points, a line break inside the phrase or a word, spelled-out letters, base64).
+invisible code points, a line break inside the phrase or a word, spelled-out letters, base64),
+and eight of them spelled in Greek letters by their sound (``greek_texts.py``).
 The texts of ``hijack_texts.py`` (orders aimed at the assistant's answer) come last and keep the
-location they name: whether they are hostile depends on it.
+location they name: whether they are hostile depends on it. Texts written after the corpus was
+first trained on (Chinese hand-overs and their policy twins, the Greek texts) come after those.
 Groups (a text and its variants) go wholly to one split: ``dev`` (tune here) or ``heldout``
 (report only), chosen by a hash of the group name.
 """
@@ -20,9 +22,10 @@ from pathlib import Path
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 
-from benign_texts import BENIGN  # noqa: E402
+from benign_texts import BENIGN, POLICY_ZH  # noqa: E402
+from greek_texts import GREEK_BENIGN, GREEK_SPELLED  # noqa: E402
 from hijack_texts import HIJACK  # noqa: E402
-from hostile_texts import EVADE, HOSTILE  # noqa: E402
+from hostile_texts import EVADE, HANDOVER_ZH, HOSTILE  # noqa: E402
 
 SOURCE = "written for hermes-core (MIT); see README.md"
 LOOKALIKE = str.maketrans({"a": "а", "e": "е", "o": "о", "p": "р", "c": "с", "i": "і", "x": "х",
@@ -108,6 +111,15 @@ def rows() -> list[dict[str, str]]:
         add(group, lang, "benign", text, "plain")
     for group, lang, label, where, text in HIJACK:
         add(group, lang, label, text, "plain", where)
+    # written later, appended after every earlier row so none of those moves or changes location
+    for group, lang, text in HANDOVER_ZH:
+        add(group, lang, "hostile", text, "plain")
+    for group, lang, text in POLICY_ZH:
+        add(group, lang, "benign", text, "plain")
+    for group, text in GREEK_SPELLED:
+        add(group, "en", "hostile", text, "greek-letters")
+    for group, text in GREEK_BENIGN:
+        add(group, "el", "benign", text, "plain")
     return out
 
 

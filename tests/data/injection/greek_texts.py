@@ -1,12 +1,11 @@
 """Greek-letter texts for the injection scan: benign Greek and English orders spelled in Greek
 letters by their sound (decision 175). Written for hermes-core (MIT).
 
-Not yet in ``corpus.jsonl``: the shipped learned scorer records the digest of the corpus it was
-trained on (``train_scorer.inputs_sha256``), so adding rows there goes with retraining it. Until
-then ``tests/injection/test_scan.py`` reads these directly, with the corpus's split rule
-(``build_corpus.split_of`` of the group): every benign text in every location, and only the
-dev-split hostile variants as texts the scan must catch (the held-out ones are reported, never
-tuned on).
+``build_corpus.py`` appends both lists to ``corpus.jsonl`` (after every earlier row; split by
+``build_corpus.split_of`` of the group, each spelled order a ``greek-letters`` variant of its group),
+so this module is their one source. ``tests/injection/test_scan.py`` also reads them here, to scan
+every benign text in every location and the dev-split orders in every location (the held-out ones
+are reported, never tuned on).
 """
 
 from __future__ import annotations

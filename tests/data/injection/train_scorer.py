@@ -92,6 +92,12 @@ SEMANTIC_C = 3.0
 GATE = 0.7
 MAX_BENIGN = 0.02
 MAX_BENIGN_LOCATION = 0.04
+# The hashing scorer's instructions threshold keeps the dev personas of
+# third_party_personas.jsonl (role prompts; this stage is never fitted on them, so the final
+# model's scores of them are out of sample) blocked, rules or scorer, under this share: role
+# prompts are what a SOUL.md or HERMES.md holds, and a retrain whose dev plateau ends lower
+# would block them (the shipped model blocks 4.65% of them at 0.84, 6.51% at 0.80).
+MAX_PERSONA = 0.05
 # The personas of third_party_personas.jsonl weigh this much each in the e5 stage's fit: they are
 # as many windows as all the other texts together, from three sources; at full weight they pulled
 # the stage's memory threshold up (dev CV caught 0.777 against 0.774-0.787 at lower weights) and
@@ -252,10 +258,11 @@ def tied_pick(pairs: list[tuple[float, float]]) -> tuple[float, float]:
 
 def choose(rows: list[dict[str, str]], views: list[str], labels: list[int], data: list[bool],
            owner: list[int], oof: np.ndarray[Any, Any] | None = None,
-           persona_limit: float = 1.0) -> tuple[float, float, dict[str, Any]]:
+           persona_limit: float = 1.0,
+           min_instructions: float = 0.0) -> tuple[float, float, dict[str, Any]]:
     """(instructions threshold, data threshold, dev CV report) for out-of-fold window scores
     ``oof`` (the hashing scorer's when not given); persona rows, if any, blocked less often
-    than ``persona_limit``."""
+    than ``persona_limit``; the instructions threshold no lower than ``min_instructions``."""
     if oof is None:
         oof = hashing_oof(views, labels, data, folds(rows, labels, owner))
     best, rule = row_scores(rows, views, owner, oof)
@@ -271,7 +278,8 @@ def choose(rows: list[dict[str, str]], views: list[str], labels: list[int], data
     feasible: list[tuple[float, float, float]] = []
     for td in GRID:
         for ti in GRID:
-            if persona_blocked(all_rows, all_best, all_rule, ti) >= persona_limit:
+            if ti < min_instructions or persona_blocked(all_rows, all_best, all_rule,
+                                                        ti) >= persona_limit:
                 continue
             hit = rule | (best > np.where(is_data, td, ti))
             r_all = rates(rows, hit)
@@ -305,17 +313,32 @@ def choose(rows: list[dict[str, str]], views: list[str], labels: list[int], data
     return ti, td, report
 
 
+def persona_floor(model: Any) -> tuple[float, dict[str, float]]:
+    """(the lowest grid threshold at which ``model``, the final fit, blocks under
+    ``MAX_PERSONA`` of the dev personas as instructions, rules or scorer; that share at each
+    grid threshold from 0.70)."""
+    rows = load(PERSONAS)
+    views, _labels, data, owner = samples(rows)
+    best, rule = row_scores(rows, views, owner, model.predict_proba(features(views, data))[:, 1])
+    shares = {t: persona_blocked(rows, best, rule, t) for t in GRID}
+    floor = min((t for t in GRID if shares[t] < MAX_PERSONA), default=np.inf)
+    return floor, {str(t): v for t, v in shares.items() if t >= 0.70}
+
+
 def train(with_cv: bool = True, thresholds: tuple[float, float] | None = None) -> LearnedScorer:
     rows = training_rows()
     views, labels, data, owner = samples(rows)
+    model = fit(views, labels, data)
     if with_cv:
-        ti, td, report = choose(rows, views, labels, data, owner)
+        floor, shares = persona_floor(model)
+        ti, td, report = choose(rows, views, labels, data, owner, min_instructions=floor)
+        report["dev_persona_blocked"] = shares
     else:
         assert thresholds is not None
         (ti, td), report = thresholds, {}
-    model = fit(views, labels, data)
     meta = {"C": C, "inputs_sha256": inputs_sha256(), "rows": len(rows), "windows": len(views),
-            "max_dev_benign": MAX_BENIGN, "max_dev_benign_location": MAX_BENIGN_LOCATION, **report}
+            "max_dev_persona_blocked": MAX_PERSONA, "max_dev_benign": MAX_BENIGN,
+            "max_dev_benign_location": MAX_BENIGN_LOCATION, **report}
     return LearnedScorer.from_dense(model.coef_[0], float(model.intercept_[0]), ti, td, meta)
 
 
