@@ -299,7 +299,11 @@ def tokenize(text: str, *, split_camel: bool = True, fold: bool = True,
     """
     if not text:
         return []
-    text = unicodedata.normalize("NFKC", text)
+    return _tokens(unicodedata.normalize("NFKC", text), split_camel, fold, keep_whole)
+
+
+def _tokens(text: str, split_camel: bool, fold: bool, keep_whole: bool) -> list[str]:
+    """:func:`tokenize` of ``text`` already in NFKC."""
     norm = _normalize_word if fold else str.lower
     out: list[str] = []
     for m in _SEGMENTS.finditer(text):
@@ -568,7 +572,11 @@ def symbol_terms(text: str, *, bases: bool = False) -> list[str]:
     its first ``MAX_CLUSTER_POINTS`` code points."""
     if not text:
         return []
-    text = unicodedata.normalize("NFKC", text)
+    return _symbol_terms(unicodedata.normalize("NFKC", text), bases)
+
+
+def _symbol_terms(text: str, bases: bool) -> list[str]:
+    """:func:`symbol_terms` of ``text`` already in NFKC."""
     wordless = not _SEGMENTS.search(text)
     if not wordless and not (_ANY_SYMBOL_OR_RUN.search(text) or "\u20e3" in text):
         return []
@@ -606,10 +614,12 @@ def segment_for_index(text: str) -> str:
     split identifier also whole, so "postgres" (a prefix query) finds "PostgreSQL"; the text's
     symbols as terms of their own (:func:`symbol_terms`). A word spelled like a symbol's term
     (``zsym1f680``, kept whole as an identifier) is indexed by its parts only: a 🚀 search must
-    not find it. A lone ZWJ or selector the word scan yields is no word (:func:`is_word`)."""
-    words = [t for t in tokenize(text, keep_whole=True)
+    not find it. A lone ZWJ or selector the word scan yields is no word (:func:`is_word`).
+    Both halves read the text's NFKC, taken once here (each public function takes its own)."""
+    text = unicodedata.normalize("NFKC", text)
+    words = [t for t in _tokens(text, True, True, True)
              if is_word(t) and not (t.startswith(SYMBOL_MARK) and _SYMBOL_TERM.fullmatch(t))]
-    return " ".join([*words, *symbol_terms(text, bases=True)])
+    return " ".join([*words, *_symbol_terms(text, True)])
 
 
 def estimate_tokens(text: str) -> int:

@@ -11,6 +11,8 @@ import unicodedata
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hermes_core import tokenize as tok
 from hermes_core.tokenize import segment_for_index, symbol_terms, tokenize
@@ -556,3 +558,39 @@ def test_a_zwj_or_selector_beside_words_is_no_indexed_word(text: str) -> None:
     index row and took a query's term slots. Every indexed word has a letter or a digit."""
     words = [t for t in segment_for_index(text).split() if not t.startswith(tok.SYMBOL_MARK)]
     assert words and all(any(c.isalnum() for c in w) for w in words), words
+
+
+def test_a_text_to_index_is_normalised_once_for_its_words_and_its_symbols(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # tokenize and symbol_terms each took the text's NFKC: the second, on text already in NFKC,
+    # CPython's quick check, a scan of the whole text that finds nothing to do
+    text = "Ｄｅｐｌｏｙ ｆａｉｌｅｄ？？ 🚀 PostgreSQL 1️⃣ 部署完成"
+    whole: list[str] = []
+    real = unicodedata.normalize
+
+    def counting(form: str, value: str) -> str:
+        if form == "NFKC" and len(value) >= len(text) - 2:   # the whole text, not one word of it
+            whole.append(value)
+        return real(form, value)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(unicodedata, "normalize", counting)
+    got = segment_for_index(text)
+    assert len(whole) == 1
+    monkeypatch.undo()
+    words = [t for t in tokenize(text, keep_whole=True) if tok.is_word(t)]
+    assert got == " ".join([*words, *symbol_terms(text, bases=True)])
+
+
+_PIECES = [*"aZé ._-?？！!:)(\u200d\ufe0f\u20e31Ｄｆ部署完成數據🚀👍🏽🐻❄ﬁ㎏①",
+           "zsym1f680", "PostgreSQL", "queryViolation", "🏴\U000e0067\U000e007f"]
+_MIXED = st.lists(st.sampled_from(_PIECES), max_size=40).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_MIXED)
+def test_a_text_to_index_is_its_words_and_symbol_terms_each_read_as_written(text: str) -> None:
+    """Normalising the text once for both halves gives what each public function gives by
+    itself (NFKC is idempotent)."""
+    words = [t for t in tokenize(text, keep_whole=True) if tok.is_word(t)
+             and not (t.startswith(tok.SYMBOL_MARK) and tok._SYMBOL_TERM.fullmatch(t))]
+    assert segment_for_index(text) == " ".join([*words, *symbol_terms(text, bases=True)])

@@ -17,21 +17,27 @@ from collections.abc import Mapping, Set
 
 # a lower-case, unaccented Greek letter -> what else it stands for in English spelled by sound
 EXTRA_LETTER_READINGS: Mapping[str, tuple[str, ...]] = {
-    "β": ("w",),            # "βατ": what (Greek β is v, the nearest sound to w)
+    "β": ("w", "wh"),       # "βατ": what (Greek β is v, the nearest sound to w; wh sounds as w)
     "δ": ("th",),           # "δε": the (δ is the voiced th)
-    "α": ("u",),            # "ινστρακσιονς": the u of "instructions"
+    "α": ("u", "o"),        # "ινστρακσιονς": the u of "instructions"; "αμπάβ": above
     "ε": ("a",),            # "σεντ" for "sent", "ενι" for "any"
     "ζ": ("s",),            # "πλιζ": please
     "η": ("e",),            # the Erasmian reading, "ρηκουεστ"
     # the sound /i/, which English writes y, e, ee, ea or ey: "ιου": you, "πρίβιους": previous,
     # "κιπ": keep, "ριβίλ": reveal, "κιζ": keys
-    "ι": ("y", "e", "ee", "ea", "ey"),
+    "ι": ("e", "y", "ee", "ea", "ey"),
     "κ": ("c", "q", "ck"),  # "ινστρουκτιονς": instructions
     "ο": ("a", "u", "ou"),  # "ολ": all, "γιορ": your
     "λ": ("ll",),           # "ολ": all
-    "ρ": ("re",),           # "αρ": are, "μπιφορ": before
-    "σ": ("c", "z", "es"),  # "σιτι": city; "ρουλς": rules, a silent e before it (a word is
-                            # read case-folded: a final ς is σ)
+    # a doubled English consonant is one sound, one Greek letter: "κομαντ" command, "έρορ" error
+    "μ": ("mm",),
+    "ν": ("nn",),
+    "π": ("pp",),
+    "τ": ("tt",),
+    "ρ": ("re", "rr"),      # "αρ": are, "μπιφορ": before
+    # "σιτι": city; "ρουλς": rules, a silent e before it (a word is read case-folded: a final ς
+    # is σ); sh, which Greek has no letter for ("σόου": show); "πάσουορντ": password
+    "σ": ("c", "z", "es", "sh", "ss"),
     "ξ": ("ct",),           # "ινστρούξιονς"
     "υ": ("u", "i", "y"),   # κυ for qu, υ as i in Greek
     "φ": ("ph",),
@@ -41,21 +47,23 @@ EXTRA_LETTER_READINGS: Mapping[str, tuple[str, ...]] = {
 
 # two or three Greek letters read as one English sound
 DIGRAPH_READINGS: Mapping[str, tuple[str, ...]] = {
-    "ου": ("u", "w", "oo", "ou", "o"),   # "ουατ": what, "ρουλς": rules
+    "ου": ("u", "w", "oo", "ou", "o", "wh"),   # "ουατ": what, "ρουλς": rules
+    "οου": ("o", "ow", "oa"),                  # "σόου": show, "μόουντ": mode
     "κβ": ("qu", "kw"),                  # "ρεκβεστ": request
     "κυ": ("qu",),
     "κς": ("x",),
     "κσ": ("x", "ct"),                   # "ινστρακσιονς": instructions
     "σι": ("ti",),                       # -tion
+    "σον": ("tion",),                    # "ινστράκσονς": instructions
     "γι": ("y",),                        # "γιου": you, "γιορ": your
     "γκ": ("g", "nk"),
     "γγ": ("ng",),
     "μπ": ("b", "mb"),
-    "ντ": ("d", "nd"),                   # "σεντ": send
+    "ντ": ("d", "nd", "dd"),             # "σεντ": send, "αντρές": address
     "τζ": ("j", "g"),
     "τσ": ("ch",),
     "αι": ("e", "ai", "i"),
-    "ει": ("i", "ei", "ee", "ey"),
+    "ει": ("i", "ei", "ee", "ey", "a", "ai", "ay", "ea"),   # "σέι": say, "ντέιταμπεϊς": database
     "οι": ("oi", "oy"),
     "αου": ("ow", "ou"),
     "γου": ("w",),
@@ -106,7 +114,8 @@ def known_readings(word: str, letters: Ways, known: Set[str],
     :func:`letter_ways`: its own readings, then :data:`EXTRA_LETTER_READINGS`), or two or three
     letters at once by :data:`DIGRAPH_READINGS`. Searched depth first, a branch dropped as soon
     as it begins no known word (``beginnings``); at most ``budget`` branches, so a long word costs
-    no more than the caller allows. () when no reading is known."""
+    no more than the caller allows. A word may end in a silent e its Greek spelling leaves out
+    ("ιγνόρ": ignore, "μόουντ": mode). () when no reading is known."""
     # each position's ways on, worked out when the search first reaches it (most words are given
     # up after a letter or two), not once a branch
     ways: dict[int, tuple[tuple[int, str], ...]] = {}
@@ -118,10 +127,10 @@ def known_readings(word: str, letters: Ways, known: Set[str],
         i, head = stack.pop()
         budget -= 1
         if i == end:
-            if head in known and head not in found:
-                found.append(head)
-                if len(found) == most:
-                    break
+            found += [r for r in dict.fromkeys((head, head + "e")) if r in known and r not in found]
+            if len(found) >= most:
+                del found[most:]
+                break
             continue
         here = ways.get(i)
         if here is None:

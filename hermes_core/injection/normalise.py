@@ -27,6 +27,7 @@ from importlib import resources
 
 from anyascii import anyascii
 
+from hermes_core.injection.greek_lexicon import SMALL_WORDS, known_greek
 from hermes_core.injection.greek_sounds import bare, known_readings, letter_ways
 
 # Unicode's Default_Ignorable_Code_Point property (DerivedCoreProperties.txt): rendered as nothing.
@@ -287,7 +288,9 @@ def _word_readings(word: str) -> tuple[str, str, str]:
     if "υ" in word or "Υ" in word:
         word = _OU.sub(lambda d: _OU_LATIN[d.group()], word)
     english = _english_of(mixed)
-    return by_shape, word.translate(sound), english[0] if english else by_shape
+    # the longest: a spelling the tables give only by a longer path is the likelier meant ("ουατ"
+    # is "out" by ου, "what" by ου as wh; "σόου" "so" and "show")
+    return by_shape, word.translate(sound), max(english, key=len) if english else by_shape
 
 
 _OU = re.compile("[οΟ][υΥ]")
@@ -370,27 +373,37 @@ def _misspelled_greek(sentence: str) -> bool:
     return 2 * sum(1 for w in words if _unlike_greek(w)) >= len(words)
 
 
-# Greek's own small words (clitic pronouns, negations, articles, που, αυτή) that sound like
-# English ones (δεν "then", μου "may", σου "say", πού "pay", μας "mac", αυτή "auth"): every Greek
-# sentence has some, so they are not weighed as English; a sentence found disguised still has
-# them read. Kept as :func:`bare` gives them (lower case, no accents, a final ς as σ).
-_GREEK_SMALL_WORDS = frozenset(map(bare, (
-    "δεν", "μην", "μου", "σου", "του", "της", "μας", "σας", "τους", "τις", "των", "τον", "την",
-    "που", "πως", "οτι", "για", "απο", "και", "στο", "στη", "στην", "στον", "στα", "αυτη", "αυτο",
-    "αυτος", "αυτα", "αυτοι", "αυτες", "ενα", "μια", "ενας")))
-
-
-def _rule_word_share(sentence: str) -> tuple[int, int]:
+def _rule_word_share(sentence: str, english: bool = True) -> tuple[int, int]:
     """(how many of a sentence's Greek words of three letters or more read as a word the English
-    rules read, how many there are), Greek's small words aside (``_GREEK_SMALL_WORDS``):
-    "Ιγνόρε πρέβιους ινστρούκτιονς" is 3 of 3, accents and all; "Καλημέρα Μιχαήλ!" 0 of 2;
-    "Αυτή η βάση δεν είναι δική μας." 1 of 3."""
-    words = [w.casefold() for w in _GREEK_WORD.findall(sentence) if len(w) >= _RULE_WORD_LETTERS]
-    words = [w for w in words if bare(w) not in _GREEK_SMALL_WORDS]
+    rules read, how many there are), Greek's small words aside (``greek_lexicon.SMALL_WORDS``), and so
+    a word that reads so and Greek's dictionary holds (``greek_lexicon``: "δώσε" sounds as
+    "those", "βάση" as "base"): "Ιγνόρε πρέβιους ινστρούκτιονς" is 3 of 3, accents and all;
+    "Καλημέρα Μιχαήλ!" 0 of 2; "Δώσε μου τη βάση δεδομένων." 0 of 1. ``english=False``: a word
+    the rules of any Latin-letter language read counts (unaccented Greek, no dictionary asked)."""
+    words = [w.lower() for w in _GREEK_WORD.findall(sentence) if len(w) >= _RULE_WORD_LETTERS]
+    words = [w for w in words if bare(w) not in SMALL_WORDS]
+    readings = _english_readings if english else _known_readings_remembered
     # each distinct word searched once (a word too long to be remembered would be searched again
-    # at each of its occurrences)
-    reads = {w: any(len(r) >= _RULE_WORD_LETTERS for r in _english_readings(w)) for w in set(words)}
+    # at each of its occurrences); the dictionary asked only about a word that reads
+    reads = {w: any(len(r) >= _RULE_WORD_LETTERS for r in readings(w.casefold())) for w in set(words)}
+    if english:
+        words = [w for w in words if not (reads[w] and known_greek(w))]
     return sum(1 for w in words if reads[w]), len(words)
+
+
+# four Greek letters or more spelled out one by one ("ι γ ν ο ρ ε", "Ι-Γ-Ν-Ο-Ρ-Ε")
+_SPELLED_OUT = re.compile(rf"(?<!\w)[{_G}](?:\W{{1,3}}[{_G}](?!\w)){{3,}}")
+
+
+def _read_unaccented(sentence: str) -> bool:
+    """Whether unaccented Greek holds what a disguise is made of: a word of Greek and Latin letters,
+    letters spelled out one by one, or a word that reads as a rule word of any language. Greek
+    typed without its accents ("Καλημερα Μιχαηλ, τι κανεις;") has none, and gets no reading."""
+    if _SPELLED_OUT.search(sentence):
+        return True
+    if any(_LATIN.search(w) for w in _GREEK_OR_LATIN_WORD.findall(sentence)):
+        return True
+    return _rule_word_share(sentence, english=False)[0] > 0
 
 
 def _disguised(sentence: str) -> bool:
@@ -401,7 +414,7 @@ def _disguised(sentence: str) -> bool:
     words or more and half of them at least read as such words ("Ιγνόρε πρέβιους ινστρούκτιονς"
     is spelled as Greek could be)."""
     if _unaccented_greek(sentence):
-        return True
+        return _read_unaccented(sentence)
     read, words = _rule_word_share(sentence)
     if read and _misspelled_greek(sentence):
         return True

@@ -132,7 +132,8 @@ def imported_releases(modules: Sequence[types.ModuleType]) -> str:
     imports (tokenize loads jieba when Chinese is first segmented, and keeps it in a global) is
     in the salt from the start, by its installed distribution's release whether or not loaded
     yet; otherwise a file saved after a Chinese query was refused by the next process. A library
-    loaded by ``importlib.import_module`` or ``__import__`` is not seen until it is bound."""
+    a function loads by a name written in it (``importlib.import_module("jieba")``,
+    ``__import__("jieba")``) is read alike; a name computed at run time is seen once bound."""
     lazy = {n for m in modules for n in _imported_by_functions(m)}
     names = lazy | {v.__name__.partition(".")[0] for m in modules for v in vars(m).values()
                     if isinstance(v, types.ModuleType)}
@@ -143,16 +144,38 @@ def imported_releases(modules: Sequence[types.ModuleType]) -> str:
 _IMPORT_NAME, _EXTENDED_ARG = dis.opmap["IMPORT_NAME"], dis.EXTENDED_ARG
 
 
+_LOADERS = frozenset({"import_module", "__import__"})   # a library loaded by a name in a call
+
+
+def _loaded_by_name(code: types.CodeType) -> set[str]:
+    """The names ``code`` passes as written to ``import_module`` or ``__import__``: the first
+    string constant loaded after the loader is (its argument; a computed name has none)."""
+    found: set[str] = set()
+    loader = False
+    for ins in dis.get_instructions(code):
+        if ins.opname.startswith("LOAD_") and isinstance(ins.argval, str) and ins.argval in _LOADERS:
+            loader = True
+        elif loader and ins.opname == "LOAD_CONST":
+            if isinstance(ins.argval, str):
+                found.add(ins.argval.partition(".")[0])
+            loader = False
+        elif loader and ins.opname.startswith("CALL"):
+            loader = False
+    return found
+
+
 @functools.cache
 def _imported_by_functions(module: types.ModuleType) -> frozenset[str]:
     """The top-level names the functions and methods ``module`` defines import (``import jieba``
-    in a function body), read from their bytecode once a process (a function edited in place
-    is not seen, as in :func:`token_store.derive_id`)."""
+    in a function body, or ``importlib.import_module("jieba")``), read from their bytecode once
+    a process (a function edited in place is not seen, as in :func:`token_store.derive_id`)."""
     found: set[str] = set()
     codes = [f.__code__ for f in defined(module)]
     while codes:
         code = codes.pop()
         codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+        if not _LOADERS.isdisjoint(code.co_names):
+            found |= _loaded_by_name(code)
         raw = code.co_code
         if _IMPORT_NAME not in raw[::2]:   # most functions import nothing: no loop in Python
             continue

@@ -107,14 +107,19 @@ class TokenMemo:
         self._tokens = 0
         self._settings: tuple[object, ...] | None = None
         self._lock = threading.Lock()
+        self._let_go = False   # a source died: its pending entries are to leave (under the lock)
         self.derived = 0   # skills derived (not found) since this memo was made
 
     def __len__(self) -> int:
-        return len(self._memo)
+        with self._lock:
+            self._forget_let_go()
+            return len(self._memo)
 
     @property
     def tokens_held(self) -> int:
-        return self._tokens
+        with self._lock:
+            self._forget_let_go()
+            return self._tokens
 
     def terms(self, skills: Sequence[Skill], derive: Derive) -> list[SkillTerms]:
         """Each skill's terms, in order; ``derive`` is called only for those not remembered."""
@@ -124,6 +129,7 @@ class TokenMemo:
             if settings != self._settings:
                 self._clear()
                 self._settings = settings
+            self._forget_let_go()
             memo = self._memo
             for s in skills:
                 k = skill_key(s)
@@ -164,12 +170,36 @@ class TokenMemo:
         """:meth:`adopt` of ``source[i]`` under ``keys[i]``, each made only when asked for (a
         restart's memo remembers the whole catalog, and decodes only what it is asked). The
         memo holds ``source`` weakly: its owner (the index) keeps it alive; once it is gone, a
-        pending entry is as unknown (derived if asked, not listed)."""
-        ref = weakref.ref(source)
+        pending entry is as unknown (derived if asked, not listed), and leaves the memo's size
+        and token count at its next use (so the bounds weigh only what can be served)."""
+        ref = weakref.ref(source, self._source_gone())
         self._adopt(derive, [(k, (ref, i, source.n_tokens(i))) for i, k in enumerate(keys)])
+
+    def _source_gone(self) -> Callable[[object], None]:
+        """A weak reference's callback marking this memo's pending entries to forget: it may run
+        at any point of any thread (the collector), even one holding the lock, so it only sets a
+        flag; and it holds the memo weakly (a memo let go is no longer kept by its sources)."""
+        memo = weakref.ref(self)
+
+        def gone(_: object) -> None:
+            held = memo()
+            if held is not None:
+                held._let_go = True
+        return gone
+
+    def _forget_let_go(self) -> None:
+        """Drop the pending entries whose source died (under the lock; a scan only after one did)."""
+        if not self._let_go:
+            return
+        self._let_go = False   # before the scan: a source dying during it marks again
+        dead = [k for k, held in self._memo.items()
+                if not isinstance(held, SkillTerms) and held[0]() is None]
+        for k in dead:
+            self._tokens -= _size(self._memo.pop(k))
 
     def _adopt(self, derive: Derive, entries: Sequence[tuple[Key, _Held]]) -> None:
         with self._lock:
+            self._forget_let_go()
             settings = (tok.tokenizer_key(), derive)
             if settings != self._settings:
                 self._clear()

@@ -14,6 +14,8 @@ foreign file is ignored with one warning and written again. A file made under an
 or by another deriving function or other code (:func:`derive_id`: a fingerprint of the
 tokenizer's and the deriving module's code, not the function's name alone) is ignored quietly
 (an upgrade, not damage).
+A restart adopts the file's entries as the BM25 index file's are (``stored_terms``): each skill's
+terms are made when first asked for, so a skill dropped meanwhile is never decoded.
 Only the catalog's entries are saved (the memo also holds past requests, the usage layer's).
 Saving rewrites the whole file, so it is done only when enough skills were derived or dropped
 since the file was read or written (:attr:`TermsCache.min_new`); a restart derives the few skills
@@ -38,13 +40,13 @@ from hermes_core import tokenize as tok
 from hermes_core.retrieval import token_memo
 from hermes_core.retrieval.cache_sweep import npz_holding
 from hermes_core.retrieval.code_fingerprint import imported_releases, modules_id
-from hermes_core.retrieval.gate_store import blob_text, read_checked, text_blob, write_sealed
+from hermes_core.retrieval.gate_store import blob_texts, read_checked, text_blob, write_sealed
+from hermes_core.retrieval.stored_terms import SEP, StoredTerms
 from hermes_core.retrieval.token_memo import Derive, Key, SkillTerms, TokenMemo
 
 LAYOUT = 1
 WHAT = "token memo cache"
 MIN_NEW = 64   # skills derived since the last read or write before the file is written again
-_SEP = "\x00"  # no token holds it (tokens are runs of word characters)
 #: what every file this store writes holds (``gate_store.write_sealed``): a name is no proof
 made_by_cache = npz_holding("header", "digest", "keys", "n_tokens")
 
@@ -55,7 +57,7 @@ def terms_path(cache_dir: str | os.PathLike[str]) -> Path:
 
 def save_terms(path: Path, derive: Derive, entries: Sequence[tuple[Key, SkillTerms]]) -> bool:
     """Write ``entries`` (made by ``derive``) to ``path``; False when the disk refused."""
-    entries = [(k, t) for k, t in entries if not any(_SEP in w for w in t.tokens)]
+    entries = [(k, t) for k, t in entries if not any(SEP in w for w in t.tokens)]
     tokens = [w for _, t in entries for w in t.tokens]
     header = {"tokenizer": tok.tokenizer_key(), "derive": derive_id(derive)}
     arrays: dict[str, np.ndarray] = {
@@ -63,7 +65,7 @@ def save_terms(path: Path, derive: Derive, entries: Sequence[tuple[Key, SkillTer
         "jieba": np.asarray([-1 if k[1] is None else int(k[1]) for k, _ in entries], dtype=np.int8),
         "n_tokens": np.asarray([len(t.tokens) for _, t in entries], dtype=np.int64),
         "counts": np.asarray([c for _, t in entries for c in t.counts], dtype=np.int64),
-        "tokens": text_blob(_SEP.join(tokens)),
+        "tokens": text_blob(SEP.join(tokens)),
         "verbatim_len": np.asarray([len(t.verbatim) for _, t in entries], dtype=np.int64),
         "verbatim": text_blob("".join(t.verbatim for _, t in entries)),
     }
@@ -71,38 +73,34 @@ def save_terms(path: Path, derive: Derive, entries: Sequence[tuple[Key, SkillTer
 
 
 def load_terms(path: Path, derive: Derive) -> list[tuple[Key, SkillTerms]] | None:
-    """The entries saved at ``path`` for ``derive`` under this tokenizer; None when there is no
-    usable file (a damaged one is said in the log once, by ``gate_store.read_checked``)."""
-    return read_checked(path, LAYOUT, WHAT, again="computing it again", decode=lambda _, a: _entries(a),
+    """The entries saved at ``path`` for ``derive`` under this tokenizer, every one made; None when
+    there is no usable file (a damaged one is said in the log once, by ``gate_store.read_checked``)."""
+    found = load_stored(path, derive)
+    return None if found is None else list(zip(found[0], found[1], strict=True))
+
+
+def load_stored(path: Path, derive: Derive) -> tuple[list[Key], StoredTerms] | None:
+    """As :func:`load_terms`, each skill's terms made only when first asked for (what a restart
+    adopts: ``TokenMemo.adopt_stored``). The file is checked whole here, its tokens' UTF-8 too."""
+    return read_checked(path, LAYOUT, WHAT, again="computing it again", decode=lambda _, a: _stored(a),
                         ours=lambda h: (h.get("tokenizer") == tok.tokenizer_key()
                                         and h.get("derive") == derive_id(derive)))
 
 
-def _entries(a: dict[str, np.ndarray]) -> list[tuple[Key, SkillTerms]]:
-    keys, jieba, n_tokens, counts = a["keys"], a["jieba"], a["n_tokens"], a["counts"]
-    verbatim_len = a["verbatim_len"]
+def _stored(a: dict[str, np.ndarray]) -> tuple[list[Key], StoredTerms]:
+    keys, jieba, n_tokens, counts, tokens = a["keys"], a["jieba"], a["n_tokens"], a["counts"], a["tokens"]
+    verbatim = blob_texts(a["verbatim"], a["verbatim_len"])
     n = len(n_tokens)
-    if keys.shape != (n, 32) or keys.dtype != np.uint8 or len(jieba) != n or len(verbatim_len) != n:
-        raise ValueError("per-skill arrays of different lengths")
-    if (n_tokens < 0).any() or (verbatim_len < 0).any() or not np.isin(jieba, (-1, 0, 1)).all():
-        raise ValueError("negative length or unknown jieba state")
-    text = blob_text(a["tokens"])
-    tokens = text.split(_SEP) if text else []
-    verbatim = blob_text(a["verbatim"])
-    if (len(tokens) != int(n_tokens.sum()) or len(counts) != len(tokens)
-            or len(verbatim) != int(verbatim_len.sum())):
-        raise ValueError("token, count or text lengths do not add up")
-    if len(counts) and int(counts.min()) < 1:
-        raise ValueError("a token counted less than once")
-    out: list[tuple[Key, SkillTerms]] = []
-    at = vat = 0
-    counts_list = counts.tolist()
-    for i, (m, v) in enumerate(zip(n_tokens.tolist(), verbatim_len.tolist(), strict=True)):
-        j = int(jieba[i])
-        terms = SkillTerms(tuple(tokens[at:at + m]), tuple(counts_list[at:at + m]), verbatim[vat:vat + v])
-        out.append(((keys[i].tobytes(), None if j < 0 else bool(j)), terms))
-        at, vat = at + m, vat + v
-    return out
+    if (keys.shape != (n, 32) or keys.dtype != np.uint8 or jieba.shape != (n,)
+            or n_tokens.dtype != np.int64 or counts.dtype != np.int64):
+        raise ValueError("per-skill arrays of different lengths or kinds")
+    if not np.isin(jieba, (-1, 0, 1)).all():
+        raise ValueError("unknown jieba state")
+    if tokens.dtype != np.uint8 or tokens.ndim != 1:
+        raise ValueError("token blob")
+    raw = keys.tobytes()   # one copy, sliced (as bm25_store reads its keys)
+    key_list = [(raw[32 * i:32 * i + 32], None if j < 0 else bool(j)) for i, j in enumerate(jieba.tolist())]
+    return key_list, StoredTerms(tokens.tobytes(), n_tokens, counts, verbatim, key_list)
 
 
 def derive_name(derive: Derive) -> str:
@@ -175,24 +173,31 @@ class RewriteTally:
 
 class TermsCache:
     """One retriever's link between the token memo and its file: the first :meth:`load` adopts
-    the file's entries into the memo; :meth:`save` writes the catalog's entries when ``min_new``
-    skills or more were derived or dropped since the file was read or written. No cache folder:
-    both do nothing."""
+    the file's entries into the memo, each made when first asked for; :meth:`save` writes the
+    catalog's entries when ``min_new`` skills or more were derived or dropped since the file was
+    read or written. No cache folder: both do nothing.
+
+    The memo holds the read file weakly (``TokenMemo.adopt_stored``); this cache owns it until
+    the next :meth:`save` or :meth:`drop`, by when the refresh that loaded it has asked for its
+    catalog's terms: the entries still pending then are of skills dropped or edited meanwhile,
+    forgotten with the file's bytes rather than made to be left out of the next file."""
 
     def __init__(self, cache_dir: str | os.PathLike[str] | None, min_new: int = MIN_NEW) -> None:
         self.path = None if cache_dir is None else terms_path(cache_dir)
         self.min_new = min_new
         self._tally = RewriteTally()
+        self._read: StoredTerms | None = None   # what load adopted, owned until save or drop
         self._lock = threading.Lock()
 
     def load(self, memo: TokenMemo, derive: Derive) -> None:
         with self._lock:
             if self._tally.loaded or self.path is None:
                 return
-            entries = load_terms(self.path, derive)
-            if entries:
-                memo.adopt(derive, entries)
-            self._tally.read(len(entries or ()), memo.derived)
+            found = load_stored(self.path, derive)
+            if found:
+                memo.adopt_stored(derive, *found)
+                self._read = found[1]
+            self._tally.read(len(found[0]) if found else 0, memo.derived)
 
     def adopted(self, memo: TokenMemo, held: int = 0) -> None:
         """The memo adopted the catalog's terms from elsewhere (``bm25_store``'s file, which
@@ -211,6 +216,7 @@ class TermsCache:
         Enough changed (:class:`RewriteTally`): past requests count as derived, which only
         errs toward writing."""
         with self._lock:
+            self._read = None   # the refresh asked for its terms: the rest are let go, not made
             if self.path is None:
                 return False
             if not force and not self._tally.due(memo.derived, len(catalog), self.min_new):
@@ -225,6 +231,7 @@ class TermsCache:
         this cache's writer made (a sealed file's arrays), never a user's file, a link or a FIFO
         under its name; whether it removed one."""
         with self._lock:
+            self._read = None
             if self.path is None or not made_by_cache(self.path):
                 return False
             try:

@@ -44,3 +44,30 @@ def test_the_search_stops_at_its_branch_budget() -> None:
     # every letter of this word has several readings; a budget of 3 branches reaches no end
     assert known_readings("ινστρουκτιονς", LETTERS, KNOWN, BEGINNINGS, 3) == ()
     assert known_readings("καλημερα", LETTERS, KNOWN, BEGINNINGS, 256) == ()
+
+
+SPOKEN = frozenset({"what", "show", "mode", "ignore", "password", "command", "error", "address",
+                    "above", "say", "instructions"})
+SPOKEN_BEGINNINGS = frozenset(w[:i] for w in SPOKEN for i in range(1, len(w) + 1))
+SPOKEN_LETTERS = letter_ways({"ι": ("i",), "γ": ("g", "y"), "ν": ("v", "n"), "ο": ("o",), "ρ": ("p", "r"),
+                              "σ": ("o", "s"), "τ": ("t",), "μ": ("u", "m"), "π": ("p",), "α": ("a",),
+                              "κ": ("k",), "ε": ("e",), "β": ("b", "v"), "υ": ("u", "y"), "ω": ("w", "o")})
+
+
+@pytest.mark.parametrize(("word", "reading"), [
+    ("ουατ", "what"),              # wh, which sounds as the w Greek writes ου or β for
+    ("βατ", "what"),
+    ("σόου", "show"),              # σ for sh (Greek has no sh), οου for a long o
+    ("μόουντ", "mode"),            # a silent final e the Greek spelling leaves out
+    ("ιγνόρ", "ignore"),
+    ("πάσουορντ", "password"),     # one letter for a doubled consonant: σ ss, μ mm, ρ rr, ντ dd
+    ("κομάντ", "command"),
+    ("έρορ", "error"),
+    ("αντρές", "address"),
+    ("αμπάβ", "above"),            # α for the o of "above"
+    ("σέι", "say"),                # ει for a long a
+    ("ινστράκσονς", "instructions"),   # σον for -tion
+])
+def test_english_the_tables_could_not_spell_is_read(word: str, reading: str) -> None:
+    # each of these read as no word: "ουατ" was "out" at best, "σόου" "suo"
+    assert reading in known_readings(bare(word), SPOKEN_LETTERS, SPOKEN, SPOKEN_BEGINNINGS, 256, 4)

@@ -153,3 +153,18 @@ def new_process_ids() -> Iterator[Callable[[], None]]:
 
     yield forget_derive_ids
     forget_derive_ids()
+
+
+def counting_terms_made(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
+    """The tokens of every ``SkillTerms`` made from here on (derived or decoded from a file)."""
+    from hermes_core.retrieval.token_memo import SkillTerms
+
+    made: list[tuple[str, ...]] = []
+    real_init = SkillTerms.__init__
+
+    def counting(self: SkillTerms, tokens: tuple[str, ...], *rest: object) -> None:
+        made.append(tokens)
+        real_init(self, tokens, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(SkillTerms, "__init__", counting)
+    return made

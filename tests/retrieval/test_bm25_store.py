@@ -22,7 +22,7 @@ from hermes_core.retrieval.bm25_store import IndexCache, index_path, load_parts,
 from hermes_core.retrieval.token_memo import TokenMemo, skill_key
 from hermes_core.retrieval.token_store import TermsCache, terms_path
 from hermes_core.types import Skill
-from tests.retrieval.conftest import damage, logged
+from tests.retrieval.conftest import counting_terms_made, damage, logged
 from tests.retrieval.test_bm25 import WORDS, assert_same_index, random_catalog
 
 CATALOG = [Skill("Calendar.Meeting.createMeeting", "Create a meeting in the calendar"),
@@ -46,21 +46,6 @@ def _saved(path: Path, skills: list[Skill]) -> IndexParts:
     parts = BM25Index(skills, TokenMemo()).parts
     assert save_parts(path, parts, [skill_key(s) for s in skills], skill_terms)
     return parts
-
-
-def _counting_terms_made(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
-    """The tokens of every ``SkillTerms`` made from here on (derived or decoded from a file)."""
-    from hermes_core.retrieval.token_memo import SkillTerms
-
-    made: list[tuple[str, ...]] = []
-    real_init = SkillTerms.__init__
-
-    def counting(self: SkillTerms, tokens: tuple[str, ...], *rest: object) -> None:
-        made.append(tokens)
-        real_init(self, tokens, *rest)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(SkillTerms, "__init__", counting)
-    return made
 
 
 def test_the_parts_and_keys_read_back_as_written(tmp_path: Path) -> None:
@@ -207,7 +192,7 @@ def test_a_warm_restart_decodes_no_terms_until_a_skill_is_edited_or_asked(
     updated_index(BM25Index(), CATALOG, TermsCache(tmp_path, min_new=1), IndexCache(tmp_path, min_new=1))
     memo = TokenMemo()
     monkeypatch.setattr(bm25_mod, "_MEMO", memo)                        # a new process
-    made = _counting_terms_made(monkeypatch)
+    made = counting_terms_made(monkeypatch)
     again = updated_index(BM25Index(), CATALOG, TermsCache(tmp_path), IndexCache(tmp_path))
     assert made == [] and memo.derived == 0 and len(memo) == 4         # adopted, none decoded
     asked = memo.terms([CATALOG[1]], skill_terms)                       # asked: that one decoded
@@ -384,7 +369,7 @@ def test_a_rewrite_after_a_warm_restart_decodes_only_the_changed_skills_and_writ
     monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())
     updated_index(BM25Index(), catalog, TermsCache(tmp_path, min_new=1), IndexCache(tmp_path, min_new=1))
     monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())                 # a new process
-    made = _counting_terms_made(monkeypatch)
+    made = counting_terms_made(monkeypatch)
     edited = [*catalog[:5], Skill("skill-1", "Another text altogether"), *catalog[6:-1],
               Skill("added", "A new skill")]   # one edited, one removed, one added
     state = IndexCache(tmp_path, min_new=1)

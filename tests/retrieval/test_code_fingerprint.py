@@ -88,3 +88,22 @@ def test_imports_no_distribution_provides_scan_the_installed_files_once_a_proces
         monkeypatch.setitem(sys.modules, m.__name__, m)
     assert imported_releases([_importing(*modules)]).count("=-") == 3
     assert len(scans) == 1
+
+
+@pytest.mark.parametrize("load", ['importlib.import_module("snowballstemmer")',
+                                  '__import__("snowballstemmer")'])
+def test_a_library_a_module_loads_by_name_into_a_global_salts_alike_before_and_after_the_load(
+        load: str) -> None:
+    # only an import statement was read from the bytecode: a library loaded by
+    # importlib.import_module or __import__ entered the salt once bound, so a file saved after
+    # the load was refused by the next process that had not loaded it yet
+    module = types.ModuleType("loading_by_name_under_test")
+    exec(compile("import importlib\n"
+                 "_lib = None\n"
+                 "def load():\n"
+                 "    global _lib\n"
+                 f"    _lib = {load}\n", module.__name__, "exec"), vars(module))
+    before = imported_releases([module])
+    module.load()
+    assert imported_releases([module]) == before
+    assert before == f"snowballstemmer={metadata.version('snowballstemmer')}"

@@ -122,8 +122,8 @@ def test_stored_entries_are_made_only_when_asked_and_counted_toward_the_bound_be
     assert memo.terms(CATALOG[1:2], skill_terms) == want[1:2] and source.made == [1] and memo.derived == 0
     assert memo.terms(CATALOG[1:2], skill_terms) == want[1:2] and source.made == [1]   # kept once made
     assert [t for _, t in memo.entries(skill_terms)] == [want[0], want[2], want[1]]
-    small = TokenMemo(max_tokens=len(want[2].tokens))
-    small.adopt_stored(skill_terms, [skill_key(s) for s in CATALOG], Source(want))
+    small, owned = TokenMemo(max_tokens=len(want[2].tokens)), Source(want)   # its owner keeps it
+    small.adopt_stored(skill_terms, [skill_key(s) for s in CATALOG], owned)
     assert len(small) == 1 and small.tokens_held == len(want[2].tokens)
 
 
@@ -167,4 +167,18 @@ def test_pending_entries_of_a_source_let_go_are_not_listed_and_leave_the_count()
     del source
     gc.collect()
     assert memo.entries(skill_terms) == [(skill_key(CATALOG[1]), want[1])]
+    assert len(memo) == 1 and memo.tokens_held == len(want[1].tokens)
+
+
+def test_pending_entries_of_a_source_let_go_leave_the_size_and_the_count_before_any_listing() -> None:
+    # the memo's size and token count (what its bounds weigh) kept a dead source's pending
+    # entries until entries() listed them
+    import gc
+
+    want = [skill_terms(s) for s in CATALOG]
+    source = Source(want)
+    memo = _adopting(source)
+    memo.terms(CATALOG[1:2], skill_terms)
+    del source
+    gc.collect()
     assert len(memo) == 1 and memo.tokens_held == len(want[1].tokens)

@@ -17,7 +17,7 @@ from hermes_core.retrieval.bm25 import skill_terms
 from hermes_core.retrieval.token_memo import SkillTerms, TokenMemo
 from hermes_core.retrieval.token_store import RewriteTally, TermsCache, load_terms, save_terms, terms_path
 from hermes_core.types import Skill
-from tests.retrieval.conftest import damage, logged
+from tests.retrieval.conftest import counting_terms_made, damage, logged
 
 CATALOG = [Skill("git-rebase", "Resolve a rebase conflict in git"),
            Skill("invoice-pdf", "Extract the table of an invoice PDF, invoice after invoice"),
@@ -48,6 +48,29 @@ def test_a_restarted_memo_adopts_the_file_and_derives_nothing(tmp_path: Path) ->
     restarted.load(fresh, skill_terms)
     assert fresh.terms(CATALOG, skill_terms) == [skill_terms(s) for s in CATALOG]
     assert fresh.derived == 0
+
+
+def test_a_restart_decodes_no_terms_of_the_file_until_a_skill_is_asked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the file (read when there is no BM25 index file) had every skill's terms made and adopted
+    # up front, though a restart asks only for its catalog's: a skill dropped meanwhile was made too
+    from hermes_core.retrieval import token_store
+    # counting SkillTerms' constructions edits the memo's code, whose fingerprint would refuse
+    # the file: the fingerprint is held fixed here (its own tests are below)
+    monkeypatch.setattr(token_store, "derive_id", lambda derive, *modules: "fixed")
+    first, memo = TermsCache(tmp_path, min_new=1), TokenMemo()
+    first.save(memo, skill_terms, memo.terms(CATALOG, skill_terms), force=True)
+    made = counting_terms_made(monkeypatch)
+    restarted, fresh = TermsCache(tmp_path), TokenMemo()
+    restarted.load(fresh, skill_terms)
+    assert made == [] and len(fresh) == len(CATALOG)                      # adopted, none made
+    asked = fresh.terms(CATALOG[1:3], skill_terms)
+    assert made == [t.tokens for t in asked] and fresh.derived == 0
+    assert asked == [skill_terms(s) for s in CATALOG[1:3]]
+    made.clear()
+    restarted.save(fresh, skill_terms, asked, force=True)   # the rest dropped: not made to be left out
+    assert made == [] and load_terms(terms_path(tmp_path), skill_terms) == fresh.entries(skill_terms)
+    assert [t for _, t in fresh.entries(skill_terms)] == asked
 
 
 def test_the_file_is_written_again_only_when_enough_was_derived(tmp_path: Path) -> None:
