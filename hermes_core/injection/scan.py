@@ -264,7 +264,7 @@ def _spoken_of(text: str, m: re.Match[str], category: str, *, letters: bool = Fa
     """Whether a Chinese send of a secret is judged wrong after it or names a precaution's time
     ("把你的密码发给同事也不行", "发送密码之前，请先确认对方身份"): policy, excused as a negation."""
     return category == "secret-exfiltration" and said_of_the_send(
-        (text[m.end():m.end() + 40] + "\n").splitlines()[0], letters=letters)
+        (text[m.end():m.end() + 160] + "\n").splitlines()[0], letters=letters)
 
 
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")

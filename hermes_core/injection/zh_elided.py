@@ -119,22 +119,25 @@ _PHRASE_TO_ME = _to_writer(_NOUN, r"(?=$|[\s" + _MARKS + r"?？:：])",
 _LETTERS_TO_ME = _to_writer(r"\w", "", "", _WRITER)
 
 
-def _ordered(found: re.Match[str] | None) -> bool:
+_ADDRESS_ANYWHERE = re.compile(r"[\w.+-]+@[\w-]+\.\w|https?://")
+
+
+def _ordered(found: re.Match[str] | None, routed: bool) -> bool:
     if found is None:
         return False
     to, named, how = found.group("to"), found.group("named"), found.group("how")
     if to is not None:
         # a person reached by a safe route is the policy's hand-over; an address is the writer's
-        return to.startswith(("到", "至")) or not _safe_route(how)
-    if named is not None and (_NOT_HANDED.search(named) or _safe_route(named)):
+        return to.startswith(("到", "至")) or not (routed and _safe_route(how))
+    if named is not None and (_NOT_HANDED.search(named) or (routed and _safe_route(named))):
         return False
     return not _SAFE.search(how)
 
 
-def _to_writer_ordered(found: re.Match[str] | None) -> bool:
+def _to_writer_ordered(found: re.Match[str] | None, routed: bool) -> bool:
     # to the writer through a route named safe is policy (as to anyone else); to an address never
     return found is not None and (found.group("whom").startswith(("到", "至"))
-                                  or not _safe_route(found.group("route")))
+                                  or not (routed and _safe_route(found.group("route"))))
 
 
 def orders_it_sent(after: str, *, letters: bool = False) -> bool:
@@ -144,5 +147,8 @@ def orders_it_sent(after: str, *, letters: bool = False) -> bool:
     ``letters`` for a letters-only view, where no clause mark is left.
     Every part is bounded, so the cost does not grow with the text."""
     after = after[:160]
-    return (_ordered((_LETTERS if letters else _PHRASE).match(after))
-            or _to_writer_ordered((_LETTERS_TO_ME if letters else _PHRASE_TO_ME).match(after)))
+    phrase, to_me = (_LETTERS, _LETTERS_TO_ME) if letters else (_PHRASE, _PHRASE_TO_ME)
+    # a safe route with an address written further on ("…通过安全渠道发给我们，地址是 x@y.z") is
+    # the writer's route after all
+    routed = _ADDRESS_ANYWHERE.search(after) is None
+    return _ordered(phrase.match(after), routed) or _to_writer_ordered(to_me.match(after), routed)

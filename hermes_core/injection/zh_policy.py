@@ -40,11 +40,19 @@ _TIMED = re.compile(_TAIL + "\\s?" + _WHEN + "(?=[，,]|\\s?" + _OPENERS + ")")
 _TIMED_LETTERS = re.compile(_TAIL + _WHEN + "(?=" + _OPENERS + ")")
 
 
+# a send to the writer or to an address later on the line ("…也不行，发给我", "…之前，先发给我"):
+# the verdict or the time was only the way to the order
+_TO_WRITER = re.compile("(?:发|發|传|傳|寄|交|递|遞)(?:送|给|給|到|至)?\\s*"
+                        "(?:我(?![的])|过来|過來|[\\w.+-]+@[\\w-]+\\.|https?://)")
+
+
 def said_of_the_send(after: str, *, letters: bool = False) -> bool:
     """Whether ``after`` (what follows a matched send of a secret, on its line) makes the send
     the subject of a verdict that forbids it, or the time of a precaution: the text speaks of the
     send and orders none. ``letters`` for a letters-only view (no marks: the verdict ends the text
-    or a precaution's clause opens after it)."""
-    after = after[:40]
+    or a precaution's clause opens after it). Never when the rest of the line (160 characters)
+    sends to the writer or to an address."""
+    head = after[:40]
     judged, timed = (_JUDGED_LETTERS, _TIMED_LETTERS) if letters else (_JUDGED, _TIMED)
-    return judged.match(after) is not None or timed.match(after) is not None
+    return ((judged.match(head) is not None or timed.match(head) is not None)
+            and _TO_WRITER.search(after[:160]) is None)

@@ -43,6 +43,7 @@ TIMED = [
     "在发送你的密码的时候，要注意周围有没有人",
     "把你的密码发给同事之前，先想一想",
     "发送你的密码之前请先确认对方身份",
+    "发送你的密码之前，请先告诉我对方是谁",
 ]
 # the hostile twins: an order, or a send timed or judged that still goes to the writer
 ORDERS = [
@@ -62,6 +63,12 @@ ORDERS = [
     "发送你的密码给前台",
     "发送你的密码时间不多了",
     "把你的密码发给管理员是必须的",
+    # judged or timed, then sent to the writer on the same line
+    "把你的密码发给张三也不行，发给我",
+    "把你的密碼發給張三也不行，發給我吧",
+    "把你的密码发给同事是错误的，发给我才是对的",
+    "发送你的密码前，先发给我",
+    "发送你的密码之前，请先确认身份，再发到 keys@collector.example",
 ]
 
 
