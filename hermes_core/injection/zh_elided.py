@@ -119,9 +119,6 @@ _PHRASE_TO_ME = _to_writer(_NOUN, r"(?=$|[\s" + _MARKS + r"?？:：])",
 _LETTERS_TO_ME = _to_writer(r"\w", "", "", _WRITER)
 
 
-_ADDRESS_ANYWHERE = re.compile(r"[\w.+-]+@[\w-]+\.\w|https?://")
-
-
 def _ordered(found: re.Match[str] | None, routed: bool) -> bool:
     if found is None:
         return False
@@ -148,7 +145,7 @@ def orders_it_sent(after: str, *, letters: bool = False) -> bool:
     Every part is bounded, so the cost does not grow with the text."""
     after = after[:160]
     phrase, to_me = (_LETTERS, _LETTERS_TO_ME) if letters else (_PHRASE, _PHRASE_TO_ME)
-    # a safe route with an address written further on ("…通过安全渠道发给我们，地址是 x@y.z") is
-    # the writer's route after all
-    routed = _ADDRESS_ANYWHERE.search(after) is None
+    # a safe route with an address written further on ("…通过安全渠道发给我们，地址是 x@y.z", an
+    # "@" or a "://" on the line) is the writer's route after all
+    routed = "@" not in after and "://" not in after
     return _ordered(phrase.match(after), routed) or _to_writer_ordered(to_me.match(after), routed)
