@@ -701,8 +701,12 @@ NEGATED_BEFORE = re.compile(
 def zh_manner(between: str) -> str:
     # "向领导的邮箱", "向任何第三方的服务器", "通过社交媒体平台的私信": a possessor or a describing
     # word and 的 before the channel's name (three words, a Latin one one word: "外部的AI服务")
+    # and without 的, a Latin word counts no character of the four ("外部AI服务", "公司IT邮箱")
+    han, latin = "(?:(?![A-Za-z0-9])" + between + ")", "[A-Za-z0-9]{2,12}+"
+    named = "|".join(f"{han}{{0,{4 - n}}}{latin}{han}{{{n}}}" for n in range(5))
     return (r"(?:(?:通过|通過|透过|透過|经由|經由|借助|利用|用(?!心)|向(?!往)|往)"
-            r"(?:" + between + "{1,6}的(?:[A-Za-z0-9]{2,12}+|" + between + "){1,3}|" + between + "{1,4})"
+            r"(?:" + between + "{1,6}的(?:" + latin + "|" + between + "){1,3}|" + between + "{1,4}|"
+            + named + ")"
             r"|以(?![为為便免防后後前来來及致至此其上下外内內])" + between + "{1,6}的?"
             r"(?:形式|方式|格式|方法|手段|途径|途徑|渠道)"
             r"|(?:在|从|從)(?!意|乎|来|來)" + between + "{0,3}(?:里|裡|裏|中|内|內|上|外|处|處|边|邊))")

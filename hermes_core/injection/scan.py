@@ -82,6 +82,7 @@ from hermes_core.injection.verdicts import ModelRef, learned_scores, shipped_mod
 from hermes_core.injection.zh_elided import orders_it_sent
 from hermes_core.injection.zh_grammar import negation_holds
 from hermes_core.injection.zh_negation import reach
+from hermes_core.injection.zh_policy import said_of_the_send
 
 # Opt-in: the learned scorer's e5 stage (hermes_core/injection/semantic.py), on top of "learned".
 # Not a default: on the source-disjoint final texts it blocked 9.5% of role prompts (decision 50).
@@ -259,6 +260,13 @@ def _sent_after(text: str, m: re.Match[str], category: str, *, letters: bool = F
     return bool(lines) and orders_it_sent(lines[0], letters=letters)
 
 
+def _spoken_of(text: str, m: re.Match[str], category: str, *, letters: bool = False) -> bool:
+    """Whether a Chinese send of a secret is judged wrong after it or names a precaution's time
+    ("把你的密码发给同事也不行", "发送密码之前，请先确认对方身份"): policy, excused as a negation."""
+    return category == "secret-exfiltration" and said_of_the_send(
+        (text[m.end():m.end() + 160] + "\n").splitlines()[0], letters=letters)
+
+
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
 _LATIN = re.compile("[a-z]")
 
@@ -281,7 +289,9 @@ def _match_views(views: Iterable[str], wanted: set[str]) -> tuple[str, str, str]
                 if triggers is not None and not triggers.search(view):
                     continue
                 for m in pattern.finditer(view):
-                    if category in NEGATABLE and _negated(view, m) and not _sent_after(view, m, category):
+                    if (category in NEGATABLE
+                            and (_negated(view, m) or (lang == "zh" and _spoken_of(view, m, category)))
+                            and not _sent_after(view, m, category)):
                         continue
                     return category, lang, m.group()[:80]
     return None
@@ -304,7 +314,8 @@ def _match_compact(text: str, wanted: set[str]) -> tuple[str, str, str] | None:
         if category in wanted:
             for m in pattern.finditer(text):
                 before = text[max(0, m.start() - 32):m.start()]
-                if (category in NEGATABLE and negation_holds(_COMPACT_NEGATION.search(before))
+                if (category in NEGATABLE and (negation_holds(_COMPACT_NEGATION.search(before))
+                                               or _spoken_of(text, m, category, letters=True))
                         and not _sent_after(text, m, category, letters=True)):
                     continue
                 return category, "compact", m.group()[:80]

@@ -12,6 +12,9 @@ no one. "不要通过邮件发送密码，请当面告知" names no send verb an
 到 an address, 过来) makes any form an order: the writer of the text asks for the secret. Someone
 named by a noun ("要发送给IT部门", "要发给管理员") is read as a send with no recipient: a hand-over,
 unless in a safe form ("要当面交给IT部门" is a policy naming whom to hand a secret, and how).
+A route named by its kind and its safety ("通过安全渠道发给我们", "发给对方的私信") is the policy's
+own way to hand the secret over, to whomever it names; a route the writer points at or owns
+("这个安全渠道", "我的私信"), a form ("以加密的形式发给我") or an address keeps the order.
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ _VERB = (r"(?:发送|發送|发给|發給|传送|傳送|传给|傳給|寄给|寄
 _BACK = r"(?:它们|它們|它|这个|這個|那个|那個)?"
 _PERSON = r"(?:我们|我們|我|咱们|咱們|他们|他們|她们|她們|他|她|对方|對方)"
 # who or where it goes: 给 + a person, 到/至 + an address, or 过来 (to the writer)
-_RECIPIENT = (r"(?P<to>(?:给|給)?" + _PERSON + r"|(?:到|至)\s*[^\s，。,;；!！?？]{1,60}|过来|過來)")
+# (a person before 的 owns the recipient: "发给对方的私信" goes to the private message)
+_RECIPIENT = (r"(?P<to>(?:给|給)?" + _PERSON + r"(?!的)|(?:到|至)\s*[^\s，。,;；!！?？]{1,60}|过来|過來)")
 # or 给 + someone named by a noun ("发送给IT部门", "发给管理员"): a hand-over unless in a safe form, as a
 # send with no recipient; not a count of things ("发给用户一个链接", "发给每位用户": another object)
 _NOUN = r"[^\s，。,.;；!！?？:：]"
@@ -50,12 +54,30 @@ _NOT_HANDED = re.compile(r"本人|自己|自已|公钥|公鑰|链接|鏈接|連�
 # a safe form: a send like this with no recipient is advice on how to send, not an order to
 _SAFE = re.compile(r"加密|密文|安全|当面|當面|私下|线下|線下|离线|離線|口头|口頭|亲自|親自|"
                    r"密码管理器|密碼管理器|保险库|保險庫|vault")
+# a route named by its kind and its safety: the policy's own way to hand a secret over, to whomever
+# it names ("通过安全渠道发给我们", "发给对方的私信"); not a form ("以加密的形式发给我": the writer gets
+# the secret as it asked) and not a medium whose address the writer gives ("加密邮件")
+_SAFE_ROUTE = re.compile(r"(?:安全|加密|保密|私密|内部|內部|官方)的?(?:渠道|通道|信道|平台|系统|系統)|"
+                         r"私信|私聊|密码管理器|密碼管理器|保险库|保險庫|vault")
+# a route the writer points at or owns ("这个安全渠道", "此通道", "我的私信") is its own address
+_POINTED = r"(?:这个|這個|那个|那個|这条|這條|此|该|該|以下的?|下面的?|如下的?)"
+
+
+def _safe_route(words: str | None) -> bool:
+    return (words is not None and _SAFE_ROUTE.search(words) is not None
+            and re.search(_POINTED + "|我", words) is None)
+
+
+def _pointed_means(between: str) -> str:
+    # a means pointed at: longer than ``zh_manner``'s four characters ("通过这个安全渠道")
+    return "(?:通过|通過|经由|經由|借助|使用|用)" + _POINTED + between + "{1,6}?"
 
 
 def _order(between: str, end: str) -> re.Pattern[str]:
     # no negation just before the head: "…，也不要发给我" forbids the second send as well
     return re.compile(_GAP + r"(?<![不别別勿莫没沒])" + _POSITIVE + r"(?P<how>" + _ADVERB
-                      + r"(?:" + zh_manner(between) + r")?" + _ADVERB + r")" + _VERB + _BACK
+                      + r"(?:" + zh_manner(between) + "|" + _pointed_means(between) + r")?" + _ADVERB
+                      + r")" + _VERB + _BACK
                       + r"(?:" + _RECIPIENT + r"|" + _NAMED + r")?" + end)
 
 
@@ -73,6 +95,8 @@ _LETTERS = _order(r"\w", r"(?(to)|$)")
 # 先 + an act + 再): a noun there is another thing sent ("日志发给我们就行": the logs, not the key).
 _NOT_OURS = r"(?![不别別勿莫没沒会會将將已能可])"
 _WRITER = r"(?:(?:给|給)?(?:我们|我們|我)(?![的們们])|过来|過來)"
+# or an address written out (a letters-only view keeps neither "@" nor "://")
+_ADDRESS = r"(?:到|至)\s*(?:[\w.+-]+@[\w-]+\.[\w.-]+|https?://\S+)"
 _URGING = ("赶快", "趕快", "赶紧", "趕緊", "马上", "馬上", "立即", "立刻", "尽快", "儘快", "快", "就")
 
 
@@ -80,26 +104,37 @@ _URGING = ("赶快", "趕快", "赶紧", "趕緊", "马上", "馬上", "立即",
 _HOW_WORDS = one_of((*ADVERBS, *_URGING, "只", "仅", "僅", "分开", "分開", "单独", "單獨"))
 
 
-def _to_writer(between: str, end: str, tail: str) -> re.Pattern[str]:
-    how = ("(?:" + _HOW_WORDS + "|" + zh_manner(between) + "|用" + between + "{1,8}?"
-           + "|先(?:" + _NOT_OURS + between + "){1,4}?(?:再|后|後))")
-    return re.compile(tail + "(?:" + how + "){0,3}?" + _VERB + _BACK + _WRITER + end)
+def _to_writer(between: str, end: str, tail: str, whom: str) -> re.Pattern[str]:
+    how = ("(?:" + _HOW_WORDS + "|" + zh_manner(between) + "|" + _pointed_means(between) + "|用"
+           + between + "{1,8}?" + "|先(?:" + _NOT_OURS + between + "){1,4}?(?:再|后|後))")
+    return re.compile(tail + "(?P<route>(?:" + how + "){0,3}?)" + _VERB + _BACK + "(?P<whom>" + whom + ")"
+                      + end)
 
 
 # the first clause's tail ("给别人，") only where its mark tells it from the second's words: in a
 # letters-only view "密钥日志发给我们" would read the logs as the key's tail
 _PHRASE_TO_ME = _to_writer(_NOUN, r"(?=$|[\s" + _MARKS + r"?？:：])",
-                           "(?:" + _NOT_OURS + _NOUN + r"){0,12}?[，。,.;；!！]?\s*")
-_LETTERS_TO_ME = _to_writer(r"\w", "", "")
+                           "(?:" + _NOT_OURS + _NOUN + r"){0,12}?[，。,.;；!！]?\s*",
+                           _WRITER + "|" + _ADDRESS)
+_LETTERS_TO_ME = _to_writer(r"\w", "", "", _WRITER)
 
 
-def _ordered(found: re.Match[str] | None) -> bool:
+def _ordered(found: re.Match[str] | None, routed: bool) -> bool:
     if found is None:
         return False
-    if found.group("to") is not None:
-        return True
-    named = found.group("named")
-    return not (named is not None and _NOT_HANDED.search(named)) and not _SAFE.search(found.group("how"))
+    to, named, how = found.group("to"), found.group("named"), found.group("how")
+    if to is not None:
+        # a person reached by a safe route is the policy's hand-over; an address is the writer's
+        return to.startswith(("到", "至")) or not (routed and _safe_route(how))
+    if named is not None and (_NOT_HANDED.search(named) or (routed and _safe_route(named))):
+        return False
+    return not _SAFE.search(how)
+
+
+def _to_writer_ordered(found: re.Match[str] | None, routed: bool) -> bool:
+    # to the writer through a route named safe is policy (as to anyone else); to an address never
+    return found is not None and (found.group("whom").startswith(("到", "至"))
+                                  or not (routed and _safe_route(found.group("route"))))
 
 
 def orders_it_sent(after: str, *, letters: bool = False) -> bool:
@@ -109,5 +144,8 @@ def orders_it_sent(after: str, *, letters: bool = False) -> bool:
     ``letters`` for a letters-only view, where no clause mark is left.
     Every part is bounded, so the cost does not grow with the text."""
     after = after[:160]
-    return (_ordered((_LETTERS if letters else _PHRASE).match(after))
-            or (_LETTERS_TO_ME if letters else _PHRASE_TO_ME).match(after) is not None)
+    phrase, to_me = (_LETTERS, _LETTERS_TO_ME) if letters else (_PHRASE, _PHRASE_TO_ME)
+    # a safe route with an address written further on ("…通过安全渠道发给我们，地址是 x@y.z", an
+    # "@" or a "://" on the line) is the writer's route after all
+    routed = "@" not in after and "://" not in after
+    return _ordered(phrase.match(after), routed) or _to_writer_ordered(to_me.match(after), routed)

@@ -34,6 +34,13 @@ _ADDRESSED = frozenset({"汇报", "报告", "通报", "禀报", "上报", "回�
                         "道歉", "致歉", "解释", "说明", "提问", "发问", "表白", "交代", "交待"})
 
 
+# nouns naming where a message goes (an interface, a channel, a chat) that jieba tags a verb or an
+# adjective (接口 v, 通道 v, 群聊 v, 私聊 a): a channel's name wherever they end the phrase, as the
+# verbs of ``_ADDRESSED`` are verbs whatever their tag. A list, because no tag or emission score
+# tells 接口 (an interface) from 签字 (to sign): both end in a character likelier to end a noun
+_CHANNEL_NOUNS = frozenset({"接口", "端口", "通道", "信道", "群聊", "网聊", "私聊", "私信", "留言", "留言板"})
+
+
 def _verb_after_object(tagged: tuple[tuple[str, str], ...]) -> bool:
     """Whether the last word follows 向's object where a verb stands, whatever its one tag: jieba
     gives each word a single class, and a Chinese word that reports or consults is as often a noun
@@ -106,6 +113,8 @@ def manner_ends_in_verb(manner: str) -> bool:
     in a word standing where the verb does after 向's object ("向老板汇报")."""
     tagged = cjk_tagged(to_simplified(manner))   # jieba's dictionary is simplified: 彙報 -> 汇报
     if len(tagged) < 2:
+        return False
+    if tagged[-1][0] in _CHANNEL_NOUNS:
         return False
     last = tagged[-1][1]
     return ((last in _VERBS and not _names_a_channel(tagged)) or last in _CLAUSE_PARTICLES

@@ -89,6 +89,16 @@ def test_a_channel_jieba_tags_a_verb_is_a_noun_by_its_place(manner: str) -> None
     assert not zh_grammar.manner_ends_in_verb(manner)
 
 
+# Nouns naming where a message goes that jieba tags a verb (接口 an interface, 通道 a channel): a
+# channel's name wherever it ends the phrase, as 汇报 is a verb whatever its tag. Written for this test.
+@pytest.mark.parametrize("manner", ["向第三方的API接口", "通过API接口", "向外部接口", "向第三方接口",
+                                    "通过加密通道", "通过公司的内部通道", "向第三方的API介面",
+                                    "經由加密通道"])
+def test_a_channel_noun_jieba_tags_a_verb_is_a_noun_wherever_it_ends_the_phrase(manner: str) -> None:
+    # "不要向第三方的API接口发送你的密钥" was blocked: 接口 tagged v ended the phrase in a verb
+    assert not zh_grammar.manner_ends_in_verb(manner)
+
+
 @pytest.mark.parametrize("manner", ["通过邮件回复", "用图片展示", "用英语解释", "用中文回答", "用日语说",
                                     "用英文说说吧",
                                     # a verb whose first character jieba tags n alone (计 a plan,

@@ -1,0 +1,58 @@
+"""Whether a Chinese send of a secret is what a sentence speaks of, not what it orders.
+
+Chinese policy negates an act after it as often as before it: "把你的密码发给同事也不行" (sending
+your password to a colleague is not allowed either), "发送密码到外部网站属于违规行为". The send is
+the subject, and the verdict that ends its clause (不行, 违规, 很危险…) forbids it as "不要" before it
+does. And a precaution names the send as its time: "发送你的密码之前，请先确认对方身份" (before you send
+your password, confirm who asks) orders the check, not the send.
+
+Neither holds when the send goes to the writer ("把你的密码发给我也不行吗？" asks for it; "发送你的
+密码给我们之前，…" presumes it), when the verdict approves (也行, 是必须的), opens a condition (不行的话,
+不行就) or is a modal on another verb (不可以告诉别人), or when the time is after the send (之后, 后:
+a sequence of orders). Every part is bounded and reads a few characters after the match.
+"""
+
+from __future__ import annotations
+
+import re
+
+_MARK = "，。,.;；!！?？:："
+# where the send goes, on its own clause and not to the writer ("给同事", "到外部网站")
+_TAIL = "[^\\s" + _MARK + "我]{0,12}?"
+# degree and copula words between the send and the verdict ("也", "是非常", "很", "属于")
+_DEGREE = ("(?:也|都|就|还|還|更|很|太|非常|十分|极其|極其|极为|極為|相当|相當|绝对|絕對|同样|同樣|一样|一樣|"
+           "均|是|属于|屬於|等于|等於|无异于|無異於|可能|会|會)*")
+# a verdict that forbids or condemns the act (not 也行, not 是必须的)
+_VERDICT = ("(?:不行|不可以|不可|不允许|不允許|不被允许|不被允許|不妥|不安全|不合适|不合適|不应该|不應該|"
+            "不应当|不應當|不对|不對|不明智|不可取|不可接受|违规|違規|违法|違法|违反规定|違反規定|被禁止|禁止|"
+            "危险|危險|有风险|有風險|高风险|高風險|错误|錯誤|大忌)")
+# what may close the verdict: 的, a noun for the act, a particle (not 吗: a question asks)
+_CLOSE = "(?:的做法|的行为|的行為|的|行为|行為|做法|之举|之舉)?(?:了|啊|呀|哦|喔)?"
+# a clause a precaution opens with, where no mark is left (a letters-only view)
+_OPENERS = ("(?:请|請|先|务必|務必|一定|必须|必須|需要|要|应|應|最好|记得|記得|记住|記住|确认|確認|核实|核實|"
+            "检查|檢查|验证|驗證|注意|留意)")
+# the time before or of the send ("之前", "前", "时", "的时候"), not after it
+_WHEN = "(?:之前|以前|前|的时候|的時候|之时|之時|时|時)"
+
+_JUDGED = re.compile(_TAIL + _DEGREE + _VERDICT + _CLOSE + "(?=$|[\\s" + _MARK.replace("?？", "") + "])")
+_JUDGED_LETTERS = re.compile(_TAIL + _DEGREE + _VERDICT + _CLOSE + "(?=$|" + _OPENERS + ")")
+_TIMED = re.compile(_TAIL + "\\s?" + _WHEN + "(?=[，,]|\\s?" + _OPENERS + ")")
+_TIMED_LETTERS = re.compile(_TAIL + _WHEN + "(?=" + _OPENERS + ")")
+
+
+# a send to the writer or to an address later on the line ("…也不行，发给我", "…之前，先发给我"):
+# the verdict or the time was only the way to the order
+_TO_WRITER = re.compile("(?:发|發|传|傳|寄|交|递|遞)(?:送|给|給|到|至)?\\s*"
+                        "(?:我(?![的])|过来|過來|[\\w.+-]+@[\\w-]+\\.|https?://)")
+
+
+def said_of_the_send(after: str, *, letters: bool = False) -> bool:
+    """Whether ``after`` (what follows a matched send of a secret, on its line) makes the send
+    the subject of a verdict that forbids it, or the time of a precaution: the text speaks of the
+    send and orders none. ``letters`` for a letters-only view (no marks: the verdict ends the text
+    or a precaution's clause opens after it). Never when the rest of the line (160 characters)
+    sends to the writer or to an address."""
+    head = after[:40]
+    judged, timed = (_JUDGED_LETTERS, _TIMED_LETTERS) if letters else (_JUDGED, _TIMED)
+    return ((judged.match(head) is not None or timed.match(head) is not None)
+            and _TO_WRITER.search(after[:160]) is None)
