@@ -8,11 +8,14 @@ is Greek, not English spelled in Greek letters; weighing them as English gave "�
 dictionary knows is Greek whatever it sounds like; English spelled in Greek letters
 ("ιγνόρε", "ινστρούκτιονς") is in no Greek dictionary. The dictionary is simplemma's (already
 the lexical layer's lemmatiser): loaded on first use, about 0.8 s and 26 MB once a process, and
-asked only about a word that reads as an English rule word.
+asked only about a word that reads as an English rule word. simplemma's cache of dictionaries
+has no lock (threads asking at once each read the dictionary from disk), so lookups take
+:data:`_LOOKUP` in turn: one thread reads it, the others wait for it.
 """
 
 from __future__ import annotations
 
+import threading
 from functools import lru_cache
 
 from hermes_core.injection.greek_sounds import bare
@@ -29,6 +32,7 @@ SMALL_WORDS = frozenset(map(bare, (
 # Greek's longest dictionary words have about 30 letters: a longer one is no Greek word, and is not
 # looked up (nor remembered: a megabyte of random letters would fill the memo with its words)
 _LONGEST_WORD = 40
+_LOOKUP = threading.Lock()   # held for a lookup: the first reads the dictionary, once a process
 
 
 def known_greek(word: str) -> bool:
@@ -40,4 +44,5 @@ def known_greek(word: str) -> bool:
 def _known(word: str) -> bool:
     import simplemma  # imported here: only a sentence of Greek with an English-sounding word asks
 
-    return bool(simplemma.is_known(word, lang="el"))
+    with _LOOKUP:
+        return bool(simplemma.is_known(word, lang="el"))

@@ -1,0 +1,47 @@
+"""Greek's small words and its dictionary, asked whether a word is ordinary Greek."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import simplemma.strategies.dictionaries.dictionary_factory as factory
+
+from hermes_core.injection import greek_lexicon
+from hermes_core.injection.greek_lexicon import known_greek
+
+
+def test_a_greek_word_is_known_and_english_in_greek_letters_is_not() -> None:
+    assert known_greek("βάση") and known_greek("Δώσε")
+    assert not known_greek("ινστρούκτιονς")
+    assert not known_greek("β" * 41)   # longer than any Greek word: not looked up
+
+
+def test_threads_asking_at_once_read_the_dictionary_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the first lookup reads simplemma's Greek dictionary from disk (about 0.8 s, 26 MB): threads
+    # scanning Greek at once must not each read it
+    reads: list[str] = []
+    load = factory._load_dictionary_from_disk
+
+    def counted(lang: str) -> object:
+        reads.append(lang)
+        return load(lang)
+
+    monkeypatch.setattr(factory, "_load_dictionary_from_disk", counted)
+    factory.DEFAULT_DICTIONARY_FACTORY._get_dictionary.cache_clear()
+    greek_lexicon._known.cache_clear()
+    words = ("βάση", "δώσε", "σπίτι", "νερό")
+    start = threading.Barrier(len(words))
+    found: dict[str, bool] = {}
+
+    def ask(word: str) -> None:
+        start.wait()
+        found[word] = known_greek(word)
+
+    threads = [threading.Thread(target=ask, args=(w,)) for w in words]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert reads == ["el"]
+    assert found == dict.fromkeys(words, True)
