@@ -623,7 +623,7 @@ def guess_decode(raw: bytes, *, partial: bool = False) -> tuple[str, str] | None
                               or _greek_shown(raw, partial))
                     and (single := _single_byte(raw, sample, partial)) is not None
                     and (single[1] != "cp1250"
-                         or len(_ASCII_LETTER.findall(text)) > _wide(text))):
+                         or len(_ASCII_LETTER.findall(text)) >= _wide(text))):
                 return single
             return (_japanese_instead(raw, text, codec, partial)
                     or _other_script_instead(raw, text, codec, partial) or (text, codec))
