@@ -191,7 +191,7 @@ def test_a_cjk_line_without_ascii_letters_is_not_displaced_by_a_central_european
     """A Central European reading displaced a CJK reading that is text when every high byte had
     an ASCII trail (as a curly quote's "Don’t" does): "增加" as "ĽWĄ[", "擴充" as "ÂXĄR",
     "盧頓" as "żcąy". Failed before: each read as cp1250. A cp1250 reading now displaces a
-    CJK one only when that is mostly ASCII letters (Polish with one accent a word)."""
+    CJK one only when that holds as many ASCII letters as hanzi or more."""
     got = guess_decode(text.encode(codec))
     assert got is not None and got[0] == text, got
 
