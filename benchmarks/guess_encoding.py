@@ -49,8 +49,12 @@ def load(ref: str | None) -> ModuleType:
     if ref is None:
         source = (ROOT / MODULE).read_text(encoding="utf-8")
     else:
-        source = subprocess.run(["git", "-C", str(ROOT), "show", f"{ref}:{MODULE}"],
-                                check=True, capture_output=True, text=True).stdout
+        done = subprocess.run(["git", "-C", str(ROOT), "show", f"{ref}:{MODULE}"],
+                              check=False, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit(f"guess_encoding.py: no {MODULE} at baseline {ref!r} in {ROOT} "
+                             f"({done.stderr.strip()}); pass --baseline HEAD or a commit")
+        source = done.stdout
     name = f"guess_encoding_{ref or 'tree'}".replace("-", "_").replace("/", "_")
     spec = importlib.util.spec_from_loader(name, loader=None)
     assert spec is not None

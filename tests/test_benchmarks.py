@@ -177,3 +177,11 @@ def test_stream_shells_stops_when_a_loop_yields_other_deltas_than_the_shell() ->
     assert counts == {"text": 4, "draft": 1, "tool_call": 1, "usage": 1}
     with pytest.raises(SystemExit, match=r"no_usage yields other deltas than shell .*#6"):
         bench.same_deltas((("shell", bench.shell), ("no_usage", no_usage)), events)
+
+
+def test_guess_encoding_names_a_baseline_the_checkout_lacks_instead_of_a_traceback() -> None:
+    """A clean clone of one branch has no ``main``, the default baseline: the run stopped with
+    git's CalledProcessError traceback (failed before); it now names the ref and the way out."""
+    bench = _bench_module("guess_encoding.py")
+    with pytest.raises(SystemExit, match=r"no-such-ref-x.*--baseline HEAD"):
+        bench.load("no-such-ref-x")

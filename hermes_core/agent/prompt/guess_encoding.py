@@ -41,9 +41,10 @@ trust, because on a short file its ranking is close to a coin toss:
   character or CJK punctuation. A CJK reading each of whose characters ends in an ASCII byte
   gives way to a fitting cp1252 / cp1251 one: a curly quote or dash before a letter is a GBK/3
   pair ("Don’t" as "Don抰"), "°C" a frequent Big5 one. To a cp1250 one only when the CJK
-  reading is mostly ASCII letters (Polish "Wśród właśnie" is "W渞骴 w砤渘ie"; Big5 "增加",
-  no letter, is "ĽWĄ["). A line of hanzi alone whose short single-byte reading is no one
-  language's letters (:func:`one_language_writes`: GBK "螨虫" as "тэіж") stays GB18030.
+  reading holds as many ASCII letters as wide characters or more (Polish "Wśród właśnie" is
+  "W渞骴 w砤渘ie", 4 and 4; Big5 "增加", no letter, is "ĽWĄ["). A line of hanzi
+  alone whose short single-byte reading is no one language's letters
+  (:func:`one_language_writes`: GBK "螨虫" as "тэіж") stays GB18030.
 * **Kana mean Japanese.** EUC-JP's kana rows are GB2312's too, so a Japanese note also reads
   cleanly as GB18030 with wrong kanji ("元気" as "傅丹"), or as cp949 Hangul jamo. A GB18030
   reading holding kana, or a cp949 one holding jamo, gives way to EUC-JP when that reads the
@@ -623,7 +624,7 @@ def guess_decode(raw: bytes, *, partial: bool = False) -> tuple[str, str] | None
                               or _greek_shown(raw, partial))
                     and (single := _single_byte(raw, sample, partial)) is not None
                     and (single[1] != "cp1250"
-                         or len(_ASCII_LETTER.findall(text)) > _wide(text))):
+                         or len(_ASCII_LETTER.findall(text)) >= _wide(text))):
                 return single
             return (_japanese_instead(raw, text, codec, partial)
                     or _other_script_instead(raw, text, codec, partial) or (text, codec))

@@ -49,6 +49,9 @@ _AUX = (r"do|does|did|is|are|was|were|can|could|would|should|will|has|have|had|m
 # The person asked and the pronouns: after "why is" or "explain why" they make small talk about
 # someone, or about what the conversation said ("why is that?" is chit-chat too).
 _PRONOUN = r"you|u|it|that|this|he|she|they|we|i|him|her|them"
+# After "why" + an auxiliary: a person's pronoun, or a thing's with "so" and nothing more ("why is
+# that so?"); "why did it crash on him" asks about a thing, as a noun does.
+_WHY_NOT_ASKED = r"(?:so|you|u|he|she|they|we|i|him|her|them)\b|(?:it|that|this)\s+so\b[^\w\n]*(?:\n|\Z)"
 
 # What after "explain/tell me/I wonder how|why" makes no explanation: a pronoun, a verb of being
 # ("tell me how are you") or a quantity (a one-line lookup).
@@ -145,12 +148,12 @@ _CUES: tuple[tuple[str, re.Pattern[str], bool], ...] = (
     # lookup), 为什么/为何 + a clause (not "你为什么", "这就是为什么", "为什么呀", "为什么哈哈"),
     # 解释 + why/reason/mechanism; Japanese なぜ/どうして + a clause, …の原因/仕組みを説明して.
     ("explanation", re.compile(
-        rf"\bwhy\s+(?:{_AUX})\s+(?!(?:so|{_PRONOUN})\b)"
+        rf"\bwhy\s+(?:{_AUX})\s+(?!{_WHY_NOT_ASKED})"
         r"[\w'-]+(?:\s+[\w'-]+)+"
         r"|\bwhy\s+(?:do|does|did|would)\s+you\s+think\b"
         r"|\b(?:explain|tell\s+me|wonder|understand)\b(?:\s+(?:to\s+me|to\s+us|please|in\s+detail"
         rf"|briefly|simply))?\s+(?:why|how)\s+(?!(?:to|{_NOT_EXPLAINED})\b)[\w'-]+(?:\s+[\w'-]+)+"
-        r"|(?<![你您是他她])(?:为什么|為什麼|为何|為何)(?![不呢呀啊吗嗎嘛哈呵嘿嘻]|这样|這樣|那样|那樣|这么说|這麼說)"
+        r"|(?<![你您是他她])(?:为什么|為什麼|为何|為何)(?![不呢呀啊吗嗎嘛呵嘿嘻]|哈(?!哈[镜鏡])|这样|這樣|那样|那樣|这么说|這麼說)"
         # a clause: three characters, or a verb and 了 (为什么挂了: something happened)
         r"(?:[^。！？?!，,\s]{3}|[^。！？?!，,\s了]了)"
         r"|(?:解释|解釋|讲解|講解)[^。！？?!\n]{0,10}?(?:为什么|為什麼|为何|為何|原因|原理|机制|機制)"
@@ -175,9 +178,9 @@ _CUES: tuple[tuple[str, re.Pattern[str], bool], ...] = (
 # Laughter: English's written laughs, Chinese 哈哈/呵呵/嘻嘻, Japanese ｗｗ and a closing 笑/草,
 # the crying-laughing faces. Looked for only in the question's own line, in a bounded window.
 _LAUGH = re.compile(
-    r"\b(?:lol|lmao|rofl|ha(?:ha)+h?|he(?:he)+|hah)\b|[哈呵嘻]{2}|[😂🤣]"
-    # ｗｗ as a word of its own ("www." is an address)
-    r"|(?<![A-Za-z.])[wｗ]{2}(?![A-Za-z.])"
+    r"\b(?:lol|lmao|rofl|ha(?:ha)+h?|he(?:he)+|hah)\b(?!\.\w)|(?!哈哈[镜鏡])[哈呵嘻]{2}|[😂🤣]"
+    # ｗｗ as a word of its own ("www." is an address, "ww2" a name; 哈哈镜 a funhouse mirror)
+    r"|(?<![A-Za-z0-9_.])[wｗ]{2}(?![A-Za-z0-9_.])"
     r"|(?<=[\u3040-\u30ff\u4e00-\u9fff])[wｗ笑草](?=[\s。！？?!…]|\Z)",
     re.IGNORECASE)
 

@@ -191,7 +191,7 @@ def test_a_cjk_line_without_ascii_letters_is_not_displaced_by_a_central_european
     """A Central European reading displaced a CJK reading that is text when every high byte had
     an ASCII trail (as a curly quote's "Don’t" does): "增加" as "ĽWĄ[", "擴充" as "ÂXĄR",
     "盧頓" as "żcąy". Failed before: each read as cp1250. A cp1250 reading now displaces a
-    CJK one only when that is mostly ASCII letters (Polish with one accent a word)."""
+    CJK one only when that holds as many ASCII letters as hanzi or more."""
     got = guess_decode(text.encode(codec))
     assert got is not None and got[0] == text, got
 
@@ -225,3 +225,12 @@ def test_a_cjk_line_whose_bytes_put_l_caron_beside_other_high_bytes_is_not_read_
     a word's start before it."""
     got = guess_decode(text.encode(codec))
     assert got is None or got[1] != "cp1250", got
+
+
+@pytest.mark.parametrize("text", ["Wśród właśnie", "Wśród właśnie.\n"])
+def test_a_polish_line_whose_cjk_reading_is_half_ascii_letters_is_read_as_polish(
+        text: str) -> None:
+    """The docstring's own example of a cp1250 reading displacing a CJK one: GB18030 "W渞骴
+    w砤渘ie" holds as many ASCII letters as hanzi (each accent takes the letter after it into
+    a hanzi). Failed before (read as GB18030; decision 186's first draft read it as Polish)."""
+    assert guess_decode(text.encode("cp1250")) == (text, "cp1250")

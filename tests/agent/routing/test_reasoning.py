@@ -213,6 +213,39 @@ def test_the_laughter_looked_for_after_a_why_stays_in_its_line_and_window() -> N
     assert reasoning_cue("Why did the lollipop factory close?") == "explanation"
 
 
+# "it", "this", "that" point at a thing, not a person: a why about one asks for an explanation
+# ("why did it crash on him" is troubleshooting); "why is that so?" asks nothing new, as それは
+# なぜだろう. The first five had no cue before (it/this/that were excluded as a person's pronouns).
+WHY_ABOUT_A_THING: tuple[tuple[str, str], ...] = (
+    ("why did it crash on him", "explanation"),
+    ("Why does this fail with a segfault?", "explanation"),
+    ("why is this so slow on large files", "explanation"),
+    ("Why did that break the build?", "explanation"),
+    ("why does it hang when he runs make", "explanation"),
+    ("why is that so?", ""),
+    ("Why is it so", ""),
+    ("Why did he do that?", ""),
+)
+
+
+@pytest.mark.parametrize(("text", "cue"), WHY_ABOUT_A_THING)
+def test_a_why_about_a_thing_pointed_at_by_it_this_or_that_keeps_the_cue(
+        text: str, cue: str) -> None:
+    assert reasoning_cue(text) == cue, text
+
+
+# Letters a laugh is spelled with, inside a name, a number or a word, are no laugh: each row read
+# as laughing (no cue) before.
+@pytest.mark.parametrize("text", [
+    "why did the download of ww2.zip fail",
+    "Why does the lol.exe launcher fail?",
+    "为什么在哈哈镜里人会变形",
+    "为什么哈哈镜里的像是歪的",
+])
+def test_laughter_letters_inside_a_name_or_word_are_no_laugh(text: str) -> None:
+    assert reasoning_cue(text) == "explanation", text
+
+
 @pytest.mark.parametrize(("text", "cue"), WHY_ABOUT_A_HAPPENING)
 def test_a_why_keeps_the_cue_whether_its_subject_is_a_noun_or_none(
         text: str, cue: str) -> None:
