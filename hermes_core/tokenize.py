@@ -444,17 +444,23 @@ _DIGEST = re.compile("[0-9a-f]{16}")     # :func:`emoji_data_digest`'s shape
 
 def remembered_emoji_data(record: object) -> dict[str, str]:
     """The release -> digest a store recorded (``"2.14.0 bc0a5a38c4958ace"``, what
-    :func:`emoji_data_record` made); nothing for a value of another shape (another tool's)."""
+    :func:`emoji_data_record` made); nothing for a value of another shape (another tool's), nor
+    under ``-``: no release names the data then (a process without the package and one carrying
+    it without its metadata both read ``-``), so its digest is taken afresh each process."""
     release, _, digest = str(record or "").partition(" ")
-    return {release: digest} if _DIGEST.fullmatch(digest) else {}
+    return {release: digest} if release != "-" and _DIGEST.fullmatch(digest) else {}
 
 
 def emoji_data_record(remembered: Mapping[str, str]) -> str | None:
     """What a store records of the installed emoji data (release and digest), or None when
-    ``remembered`` already holds the installed release: nothing to compute nor write."""
-    if emoji_release() in remembered:
+    ``remembered`` already holds the installed release (nothing to compute nor write), or when
+    no release names what was read: under ``-``, or when the package read as installed gave no
+    table (it failed to import). Recorded, such a digest would be taken from the file by a later
+    process under that release that reads the data, and the re-index it needs skipped."""
+    release = emoji_release()
+    if release in remembered or release == "-" or not _listed_parts():
         return None
-    return f"{emoji_release()} {emoji_data_digest()}"
+    return f"{release} {emoji_data_digest()}"
 
 
 def segment_key(remembered: Mapping[str, str] | None = None) -> str:

@@ -145,6 +145,17 @@ def _move(conn: sqlite3.Connection, cols: str, rowid: int, values: Sequence[obje
     return int(cur.lastrowid or 0)
 
 
+def unindex(conn: sqlite3.Connection, rowid: int) -> None:
+    """Take the session at ``rowid`` out of the index, before a forget or a rewrite deletes it
+    (inside the caller's write transaction). Below rowid 1 (a session an open left unmoved: it
+    moves ``REHOME_OPEN_ROWS``), the index row there may be a passage of the session owning
+    that rowid, which stays (:func:`_clear_low`): taking it out lost the owner's words."""
+    if rowid < 1:
+        _clear_low(conn, rowid)
+    else:
+        passages.remove(conn, TABLE, rowid)
+
+
 def _clear_low(conn: sqlite3.Connection, rowid: int) -> None:
     """Take out the index rows at ``rowid`` (below 1, where a session was planted), except a
     passage of the session owning that rowid (:data:`.passages.NOTE_TRIGGER_SQL`'s arithmetic):

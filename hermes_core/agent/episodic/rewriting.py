@@ -75,7 +75,7 @@ def rewrite_rows(conn: sqlite3.Connection, rowids: Sequence[int],
         new = scrub_record(clean(old))
         if new == old:   # a short secret inside a longer word: not redacted there
             continue
-        passages.remove(conn, "sessions_fts", rowid)
+        drift.unindex(conn, rowid)
         reindex.unindex(conn, rowid)
         conn.execute("DELETE FROM sessions WHERE rowid = ?", (rowid,))
         rewritten += 1

@@ -507,7 +507,7 @@ class SessionStore:
         """Rewrite through ``clean`` every row whose summary, tags or session id holds one of
         ``needles`` (marker -> text; recorded in ``meta`` under the shared ``scrubbed:`` prefix),
         or with a tag that is a piece of one (older versions made tags of a key's pieces; see
-        :meth:`_rows_holding`), once per marker; returns the rows rewritten.
+        :func:`.rewriting.rows_holding`), once per marker; returns the rows rewritten.
 
         Why: a key pasted into a chat before it was configured was stored in clear (nothing knew
         it was a key), and redacting it on every read leaves it in the file. Each marker is
@@ -561,7 +561,7 @@ class SessionStore:
             row = conn.execute("SELECT rowid FROM sessions WHERE session_id = ?", (sid,)).fetchone()
             if row is None:
                 return False
-            passages.remove(conn, "sessions_fts", row[0])
+            drift.unindex(conn, row[0])
             reindex.unindex(conn, row[0])
             conn.execute("DELETE FROM sessions WHERE rowid = ?", (row[0],))
             conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('optimize')")

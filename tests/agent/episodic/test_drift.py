@@ -585,6 +585,37 @@ def test_a_session_planted_at_another_s_passage_rowid_is_moved_and_both_are_foun
         assert store.stats()["index_in_sync"]
 
 
+@pytest.mark.parametrize("how", ["forget", "rewrite"])
+def test_forgetting_or_rewriting_a_session_an_open_left_below_rowid_one_keeps_the_passage_there(
+        tmp_path: Path, how: str) -> None:
+    """An open leaves sessions below rowid 1 past its share (``REHOME_OPEN_ROWS``, as many again
+    moved by its heal). Forgetting
+    one, or rewriting it to take a key out, removed the index row at its rowid: there, a passage
+    of the long session owning that rowid, which was then found by no word of it."""
+    path = tmp_path / "sessions.db"
+    long_text = " ".join(f"alpha{i}" for i in range(300)) + " zebraword"
+    with _open(path) as store:
+        store.upsert(SessionRecord("long", long_text, (), 1.0))
+        last = store.connection.execute("SELECT MIN(rowid) FROM sessions_fts").fetchone()[0]
+        _plant_kites(store.connection, last)        # moved last: the highest below 1
+        store.connection.executemany(
+            "INSERT INTO sessions(rowid, memory_id, session_id, summary, tags, created_at,"
+            " relevance_score, content_hash, source, message_count) VALUES"
+            " (?, ?, ?, 'planted filler', '', 1.0, 1.0, ?, 'manual', 0)",
+            [(-1000 - k, f"m{k}", f"low{k}", f"h{k}") for k in range(2 * drift.REHOME_OPEN_ROWS + 1)])
+    with _open(path) as store:
+        assert store.connection.execute(
+            "SELECT rowid FROM sessions WHERE session_id = 'planted'").fetchone()[0] == last
+        if how == "forget":
+            assert store.delete("planted")
+        else:
+            assert store.rewrite_holding({"k": "kites"}, lambda r: SessionRecord(
+                r.session_id, r.summary.replace("kites", "[gone]"), r.tags, r.created_at,
+                r.relevance_score, r.source, r.message_count)) == 1
+        assert [h.session_id for h in store.search("zebraword", 3)] == ["long"]
+        assert store.search("kites", 3) == []
+
+
 def test_an_open_moves_a_bounded_share_of_sessions_below_rowid_one_and_writes_move_the_rest(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An open moved every session below rowid 1: its time grew with them without bound (32,000

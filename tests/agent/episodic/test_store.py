@@ -1222,6 +1222,37 @@ def test_an_emoji_release_listing_a_new_sequence_re_indexes_the_archive_once(
         assert again.reindexed == 0
 
 
+def _emoji_unreadable(monkeypatch: pytest.MonkeyPatch, release: str) -> None:
+    """This process reads no emoji data (the package missing, or failing to import) though its
+    release reads as ``release`` (``-``: no metadata, as a bundled app that carries the package)."""
+    from hermes_core import tokenize as tok
+
+    monkeypatch.setattr(tok, "emoji_release", lambda: release)
+    monkeypatch.setattr(tok, "_listed_parts", lambda: {})
+    tok.emoji_data_digest.cache_clear()
+
+
+@pytest.mark.parametrize("release", ["-", "99.0.0"])
+def test_a_digest_read_from_no_emoji_data_is_not_remembered_to_skip_a_later_re_index(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, emoji_released: Callable[..., None],
+        release: str) -> None:
+    """A process that read no emoji data recorded the empty table's digest under its release
+    (``-`` for every process without the package's metadata): a later process under that release
+    that reads the data took that digest from the file, named the index as built with the parts,
+    and did not re-index it: 👩 did not find the family indexed without them."""
+    path = tmp_path / "sessions.db"
+    emoji_released(release)
+    with monkeypatch.context() as unreadable:
+        _emoji_unreadable(unreadable, release)
+        with SessionStore(path) as store:
+            store.upsert(rec("family", "dinner 👨\u200d👩\u200d👧 on sunday"))
+    emoji_released(release)                       # the data read again, under the same release
+    with SessionStore(path) as later:
+        assert later.reindexed == 1
+    with ContextEngine(path, clock=lambda: NOW) as engine:
+        assert [m.session_id for m in engine.retrieve("👩")] == ["family"]
+
+
 def test_a_store_whose_emoji_data_is_recorded_opens_without_importing_emoji(tmp_path: Path) -> None:
     """Reading the digest imports ``emoji`` (90-190 ms); an open under the release the store
     recorded reads the digest from the file instead."""
