@@ -316,12 +316,18 @@ def choose(rows: list[dict[str, str]], views: list[str], labels: list[int], data
 def persona_floor(model: Any) -> tuple[float, dict[str, float]]:
     """(the lowest grid threshold at which ``model``, the final fit, blocks under
     ``MAX_PERSONA`` of the dev personas as instructions, rules or scorer; that share at each
-    grid threshold from 0.70)."""
+    grid threshold from 0.70). Only dev rows: the floor picks a threshold."""
     rows = load(PERSONAS)
+    if any(r["split"] != "dev" for r in rows):
+        raise SystemExit(f"{PERSONAS.name} holds held-out rows; the persona floor reads dev rows only")
     views, _labels, data, owner = samples(rows)
     best, rule = row_scores(rows, views, owner, model.predict_proba(features(views, data))[:, 1])
     shares = {t: persona_blocked(rows, best, rule, t) for t in GRID}
-    floor = min((t for t in GRID if shares[t] < MAX_PERSONA), default=np.inf)
+    floor = min((t for t in GRID if shares[t] < MAX_PERSONA), default=None)
+    if floor is None:
+        raise SystemExit(f"no instructions threshold up to {GRID[-1]} blocks under MAX_PERSONA "
+                         f"({MAX_PERSONA}) of the dev personas of {PERSONAS.name}: "
+                         f"{shares[GRID[-1]]} blocked at {GRID[-1]}")
     return floor, {str(t): v for t, v in shares.items() if t >= 0.70}
 
 
