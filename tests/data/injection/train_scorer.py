@@ -16,9 +16,11 @@ are chosen by 5-fold cross-validation on the same dev rows, grouped by source fo
 rows (``source_group``: the scores a fold gives are those of sources it never saw, as in use): the pair that
 catches the most hostile dev texts (rules OR scorer) while blocking at most ``MAX_BENIGN`` of the
 benign dev texts overall and on the committed corpus alone (``MAX_BENIGN_LOCATION`` in each
-location); of the pairs that tie, the lowest (``tied_pick``). The train-only texts are fitted on
-but not counted. Then the model is fitted on all of them and written with its thresholds and the sha256
-of its training inputs.
+location), with the instructions threshold no lower than ``persona_floor`` (the lowest at which
+the model fitted on all of them blocks under ``MAX_PERSONA`` of the dev personas of
+``third_party_personas.jsonl``, which it is not fitted on); of the pairs that tie, the lowest
+(``tied_pick``). The train-only texts are fitted on but not counted. That model is written with
+its thresholds and the sha256 of its training inputs.
 
 The opt-in e5 stage (``hermes_core/data/injection_semantic.npz``) is a class-balanced logistic
 regression on each window's e5 passage embedding and the data column, fitted on the same windows
