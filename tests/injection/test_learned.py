@@ -275,6 +275,58 @@ def test_the_persona_floor_is_the_lowest_threshold_over_the_final_models_persona
     assert shares["0.82"] == 1.0 and shares["0.84"] < train.MAX_PERSONA
 
 
+class _Shipped:
+    """The shipped scorer's own window probabilities, in the shape ``persona_floor`` asks of a
+    fitted model (``predict_proba`` of ``features``)."""
+
+    def __init__(self, scorer: LearnedScorer) -> None:
+        self.scorer = scorer
+
+    def predict_proba(self, x: Any) -> np.ndarray[Any, Any]:
+        p = 1.0 / (1.0 + np.exp(-(injection_learned._dot(x, self.scorer.weights)
+                                  + self.scorer.intercept)))
+        return np.column_stack([1.0 - p, p])
+
+
+def test_the_shipped_scorer_itself_blocks_under_the_persona_limit_at_its_threshold(
+        load_script: Callable[..., ModuleType]) -> None:
+    # the share is measured on the shipped weights, not read back from the meta they came with
+    train = load_script(DATA / "train_scorer.py")
+    shipped = LearnedScorer.from_file(MODEL)
+    floor, shares = train.persona_floor(_Shipped(shipped))
+    assert floor <= shipped.threshold
+    assert shares[str(shipped.threshold)] < train.MAX_PERSONA
+    assert shares == json.loads(shipped.meta)["dev_persona_blocked"]
+
+
+def test_the_persona_floor_reads_no_held_out_persona(
+        load_script: Callable[..., ModuleType], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # the floor picks a threshold, so its rows must be dev rows as every training row is
+    train = load_script(DATA / "train_scorer.py")
+    rows = train.load(train.PERSONAS)
+    rows[0] = {**rows[0], "split": "heldout"}
+    path = tmp_path / "personas.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    monkeypatch.setattr(train, "PERSONAS", path)
+    with pytest.raises(SystemExit, match="held-out"):
+        train.persona_floor(_Shipped(LearnedScorer.from_file(MODEL)))
+
+
+def test_no_threshold_under_the_persona_limit_is_said_as_such(
+        load_script: Callable[..., ModuleType]) -> None:
+    # a model that blocks every persona at every grid threshold: the error names the persona
+    # limit, not the benign one that choose() would report with no threshold left
+    train = load_script(DATA / "train_scorer.py")
+
+    class Sure:
+        def predict_proba(self, x: Any) -> np.ndarray[Any, Any]:
+            return np.tile([0.001, 0.999], (x.shape[0], 1))
+
+    with pytest.raises(SystemExit, match="MAX_PERSONA"):
+        train.persona_floor(Sure())
+
+
 def test_the_shipped_weights_are_what_the_training_script_makes(
         load_script: Callable[..., ModuleType]) -> None:
     train = load_script(DATA / "train_scorer.py")

@@ -16,9 +16,11 @@ are chosen by 5-fold cross-validation on the same dev rows, grouped by source fo
 rows (``source_group``: the scores a fold gives are those of sources it never saw, as in use): the pair that
 catches the most hostile dev texts (rules OR scorer) while blocking at most ``MAX_BENIGN`` of the
 benign dev texts overall and on the committed corpus alone (``MAX_BENIGN_LOCATION`` in each
-location); of the pairs that tie, the lowest (``tied_pick``). The train-only texts are fitted on
-but not counted. Then the model is fitted on all of them and written with its thresholds and the sha256
-of its training inputs.
+location), with the instructions threshold no lower than ``persona_floor`` (the lowest at which
+the model fitted on all of them blocks under ``MAX_PERSONA`` of the dev personas of
+``third_party_personas.jsonl``, which it is not fitted on); of the pairs that tie, the lowest
+(``tied_pick``). The train-only texts are fitted on but not counted. That model is written with
+its thresholds and the sha256 of its training inputs.
 
 The opt-in e5 stage (``hermes_core/data/injection_semantic.npz``) is a class-balanced logistic
 regression on each window's e5 passage embedding and the data column, fitted on the same windows
@@ -316,12 +318,18 @@ def choose(rows: list[dict[str, str]], views: list[str], labels: list[int], data
 def persona_floor(model: Any) -> tuple[float, dict[str, float]]:
     """(the lowest grid threshold at which ``model``, the final fit, blocks under
     ``MAX_PERSONA`` of the dev personas as instructions, rules or scorer; that share at each
-    grid threshold from 0.70)."""
+    grid threshold from 0.70). Only dev rows: the floor picks a threshold."""
     rows = load(PERSONAS)
+    if any(r["split"] != "dev" for r in rows):
+        raise SystemExit(f"{PERSONAS.name} holds held-out rows; the persona floor reads dev rows only")
     views, _labels, data, owner = samples(rows)
     best, rule = row_scores(rows, views, owner, model.predict_proba(features(views, data))[:, 1])
     shares = {t: persona_blocked(rows, best, rule, t) for t in GRID}
-    floor = min((t for t in GRID if shares[t] < MAX_PERSONA), default=np.inf)
+    floor = min((t for t in GRID if shares[t] < MAX_PERSONA), default=None)
+    if floor is None:
+        raise SystemExit(f"no instructions threshold up to {GRID[-1]} blocks under MAX_PERSONA "
+                         f"({MAX_PERSONA}) of the dev personas of {PERSONAS.name}: "
+                         f"{shares[GRID[-1]]} blocked at {GRID[-1]}")
     return floor, {str(t): v for t, v in shares.items() if t >= 0.70}
 
 
