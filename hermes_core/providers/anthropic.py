@@ -535,7 +535,10 @@ class AnthropicProvider(SDKProvider):
 
     def _from_events(self, events: Iterable[Any], payload: dict[str, Any],
                      model: str) -> Completion:
-        state = _StreamState(self.name, lambda arrived: messages_usage(payload, arrived))
+        # a structured request held as a stream holds it: the output tool, once begun, is the
+        # answer and words beside it (a proxy's) are not, as ``_completion`` reads a JSON answer
+        held = any(t.get("name") == STRUCTURED_OUTPUT_TOOL for t in payload.get("tools", ()))
+        state = _StreamState(self.name, lambda arrived: messages_usage(payload, arrived), hold=held)
         deltas = [d for event in events for d in state.step(event)]
         deltas.extend(state.tail(None))
         return delta_completion(deltas, model, self.name, state.id)

@@ -370,6 +370,31 @@ def test_words_before_the_output_tool_are_drafts_voided_when_the_tool_begins(
     they came whole before the tool's input, so the reply's text joined them (``chat`` takes
     the input alone). Now the tool's start voids their drafts and the text is its input alone.
     Failed before (no redraft; the text the words, then the input)."""
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, content=_words_then_the_output_tool(), headers=SSE_HEADERS))
+    deltas = list(AnthropicProvider().stream(BARE, "claude-sonnet-4-5", TOOL_CRED,
+                                             CallOptions(response_format=RF)))
+    assert [(d.draft, d.redraft) for d in deltas if d.draft or d.redraft] == [
+        ('e.g. {"city": "Paris"}', False), ("", True), ('{"city": "Oslo"}', False)]
+    assert [d.text for d in deltas if d.text] == ['{"city": "Oslo"}']
+
+
+@pytest.mark.parametrize("mode", ["complete", "acomplete"])
+def test_a_whole_request_answered_with_words_and_the_output_tool_as_events_is_the_input_alone(
+        respx_mock: Any, mode: str) -> None:
+    """A proxy that streams a whole request's answer: read as a stream, the words before the
+    output tool were joined to its input (``chat`` then read the words' example, Paris), where
+    a JSON answer and a stream are the input alone. Failed before (the words, then the input)."""
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, content=_words_then_the_output_tool(), headers=SSE_HEADERS))
+    provider, options = AnthropicProvider(), CallOptions(response_format=RF)
+    done = (provider.complete(BARE, "claude-sonnet-4-5", TOOL_CRED, options) if mode == "complete"
+            else asyncio.run(provider.acomplete(BARE, "claude-sonnet-4-5", TOOL_CRED, options)))
+    assert done.text == '{"city": "Oslo"}' and done.tool_calls == ()
+
+
+def _words_then_the_output_tool() -> bytes:
+    """A proxy's reply: words holding an example of the shape, then the output tool."""
     start = anthropic_message("", id="m")
     start["stop_reason"] = None
     body = _sse([("message_start", {"type": "message_start", "message": start}),
@@ -388,13 +413,7 @@ def test_words_before_the_output_tool_are_drafts_voided_when_the_tool_begins(
                  ("message_delta", {"type": "message_delta", "usage": {"output_tokens": 9},
                                     "delta": {"stop_reason": "tool_use", "stop_sequence": None}}),
                  ("message_stop", {"type": "message_stop"})])
-    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, content=body,
-                                                                     headers=SSE_HEADERS))
-    deltas = list(AnthropicProvider().stream(BARE, "claude-sonnet-4-5", TOOL_CRED,
-                                             CallOptions(response_format=RF)))
-    assert [(d.draft, d.redraft) for d in deltas if d.draft or d.redraft] == [
-        ('e.g. {"city": "Paris"}', False), ("", True), ('{"city": "Oslo"}', False)]
-    assert [d.text for d in deltas if d.text] == ['{"city": "Oslo"}']
+    return body
 
 
 @pytest.mark.parametrize("choice, drafted", [(None, False), ("none", True)])
