@@ -417,17 +417,20 @@ def test_a_stream_longer_than_its_size_limit_is_cut_saying_the_limit(encoding: s
         read(500, 100_000)                                  # ~108 KB
 
 
-def test_a_stream_s_size_limit_defaults_to_one_no_answer_reaches() -> None:
+def test_a_stream_s_size_limit_defaults_to_one_no_answer_reaches(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """Without a configured limit a stream is bounded at ``MAX_STREAM_BYTES``: above any answer
     an API streams (128k output tokens at a few hundred bytes an event: ~50 MB), so only a stream
-    that should have ended is cut; the setting's default is the same number."""
+    that should have ended is cut; the setting's default is the same number. The constant is read
+    at each check, so the cut is shown at a smaller one (feeding 256 MiB took 73 s and 2 GB)."""
     from hermes_core.config import LLMSettings
     from hermes_core.providers import watch as watch_module
 
     assert watch_module.MAX_STREAM_BYTES == LLMSettings().max_stream_bytes == 256 * 2**20
+    monkeypatch.setattr(watch_module, "MAX_STREAM_BYTES", 10_000)
     watch = Watch(Budget(100.0, 50.0, lambda: 0.0), 0.0, sse=True)
-    watch.feed(b"data: {}\n\n" * (watch_module.MAX_STREAM_BYTES // 10))
-    with pytest.raises(watch_module.StreamTooLarge, match="268,435,456 bytes"):
+    watch.feed(b"data: {}\n\n" * 1_000)   # 10,000 bytes: at the limit, not past it
+    with pytest.raises(watch_module.StreamTooLarge, match="10,000 bytes"):
         watch.feed(b"data: {}\n\n")
 
 
