@@ -177,3 +177,18 @@ def test_stream_shells_stops_when_a_loop_yields_other_deltas_than_the_shell() ->
     assert counts == {"text": 4, "draft": 1, "tool_call": 1, "usage": 1}
     with pytest.raises(SystemExit, match=r"no_usage yields other deltas than shell .*#6"):
         bench.same_deltas((("shell", bench.shell), ("no_usage", no_usage)), events)
+
+
+@pytest.mark.parametrize("rev", ["HEAD", "32fd49d"])
+def test_stream_watch_times_the_revision_s_watch_not_this_tree_s(rev: str) -> None:
+    """``--against REV`` loads REV's ``deadline.py``; since the watch and the inflaters moved
+    to ``watch.py`` and ``inflate.py`` it imported this tree's, so a change to the watch was
+    timed on both sides and the ratio said ~1 whatever it cost. REV's own watch is loaded (a
+    revision from before the split, whose deadline.py held it, still loads)."""
+    from hermes_core.providers import watch
+
+    against = _bench_module("stream_watch.py").load_at(rev)
+    if rev == "HEAD":
+        assert against.Watch is not watch.Watch
+        assert against.Watch.__module__ != "hermes_core.providers.watch"
+    assert hasattr(against, "DeadlineTransport") and hasattr(against, "bounded")
