@@ -104,17 +104,31 @@ def read_us(http: httpx2.Client, module: ModuleType | None, idle_s: float | None
 
 
 def load_at(rev: str) -> ModuleType:
-    """``deadline.py`` as it is at git revision ``rev``, imported under another name."""
+    """``deadline.py`` as it is at git revision ``rev``, imported under another name, with the
+    watch and the inflaters of ``rev`` (``watch.py``, ``inflate.py`` where ``rev`` has them):
+    imported by their own names, they would be this tree's, timed on both sides."""
     root = Path(__file__).resolve().parent.parent
-    source = subprocess.run(["git", "-C", str(root), "show", f"{rev}:hermes_core/providers/deadline.py"],
-                            check=True, capture_output=True).stdout
-    path = Path(tempfile.mkdtemp()) / "deadline_against.py"
-    path.write_bytes(source)
-    spec = importlib.util.spec_from_file_location("deadline_against", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+    folder = Path(tempfile.mkdtemp())
+    module: ModuleType | None = None
+    for name in ("inflate", "watch", "deadline"):   # each imports the ones before it
+        shown = subprocess.run(["git", "-C", str(root), "show",
+                                f"{rev}:hermes_core/providers/{name}.py"], capture_output=True)
+        if shown.returncode:
+            if name == "deadline":
+                raise SystemExit(f"no hermes_core/providers/deadline.py at {rev}")
+            continue   # before the split: deadline.py holds it
+        source = shown.stdout
+        for moved in ("inflate", "watch"):
+            source = source.replace(f"hermes_core.providers.{moved} ".encode(),
+                                    f"{moved}_against ".encode())
+        path = folder / f"{name}_against.py"
+        path.write_bytes(source)
+        spec = importlib.util.spec_from_file_location(f"{name}_against", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+    assert module is not None
     return module
 
 

@@ -185,3 +185,18 @@ def test_guess_encoding_names_a_baseline_the_checkout_lacks_instead_of_a_traceba
     bench = _bench_module("guess_encoding.py")
     with pytest.raises(SystemExit, match=r"no-such-ref-x.*--baseline HEAD"):
         bench.load("no-such-ref-x")
+
+
+@pytest.mark.parametrize("rev", ["HEAD", "32fd49d"])
+def test_stream_watch_times_the_revision_s_watch_not_this_tree_s(rev: str) -> None:
+    """``--against REV`` loads REV's ``deadline.py``; since the watch and the inflaters moved
+    to ``watch.py`` and ``inflate.py`` it imported this tree's, so a change to the watch was
+    timed on both sides and the ratio said ~1 whatever it cost. REV's own watch is loaded (a
+    revision from before the split, whose deadline.py held it, still loads)."""
+    from hermes_core.providers import watch
+
+    against = _bench_module("stream_watch.py").load_at(rev)
+    if rev == "HEAD":
+        assert against.Watch is not watch.Watch
+        assert against.Watch.__module__ != "hermes_core.providers.watch"
+    assert hasattr(against, "DeadlineTransport") and hasattr(against, "bounded")

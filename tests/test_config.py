@@ -851,6 +851,7 @@ def test_a_malformed_variable_reference_in_a_credential_is_an_error_naming_it(re
     ("llm:\n  prices:\n    m: {input: .inf, output: 1}\n", "llm.prices.m.input"),
     ("prompt:\n  max_file_bytes: 1e400\n", "prompt.max_file_bytes"),
     ("llm:\n  seed: 100000000000000000000000\n", "llm.seed"),
+    ("llm:\n  max_stream_bytes: 100000000000000\n", "llm.max_stream_bytes"),
 ])
 def test_an_infinite_or_huge_number_is_one_config_error_with_key_and_line(
         tmp_path: Path, body: str, key_path: str) -> None:
@@ -862,6 +863,21 @@ def test_an_infinite_or_huge_number_is_one_config_error_with_key_and_line(
     assert err.key_path is not None and err.key_path.startswith(key_path), str(err)
     assert err.line == body.count("\n") and err.file == str(path)
     assert "Input should" not in err.reason and "pydantic" not in err.reason   # the config's words
+
+
+@pytest.mark.parametrize(("value", "said"), [
+    ("0", "greater than 0"), ("-1", "greater than 0"), ("true", "boolean"),
+    ("256MiB", "whole number"), ("1.5", "whole number")])
+def test_a_stream_size_limit_not_a_positive_whole_number_is_a_config_error(
+        tmp_path: Path, value: str, said: str) -> None:
+    """``llm.max_stream_bytes`` of 0 would cut every stream at its first byte (and, read as "no
+    limit", none): each is refused at the file's line, naming the key."""
+    path = tmp_path / "config.yaml"
+    path.write_text(f"llm:\n  max_stream_bytes: {value}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=said) as info:
+        load_settings(path, home=tmp_path)
+    assert info.value.key_path == "llm.max_stream_bytes" and info.value.line == 2
+    assert parse_yaml("llm:\n  max_stream_bytes: 1048576\n", env={}).llm.max_stream_bytes == 2**20
 
 
 def test_large_but_plausible_numbers_still_load(tmp_path: Path) -> None:

@@ -190,12 +190,18 @@ class Watch:
         if self.whole:
             if self._passed > MAX_BODY_BYTES:
                 raise BodyTooLarge(f"a whole answer grew past {MAX_BODY_BYTES:,} bytes, "
-                                   f"{self._where(self.budget.clock())}")
+                                   f"{self._where(self.budget.clock())}{self._inflated_to()}")
             return
         limit = self.budget.max_stream_bytes or MAX_STREAM_BYTES
         if self._passed > limit:
             raise StreamTooLarge(f"a stream grew past its limit of {limit:,} bytes "
-                                 f"(llm.max_stream_bytes), {self._where(self.budget.clock())}")
+                                 f"(llm.max_stream_bytes), {self._where(self.budget.clock())}"
+                                 f"{self._inflated_to()}")
+
+    def _inflated_to(self) -> str:
+        """What a compressed body inflated to, said beside the bytes sent (which the size caps
+        do not count: a limit of 100,000 bytes was said cut at "1042 bytes received")."""
+        return f" ({self._passed:,} inflated)" if self._inflate is not None else ""
 
     def _within_total(self, now: float) -> None:
         if now - self.started > self.budget.total_s:

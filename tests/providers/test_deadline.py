@@ -535,9 +535,11 @@ def test_a_transport_around_the_deadline_transport_sees_the_bytes_the_server_sen
     assert b"".join(tee.raw) == body
 
 
-def _read_raw(chunks: list[bytes], encoding: str, is_async: bool, step_s: float = 60.0) -> bytes:
+def _read_raw(chunks: list[bytes], encoding: str, is_async: bool, step_s: float = 60.0,
+              limit: int | None = None) -> bytes:
     """A compressed event stream read with ``iter_raw`` / ``aiter_raw`` alone, chunks
-    ``step_s`` apart on an injected clock, under a 3600 s budget with a 5 s idle timeout."""
+    ``step_s`` apart on an injected clock, under a 3600 s budget with a 5 s idle timeout
+    (and ``limit``, the stream's size limit)."""
     from hermes_core.providers.deadline import AsyncDeadlineTransport, DeadlineTransport, bounded
 
     now = [0.0]
@@ -559,7 +561,7 @@ def _read_raw(chunks: list[bytes], encoding: str, is_async: bool, step_s: float 
                               content=body())  # type: ignore[arg-type]
 
     url = "https://primary.test/v1/chat/completions"
-    with bounded(3600.0, 5.0, lambda: now[0]):
+    with bounded(3600.0, 5.0, lambda: now[0], max_stream_bytes=limit):
         if is_async:
             async def read() -> bytes:
                 transport = AsyncDeadlineTransport(httpx.MockTransport(answer))
@@ -599,6 +601,21 @@ def test_a_compressed_stream_read_raw_with_content_in_time_is_read_whole(is_asyn
     arriving a second apart for a minute are read whole, raw, as sent."""
     chunks = list(_compressed([b'data: {"n": %d}\n\n' % i for i in range(60)]))
     assert _read_raw(chunks, "gzip", is_async, step_s=1.0) == b"".join(chunks)
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+def test_a_compressed_stream_read_raw_is_cut_past_its_size_limit(is_async: bool) -> None:
+    """The size limit counts the stream inflated for a raw reader too (the watch inflates what
+    the decoder did not): ~22 KB of events in a few hundred bytes of gzip, read raw under a
+    10,000-byte limit, are cut saying the limit; under no limit the same bytes are read whole."""
+    from hermes_core.providers.deadline import StreamTooLarge
+
+    chunks = list(_compressed([b'data: {"n": "' + b"x" * 200 + b'"}\n\n' for _ in range(100)]))
+    assert len(b"".join(chunks)) < 10_000
+    with pytest.raises(StreamTooLarge, match=r"past its limit of 10,000 bytes \(llm\.max_stream_"
+                       r"bytes\), .* bytes? received \(10,\d{3} inflated\)"):
+        _read_raw(chunks, "gzip", is_async, step_s=0.01, limit=10_000)
+    assert _read_raw(chunks, "gzip", is_async, step_s=0.01) == b"".join(chunks)
 
 
 @pytest.mark.parametrize("is_async", [False, True])

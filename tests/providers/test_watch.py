@@ -417,17 +417,53 @@ def test_a_stream_longer_than_its_size_limit_is_cut_saying_the_limit(encoding: s
         read(500, 100_000)                                  # ~108 KB
 
 
-def test_a_stream_s_size_limit_defaults_to_one_no_answer_reaches() -> None:
+@pytest.mark.parametrize("whole", [False, True])
+def test_a_compressed_body_cut_for_size_says_what_it_inflated_to(whole: bool) -> None:
+    """The size caps count the body as read, inflated; the error's "N bytes received" counts
+    the bytes sent. For a gzip body those are far apart ("past its limit of 100,000 bytes ...,
+    3,000 bytes received" read as a cut made too soon): the inflated count is said beside it.
+    A plain body's two counts are one, said once."""
+    import re
+    import zlib
+
+    from hermes_core.providers import watch as watch_module
+    from hermes_core.providers.deadline import BodyTooLarge, StreamTooLarge
+
+    def read(encoding: str) -> str:
+        budget = Budget(100.0, 50.0, lambda: 0.0, whole=whole, max_stream_bytes=100_000)
+        watch = Watch(budget, 0.0, sse=not whole, encoding=encoding)   # whole: a JSON answer
+        gz = zlib.compressobj(wbits=16 + zlib.MAX_WBITS)
+        chunk = b'data: {"n": "' + b"x" * 200 + b'"}\n\n'
+        with pytest.raises(BodyTooLarge if whole else StreamTooLarge) as info:
+            for _ in range(400_000):
+                if encoding:
+                    list(watch.inflate(gz.compress(chunk * 200) + gz.flush(zlib.Z_SYNC_FLUSH)))
+                else:
+                    watch.feed(chunk * 200)
+        return str(info.value)
+
+    said = read("gzip")
+    got = re.search(r"([\d,]+) bytes? received \(([\d,]+) inflated\)$", said)
+    assert got, said
+    sent, inflated = (int(n.replace(",", "")) for n in got.groups())
+    assert sent < (watch_module.MAX_BODY_BYTES if whole else 100_000) < inflated
+    assert "inflated" not in read("")
+
+
+def test_a_stream_s_size_limit_defaults_to_one_no_answer_reaches(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """Without a configured limit a stream is bounded at ``MAX_STREAM_BYTES``: above any answer
     an API streams (128k output tokens at a few hundred bytes an event: ~50 MB), so only a stream
-    that should have ended is cut; the setting's default is the same number."""
+    that should have ended is cut; the setting's default is the same number. The constant is read
+    at each check, so the cut is shown at a smaller one (feeding 256 MiB took 73 s and 2 GB)."""
     from hermes_core.config import LLMSettings
     from hermes_core.providers import watch as watch_module
 
     assert watch_module.MAX_STREAM_BYTES == LLMSettings().max_stream_bytes == 256 * 2**20
+    monkeypatch.setattr(watch_module, "MAX_STREAM_BYTES", 10_000)
     watch = Watch(Budget(100.0, 50.0, lambda: 0.0), 0.0, sse=True)
-    watch.feed(b"data: {}\n\n" * (watch_module.MAX_STREAM_BYTES // 10))
-    with pytest.raises(watch_module.StreamTooLarge, match="268,435,456 bytes"):
+    watch.feed(b"data: {}\n\n" * 1_000)   # 10,000 bytes: at the limit, not past it
+    with pytest.raises(watch_module.StreamTooLarge, match="10,000 bytes"):
         watch.feed(b"data: {}\n\n")
 
 
