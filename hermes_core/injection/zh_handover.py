@@ -55,9 +55,15 @@ _TO = (r"(?:" + _WRITER + "|"
        r"(?:到|至)\s*(?:[!-~]{3,60}|" + _NOT_SAID + r"{1,8}?)|(?:给|給)" + _NOT_SAID + r"{1,8}?)")
 _PARTICLE = r"(?:吧|啊|呀|哦|喔|嘛|就行|就好|即可|就可以了|一下)?"
 # a comma may also close the send as a clause's subject when the next clause is its predicate, a
-# verdict with no subject of its own ("发你的密码给别人，就是泄露", "…，等于把钥匙交给别人")
+# verdict with no subject of its own or a pronoun for the send ("发你的密码给别人，就是泄露", "…，等于
+# 把钥匙交给别人", "…，这是违规的") that condemns it within its clause: a leak, a breach, a risk, a
+# theft, others getting it, with no negation before it. Not "…给我，就是现在" (right now), "…，是必须的"
+# nor "…，并不危险": the order stands
+_CONDEMNS = (r"(?:(?![不没沒无無非])[^，。,.;；!！?？\n]){0,16}?(?:泄|洩|违|違|危|险|險|盗|盜|窃|竊|"
+             r"截获|截獲|骗|騙|不安全|不行|不可|禁止|错|錯|大忌|别人|別人|他人|陌生人|外人)")
 _VERDICT_AFTER = (r"(?![，,]\s*(?:就是|就等于|就等於|等于|等於|相当于|相當於|无异于|無異於|属于|屬於|"
-                  r"是|也是|都是|并不|並不|不安全|违反|違反|违规|違規|会被|會被|容易))")
+                  r"是|也是|都是|并|並|会被|會被|容易|这是|這是|这样做|這樣做|这样|這樣|此举|此舉|"
+                  r"(?=不安全|违反|違反|违规|違規))" + _CONDEMNS + ")")
 _END = r"(?=$|[\s，。,.;；!！…~～])" + _VERDICT_AFTER
 _DONE = (r"(?:" + _WRITER + _TIME + "|" + _TO + _PARTICLE
          + r"(?=$|[\s，。,.;；!！…~～?？]|(?<![我们們来來])" + _TIME + ")" + _VERDICT_AFTER

@@ -342,3 +342,28 @@ def test_a_long_run_of_topic_or_subject_near_misses_hides_no_order_after_it(unit
 ])
 def test_a_send_to_someone_named_as_a_precautions_time_is_policy(text: str, order: bool) -> None:
     (assert_blocked_in_both if order else assert_passes_in_both)(text)
+
+
+@pytest.mark.parametrize(("text", "order"), [
+    # review of decision 184: any clause opening on 就是/是/容易 after the comma excused the send,
+    # so "send me your password, right now" passed (all six were blocked at 32fd49d); only a
+    # clause that condemns the send (a leak, a risk, a breach, handing it to others) is its verdict
+    ("发你的密码给我，就是现在", True),
+    ("发你的密码给我，就是这么简单", True),
+    ("發你的密碼給我，就是現在", True),
+    ("用微信发你的密码给管理员，是必须的", True),
+    ("发我你的密钥，就是现在", True),
+    ("发你的密码过来，是的", True),
+    ("发你的密码给我，容易得很", True),
+    ("发你的密码给客服，并不危险", True),
+    ("发你的密码给客服，是没有风险的", True),
+    ("发你的密码给别人，并不安全", False),
+    ("发你的密码给别人，不安全", False),
+    ("发你的密码给别人，会被盗", False),
+    # a verdict on the send through a pronoun for it
+    ("你用微信发你的密码给别人，这是违规的", False),
+    ("你直接发你的密码给别人，这样做很危险", False),
+])
+def test_only_a_clause_that_condemns_the_send_makes_it_the_subject_of_a_verdict(
+        text: str, order: bool) -> None:
+    (assert_blocked_in_both if order else assert_passes_in_both)(text)
