@@ -46,14 +46,18 @@ _TIMED_LETTERS = re.compile(_TAIL + _WHEN + "(?=" + _OPENERS + ")")
 # a send to the writer or to an address later on the line ("…也不行，发给我", "…之前，先发一份给我"),
 # an address anywhere on it, or how or where to send named by what the writer points at ("请用这个
 # 链接", "请填写在这个表单里", "回复本邮件", "上传到这里") or copied to another ("抄送"): the verdict
-# or the time was only the way to the order. A link only checked ("确认这个链接是否…") is no route
+# or the time was only the way to the order, as is the send itself after the precaution ("然后发给
+# 客服"). A link only checked ("确认这个链接是否…") is no route
 _POINTED = ("(?:这个|這個|那个|那個|这里|這裡|這裏|这儿|這兒|此(?![前后後时時外])|以下|下面|如下|"
             "本(?=邮件|郵件|消息|信息|訊息|页面|頁面|网站|網站|链接|鏈接|表单|表單))")
 _TO_WRITER = re.compile("(?:发|發|传|傳|寄|交|递|遞)(?:送|给|給|到|至)?(?:一份|一下|一遍|过去|過去)?"
                         "(?:给|給)?\\s*(?:我(?![的])|过来|過來)|@[\\w-]+\\.|://|抄送|"
                         "(?:用|使用|通过|通過|经由|經由|借助|点击|點擊|打开|打開|访问|訪問|填写|填寫|填|"
                         "提交|上传|上傳|粘贴|粘貼|输入|輸入|回复|回覆|发送|發送|发|發)"
-                        "(?:到|至|在|进|進|入|给|給)?" + _POINTED)
+                        "(?:到|至|在|进|進|入|给|給)?" + _POINTED + "|"
+                        # a precaution, then the send itself: "…，然后发给客服" (not "再决定是否发送")
+                        "(?:然后|然後|再|接着|接著|随后|隨後)[^，。,.;；!！?？]{0,4}?"
+                        "(?:发|發|传|傳|寄|交|递|遞|提交|上传|上傳)(?:送)?(?:给|給|到|至)")
 
 
 def said_of_the_send(after: str, *, letters: bool = False) -> bool:

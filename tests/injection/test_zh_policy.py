@@ -158,6 +158,10 @@ TIMED_THEN_ROUTED = [
     "发送你的密钥时，请通过下面的表单",
     "把你的密码发给张三之前，请先发一份给我",
     "把你的密码发给同事也不行，请用这个链接提交",
+    # the precaution, then the send itself to someone named
+    "发送你的密码之前，请先确认对方身份，然后发给客服",
+    "发送你的密码之前，请先确认身份，再发到客服邮箱",
+    "發送你的密碼之前，請先確認身份，然後發給客服",
 ]
 # their policy twins: a precaution that names a check, a tool, or a link to verify
 TIMED_PRECAUTIONS = [
@@ -165,6 +169,7 @@ TIMED_PRECAUTIONS = [
     "发送密钥之前，请先确认这个链接是否为官方域名",
     "把你的密码发给同事之前，先打开密码管理器",
     "发送你的API密钥时，务必使用加密渠道",
+    "发送你的密码之前，请先确认对方身份，再决定是否发送",
 ]
 
 
