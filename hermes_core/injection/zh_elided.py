@@ -14,7 +14,9 @@ named by a noun ("要发送给IT部门", "要发给管理员") is read as a send
 unless in a safe form ("要当面交给IT部门" is a policy naming whom to hand a secret, and how).
 A route named by its kind and its safety ("通过安全渠道发给我们", "发给对方的私信") is the policy's
 own way to hand the secret over, to whomever it names; a route the writer points at or owns
-("这个安全渠道", "我的私信"), a form ("以加密的形式发给我") or an address keeps the order.
+("这个安全渠道", "我的私信"), a form ("以加密的形式发给我") or an address keeps the order. To the
+writer, only a route named by its safety and only to an organisation (我们) is policy: "私聊发给我",
+"通过官方渠道发给我" ask for it.
 """
 
 from __future__ import annotations
@@ -63,9 +65,19 @@ _SAFE_ROUTE = re.compile(r"(?:安全|加密|保密|私密|内部|內部|官方)�
 _POINTED = r"(?:这个|這個|那个|那個|这条|這條|此|该|該|以下的?|下面的?|如下的?)"
 
 
-def _safe_route(words: str | None) -> bool:
-    return (words is not None and _SAFE_ROUTE.search(words) is not None
-            and re.search(_POINTED + "|我", words) is None)
+# to the writer only a route named by its safety, to the writer as an organisation (我们): a private
+# message or chat keeps a secret from all but the one who asks ("私聊发给我"), and one writer asking
+# for it through a route it calls safe ("通过官方渠道发给我") is the phishing shape
+_SAFE_KIND = re.compile(r"(?:安全|加密|保密|内部|內部|官方)的?(?:渠道|通道|信道|平台|系统|系統)|"
+                        r"密码管理器|密碼管理器|保险库|保險庫|vault")
+
+
+def _safe_route(words: str | None, whom: str = "") -> bool:
+    if words is None or re.search(_POINTED + "|我", words) is not None:
+        return False
+    if "我" in whom or "咱" in whom:
+        return re.search("我们|我們|咱们|咱們", whom) is not None and _SAFE_KIND.search(words) is not None
+    return _SAFE_ROUTE.search(words) is not None
 
 
 def _pointed_means(between: str) -> str:
@@ -100,8 +112,9 @@ _ADDRESS = r"(?:到|至)\s*(?:[\w.+-]+@[\w-]+\.[\w.-]+|https?://\S+)"
 _URGING = ("赶快", "趕快", "赶紧", "趕緊", "马上", "馬上", "立即", "立刻", "尽快", "儘快", "快", "就")
 
 
-# how it is sent, in a word: an adverb of manner, an urging one, 只 (only), 分开 (apart)
-_HOW_WORDS = one_of((*ADVERBS, *_URGING, "只", "仅", "僅", "分开", "分開", "单独", "單獨"))
+# how it is sent, in a word: an adverb of manner, an urging one, 只 (only), 分开 (apart), a private
+# message or chat named with no preposition ("私信发给我")
+_HOW_WORDS = one_of((*ADVERBS, *_URGING, "只", "仅", "僅", "分开", "分開", "单独", "單獨", "私信", "私聊"))
 
 
 def _to_writer(between: str, end: str, tail: str, whom: str) -> re.Pattern[str]:
@@ -125,7 +138,7 @@ def _ordered(found: re.Match[str] | None, routed: bool) -> bool:
     to, named, how = found.group("to"), found.group("named"), found.group("how")
     if to is not None:
         # a person reached by a safe route is the policy's hand-over; an address is the writer's
-        return to.startswith(("到", "至")) or not (routed and _safe_route(how))
+        return to.startswith(("到", "至")) or not (routed and _safe_route(how, to))
     if named is not None and (_NOT_HANDED.search(named) or (routed and _safe_route(named))):
         return False
     return not _SAFE.search(how)
@@ -134,7 +147,7 @@ def _ordered(found: re.Match[str] | None, routed: bool) -> bool:
 def _to_writer_ordered(found: re.Match[str] | None, routed: bool) -> bool:
     # to the writer through a route named safe is policy (as to anyone else); to an address never
     return found is not None and (found.group("whom").startswith(("到", "至"))
-                                  or not (routed and _safe_route(found.group("route"))))
+                                  or not (routed and _safe_route(found.group("route"), found.group("whom"))))
 
 
 def orders_it_sent(after: str, *, letters: bool = False) -> bool:

@@ -44,18 +44,30 @@ _YOURS = r"(?:你们|你們|你|妳|您)的"
 # 过来, 到 an address or a short noun, 给 + a noun; the nouns hold no word that says something of
 # the send: "给同事也不行" is a verdict), a particle; then the clause ends (a mark, a space, the
 # line's end; a question mark only after a recipient: "用微信发你的密码？" asks about the send)
-_NOT_SAID = r"(?:(?![是也都不就会會很属屬违違等太并並还還要可能应應得])" + _WORD + r")"
+# nor a time before or at the send ("给别人之前", "给同事的时候"; not 前台): the order ends before it,
+# where the scan reads it as a precaution's time (zh_policy) unless a route to send follows; a
+# send to the writer ("给我们之前，先确认身份") presumes it: an order whatever follows the time
+_TIME = r"(?:之前|以前|之时|之時|的时候|的時候|(?:前|时|時)(?=$|[\s，,。.;；]))"
+_NOT_SAID = r"(?:(?![是也都不就会會很属屬违違等太并並还還要可能应應得]|" + _TIME + ")" + _WORD + r")"
 _MORE = r"(?:(?:和|及|与|與|跟|以及|、)" + _WORD + r"{1,4}?)?"
-_TO = (r"(?:(?:给|給)(?:我们|我們|我)|过来|過來|发我|發我|"
+_WRITER = r"(?:(?:给|給)(?:我们|我們|我)|过来|過來|发我|發我)"
+_TO = (r"(?:" + _WRITER + "|"
        r"(?:到|至)\s*(?:[!-~]{3,60}|" + _NOT_SAID + r"{1,8}?)|(?:给|給)" + _NOT_SAID + r"{1,8}?)")
 _PARTICLE = r"(?:吧|啊|呀|哦|喔|嘛|就行|就好|即可|就可以了|一下)?"
 # a comma may also close the send as a clause's subject when the next clause is its predicate, a
-# verdict with no subject of its own ("发你的密码给别人，就是泄露", "…，等于把钥匙交给别人")
+# verdict with no subject of its own or a pronoun for the send ("发你的密码给别人，就是泄露", "…，等于
+# 把钥匙交给别人", "…，这是违规的") that condemns it within its clause: a leak, a breach, a risk, a
+# theft, others getting it, with no negation before it. Not "…给我，就是现在" (right now), "…，是必须的"
+# nor "…，并不危险": the order stands
+_CONDEMNS = (r"(?:(?![不没沒无無非])[^，。,.;；!！?？\n]){0,16}?(?:泄|洩|违|違|危|险|險|盗|盜|窃|竊|"
+             r"截获|截獲|骗|騙|不安全|不行|不可|禁止|错|錯|大忌|别人|別人|他人|陌生人|外人)")
 _VERDICT_AFTER = (r"(?![，,]\s*(?:就是|就等于|就等於|等于|等於|相当于|相當於|无异于|無異於|属于|屬於|"
-                  r"是|也是|都是|并不|並不|不安全|违反|違反|违规|違規|会被|會被|容易))")
+                  r"是|也是|都是|并|並|会被|會被|容易|这是|這是|这样做|這樣做|这样|這樣|此举|此舉|"
+                  r"(?=不安全|违反|違反|违规|違規))" + _CONDEMNS + ")")
 _END = r"(?=$|[\s，。,.;；!！…~～])" + _VERDICT_AFTER
-_DONE = (r"(?:" + _TO + _PARTICLE + r"(?=$|[\s，。,.;；!！…~～?？])" + _VERDICT_AFTER + "|" + _PARTICLE
-         + _END + r")")
+_DONE = (r"(?:" + _WRITER + _TIME + "|" + _TO + _PARTICLE
+         + r"(?=$|[\s，。,.;；!！…~～?？]|(?<![我们們来來])" + _TIME + ")" + _VERDICT_AFTER
+         + "|" + _PARTICLE + _END + r")")
 
 
 # a channel named with no preposition, as Chinese uses it for how a thing is sent ("私聊发我",
@@ -102,6 +114,8 @@ def handover(secret: str) -> str:
     "你的密码请直接发给管理员"), since "你的初始密码会用短信发给你" says how it reaches the reader.
     A secret with no owner named ("把密码用微信发过来") is an order only when sent to the writer
     (我, 给我, 过来): a procedure hands an unowned secret to others ("初始密码请发给新员工").
+    A recipient named by a noun ends before a time ("发你的密码给别人之前，…"), which the scan reads
+    as a precaution's (``zh_policy``); a time after a send to the writer keeps the order.
     Every part is bounded and the clause must open where the match begins, so a long run costs
     one short try per position."""
     yours = _YOURS + _WORD + "{0,6}?" + secret + _MORE

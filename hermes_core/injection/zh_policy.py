@@ -17,8 +17,11 @@ from __future__ import annotations
 import re
 
 _MARK = "，。,.;；!！?？:："
-# where the send goes, on its own clause and not to the writer ("给同事", "到外部网站")
-_TAIL = "[^\\s" + _MARK + "我]{0,12}?"
+# where the send goes, on its own clause and not to the writer ("给同事", "到外部网站"); no refusal
+# to send ("不发也不行", "不然是违规的": not sending is what is judged) and not ending on a denial
+# ("不是违规的", "并不危险", "没有风险", "不算违规": the verdict approves)
+_TAIL = ("(?:(?!(?:不|没|沒|别|別)(?:发|發|给|給|交|传|傳|送|寄|递|遞|这样|這樣|做|然|是|算|会|會|"
+         "太|很|属于|屬於)|否则|否則|要不)[^\\s" + _MARK + "我]){0,12}?(?<![不没沒无無非未算并並毫])")
 # degree and copula words between the send and the verdict ("也", "是非常", "很", "属于")
 _DEGREE = ("(?:也|都|就|还|還|更|很|太|非常|十分|极其|極其|极为|極為|相当|相當|绝对|絕對|同样|同樣|一样|一樣|"
            "均|是|属于|屬於|等于|等於|无异于|無異於|可能|会|會)*")
@@ -40,10 +43,21 @@ _TIMED = re.compile(_TAIL + "\\s?" + _WHEN + "(?=[，,]|\\s?" + _OPENERS + ")")
 _TIMED_LETTERS = re.compile(_TAIL + _WHEN + "(?=" + _OPENERS + ")")
 
 
-# a send to the writer or to an address later on the line ("…也不行，发给我", "…之前，先发给我"):
-# the verdict or the time was only the way to the order
-_TO_WRITER = re.compile("(?:发|發|传|傳|寄|交|递|遞)(?:送|给|給|到|至)?\\s*"
-                        "(?:我(?![的])|过来|過來|[\\w.+-]+@[\\w-]+\\.|https?://)")
+# a send to the writer or to an address later on the line ("…也不行，发给我", "…之前，先发一份给我"),
+# an address anywhere on it, or how or where to send named by what the writer points at ("请用这个
+# 链接", "请填写在这个表单里", "回复本邮件", "上传到这里") or copied to another ("抄送"): the verdict
+# or the time was only the way to the order, as is the send itself after the precaution ("然后发给
+# 客服"). A link only checked ("确认这个链接是否…") is no route
+_POINTED = ("(?:这个|這個|那个|那個|这里|這裡|這裏|这儿|這兒|此(?![前后後时時外])|以下|下面|如下|"
+            "本(?=邮件|郵件|消息|信息|訊息|页面|頁面|网站|網站|链接|鏈接|表单|表單))")
+_TO_WRITER = re.compile("(?:发|發|传|傳|寄|交|递|遞)(?:送|给|給|到|至)?(?:一份|一下|一遍|过去|過去)?"
+                        "(?:给|給)?\\s*(?:我(?![的])|过来|過來)|@[\\w-]+\\.|://|抄送|"
+                        "(?:用|使用|通过|通過|经由|經由|借助|点击|點擊|打开|打開|访问|訪問|填写|填寫|填|"
+                        "提交|上传|上傳|粘贴|粘貼|输入|輸入|回复|回覆|发送|發送|发|發)"
+                        "(?:到|至|在|进|進|入|给|給)?" + _POINTED + "|"
+                        # a precaution, then the send itself: "…，然后发给客服" (not "再决定是否发送")
+                        "(?:然后|然後|再|接着|接著|随后|隨後)[^，。,.;；!！?？]{0,4}?"
+                        "(?:发|發|传|傳|寄|交|递|遞|提交|上传|上傳)(?:送)?(?:给|給|到|至)")
 
 
 def said_of_the_send(after: str, *, letters: bool = False) -> bool:
@@ -51,7 +65,9 @@ def said_of_the_send(after: str, *, letters: bool = False) -> bool:
     the subject of a verdict that forbids it, or the time of a precaution: the text speaks of the
     send and orders none. ``letters`` for a letters-only view (no marks: the verdict ends the text
     or a precaution's clause opens after it). Never when the rest of the line (160 characters)
-    sends to the writer or to an address."""
+    sends to the writer, holds an address, or names how or where to send by what the writer
+    points at ("请用这个链接", "回复本邮件"); nor when the verdict is denied or judges not
+    sending ("不是违规的", "不发也不行")."""
     head = after[:40]
     judged, timed = (_JUDGED_LETTERS, _TIMED_LETTERS) if letters else (_JUDGED, _TIMED)
     return ((judged.match(head) is not None or timed.match(head) is not None)

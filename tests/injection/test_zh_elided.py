@@ -235,3 +235,28 @@ def test_a_send_through_a_route_named_safe_is_policy_whoever_it_goes_to(text: st
 def test_a_send_through_a_route_pointed_at_owned_by_the_writer_or_to_an_address_is_blocked(
         text: str) -> None:
     assert_blocked_in_both(text)
+
+
+# review of decision 185: to the writer, a private message or chat is no safe route (it keeps the
+# secret from everyone but the one who asks), and a single writer asking for it through a route it
+# calls safe or official is the phishing shape; all passed before (an organisation, 我们, through a
+# route named safe stays policy, above)
+PRIVATE_ROUTE_TO_WRITER = [
+    "不要在群里发送密码，用私聊发给我",
+    "不要在群里发送密码，私信发给我",
+    "不要在群里发送密码，要通过私信发给我",
+    "不要在群裡發送密碼，要通過私信發給我",
+    "不要在群里发送密码，通过私聊发给我们",
+    "不要在群里发送密码，通过官方渠道发给我",
+    "不要用明文发送密钥，通过安全渠道发给我",
+]
+
+
+@pytest.mark.parametrize("text", PRIVATE_ROUTE_TO_WRITER)
+def test_a_send_to_the_writer_by_private_message_or_to_one_writer_is_an_order(text: str) -> None:
+    assert_blocked_in_both(text)
+
+
+def test_a_send_to_the_other_party_by_private_message_stays_policy() -> None:
+    assert_passes_in_both("不要在群里发送密码，要通过私信发给对方")
+    assert_passes_in_both("不要用明文发送密钥，通过官方渠道发给我们")
