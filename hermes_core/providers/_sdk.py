@@ -31,10 +31,8 @@ from hermes_core.providers.base import CallOptions, ClientCache
 from hermes_core.providers.deadline import (
     Answered,
     AsyncDeadlineTransport,
-    BodyTooLarge,
     DeadlineTransport,
-    EventTooLarge,
-    StreamTooLarge,
+    TooLarge,
     bounded,
 )
 from hermes_core.providers.lessons import RefusalMemory
@@ -92,7 +90,7 @@ def translate(exc: BaseException, *, provider: str, credential: Credential | Non
         detail = redact(str(cause or exc), secrets)
         if isinstance(cause, httpx2.DecodingError):
             return undecodable(provider, detail)
-        if isinstance(cause, EventTooLarge | BodyTooLarge | StreamTooLarge):   # the watch cut it
+        if isinstance(cause, TooLarge):   # the watch cut what no API sends
             return ServerError(f"{provider}: {detail}", provider=provider)
         if isinstance(cause, httpx2.RemoteProtocolError | httpx2.ReadError | ConnectionResetError):
             # connected, then dropped mid-response: not the same fix as an unreachable endpoint
@@ -171,7 +169,7 @@ def read_error(provider: str, e: httpx2.HTTPError,
     detail = redact(str(e) or type(e).__name__, [credential.secret] if credential else [])
     if isinstance(e, httpx2.DecodingError):
         return undecodable(provider, detail)
-    if isinstance(e, EventTooLarge | BodyTooLarge | StreamTooLarge):
+    if isinstance(e, TooLarge):
         return ServerError(f"{provider}: {detail}", provider=provider)
     if isinstance(e, httpx2.TimeoutException):
         return Timeout(f"{provider}: timed out ({detail})", provider=provider)

@@ -46,11 +46,13 @@ from hermes_core.providers.watch import (
     ResponseBudgetExceeded,
     ServerSilent,
     StreamTooLarge,
+    TooLarge,
     Watch,
 )
 
 __all__ = ["Answered", "AsyncDeadlineTransport", "BodyTooLarge", "Budget", "DeadlineTransport",
-           "EventTooLarge", "ResponseBudgetExceeded", "ServerSilent", "StreamTooLarge", "bounded"]
+           "EventTooLarge", "ResponseBudgetExceeded", "ServerSilent", "StreamTooLarge", "TooLarge",
+           "bounded"]
 
 
 def _read_timeout(request: httpx2.Request) -> float | None:

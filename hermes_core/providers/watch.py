@@ -27,17 +27,22 @@ class ResponseBudgetExceeded(httpx2.ReadTimeout):
     """The response outlived its whole-response budget, or a stream went idle (pings aside)."""
 
 
-class EventTooLarge(httpx2.RemoteProtocolError):
+class TooLarge(httpx2.RemoteProtocolError):
+    """A body cut by one of the watch's size caps: no API sends it, so the call maps it to a
+    retryable server error (one class, so a new cap is mapped where the others are)."""
+
+
+class EventTooLarge(TooLarge):
     """One event of a stream grew past :data:`MAX_EVENT_BYTES` before it ended: no API sends such
     an event, and the SDK would hold all of it (several times over) before parsing it."""
 
 
-class BodyTooLarge(httpx2.RemoteProtocolError):
+class BodyTooLarge(TooLarge):
     """A whole (non-stream) answer grew past :data:`MAX_BODY_BYTES`: the HTTP client holds all
     of it before the SDK parses it, so its size, not only its time, must be bounded."""
 
 
-class StreamTooLarge(httpx2.RemoteProtocolError):
+class StreamTooLarge(TooLarge):
     """A stream grew past its size limit (``llm.max_stream_bytes``, else :data:`MAX_STREAM_BYTES`):
     its events were each small, but a stream that should have ended runs on until its time
     budget, however many bytes (and billed tokens) that is."""

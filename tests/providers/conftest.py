@@ -352,11 +352,9 @@ def _packed(encoding: str, body: bytes) -> bytes:
     what it relays sends), with the codec the HTTP client decodes it with; skipped where that
     optional codec is not installed (the client then asks for neither)."""
     if encoding == "br":
-        brotli = pytest.importorskip("brotli", reason="brotli not installed (httpx2[brotli])")
-        return bytes(brotli.compress(body))
-    zstd = pytest.importorskip("backports.zstd", reason="zstd not installed (httpx2[zstd])")
+        return _compress("br", body)
     half = len(body) // 2
-    return bytes(zstd.compress(body[:half])) + bytes(zstd.compress(body[half:]))
+    return _compress("zstd", body[:half]) + _compress("zstd", body[half:])
 
 
 SECRET = "sk-test-SECRET-1234567890abcdef"

@@ -601,10 +601,5 @@ def test_a_stream_framed_as_a_lying_proxy_frames_it_is_read_whole(
     assert "你".encode() in b"".join(chunks)
     respx_mock.post(PROVIDERS[kind][2]).mock(side_effect=lambda r: httpx.Response(
         200, headers=SSE_HEADERS, content=b"".join(chunks) if mode == "complete"
-        else iter(chunks) if mode == "stream" else _achunks(chunks)))
+        else iter(chunks) if mode == "stream" else _async_chunks(chunks)))
     assert _run_mode(PROVIDERS[kind][0](kind), kind, mode) == "Héllo 你好"
-
-
-async def _achunks(chunks: list[bytes]) -> Any:
-    for c in chunks:
-        yield c
