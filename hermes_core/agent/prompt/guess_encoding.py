@@ -300,8 +300,8 @@ def _enough(text: str, codec: str) -> bool:
             and _letter_score(text, "cp1253")[1] <= GREEK_MAX_RANK)
     if codec == "cp1250":
         lowered = text.lower()
-        tabled, untabled = _central_letters()
-        return not tabled.isdisjoint(lowered) or _untabled_central_in_a_word(lowered, untabled)
+        return (not _central_letters()[0].isdisjoint(lowered)
+                or _untabled_central_in_a_word(lowered))
     return True
 
 
@@ -328,15 +328,21 @@ def _central_letters() -> tuple[frozenset[str], frozenset[str]]:
             frozenset(c for c in own if c not in ranks and number_in_cp1252(c)))
 
 
-def _untabled_central_in_a_word(lowered: str, letters: frozenset[str]) -> bool:
-    """One of ``letters`` (cp1250's own that no table lists: ľ) has an ASCII letter after it and
-    an ASCII letter or a word's start before it, as Slovak writes it ("veľmi", "ľudia"); bytes
-    of CJK characters put it beside other high bytes or at a word's end ("CHECKĽ°" for
-    "CHECK式", "=Ľü" for GBK "=键")."""
-    return any(c in letters and i + 1 < len(lowered) and lowered[i + 1].isascii()
-               and lowered[i + 1].isalpha()
-               and (i == 0 or not lowered[i - 1].isalpha() or lowered[i - 1].isascii())
-               for i, c in enumerate(lowered))
+@functools.cache
+def _untabled_before_ascii() -> re.Pattern[str]:
+    """cp1250's own letters no table lists (:func:`_central_letters`) before an ASCII letter."""
+    untabled = "".join(sorted(_central_letters()[1]))
+    return re.compile(f"[{untabled}](?=[A-Za-z])" if untabled else "(?!)")
+
+
+def _untabled_central_in_a_word(lowered: str) -> bool:
+    """One of cp1250's own letters that no table lists (ľ) has an ASCII letter after it and an
+    ASCII letter or a word's start before it, as Slovak writes it ("veľmi", "ľudia"); bytes of
+    CJK characters put it beside other high bytes or at a word's end ("CHECKĽ°" for "CHECK式",
+    "=Ľü" for GBK "=键"). A regular expression finds the few candidates (a long Western text
+    read as cp1250 has none), the letter before each is looked at here."""
+    return any(i == 0 or not lowered[i - 1].isalpha() or lowered[i - 1].isascii()
+               for i in (m.start() for m in _untabled_before_ascii().finditer(lowered)))
 
 
 @functools.cache
