@@ -127,7 +127,7 @@ def known_readings(word: str, letters: Ways, known: Set[str],
         i, head = stack.pop()
         budget -= 1
         if i == end:
-            found += [r for r in dict.fromkeys((head, head + "e")) if r in known and r not in found]
+            found += [r for r in (head, head + "e") if r in known and r not in found]
             if len(found) >= most:
                 del found[most:]
                 break

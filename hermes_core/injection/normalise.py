@@ -277,7 +277,7 @@ def _word_readings(word: str) -> tuple[str, str, str]:
     """A word of Greek letters (or Greek and Latin ones) read (by shape, by sound, as English),
     once a distinct word. By shape, unless some mix of its letters' readings is a word the rules
     read: then that mix (the sound reading is kept whole as a view of its own); the third is the
-    first such mix that the English rules read ("δε": "de", then "the"), else the first."""
+    longest such mix that the English rules read ("δε": "de", then "the"), else the first."""
     upper, _ = _confusable_tables()
     lower = word.translate(upper).casefold()
     shape, sound = _greek_tables()

@@ -288,9 +288,9 @@ def _enough(text: str, codec: str) -> bool:
     (:func:`_cyrillic_enough`); in cp1253, :data:`MIN_GREEK` Greek letters, a word of four or
     more, not in capitals, with its accent (KOI8-R read as cp1253 is "ΪΑΝΕΤΛΙ: ΛΥΠΙΤΨ"), and
     Greek's frequent letters (:data:`GREEK_MAX_RANK`);
-    in cp1250, a letter it writes that cp1252 cannot (ł, ą, ę, č, ě, ř, and Slovak ľ or
-    Hungarian ő, ű, which no frequency table lists): else the text is cp1252's ("été") or a
-    stray byte ("CafĂ" is a cut UTF-8 "é")."""
+    in cp1250, a letter it writes that cp1252 cannot (ł, ą, ę, č, ě, ř, and Slovak ľ, which no
+    frequency table lists, inside a word: :func:`_central_letters`): else the text is cp1252's
+    ("été") or a stray byte ("CafĂ" is a cut UTF-8 "é")."""
     if codec == "cp1251":
         return _cyrillic_enough(text)
     if codec == "cp1253":
@@ -300,9 +300,8 @@ def _enough(text: str, codec: str) -> bool:
             and _letter_score(text, "cp1253")[1] <= GREEK_MAX_RANK)
     if codec == "cp1250":
         lowered = text.lower()
-        tabled = _central_letters() & frozenset(_letter_ranks("cp1250"))
-        return (not tabled.isdisjoint(lowered)
-                or _untabled_central_in_a_word(lowered, _central_letters() - tabled))
+        return (not _central_letters()[0].isdisjoint(lowered)
+                or _untabled_central_in_a_word(lowered))
     return True
 
 
@@ -314,29 +313,36 @@ def _page_letters(codec: str) -> frozenset[str]:
 
 
 @functools.cache
-def _central_letters() -> frozenset[str]:
-    """Small letters cp1250 writes that cp1252 cannot, which its languages' tables list (ł, ą,
-    ę, ć, č, ě, ř) or whose byte cp1252 reads as a superscript or fraction (Slovak ľ is "¾"):
-    no Western reading holds one inside a word, so none competes. Not ő, ű (cp1252's õ, û, a
-    Western reading competes), ż ("¿qué"), nor a byte cp1252 lacks (ť: Big5 "行" is "Ťs")."""
+def _central_letters() -> tuple[frozenset[str], frozenset[str]]:
+    """Small letters cp1250 writes that cp1252 cannot: (those its languages' tables list: ł, ą,
+    ę, ć, č, ě, ř; the others whose byte cp1252 reads as a superscript or fraction: Slovak ľ is
+    "¾"). No Western reading holds one inside a word, so none competes. Not ő, ű (cp1252's õ,
+    û, a Western reading competes), ż ("¿qué"), nor a byte cp1252 lacks (ť: Big5 "行" is "Ťs")."""
     ranks = _letter_ranks("cp1250")
 
     def number_in_cp1252(letter: str) -> bool:
         western = letter.encode("cp1250").decode("cp1252", errors="replace")
         return unicodedata.category(western) == "No"
-    return frozenset(c for c in _page_letters("cp1250") - _page_letters("cp1252")
-                     if c.islower() and (c in ranks or number_in_cp1252(c)))
+    own = [c for c in _page_letters("cp1250") - _page_letters("cp1252") if c.islower()]
+    return (frozenset(c for c in own if c in ranks),
+            frozenset(c for c in own if c not in ranks and number_in_cp1252(c)))
 
 
-def _untabled_central_in_a_word(lowered: str, letters: frozenset[str]) -> bool:
-    """One of ``letters`` (cp1250's own that no table lists: ľ) has an ASCII letter after it and
-    an ASCII letter or a word's start before it, as Slovak writes it ("veľmi", "ľudia"); bytes
-    of CJK characters put it beside other high bytes or at a word's end ("CHECKĽ°" for
-    "CHECK式", "=Ľü" for GBK "=键")."""
-    return any(c in letters and i + 1 < len(lowered) and lowered[i + 1].isascii()
-               and lowered[i + 1].isalpha()
-               and (i == 0 or not lowered[i - 1].isalpha() or lowered[i - 1].isascii())
-               for i, c in enumerate(lowered))
+@functools.cache
+def _untabled_before_ascii() -> re.Pattern[str]:
+    """cp1250's own letters no table lists (:func:`_central_letters`) before an ASCII letter."""
+    untabled = "".join(sorted(_central_letters()[1]))
+    return re.compile(f"[{untabled}](?=[A-Za-z])" if untabled else "(?!)")
+
+
+def _untabled_central_in_a_word(lowered: str) -> bool:
+    """One of cp1250's own letters that no table lists (ľ) has an ASCII letter after it and an
+    ASCII letter or a word's start before it, as Slovak writes it ("veľmi", "ľudia"); bytes of
+    CJK characters put it beside other high bytes or at a word's end ("CHECKĽ°" for "CHECK式",
+    "=Ľü" for GBK "=键"). A regular expression finds the few candidates (a long Western text
+    read as cp1250 has none), the letter before each is looked at here."""
+    return any(i == 0 or not lowered[i - 1].isalpha() or lowered[i - 1].isascii()
+               for i in (m.start() for m in _untabled_before_ascii().finditer(lowered)))
 
 
 @functools.cache
@@ -381,12 +387,11 @@ def one_language_writes(text: str, codec: str) -> bool:
     among those ``codec`` writes, letters no table lists aside: Russian "Офис" (ф aside) is;
     GBK "螨虫" read as cp1251 "тэіж" mixes Ukrainian і with letters Ukrainian's table lacks
     (ж)."""
-    tables = _table_sets(codec)
-    listed = frozenset().union(*tables)
+    tables, listed = _table_sets(codec), _letter_ranks(codec).keys()
     for word in _LETTERS.findall(text.lower()):
         if word.isascii():
             continue
-        letters = set(word) & listed   # a letter no table lists (ф, ś, ľ) tells no language
+        letters = listed & set(word)   # a letter no table lists (ф, ś, ľ) tells no language
         if not any(letters <= table for table in tables):
             return False
     return True
