@@ -243,4 +243,6 @@ def updated_index(index: BM25Index, skills: Sequence[Skill], cache: TermsCache,
         cache.save(memo, derive, new.parts.terms)
     elif state.save(new, memo, derive):
         cache.drop()   # the index file holds every term and key: a token file would hold them twice
+    else:
+        cache.release()   # neither written: the token file read is let go, kept on disk
     return new

@@ -178,15 +178,16 @@ class TermsCache:
     read or written. No cache folder: both do nothing.
 
     The memo holds the read file weakly (``TokenMemo.adopt_stored``); this cache owns it until
-    the next :meth:`save` or :meth:`drop`, by when the refresh that loaded it has asked for its
-    catalog's terms: the entries still pending then are of skills dropped or edited meanwhile,
-    forgotten with the file's bytes rather than made to be left out of the next file."""
+    the next :meth:`save`, :meth:`release` or :meth:`drop`, by when the refresh that loaded it
+    has asked for its catalog's terms: the entries still pending then are of skills dropped or
+    edited meanwhile, forgotten with the file's bytes rather than made to be left out of the
+    next file."""
 
     def __init__(self, cache_dir: str | os.PathLike[str] | None, min_new: int = MIN_NEW) -> None:
         self.path = None if cache_dir is None else terms_path(cache_dir)
         self.min_new = min_new
         self._tally = RewriteTally()
-        self._read: StoredTerms | None = None   # what load adopted, owned until save or drop
+        self._read: StoredTerms | None = None   # what load adopted, owned until save, release or drop
         self._lock = threading.Lock()
 
     def load(self, memo: TokenMemo, derive: Derive) -> None:
@@ -225,6 +226,12 @@ class TermsCache:
             entries = [(k, t) for k, t in memo.entries(derive) if id(t) in held]
             self._tally.wrote(len(entries), memo.derived)
             return save_terms(self.path, derive, entries)
+
+    def release(self) -> None:
+        """Let go of the file :meth:`load` read, neither writing nor removing it: the refresh
+        asked for its terms, and neither file was due to be written (``bm25_store``)."""
+        with self._lock:
+            self._read = None
 
     def drop(self) -> bool:
         """Remove the file when another holds its terms (``bm25_store``'s index file): only one

@@ -5,6 +5,7 @@ to a build from scratch to the bit."""
 from __future__ import annotations
 
 import dataclasses
+import gc
 import logging
 import random
 from collections.abc import Callable
@@ -264,6 +265,24 @@ def test_the_terms_are_stored_once_and_an_older_token_file_beside_the_index_is_r
     assert memo.derived == 0                                            # the older file was adopted
     assert index_path(tmp_path).exists() and not terms_path(tmp_path).exists()
     assert load_parts(index_path(tmp_path), skill_terms) is not None
+
+
+def test_a_token_file_read_by_a_build_too_small_to_write_the_index_file_is_let_go(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # with an index-file cache not yet due (a new full build under its ``min_new``), neither file
+    # was saved nor the token file dropped, so the token cache kept the file it read: its bytes,
+    # and the memo's entries of skills the catalog no longer holds, stayed for the process's life
+    from hermes_core.retrieval import bm25 as bm25_mod
+    monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())
+    updated_index(BM25Index(), CATALOG, TermsCache(tmp_path, min_new=1), IndexCache(None))
+    memo = TokenMemo()
+    monkeypatch.setattr(bm25_mod, "_MEMO", memo)                        # the next start
+    cache, state = TermsCache(tmp_path), IndexCache(tmp_path, min_new=64)
+    idx = updated_index(BM25Index(), CATALOG[:1], cache, state)
+    gc.collect()
+    assert memo.derived == 0 and len(memo) == 1                         # the dropped three let go
+    assert [s.name for s in idx.parts.skills] == [CATALOG[0].name]
+    assert terms_path(tmp_path).exists() and not index_path(tmp_path).exists()
 
 
 def test_a_token_file_left_by_a_crash_after_the_index_was_written_is_removed_at_the_next_start(

@@ -162,15 +162,12 @@ def _clear_low(conn: sqlite3.Connection, rowid: int) -> None:
     that passage is the owner's, and taking it out lost the owner's words until it was
     re-derived. Another index row there (the planted session's, as an older heal indexed it
     there) goes, and the owner, whose passage it had replaced, is noted to be re-derived."""
-    owner = (-(rowid + 1)) // passages.MAX_PASSAGES
-    if rowid < 0 and conn.execute(
-            f"SELECT 1 FROM {TABLE} f, sessions s WHERE f.rowid = ? AND s.rowid = ?"
-            " AND f.session_id = s.session_id", (rowid, owner)).fetchone() is not None:
+    if passages.owners_passage(conn, TABLE, rowid):
         return
     passages.remove(conn, TABLE, rowid)    # at 0, its passages too
     if rowid < 0:
         conn.execute("INSERT OR IGNORE INTO index_drift SELECT rowid FROM sessions"
-                     " WHERE rowid = ?", (owner,))
+                     " WHERE rowid = ?", ((-(rowid + 1)) // passages.MAX_PASSAGES,))
 
 
 def indexed(conn: sqlite3.Connection, rowid: int) -> None:

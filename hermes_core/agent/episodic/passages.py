@@ -98,6 +98,18 @@ def remove(conn: sqlite3.Connection, table: str, rowid: int) -> None:
     _add(conn, table, -cur.rowcount)
 
 
+def owners_passage(conn: sqlite3.Connection, table: str, rowid: int) -> bool:
+    """Whether ``table``'s row at ``rowid`` is a passage of the session owning that rowid (by
+    :data:`NOTE_TRIGGER_SQL`'s arithmetic; it names that session). Below rowid 1 another tool
+    may plant a session at such a rowid: taking the planted one out of an index must leave the
+    owner's passage there, or the owner loses those words."""
+    if rowid >= 0:
+        return False
+    owner = (-(rowid + 1)) // MAX_PASSAGES
+    return conn.execute(f"SELECT 1 FROM {table} f, sessions s WHERE f.rowid = ? AND s.rowid = ?"
+                        " AND f.session_id = s.session_id", (rowid, owner)).fetchone() is not None
+
+
 def insert(conn: sqlite3.Connection, table: str, row: Row) -> None:
     """Index one session as its passages (any rows left at its rowids first removed: a session
     deleted outside hermes-core leaves its rows, and SQLite hands its rowid on)."""

@@ -142,8 +142,10 @@ def unindex(conn: sqlite3.Connection, rowid: int) -> None:
 
     Why: the new index holds a copy of every row up to its cursor, and a re-index can wait
     several opens (``OPEN_ROWS``); a forget or a key rewrite must not leave the text there
-    until the next batch's catch-up."""
-    if _pending(conn):
+    until the next batch's catch-up. Below rowid 1 (a session another tool planted), the row
+    there may be a passage of the session owning that rowid, which stays (``drift.unindex``'s
+    rule, :func:`.passages.owners_passage`)."""
+    if _pending(conn) and not passages.owners_passage(conn, NEXT, rowid):
         passages.remove(conn, NEXT, rowid)
 
 
@@ -298,9 +300,16 @@ def _batch(conn: sqlite3.Connection, cut: Callable[[str, str], Segmented],
 
 def _catch_up(conn: sqlite3.Connection, cut: Callable[[str, str], Segmented],
               cursor: int) -> None:
-    """Rows written since the last batch, up to the cursor, re-derived in the new index."""
+    """Rows written since the last batch, up to the cursor, re-derived in the new index.
+
+    A rowid below 1 holding a passage of the session owning it (a session planted there by
+    another tool, then forgotten, rewritten or moved by ``drift.rehome``) keeps that passage, as
+    ``drift.unindex`` keeps it in the searched index: the owner's words stay, and a planted
+    session still there is moved and indexed at its new rowid by the heal after the swap."""
     dirty = [r[0] for r in conn.execute("SELECT id FROM reindex_dirty ORDER BY id")]
     for rowid in dirty:
+        if passages.owners_passage(conn, NEXT, rowid):
+            continue
         passages.remove(conn, NEXT, rowid)
         if rowid > cursor:
             continue          # a later batch reads it as it is then

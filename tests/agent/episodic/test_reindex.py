@@ -659,3 +659,49 @@ def test_sessions_another_tool_wrote_at_rowids_below_one_past_2_53_or_after_a_ga
         assert store.stats()["index_in_sync"]
     with SessionStore(path) as store:
         assert store.reindexed == 0
+
+
+@pytest.mark.parametrize("how", ["forget", "rewrite", "move"])
+def test_a_session_below_rowid_one_leaving_mid_re_index_keeps_the_passage_owning_its_rowid(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    """With the re-index past a long session, another tool plants a session at the rowid of that
+    session's last passage in the half-built index. Forgetting the planted one, rewriting it to
+    take a key out, or an open moving it (``drift.rehome``) took the index row at its rowid out
+    of the new index: the long session's passage, whose words no search found after the swap."""
+    path = tmp_path / "sessions.db"
+    records = [SessionRecord("long", _words("l") + " zebraword", (), AT)]
+    records += [SessionRecord(f"s{i}", _summary(i), (), AT + i) for i in range(100)]
+    with SessionStore(path, segment=_old, segment_id=OLD) as store:
+        store.upsert_many(records)
+    monkeypatch.setattr(reindex, "BATCH_ROWS", 10)
+    monkeypatch.setattr(reindex, "OPEN_ROWS", 30)
+    with SessionStore(path, segment=_new, segment_id=NEW) as store:
+        conn = store.connection
+        owner = conn.execute("SELECT rowid FROM sessions WHERE session_id = 'long'").fetchone()[0]
+        assert reindex.read_cursor(conn, "reindex_cursor") > owner
+        low = conn.execute(f"SELECT MIN(rowid) FROM {reindex.NEXT}").fetchone()[0]
+        assert low < 0 and (-(low + 1)) // passages.MAX_PASSAGES == owner
+        conn.execute("INSERT INTO sessions(rowid, memory_id, session_id, summary, tags, created_at,"
+                     " relevance_score, content_hash, source, message_count) VALUES"
+                     " (?, 'm', 'planted', 'planted kites', '', 1.0, 1.0, 'h', 'manual', 0)",
+                     (low,))
+        if how == "forget":
+            assert store.delete("planted")
+        elif how == "rewrite":
+            assert store.rewrite_holding({"k": "kites"}, lambda r: replace(
+                r, summary=r.summary.replace("kites", "[gone]"))) == 1
+    if how == "move":
+        with SessionStore(path, segment=_new, segment_id=NEW) as store:
+            assert store.connection.execute("SELECT 1 FROM sessions WHERE rowid < 1").fetchone() is None
+    with sqlite3.connect(str(path)) as conn:
+        assert conn.execute(f"SELECT session_id FROM {reindex.NEXT} WHERE rowid = ?",
+                            (low,)).fetchone() == ("long",)
+    while True:
+        with SessionStore(path, segment=_new, segment_id=NEW) as store:
+            if store.reindexed == 0:
+                break
+    with SessionStore(path, segment=_new, segment_id=NEW) as store:
+        assert [h.session_id for h in store.search('"xzebraword"', 3)] == ["long"]
+        kept = ["planted"] if how == "move" else []
+        assert [h.session_id for h in store.search('"xkites"', 3)] == kept
+        assert store.stats()["index_in_sync"]
