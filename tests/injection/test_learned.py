@@ -249,6 +249,22 @@ def test_the_model_records_the_training_texts_it_was_made_from(
     assert meta["dev_cv"]["benign_blocked"] <= meta["max_dev_benign"]
 
 
+def test_a_changed_personas_file_no_longer_matches_the_shipped_scorers_record(
+        load_script: Callable[..., ModuleType], tmp_path: Path) -> None:
+    # the personas bound the instructions threshold (persona_floor), so the record the model keeps
+    # of what it was made from must go stale when they change and the model is not refit
+    train = load_script(DATA / "train_scorer.py")
+    meta = json.loads(LearnedScorer.from_file(MODEL).meta)
+    assert meta["inputs_sha256"] == train.inputs_sha256()
+    changed = tmp_path / "third_party_personas.jsonl"
+    row = {"id": "p-extra", "group": "p-extra", "split": "dev", "label": "benign",
+           "location": "context", "kind": "persona", "lang": "en",
+           "text": "You are a careful editor who answers in short sentences."}
+    changed.write_bytes(train.PERSONAS.read_bytes() + (json.dumps(row) + "\n").encode())
+    train.PERSONAS = changed
+    assert meta["inputs_sha256"] != train.inputs_sha256()
+
+
 def test_the_instructions_threshold_blocks_under_the_persona_limit_of_the_dev_role_prompts(
         load_script: Callable[..., ModuleType]) -> None:
     # a SOUL.md or HERMES.md holds role prompts; a retrain whose dev plateau ended at 0.80 blocked

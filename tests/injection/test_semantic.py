@@ -317,7 +317,7 @@ def test_the_stage_records_the_training_texts_and_its_dev_cv(
     assert stage is not None
     meta = json.loads(stage.meta)
     assert meta["inputs_sha256"] == train.inputs_sha256(semantic=True)
-    assert meta["inputs_sha256"] != train.inputs_sha256()   # the personas train this stage only
+    assert meta["inputs_sha256"] != train.inputs_sha256()   # the personas train this stage, bound the other
     assert meta["dev_cv"]["benign_blocked"] <= meta["max_dev_benign"]
     # beyond the rules' own blocks, fewer dev personas blocked than the hashing scorer alone
     # blocks in the same folds, or none where it blocks none beyond them

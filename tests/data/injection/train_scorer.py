@@ -136,14 +136,17 @@ def training_rows(semantic: bool = False) -> list[dict[str, str]]:
 
 
 def inputs_sha256(semantic: bool = False) -> str:
-    """The training texts' digest: both corpus files as bytes, then the train-only texts (and
-    for the e5 stage, then its personas file)."""
+    """The training texts' digest: both corpus files as bytes, then the train-only texts, then
+    the personas file. The e5 stage is fitted on the personas; the hashing scorer is not, but its
+    instructions threshold is bounded by them (``persona_floor``), so a change there needs its
+    refit too. A marker tells the two uses apart, so the two stages' digests differ."""
     h = hashlib.sha256()
     for path in (OWN, THIRD):
         h.update(path.read_bytes())
     h.update(json.dumps(TRAIN_BENIGN, ensure_ascii=False).encode("utf-8"))
-    if semantic:
-        h.update(PERSONAS.read_bytes())
+    if not semantic:
+        h.update(b"\0persona floor\0")
+    h.update(PERSONAS.read_bytes())
     return h.hexdigest()
 
 
