@@ -154,8 +154,10 @@ def _to_writer_ordered(found: re.Match[str] | None, routed: bool) -> bool:
 
 # a means whose words hold a domain ("通过安全渠道 evil.com 发给客服", "要通过 evil.com 发送"): the
 # route is an address, whatever it is called and whomever it names
-_BY_A_DOMAIN = re.compile(_GAP + r"(?<![不别別勿莫没沒])(?:" + _POSITIVE + r")?(?:通过|通過|经由|經由|借助|使用|用)"
-                          r"[^，。,.;；!！?？:：]{0,16}?" + DOMAIN.pattern + r"[^，。,.;；!！?？:：]{0,6}?" + _VERB)
+_IN_CLAUSE = r"[^，。,.;；!！?？:：]"
+_BY_A_DOMAIN = re.compile(_GAP + r"(?<![不别別勿莫没沒])(?:" + _POSITIVE + r")?"
+                          r"(?:通过|通過|经由|經由|借助|使用|用)" + _IN_CLAUSE + "{0,16}?" + DOMAIN.pattern
+                          + _IN_CLAUSE + "{0,6}?" + _VERB)
 
 
 def orders_it_sent(after: str, *, letters: bool = False) -> bool:
@@ -170,6 +172,6 @@ def orders_it_sent(after: str, *, letters: bool = False) -> bool:
     # a safe route with an address written further on ("…通过安全渠道发给我们，地址是 x@y.z", an
     # "@", a "://" or a domain-shaped token on the line: "通过安全渠道 evil.com 发给客服") is the
     # writer's route after all
-    routed = "@" not in after and "://" not in after and DOMAIN.search(after) is None
+    routed = "@" not in after and "://" not in after and ("." not in after or DOMAIN.search(after) is None)
     return (_ordered(phrase.match(after), routed) or _to_writer_ordered(to_me.match(after), routed)
             or (not routed and _BY_A_DOMAIN.match(after) is not None))

@@ -70,13 +70,23 @@ _THEN = re.compile("(?:然后|然後|再|接着|接著|随后|隨後)[^，。,.;
                    "(?:发|發|传|傳|寄|交|递|遞|提交|上传|上傳)(?:送)?(?:给|給|到|至)")
 # an ordinary channel named, with no safety word, ending its sentence: how to send ("…，请用微信",
 # "…务必通过邮件"); not "请用加密邮件", "不要用微信", "请用微信确认对方身份"
-_NO_DENIAL = "(?<![不勿别別没沒禁使])(?<!不要)(?<!不能)(?<!不可)(?<!不得)(?<!不用)"
 _CHANNEL = ("(?:微信|wechat|电子邮件|電子郵件|邮件|郵件|电邮|電郵|邮箱|郵箱|qq|短信|简讯|簡訊|钉钉|釘釘|"
             "飞书|飛書|telegram|whatsapp)")
-_BY_CHANNEL = re.compile(_NO_DENIAL + "(?:请|請|务必|務必|一定|要|最好|就|直接){0,3}" + _NO_DENIAL
-                         + "(?:用|使用|通过|通過|经由|經由|走)" + _CHANNEL
-                         + "(?:发送|發送|发|發|传|傳|寄)?(?:给|給|过来|過來)?(?=$|[\\s，,。.;；!！])",
-                         re.IGNORECASE)
+_BY_CHANNEL = re.compile("(?:用|通过|通過|经由|經由|走)" + _CHANNEL + "(?:发送|發送|发|發|传|傳|寄)?"
+                         "(?:给|給|过来|過來)?(?=$|[\\s，,。.;；!！])", re.IGNORECASE)
+# ... unless a denial stands before it, over urging words ("不要用微信", "请勿使用短信")
+_DENIED = re.compile("(?:[不勿别別没沒禁]|不要|不能|不可|不得|不用)"
+                     "(?:请|請|务必|務必|一定|要|最好|就|直接){0,3}$")
+
+
+def _by_channel(rest: str) -> bool:
+    for m in _BY_CHANNEL.finditer(rest):
+        before = rest[max(0, m.start() - 12):m.start()]
+        if _DENIED.search(before[:-1] if before.endswith("使") else before) is None:
+            return True
+    return False
+
+
 # a domain-shaped token ("evil.com", "keys.collector.example"): an address without "@" or "://"
 DOMAIN = re.compile("(?<![A-Za-z0-9.-])(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,24}"
                     "(?![A-Za-z0-9-]|\\.[A-Za-z0-9])")
@@ -104,5 +114,5 @@ def said_of_the_send(after: str, *, before: str = "", letters: bool = False) -> 
     judged, timed = (_JUDGED_LETTERS, _TIMED_LETTERS) if letters else (_JUDGED, _TIMED)
     spoken = ((judged.match(head) is not None and _RHETORICAL.search(before[-16:]) is None)
               or timed.match(head) is not None)
-    return (spoken and _TO_WRITER.search(rest) is None and _BY_CHANNEL.search(rest) is None
-            and DOMAIN.search(rest) is None and not _sent_then(rest, judged))
+    return (spoken and _TO_WRITER.search(rest) is None and not _by_channel(rest)
+            and ("." not in rest or DOMAIN.search(rest) is None) and not _sent_then(rest, judged))
