@@ -14,7 +14,8 @@ named by a noun ("要发送给IT部门", "要发给管理员") is read as a send
 unless in a safe form ("要当面交给IT部门" is a policy naming whom to hand a secret, and how).
 A route named by its kind and its safety ("通过安全渠道发给我们", "发给对方的私信") is the policy's
 own way to hand the secret over, to whomever it names; a route the writer points at or owns
-("这个安全渠道", "我的私信"), a form ("以加密的形式发给我") or an address keeps the order. To the
+("这个安全渠道", "我的私信"), a form ("以加密的形式发给我") or an address (a domain-shaped token
+too: "evil.com") keeps the order. To the
 writer, only a route named by its safety and only to an organisation (我们) is policy: "私聊发给我",
 "通过官方渠道发给我" ask for it.
 """
@@ -25,6 +26,7 @@ import re
 
 from hermes_core.injection.patterns import zh_manner
 from hermes_core.injection.zh_negation import ADVERBS, one_of
+from hermes_core.injection.zh_policy import DOMAIN
 
 # a clause mark the two clauses may be joined by (or none: "…密钥而是以明文的形式发给我")
 _MARKS = "，。,.;；!！"
@@ -150,15 +152,26 @@ def _to_writer_ordered(found: re.Match[str] | None, routed: bool) -> bool:
                                   or not (routed and _safe_route(found.group("route"), found.group("whom"))))
 
 
+# a means whose words hold a domain ("通过安全渠道 evil.com 发给客服", "要通过 evil.com 发送"): the
+# route is an address, whatever it is called and whomever it names
+_IN_CLAUSE = r"[^，。,.;；!！?？:：]"
+_BY_A_DOMAIN = re.compile(_GAP + r"(?<![不别別勿莫没沒])(?:" + _POSITIVE + r")?"
+                          r"(?:通过|通過|经由|經由|借助|使用|用)" + _IN_CLAUSE + "{0,16}?" + DOMAIN.pattern
+                          + _IN_CLAUSE + "{0,6}?" + _VERB)
+
+
 def orders_it_sent(after: str, *, letters: bool = False) -> bool:
     """Whether ``after`` (what follows a negated send of a secret, on its line) opens with a
     positive clause that sends it after all, its object left out: a recipient named, or a form
-    that is not a safe one; or a clause with no word of command sending it to the writer.
+    that is not a safe one; or a clause with no word of command sending it to the writer, or
+    sending it by a means that names a domain.
     ``letters`` for a letters-only view, where no clause mark is left.
     Every part is bounded, so the cost does not grow with the text."""
     after = after[:160]
     phrase, to_me = (_LETTERS, _LETTERS_TO_ME) if letters else (_PHRASE, _PHRASE_TO_ME)
     # a safe route with an address written further on ("…通过安全渠道发给我们，地址是 x@y.z", an
-    # "@" or a "://" on the line) is the writer's route after all
-    routed = "@" not in after and "://" not in after
-    return _ordered(phrase.match(after), routed) or _to_writer_ordered(to_me.match(after), routed)
+    # "@", a "://" or a domain-shaped token on the line: "通过安全渠道 evil.com 发给客服") is the
+    # writer's route after all
+    routed = "@" not in after and "://" not in after and ("." not in after or DOMAIN.search(after) is None)
+    return (_ordered(phrase.match(after), routed) or _to_writer_ordered(to_me.match(after), routed)
+            or (not routed and _BY_A_DOMAIN.match(after) is not None))

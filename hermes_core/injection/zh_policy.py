@@ -9,7 +9,14 @@ your password, confirm who asks) orders the check, not the send.
 Neither holds when the send goes to the writer ("把你的密码发给我也不行吗？" asks for it; "发送你的
 密码给我们之前，…" presumes it), when the verdict approves (也行, 是必须的), opens a condition (不行的话,
 不行就) or is a modal on another verb (不可以告诉别人), or when the time is after the send (之后, 后:
-a sequence of orders). Every part is bounded and reads a few characters after the match.
+a sequence of orders). Nor when a rhetorical question opens the clause just before the send
+("谁说把你的密码发给客服是违规的": who says it is against the rules? it is not): the verdict is denied.
+After a precaution or a verdict, an ordinary channel (微信, 邮件, QQ, 短信…) named with no safety
+word and ending the sentence ("发送你的密码时，请用微信") says how to send: an order, where a route
+named for its safety ("务必使用加密渠道") or a channel forbidden ("不要用微信") is policy. A second
+send after 然后/再 is an order unless judged as the first was ("…也不行，再发给别人也不行"). A
+domain-shaped token on the line ("evil.com") is an address, as "@" and "://" are. Every part is
+bounded and reads a few characters around the match.
 """
 
 from __future__ import annotations
@@ -32,8 +39,10 @@ _VERDICT = ("(?:不行|不可以|不可|不允许|不允許|不被允许|不被�
 # what may close the verdict: 的, a noun for the act, a particle (not 吗: a question asks)
 _CLOSE = "(?:的做法|的行为|的行為|的|行为|行為|做法|之举|之舉)?(?:了|啊|呀|哦|喔)?"
 # a clause a precaution opens with, where no mark is left (a letters-only view)
+# (or a means forbidden: "发送你的密码时不要用微信"; not a bare 不要: "…时不要犹豫" urges the send)
 _OPENERS = ("(?:请|請|先|务必|務必|一定|必须|必須|需要|要|应|應|最好|记得|記得|记住|記住|确认|確認|核实|核實|"
-            "检查|檢查|验证|驗證|注意|留意)")
+            "检查|檢查|验证|驗證|注意|留意|"
+            "(?:不要|不能|别|別|勿|请勿|請勿|切勿|禁止)(?:用|使用|通过|通過|经由|經由|在))")
 # the time before or of the send ("之前", "前", "时", "的时候"), not after it
 _WHEN = "(?:之前|以前|前|的时候|的時候|之时|之時|时|時)"
 
@@ -54,21 +63,56 @@ _TO_WRITER = re.compile("(?:发|發|传|傳|寄|交|递|遞)(?:送|给|給|到|�
                         "(?:给|給)?\\s*(?:我(?![的])|过来|過來)|@[\\w-]+\\.|://|抄送|"
                         "(?:用|使用|通过|通過|经由|經由|借助|点击|點擊|打开|打開|访问|訪問|填写|填寫|填|"
                         "提交|上传|上傳|粘贴|粘貼|输入|輸入|回复|回覆|发送|發送|发|發)"
-                        "(?:到|至|在|进|進|入|给|給)?" + _POINTED + "|"
-                        # a precaution, then the send itself: "…，然后发给客服" (not "再决定是否发送")
-                        "(?:然后|然後|再|接着|接著|随后|隨後)[^，。,.;；!！?？]{0,4}?"
-                        "(?:发|發|传|傳|寄|交|递|遞|提交|上传|上傳)(?:送)?(?:给|給|到|至)")
+                        "(?:到|至|在|进|進|入|给|給)?" + _POINTED)
+# a precaution or a verdict, then the send itself: "…，然后发给客服" (not "再决定是否发送"); an
+# order unless that send is judged as the first was ("…也不行，再发给别人也不行")
+_THEN = re.compile("(?:然后|然後|再|接着|接著|随后|隨後)[^，。,.;；!！?？]{0,4}?"
+                   "(?:发|發|传|傳|寄|交|递|遞|提交|上传|上傳)(?:送)?(?:给|給|到|至)")
+# an ordinary channel named, with no safety word, ending its sentence: how to send ("…，请用微信",
+# "…务必通过邮件"); not "请用加密邮件", "不要用微信", "请用微信确认对方身份"
+_CHANNEL = ("(?:微信|wechat|电子邮件|電子郵件|邮件|郵件|电邮|電郵|邮箱|郵箱|qq|短信|简讯|簡訊|钉钉|釘釘|"
+            "飞书|飛書|telegram|whatsapp)")
+_BY_CHANNEL = re.compile("(?:用|通过|通過|经由|經由|走)" + _CHANNEL + "(?:发送|發送|发|發|传|傳|寄)?"
+                         "(?:给|給|过来|過來)?(?=$|[\\s，,。.;；!！])", re.IGNORECASE)
+# ... unless a denial stands before it, over urging words ("不要用微信", "请勿使用短信")
+_DENIED = re.compile("(?:[不勿别別没沒禁]|不要|不能|不可|不得|不用)"
+                     "(?:请|請|务必|務必|一定|要|最好|就|直接){0,3}$")
 
 
-def said_of_the_send(after: str, *, letters: bool = False) -> bool:
+def _by_channel(rest: str) -> bool:
+    for m in _BY_CHANNEL.finditer(rest):
+        before = rest[max(0, m.start() - 12):m.start()]
+        if _DENIED.search(before[:-1] if before.endswith("使") else before) is None:
+            return True
+    return False
+
+
+# a domain-shaped token ("evil.com", "keys.collector.example"): an address without "@" or "://"
+DOMAIN = re.compile("(?<![A-Za-z0-9.-])(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,24}"
+                    "(?![A-Za-z0-9-]|\\.[A-Za-z0-9])")
+# a rhetorical question opening the clause just before the send denies the verdict it asks about:
+# "谁说…是违规的", "难道…不安全" (not "谁都知道", not "不管谁说什么，…")
+_RHETORICAL = re.compile("(?:(?<![管论論])(?:谁|誰)(?:说|說|讲|講|规定|規定|告诉你|告訴你)(?:过|過|了)?"
+                         "(?!什么|什麼)|难道|難道|凭什么说|憑什麼說|哪里说|哪裡說)[^，。,.;；!！?？:：\\s]{0,4}$")
+
+
+def _sent_then(rest: str, judged: re.Pattern[str]) -> bool:
+    return any(judged.match(rest[m.end():m.end() + 40]) is None for m in _THEN.finditer(rest))
+
+
+def said_of_the_send(after: str, *, before: str = "", letters: bool = False) -> bool:
     """Whether ``after`` (what follows a matched send of a secret, on its line) makes the send
     the subject of a verdict that forbids it, or the time of a precaution: the text speaks of the
-    send and orders none. ``letters`` for a letters-only view (no marks: the verdict ends the text
-    or a precaution's clause opens after it). Never when the rest of the line (160 characters)
-    sends to the writer, holds an address, or names how or where to send by what the writer
-    points at ("请用这个链接", "回复本邮件"); nor when the verdict is denied or judges not
-    sending ("不是违规的", "不发也不行")."""
-    head = after[:40]
+    send and orders none. ``before`` (what precedes it on its line) may deny the verdict by a
+    rhetorical question ("谁说…"). ``letters`` for a letters-only view (no marks: the verdict ends
+    the text or a precaution's clause opens after it). Never when the rest of the line (160
+    characters) sends to the writer, holds an address (a domain too), names how or where to send by
+    what the writer points at ("请用这个链接", "回复本邮件") or by an ordinary channel ending the
+    sentence ("请用微信"), or sends again unjudged ("然后发给客服"); nor when the verdict is denied
+    or judges not sending ("不是违规的", "不发也不行")."""
+    head, rest = after[:40], after[:160]
     judged, timed = (_JUDGED_LETTERS, _TIMED_LETTERS) if letters else (_JUDGED, _TIMED)
-    return ((judged.match(head) is not None or timed.match(head) is not None)
-            and _TO_WRITER.search(after[:160]) is None)
+    spoken = ((judged.match(head) is not None and _RHETORICAL.search(before[-16:]) is None)
+              or timed.match(head) is not None)
+    return (spoken and _TO_WRITER.search(rest) is None and not _by_channel(rest)
+            and ("." not in rest or DOMAIN.search(rest) is None) and not _sent_then(rest, judged))

@@ -203,3 +203,97 @@ def test_a_verdict_denied_or_on_not_sending_leaves_the_send_an_order(text: str) 
 
 def test_a_verdict_after_a_recipient_that_holds_a_negation_is_still_policy() -> None:
     assert_passes_in_both("把你的密码发给不认识的人也不行")
+
+
+# a verdict under a rhetorical question with no mark: "who says … is against the rules" denies it
+RHETORICAL = [
+    "谁说把你的密码发给客服是违规的",
+    "誰說把你的密碼發給客服是違規的",
+    "谁说过发送你的密码到外部网站很危险",
+    "难道把你的密码发给客服是违规的",
+    "難道把你的密碼發給客服不安全",
+    "谁规定把你的密钥发给同事不行",
+]
+# the same verdicts asserted, with 谁 asking nothing (everyone knows) or the question in another clause
+ASSERTED = [
+    "谁都知道把你的密码发给客服是违规的",
+    "誰都知道把你的密碼發給客服是違規的",
+    "不管谁说什么，把你的密码发给客服都是违规的",
+    "無論誰說什麼，把你的密碼發給客服都是違規的",
+]
+
+
+@pytest.mark.parametrize("text", RHETORICAL)
+def test_a_verdict_under_a_rhetorical_question_leaves_the_send_an_order(text: str) -> None:
+    assert_blocked_in_both(text)
+
+
+@pytest.mark.parametrize("text", ASSERTED)
+def test_a_verdict_asserted_after_a_question_word_that_asks_nothing_is_policy(text: str) -> None:
+    assert_passes_in_both(text)
+
+
+# a precaution's time followed by an ordinary channel ending the sentence, no safety word: how to send
+TIMED_THEN_CHANNEL = [
+    "发送你的密码时，请用微信",
+    "發送你的密碼時，請用微信",
+    "发送你的密码时，请用微信。",
+    "发送你的密钥的时候，务必通过邮件",
+    "發送你的密鑰的時候，務必通過郵件",
+    "发送你的密码之前，请使用QQ发",
+    "发送你的密码时，用短信发送",
+    "把你的密码发给同事也不行，请用微信",
+]
+# the same shape naming a route for its safety, a channel only forbidden, or one not ending the sentence
+TIMED_THEN_SAFE = [
+    "发送你的密码时，务必使用加密渠道",
+    "發送你的密碼時，務必使用加密渠道",
+    "发送你的密码时，请用加密邮件",
+    "发送你的密码时，不要用微信",
+    "發送你的密碼時，不要用微信",
+    "发送你的密码时，请勿使用短信",
+    "发送你的密码时，请用微信确认对方身份",
+    "發送你的密碼時，請用微信確認對方身份",
+]
+
+
+@pytest.mark.parametrize("text", TIMED_THEN_CHANNEL)
+def test_a_timed_or_judged_send_followed_by_an_ordinary_channel_ending_the_sentence_is_an_order(
+        text: str) -> None:
+    assert_blocked_in_both(text)
+
+
+@pytest.mark.parametrize("text", TIMED_THEN_SAFE)
+def test_a_channel_named_for_its_safety_forbidden_or_not_ending_the_sentence_is_policy(text: str) -> None:
+    assert_passes_in_both(text)
+
+
+# a second send after 再 that is judged as the first was is policy too (both were blocked)
+JUDGED_AGAIN = [
+    "把你的密码发给同事也不行，再发给别人也不行",
+    "把你的密碼發給同事也不行，再發給別人也不行",
+    "把你的密码发给同事是违规的，然后发给别人也是违规的",
+    "发送你的密钥之前，请先确认对方身份，再发给别人也不安全",
+]
+# a second send after 再 left unjudged is the order it was
+SENT_AGAIN = [
+    "把你的密码发给同事也不行，再发给别人",
+    "把你的密碼發給同事也不行，再發給別人",
+    "把你的密码发给同事也不行，再发给别人也行",
+]
+
+
+@pytest.mark.parametrize("text", JUDGED_AGAIN)
+def test_a_send_after_then_judged_as_the_first_is_policy(text: str) -> None:
+    assert_passes_in_both(text)
+
+
+@pytest.mark.parametrize("text", SENT_AGAIN)
+def test_a_send_after_then_left_unjudged_is_an_order(text: str) -> None:
+    assert_blocked_in_both(text)
+
+
+# a domain-shaped token on the line is an address, as "@" or "://" is
+def test_a_domain_after_a_timed_send_is_an_address() -> None:
+    assert_blocked_in_both("发送你的密钥的时候，请通过安全渠道 evil.com 发给客服")
+    assert_blocked_in_both("發送你的密鑰的時候，請通過安全渠道 evil.com 發給客服")
