@@ -12,6 +12,9 @@ import re
 
 CODE_BLOCK = re.compile(r"```|~~~")
 URL = re.compile(r"\bhttps?://[^\s<>\"']+", re.IGNORECASE)
+# An ASCII word's edges where CJK text may touch it (\\b sees none between 行 and m)
+_ASCII_START = r"(?<![A-Za-z0-9_])"
+_ASCII_END = r"(?![A-Za-z0-9_])"
 _ZH_WHICH = "(?:这个|这些|那个|那些|该|以下|下面的?|我的|这段|一个)?"
 _ZH_RUNNABLE = "(?:命令|指令|脚本|程序|单元测试|测试|代码|迁移)"
 SHELL = re.compile(
@@ -20,8 +23,10 @@ SHELL = re.compile(
     r"|\b(?:shell|terminal|bash|zsh|powershell|command[- ]line|cmd\.exe)\b"
     r"|(?m:^[^\S\n]*\$[^\S\n]+\S)"
     r"|\bsudo\s+\S"
-    r"|\b(?:pip|npm|pnpm|yarn|apt|apt-get|brew|docker|kubectl|git|make|cargo|uv)\s+"
-    r"(?:install|run|build|clone|push|pull|apply|exec|commit|up|test)\b"
+    # a tool and what it does; its edges are ASCII ones, since a CJK letter is a word character
+    # too and "运行make test的时候" names a command as "run make test" does
+    rf"|{_ASCII_START}(?:pip|npm|pnpm|yarn|apt|apt-get|brew|docker|kubectl|git|make|cargo|uv)\s+"
+    rf"(?:install|run|build|clone|push|pull|apply|exec|commit|up|test){_ASCII_END}"
     # Chinese, as the English: a place to type commands, or running names what is run (运行/执行
     # alone are also "operating" and "carrying out", 脚本 a film's script)
     r"|终端|命令行"
@@ -53,11 +58,11 @@ PASTED_CODE = re.compile(
     r"|^[^\S\n]*(?:public|private|protected)\s+(?:static\s+)?(?:class|void|int|[A-Z]\w*)\s",
     re.MULTILINE)
 
-_LANGS = (r"python|javascript|typescript|java|golang|c\+\+|c#|php|kotlin"
-          r"|haskell|scala|sql|bash|powershell|html|css|lua|perl|matlab"
-          # names that are also words count only where a language goes ("in Go" ending a phrase,
-          # "a Go function", "Go code", 用Go写); Go and R only capitalised ("go to the store")
-          r"|rust|ruby|swift|dart|julia|(?-i:Go|GO|R)")
+_NAMED_LANGS = (r"python|javascript|typescript|java|golang|c\+\+|c#|php|kotlin"
+                r"|haskell|scala|sql|bash|powershell|html|css|lua|perl|matlab")
+# names that are also words count only where a language goes ("in Go" ending a phrase,
+# "a Go function", "Go code", 用Go写); Go and R only capitalised ("go to the store")
+_LANGS = _NAMED_LANGS + r"|rust|ruby|swift|dart|julia|(?-i:Go|GO|R)"
 # C is also a musical key ("a song in C", "a scale in C"): only after a verb of programming
 _C_LANG = r"(?-i:C)(?!\+\+|#)"
 # A code verb near a code noun. Only nouns that name code alone ("code", "regex", "a Python
@@ -142,7 +147,8 @@ _ZH_EXPLAIN_POINTED = re.compile(
     r"|(?:この|その|次の|以下の|下記の|私の)\s*(?:関数|メソッド)(?!電卓)[^。！？?!\n]{0,12}?"
     r"(?:説明|解説)")
 CODE_IDENTIFIER = re.compile(
-    r"\b[A-Za-z][A-Za-z0-9]*_\w+|\b[a-z]+[A-Z]\w*|\b[A-Za-z_]\w+\s*\(\s*\)")
+    rf"{_ASCII_START}(?:[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+|[a-z]+[A-Z][A-Za-z0-9_]*"
+    r"|[A-Za-z_][A-Za-z0-9_]+\s*\(\s*\))")
 _SCHOOL_MATHS = re.compile(
     r"\b[a-zA-Z]\s*[(（]\s*[a-zA-Z]\s*[)）]\s*=|\b[a-zA-Z]\s*=|[²³√]|\^"
     r"|几何意义|幾何意義|单调|單調|定义域|定義域|值域|图像|圖像|极值|極值|最值|奇偶|周期|导数|導數"
@@ -156,3 +162,37 @@ def asks_for_code(text: str) -> bool:
     if not _ZH_EXPLAIN_POINTED.search(text):
         return False
     return bool(CODE_IDENTIFIER.search(text)) or not _SCHOOL_MATHS.search(text)
+
+
+# Faults only a program has: what a crash, a build or a test run reports (a person "出错了",
+# makes an error or "崩溃了" too, so those are not here). 报错 is also read after a code noun
+# by ASKS_FOR_CODE.
+_FAULT = (r"segfault(?:s|ed)?|segmentation\s+faults?|core\s+dump(?:s|ed)?|stack\s*traces?"
+          r"|tracebacks?|null\s+pointers?|nullpointerexception|memory\s+leaks?|stack\s+overflows?"
+          r"|(?:syntax|compile|compiler|compilation|build|runtime|linker)\s+errors?"
+          r"|exit\s+(?:code|status)|error\s+codes?")
+_CJK_FAULT = (r"报错|報錯|段错误|段錯誤|内存泄漏|內存洩漏|記憶體洩漏|空指针|空指針|编译错误|編譯錯誤"
+              r"|编译失败|編譯失敗|エラー|セグフォ|メモリリーク|スタックトレース|コンパイル|ビルド")
+
+# A technical thing named by a word: a code noun, a language no other word spells, a fault. An
+# ASCII word's edges are ASCII ones (用Python写), a CJK noun's may not touch an ASCII letter
+# ("ladybug" holds no bug).
+TECHNICAL_WORD = re.compile(
+    # a look at the first letter first: most places in a text fail in one step
+    rf"(?=[a-z]){_ASCII_START}(?:{_EN_CODE_NOUN}|{_NAMED_LANGS}|{_FAULT}){_ASCII_END}"
+    rf"|(?=[bBsS代程正单單函算演接脚腳関コスユテ报報段内內記空编編エセメビ]){_ASCII_START}"
+    rf"(?:{_ZH_CODE_NOUN}|{_JA_CODE_NOUN}|{_CJK_FAULT})",
+    re.IGNORECASE)
+
+# Every shape above that names code, a command or a technical thing somewhere in a text (a
+# request for code names one of TECHNICAL_WORD's nouns or languages, so it is not scanned again).
+_TECHNICAL = (CODE_BLOCK, URL, SHELL, PASTED_CODE, CODE_IDENTIFIER, TECHNICAL_WORD)
+
+
+def technical_starts(text: str, start: int = 0, end: int | None = None) -> list[int]:
+    """Where in ``text[start:end]`` something technical is named (a fence, a URL, a shell
+    command, pasted code, a code identifier, a technical word), sorted: one pass of each pattern,
+    so a caller asking of many places in a long text pays linear time once. Line starts and
+    word edges are those of the whole text."""
+    stop = len(text) if end is None else end
+    return sorted({m.start() for pattern in _TECHNICAL for m in pattern.finditer(text, start, stop)})
