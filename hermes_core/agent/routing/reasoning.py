@@ -211,7 +211,9 @@ _ASKS_TO_EXPLAIN = re.compile(
     r"|(?:请|請|帮我|幫我|给我|給我)\s*(?:解释|解釋|讲解|講解)"
     r"|(?:説明|解説)(?:して(?:ください|下さい|ほしい|欲しい|くれる|くれますか|もらえる)?|しなさい"
     r"|をお願い)[?？。！!]?(?=\s|$)",
-    re.IGNORECASE | re.MULTILINE)
+    re.MULTILINE)   # read on the lower-cased text (see code_cues._FOLDED)
+_EXPLAIN_WORDS = ("explain", "解释", "解釋", "讲解", "講解", "説明", "解説")
+_ASKS_TO_EXPLAIN_BLIND = re.compile(_ASKS_TO_EXPLAIN.pattern, re.IGNORECASE | re.MULTILINE)
 
 # How far before a why about a person its line is read for a technical thing (a Chinese or
 # Japanese sentence may name it before the pronoun); after it, LAUGH_WINDOW.
@@ -247,12 +249,16 @@ def _asked_of_a_thing(text: str) -> bool:
             spans[-1][1] = max(spans[-1][1], hi)
         else:
             spans.append([lo, hi])
-    spots = sorted({spot for lo, hi in spans
-                    for spot in (*technical_starts(text, lo, hi),
-                                 *(m.start() for m in _ASKS_TO_EXPLAIN.finditer(text, lo, hi)))})
+    folded = text.lower()
+    spots = {spot for lo, hi in spans for spot in technical_starts(text, folded, lo, hi)}
+    if any(word in folded for word in _EXPLAIN_WORDS):   # most whys ask nothing explained
+        explain, read = ((_ASKS_TO_EXPLAIN, folded) if len(folded) == len(text)
+                         else (_ASKS_TO_EXPLAIN_BLIND, text))
+        spots.update(m.start() for lo, hi in spans for m in explain.finditer(read, lo, hi))
+    ordered = sorted(spots)
     for start, lo, hi in windows:
-        i = bisect_left(spots, lo)
-        if i < len(spots) and spots[i] < hi and not _said_as_chat(text, start):
+        i = bisect_left(ordered, lo)
+        if i < len(ordered) and ordered[i] < hi and not _said_as_chat(text, start):
             return True
     return False
 
