@@ -106,6 +106,8 @@ CASES: list[tuple[str, list[str], list[str], str | None]] = [
       "texts_scrubbed_by_memo"], None),
     ("route_features.py", ["--small"],
      ["kinds.english.10KB.features_ms", "kinds.one_line.100KB.ratio", "growth"], None),
+    ("reasoning_cue.py", ["--reps", "1", "--loops", "1", "--chars", "2000", "--baseline", "HEAD"],
+     ["short_whys", "short_us.tree", "short_ratio", "runs_s.zh_person.ratio"], None),
     ("guess_encoding.py", ["--per-language", "3", "--jieba", "30", "--baseline", "HEAD"],
      ["worse", "better", "right_ratio", "sets.jieba:gbk.tree.right",
       "sets.jieba:gbk.baseline.right"], None),

@@ -540,6 +540,27 @@ def test_a_why_or_explain_question_is_not_sent_to_the_fast_model_and_chit_chat_i
         or d.features["reasoning_cue"] == "proof", d.features
 
 
+# A why about a person goes fast as chat, unless it names a technical thing or asks to explain:
+# then a code request goes to the code model, the rest to the default, never the fast one. The
+# first four went fast before.
+WHY_ABOUT_A_PERSON: tuple[tuple[str, str], ...] = (
+    ("why did he get a segfault in malloc", "default"),
+    ("他为什么运行make test的时候报错了", "code"),
+    ("彼はなぜビルドに失敗したのか説明して", "default"),
+    ("他为什么这样做？解释一下", "default"),
+    ("Why did you write this function in Python?", "code"),
+    ("彼女はなぜこのコードを書いたの？", "code"),
+    ("why did he ignore me", "fast"),
+    ("他为什么不理我", "fast"),
+    ("彼はなぜ怒ったの", "fast"),
+)
+
+
+@pytest.mark.parametrize(("text", "slot"), WHY_ABOUT_A_PERSON)
+def test_a_technical_why_about_a_person_is_not_sent_to_the_fast_model(text: str, slot: str) -> None:
+    _assert_routed(text, slot)
+
+
 # --------------------------------------------------------------------------- Japanese
 
 # Japanese requests route by the same features as the Chinese: code named or pointed at, a

@@ -16,6 +16,9 @@ what it wants at its start or end), each pattern linear in the text.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
+
+from hermes_core.agent.routing.code_cues import technical_starts
 
 # Signs the message is about maths or logic: an operator between numbers or one-letter
 # variables, f(x), a maths noun (not 积分 alone: a shop's loyalty points; not "np": no problem).
@@ -188,6 +191,78 @@ _LAUGH = re.compile(
 LAUGH_WINDOW = 160
 
 
+# A why about a person, which the explanation cue leaves out: asked of the one addressed or about
+# someone a personal pronoun points at ("why did he", "explain why she", 他为什么, 彼はなぜ).
+_PERSON_WHY = re.compile(
+    rf"\bwhy\s+(?:{_AUX})\s+(?:you|u|he|she|they|we|i|him|her|them)\b"
+    r"|\bexplain\b(?:\s+(?:to\s+me|to\s+us|please|in\s+detail|briefly|simply))?"
+    r"\s+why\s+(?:you|u|he|she|they|we|i)\b"
+    r"|[你您他她](?:为什么|為什麼|为何|為何)"
+    r"|(?:あなた|お前|彼女|[君僕俺私彼])[はが](?:なぜ|何故|どうして|なんで)",
+    re.IGNORECASE)
+
+# A request to explain: "explain" opening a sentence or after please/can you; 解释一下, 请解释
+# (not 不解释: "why doesn't he explain"); 説明して/解説して closing a sentence (not 説明してくれ
+# なかった: "why didn't he explain").
+_ASKS_TO_EXPLAIN = re.compile(
+    r"(?:^|[.?!,;:]|\bplease|\bpls|\bcan\s+you|\bcould\s+you|\bwould\s+you|\bhelp\s+me)\s*"
+    r"explain\b"
+    r"|(?<![不没沒别別])(?:解释|解釋|讲解|講解)(?:一下|下)"
+    r"|(?:请|請|帮我|幫我|给我|給我)\s*(?:解释|解釋|讲解|講解)"
+    r"|(?:説明|解説)(?:して(?:ください|下さい|ほしい|欲しい|くれる|くれますか|もらえる)?|しなさい"
+    r"|をお願い)[?？。！!]?(?=\s|$)",
+    re.MULTILINE)   # read on the lower-cased text (see code_cues._FOLDED)
+_EXPLAIN_WORDS = ("explain", "解释", "解釋", "讲解", "講解", "説明", "解説")
+_ASKS_TO_EXPLAIN_BLIND = re.compile(_ASKS_TO_EXPLAIN.pattern, re.IGNORECASE | re.MULTILINE)
+
+# How far before a why about a person its line is read for a technical thing (a Chinese or
+# Japanese sentence may name it before the pronoun); after it, LAUGH_WINDOW.
+BEFORE_WINDOW = 80
+
+
+def _asked_of_a_thing(text: str) -> bool:
+    """A why about a person still asks for an explanation: its line, within a bounded window,
+    names a technical thing routing's code cues know or asks to explain, and does not laugh.
+
+    Said in words: a why about a person is chat ("why did he ignore me", 他为什么不理我,
+    彼はなぜ怒ったの) unless the same line names something only a program has (a shell command,
+    a code identifier, pasted code, a URL, a code noun or a programming language, a fault such
+    as a segfault, 报错 or ビルド: ``code_cues.technical_starts``, the vocabulary the code rules
+    read) or asks to explain (explain, 解释一下, 説明して): "why did he get a segfault in
+    malloc", 他为什么运行make test的时候报错了 and 彼はなぜビルドに失敗したのか説明して are
+    troubleshooting or an explanation asked for, and answered worse by the fast model. The
+    technical things and requests to explain are found once over the text; each why then looks
+    up its window, so a long run of whys costs linear time."""
+    windows: list[tuple[int, int, int]] = []   # (why, its window's start, end)
+    for m in _PERSON_WHY.finditer(text):
+        start = m.start()
+        newline = text.rfind("\n", max(0, start - BEFORE_WINDOW), start)
+        lo = newline + 1 if newline >= 0 else max(0, start - BEFORE_WINDOW)
+        end = text.find("\n", start, start + LAUGH_WINDOW)
+        windows.append((start, lo, end if end >= 0 else min(len(text), start + LAUGH_WINDOW)))
+    if not windows:
+        return False
+    # the windows joined where they touch: each stretch of text is scanned once
+    spans: list[list[int]] = []
+    for _, lo, hi in windows:
+        if spans and lo <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], hi)
+        else:
+            spans.append([lo, hi])
+    folded = text.lower()
+    spots = {spot for lo, hi in spans for spot in technical_starts(text, folded, lo, hi)}
+    if any(word in folded for word in _EXPLAIN_WORDS):   # most whys ask nothing explained
+        explain, read = ((_ASKS_TO_EXPLAIN, folded) if len(folded) == len(text)
+                         else (_ASKS_TO_EXPLAIN_BLIND, text))
+        spots.update(m.start() for lo, hi in spans for m in explain.finditer(read, lo, hi))
+    ordered = sorted(spots)
+    for start, lo, hi in windows:
+        i = bisect_left(ordered, lo)
+        if i < len(ordered) and ordered[i] < hi and not _said_as_chat(text, start):
+            return True
+    return False
+
+
 def _said_as_chat(text: str, start: int) -> bool:
     """The why-question at ``start`` is chat: it laughs in its own line.
 
@@ -212,7 +287,8 @@ def reasoning_cue(text: str) -> str:
     for label, pattern, needs_maths in _CUES:
         if label == "explanation":
             # a cue when one match is no chat (none when there is no match)
-            if all(_said_as_chat(text, m.start()) for m in pattern.finditer(text)):
+            if all(_said_as_chat(text, m.start()) for m in pattern.finditer(text)) \
+                    and not _asked_of_a_thing(text):
                 continue
         elif not pattern.search(text):
             continue

@@ -292,3 +292,50 @@ TECHNICAL_WHY: tuple[str, ...] = (
 def test_a_technical_or_scientific_why_about_one_happening_asks_for_an_explanation(
         text: str) -> None:
     assert reasoning_cue(text) == "explanation", text
+
+
+# A why about a person (a pronoun's, or the one addressed) is chat, unless its line also names
+# a technical thing routing's code cues know (a shell command, a code identifier, a code noun, a
+# programming language, a fault a program reports) or asks to explain (explain, 解释, 説明して):
+# then it is troubleshooting or an explanation asked for, and keeps the cue. Both directions in
+# each language; the technical rows went to the fast model before.
+WHY_ABOUT_A_PERSON: tuple[tuple[str, str], ...] = (
+    ("why did he get a segfault in malloc", "explanation"),
+    ("Why does she keep getting a stack trace from parse_csv()?", "explanation"),
+    ("why did they run npm install twice", "explanation"),
+    ("Why did you write this function in Python?", "explanation"),
+    ("Explain why he got a segmentation fault", "explanation"),
+    ("他为什么运行make test的时候报错了", "explanation"),
+    ("她为什么调用getUser就报错", "explanation"),
+    ("他为什么一直调用getUser", "explanation"),
+    ("他为什么这样做？解释一下", "explanation"),
+    ("彼はなぜビルドに失敗したのか説明して", "explanation"),
+    ("彼女はなぜこのコードを書いたの？", "explanation"),
+    ("彼はなぜnpm installを実行したの？", "explanation"),
+    ("why did he ignore me", ""),
+    ("Why did she make me cry?", ""),
+    ("why would he say that", ""),
+    ("Why did you do that?", ""),
+    ("I wonder why he left", ""),
+    ("why did he get a segfault in malloc lol", ""),
+    ("他为什么不理我", ""),
+    ("她为什么出错了还不承认", ""),
+    ("他为什么运行得这么快", ""),
+    ("why did she step on a ladybug", ""),
+    ("彼はなぜ怒ったの", ""),
+    ("彼女はどうして泣いているの？", ""),
+    ("Why did the chicken cross the road?", "explanation"),
+)
+
+
+@pytest.mark.parametrize(("text", "cue"), WHY_ABOUT_A_PERSON)
+def test_a_why_about_a_person_keeps_the_cue_when_it_names_a_technical_thing_or_asks_to_explain(
+        text: str, cue: str) -> None:
+    assert reasoning_cue(text) == cue, text
+
+
+def test_a_why_about_a_person_looks_for_a_technical_thing_in_its_own_line_only() -> None:
+    assert reasoning_cue("why did he ignore me\nsegfault in malloc") == ""
+    assert reasoning_cue("why did he ignore me " + "x " * 200 + "segfault") == ""
+    assert reasoning_cue("他为什么不理我" * 100_000) == ""
+    assert reasoning_cue("why did he " * 100_000 + "get a segfault") == "explanation"

@@ -285,14 +285,28 @@ llm:
     assert [c.provider for c in candidates_for("gpt-4o", routing)] == ["backup", "openai", "anthropic"]
 
 
+# A command typed straight after Chinese or Japanese text (no space) is still a command: the
+# tool's edge is an ASCII one, since a CJK letter is a word character too. Each True row failed.
+@pytest.mark.parametrize(("text", "shell"), [
+    ("他运行make test的时候报错了", True),
+    ("为什么npm install装不上", True),
+    ("先git pull再说", True),
+    ("npm installを実行したら落ちた", True),
+    ("他为什么运行得这么快", False),
+    ("帮我makeup一下", False),
+])
+def test_a_command_written_against_cjk_text_is_a_shell_command(text: str, shell: bool) -> None:
+    assert extract_features(text).requires_shell_execution is shell, text
+
+
 def test_a_line_start_shape_never_lets_its_leading_whitespace_run_across_lines() -> None:
     # ``^\s*`` under MULTILINE spans newlines: at each of n line starts it ran to the end of the
     # blank run and backed off, n² steps. 100,000 newlines took 28.8 s in extract_features
     # (8.5 s in the code shapes' 16,000-character window, 19.8 s in the shell pattern's whole
     # text); a pasted log of blank lines must not stall a turn. Pinned on the pattern itself
     # (no timed test): the leading whitespace is horizontal only.
-    from hermes_core.agent.routing import rules
-    for pattern in (rules._PASTED_CODE, rules._SHELL):
+    from hermes_core.agent.routing import code_cues
+    for pattern in (code_cues.PASTED_CODE, code_cues.SHELL):
         assert re.search(r"\^\\s[*+]", pattern.pattern) is None, pattern.pattern
     # and the shapes that begin indented are still found
     assert extract_features('\n\n  File "app.py", line 3, in <module>\n').has_code

@@ -1,0 +1,211 @@
+"""Signs that a request is about code: a fence, a URL, a shell command, code pasted bare, a
+request to write, fix or explain code, and the technical things those name.
+
+Shared by the rules' features (``has_code``, ``asks_for_code``, ``requires_shell_execution``) and
+the reasoning cue (a why about a person that names one of these is troubleshooting, not chat), so
+both read one vocabulary. Each pattern is linear in the text it is given.
+"""
+
+from __future__ import annotations
+
+import re
+
+CODE_BLOCK = re.compile(r"```|~~~")
+URL = re.compile(r"\bhttps?://[^\s<>\"']+", re.IGNORECASE)
+# An ASCII word's edges where CJK text may touch it (\\b sees none between 行 and m)
+_ASCII_START = r"(?<![A-Za-z0-9_])"
+_ASCII_END = r"(?![A-Za-z0-9_])"
+_ZH_WHICH = "(?:这个|这些|那个|那些|该|以下|下面的?|我的|这段|一个)?"
+_ZH_RUNNABLE = "(?:命令|指令|脚本|程序|单元测试|测试|代码|迁移)"
+SHELL = re.compile(
+    r"\b(?:run|execute|exec)\s+(?:this|the|that|a|an|my|these)?\s*"
+    r"(?:command|commands|script|shell|program|tests?|binary|migration)s?\b"
+    r"|\b(?:shell|terminal|bash|zsh|powershell|command[- ]line|cmd\.exe)\b"
+    r"|(?m:^[^\S\n]*\$[^\S\n]+\S)"
+    r"|\bsudo\s+\S"
+    # a tool and what it does; its edges are ASCII ones, since a CJK letter is a word character
+    # too and "运行make test的时候" names a command as "run make test" does
+    rf"|{_ASCII_START}(?:pip|npm|pnpm|yarn|apt|apt-get|brew|docker|kubectl|git|make|cargo|uv)\s+"
+    rf"(?:install|run|build|clone|push|pull|apply|exec|commit|up|test){_ASCII_END}"
+    # Chinese, as the English: a place to type commands, or running names what is run (运行/执行
+    # alone are also "operating" and "carrying out", 脚本 a film's script)
+    r"|终端|命令行"
+    rf"|(?:运行|执行|跑)(?:一下|一遍)?{_ZH_WHICH}{_ZH_RUNNABLE}"
+    rf"|[把将]{_ZH_WHICH}{_ZH_RUNNABLE}[^。！？，,.!?\n]{{0,6}}?(?:运行|执行|跑)"
+    # Japanese: the command line, or a thing that runs run (実行 alone also carries out a plan,
+    # a school test is 実施, and a ターミナル is also an airport's)
+    r"|コマンドライン"
+    r"|(?:コマンド|スクリプト|テスト|プログラム|マイグレーション|ビルド)を?(?:実行|走らせ)",
+    re.IGNORECASE)
+
+# Code pasted without fences: a traceback, a diff, a SQL statement, a JSON object, a definition.
+# A line start's indent is ``[^\S\n]*`` (spaces and tabs), never ``\s*``: that spans newlines and
+# made n blank lines cost n² steps (100,000 took 28 s).
+# Each shape is one a person's prose does not take (SQL keywords in capitals, a JSON key quoted
+# before its colon, a definition at the start of a line), so talking about code is not code.
+PASTED_CODE = re.compile(
+    r"Traceback \(most recent call last\)|^[^\S\n]*File \"[^\"\n]+\", line \d+"
+    r"|^[^\S\n]+at [\w$.<>]+\([^)\n]*:\d+(?::\d+)?\)"                        # Java / JavaScript frames
+    r"|^diff --git |^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@|^--- \S[^\n]*\n\+\+\+ \S"
+    r"|\b(?:SELECT\s+(?:DISTINCT\s+)?[\w*.\"`]+(?:\s*,\s*[\w*.\"`()]+)*\s+FROM|INSERT\s+INTO"
+    r"|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+(?:TABLE|INDEX|VIEW))\s"
+    r"|[{\[]\s*\"[^\"\n]{1,80}\"\s*:\s*(?:\"|-?\d|\[|\{|true\b|false\b|null\b)"
+    # a definition's header ends as code does (``:``, ``-> T:``, ``{``, or the line), so
+    # "function f(x) = x^2" and "function f(x) is continuous" are maths
+    r"|^[^\S\n]*(?:async\s+def|def|function|func|fn)\s+\w+\s*\([^)\n]*\)"
+    r"(?:\s*(?:->[^\n:]*)?:|[^\n=]*\{|[^\S\n]*$)"
+    r"|^[^\S\n]*(?:#include\s*[<\"]|from\s+[\w.]+\s+import\s+\w|import\s+[\w.]+;?\s*$)"
+    r"|^[^\S\n]*(?:public|private|protected)\s+(?:static\s+)?(?:class|void|int|[A-Z]\w*)\s",
+    re.MULTILINE)
+
+_NAMED_LANGS = (r"python|javascript|typescript|java|golang|c\+\+|c#|php|kotlin"
+                r"|haskell|scala|sql|bash|powershell|html|css|lua|perl|matlab")
+# names that are also words count only where a language goes ("in Go" ending a phrase,
+# "a Go function", "Go code", 用Go写); Go and R only capitalised ("go to the store")
+_LANGS = _NAMED_LANGS + r"|rust|ruby|swift|dart|julia|(?-i:Go|GO|R)"
+# C is also a musical key ("a song in C", "a scale in C"): only after a verb of programming
+_C_LANG = r"(?-i:C)(?!\+\+|#)"
+# A code verb near a code noun. Only nouns that name code alone ("code", "regex", "a Python
+# script") count after any verb; "function", "method", "script", "program", "algorithm", "test"
+# also name a liver's function, a wedding script, a concert program, a school test: those count
+# after a making verb when a purpose clause follows ("a script to rename files", "a function that
+# returns") or when they point at something pasted ("this function"), and after refactor/debug.
+# "explain" and "review" take only the nouns that name code alone.
+_EN_MAKE_VERB = r"write|writing|implement|fix|rewrite|port|generate|optimi[sz]e"
+_EN_TALK_VERB = r"review|explain"
+_EN_CODE_ONLY_VERB = r"refactor|debug"
+_EN_CODE_VERB = rf"{_EN_MAKE_VERB}|{_EN_TALK_VERB}|{_EN_CODE_ONLY_VERB}"
+_EN_WEAK_NOUN = r"functions?|methods?|scripts?|programs?|algorithms?|quer(?:y|ies)|tests?|class(?:es)?"
+_EN_CODE_NOUN = (r"code(?!\s+of\b)|regex(?:es)?|regular expressions?|unit tests?|snippets?|sql"
+                 r"|endpoints?|parsers?|lexers?|compilers?|codebase"
+                 r"|(?:recursive|iterative|async|asynchronous|lambda|callback|helper)\s+"
+                 r"(?:functions?|methods?)"
+                 r"|(?:this|these|the following|the above)\s+(?:" + _EN_WEAK_NOUN + r")"
+                 r"|my\s+(?:functions?|methods?|scripts?|quer(?:y|ies)|algorithms?)"
+                 r"|(?:" + _LANGS + "|" + _C_LANG + r")\s+(?:" + _EN_WEAK_NOUN + r")"
+                 r"|classes? (?:in|for) (?:" + _LANGS + r")")
+# Chinese (simplified and traditional) and Japanese put the verb and the thing in either order.
+# 函数 is also school maths (函数f(x)=x²), 算法题 a puzzle, 接口人 a contact person, a video's
+# 脚本 its script: those are not code. 解释 takes only the nouns that name code alone.
+_ZH_CODE_VERB = (r"写|寫|编写|編寫|实现|實現|修复|修復|修改|调试|調試|重构|重構|优化|優化|生成"
+                 r"|改")
+_ZH_TALK_VERB = r"解释|解釋"
+_ZH_CODE_ONLY_NOUN = r"代码|代碼|程式碼|正则|正則|单元测试|單元測試|bug|SQL|sql"
+_ZH_CODE_NOUN = (_ZH_CODE_ONLY_NOUN
+                 + r"|(?:函数|函數)(?!\s*[a-zA-Z]\s*[(=（])|(?:算法|演算法)(?![题題])|接口(?!人)"
+                 r"|(?:脚本|腳本)(?<!(?:视频|視頻|直播|电影|電影|广告|廣告|带货|帶貨)..)"
+                 r"(?<!(?:视频|視頻|直播|电影|電影|广告|廣告|带货|帶貨)的..)")
+_ZH_NOT_PROSE = (r"(?![^。！？?!\n]{0,8}?(?:文章|报告|報告|通知|方案|模板|文档|文檔|培训|培訓|流程"
+                 r"|措辞|措辭|求职|求職|总结|總結|课程|課程))")
+_JA_CODE_NOUN = r"関数|コード|スクリプト|正規表現|単体テスト|ユニットテスト|テストコード"
+_JA_WEAK_NOUN = r"プログラム|テスト"      # also a festival's programme, a school test
+_JA_CODE_VERB = r"書|実装|修正|デバッグ|作成|作っ|作る|リファクタ"
+_JA_CODE_ONLY_NOUN = r"コード|正規表現|単体テスト|ユニットテスト"   # 説明 takes only these
+_ASKS_FOR_CODE = re.compile(
+    rf"\b(?:{_EN_CODE_VERB})\b[^.?!\n]{{0,40}}?\b(?:{_EN_CODE_NOUN})\b"
+    rf"|\b(?:{_EN_MAKE_VERB})\b[^.?!\n]{{0,40}}?\b(?:{_EN_WEAK_NOUN})\s+(?:that|which|to\s+\w)"
+    rf"|\b(?:{_EN_CODE_ONLY_VERB})\b[^.?!\n]{{0,40}}?\b(?:{_EN_WEAK_NOUN})\b"
+    r"|\b(?:fix|debug)\b[^.?!\n]{0,40}?\bbugs?\b"
+    rf"|\b(?:how\s+(?:do|can|should|would)\s+(?:i|you|we)|how\s+to|{_EN_CODE_VERB})\b"
+    rf"[^.?!\n]{{0,60}}?"
+    # the language ends the phrase: "with ruby stones", "with java beans", "R&D" and the bank
+    # network SWIFT are not code; "with Julia", "with Ruby" are people, "starting with R" a letter
+    rf"\b(?:in|using|with(?!\s+(?:julia|ruby|(?-i:R))\b))\s+(?!(?-i:SWIFT)\b)(?:{_LANGS})\b(?!\s*'s)"
+    r"(?=\s*(?:$|[?.!,;:)]|(?:using|with|without|and|or|for|to|so|that|when|if|code|\d)\b))"
+    rf"|\b(?:implement|implementing|port|rewrite|compile|optimi[sz]e)\b"
+    # "rewrite this melody in C": a key
+    r"(?![^.?!\n]{0,60}?\b(?:songs?|melod(?:y|ies)|chords?|progressions?|tunes?|scales?|music"
+    r"|riffs?|pieces?|arrangements?)\b)"
+    rf"[^.?!\n]{{0,60}}?"
+    rf"\b(?:in|using)\s+{_C_LANG}(?=\s*(?:$|[?.!,;:)]))"
+    # "Go code", "this Rust code": the language and code name code together; a bank's SWIFT
+    # code ("the Swift code for HSBC") is Swift code only pointed at ("this Swift code")
+    rf"|\b(?:(?:this|my|our|your|these)\s+swift|(?!swift\b)(?:{_LANGS})|{_C_LANG})\s+code\b"
+    r"(?!\s+of\b)"
+    # ... unless what is written is prose about code: an article, a notice, a plan, a template
+    rf"|(?:{_ZH_CODE_VERB})[^。！？?!\n]{{0,20}}?(?:{_ZH_CODE_NOUN}){_ZH_NOT_PROSE}"
+    rf"|(?:{_ZH_TALK_VERB})[^。！？?!\n]{{0,20}}?(?:{_ZH_CODE_ONLY_NOUN})"
+    rf"|(?:{_ZH_CODE_NOUN})[^。！？?!\n]{{0,8}}?(?:报错|報錯|出错|出錯|怎么改|怎麼改|有问题|有問題"
+    r"|改成|改为|改為|重构|重構|优化|優化|修复|修復|转成|轉成|翻译成|翻譯成)"
+    rf"|(?:用|使用|在)\s*(?:{_LANGS}|{_C_LANG})\s*(?:语言|語言)?\s*(?:里|裡|中)?\s*"
+    r"(?:写|寫|实现|實現|怎么|怎麼|如何)"
+    rf"|(?:{_JA_CODE_NOUN})[^。！？?!\n]{{0,12}}?(?:{_JA_CODE_VERB})"
+    rf"|(?:{_JA_WEAK_NOUN})[^。！？?!\n]{{0,12}}?(?:書|実装|修正|デバッグ|リファクタ)"
+    rf"|(?:{_JA_CODE_ONLY_NOUN})[^。！？?!\n]{{0,12}}?(?:説明|解説)"
+    # Pythonで書いて, Pythonでリストを逆順にする方法 (用Python写 / 怎么); "Rで始まる名前" is a letter
+    rf"|(?:{_LANGS}|{_C_LANG})\s*で(?!始|終)[^。！？?!\n]{{0,20}}?"
+    r"(?:書|実装|どう(?:やって|すれば)|方法|には)",
+    re.IGNORECASE)
+
+# 解释这个函数 points at something pasted: code, unless the message is school maths (a formula
+# f(x)=..., y=..., x², or a word of the maths class). A code identifier (parse_csv, getUser,
+# load()) settles it as code either way.
+_ZH_EXPLAIN_POINTED = re.compile(
+    r"(?:解释|解釋|讲解|講解|说明|說明)[^。！？?!\n]{0,6}?"
+    r"(?:这个|這個|这段|這段|该|該|以下|下面的?|我的|此)\s*(?:函数|函數|方法)"
+    # この関数を説明して: the thing first (関数電卓 is a calculator)
+    r"|(?:この|その|次の|以下の|下記の|私の)\s*(?:関数|メソッド)(?!電卓)[^。！？?!\n]{0,12}?"
+    r"(?:説明|解説)")
+CODE_IDENTIFIER = re.compile(
+    rf"{_ASCII_START}(?:[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+|[a-z]+[A-Z][A-Za-z0-9_]*"
+    r"|[A-Za-z_][A-Za-z0-9_]+\s*\(\s*\))")
+_SCHOOL_MATHS = re.compile(
+    r"\b[a-zA-Z]\s*[(（]\s*[a-zA-Z]\s*[)）]\s*=|\b[a-zA-Z]\s*=|[²³√]|\^"
+    r"|几何意义|幾何意義|单调|單調|定义域|定義域|值域|图像|圖像|极值|極值|最值|奇偶|周期|导数|導數"
+    r"|零点|零點|对称轴|對稱軸"
+    r"|グラフ|微分|積分|導関数|定義域|値域|単調|極値|最大値|最小値|接線|漸近線|二次関数|一次関数")
+
+
+def asks_for_code(text: str) -> bool:
+    if _ASKS_FOR_CODE.search(text):
+        return True
+    if not _ZH_EXPLAIN_POINTED.search(text):
+        return False
+    return bool(CODE_IDENTIFIER.search(text)) or not _SCHOOL_MATHS.search(text)
+
+
+# Faults only a program has: what a crash, a build or a test run reports (a person "出错了",
+# makes an error or "崩溃了" too, so those are not here). 报错 is also read after a code noun
+# by ASKS_FOR_CODE.
+_FAULT = (r"segfault(?:s|ed)?|segmentation\s+faults?|core\s+dump(?:s|ed)?|stack\s*traces?"
+          r"|tracebacks?|null\s+pointers?|nullpointerexception|memory\s+leaks?|stack\s+overflows?"
+          r"|(?:syntax|compile|compiler|compilation|build|runtime|linker)\s+errors?"
+          r"|exit\s+(?:code|status)|error\s+codes?")
+_CJK_FAULT = (r"报错|報錯|段错误|段錯誤|内存泄漏|內存洩漏|記憶體洩漏|空指针|空指針|编译错误|編譯錯誤"
+              r"|编译失败|編譯失敗|エラー|セグフォ|メモリリーク|スタックトレース|コンパイル|ビルド")
+
+# A technical thing named by a word: a code noun, a language no other word spells, a fault. An
+# ASCII word's edges are ASCII ones (用Python写), a CJK noun's may not touch an ASCII letter
+# ("ladybug" holds no bug).
+TECHNICAL_WORD = re.compile(
+    # a look at the first letter first: most places in a text fail in one step
+    rf"(?=[a-z]){_ASCII_START}(?:{_EN_CODE_NOUN}|{_NAMED_LANGS}|{_FAULT}){_ASCII_END}"
+    rf"|(?=[bBsS代程正单單函算演接脚腳関コスユテ报報段内內記空编編エセメビ]){_ASCII_START}"
+    rf"(?:{_ZH_CODE_NOUN}|{_JA_CODE_NOUN}|{_CJK_FAULT})",
+    re.IGNORECASE)
+
+# Every shape above that names code, a command or a technical thing somewhere in a text, as two
+# patterns: the case-blind ones compiled case-sensitive and read on the lower-cased text (Python's
+# IGNORECASE folds every letter at every place tried: 7x slower on a short line), the cased ones
+# (a traceback, SELECT, camelCase) on the text itself. A request for code names one of
+# TECHNICAL_WORD's nouns or languages, so it is not scanned again.
+def _joined(patterns: tuple[re.Pattern[str], ...], flags: int) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{p.pattern})" for p in patterns), flags)
+
+
+_FOLDED = _joined((URL, SHELL, TECHNICAL_WORD), 0)
+_UNFOLDED = _joined((URL, SHELL, TECHNICAL_WORD), re.IGNORECASE)
+_CASED = (CODE_BLOCK, PASTED_CODE, CODE_IDENTIFIER)   # apart: joined they ran slower
+
+
+def technical_starts(text: str, folded: str, start: int = 0, end: int | None = None) -> list[int]:
+    """Where in ``text[start:end]`` something technical is named (a fence, a URL, a shell
+    command, pasted code, a code identifier, a technical word), sorted: one pass of each
+    pattern, so a caller asking of many places in a long text pays linear time once. ``folded``
+    is ``text.lower()`` (made once by the caller); line starts and word edges are the whole
+    text's. A capitalised Go, R or C is not seen here (the lower-cased text has none)."""
+    stop = len(text) if end is None else end
+    blind = (_FOLDED.finditer(folded, start, stop) if len(folded) == len(text)
+             else _UNFOLDED.finditer(text, start, stop))   # a letter whose lower case is longer
+    return sorted({*(m.start() for m in blind),
+                   *(m.start() for p in _CASED for m in p.finditer(text, start, stop))})
