@@ -78,16 +78,6 @@ SINGLE_BYTE_CODECS = ("cp1252", "cp1251", "cp1250", "cp1253")
 _FIRST_PAGES = ("cp1252", "cp1251")
 #: How much more chaos than the detector's best GB18030 may have and still be taken (see above).
 GB18030_MARGIN = 0.05
-#: The chaos up to which the detector lists a single-byte page when no double-byte reading
-#: fits (its default, 0.2, is kept where one does). Its word rules misjudge ordinary Western
-#: text: two half-accented words ("déjà", "côté") among more than ten, a doubled accent
-#: (Finnish "ää"), capitals "ÇÃ" side by side or one word of 24 letters put a French, Finnish,
-#: Portuguese or Swedish line past 0.2 in every page, and it was skipped. There the reading is
-#: judged by :func:`single_byte_fits` and :func:`_enough`. Where a CJK reading fits, the default
-#: stays: its symbol rule is what refuses Big5 read as cp1252 ("擴充" as "ÂX¥R", 0.5).
-SINGLE_BYTE_CHAOS = 1.0
-#: The detector's own default, for a single-byte reading that would displace a CJK one.
-DISPLACING_CHAOS = 0.2
 
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 
@@ -224,8 +214,6 @@ _NEVER_FIRST = frozenset("ąęěĄĘĚ")
 #: characters ("。" is A1 A3, "ˇŁ"; "設定" is "ł]©w").
 _MARK_BY_LETTER = re.compile(r"[ˇ˘˛˝´¨¸˙¤]|[§©¶·¦](?=[^\W\d_])|(?<=[^\W\d_])[§©¶·¦]"
                              r"|(?<=[^\W\d_])«|»(?=[^\W\d_])")
-#: A broken bar touching a letter: no Western text writes one; Big5's lead byte A6 is one.
-_BROKEN_BAR_BY_LETTER = re.compile(r"¦(?=[^\W\d_])|(?<=[^\W\d_])¦")
 _UTF8_SEQUENCE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}"
                             rb"|[\xf0-\xf4][\x80-\xbf]{3}")
 _HAN_OR_PUNCT = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -270,8 +258,6 @@ def single_byte_fits(text: str, codec: str) -> bool:
             return False   # "s¹", "ódŸ", "CafĂ": Polish or a cut UTF-8 byte, not Latin text
         if codec == "cp1250" and len(word) >= 4 and not _ASCII_LETTER.search(word):
             return False   # "Ńęđčďňű": Russian; Czech and Polish words hold ASCII letters
-        if codec == "cp1252" and len(word) >= 2 and not _ASCII_LETTER.search(word):
-            return False   # "Äèñê", "òà": Cyrillic; Western words past one letter hold ASCII
         if codec == "cp1250" and (word[0] in _NEVER_FIRST or any(
                 a.islower() and not a.isascii() and b.isupper() for a, b in itertools.pairwise(word))):
             return False   # Big5 "且" as "ĄB", "達" as "ąF", "被" as "łQ": a lead, its trail
@@ -281,8 +267,6 @@ def single_byte_fits(text: str, codec: str) -> bool:
         past += len(word) - len(_ASCII_LETTER.findall(word))
     if codec != "cp1252" and _SYMBOL_IN_WORD.search(text) is not None:
         return False
-    if codec == "cp1252" and _BROKEN_BAR_BY_LETTER.search(text) is not None:
-        return False   # Big5 "位址" as "¦ì§}"
     if codec in ("cp1250", "cp1251") and _MARK_BY_LETTER.search(text) is not None:
         return False   # GBK "。" as "ˇŁ", Big5 "設定" as "ł]©w", "东加语" as "ŞFĄ[»y", "洛矶" as "Вен¶"
     if codec == "cp1252":
@@ -507,17 +491,14 @@ def _decoded(raw: bytes, codec: str, partial: bool) -> str | None:
         return None
 
 
-def _single_byte(raw: bytes, sample: bytes, partial: bool,
-                 chaos: float = SINGLE_BYTE_CHAOS) -> tuple[str, str] | None:
-    """The one single-byte reading with strong evidence (see :func:`single_byte_fits`), among
-    the pages the detector lists below ``chaos``."""
+def _single_byte(raw: bytes, sample: bytes, partial: bool) -> tuple[str, str] | None:
+    """The one single-byte reading with strong evidence (see :func:`single_byte_fits`)."""
     from charset_normalizer import from_bytes
 
     if _mostly_utf8(sample):
         return None
     fitting: dict[str, str] = {}   # each reading that fits, and the first page it fits in
-    for match in from_bytes(sample, cp_isolation=list(SINGLE_BYTE_CODECS),
-                            threshold=chaos):
+    for match in from_bytes(sample, cp_isolation=list(SINGLE_BYTE_CODECS)):
         if match.encoding not in SINGLE_BYTE_CODECS:
             continue
         text = _decoded(raw, match.encoding, partial)
@@ -646,8 +627,7 @@ def guess_decode(raw: bytes, *, partial: bool = False) -> tuple[str, str] | None
         if is_text(text, codec):
             if (not wide and (_HIGH_WITHOUT_ASCII_TRAIL.search(raw) is None
                               or _greek_shown(raw, partial))
-                    and (single := _single_byte(raw, sample, partial,
-                                                DISPLACING_CHAOS)) is not None
+                    and (single := _single_byte(raw, sample, partial)) is not None
                     and (single[1] != "cp1250"
                          or len(_ASCII_LETTER.findall(text)) >= _wide(text))):
                 return single

@@ -234,30 +234,3 @@ def test_a_polish_line_whose_cjk_reading_is_half_ascii_letters_is_read_as_polish
     w砤渘ie" holds as many ASCII letters as hanzi (each accent takes the letter after it into
     a hanzi). Failed before (read as GB18030; decision 186's first draft read it as Polish)."""
     assert guess_decode(text.encode("cp1250")) == (text, "cp1250")
-
-
-@pytest.mark.parametrize(("text", "codec"), [
-    ("Le café est très bon, déjà vu à côté de la forêt.", "cp1252"),
-    ("Le café est très bon, déjà vu à côté de la forêt.\n", "latin-1"),
-    ("Hyvää päivää, miten voit tänään? Sää on kaunis.\n", "cp1252"),
-    ("Työpöytä\n", "cp1252"), ("Ei mitään tehtävää.\n", "latin-1"),
-    ("RESOLUÇÃO\n", "cp1252"), ("%s ¿qué?\n", "cp1252"),
-    ("Kontrollerar databasens anslutningsinställningar\n", "cp1252"),
-])
-def test_a_western_line_the_detector_calls_chaotic_is_read_as_cp1252(text: str, codec: str) -> None:
-    """charset-normalizer's default chaos threshold (0.2) refused each of these in every page:
-    two half-accented words ("déjà", "côté") among more than ten, Finnish "ää"/"öö" (a doubled
-    accent), capitals "ÇÃ" side by side, "¿" in a short line, a word of 24 letters or more.
-    Failed before: skipped (None). Latin-1 gives cp1252's bytes for these letters."""
-    assert guess_decode(text.encode(codec)) == (text, "cp1252")
-
-
-@pytest.mark.parametrize(("text", "codec"), [
-    ("%s, та %s.", "cp1251"), ("Диск — Apple", "cp1251"), ("位址：", "big5"),
-])
-def test_a_line_the_detector_called_chaotic_is_not_misread_as_cp1252(text: str, codec: str) -> None:
-    """The twin: with the detector's threshold raised, these read as cp1252 "òà", "Äèñê" and
-    "¦ì§}¡G" (the detector's default had refused them). A cp1252 word of two letters or more
-    holds an ASCII letter, and no broken bar touches a letter: not guessed, as before."""
-    got = guess_decode(text.encode(codec))
-    assert got is None or got[0] == text
