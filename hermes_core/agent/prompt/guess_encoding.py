@@ -19,7 +19,9 @@ trust, because on a short file its ranking is close to a coin toss:
   per-language letter frequencies; two Latin readings ("naïve" / "naďve", Portuguese "ê" /
   Polish "ę") keep cp1252's unless it has a grave i/o/u inside a word ("Dìkuji") or a letter
   both pages write alike that only cp1250's languages' tables list (š, ž, ý: "Poèítaè je
-  vypnutý" is Slovak).
+  vypnutý" is Slovak). The detector lists a page only below its chaos threshold; a line of
+  more than ten words it refuses everywhere for its half-accented words ("déjà", "côté") is
+  listed again above it and read as cp1252 when cp1250 cannot be meant (:func:`_long_western`).
 * **GB18030 within a margin.** GBK bytes also decode cleanly as cp949 or EUC-JP, and on a line
   such as "我叫李明。" the detector ranks those first with the same (zero) chaos. GB18030 is
   taken when its chaos is within :data:`GB18030_MARGIN` of the best candidate's: Korean and
