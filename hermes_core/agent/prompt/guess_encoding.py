@@ -19,7 +19,9 @@ trust, because on a short file its ranking is close to a coin toss:
   per-language letter frequencies; two Latin readings ("naïve" / "naďve", Portuguese "ê" /
   Polish "ę") keep cp1252's unless it has a grave i/o/u inside a word ("Dìkuji") or a letter
   both pages write alike that only cp1250's languages' tables list (š, ž, ý: "Poèítaè je
-  vypnutý" is Slovak).
+  vypnutý" is Slovak). The detector lists a page only below its chaos threshold; a line of
+  more than ten words it refuses everywhere for its half-accented words ("déjà", "côté") is
+  listed again above it and read as cp1252 when cp1250 cannot be meant (:func:`_long_western`).
 * **GB18030 within a margin.** GBK bytes also decode cleanly as cp949 or EUC-JP, and on a line
   such as "我叫李明。" the detector ranks those first with the same (zero) chaos. GB18030 is
   taken when its chaos is within :data:`GB18030_MARGIN` of the best candidate's: Korean and
@@ -78,6 +80,13 @@ SINGLE_BYTE_CODECS = ("cp1252", "cp1251", "cp1250", "cp1253")
 _FIRST_PAGES = ("cp1252", "cp1251")
 #: How much more chaos than the detector's best GB18030 may have and still be taken (see above).
 GB18030_MARGIN = 0.05
+#: Past this many words charset-normalizer counts each word of four letters or more half
+#: accented as noise: two such ("déjà", "côté") put an ordinary French line past its default
+#: threshold in every single-byte page, and the file was skipped.
+FEW_WORDS = 10
+#: The chaos up to which a long line's single-byte pages are then listed again (see
+#: :func:`_long_western`).
+LONG_LINE_CHAOS = 1.0
 
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 
@@ -491,14 +500,16 @@ def _decoded(raw: bytes, codec: str, partial: bool) -> str | None:
         return None
 
 
-def _single_byte(raw: bytes, sample: bytes, partial: bool) -> tuple[str, str] | None:
-    """The one single-byte reading with strong evidence (see :func:`single_byte_fits`)."""
+def _single_byte(raw: bytes, sample: bytes, partial: bool,
+                 chaos: float = 0.2) -> tuple[str, str] | None:
+    """The one single-byte reading with strong evidence (see :func:`single_byte_fits`), among
+    the pages the detector lists below ``chaos`` (its default 0.2)."""
     from charset_normalizer import from_bytes
 
     if _mostly_utf8(sample):
         return None
     fitting: dict[str, str] = {}   # each reading that fits, and the first page it fits in
-    for match in from_bytes(sample, cp_isolation=list(SINGLE_BYTE_CODECS)):
+    for match in from_bytes(sample, cp_isolation=list(SINGLE_BYTE_CODECS), threshold=chaos):
         if match.encoding not in SINGLE_BYTE_CODECS:
             continue
         text = _decoded(raw, match.encoding, partial)
@@ -518,6 +529,27 @@ def _single_byte(raw: bytes, sample: bytes, partial: bool) -> tuple[str, str] | 
                 and single_byte_fits(text, "cp1252")):
             return text, "cp1252"
     return _best_single(fitting)
+
+
+#: Slovak's ŕ sits between consonants ("vŕba"); cp1252's à, its byte, ends words ("déjà", "à").
+_FINAL_R_ACUTE = re.compile(r"ŕ(?![^\W\d_])")
+
+
+def _long_western(raw: bytes, sample: bytes, partial: bool) -> tuple[str, str] | None:
+    """A cp1252 reading of a line of more than :data:`FEW_WORDS` words that the detector's
+    default refused in every page, listed again up to :data:`LONG_LINE_CHAOS`, when the
+    Central European page cannot be meant: it reads the same text (ä, ö, é, ß) or its reading
+    ends a word with ŕ. Else a Hungarian or Polish line without cp1250's evidence letters
+    would be read as cp1252 ("első" as "elsõ")."""
+    if len(sample.split()) <= FEW_WORDS:
+        return None
+    single = _single_byte(raw, sample, partial, LONG_LINE_CHAOS)
+    if single is None or single[1] != "cp1252":
+        return None
+    central = _decoded(raw, "cp1250", partial)
+    if central == single[0] or (central is not None and _FINAL_R_ACUTE.search(central)):
+        return single
+    return None
 
 
 def _japanese_instead(raw: bytes, text: str, codec: str, partial: bool) -> tuple[str, str] | None:
@@ -639,6 +671,8 @@ def guess_decode(raw: bytes, *, partial: bool = False) -> tuple[str, str] | None
     if wide:
         return None
     single = _single_byte(raw, sample, partial)
+    if single is None and rare is None:
+        single = _long_western(raw, sample, partial)
     if (single is not None and rare is not None and _ASCII_LETTER.search(rare[0]) is None
             and sum(map(len, _LETTERS.findall(single[0]))) <= SHORT_LETTERS
             and not one_language_writes(*single)):

@@ -234,3 +234,37 @@ def test_a_polish_line_whose_cjk_reading_is_half_ascii_letters_is_read_as_polish
     w砤渘ie" holds as many ASCII letters as hanzi (each accent takes the letter after it into
     a hanzi). Failed before (read as GB18030; decision 186's first draft read it as Polish)."""
     assert guess_decode(text.encode("cp1250")) == (text, "cp1250")
+
+
+@pytest.mark.parametrize(("text", "codec"), [
+    ("Le café est très bon, déjà vu à côté de la forêt.", "cp1252"),
+    ("Le café est très bon, déjà vu à côté de la forêt.\n", "latin-1"),
+    ("L'élève a répété la leçon déjà vue à côté du lycée, puis il est allé à la forêt.\n",
+     "cp1252"),
+    ("Créé en été, le café près de la gare est déjà fermé à côté du marché.", "latin-1"),
+    ("Hyvää päivää, miten voit tänään? Sää on kaunis ja järvi on jäässä, joten mennään "
+     "luistelemaan.\n", "cp1252"),
+])
+def test_a_long_western_line_with_half_accented_words_is_read_as_cp1252(text: str,
+                                                                        codec: str) -> None:
+    """Past ten words charset-normalizer counts each word of four letters or more half
+    accented ("déjà", "côté", "créé", "päivää") as noise; two or three put an ordinary French
+    or Finnish line past its default threshold (0.2) in every single-byte page. Failed before:
+    skipped (None). Latin-1 gives cp1252's bytes for these letters."""
+    assert guess_decode(text.encode(codec)) == (text, "cp1252")
+
+
+@pytest.mark.parametrize("text", [
+    "OSTRZEŻENIE: klucz %s nie nadaje się do szyfrowania w trybie %s",
+    "A(z) „%2$s” kulcstartó „%3$s” tartalmú „%1$d”. sorának első egysége rosszul formázott",
+    "Este necesară autentificarea pentru a rula programul polkit exemplificator Frobnicate "
+    "(user=$(user), user.gecos=$(user.gecos), user.display=$(user.display), "
+    "program=$(program), command_line=$(command_line))",
+])
+def test_a_long_central_european_line_without_its_page_s_letters_is_not_read_as_cp1252(
+        text: str) -> None:
+    """The twin: listing a long line's pages past the detector's threshold read these as
+    cp1252 ("OSTRZE¯ENIE", "elsõ", "necesarã"), skipped before; cp1252 is taken there only when
+    cp1250 reads the same text or its reading ends a word with ŕ (French à)."""
+    got = guess_decode(text.encode("cp1250"))
+    assert got is None or got[0] == text
