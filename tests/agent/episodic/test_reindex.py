@@ -253,6 +253,29 @@ def test_an_explicit_rebuild_clears_a_re_index_left_half_done(tmp_path: Path) ->
 Op = tuple[str, int, int]   # kind, which session, at which segment call
 
 
+def _reindex_between_batches(conn: sqlite3.Connection, batch: int, between: Callable[[int], None],
+                             *closing: SessionStore | sqlite3.Connection) -> None:
+    """Re-index on ``conn`` with ``_new`` in batches of ``batch`` rows, calling ``between`` with
+    the segmenter's call count at each call made outside a write transaction (between batches);
+    ``conn`` and ``closing`` closed after."""
+    calls = [0]
+
+    def segment(text: str) -> str:
+        calls[0] += 1
+        if not conn.in_transaction:
+            between(calls[0])
+        return _new(text)
+
+    old_batch = reindex.BATCH_ROWS
+    try:
+        reindex.BATCH_ROWS = batch
+        reindex.run(conn, segment, NEW)
+    finally:
+        reindex.BATCH_ROWS = old_batch
+        for c in (conn, *closing):
+            c.close()
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(n=st.integers(0, 40), batch=st.integers(1, 7),
        ops=st.lists(st.tuples(st.sampled_from(["insert", "replace", "delete"]),
@@ -263,30 +286,19 @@ def test_writes_between_any_batches_leave_the_new_index_equal_to_the_sessions(
     _archive(path, n)
     writer = SessionStore(path, segment=_old)
     conn = sqlite3.connect(str(path), isolation_level=None, timeout=10)
-    calls = [0]
     due = sorted(ops, key=lambda op: op[2])
 
-    def segment(text: str) -> str:
-        calls[0] += 1
-        while due and due[0][2] <= calls[0] and not conn.in_transaction:   # between batches
+    def between(call: int) -> None:
+        while due and due[0][2] <= call:
             kind, which, _ = due.pop(0)
             sid = f"s{which}"
             if kind == "delete":
                 writer.delete(sid)
             else:
                 words = "rewritten" if kind == "replace" else "added"
-                writer.upsert(SessionRecord(sid, f"session w{which} {words} at {calls[0]}", (),
-                                            AT))
-        return _new(text)
+                writer.upsert(SessionRecord(sid, f"session w{which} {words} at {call}", (), AT))
 
-    try:
-        old_batch = reindex.BATCH_ROWS
-        reindex.BATCH_ROWS = batch
-        reindex.run(conn, segment, NEW)
-    finally:
-        reindex.BATCH_ROWS = old_batch
-        conn.close()
-        writer.close()
+    _reindex_between_batches(conn, batch, between, writer)
     with SessionStore(path, segment=_new, segment_id=NEW) as store:
         assert store.reindexed == 0
         stored = dict(store.connection.execute("SELECT rowid, summary FROM sessions").fetchall())
@@ -798,7 +810,6 @@ def test_sessions_planted_and_removed_below_rowid_one_during_a_re_index_leave_ev
     writer = SessionStore(path, segment=_old)
     tool = sqlite3.connect(str(path), isolation_level=None, timeout=10)
     conn = sqlite3.connect(str(path), isolation_level=None, timeout=10)
-    calls = [0]
     due = sorted(ops, key=lambda op: op[3])
 
     def act(kind: str, j: int, p: int) -> None:
@@ -816,21 +827,11 @@ def test_sessions_planted_and_removed_below_rowid_one_during_a_re_index_leave_ev
         else:
             tool.execute("DELETE FROM sessions WHERE rowid = ?", (rowid,))
 
-    def segment(text: str) -> str:
-        calls[0] += 1
-        while due and due[0][3] <= calls[0] and not conn.in_transaction:   # between batches
+    def between(call: int) -> None:
+        while due and due[0][3] <= call:
             act(*due.pop(0)[:3])
-        return _new(text)
 
-    try:
-        old_batch = reindex.BATCH_ROWS
-        reindex.BATCH_ROWS = batch
-        reindex.run(conn, segment, NEW)
-    finally:
-        reindex.BATCH_ROWS = old_batch
-        conn.close()
-        tool.close()
-        writer.close()
+    _reindex_between_batches(conn, batch, between, tool, writer)
     with sqlite3.connect(str(path)) as conn:   # the swap made, nothing healed yet
         for rowid, summary in conn.execute("SELECT rowid, summary FROM sessions WHERE rowid > 0"):
             want = {passages.passage_rowid(rowid, p): text
