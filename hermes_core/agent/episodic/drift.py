@@ -146,10 +146,11 @@ def _move(conn: sqlite3.Connection, cols: str, rowid: int, values: Sequence[obje
 
 
 def unindex(conn: sqlite3.Connection, rowid: int) -> None:
-    """Take the session at ``rowid`` out of the index, before a forget or a rewrite deletes it
-    (inside the caller's write transaction). Below rowid 1 (a session an open left unmoved: it
-    moves ``REHOME_OPEN_ROWS``), the index row there may be a passage of the session owning
-    that rowid, which stays (:func:`_clear_low`): taking it out lost the owner's words."""
+    """Take the session at ``rowid`` out of the index, before a forget, a rewrite, a record
+    replacing it or a prune deletes it (inside the caller's write transaction). Below rowid 1
+    (a session an open left unmoved: it moves ``REHOME_OPEN_ROWS``), the index row there may be
+    a passage of the session owning that rowid, which stays (:func:`_clear_low`): taking it
+    out lost the owner's words."""
     if rowid < 1:
         _clear_low(conn, rowid)
     else:

@@ -19,7 +19,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hermes_core.agent.episodic import counts, passages
+from hermes_core.agent.episodic import counts, drift
 from hermes_core.agent.episodic.ranking import SECONDS_PER_DAY
 
 PRUNE_BATCH = 200          # sessions deleted by one write transaction at most
@@ -77,6 +77,6 @@ def step(conn: sqlite3.Connection, policy: RetentionPolicy, now: float,
     index rows deleted, oldest first; returns how many."""
     doomed = pick(_oldest(conn, batch), _total(conn), policy, now)
     for rowid in doomed:
-        passages.remove(conn, "sessions_fts", rowid)
+        drift.unindex(conn, rowid)   # below rowid 1: not the passage of its rowid's owner
     conn.executemany("DELETE FROM sessions WHERE rowid = ?", [(rowid,) for rowid in doomed])
     return len(doomed)

@@ -485,7 +485,7 @@ class SessionStore:
         dup = conn.execute("SELECT session_id FROM sessions WHERE content_hash = ? AND session_id != ?",
                            (chash, rec.session_id)).fetchone()
         if old is not None:
-            passages.remove(conn, "sessions_fts", old[0])
+            drift.unindex(conn, old[0])   # below rowid 1: not the passage of its rowid's owner
             conn.execute("DELETE FROM sessions WHERE rowid = ?", (old[0],))
         if dup is not None:
             return UpsertResult("duplicate", rec.session_id, mid, chash, duplicate_of=dup[0])

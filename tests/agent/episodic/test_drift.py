@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from hermes_core.agent.episodic import drift, passages
+from hermes_core.agent.episodic.retention import RetentionPolicy
 from hermes_core.agent.episodic.store import SessionRecord, SessionStore, content_hash_of
 
 AT = 1_800_000_000.0
@@ -585,13 +586,14 @@ def test_a_session_planted_at_another_s_passage_rowid_is_moved_and_both_are_foun
         assert store.stats()["index_in_sync"]
 
 
-@pytest.mark.parametrize("how", ["forget", "rewrite"])
+@pytest.mark.parametrize("how", ["forget", "rewrite", "record", "prune"])
 def test_forgetting_or_rewriting_a_session_an_open_left_below_rowid_one_keeps_the_passage_there(
         tmp_path: Path, how: str) -> None:
     """An open leaves sessions below rowid 1 past its share (``REHOME_OPEN_ROWS``, as many again
     moved by its heal). Forgetting
     one, or rewriting it to take a key out, removed the index row at its rowid: there, a passage
-    of the long session owning that rowid, which was then found by no word of it."""
+    of the long session owning that rowid, which was then found by no word of it. Recording it
+    again under its id, or a prune of the oldest, did the same (``_upsert_one``, ``retention``)."""
     path = tmp_path / "sessions.db"
     long_text = " ".join(f"alpha{i}" for i in range(300)) + " zebraword"
     with _open(path) as store:
@@ -608,6 +610,12 @@ def test_forgetting_or_rewriting_a_session_an_open_left_below_rowid_one_keeps_th
             "SELECT rowid FROM sessions WHERE session_id = 'planted'").fetchone()[0] == last
         if how == "forget":
             assert store.delete("planted")
+        elif how == "record":    # recorded again under its id: the old row leaves
+            assert store.upsert(SessionRecord("planted", "planted [gone]", (), 1.0)).status == "replaced"
+        elif how == "prune":     # the oldest go: every one still below rowid 1 (stamps equal)
+            low, total = store.connection.execute(
+                "SELECT SUM(rowid < 1), COUNT(*) FROM sessions").fetchone()
+            assert store.prune(RetentionPolicy(max_sessions=total - low)) == low
         else:
             assert store.rewrite_holding({"k": "kites"}, lambda r: SessionRecord(
                 r.session_id, r.summary.replace("kites", "[gone]"), r.tags, r.created_at,

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hermes_core.agent.episodic import passages, ranking, reindex
+from hermes_core.agent.episodic import drift, passages, ranking, reindex
 from hermes_core.agent.episodic.store import SessionRecord, SessionStore
 from hermes_core.tokenize import (
     SEGMENT_VERSION,
@@ -28,7 +28,7 @@ from hermes_core.tokenize import (
     tokenize,
     tokenizer_key,
 )
-from tests.agent.episodic.conftest import open_and_die
+from tests.agent.episodic.conftest import open_and_die, open_and_die_at_statement, open_tracing
 
 OLD, NEW = "test-old-1", "test-new-1"
 NEEDLE = "zq9-Horse7-battery-Staple"
@@ -253,6 +253,29 @@ def test_an_explicit_rebuild_clears_a_re_index_left_half_done(tmp_path: Path) ->
 Op = tuple[str, int, int]   # kind, which session, at which segment call
 
 
+def _reindex_between_batches(conn: sqlite3.Connection, batch: int, between: Callable[[int], None],
+                             *closing: SessionStore | sqlite3.Connection) -> None:
+    """Re-index on ``conn`` with ``_new`` in batches of ``batch`` rows, calling ``between`` with
+    the segmenter's call count at each call made outside a write transaction (between batches);
+    ``conn`` and ``closing`` closed after."""
+    calls = [0]
+
+    def segment(text: str) -> str:
+        calls[0] += 1
+        if not conn.in_transaction:
+            between(calls[0])
+        return _new(text)
+
+    old_batch = reindex.BATCH_ROWS
+    try:
+        reindex.BATCH_ROWS = batch
+        reindex.run(conn, segment, NEW)
+    finally:
+        reindex.BATCH_ROWS = old_batch
+        for c in (conn, *closing):
+            c.close()
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(n=st.integers(0, 40), batch=st.integers(1, 7),
        ops=st.lists(st.tuples(st.sampled_from(["insert", "replace", "delete"]),
@@ -263,30 +286,19 @@ def test_writes_between_any_batches_leave_the_new_index_equal_to_the_sessions(
     _archive(path, n)
     writer = SessionStore(path, segment=_old)
     conn = sqlite3.connect(str(path), isolation_level=None, timeout=10)
-    calls = [0]
     due = sorted(ops, key=lambda op: op[2])
 
-    def segment(text: str) -> str:
-        calls[0] += 1
-        while due and due[0][2] <= calls[0] and not conn.in_transaction:   # between batches
+    def between(call: int) -> None:
+        while due and due[0][2] <= call:
             kind, which, _ = due.pop(0)
             sid = f"s{which}"
             if kind == "delete":
                 writer.delete(sid)
             else:
                 words = "rewritten" if kind == "replace" else "added"
-                writer.upsert(SessionRecord(sid, f"session w{which} {words} at {calls[0]}", (),
-                                            AT))
-        return _new(text)
+                writer.upsert(SessionRecord(sid, f"session w{which} {words} at {call}", (), AT))
 
-    try:
-        old_batch = reindex.BATCH_ROWS
-        reindex.BATCH_ROWS = batch
-        reindex.run(conn, segment, NEW)
-    finally:
-        reindex.BATCH_ROWS = old_batch
-        conn.close()
-        writer.close()
+    _reindex_between_batches(conn, batch, between, writer)
     with SessionStore(path, segment=_new, segment_id=NEW) as store:
         assert store.reindexed == 0
         stored = dict(store.connection.execute("SELECT rowid, summary FROM sessions").fetchall())
@@ -705,3 +717,140 @@ def test_a_session_below_rowid_one_leaving_mid_re_index_keeps_the_passage_owning
         kept = ["planted"] if how == "move" else []
         assert [h.session_id for h in store.search('"xkites"', 3)] == kept
         assert store.stats()["index_in_sync"]
+
+
+def _die_at_statement_leaving_low_rows(path: str, kill_at: int, batch: int) -> None:
+    """:func:`open_and_die_at_statement` with the open moving no session below rowid 1 (as one
+    past its ``REHOME_OPEN_ROWS`` leaves them): run in a spawned process."""
+    drift.REHOME_OPEN_ROWS = 0
+    open_and_die_at_statement(path, kill_at, batch, "new-x")
+
+
+@pytest.mark.parametrize("planted", ["before", "after_owner"])
+def test_a_re_index_killed_in_a_batch_that_meets_a_session_below_rowid_one_loses_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, planted: str) -> None:
+    """SIGKILL at each statement of the re-index that reads or writes the rowid of the long
+    session's last passage, where another tool planted a session (before the re-index, so a
+    batch indexes it there and the owner's batch overwrites it; or once the owner was indexed,
+    so a batch's catch-up keeps the owner's passage), and at the commit after: the next opens
+    finish the re-index with both sessions found and every session's rows as drift compares
+    them (named, stamped, passages with no gap)."""
+    monkeypatch.setattr(reindex, "BATCH_ROWS", 10)
+    src = tmp_path / "src"
+    src.mkdir()
+    path = src / "sessions.db"
+    records = [SessionRecord("long", _words("l") + " zebraword", (), AT)]
+    records += [SessionRecord(f"s{i}", _summary(i), (), AT + 1 + i) for i in range(40)]
+    with SessionStore(path, segment=str.lower, segment_id="old-x") as store:
+        store.upsert_many(records)
+        low = store.connection.execute("SELECT MIN(rowid) FROM sessions_fts").fetchone()[0]
+    if planted == "after_owner":
+        monkeypatch.setattr(reindex, "OPEN_ROWS", 10)
+        with SessionStore(path, segment=str.lower, segment_id="new-x") as store:
+            assert reindex.read_cursor(store.connection, "reindex_cursor") > 1   # past "long"
+    with sqlite3.connect(str(path)) as conn:
+        conn.execute("INSERT INTO sessions(rowid, memory_id, session_id, summary, tags, created_at,"
+                     " relevance_score, content_hash, source, message_count) VALUES"
+                     " (?, 'm', 'planted', 'planted kites', '', 1.0, 1.0, 'h', 'manual', 0)", (low,))
+    conn.close()
+
+    def copy(to: Path) -> Path:
+        to.mkdir()
+        for f in src.glob("sessions.db*"):
+            shutil.copy(f, to / f.name)
+        return to / "sessions.db"
+
+    monkeypatch.setattr(drift, "REHOME_OPEN_ROWS", 0)
+    seen: list[str] = []
+    open_tracing(copy(tmp_path / "traced"), 10, "new-x", seen.append)
+    monkeypatch.undo()
+    touching = [i + 1 for i, sql in enumerate(seen) if not sql.startswith("--") and str(low) in sql]
+    assert touching
+    commit = next(i + 1 for i, sql in enumerate(seen) if i + 1 > touching[-1] and sql == "COMMIT")
+    for kill_at in [*touching, commit]:
+        killed = copy(tmp_path / f"k{kill_at}")
+        proc = _spawn(_die_at_statement_leaving_low_rows, str(killed), kill_at, 10)
+        proc.join(timeout=120)
+        assert proc.exitcode == -signal.SIGKILL, kill_at
+        while True:
+            with SessionStore(killed, segment=str.lower, segment_id="new-x") as store:
+                if store.reindexed == 0:
+                    break
+        with SessionStore(killed, segment=str.lower, segment_id="new-x") as store:
+            conn = store.connection
+            assert [h.session_id for h in store.search("zebraword", 3)] == ["long"], kill_at
+            assert [h.session_id for h in store.search("kites", 3)] == ["planted"], kill_at
+            assert len(store.search("deploys", 50)) == 40
+            assert drift._disagreeing(conn, 0)[0] == [], kill_at
+            assert store.stats()["index_in_sync"], kill_at
+            conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('integrity-check')")
+
+
+LowOp = tuple[str, int, int, int]   # kind, which long session, which passage, at which segment call
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(batch=st.integers(1, 6),
+       ops=st.lists(st.tuples(st.sampled_from(["plant", "edit", "unplant", "forget_owner"]),
+                              st.integers(0, 2), st.integers(1, 3), st.integers(1, 34)),
+                    max_size=12))
+def test_sessions_planted_and_removed_below_rowid_one_during_a_re_index_leave_every_session_found(
+        tmp_path_factory: pytest.TempPathFactory, batch: int, ops: list[LowOp]) -> None:
+    """Another tool plants, edits and deletes sessions at the rowids of long sessions' passages
+    (and a long session is forgotten) between any batches of a re-index: once it is done and an
+    open has healed, every session is found by its own word and its index rows are as drift
+    compares them (named, stamped, passages with no gap)."""
+    path = tmp_path_factory.mktemp("low") / "sessions.db"
+    records = [SessionRecord(f"s{i}", _summary(i), (), AT + i) for i in range(12)]
+    records[3:3] = [SessionRecord(f"long{j}", _words(f"l{j}k"), (), AT) for j in range(3)]
+    with SessionStore(path, segment=_old, segment_id=OLD) as store:
+        store.upsert_many(records)
+        owner = dict(store.connection.execute(
+            "SELECT session_id, rowid FROM sessions WHERE session_id LIKE 'long%'").fetchall())
+    writer = SessionStore(path, segment=_old)
+    tool = sqlite3.connect(str(path), isolation_level=None, timeout=10)
+    conn = sqlite3.connect(str(path), isolation_level=None, timeout=10)
+    due = sorted(ops, key=lambda op: op[3])
+
+    def act(kind: str, j: int, p: int) -> None:
+        rowid = passages.passage_rowid(owner[f"long{j}"], p)
+        if kind == "forget_owner":
+            writer.delete(f"long{j}")
+        elif kind == "plant":
+            tool.execute("INSERT OR IGNORE INTO sessions(rowid, memory_id, session_id, summary,"
+                         " tags, created_at, relevance_score, content_hash, source, message_count)"
+                         " VALUES (?, ?, ?, ?, '', 1.0, 1.0, ?, 'manual', 0)",
+                         (rowid, f"m{rowid}", f"p{-rowid}", f"planted kite{-rowid}", f"h{rowid}"))
+        elif kind == "edit":
+            tool.execute("UPDATE sessions SET summary = ? WHERE rowid = ?",
+                         (f"edited kite{-rowid}", rowid))
+        else:
+            tool.execute("DELETE FROM sessions WHERE rowid = ?", (rowid,))
+
+    def between(call: int) -> None:
+        while due and due[0][3] <= call:
+            act(*due.pop(0)[:3])
+
+    _reindex_between_batches(conn, batch, between, tool, writer)
+    with sqlite3.connect(str(path)) as conn:   # the swap made, nothing healed yet
+        for rowid, summary in conn.execute("SELECT rowid, summary FROM sessions WHERE rowid > 0"):
+            want = {passages.passage_rowid(rowid, p): text
+                    for p, text in enumerate(passages.split(_new(summary)))}
+            got = dict(conn.execute("SELECT rowid, summary FROM sessions_fts WHERE rowid IN"
+                                    f" ({', '.join('?' * len(want))})", list(want)).fetchall())
+            assert got == want, rowid
+    conn.close()
+    for _ in range(5):
+        with SessionStore(path, segment=_new, segment_id=NEW) as store:
+            if not drift.due(store.connection):
+                break
+    with SessionStore(path, segment=_new, segment_id=NEW) as store:
+        conn = store.connection
+        assert store.reindexed == 0 and not drift.due(conn)
+        stored = conn.execute("SELECT session_id, summary FROM sessions").fetchall()
+        for sid, summary in stored:
+            word = summary.split()[1 if sid.startswith("s") else -1]   # w<n>, kite<n>, l<j>k199
+            assert sid in [h.session_id for h in store.search(f'"x{word}"', 5)], (sid, summary)
+        assert drift._disagreeing(conn, 0)[0] == []
+        assert store.stats()["index_in_sync"]
+        conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('integrity-check')")
