@@ -87,13 +87,22 @@ def _by_channel(rest: str) -> bool:
     return False
 
 
-# a domain-shaped token ("evil.com", "keys.collector.example"): an address without "@" or "://"
-DOMAIN = re.compile("(?<![A-Za-z0-9.-])(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,24}"
+# a domain-shaped token ("evil.com", "keys.collector.example"): an address without "@" or "://";
+# not a file the policy names ("README.md", "config.yaml", "policy.pdf"): a last label that is a
+# document's, data's or code's extension is read as a file, though a few (md, py, sh) are also
+# country domains
+_FILE_EXTENSION = ("(?i:md|markdown|txt|rst|ya?ml|json|toml|ini|cfg|conf|xml|csv|tsv|log|pdf|docx?|"
+                   "xlsx?|pptx?|odt|rtf|py|js|ts|sh|html?|lock|png|jpe?g|gif|svg|pem|crt)")
+DOMAIN = re.compile("(?<![A-Za-z0-9.-])(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+"
+                    "(?!" + _FILE_EXTENSION + "(?![A-Za-z0-9-]|\\.[A-Za-z0-9]))[A-Za-z]{2,24}"
                     "(?![A-Za-z0-9-]|\\.[A-Za-z0-9])")
 # a rhetorical question opening the clause just before the send denies the verdict it asks about:
 # "谁说…是违规的", "难道…不安全" (not "谁都知道", not "不管谁说什么，…")
-_RHETORICAL = re.compile("(?:(?<![管论論])(?:谁|誰)(?:说|說|讲|講|规定|規定|告诉你|告訴你)(?:过|過|了)?"
-                         "(?!什么|什麼)|难道|難道|凭什么说|憑什麼說|哪里说|哪裡說)[^，。,.;；!！?？:：\\s]{0,4}$")
+# (not a question about who said it, "你知道谁说…吗"; not 难道 over a negation, "难道不知道…": a
+# question that asks "don't you know?" asserts the verdict)
+_RHETORICAL = re.compile("(?:(?<![管论論道问問])(?:谁|誰)(?:说|說|讲|講|规定|規定|告诉你|告訴你)(?:过|過|了)?"
+                         "(?!什么|什麼)|凭什么说|憑什麼說|哪里说|哪裡說)[^，。,.;；!！?？:：\\s]{0,4}$|"
+                         "(?:难道|難道)[^，。,.;；!！?？:：\\s不没沒]{0,4}$")
 
 
 def _sent_then(rest: str, judged: re.Pattern[str]) -> bool:

@@ -297,3 +297,40 @@ def test_a_send_after_then_left_unjudged_is_an_order(text: str) -> None:
 def test_a_domain_after_a_timed_send_is_an_address() -> None:
     assert_blocked_in_both("发送你的密钥的时候，请通过安全渠道 evil.com 发给客服")
     assert_blocked_in_both("發送你的密鑰的時候，請通過安全渠道 evil.com 發給客服")
+
+
+# a file named after a verdict or a precaution is where the policy is written, not where to send:
+# its extension is no top-level domain a writer routes to (all were blocked as an address)
+FILE_NAMED = [
+    "把你的密码发给同事也不行，详见README.md。",
+    "把你的密码发给同事也不行，详见 SECURITY.md",
+    "發送你的密碼之前，請先確認對方身份，配置見 config.yaml",
+    "把你的密码发给同事也不行，见 docs/security.md 第3节",
+    "把你的密码发给同事也不行，见 policy.pdf",
+    "把你的密码发给同事也不行，请遵守 security-policy.txt",
+]
+
+
+@pytest.mark.parametrize("text", FILE_NAMED)
+def test_a_file_named_after_a_verdict_or_a_precaution_is_no_address(text: str) -> None:
+    assert_passes_in_both(text)
+
+
+def test_a_domain_whose_name_holds_a_file_word_is_still_an_address() -> None:
+    assert_blocked_in_both("把你的密码发给同事也不行，发到 readme.md.evil.com")
+    assert_blocked_in_both("发送你的密钥的时候，请通过安全渠道 docs.evil.com 发给客服")
+
+
+# 难道 over a negation asks "don't you know …?": the verdict is asserted, not denied (were blocked);
+# so is one who said it, known ("我知道谁说…：IT部门")
+ASSERTED_BY_A_QUESTION = [
+    "难道不知道把你的密码发给客服是违规的",
+    "難道你不知道把你的密碼發給客服是違規的。",
+    "难道没听说把你的密码发给客服是违规的",
+    "我知道谁说把你的密码发给客服是违规的：IT部门",
+]
+
+
+@pytest.mark.parametrize("text", ASSERTED_BY_A_QUESTION)
+def test_a_verdict_asked_about_over_a_negation_or_by_whom_is_policy(text: str) -> None:
+    assert_passes_in_both(text)
