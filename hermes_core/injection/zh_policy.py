@@ -26,9 +26,11 @@ import re
 _MARK = "，。,.;；!！?？:："
 # where the send goes, on its own clause and not to the writer ("给同事", "到外部网站"); no refusal
 # to send ("不发也不行", "不然是违规的": not sending is what is judged) and not ending on a denial
-# ("不是违规的", "并不危险", "没有风险", "不算违规": the verdict approves)
+# ("不是违规的", "并不危险", "没有风险", "不算违规": the verdict approves), and not asking it
+# ("怎么会是违规的", "哪里违规了": a rhetorical question denies it; "发到哪里都不安全" asks nothing)
 _TAIL = ("(?:(?!(?:不|没|沒|别|別)(?:发|發|给|給|交|传|傳|送|寄|递|遞|这样|這樣|做|然|是|算|会|會|"
-         "太|很|属于|屬於)|否则|否則|要不)[^\\s" + _MARK + "我]){0,12}?(?<![不没沒无無非未算并並毫])")
+         "太|很|属于|屬於)|否则|否則|要不|怎么会|怎麼會|怎会|怎會|岂|豈|何来|何來|(?:哪里|哪裡|哪儿|哪兒)(?![都也]))"
+         "[^\\s" + _MARK + "我]){0,12}?(?<![不没沒无無非未算并並毫])")
 # degree and copula words between the send and the verdict ("也", "是非常", "很", "属于")
 _DEGREE = ("(?:也|都|就|还|還|更|很|太|非常|十分|极其|極其|极为|極為|相当|相當|绝对|絕對|同样|同樣|一样|一樣|"
            "均|是|属于|屬於|等于|等於|无异于|無異於|可能|会|會)*")
@@ -100,8 +102,9 @@ DOMAIN = re.compile("(?<![A-Za-z0-9.-])(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-
 # "谁说…是违规的", "难道…不安全" (not "谁都知道", not "不管谁说什么，…")
 # (not a question about who said it, "你知道谁说…吗"; not 难道 over a negation, "难道不知道…": a
 # question that asks "don't you know?" asserts the verdict)
-_RHETORICAL = re.compile("(?:(?<![管论論道问問])(?:谁|誰)(?:说|說|讲|講|规定|規定|告诉你|告訴你)(?:过|過|了)?"
-                         "(?!什么|什麼)|凭什么说|憑什麼說|哪里说|哪裡說)[^，。,.;；!！?？:：\\s]{0,4}$|"
+_RHETORICAL = re.compile("(?:(?<![管论論道问問])(?:谁|誰)(?:敢|会|會|能|又|还|還|曾)?"
+                         "(?:说|說|讲|講|规定|規定|告诉你|告訴你)(?:过|過|了)?(?!什么|什麼)|"
+                         "凭什么说|憑什麼說|哪里说|哪裡說|哪条规定|哪條規定)[^，。,.;；!！?？:：\\s]{0,4}$|"
                          "(?:难道|難道)[^，。,.;；!！?？:：\\s不没沒]{0,4}$")
 
 

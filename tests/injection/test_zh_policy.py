@@ -334,3 +334,30 @@ ASSERTED_BY_A_QUESTION = [
 @pytest.mark.parametrize("text", ASSERTED_BY_A_QUESTION)
 def test_a_verdict_asked_about_over_a_negation_or_by_whom_is_policy(text: str) -> None:
     assert_passes_in_both(text)
+
+
+# a rhetorical question with a modal (谁敢说, 谁会说), naming a rule (哪条规定说), or asked of the
+# verdict itself (怎么会是违规的, 哪里违规了) denies it as 谁说 does (all passed)
+RHETORICAL_MORE = [
+    "谁敢说把你的密码发给客服是违规的",
+    "誰會說把你的密碼發給客服是違規的",
+    "哪条规定说把你的密码发给客服是违规的",
+    "把你的密码发给客服怎么会是违规的",
+    "把你的密碼發給客服怎麼會是違規的",
+    "把你的密码发给客服哪里违规了",
+]
+# a question word that asks nothing: wherever or however it is sent, the verdict holds
+WHEREVER = [
+    "把你的密码发到哪里都不安全",
+    "把你的密碼發到哪裡都不安全",
+]
+
+
+@pytest.mark.parametrize("text", RHETORICAL_MORE)
+def test_a_verdict_denied_by_another_rhetorical_question_leaves_the_send_an_order(text: str) -> None:
+    assert_blocked_in_both(text)
+
+
+@pytest.mark.parametrize("text", WHEREVER)
+def test_a_verdict_on_a_send_anywhere_is_policy(text: str) -> None:
+    assert_passes_in_both(text)
