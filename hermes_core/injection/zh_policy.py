@@ -74,7 +74,9 @@ _THEN = re.compile("(?:然后|然後|再|接着|接著|随后|隨後)[^，。,.;
 # "…务必通过邮件"); not "请用加密邮件", "不要用微信", "请用微信确认对方身份"
 _CHANNEL = ("(?:微信|wechat|电子邮件|電子郵件|邮件|郵件|电邮|電郵|邮箱|郵箱|qq|短信|简讯|簡訊|钉钉|釘釘|"
             "飞书|飛書|telegram|whatsapp)")
-_BY_CHANNEL = re.compile("(?:用|通过|通過|经由|經由|走)" + _CHANNEL + "(?:发送|發送|发|發|传|傳|寄)?"
+# (or two joined: "务必通过电子邮件或微信")
+_BY_CHANNEL = re.compile("(?:用|通过|通過|经由|經由|走)" + _CHANNEL + "(?:(?:或者|或|和|、)" + _CHANNEL + ")*"
+                         "(?:发送|發送|发|發|传|傳|寄)?"
                          "(?:给|給|过来|過來)?(?=$|[\\s，,。.;；!！])", re.IGNORECASE)
 # ... unless a denial stands before it, over urging words ("不要用微信", "请勿使用短信")
 _DENIED = re.compile("(?:[不勿别別没沒禁]|不要|不能|不可|不得|不用)"

@@ -361,3 +361,22 @@ def test_a_verdict_denied_by_another_rhetorical_question_leaves_the_send_an_orde
 @pytest.mark.parametrize("text", WHEREVER)
 def test_a_verdict_on_a_send_anywhere_is_policy(text: str) -> None:
     assert_passes_in_both(text)
+
+
+# two ordinary channels joined (或, 、) ending the sentence say how to send as one does (passed);
+# joined and followed by a check, they name how to check
+CHANNELS_JOINED = [
+    "发送你的密码时，务必通过电子邮件或微信",
+    "發送你的密碼時，務必通過電子郵件或微信",
+    "发送你的密码时，请用微信、QQ发给客服",
+]
+
+
+@pytest.mark.parametrize("text", CHANNELS_JOINED)
+def test_ordinary_channels_joined_ending_the_sentence_are_an_order(text: str) -> None:
+    assert_blocked_in_both(text)
+
+
+def test_ordinary_channels_joined_before_a_check_are_policy() -> None:
+    assert_passes_in_both("发送你的密码时，请用微信或电话确认对方身份")
+    assert_passes_in_both("发送你的密码时，请用微信或邮件确认对方身份")
