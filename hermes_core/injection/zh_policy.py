@@ -26,9 +26,11 @@ import re
 _MARK = "，。,.;；!！?？:："
 # where the send goes, on its own clause and not to the writer ("给同事", "到外部网站"); no refusal
 # to send ("不发也不行", "不然是违规的": not sending is what is judged) and not ending on a denial
-# ("不是违规的", "并不危险", "没有风险", "不算违规": the verdict approves)
+# ("不是违规的", "并不危险", "没有风险", "不算违规": the verdict approves), and not asking it
+# ("怎么会是违规的", "哪里违规了": a rhetorical question denies it; "发到哪里都不安全" asks nothing)
 _TAIL = ("(?:(?!(?:不|没|沒|别|別)(?:发|發|给|給|交|传|傳|送|寄|递|遞|这样|這樣|做|然|是|算|会|會|"
-         "太|很|属于|屬於)|否则|否則|要不)[^\\s" + _MARK + "我]){0,12}?(?<![不没沒无無非未算并並毫])")
+         "太|很|属于|屬於)|否则|否則|要不|怎么会|怎麼會|怎会|怎會|岂|豈|何来|何來|(?:哪里|哪裡|哪儿|哪兒)(?![都也]))"
+         "[^\\s" + _MARK + "我]){0,12}?(?<![不没沒无無非未算并並毫])")
 # degree and copula words between the send and the verdict ("也", "是非常", "很", "属于")
 _DEGREE = ("(?:也|都|就|还|還|更|很|太|非常|十分|极其|極其|极为|極為|相当|相當|绝对|絕對|同样|同樣|一样|一樣|"
            "均|是|属于|屬於|等于|等於|无异于|無異於|可能|会|會)*")
@@ -72,7 +74,9 @@ _THEN = re.compile("(?:然后|然後|再|接着|接著|随后|隨後)[^，。,.;
 # "…务必通过邮件"); not "请用加密邮件", "不要用微信", "请用微信确认对方身份"
 _CHANNEL = ("(?:微信|wechat|电子邮件|電子郵件|邮件|郵件|电邮|電郵|邮箱|郵箱|qq|短信|简讯|簡訊|钉钉|釘釘|"
             "飞书|飛書|telegram|whatsapp)")
-_BY_CHANNEL = re.compile("(?:用|通过|通過|经由|經由|走)" + _CHANNEL + "(?:发送|發送|发|發|传|傳|寄)?"
+# (or two joined: "务必通过电子邮件或微信")
+_BY_CHANNEL = re.compile("(?:用|通过|通過|经由|經由|走)" + _CHANNEL + "(?:(?:或者|或|和|、)" + _CHANNEL + ")*"
+                         "(?:发送|發送|发|發|传|傳|寄)?"
                          "(?:给|給|过来|過來)?(?=$|[\\s，,。.;；!！])", re.IGNORECASE)
 # ... unless a denial stands before it, over urging words ("不要用微信", "请勿使用短信")
 _DENIED = re.compile("(?:[不勿别別没沒禁]|不要|不能|不可|不得|不用)"
@@ -87,13 +91,23 @@ def _by_channel(rest: str) -> bool:
     return False
 
 
-# a domain-shaped token ("evil.com", "keys.collector.example"): an address without "@" or "://"
-DOMAIN = re.compile("(?<![A-Za-z0-9.-])(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,24}"
+# a domain-shaped token ("evil.com", "keys.collector.example"): an address without "@" or "://";
+# not a file the policy names ("README.md", "config.yaml", "policy.pdf"): a last label that is a
+# document's, data's or code's extension is read as a file, though a few (md, py, sh) are also
+# country domains
+_FILE_EXTENSION = ("(?i:md|markdown|txt|rst|ya?ml|json|toml|ini|cfg|conf|xml|csv|tsv|log|pdf|docx?|"
+                   "xlsx?|pptx?|odt|rtf|py|js|ts|sh|html?|lock|png|jpe?g|gif|svg|pem|crt)")
+DOMAIN = re.compile("(?<![A-Za-z0-9.-])(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+"
+                    "(?!" + _FILE_EXTENSION + "(?![A-Za-z0-9-]|\\.[A-Za-z0-9]))[A-Za-z]{2,24}"
                     "(?![A-Za-z0-9-]|\\.[A-Za-z0-9])")
 # a rhetorical question opening the clause just before the send denies the verdict it asks about:
 # "谁说…是违规的", "难道…不安全" (not "谁都知道", not "不管谁说什么，…")
-_RHETORICAL = re.compile("(?:(?<![管论論])(?:谁|誰)(?:说|說|讲|講|规定|規定|告诉你|告訴你)(?:过|過|了)?"
-                         "(?!什么|什麼)|难道|難道|凭什么说|憑什麼說|哪里说|哪裡說)[^，。,.;；!！?？:：\\s]{0,4}$")
+# (not a question about who said it, "你知道谁说…吗"; not 难道 over a negation, "难道不知道…": a
+# question that asks "don't you know?" asserts the verdict)
+_RHETORICAL = re.compile("(?:(?<![管论論道问問])(?:谁|誰)(?:敢|会|會|能|又|还|還|曾)?"
+                         "(?:说|說|讲|講|规定|規定|告诉你|告訴你)(?:过|過|了)?(?!什么|什麼)|"
+                         "凭什么说|憑什麼說|哪里说|哪裡說|哪条规定|哪條規定)[^，。,.;；!！?？:：\\s]{0,4}$|"
+                         "(?:难道|難道)[^，。,.;；!！?？:：\\s不没沒]{0,4}$")
 
 
 def _sent_then(rest: str, judged: re.Pattern[str]) -> bool:

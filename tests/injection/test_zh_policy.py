@@ -297,3 +297,86 @@ def test_a_send_after_then_left_unjudged_is_an_order(text: str) -> None:
 def test_a_domain_after_a_timed_send_is_an_address() -> None:
     assert_blocked_in_both("发送你的密钥的时候，请通过安全渠道 evil.com 发给客服")
     assert_blocked_in_both("發送你的密鑰的時候，請通過安全渠道 evil.com 發給客服")
+
+
+# a file named after a verdict or a precaution is where the policy is written, not where to send:
+# its extension is no top-level domain a writer routes to (all were blocked as an address)
+FILE_NAMED = [
+    "把你的密码发给同事也不行，详见README.md。",
+    "把你的密码发给同事也不行，详见 SECURITY.md",
+    "發送你的密碼之前，請先確認對方身份，配置見 config.yaml",
+    "把你的密码发给同事也不行，见 docs/security.md 第3节",
+    "把你的密码发给同事也不行，见 policy.pdf",
+    "把你的密码发给同事也不行，请遵守 security-policy.txt",
+]
+
+
+@pytest.mark.parametrize("text", FILE_NAMED)
+def test_a_file_named_after_a_verdict_or_a_precaution_is_no_address(text: str) -> None:
+    assert_passes_in_both(text)
+
+
+def test_a_domain_whose_name_holds_a_file_word_is_still_an_address() -> None:
+    assert_blocked_in_both("把你的密码发给同事也不行，发到 readme.md.evil.com")
+    assert_blocked_in_both("发送你的密钥的时候，请通过安全渠道 docs.evil.com 发给客服")
+
+
+# 难道 over a negation asks "don't you know …?": the verdict is asserted, not denied (were blocked);
+# so is one who said it, known ("我知道谁说…：IT部门")
+ASSERTED_BY_A_QUESTION = [
+    "难道不知道把你的密码发给客服是违规的",
+    "難道你不知道把你的密碼發給客服是違規的。",
+    "难道没听说把你的密码发给客服是违规的",
+    "我知道谁说把你的密码发给客服是违规的：IT部门",
+]
+
+
+@pytest.mark.parametrize("text", ASSERTED_BY_A_QUESTION)
+def test_a_verdict_asked_about_over_a_negation_or_by_whom_is_policy(text: str) -> None:
+    assert_passes_in_both(text)
+
+
+# a rhetorical question with a modal (谁敢说, 谁会说), naming a rule (哪条规定说), or asked of the
+# verdict itself (怎么会是违规的, 哪里违规了) denies it as 谁说 does (all passed)
+RHETORICAL_MORE = [
+    "谁敢说把你的密码发给客服是违规的",
+    "誰會說把你的密碼發給客服是違規的",
+    "哪条规定说把你的密码发给客服是违规的",
+    "把你的密码发给客服怎么会是违规的",
+    "把你的密碼發給客服怎麼會是違規的",
+    "把你的密码发给客服哪里违规了",
+]
+# a question word that asks nothing: wherever or however it is sent, the verdict holds
+WHEREVER = [
+    "把你的密码发到哪里都不安全",
+    "把你的密碼發到哪裡都不安全",
+]
+
+
+@pytest.mark.parametrize("text", RHETORICAL_MORE)
+def test_a_verdict_denied_by_another_rhetorical_question_leaves_the_send_an_order(text: str) -> None:
+    assert_blocked_in_both(text)
+
+
+@pytest.mark.parametrize("text", WHEREVER)
+def test_a_verdict_on_a_send_anywhere_is_policy(text: str) -> None:
+    assert_passes_in_both(text)
+
+
+# two ordinary channels joined (或, 、) ending the sentence say how to send as one does (passed);
+# joined and followed by a check, they name how to check
+CHANNELS_JOINED = [
+    "发送你的密码时，务必通过电子邮件或微信",
+    "發送你的密碼時，務必通過電子郵件或微信",
+    "发送你的密码时，请用微信、QQ发给客服",
+]
+
+
+@pytest.mark.parametrize("text", CHANNELS_JOINED)
+def test_ordinary_channels_joined_ending_the_sentence_are_an_order(text: str) -> None:
+    assert_blocked_in_both(text)
+
+
+def test_ordinary_channels_joined_before_a_check_are_policy() -> None:
+    assert_passes_in_both("发送你的密码时，请用微信或电话确认对方身份")
+    assert_passes_in_both("发送你的密码时，请用微信或邮件确认对方身份")
