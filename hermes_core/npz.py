@@ -39,7 +39,12 @@ def read_npy(source: str | os.PathLike[str] | bytes) -> np.ndarray[Any, Any]:
     """The one array of the ``.npy`` file at ``source`` (a path, or the file's bytes).
 
     Raises as opening or reading it does; a pickled array, or an ``.npz`` archive where one array
-    belongs, is a ``ValueError`` (the archive closed unread)."""
+    belongs, is a ``ValueError`` (the archive closed unread). So is a header holding a backslash
+    (a flipped byte in a cache file): numpy's ``ast.literal_eval`` would print Python's "invalid
+    escape sequence" warning for it before refusing it, so it is refused unparsed."""
+    if b"\\" in _header(source):
+        raise ValueError(f"{_named(source)} is damaged: its .npy header holds a backslash, "
+                         "which no header numpy writes has")
     opened = io.BytesIO(source) if isinstance(source, bytes) else source
     with holding_ast():
         loaded = np.load(opened, allow_pickle=False)
@@ -47,6 +52,23 @@ def read_npy(source: str | os.PathLike[str] | bytes) -> np.ndarray[Any, Any]:
         loaded.close()
         raise ValueError(f"{_named(source)} is an .npz archive, not one .npy array")
     return loaded
+
+
+_MAGIC = b"\x93NUMPY"
+_HEAD = 12 + 10_000   # magic, version and length, then numpy's largest header read by default
+
+
+def _header(source: str | os.PathLike[str] | bytes) -> bytes:
+    """The header text of the ``.npy`` at ``source`` (empty when it starts as no ``.npy`` does)."""
+    if isinstance(source, bytes):
+        head = source[:_HEAD]
+    else:
+        with open(source, "rb") as f:
+            head = f.read(_HEAD)
+    if not head.startswith(_MAGIC) or len(head) < 10:
+        return b""
+    start = 10 if head[6] == 1 else 12   # version 1 counts the header in two bytes, later in four
+    return head[start:start + int.from_bytes(head[8:start], "little")]
 
 
 def _named(source: str | os.PathLike[str] | bytes) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import gc
 import io
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -107,3 +108,22 @@ def test_a_pickled_single_array_is_refused(tmp_path: Path) -> None:
     np.save(path, np.array([{"x": 1}], dtype=object), allow_pickle=True)
     with pytest.raises(ValueError):
         read_npy(path)
+
+
+@pytest.mark.parametrize("given", ["path", "bytes"])
+def test_a_header_with_a_backslash_is_refused_without_a_warning(given: str, tmp_path: Path) -> None:
+    """A flipped byte can put ``\\,`` in a vector file's header; numpy's ``ast.literal_eval`` of it
+    warned (DeprecationWarning "invalid escape sequence", from ``<unknown>``) before refusing, so a
+    damaged cache file printed a warning (failed before). No header numpy writes holds a backslash:
+    such a header is refused before it is parsed."""
+    good = _array_bytes(np.ones(8, dtype=np.float32))
+    bad = good.replace(b"'<f4'", b"'\\,4'")
+    assert bad != good
+    path = tmp_path / "v.npy"
+    path.write_bytes(bad)
+    source: Any = {"path": path, "bytes": bad}[given]
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with pytest.raises(ValueError, match="backslash"):
+            read_npy(source)
+    assert [str(w.message) for w in seen] == []
