@@ -157,7 +157,8 @@ def test_stored_entries_do_not_keep_their_source_alive_once_its_owner_let_it_go(
     assert memo.tokens_held == sum(len(t.tokens) for t in want) and len(memo) == 3
 
 
-def test_pending_entries_of_a_source_let_go_are_not_listed_and_leave_the_count() -> None:
+def _memo_whose_source_with_one_asked_was_let_go() -> tuple[TokenMemo, list[SkillTerms]]:
+    """A memo adopting a whole catalog's terms, one of them asked for, then the source collected."""
     import gc
 
     want = [skill_terms(s) for s in CATALOG]
@@ -166,6 +167,11 @@ def test_pending_entries_of_a_source_let_go_are_not_listed_and_leave_the_count()
     memo.terms(CATALOG[1:2], skill_terms)
     del source
     gc.collect()
+    return memo, want
+
+
+def test_pending_entries_of_a_source_let_go_are_not_listed_and_leave_the_count() -> None:
+    memo, want = _memo_whose_source_with_one_asked_was_let_go()
     assert memo.entries(skill_terms) == [(skill_key(CATALOG[1]), want[1])]
     assert len(memo) == 1 and memo.tokens_held == len(want[1].tokens)
 
@@ -173,12 +179,5 @@ def test_pending_entries_of_a_source_let_go_are_not_listed_and_leave_the_count()
 def test_pending_entries_of_a_source_let_go_leave_the_size_and_the_count_before_any_listing() -> None:
     # the memo's size and token count (what its bounds weigh) kept a dead source's pending
     # entries until entries() listed them
-    import gc
-
-    want = [skill_terms(s) for s in CATALOG]
-    source = Source(want)
-    memo = _adopting(source)
-    memo.terms(CATALOG[1:2], skill_terms)
-    del source
-    gc.collect()
+    memo, want = _memo_whose_source_with_one_asked_was_let_go()
     assert len(memo) == 1 and memo.tokens_held == len(want[1].tokens)
