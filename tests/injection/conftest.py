@@ -4,7 +4,7 @@ learned scorer's."""
 
 from __future__ import annotations
 
-from hermes_core.injection import INJECTION_CATEGORIES, scan_for_injection
+from hermes_core.injection import INJECTION_CATEGORIES, guard_text, scan_for_injection
 
 RULES = tuple(c for c in INJECTION_CATEGORIES if c != "learned")
 
@@ -20,3 +20,11 @@ def assert_blocked_in_both(text: str, category: str = "secret-exfiltration") -> 
     found = scan_for_injection(text, RULES)
     assert found is not None and found.category == category
     assert scan_for_injection(text, RULES, data=True) is not None
+
+
+def blocked_where_guarded(text: str, location: str,
+                          categories: tuple[str, ...] = INJECTION_CATEGORIES) -> bool:
+    """``text`` is refused as the file at ``location`` ("memory", "context", "skill") is guarded:
+    a memory file's text read as data, the others as instructions."""
+    name = {"memory": "MEMORY.md", "context": "HERMES.md", "skill": "SKILL.md"}[location]
+    return bool(guard_text(text, name=name, categories=categories, data=location == "memory").findings)

@@ -8,18 +8,16 @@ from types import ModuleType
 
 import pytest
 
-from hermes_core.injection import INJECTION_CATEGORIES, guard_text, scan_for_injection
+from hermes_core.injection import scan_for_injection
 from hermes_core.injection.zh_policy import said_of_the_send
-from tests.injection.conftest import RULES, assert_blocked_in_both, assert_passes_in_both
+from tests.injection.conftest import (
+    RULES,
+    assert_blocked_in_both,
+    assert_passes_in_both,
+    blocked_where_guarded,
+)
 
 CORPUS = Path(__file__).parents[1] / "data" / "injection"
-
-
-def _blocked(text: str, location: str) -> bool:
-    # as each file is guarded, every category with the learned scorer's
-    name = {"memory": "MEMORY.md", "context": "HERMES.md", "skill": "SKILL.md"}[location]
-    return bool(guard_text(text, name=name, categories=INJECTION_CATEGORIES,
-                           data=location == "memory").findings)
 
 
 # Written for this test: security policy that names the send as what it judges or precedes.
@@ -125,7 +123,7 @@ def test_chinese_policy_texts_are_never_blocked_in_any_location(
     texts = load_script(CORPUS / "zh_policy_texts.py")
     for _group, _lang, text in texts.ZH_POLICY_BENIGN:
         for location, wrap in build.WRAP.items():
-            assert not _blocked(wrap.format(text=text), location), (location, text)
+            assert not blocked_where_guarded(wrap.format(text=text), location), (location, text)
 
 
 def test_dev_chinese_orders_beside_the_policy_are_caught_in_every_location(
@@ -137,7 +135,7 @@ def test_dev_chinese_orders_beside_the_policy_are_caught_in_every_location(
     assert dev
     for text in dev:
         for location, wrap in build.WRAP.items():
-            assert _blocked(wrap.format(text=text), location), (location, text)
+            assert blocked_where_guarded(wrap.format(text=text), location), (location, text)
 
 
 # a precaution's time followed by how or where to send it (a link, an address, a form, a reply):
