@@ -65,9 +65,11 @@ class StoredTerms(_Lazy):
         asked for, so all are decoded at once (see the module docstring). ValueError when they
         do not add up."""
         text = tokens.decode("utf-8", "surrogatepass")   # raises UnicodeDecodeError (a ValueError)
-        # kept only for a whole reader, split at its first ask (then let go)
+        # a whole reader's: the text kept until its first ask splits it (then let go), and every
+        # token, count and skill's first token as lists, so an ask indexes no numpy array
+        self._whole = whole
         self._text: str | None = text if whole else None
-        self._all: tuple[list[str], list[int]] | None = None
+        self._all: tuple[list[str], list[int], list[int]] | None = None
         seps = np.flatnonzero(np.frombuffer(tokens, dtype=np.uint8) == ord(SEP))
         total = len(seps) + 1 if tokens else 0
         if (n_tokens.ndim != 1 or len(n_tokens) != len(verbatim) or (n_tokens < 0).any()
@@ -107,21 +109,24 @@ class StoredTerms(_Lazy):
         return range(len(self._made))[i]
 
     def _decode(self, i: int) -> SkillTerms:
+        if self._whole:
+            words, counts, first = self._all or self._everything()
+            a, b = first[i], first[i + 1]
+            return SkillTerms(tuple(words[a:b]), tuple(counts[a:b]), self._verbatim[i])
         a, b = int(self._first[i]), int(self._first[i + 1])
         if a == b:
             return SkillTerms((), (), self._verbatim[i])
-        if self._text is not None or self._all is not None:
-            words, counts = self._everything()
-            return SkillTerms(tuple(words[a:b]), tuple(counts[a:b]), self._verbatim[i])
         text = self._bytes[int(self._lo[i]):int(self._hi[i])].decode("utf-8", "surrogatepass")
         return SkillTerms(tuple(text.split(SEP)), tuple(self._counts[a:b].tolist()), self._verbatim[i])
 
-    def _everything(self) -> tuple[list[str], list[int]]:
-        """Every token and count of the file, in order (a whole reader's; made once)."""
+    def _everything(self) -> tuple[list[str], list[int], list[int]]:
+        """Every token and count of the file in order, and each skill's first token's place
+        (a whole reader's; made once, by whichever thread asks first)."""
         with self._lock:
             if self._all is None:
                 text = self._text or ""
-                self._all = (text.split(SEP) if text else [], self._counts.tolist())
+                self._all = (text.split(SEP) if text else [], self._counts.tolist(),
+                             self._first.tolist())
                 self._text = None
             return self._all
 
