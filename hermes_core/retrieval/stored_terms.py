@@ -14,8 +14,8 @@ sealed file of another writer must be refused then, with the warning, not fail a
 the bytes are kept, and a skill's slice between two NULs (a byte no other UTF-8 character holds)
 is valid UTF-8 by itself. A reader that will ask for nearly every skill (the token file's: its
 refresh asks for the whole catalog) says ``whole``: that decoded text is kept and split once at
-the first ask, and each skill's terms are a slice of that list (a decode per skill cost ~19 %
-more at 5,000 skills, 90 % asked); a skill never asked is still never made.
+the first ask, and each skill's terms are a slice of that list (the text is decoded once, not
+once more a skill; ``benchmarks/token_file.py``); a skill never asked is still never made.
 """
 
 from __future__ import annotations
