@@ -69,9 +69,9 @@ class _Model(BaseModel):
     def _numbers_in_range(cls, value: Any, info: ValidationInfo) -> Any:
         """No setting is infinite, NaN or astronomically large (``config_numbers``)."""
         name = info.field_name or ""
-        field = cls.model_fields.get(name)
-        if field is not None:
-            check_numbers(value, field.metadata, non_negative=name in cls._weights)
+        if (field := cls.model_fields.get(name)) is not None:
+            check_numbers(value, field.metadata, non_negative=name in cls._weights, name=name,
+                          default=field.default)
         return value
 
     @field_validator("*", mode="before")

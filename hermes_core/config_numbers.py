@@ -16,7 +16,7 @@ import typing
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from annotated_types import Le, Lt
+from annotated_types import Ge, Gt, Le, Lt
 from pydantic import BeforeValidator
 from pydantic_core import PydanticCustomError
 
@@ -29,10 +29,41 @@ def _declares_upper_bound(metadata: list[Any]) -> bool:
     return any(isinstance(m, Le | Lt) for m in metadata)
 
 
-def check_numbers(value: Any, metadata: list[Any], *, non_negative: bool = False) -> None:
+def _unit(name: str) -> str:
+    """The unit a setting's name declares (``request_timeout_s``, ``max_stream_bytes``)."""
+    return " seconds" if name.endswith("_s") else " bytes" if name.endswith("_bytes") else ""
+
+
+def _shown(number: float) -> str:
+    """``268,435,456`` and ``60`` rather than ``2.68435e+08`` and ``60.0``."""
+    if isinstance(number, int) or number.is_integer():
+        return f"{int(number):,}"
+    return f"{number:g}"
+
+
+def allowed_range(metadata: list[Any], *, name: str = "", default: Any = None,
+                  non_negative: bool = False) -> str:
+    """The range a setting bounded only by :data:`MAX_SETTING` above takes, in the config
+    reader's words: its own lower bound (a size of ``gt=0`` is not told it may be -10**9), the
+    ceiling, its unit and its default."""
+    lower = next((m for m in metadata if isinstance(m, Gt | Ge)), None)
+    low = (f"greater than {lower.gt:g}" if isinstance(lower, Gt)
+           else f"at least {lower.ge:g}" if isinstance(lower, Ge)
+           else "at least 0" if non_negative else f"at least -{MAX_SETTING:,}")
+    unit = _unit(name)
+    said = f"{low} and at most {MAX_SETTING:,}{unit}"
+    if isinstance(default, int | float) and not isinstance(default, bool):
+        said += f" (default {_shown(default)}{unit})"
+    return said
+
+
+def check_numbers(value: Any, metadata: list[Any], *, non_negative: bool = False,
+                  name: str = "", default: Any = None) -> None:
     """Raise ValueError (a sentence for the config's reader) when ``value``, or a number inside
     a mapping or list of them, is not finite or exceeds :data:`MAX_SETTING` in size.
-    ``non_negative``: the numbers of a mapping are weights, which cannot be below zero."""
+    ``non_negative``: the numbers of a mapping are weights, which cannot be below zero.
+    ``name`` and ``default`` (the setting's) let the error say the unit and the default (a
+    mapping's or list's default is not a number, so its items' errors say none)."""
     items = (value.values() if isinstance(value, Mapping)
              else value if isinstance(value, list | tuple) else (value,))
     bounded = _declares_upper_bound(metadata)
@@ -42,8 +73,10 @@ def check_numbers(value: Any, metadata: list[Any], *, non_negative: bool = False
         if isinstance(item, float) and not math.isfinite(item):
             raise ValueError(f"expected a finite number, got {item}")
         if not bounded and abs(item) > MAX_SETTING:
-            raise ValueError(f"must be between -{MAX_SETTING:,} and {MAX_SETTING:,}; got a number "
-                             f"of {len(str(int(abs(item))))} digits")
+            said = allowed_range(metadata, name=name, default=default, non_negative=non_negative)
+            raise ValueError(
+                f"must be {said}"
+                f"; got a number of {len(str(int(abs(item))))} digits")
         if non_negative and item < 0:
             raise ValueError(f"weights must be 0 or more, got {item:g}")
 

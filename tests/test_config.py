@@ -1115,3 +1115,67 @@ def test_the_cache_idle_limit_is_thirty_days_unless_set() -> None:
     assert parse_yaml("{}", file="c.yaml", env={}).skill_utils.cache_idle_days == 30.0
     assert parse_yaml("skill_utils:\n  cache_idle_days: 7.5\n", file="c.yaml",
                       env={}).skill_utils.cache_idle_days == 7.5
+
+
+def _unbounded_number_settings() -> list[tuple[tuple[str, ...], object]]:
+    """Every whole-number or number setting reached through plain sections (no mapping key or
+    list in its path) that declares no upper bound of its own: the shared ceiling bounds it."""
+    from annotated_types import Le, Lt
+    from pydantic import BaseModel
+
+    from hermes_core.config import Settings
+    from hermes_core.config_numbers import _number_kind
+
+    out: list[tuple[tuple[str, ...], object]] = []
+
+    def walk(model: type[BaseModel], prefix: tuple[str, ...]) -> None:
+        for name, info in model.model_fields.items():
+            ann = info.annotation
+            if isinstance(ann, type) and issubclass(ann, BaseModel):
+                walk(ann, (*prefix, name))
+            elif _number_kind(ann) is not None and not any(
+                    isinstance(m, Le | Lt) for m in info.metadata):
+                out.append(((*prefix, name), info))
+    walk(Settings, ())
+    return out
+
+
+@pytest.mark.parametrize(("path", "field"), _unbounded_number_settings(),
+                         ids=lambda p: ".".join(p) if isinstance(p, tuple) else "")
+def test_a_huge_number_setting_is_told_its_own_range_and_default(
+        tmp_path: Path, path: tuple[str, ...], field: object) -> None:
+    """A size or time of 10**14 is told the range that setting takes (its own lower bound, not
+    the shared ceiling's negative one) and its default, at the file, line and key."""
+    from annotated_types import Ge, Gt
+
+    body = "".join(f"{'  ' * i}{key}:\n" for i, key in enumerate(path[:-1]))
+    body += f"{'  ' * (len(path) - 1)}{path[-1]}: 100000000000000\n"
+    config = tmp_path / "config.yaml"
+    config.write_text(body, encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_settings(config, home=tmp_path)
+    err = info.value
+    assert err.key_path == ".".join(path) and err.line == len(path) and err.file == str(config)
+    assert "at most 1,000,000,000" in err.reason, err.reason
+    metadata = field.metadata  # type: ignore[attr-defined]
+    lower = next((m for m in metadata if isinstance(m, Gt | Ge)), None)
+    if lower is not None:
+        assert "-1,000,000,000" not in err.reason, err.reason
+        said = f"greater than {lower.gt:g}" if isinstance(lower, Gt) else f"at least {lower.ge:g}"
+        assert said in err.reason, err.reason
+    default = field.default  # type: ignore[attr-defined]
+    if isinstance(default, int | float):
+        shown = f"{int(default):,}" if float(default).is_integer() else f"{default:g}"
+        assert f"default {shown}" in err.reason, err.reason
+    assert "15 digits" in err.reason
+
+
+def test_a_huge_stream_size_limit_names_its_key_file_range_and_default(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text("llm:\n  max_stream_bytes: 100000000000000\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_settings(config, home=tmp_path)
+    said = str(info.value)
+    assert said.startswith(f"{config}:2, key 'llm.max_stream_bytes': "), said
+    assert "greater than 0 and at most 1,000,000,000 bytes" in said, said
+    assert "default 268,435,456 bytes" in said, said

@@ -1,6 +1,7 @@
 """Fixtures for the provider tests: a real call loop over the real SDK adapters, a check that
 both stream paths fail alike, and what several adapters' tests share (a prompt and options for
-error cases, the Messages API's structural rules, an OpenAI-compatible tool-call stream), and
+error cases, the Messages API's structural rules, an OpenAI-compatible tool-call stream, an
+Anthropic prompt, key and options with a usage-free stream), and
 what the deadline, watch and inflate tests share (a call loop whose primary misbehaves on an
 injected clock, compressed bodies, a whole answer read through either SDK)."""
 
@@ -472,3 +473,43 @@ UNSUPPORTED_TEMPERATURE = openai_error(
 
 def _sent(route: Any) -> list[dict[str, Any]]:
     return [json.loads(c.request.content) for c in route.calls]
+
+
+ANTHROPIC_PROMPT = Prompt(system="s", messages=(Message("user", "hi"),))
+
+
+ANTHROPIC_CRED = Credential("anthropic", "sk-ant-testkey-SECRET-usage-01")
+
+
+ANTHROPIC_OPTS = CallOptions(max_tokens=32, timeout_s=5)
+
+
+ENABLED_REFUSED = {"type": "error", "error": {
+    "type": "invalid_request_error",
+    "message": '"thinking.type.enabled" is not supported for this model. Use '
+               '"thinking.type.adaptive" and "output_config.effort" to control thinking behavior.'}}
+
+
+def unmetered_anthropic_stream(pieces: tuple[str, ...]) -> bytes:
+    """:func:`anthropic_stream` as a compatible server sends it: no usage anywhere."""
+    cleaned = []
+    for e in (e for e in anthropic_stream(pieces).split(b"\n\n") if e):
+        name, _, data = e.partition(b"\ndata: ")
+        obj = json.loads(data)
+        obj.get("message", {}).pop("usage", None)
+        obj.pop("usage", None)
+        cleaned.append(name + b"\ndata: " + json.dumps(obj).encode())
+    return b"\n\n".join(cleaned) + b"\n\n"
+
+
+def anthropic_last(provider: AnthropicProvider, prompt: Prompt, how: str,
+                   stream_deltas: Callable[..., list[Any]]) -> Any:
+    """The whole reply (``complete``, ``acomplete``) or the last piece of the stream (``stream``,
+    ``astream``): each carries the usage and the container."""
+    if how == "complete":
+        return provider.complete(prompt, "claude-sonnet-4-5", ANTHROPIC_CRED, ANTHROPIC_OPTS)
+    if how == "acomplete":
+        return asyncio.run(provider.acomplete(prompt, "claude-sonnet-4-5", ANTHROPIC_CRED,
+                                              ANTHROPIC_OPTS))
+    return stream_deltas(provider, prompt, "claude-sonnet-4-5", ANTHROPIC_CRED, ANTHROPIC_OPTS,
+                         use_async=how == "astream")[-1]

@@ -52,22 +52,19 @@ from hermes_core.types import (
     ToolSpec,
     Usage,
 )
+from tests.providers.conftest import ANTHROPIC_CRED as CRED
+from tests.providers.conftest import ANTHROPIC_OPTS as OPTS
+from tests.providers.conftest import ANTHROPIC_PROMPT as PROMPT
 from tests.providers.conftest import (
+    ENABLED_REFUSED,
     OPTS_ERR,
     OPTS_RULES,
     PROMPT_ERR,
     SECRET_ERR,
     _assert_anthropic_rules,
     _text_blocks,
+    anthropic_last,
 )
-
-PROMPT = Prompt(system="s", messages=(Message("user", "hi"),))
-
-
-CRED = Credential("anthropic", "sk-ant-testkey-SECRET-usage-01")
-
-
-OPTS = CallOptions(max_tokens=32, timeout_s=5)
 
 
 def _stream(delta_usage: dict[str, int]) -> bytes:
@@ -581,66 +578,6 @@ def test_thinking_server_tool_and_unknown_blocks_leave_only_the_text_and_the_cal
     assert usage == Usage(input_tokens=3, output_tokens=240, cache_write_tokens=2000)
 
 
-def _unmetered_stream(pieces: tuple[str, ...]) -> bytes:
-    """:func:`anthropic_stream` as a compatible server sends it: no usage anywhere."""
-    cleaned = []
-    for e in (e for e in anthropic_stream(pieces).split(b"\n\n") if e):
-        name, _, data = e.partition(b"\ndata: ")
-        obj = json.loads(data)
-        obj.get("message", {}).pop("usage", None)
-        obj.pop("usage", None)
-        cleaned.append(name + b"\ndata: " + json.dumps(obj).encode())
-    return b"\n\n".join(cleaned) + b"\n\n"
-
-
-def _last(provider: AnthropicProvider, prompt: Prompt, how: str,
-          stream_deltas: Callable[..., list[Any]]) -> Any:
-    """The whole reply (``complete``, ``acomplete``) or the last piece of the stream (``stream``,
-    ``astream``): each carries the usage and the container."""
-    if how == "complete":
-        return provider.complete(prompt, "claude-sonnet-4-5", CRED, OPTS)
-    if how == "acomplete":
-        return asyncio.run(provider.acomplete(prompt, "claude-sonnet-4-5", CRED, OPTS))
-    return stream_deltas(provider, prompt, "claude-sonnet-4-5", CRED, OPTS,
-                         use_async=how == "astream")[-1]
-
-
-def test_a_stream_without_usage_says_its_usage_was_not_reported(respx_mock: Any) -> None:
-    """A compatible server's message_start with no ``usage`` and a message_delta with none."""
-    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
-        200, content=_unmetered_stream(("o", "k")), headers=SSE_HEADERS))
-    deltas = list(AnthropicProvider().stream(PROMPT, "claude-sonnet-4-5", CRED, OPTS))
-    assert "".join(d.text for d in deltas) == "ok"
-    last = deltas[-1].usage
-    assert last is not None and not last.reported
-
-
-@pytest.mark.parametrize("how", ["complete", "acomplete", "stream", "astream"])
-def test_a_reply_without_usage_is_billed_on_our_count_marked_an_estimate(
-        respx_mock: Any, how: str, stream_deltas: Callable[..., list[Any]]) -> None:
-    """An Anthropic-compatible server that never sends usage was billed all the same: the
-    prompt and the reply are counted here, as the OpenAI adapter counts them, and every token
-    is an estimate (Anthropic's tokenizer is not public)."""
-    prompt = Prompt(system="You are terse and exact. " * 20,
-                    messages=(Message("user", "What is the capital of Norway? " * 10),))
-    body = anthropic_message("Oslo is the capital of Norway.", model="claude-sonnet-4-5")
-    del body["usage"]
-    respx_mock.post(ANTHROPIC_URL).mock(return_value=(
-        httpx.Response(200, json=body) if how.endswith("complete") else
-        httpx.Response(200, content=_unmetered_stream(("Oslo is the capital", " of Norway.")),
-                       headers=SSE_HEADERS)))
-    usage = _last(AnthropicProvider(), prompt, how, stream_deltas).usage
-    assert usage is not None and usage.counted and not usage.reported
-    assert usage.input_tokens > 100 and 5 <= usage.output_tokens <= 10
-    assert usage.estimated_tokens == usage.input_tokens + usage.output_tokens
-
-
-ENABLED_REFUSED = {"type": "error", "error": {
-    "type": "invalid_request_error",
-    "message": '"thinking.type.enabled" is not supported for this model. Use '
-               '"thinking.type.adaptive" and "output_config.effort" to control thinking behavior.'}}
-
-
 @pytest.mark.parametrize("how", ["complete", "acomplete", "stream", "astream"])
 def test_a_model_that_refuses_budgeted_thinking_is_sent_adaptive_thinking_from_then_on(
         respx_mock: Any, how: str) -> None:
@@ -689,23 +626,6 @@ def test_a_thinking_refusal_without_thinking_sent_is_a_bad_request_sent_once(
     assert route.call_count == 1
 
 
-def test_a_model_that_refused_budgeted_thinking_is_sent_adaptive_by_the_next_process(
-        respx_mock: Any, tmp_path: Path) -> None:
-    from hermes_core.providers.lessons import FILE_NAME, RefusalMemory
-
-    route = respx_mock.post(ANTHROPIC_URL).mock(side_effect=[
-        httpx.Response(400, json=ENABLED_REFUSED), httpx.Response(200, json=anthropic_message("a")),
-        httpx.Response(200, json=anthropic_message("b"))])
-    opts = CallOptions(max_tokens=500, reasoning_effort="high", timeout_s=5)
-    first, later = AnthropicProvider(), AnthropicProvider()
-    first.keep_lessons(RefusalMemory(tmp_path / FILE_NAME))
-    assert first.complete(PROMPT, "claude-opus-4-8", CRED, opts).text == "a"
-    later.keep_lessons(RefusalMemory(tmp_path / FILE_NAME))
-    assert later.complete(PROMPT, "claude-opus-4-8", CRED, opts).text == "b"
-    sent = [json.loads(c.request.content) for c in route.calls]
-    assert len(sent) == 3 and sent[2]["thinking"] == {"type": "adaptive"}
-
-
 PAUSED_BLOCKS: list[dict[str, Any]] = [
     {"type": "thinking", "thinking": "Search first.", "signature": "sig-p"},
     *web_search_blocks("Looking at the forecast. ", query="oslo forecast", id="srvtoolu_7")]
@@ -751,7 +671,7 @@ def test_a_paused_reply_names_the_container_its_code_ran_in(
         httpx.Response(200, json=body) if how in ("complete", "acomplete") else
         httpx.Response(200, content=anthropic_blocks_stream(
             blocks, stop_reason="pause_turn", container="container_011CQ"), headers=SSE_HEADERS)))
-    assert _last(AnthropicProvider(), PROMPT, how, stream_deltas).container == "container_011CQ"
+    assert anthropic_last(AnthropicProvider(), PROMPT, how, stream_deltas).container == "container_011CQ"
 
 
 def test_a_paused_message_sends_back_the_container_it_ran_in() -> None:
@@ -895,48 +815,6 @@ def test_a_nan_in_a_call_s_input_is_sent_back_as_null_not_refused_by_the_sdk() -
     blocks = [b for m in payload["messages"] for b in m["content"] if "input" in b]
     assert [b["input"] for b in blocks] == [{"x": None, "y": [1, None]},
                                            {"limit": None, "code": "print(1)"}]
-
-
-EMPTY_200 = {
-    # a proxy's empty answer: the 200 and its label, then the connection closed
-    "no byte": (b"", SSE_HEADERS),
-    "only pings": (b"event: ping\ndata: {\"type\": \"ping\"}\n\n", SSE_HEADERS),
-    "unlabelled": (b"", {}),
-}
-
-
-@pytest.mark.parametrize("use_async", [False, True])
-@pytest.mark.parametrize("body", sorted(EMPTY_200))
-def test_a_200_stream_that_ends_without_a_message_counts_its_prompt_as_possibly_billed(
-        respx_mock: Any, body: str, use_async: bool,
-        stream_deltas: Callable[..., list[Any]]) -> None:
-    """A 200 stream that never started a message (a proxy's empty answer) raised with no bill,
-    though the request reached the server and was not refused: its prompt is counted as for a
-    stream timed out before its first byte (our estimate, no output)."""
-    content, headers = EMPTY_200[body]
-    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, content=content,
-                                                                    headers=headers))
-    with pytest.raises(ServerError, match="without a message_start") as caught:
-        stream_deltas(AnthropicProvider(), PROMPT, "claude-sonnet-4-5", CRED, OPTS,
-                      use_async=use_async)
-    usage = caught.value.usage
-    assert usage is not None and usage.counted and usage.input_tokens > 0
-    assert usage.output_tokens == 0 and usage.estimated_tokens == usage.input_tokens
-
-
-@pytest.mark.parametrize("use_async", [False, True])
-def test_a_stream_without_usage_cut_mid_answer_says_what_it_was_billed_on_our_count(
-        respx_mock: Any, use_async: bool, stream_deltas: Callable[..., list[Any]]) -> None:
-    body = _unmetered_stream(("Oslo is the capital", " of Norway."))
-    cut = body[:body.index(b"event: content_block_stop")]
-    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
-        200, content=cut, headers=SSE_HEADERS))
-    with pytest.raises(IncompleteResponse) as caught:
-        stream_deltas(AnthropicProvider(), PROMPT, "claude-sonnet-4-5", CRED, OPTS,
-                      use_async=use_async)
-    usage = caught.value.usage
-    assert usage is not None and usage.counted and usage.input_tokens > 0
-    assert usage.output_tokens >= 5 and usage.estimated_tokens == usage.input_tokens + usage.output_tokens
 
 
 def test_anthropic_render_cache_markers_and_limit():

@@ -12,16 +12,22 @@ from typing import Any
 import httpx
 import pytest
 
+from hermes_core.providers.anthropic import AnthropicProvider
 from hermes_core.providers.base import CallOptions
 from hermes_core.providers.lessons import FILE_NAME, MAX_LESSONS, TTL_S, VERSION, RefusalMemory
 from hermes_core.providers.openai import OpenAIProvider
 from hermes_core.testing import (
+    ANTHROPIC_URL,
     OPENAI_URL,
     FakeClock,
+    anthropic_message,
     openai_chat_completion,
 )
 from tests.providers.conftest import (
+    ANTHROPIC_CRED,
+    ANTHROPIC_PROMPT,
     CRED,
+    ENABLED_REFUSED,
     OPENAI_PROMPT,
     UNSUPPORTED_TEMPERATURE,
     _sent,
@@ -160,3 +166,20 @@ def test_a_refusal_learned_by_one_process_is_not_paid_again_by_the_next(
     other = OpenAIProvider(name="azure")   # another provider's endpoint may differ
     other.keep_lessons(RefusalMemory(tmp_path / FILE_NAME))
     assert other.render(OPENAI_PROMPT, "o3", opts)["temperature"] == 0.2
+
+
+def test_a_model_that_refused_budgeted_thinking_is_sent_adaptive_by_the_next_process(
+        respx_mock: Any, tmp_path: Path) -> None:
+    from hermes_core.providers.lessons import FILE_NAME, RefusalMemory
+
+    route = respx_mock.post(ANTHROPIC_URL).mock(side_effect=[
+        httpx.Response(400, json=ENABLED_REFUSED), httpx.Response(200, json=anthropic_message("a")),
+        httpx.Response(200, json=anthropic_message("b"))])
+    opts = CallOptions(max_tokens=500, reasoning_effort="high", timeout_s=5)
+    first, later = AnthropicProvider(), AnthropicProvider()
+    first.keep_lessons(RefusalMemory(tmp_path / FILE_NAME))
+    assert first.complete(ANTHROPIC_PROMPT, "claude-opus-4-8", ANTHROPIC_CRED, opts).text == "a"
+    later.keep_lessons(RefusalMemory(tmp_path / FILE_NAME))
+    assert later.complete(ANTHROPIC_PROMPT, "claude-opus-4-8", ANTHROPIC_CRED, opts).text == "b"
+    sent = [json.loads(c.request.content) for c in route.calls]
+    assert len(sent) == 3 and sent[2]["thinking"] == {"type": "adaptive"}

@@ -15,12 +15,15 @@ from hermes_core.errors import (
     IncompleteResponse,
     ServerError,
 )
+from hermes_core.providers.anthropic import AnthropicProvider
 from hermes_core.providers.base import CallOptions
 from hermes_core.providers.openai import OpenAIProvider, render_openai
 from hermes_core.providers.unreported import counted_usage, messages_usage, prompt_tokens
 from hermes_core.testing import (
+    ANTHROPIC_URL,
     OPENAI_URL,
     SSE_HEADERS,
+    anthropic_message,
     openai_chat_completion,
     openai_chat_stream,
 )
@@ -32,10 +35,15 @@ from hermes_core.types import (
     ToolSpec,
 )
 from tests.providers.conftest import (
+    ANTHROPIC_CRED,
+    ANTHROPIC_OPTS,
+    ANTHROPIC_PROMPT,
     CRED,
     OPENAI_OPTS,
     OPENAI_PROMPT,
+    anthropic_last,
     cut_openai_stream,
+    unmetered_anthropic_stream,
 )
 
 
@@ -258,3 +266,76 @@ def test_a_streamed_request_answered_whole_without_usage_is_billed_on_our_count(
     assert usage is not None and not usage.reported
     assert usage.input_tokens == _cookbook_count([("system", "s"), ("user", "hi")])
     assert usage.output_tokens == count_tokens("ok") == usage.estimated_tokens
+
+
+def test_a_stream_without_usage_says_its_usage_was_not_reported(respx_mock: Any) -> None:
+    """A compatible server's message_start with no ``usage`` and a message_delta with none."""
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, content=unmetered_anthropic_stream(("o", "k")), headers=SSE_HEADERS))
+    deltas = list(AnthropicProvider().stream(ANTHROPIC_PROMPT, "claude-sonnet-4-5", ANTHROPIC_CRED,
+                                             ANTHROPIC_OPTS))
+    assert "".join(d.text for d in deltas) == "ok"
+    last = deltas[-1].usage
+    assert last is not None and not last.reported
+
+
+@pytest.mark.parametrize("how", ["complete", "acomplete", "stream", "astream"])
+def test_a_reply_without_usage_is_billed_on_our_count_marked_an_estimate(
+        respx_mock: Any, how: str, stream_deltas: Callable[..., list[Any]]) -> None:
+    """An Anthropic-compatible server that never sends usage was billed all the same: the
+    prompt and the reply are counted here, as the OpenAI adapter counts them, and every token
+    is an estimate (Anthropic's tokenizer is not public)."""
+    prompt = Prompt(system="You are terse and exact. " * 20,
+                    messages=(Message("user", "What is the capital of Norway? " * 10),))
+    body = anthropic_message("Oslo is the capital of Norway.", model="claude-sonnet-4-5")
+    del body["usage"]
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=(
+        httpx.Response(200, json=body) if how.endswith("complete") else
+        httpx.Response(200, content=unmetered_anthropic_stream(("Oslo is the capital", " of Norway.")),
+                       headers=SSE_HEADERS)))
+    usage = anthropic_last(AnthropicProvider(), prompt, how, stream_deltas).usage
+    assert usage is not None and usage.counted and not usage.reported
+    assert usage.input_tokens > 100 and 5 <= usage.output_tokens <= 10
+    assert usage.estimated_tokens == usage.input_tokens + usage.output_tokens
+
+
+ANTHROPIC_EMPTY_200 = {
+    # a proxy's empty answer: the 200 and its label, then the connection closed
+    "no byte": (b"", SSE_HEADERS),
+    "only pings": (b"event: ping\ndata: {\"type\": \"ping\"}\n\n", SSE_HEADERS),
+    "unlabelled": (b"", {}),
+}
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("body", sorted(ANTHROPIC_EMPTY_200))
+def test_a_200_stream_that_ends_without_a_message_counts_its_prompt_as_possibly_billed(
+        respx_mock: Any, body: str, use_async: bool,
+        stream_deltas: Callable[..., list[Any]]) -> None:
+    """A 200 stream that never started a message (a proxy's empty answer) raised with no bill,
+    though the request reached the server and was not refused: its prompt is counted as for a
+    stream timed out before its first byte (our estimate, no output)."""
+    content, headers = ANTHROPIC_EMPTY_200[body]
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, content=content,
+                                                                    headers=headers))
+    with pytest.raises(ServerError, match="without a message_start") as caught:
+        stream_deltas(AnthropicProvider(), ANTHROPIC_PROMPT, "claude-sonnet-4-5", ANTHROPIC_CRED,
+                      ANTHROPIC_OPTS, use_async=use_async)
+    usage = caught.value.usage
+    assert usage is not None and usage.counted and usage.input_tokens > 0
+    assert usage.output_tokens == 0 and usage.estimated_tokens == usage.input_tokens
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_stream_without_usage_cut_mid_answer_says_what_it_was_billed_on_our_count(
+        respx_mock: Any, use_async: bool, stream_deltas: Callable[..., list[Any]]) -> None:
+    body = unmetered_anthropic_stream(("Oslo is the capital", " of Norway."))
+    cut = body[:body.index(b"event: content_block_stop")]
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, content=cut, headers=SSE_HEADERS))
+    with pytest.raises(IncompleteResponse) as caught:
+        stream_deltas(AnthropicProvider(), ANTHROPIC_PROMPT, "claude-sonnet-4-5", ANTHROPIC_CRED,
+                      ANTHROPIC_OPTS, use_async=use_async)
+    usage = caught.value.usage
+    assert usage is not None and usage.counted and usage.input_tokens > 0
+    assert usage.output_tokens >= 5 and usage.estimated_tokens == usage.input_tokens + usage.output_tokens

@@ -17,11 +17,11 @@ TERMS = (SkillTerms(("calendar", "meet"), (1, 2), "calendar meeting"),
          SkillTerms(("x\udcff",), (1,), "lone surrogate"))              # a lone surrogate, as stored
 
 
-def _stored(terms: tuple[SkillTerms, ...] = TERMS) -> StoredTerms:
+def _stored(terms: tuple[SkillTerms, ...] = TERMS, *, whole: bool = False) -> StoredTerms:
     blob = "\x00".join(w for t in terms for w in t.tokens).encode("utf-8", "surrogatepass")
     return StoredTerms(blob, np.asarray([len(t.tokens) for t in terms], dtype=np.int64),
                        np.asarray([c for t in terms for c in t.counts], dtype=np.int64),
-                       [t.verbatim for t in terms])
+                       [t.verbatim for t in terms], whole=whole)
 
 
 def test_each_skills_terms_read_back_as_written_and_made_once() -> None:
@@ -31,6 +31,15 @@ def test_each_skills_terms_read_back_as_written_and_made_once() -> None:
     assert list(stored) == list(TERMS) and stored[1:3] == list(TERMS[1:3])
     assert [stored.n_tokens(i) for i in range(4)] == [2, 0, 3, 1]
     assert _stored(()).decoded() == 0 and list(_stored(())) == []
+
+
+@pytest.mark.parametrize("order", [[0, 1, 2, 3], [3, 1, 0, 2], [2]])
+def test_a_whole_reader_reads_each_skill_as_written_and_makes_only_those_asked(order: list[int]) -> None:
+    stored = _stored(whole=True)
+    assert stored.decoded() == 0
+    assert [stored[i] for i in order] == [TERMS[i] for i in order]
+    assert stored.decoded() == len(order) and all(stored[i] is stored[i] for i in order)
+    assert list(stored) == list(TERMS) and list(_stored((), whole=True)) == []
 
 
 def test_two_threads_asking_at_once_get_one_object() -> None:
