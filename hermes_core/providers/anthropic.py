@@ -233,6 +233,13 @@ def _reported(counts: list[int]) -> Usage:
                  cache_write_tokens=counts[3])
 
 
+def dropped_beside_output(provider: str, chars: int) -> None:
+    """Say that words beside the output tool (a proxy's) were dropped, the tool's input being
+    the answer: their length only, at debug level; the words may hold a key."""
+    log.debug("%s: %d characters of words beside the output tool dropped (its input is the "
+              "answer)", provider, chars)
+
+
 class _StreamState:
     """Accumulates Anthropic stream events into deltas, tool calls and usage. ``counted``: what
     the stream was billed when it reports no usage, from what arrived (see :meth:`so_far`)."""
@@ -354,9 +361,12 @@ class _StreamState:
     def release(self) -> Iterator[Delta]:
         """The text held since the last release (see ``hold``), whole; none once the output tool
         answers (see ``answered``)."""
-        if self.hold and not self.answered and (held := self.text[self.released:]):
+        if self.hold and (held := self.text[self.released:]):
             self.released = len(self.text)
-            yield Delta(text="".join(held))
+            if self.answered:
+                dropped_beside_output(self.provider, sum(map(len, held)))
+            else:
+                yield Delta(text="".join(held))
 
     def _delta_usage(self, du: Any) -> None:
         """A message_delta's cumulative counts: any present replace message_start's (as the SDK
@@ -557,8 +567,12 @@ class AnthropicProvider(SDKProvider):
         calls = tuple(ToolCall(b.id, b.name, json.dumps(b.input)) for b in resp.content
                       if b.type == "tool_use" and b.name != STRUCTURED_OUTPUT_TOOL)
         # structured output arrives as the forced tool's input: that JSON is the answer
-        text = next((json.dumps(b.input, ensure_ascii=False) for b in resp.content
-                     if b.type == "tool_use" and b.name == STRUCTURED_OUTPUT_TOOL), text)
+        answer = next((json.dumps(b.input, ensure_ascii=False) for b in resp.content
+                       if b.type == "tool_use" and b.name == STRUCTURED_OUTPUT_TOOL), None)
+        if answer is not None:
+            if text:
+                dropped_beside_output(self.name, len(text))
+            text = answer
         return Completion(text=text, model=resp.model or model, provider=self.name,
                           usage=_usage(getattr(resp, "usage", None)), tool_calls=calls,
                           finish_reason=resp.stop_reason,

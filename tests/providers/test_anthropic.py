@@ -393,6 +393,33 @@ def test_a_whole_request_answered_with_words_and_the_output_tool_as_events_is_th
     assert done.text == '{"city": "Oslo"}' and done.tool_calls == ()
 
 
+@pytest.mark.parametrize("mode", ["stream", "complete-events", "complete-json"])
+def test_words_dropped_beside_the_output_tool_are_logged_as_a_count_never_the_words(
+        respx_mock: Any, caplog: pytest.LogCaptureFixture, mode: str) -> None:
+    """The output tool's input is the answer and words beside it are dropped (a stream, a whole
+    request answered with events or as JSON alike): now said at debug level, by their length
+    alone (they may hold a key). Failed before (nothing logged)."""
+    if mode == "complete-json":
+        body = anthropic_message('e.g. {"city": "Paris"}', tool_calls=[
+            ToolCall("s1", STRUCTURED_OUTPUT_TOOL, '{"city": "Oslo"}')])
+        respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, json=body))
+    else:
+        respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+            200, content=_words_then_the_output_tool(), headers=SSE_HEADERS))
+    provider, options = AnthropicProvider(), CallOptions(response_format=RF)
+    caplog.set_level("DEBUG", logger="hermes_core.providers.anthropic")
+    if mode == "stream":
+        text = "".join(d.text for d in provider.stream(BARE, "claude-sonnet-4-5", TOOL_CRED,
+                                                       options))
+    else:
+        text = provider.complete(BARE, "claude-sonnet-4-5", TOOL_CRED, options).text
+    assert json.loads(text) == {"city": "Oslo"}
+    dropped = [r for r in caplog.records if "output tool" in r.getMessage()]
+    assert len(dropped) == 1 and dropped[0].levelname == "DEBUG"
+    assert "22 characters" in dropped[0].getMessage()
+    assert "Paris" not in caplog.text
+
+
 def _words_then_the_output_tool() -> bytes:
     """A proxy's reply: words holding an example of the shape, then the output tool."""
     start = anthropic_message("", id="m")
