@@ -443,18 +443,27 @@ def _words_then_the_output_tool() -> bytes:
     return body
 
 
-@pytest.mark.parametrize("choice, drafted", [(None, False), ("none", True)])
-def test_words_are_not_drafted_while_the_author_s_tools_may_be_called(
-        respx_mock: Any, choice: str | None, drafted: bool) -> None:
+@pytest.mark.parametrize("choice, calls, drafts", [
+    (None, (), ['{"city": "Oslo"}']),                                   # an answer: one, once known
+    (None, (ToolCall("c1", "get_weather", '{"city": "Oslo"}'),), []),   # a tool round's: none
+    ("none", (), ['{"city": "Os', 'lo"}']),                             # no tool: as they come
+])
+def test_words_are_drafted_only_once_no_tool_call_of_the_author_s_can_follow(
+        respx_mock: Any, choice: str | None, calls: tuple[ToolCall, ...],
+        drafts: list[str]) -> None:
     """With the author's tools offered the words may be a tool round's (a guess its call then
-    corrects): not drafted, they come whole at the end. With ``tool_choice="none"`` the words
-    are the answer and drafted. Failed before (drafted in both)."""
+    corrects): not drafted while they arrive. Once the reply ends with no call (its stop
+    reason), they are known to be the answer and come as one draft before the text; a tool
+    round's never do. With ``tool_choice="none"`` the words are the answer and drafted as they
+    come. Failed before (the answer's words never drafted: only its final object showed)."""
     respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
-        200, content=anthropic_stream(['{"city": "Os', 'lo"}']), headers=SSE_HEADERS))
+        200, content=anthropic_stream(['{"city": "Os', 'lo"}'], tool_calls=calls),
+        headers=SSE_HEADERS))
     deltas = list(AnthropicProvider().stream(TOOL_PROMPT, "claude-sonnet-4-5", TOOL_CRED,
                                              CallOptions(response_format=RF, tool_choice=choice)))
-    assert [d.draft for d in deltas if d.draft] == (['{"city": "Os', 'lo"}'] if drafted else [])
-    assert [d.text for d in deltas if d.text] == ['{"city": "Oslo"}']
+    assert [d.draft or d.text for d in deltas if d.draft or d.text] == [
+        *drafts, '{"city": "Oslo"}']
+    assert [d.tool_call for d in deltas if d.tool_call] == list(calls)
 
 
 def _input_at_block_start() -> bytes:
