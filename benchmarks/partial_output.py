@@ -7,9 +7,12 @@ from each of its first 64 ``{`` before saying so, each failing at the decoder's 
 to back R times, each a median over the reads of one reply of about C characters:
 
 * ``deep``: ``{"a": {"a": ...`` nested past the decoder's depth (no object);
-* ``flat``: ``{"city": "xxx...`` as long, one string still arriving (a partial object).
+* ``flat``: ``{"city": "xxx...`` as long, one string still arriving (a partial object);
+* ``mid``: nested 900 deep, past pydantic's depth (~200) but not the decoder's (~1,000), against
+  ``mid_flat``, a flat one as long.
 
-Prints medians and ``ratio = deep_ms_p50 / flat_ms_p50``.
+Prints medians, ``ratio = deep_ms_p50 / flat_ms_p50`` and ``mid_ratio = mid_ms_p50 /
+mid_flat_ms_p50``.
 
     python benchmarks/partial_output.py --json [--chars C] [--repeat R]
 """
@@ -47,15 +50,26 @@ def main(argv: list[str] | None = None) -> int:
     deep = level * (args.chars // len(level))
     flat = '{"city": "' + "x" * (len(deep) - 10)
     assert parse_draft(deep, Trip) is None and parse_draft(flat, Trip) is not None
+    mid = level * 900
+    mid_flat = '{"city": "' + "x" * (len(mid) - 10)
+    assert parse_draft(mid, Trip) is None and parse_draft(mid_flat, Trip) is not None
     deep_runs: list[float] = []
     flat_runs: list[float] = []
+    mid_runs: list[float] = []
+    mid_flat_runs: list[float] = []
     for _ in range(args.repeat):
         deep_runs.append(read_ms(deep))
         flat_runs.append(read_ms(flat))
+        mid_runs.append(read_ms(mid))
+        mid_flat_runs.append(read_ms(mid_flat))
     out = {"chars": len(deep), "repeat": args.repeat,
            "deep_ms_p50": round(statistics.median(deep_runs), 3),
            "flat_ms_p50": round(statistics.median(flat_runs), 3)}
     out["ratio"] = round(statistics.median(deep_runs) / statistics.median(flat_runs), 1)
+    out["mid_chars"] = len(mid)
+    out["mid_ms_p50"] = round(statistics.median(mid_runs), 3)
+    out["mid_flat_ms_p50"] = round(statistics.median(mid_flat_runs), 3)
+    out["mid_ratio"] = round(statistics.median(mid_runs) / statistics.median(mid_flat_runs), 1)
     if args.json:
         print(json.dumps(out))
     else:

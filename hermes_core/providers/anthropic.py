@@ -24,7 +24,12 @@ from hermes_core.providers._sdk import (
     delta_completion,
     event_deltas,
 )
-from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL, THINKING_BUDGETS, CallOptions
+from hermes_core.providers.base import (
+    STRUCTURED_OUTPUT_TOOL,
+    THINKING_BUDGETS,
+    CallOptions,
+    drafts_wait,
+)
 from hermes_core.providers.counts import not_an_object, token_count
 from hermes_core.providers.deadline import Answered
 from hermes_core.providers.lessons import RefusalMemory
@@ -233,6 +238,13 @@ def _reported(counts: list[int]) -> Usage:
                  cache_write_tokens=counts[3])
 
 
+def dropped_beside_output(provider: str, chars: int) -> None:
+    """Say that words beside the output tool (a proxy's) were dropped, the tool's input being
+    the answer: their length only, at debug level; the words may hold a key."""
+    log.debug("%s: %d characters of words beside the output tool dropped (its input is the "
+              "answer)", provider, chars)
+
+
 class _StreamState:
     """Accumulates Anthropic stream events into deltas, tool calls and usage. ``counted``: what
     the stream was billed when it reports no usage, from what arrived (see :meth:`so_far`)."""
@@ -245,14 +257,17 @@ class _StreamState:
         # a structured reply (``response_format``) answered in text, not the forced output tool
         # (a proxy ignoring it): held until whole as the tool's input is, its pieces drafts
         self.hold = hold
-        # not while the author's tools may be called: the words may be a tool round's (a guess
-        # its call then corrects), known only at the reply's end; the API forces a tool call
+        # not while the author's tools may be called (``drafts_wait``): the words may be a tool
+        # round's (a guess its call then corrects), known only at the reply's end, where they
+        # come as one draft if no call came (``_known_answer``); the API forces a tool call
         # then (the output tool answers), so only a proxy writes words there at all
         self.words_drafted = words_drafted
         self.released = 0   # how many of ``text``'s pieces were given out whole (see release)
         # the output tool began: it is the answer, as a whole reply's is (``_completion``), and
         # the words held before or beside it (a proxy's) are not
         self.answered = False
+        self.called = False   # one of the author's tools began: a tool round
+        self.known = False   # the words that waited were drafted once known to be the answer
         self.counted = counted
         self.before = before   # what the request was billed before message_start
         self.usage = Usage()
@@ -318,6 +333,8 @@ class _StreamState:
                 if self.text and self.words_drafted and not self.answered:
                     yield Delta(redraft=True)   # the text's drafts are void: the tool answers
                 self.answered = True
+            else:
+                self.called = True
         elif kind == "content_block_delta":
             d = event.delta
             if d.type == "text_delta" and d.text:
@@ -350,13 +367,27 @@ class _StreamState:
             self.finish = event.delta.stop_reason
             self.container = _container_id(event.delta) or self.container
             self._delta_usage(getattr(event, "usage", None))
+            yield from self._known_answer()
+
+    def _known_answer(self) -> Iterator[Delta]:
+        """The words that waited to be drafted (see ``words_drafted``) as one draft, once the
+        reply ended with no call of the author's tools: they are the answer, not a tool round's.
+        Not for a paused reply (it goes on, and may still call one)."""
+        if (self.hold and not self.words_drafted and not self.answered and not self.called
+                and not self.known and self.finish not in ("tool_use", PAUSED)
+                and (held := self.text[self.released:])):
+            self.known = True
+            yield Delta(draft="".join(held))
 
     def release(self) -> Iterator[Delta]:
         """The text held since the last release (see ``hold``), whole; none once the output tool
         answers (see ``answered``)."""
-        if self.hold and not self.answered and (held := self.text[self.released:]):
+        if self.hold and (held := self.text[self.released:]):
             self.released = len(self.text)
-            yield Delta(text="".join(held))
+            if self.answered:
+                dropped_beside_output(self.provider, sum(map(len, held)))
+            else:
+                yield Delta(text="".join(held))
 
     def _delta_usage(self, du: Any) -> None:
         """A message_delta's cumulative counts: any present replace message_start's (as the SDK
@@ -550,15 +581,19 @@ class AnthropicProvider(SDKProvider):
         payload = functools.partial(self._stream_payload, prompt, model, options)
         return _StreamState(self.name, lambda arrived: messages_usage(payload(), arrived),
                             self._unstarted(reached, payload), hold=bool(options.response_format),
-                            words_drafted=not prompt.tools or options.tool_choice == "none")
+                            words_drafted=not drafts_wait(prompt, options))
 
     def _completion(self, resp: Any, model: str) -> Completion:
         text = "".join(b.text for b in resp.content if b.type == "text")
         calls = tuple(ToolCall(b.id, b.name, json.dumps(b.input)) for b in resp.content
                       if b.type == "tool_use" and b.name != STRUCTURED_OUTPUT_TOOL)
         # structured output arrives as the forced tool's input: that JSON is the answer
-        text = next((json.dumps(b.input, ensure_ascii=False) for b in resp.content
-                     if b.type == "tool_use" and b.name == STRUCTURED_OUTPUT_TOOL), text)
+        answer = next((json.dumps(b.input, ensure_ascii=False) for b in resp.content
+                       if b.type == "tool_use" and b.name == STRUCTURED_OUTPUT_TOOL), None)
+        if answer is not None:
+            if text:
+                dropped_beside_output(self.name, len(text))
+            text = answer
         return Completion(text=text, model=resp.model or model, provider=self.name,
                           usage=_usage(getattr(resp, "usage", None)), tool_calls=calls,
                           finish_reason=resp.stop_reason,

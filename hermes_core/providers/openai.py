@@ -24,7 +24,7 @@ from hermes_core.providers._sdk import (
     delta_completion,
     event_deltas,
 )
-from hermes_core.providers.base import CallOptions
+from hermes_core.providers.base import CallOptions, drafts_wait
 from hermes_core.providers.counts import token_count
 from hermes_core.providers.deadline import Answered
 from hermes_core.providers.lessons import RefusalMemory
@@ -414,8 +414,9 @@ class OpenAIProvider(SDKProvider):
                     state.setdefault("text", []).append(text)
                     if not hold:
                         yield Delta(text=text)
-                    elif not state.get("refused"):   # a refusal is no draft of the object:
-                        yield Delta(draft=text)      # it comes whole, as the reply, at the end
+                    elif not (state.get("refused") or state.get("wait")):
+                        # a refusal is no draft of the object: it comes whole, as the reply
+                        yield Delta(draft=text)
                 tools.add(choice.delta.tool_calls)
             if choice.finish_reason:
                 state["finish"] = choice.finish_reason
@@ -437,7 +438,13 @@ class OpenAIProvider(SDKProvider):
             error.usage = billed()
             raise error
         if hold and state.get("text"):   # a structured reply, held until whole: shown once
-            yield Delta(text="".join(state["text"]))
+            text = "".join(state["text"])
+            if (state.get("wait") and not tools.parts and not state.get("refused")
+                    and state.get("finish") != "tool_calls"):
+                # while tools may be called, the content is known to be the answer only now
+                # (a tool round's calls follow it): its drafts waited, and come as one
+                yield Delta(draft=text)
+            yield Delta(text=text)
         for call in tools.done():
             yield Delta(tool_call=call)
         yield Delta(usage=billed(),
@@ -465,7 +472,8 @@ class OpenAIProvider(SDKProvider):
             _ToolCallAssembler, dict[str, Any], Answered, Callable[[], Usage | None]]:
         """A stream's tool-call and state accumulators, the note of whether its request reached
         the server, and its bill (see :meth:`_billed`), told to the call loop's capture."""
-        tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
+        tools = _ToolCallAssembler()
+        state: dict[str, Any] = {"wait": drafts_wait(prompt, options)}   # see _finish
         reached = Answered()
         payload = functools.partial(self._stream_payload, prompt, model, options)
         billed = self._billed(payload, model, tools, state, self._unstarted(reached, payload))

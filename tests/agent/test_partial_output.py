@@ -19,7 +19,12 @@ from hermes_core.agent.tools.structured import parse_output
 from hermes_core.errors import AllProvidersFailed, StructuredOutputError
 from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL
 from hermes_core.redact import StreamRedactor, redact
-from hermes_core.testing import SSE_HEADERS, anthropic_message, anthropic_stream
+from hermes_core.testing import (
+    SSE_HEADERS,
+    anthropic_message,
+    anthropic_stream,
+    openai_chat_stream,
+)
 from hermes_core.testing.builders import _sse
 from hermes_core.types import Delta, ToolCall
 from tests.agent.conftest import KEYS, URLS, make_agent
@@ -520,6 +525,47 @@ def test_a_tool_round_s_text_makes_no_partial_object_of_the_answer(
     assert stream.output == Trip.model_validate_json(WHOLE)
     assert seen[0] == Trip(city=""), seen   # the answer's, from its start
     assert all(obj.city != "Paris" for obj in seen) and len(seen) >= 3, seen
+
+
+def _lookup_agent(home: Path, kind: str) -> Any:
+    agent = make_agent(home, kind)
+
+    @agent.tool
+    def lookup() -> str:
+        """Where the user is going."""
+        return "Oslo"
+
+    return agent
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_openai_tool_round_s_content_makes_no_partial_object(
+        mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """OpenAI's content is its answer channel, and a round is a tool round only at its first
+    call, after its content: a guess in that content showed as a partial object while it
+    arrived. With the author's tools offered the content's drafts wait until its choice ends
+    with no call. Failed before (Paris first)."""
+    tool_round = openai_chat_stream(('{"city": "Par', 'is"}'),
+                                    tool_calls=[ToolCall("t1", "lookup", "{}")])
+    respx_mock.post(URLS["openai"]).mock(side_effect=[
+        httpx.Response(200, headers=SSE_HEADERS, content=tool_round), _openai_sse(PIECES)])
+    seen, stream = read(_lookup_agent(empty_home, "openai"), mode)
+    assert stream.output == Trip.model_validate_json(WHOLE) == seen[-1]
+    assert all(obj.city != "Paris" for obj in seen), seen
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_anthropic_answer_in_words_with_tools_offered_shows_a_partial_object_once_known(
+        mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """Behind a proxy answering in words with the author's tools offered, the words wait (a
+    tool round's may be a guess); the answer showed only its final object. Once its stop reason
+    says no tool is called, its words are drafted: a partial object, then the final. Failed
+    before (the final alone)."""
+    respx_mock.post(URLS["anthropic"]).mock(return_value=_anthropic_sse(PIECES, text=True))
+    seen, stream = read(_lookup_agent(empty_home, "anthropic"), mode)
+    final = Trip.model_validate_json(WHOLE)
+    assert stream.output == final
+    assert len(seen) == 2 and seen[0].city == "Oslo" and seen[-1] == final, seen
 
 
 def test_prose_with_no_object_of_the_shape_makes_no_partial_object() -> None:

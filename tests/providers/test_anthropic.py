@@ -390,6 +390,33 @@ def test_a_whole_request_answered_with_words_and_the_output_tool_as_events_is_th
     assert done.text == '{"city": "Oslo"}' and done.tool_calls == ()
 
 
+@pytest.mark.parametrize("mode", ["stream", "complete-events", "complete-json"])
+def test_words_dropped_beside_the_output_tool_are_logged_as_a_count_never_the_words(
+        respx_mock: Any, caplog: pytest.LogCaptureFixture, mode: str) -> None:
+    """The output tool's input is the answer and words beside it are dropped (a stream, a whole
+    request answered with events or as JSON alike): now said at debug level, by their length
+    alone (they may hold a key). Failed before (nothing logged)."""
+    if mode == "complete-json":
+        body = anthropic_message('e.g. {"city": "Paris"}', tool_calls=[
+            ToolCall("s1", STRUCTURED_OUTPUT_TOOL, '{"city": "Oslo"}')])
+        respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, json=body))
+    else:
+        respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+            200, content=_words_then_the_output_tool(), headers=SSE_HEADERS))
+    provider, options = AnthropicProvider(), CallOptions(response_format=RF)
+    caplog.set_level("DEBUG", logger="hermes_core.providers.anthropic")
+    if mode == "stream":
+        text = "".join(d.text for d in provider.stream(BARE, "claude-sonnet-4-5", TOOL_CRED,
+                                                       options))
+    else:
+        text = provider.complete(BARE, "claude-sonnet-4-5", TOOL_CRED, options).text
+    assert json.loads(text) == {"city": "Oslo"}
+    dropped = [r for r in caplog.records if "output tool" in r.getMessage()]
+    assert len(dropped) == 1 and dropped[0].levelname == "DEBUG"
+    assert "22 characters" in dropped[0].getMessage()
+    assert "Paris" not in caplog.text
+
+
 def _words_then_the_output_tool() -> bytes:
     """A proxy's reply: words holding an example of the shape, then the output tool."""
     start = anthropic_message("", id="m")
@@ -413,18 +440,27 @@ def _words_then_the_output_tool() -> bytes:
     return body
 
 
-@pytest.mark.parametrize("choice, drafted", [(None, False), ("none", True)])
-def test_words_are_not_drafted_while_the_author_s_tools_may_be_called(
-        respx_mock: Any, choice: str | None, drafted: bool) -> None:
+@pytest.mark.parametrize("choice, calls, drafts", [
+    (None, (), ['{"city": "Oslo"}']),                                   # an answer: one, once known
+    (None, (ToolCall("c1", "get_weather", '{"city": "Oslo"}'),), []),   # a tool round's: none
+    ("none", (), ['{"city": "Os', 'lo"}']),                             # no tool: as they come
+])
+def test_words_are_drafted_only_once_no_tool_call_of_the_author_s_can_follow(
+        respx_mock: Any, choice: str | None, calls: tuple[ToolCall, ...],
+        drafts: list[str]) -> None:
     """With the author's tools offered the words may be a tool round's (a guess its call then
-    corrects): not drafted, they come whole at the end. With ``tool_choice="none"`` the words
-    are the answer and drafted. Failed before (drafted in both)."""
+    corrects): not drafted while they arrive. Once the reply ends with no call (its stop
+    reason), they are known to be the answer and come as one draft before the text; a tool
+    round's never do. With ``tool_choice="none"`` the words are the answer and drafted as they
+    come. Failed before (the answer's words never drafted: only its final object showed)."""
     respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
-        200, content=anthropic_stream(['{"city": "Os', 'lo"}']), headers=SSE_HEADERS))
+        200, content=anthropic_stream(['{"city": "Os', 'lo"}'], tool_calls=calls),
+        headers=SSE_HEADERS))
     deltas = list(AnthropicProvider().stream(TOOL_PROMPT, "claude-sonnet-4-5", TOOL_CRED,
                                              CallOptions(response_format=RF, tool_choice=choice)))
-    assert [d.draft for d in deltas if d.draft] == (['{"city": "Os', 'lo"}'] if drafted else [])
-    assert [d.text for d in deltas if d.text] == ['{"city": "Oslo"}']
+    assert [d.draft or d.text for d in deltas if d.draft or d.text] == [
+        *drafts, '{"city": "Oslo"}']
+    assert [d.tool_call for d in deltas if d.tool_call] == list(calls)
 
 
 def _input_at_block_start() -> bytes:

@@ -131,6 +131,7 @@ TOOL = ToolSpec("get_weather", "Weather.", {"type": "object", "properties": {
 
 
 TOOL_PROMPT = Prompt(system="s", messages=(Message("user", "hi"),), tools=(TOOL,))
+NO_TOOLS = Prompt(system="s", messages=(Message("user", "hi"),))
 
 
 TOOL_CRED = Credential("openai", "sk-proj-openaiTEST0123456789abcdef")
@@ -234,16 +235,42 @@ def test_streamed_tool_call_fragments_are_joined(respx_mock: Any, use_async: boo
     assert deltas[-1].finish_reason == "tool_calls"
 
 
-def _held_deltas(use_async: bool) -> list[Any]:
-    """The deltas of a structured (held) streamed call, sync or async."""
+def _held_deltas(use_async: bool, prompt: Prompt = NO_TOOLS,
+                 tool_choice: str | None = None) -> list[Any]:
+    """The deltas of a structured (held) streamed call, sync or async (no tools offered unless
+    ``prompt`` offers them)."""
     provider = OpenAIProvider()
-    opts = CallOptions(response_format={"name": "F", "schema": {"type": "object"}})
+    opts = CallOptions(response_format={"name": "F", "schema": {"type": "object"}},
+                       tool_choice=tool_choice)
 
     async def collect() -> list[Any]:
-        return [d async for d in provider.astream(TOOL_PROMPT, "gpt-4o", TOOL_CRED, opts)]
+        return [d async for d in provider.astream(prompt, "gpt-4o", TOOL_CRED, opts)]
 
     return (asyncio.run(collect()) if use_async
-            else list(provider.stream(TOOL_PROMPT, "gpt-4o", TOOL_CRED, opts)))
+            else list(provider.stream(prompt, "gpt-4o", TOOL_CRED, opts)))
+
+
+@pytest.mark.parametrize("choice, calls, drafts", [
+    (None, (), ['{"city": "Oslo"}']),             # the answer: held until known, then one
+    (None, (ToolCall("c1", "get_weather", '{"city": "Oslo"}'),), []),   # a tool round: none
+    ("none", (), ['{"ci', 'ty": "Oslo"}']),       # no tool can be called: drafted as it comes
+])
+@pytest.mark.parametrize("use_async", [False, True])
+def test_content_is_drafted_only_where_no_later_tool_call_can_void_it(
+        respx_mock: Any, use_async: bool, choice: str | None, calls: tuple[ToolCall, ...],
+        drafts: list[str]) -> None:
+    """With the author's tools offered a choice's content is known to be the answer only at
+    its finish (a tool round's calls follow its content): its drafts showed a tool round's
+    guess while it arrived. They are held and come as one draft once the choice finished with
+    no call, before the text. Failed before (drafted piece by piece in every row)."""
+    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
+        200, content=openai_chat_stream(('{"ci', 'ty": "Oslo"}'), tool_calls=calls),
+        headers=SSE_HEADERS))
+    deltas = _held_deltas(use_async, TOOL_PROMPT, choice)
+    assert [d.draft for d in deltas if d.draft] == drafts
+    shown = [d.draft or d.text for d in deltas if d.draft or d.text]
+    assert shown == [*drafts, '{"city": "Oslo"}']
+    assert [d.tool_call for d in deltas if d.tool_call] == list(calls)
 
 
 @pytest.mark.parametrize("use_async", [False, True])

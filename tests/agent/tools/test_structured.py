@@ -263,6 +263,40 @@ def test_a_reply_nested_past_the_decoder_s_depth_is_decoded_from_two_braces_not_
 
 
 @pytest.mark.parametrize("text", [
+    '{"a": ' * 500,                         # still arriving, past pydantic's depth only
+    '{"a": ' * 900 + '{"b',                 # cut inside a key
+    'Here is the plan: ' + '{"a": ' * 500,  # behind prose
+])
+def test_a_reply_nested_past_pydantic_s_depth_but_not_the_decoder_s_is_decoded_once(
+        text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Between pydantic's depth (~200) and the decoder's (~1,000) a reply still arriving decodes
+    to its end from each ``{`` and pydantic refuses each: the scan decoded from each of its first
+    64 (~8 ms a read at 900 deep). A ``{`` the decoder read to the text's end holds every ``{``
+    after it, so none of them stands in the prose. Failed before (64 decodes)."""
+    decodes = []
+
+    class Counting(json.JSONDecoder):
+        def raw_decode(self, s: str, idx: int = 0) -> tuple[Any, int]:
+            decodes.append(idx)
+            return super().raw_decode(s, idx)
+
+    monkeypatch.setattr(structured.json, "JSONDecoder", Counting)
+    assert parse_draft(text, Plan) is None
+    assert len(decodes) == 1, len(decodes)
+
+
+@pytest.mark.parametrize("so_far", [
+    'Note {x} then {"city": "Os',
+    '{"a": {"b" then {"city": "Os',   # a stray object cut off before the text's end
+])
+def test_a_brace_the_decoder_fails_before_the_end_does_not_end_the_prose_scan(
+        so_far: str) -> None:
+    """Only a ``{`` read to the text's end holds the ones after it (pinned with the above)."""
+    value = parse_draft(so_far, Plan)
+    assert value is not None and value.city == "Os"
+
+
+@pytest.mark.parametrize("text", [
     '{"city": ' * 50_000,                           # opens an object, nested past any limit
     'Here is the plan: {"city": ' + "[" * 50_000,   # behind prose
     '{"oops\n{"days": ' + '{"a": ' * 50_000,         # behind a stray brace
