@@ -17,6 +17,13 @@ def test_a_greek_word_is_known_and_english_in_greek_letters_is_not() -> None:
     assert not known_greek("β" * 41)   # longer than any Greek word: not looked up
 
 
+def test_a_greek_word_typed_without_its_accent_is_known() -> None:
+    # Greek typed without accents ("δωσε", "βαση") is still Greek: the accent put back on one of
+    # its vowels finds it; English in Greek letters is unknown with every accent tried
+    assert known_greek("δωσε") and known_greek("Βαση") and known_greek("καλημερα")
+    assert not known_greek("ινστρουκτιονς") and not known_greek("ιγνορε")
+
+
 def test_threads_asking_at_once_read_the_dictionary_once(monkeypatch: pytest.MonkeyPatch) -> None:
     # the first lookup reads simplemma's Greek dictionary from disk (about 0.8 s, 26 MB): threads
     # scanning Greek at once must not each read it
