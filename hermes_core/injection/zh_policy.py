@@ -105,11 +105,15 @@ _FILE_EXTENSION = ("(?i:md|markdown|txt|rst|ya?ml|json|toml|ini|cfg|conf|xml|csv
 _LABELS = "(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+"
 _LAST_LABEL_ENDS = "(?![A-Za-z0-9-]|\\.[A-Za-z0-9])"
 # where a name stands as an address (each a fixed-width look behind, so each spelled alone): right
-# after a send verb and its 到/至/给/往, a route's or a site's noun, "地址是", or "to" (each with or
-# without one space)
+# after a send verb and its 到/至/给/往, a route's or a site's noun, "地址是", or an English send verb
+# and "to" ("upload it to", not "refer to"), each with or without one space
 _SENT_TO = "[发發送传傳寄递遞交][到至给給往]"
 _ROUTE_NOUN = "渠道|平台|网站|網站|网址|網址|站点|站點|域名|地址[是为為:：]"
-_AT_AN_ADDRESS = "|".join(f"(?<={place})" for w in (_SENT_TO, *_ROUTE_NOUN.split("|"), "(?<![A-Za-z])to")
+_SEND_VERBS = ("send", "sent", "upload", "uploaded", "post", "posted", "email", "e-mail", "mail", "forward",
+               "paste")
+_SEND_TO = tuple(f"(?<![A-Za-z])(?i:{verb}{whom}) to"
+                 for verb in _SEND_VERBS for whom in ("", " it", " them"))
+_AT_AN_ADDRESS = "|".join(f"(?<={place})" for w in (_SENT_TO, *_ROUTE_NOUN.split("|"), *_SEND_TO)
                           for place in (w, w + "\\s"))
 DOMAIN = re.compile("(?<![A-Za-z0-9.-])(?:" + _LABELS
                     + "(?!" + _FILE_EXTENSION + _LAST_LABEL_ENDS + ")[A-Za-z]{2,24}" + _LAST_LABEL_ENDS

@@ -332,6 +332,7 @@ DOMAIN_LIKE_A_FILE = [
     "把你的密码发给同事也不行，地址是 collector.pl",
     "把你的密码发给同事也不行，见 evil.md/upload",
     "把你的密码发给同事也不行，upload it to paste.sh",
+    "把你的密码发给同事也不行，send to evil.md",
 ]
 
 
@@ -347,6 +348,8 @@ FILE_LIKE_A_DOMAIN = [
     "把你的密码发给同事也不行，记录保存到 notes.md",
     "发送你的密钥之前，请先运行 check.sh 确认对方身份",
     "把你的密码发给同事也不行，见 docs/paste.sh 的注释",
+    "把你的密码发给同事也不行，refer to SECURITY.md",
+    "发送你的密钥之前，请先确认对方身份，see the appendix to README.md",
 ]
 
 
