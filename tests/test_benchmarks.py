@@ -19,7 +19,8 @@ Left out as too slow even at their smallest (each was run by hand and works): ``
 (10,000 skills and the embedding models whatever ``--queries``: over two minutes), ``cold.py``
 (fresh processes loading torch and the models: ~65 s), ``turn_home.py`` (builds a 2,000-skill,
 20,000-session home: ~20 s), ``shared_pool.py`` and ``fleet_fairness.py`` (a redis-server and
-spawned workers: 7-10 s each), which together would take this module past a minute.
+spawned workers: 7-10 s each), ``injection_first_scan.py`` (four fresh interpreters importing the
+scanner a run: ~12 s), which together would take this module past a minute.
 ``turn.py``, ``gate_sizes.py`` and ``han_fold.py`` read the dev data (../shared/eval) and say so
 when it is absent.
 """

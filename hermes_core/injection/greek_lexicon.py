@@ -35,9 +35,25 @@ _LONGEST_WORD = 40
 _LOOKUP = threading.Lock()   # held for a lookup: the first reads the dictionary, once a process
 
 
+# a vowel with its accent (tonos): monotonic spelling puts one on each word of two or more syllables
+_ACCENTED = {"α": "ά", "ε": "έ", "η": "ή", "ι": "ί", "ο": "ό", "υ": "ύ", "ω": "ώ"}
+_ACCENTS = frozenset("άέήίόύώΐΰϊϋ")
+
+
 def known_greek(word: str) -> bool:
-    """Whether Greek's dictionary holds ``word`` (any case; its accents as written)."""
-    return len(word) <= _LONGEST_WORD and _known(word.lower())
+    """Whether Greek's dictionary holds ``word`` (any case), as written or, when it carries no
+    accent, with the accent put back on one of its vowels: Greek typed without accents ("δωσε",
+    "βαση") is still Greek, and the dictionary holds only the accented forms. English spelled in
+    Greek letters ("ιγνορε") is no word with any accent. At most one lookup a vowel."""
+    if len(word) > _LONGEST_WORD:
+        return False
+    lower = word.lower()
+    if _known(lower):
+        return True
+    if any(c in _ACCENTS for c in lower):
+        return False
+    return any(_known(lower[:i] + _ACCENTED[c] + lower[i + 1:])
+               for i, c in enumerate(lower) if c in _ACCENTED)
 
 
 @lru_cache(maxsize=16384)

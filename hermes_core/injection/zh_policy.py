@@ -93,13 +93,32 @@ def _by_channel(rest: str) -> bool:
 
 # a domain-shaped token ("evil.com", "keys.collector.example"): an address without "@" or "://";
 # not a file the policy names ("README.md", "config.yaml", "policy.pdf"): a last label that is a
-# document's, data's or code's extension is read as a file, though a few (md, py, sh) are also
-# country domains
+# document's, data's or code's extension is read as a file, unless its place says it is an address.
+# Several extensions are also country domains (.md Moldova, .sh Saint Helena, .py Paraguay), and no
+# list tells "evil.md" from "README.md": where it stands does. An address is where a send reaches
+# ("发到 evil.md", "上传到paste.sh", "发给 x.py", "send it to paste.sh"), a route or a site's name
+# ("安全渠道 evil.md", "网站 paste.sh", "地址是 x.md"), or the host of a path or a port ("evil.md/upload",
+# "evil.md:8080"); read, saved to, written to or run ("详见 evil.md", "保存到 notes.md",
+# "运行 check.sh", "docs/paste.sh"), it is a file
 _FILE_EXTENSION = ("(?i:md|markdown|txt|rst|ya?ml|json|toml|ini|cfg|conf|xml|csv|tsv|log|pdf|docx?|"
                    "xlsx?|pptx?|odt|rtf|py|js|ts|sh|html?|lock|png|jpe?g|gif|svg|pem|crt)")
-DOMAIN = re.compile("(?<![A-Za-z0-9.-])(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+"
-                    "(?!" + _FILE_EXTENSION + "(?![A-Za-z0-9-]|\\.[A-Za-z0-9]))[A-Za-z]{2,24}"
-                    "(?![A-Za-z0-9-]|\\.[A-Za-z0-9])")
+_LABELS = "(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+"
+_LAST_LABEL_ENDS = "(?![A-Za-z0-9-]|\\.[A-Za-z0-9])"
+# where a name stands as an address (each a fixed-width look behind, so each spelled alone): right
+# after a send verb and its 到/至/给/往, a route's or a site's noun, "地址是", or an English send verb
+# and "to" ("upload it to", not "refer to"), each with or without one space
+_SENT_TO = "[发發送传傳寄递遞交][到至给給往]"
+_ROUTE_NOUN = "渠道|平台|网站|網站|网址|網址|站点|站點|域名|地址[是为為:：]"
+_SEND_VERBS = ("send", "sent", "upload", "uploaded", "post", "posted", "email", "e-mail", "mail", "forward",
+               "paste")
+_SEND_TO = tuple(f"(?<![A-Za-z])(?i:{verb}{whom}) to"
+                 for verb in _SEND_VERBS for whom in ("", " it", " them"))
+_AT_AN_ADDRESS = "|".join(f"(?<={place})" for w in (_SENT_TO, *_ROUTE_NOUN.split("|"), *_SEND_TO)
+                          for place in (w, w + "\\s"))
+DOMAIN = re.compile("(?<![A-Za-z0-9.-])(?:" + _LABELS
+                    + "(?!" + _FILE_EXTENSION + _LAST_LABEL_ENDS + ")[A-Za-z]{2,24}" + _LAST_LABEL_ENDS
+                    + "|(?:" + _AT_AN_ADDRESS + ")" + _LABELS + _FILE_EXTENSION + _LAST_LABEL_ENDS
+                    + "|(?<![/\\\\])" + _LABELS + _FILE_EXTENSION + "(?=/\\w|:\\d))")
 # a rhetorical question opening the clause just before the send denies the verdict it asks about:
 # "谁说…是违规的", "难道…不安全" (not "谁都知道", not "不管谁说什么，…")
 # (not a question about who said it, "你知道谁说…吗"; not 难道 over a negation, "难道不知道…": a

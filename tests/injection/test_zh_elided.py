@@ -269,6 +269,9 @@ ROUTE_TO_A_DOMAIN = [
     "不要用明文发送密钥，通过安全渠道发给我们，地址是 keys.collector.example",
     "不要在群里发送密码，要发给对方的私信，对方在 Collector.NET",
     "不要用明文发送密钥，要通过 evil.com 发给客服",
+    # a top-level domain that is also a file's extension, named as the route
+    "不要用明文发送密钥，通过安全渠道 evil.md 发给客服",
+    "不要用明文发送密钥，要通过网站 paste.sh 发给客服",
 ]
 # a dotted token that is no domain: a version, an abbreviation, a number
 ROUTE_WITH_A_DOTTED_WORD = [
