@@ -106,13 +106,6 @@ MAX_PERSONA = 0.05
 # at 1 and 0.3 blocked a test's everyday sentence ("The instructions you received by email are
 # outdated; follow this page.").
 PERSONA_WEIGHT = 0.1
-# The data column enters the fit at this value and its weight is multiplied back by it, i.e. an
-# L2 penalty 1/DATA_SCALE^2 times a unit feature's on the logits the memory location adds (a
-# bounded memory prior); 1 is the shipped fit, unchanged (decisions 191, 196).
-DATA_SCALE = 1.0
-# Where set, the instructions threshold is held at this value and only the data threshold is
-# chosen (the persona floor and benign limits still apply); None chooses both (decision 196).
-INSTRUCTIONS: float | None = None
 GRID = [round(0.30 + 0.02 * i, 2) for i in range(35)]     # 0.30 .. 0.98
 NAMES = {"memory": "MEMORY.md", "context": "HERMES.md", "skill": "SKILL.md"}
 RULES = tuple(c for c in INJECTION_CATEGORIES if c != "learned")
@@ -177,24 +170,11 @@ def samples(rows: list[dict[str, str]]) -> tuple[list[str], list[int], list[bool
     return views, labels, data, owner
 
 
-def design(views: list[str], data: list[bool]) -> Any:
-    """The fit's matrix: ``features`` with the data column at ``DATA_SCALE`` instead of 1 (the
-    fitted weight is multiplied back by it in ``train``, so the model scores unit columns)."""
-    import scipy.sparse as sp
-
-    x = features(views, data)
-    if DATA_SCALE == 1.0:
-        return x
-    scale = np.ones(x.shape[1])
-    scale[-1] = DATA_SCALE
-    return (x @ sp.diags(scale)).tocsr()
-
-
 def fit(views: list[str], labels: list[int], data: list[bool]) -> Any:
     from sklearn.linear_model import LogisticRegression
 
     model = LogisticRegression(C=C, class_weight="balanced", max_iter=5000)
-    return model.fit(design(views, data), labels)
+    return model.fit(features(views, data), labels)
 
 
 def rates(rows: list[dict[str, str]], hit: np.ndarray[Any, Any]) -> dict[str, float]:
@@ -239,8 +219,8 @@ def hashing_oof(views: list[str], labels: list[int], data: list[bool],
         if fitted is not None:
             train = train[fitted[train]]
         model = fit([views[i] for i in train], list(y[train]), [data[i] for i in train])
-        oof[test] = model.predict_proba(design([views[i] for i in test],
-                                               [data[i] for i in test]))[:, 1]
+        oof[test] = model.predict_proba(features([views[i] for i in test],
+                                                 [data[i] for i in test]))[:, 1]
     return oof
 
 
@@ -303,8 +283,8 @@ def choose(rows: list[dict[str, str]], views: list[str], labels: list[int], data
     feasible: list[tuple[float, float, float]] = []
     for td in GRID:
         for ti in GRID:
-            if ti < min_instructions or (INSTRUCTIONS is not None and ti != INSTRUCTIONS) \
-                    or persona_blocked(all_rows, all_best, all_rule, ti) >= persona_limit:
+            if ti < min_instructions or persona_blocked(all_rows, all_best, all_rule,
+                                                        ti) >= persona_limit:
                 continue
             hit = rule | (best > np.where(is_data, td, ti))
             r_all = rates(rows, hit)
@@ -370,9 +350,7 @@ def train(with_cv: bool = True, thresholds: tuple[float, float] | None = None) -
     meta = {"C": C, "inputs_sha256": inputs_sha256(), "rows": len(rows), "windows": len(views),
             "max_dev_persona_blocked": MAX_PERSONA, "max_dev_benign": MAX_BENIGN,
             "max_dev_benign_location": MAX_BENIGN_LOCATION, **report}
-    coef = model.coef_[0].copy()
-    coef[-1] *= DATA_SCALE
-    return LearnedScorer.from_dense(coef, float(model.intercept_[0]), ti, td, meta)
+    return LearnedScorer.from_dense(model.coef_[0], float(model.intercept_[0]), ti, td, meta)
 
 
 # ----------------------------------------------------------------- the semantic stage (e5)
@@ -540,7 +518,6 @@ def same(a: LearnedScorer, b: LearnedScorer) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    global DATA_SCALE, INSTRUCTIONS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true",
                         help="refit with the shipped thresholds and compare; write nothing")
@@ -550,14 +527,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="print the dev CV of the stage adding in data only; write nothing")
     parser.add_argument("--oof-cache", type=Path, default=None,
                         help="keep --add-only-cv's out-of-fold scores in this .npz")
-    parser.add_argument("--data-scale", type=float, default=DATA_SCALE,
-                        help="the data column's value in the hashing fit (default: %(default)s)")
-    parser.add_argument("--instructions", type=float, default=None,
-                        help="hold the hashing scorer's instructions threshold at this value")
     parser.add_argument("--out", type=Path, default=MODEL)
     parser.add_argument("--semantic-out", type=Path, default=SEMANTIC)
     args = parser.parse_args(argv)
-    DATA_SCALE, INSTRUCTIONS = args.data_scale, args.instructions
     if args.add_only_cv:
         print(json.dumps(add_only_cv(args.oof_cache), indent=1))
         return 0
