@@ -56,9 +56,10 @@ _LATIN_MARKS = regex.compile(r"(?<=[a-z])\p{M}+")
 #: indexes record the version that built them and are rebuilt when it differs (episodic memory does
 #: so on open), so old rows stay findable by the new query tokens. 2: CJK split from adjacent
 #: letters and digits. 3: non-ASCII letters kept in their word, case-folded, Latin accents folded.
-#: 4: traditional Chinese folded to simplified. 5: 暱 folded to 昵 (``_T2S_GAPS``). Stores key on
+#: 4: traditional Chinese folded to simplified. 5: 暱 folded to 昵 (``_T2S_GAPS``). 6: no token
+#: without a letter or a digit (a lone ZWJ, selector, mark or connector: :func:`is_word`). Stores key on
 #: :func:`tokenizer_key`, which adds the fold's OpenCC config and OpenCC's and jieba's releases.
-TOKENIZER_VERSION = 5
+TOKENIZER_VERSION = 6
 #: The OpenCC config that folds Han text to simplified for every match key: t2s, characters and
 #: their phrases. Not tw2sp (Taiwan words read as the mainland's, 軟體 -> 软件): it also reads 查詢
 #: as 查找 and 行程 as 进程, so the commonest words stop meeting their simplified spelling
@@ -311,12 +312,17 @@ def _tokens(text: str, split_camel: bool, fold: bool, keep_whole: bool) -> list[
         if cjk:
             out.extend(_segment_cjk(cjk, fold))
         elif word:
+            # the scan's word characters include ZWJ, selectors, marks and connectors (‿): a run
+            # of only those, or a part of one split off (a‍b -> a, U+200D, b), is no word
+            whole = word.isalnum()      # C's test: a run of letters and digits needs no other
             if split_camel:
                 parts = split_identifier(word)
+                if not whole:
+                    parts = [p for p in parts if is_word(p)]
                 out.extend(norm(w) for w in parts)
                 if keep_whole and len(parts) > 1:
                     out.append(norm(word))
-            else:
+            elif whole or is_word(word):
                 out.append(norm(word))
     return out
 
@@ -409,10 +415,9 @@ def without_keycaps(text: str) -> str:
 
 
 def is_word(token: str) -> bool:
-    """Whether ``token`` (of :func:`tokenize`) has a letter or a digit: "部署🐻‍❄️完成" also yields
-    a lone U+200D and U+FE0F, which FTS5 reads as no token; an index or a query leaves them out
-    (:func:`tokenize` itself keeps them: changing it re-derives every store keyed on
-    ``TOKENIZER_VERSION``, the skill indexes and calibrations too)."""
+    """Whether ``token`` has a letter or a digit: the word scan also reads a ZWJ, a selector, a
+    mark or a connector as a word character ("部署🐻‍❄️完成" holds a lone U+200D and U+FE0F),
+    which FTS5 reads as no token; :func:`tokenize` yields only words."""
     return token.isalnum() or _WORDLIKE.search(token) is not None    # C's test first: most are
 
 
@@ -620,11 +625,10 @@ def segment_for_index(text: str) -> str:
     split identifier also whole, so "postgres" (a prefix query) finds "PostgreSQL"; the text's
     symbols as terms of their own (:func:`symbol_terms`). A word spelled like a symbol's term
     (``zsym1f680``, kept whole as an identifier) is indexed by its parts only: a 🚀 search must
-    not find it. A lone ZWJ or selector the word scan yields is no word (:func:`is_word`).
-    Both halves read the text's NFKC, taken once here (each public function takes its own)."""
+    not find it. Both halves read the text's NFKC, taken once here (each public function takes its own)."""
     text = unicodedata.normalize("NFKC", text)
     words = [t for t in _tokens(text, True, True, True)
-             if is_word(t) and not (t.startswith(SYMBOL_MARK) and _SYMBOL_TERM.fullmatch(t))]
+             if not (t.startswith(SYMBOL_MARK) and _SYMBOL_TERM.fullmatch(t))]
     return " ".join([*words, *_symbol_terms(text, True)])
 
 

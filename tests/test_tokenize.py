@@ -594,3 +594,20 @@ def test_a_text_to_index_is_its_words_and_symbol_terms_each_read_as_written(text
     words = [t for t in tokenize(text, keep_whole=True) if tok.is_word(t)
              and not (t.startswith(tok.SYMBOL_MARK) and tok._SYMBOL_TERM.fullmatch(t))]
     assert segment_for_index(text) == " ".join([*words, *symbol_terms(text, bases=True)])
+
+
+_JOINED = st.lists(st.sampled_from([*"aZ部署1 -", "\u200d", "\u200c", "\ufe0f", "\u0301", "\u203f",
+                                    "🐻", "ന്"]), max_size=12).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JOINED, st.booleans(), st.booleans())
+def test_no_token_is_a_lone_joiner_selector_or_mark(text: str, fold: bool, keep_whole: bool) -> None:
+    """The word scan reads a ZWJ, a selector, a combining mark or a connector (‿) as a word
+    character, so one between two words, after an emoji or at a word's start was a token of its
+    own ("a‍b" -> a, U+200D, b): a term that only texts holding one share, in every BM25 and
+    routing vocabulary. Every token has a letter or a digit; one written inside a word keeps it."""
+    tokens = tokenize(text, fold=fold, keep_whole=keep_whole)
+    assert all(tok.is_word(t) for t in tokens), tokens
+    assert tokenize("a\u200db 部署\u200d完成") == ["a", "b", "部署", "完成"]
+    assert tokenize("ന്\u200d") == ["ന്\u200d"]      # a chillu written with ZWJ: one word
