@@ -337,7 +337,9 @@ def _tokens(text: str, split_camel: bool, fold: bool, keep_whole: bool) -> list[
 #: 7: a ZWJ sequence Unicode lists is indexed by its emoji parts (🐻‍❄️ by ❄ and 🐻), a direction
 #: variant by what faces (🏃‍➡️ by 🏃), and no ZWJ or selector is a word.
 #: 8: a family, couple or flag is indexed by the parts its name says (👩 finds 👩‍👩‍👧, 🌈 🏳️‍🌈).
-SEGMENT_VERSION = 8
+#: 9: a flag by what is on it (☠ finds 🏴‍☠️), a group by each person in it and a link its name
+#: says in the plural (🧑 and 🤝 find 🧑‍🤝‍🧑).
+SEGMENT_VERSION = 9
 
 #: What a symbol's term starts with: letters and a hex number, which unicode61 keeps whole and
 #: no word the tokenizer makes is (its words are split from their digits; an identifier kept
@@ -482,9 +484,10 @@ def _listed_parts() -> dict[str, tuple[str, ...]]:
     """Each ZWJ sequence Unicode lists (the ``emoji`` package's data, UTS #51), without its
     selectors and skin tones, -> the emoji it joins that a search for one should find it by:
     🐻‍❄ -> 🐻, ❄; 🐈‍⬛ -> 🐈, ⬛; ❤‍🔥 -> ❤, 🔥. A group of people (a family, a couple, a
-    kiss) or a flag is no sum of its parts: it has those the data's name for it says
-    (:func:`_named_parts`: 👨‍👩‍👧 "family: man, woman, girl" -> 👨 👩 👧; 🏳‍🌈 "rainbow flag"
-    -> 🌈, not the white flag; 🧑‍🤝‍🧑 "people holding hands" -> none). A profession's object
+    kiss) is no sum of its parts: it has its people and the links its name says
+    (:func:`_named_parts`: 👨‍👩‍👧 "family: man, woman, girl" -> 👨 👩 👧; 🧑‍🤝‍🧑 "people
+    holding hands" -> 🧑 🤝; a kiss -> 💋, not ❤); a flag has what is on it (🏳‍🌈 -> 🌈, not
+    the white flag; 🏴‍☠ -> ☠). A profession's object
     is :data:`_ROLE`'s; a gender sign, hair style or direction is a variant (:func:`_bases`).
     Only listed sequences: a ZWJ chain anyone can type (🐻‍🔥) has no meaning to split. Empty
     without the package (:func:`emoji_data_digest` keys the index on this table)."""
@@ -500,7 +503,9 @@ def _listed_parts() -> dict[str, tuple[str, ...]]:
         key = _TONE.sub("", seq.translate(_PRESENTATION))
         parts = key.split("\u200d")
         people = sum(p in _PEOPLE for p in parts)
-        if parts[0] in _FLAGS or people > 1:
+        if parts[0] in _FLAGS:    # what is on the flag: 🌈, ⚧, ☠ (named "skull and crossbones")
+            own = tuple(dict.fromkeys(p for p in parts[1:] if p and p not in _MODIFIERS))
+        elif people > 1:
             own = _named_parts(data, about, parts)
         elif people:
             continue            # a role or a person's variant: :data:`_ROLE` and :func:`_bases`
@@ -521,19 +526,24 @@ def _names(about: Mapping[str, Any]) -> list[str]:
 
 def _named_parts(data: Mapping[str, Mapping[str, Any]], about: Mapping[str, Any],
                  parts: Sequence[str]) -> tuple[str, ...]:
-    """The parts of a group of people or a flag that its name says: a part whose name (or
-    alias) starts with a word of the sequence's name. "family: man, woman, girl" names 👨 👩
-    👧; "couple with heart: woman, man" names ❤ (alias "heart") and its people; "kiss: woman,
-    man" names 💋 ("kiss mark"), not ❤ ("red heart"); "rainbow flag" names 🌈, not 🏳 ("white
-    flag"); "pirate flag" names no ☠ ("skull and crossbones"). Decided by the data, so a release
-    naming a sequence otherwise re-keys the index (:func:`emoji_data_digest`)."""
+    """The parts of a group of people: each person in it (a name may say them in the plural:
+    "people", "men holding hands"), and a link whose name (or alias) starts with a word of the
+    group's name, or with a plural's stem ("hands": 🤝 "handshake"). "family: man, woman, girl"
+    names 👨 👩 👧; "couple with heart: woman, man" names ❤ (alias "heart"); "kiss: woman, man"
+    names 💋 ("kiss mark"), not ❤ ("red heart"). Decided by the data, so a release naming a
+    sequence otherwise re-keys the index (:func:`emoji_data_digest`)."""
     said = {w for n in _names(about) for w in n.split("_")}
+    stems = tuple(w[:-1] for w in said if len(w) > 3 and w.endswith("s") and not w.endswith("ss"))
     found: dict[str, None] = {}
     for part in parts:
         if not part or part in _MODIFIERS or part in found:
             continue
+        if part in _PEOPLE:
+            found[part] = None
+            continue
         known = data.get(part) or data.get(part + "\ufe0f")
-        if known and any(n.split("_")[0] in said for n in _names(known)):
+        firsts = [n.split("_")[0] for n in _names(known)] if known else []
+        if any(w in said or w.startswith(stems) for w in firsts):
             found[part] = None
     return tuple(found)
 
