@@ -487,8 +487,8 @@ def _listed_parts() -> dict[str, tuple[str, ...]]:
     kiss) is no sum of its parts: it has its people and the links its name says
     (:func:`_named_parts`: 👨‍👩‍👧 "family: man, woman, girl" -> 👨 👩 👧; 🧑‍🤝‍🧑 "people
     holding hands" -> 🧑 🤝; a kiss -> 💋, not ❤); a flag has what is on it (🏳‍🌈 -> 🌈, not
-    the white flag; 🏴‍☠ -> ☠). A profession's object
-    is :data:`_ROLE`'s; a gender sign, hair style or direction is a variant (:func:`_bases`).
+    the white flag; 🏴‍☠ -> ☠). A profession's object is :data:`_ROLE`'s; a gender sign, hair
+    style or direction is a variant (:func:`_bases`).
     Only listed sequences: a ZWJ chain anyone can type (🐻‍🔥) has no meaning to split. Empty
     without the package (:func:`emoji_data_digest` keys the index on this table)."""
     try:
