@@ -56,9 +56,10 @@ _LATIN_MARKS = regex.compile(r"(?<=[a-z])\p{M}+")
 #: indexes record the version that built them and are rebuilt when it differs (episodic memory does
 #: so on open), so old rows stay findable by the new query tokens. 2: CJK split from adjacent
 #: letters and digits. 3: non-ASCII letters kept in their word, case-folded, Latin accents folded.
-#: 4: traditional Chinese folded to simplified. 5: 暱 folded to 昵 (``_T2S_GAPS``). Stores key on
+#: 4: traditional Chinese folded to simplified. 5: 暱 folded to 昵 (``_T2S_GAPS``). 6: no token
+#: without a letter or a digit (a lone ZWJ, selector, mark or connector: :func:`is_word`). Stores key on
 #: :func:`tokenizer_key`, which adds the fold's OpenCC config and OpenCC's and jieba's releases.
-TOKENIZER_VERSION = 5
+TOKENIZER_VERSION = 6
 #: The OpenCC config that folds Han text to simplified for every match key: t2s, characters and
 #: their phrases. Not tw2sp (Taiwan words read as the mainland's, 軟體 -> 软件): it also reads 查詢
 #: as 查找 and 行程 as 进程, so the commonest words stop meeting their simplified spelling
@@ -311,12 +312,17 @@ def _tokens(text: str, split_camel: bool, fold: bool, keep_whole: bool) -> list[
         if cjk:
             out.extend(_segment_cjk(cjk, fold))
         elif word:
+            # the scan's word characters include ZWJ, selectors, marks and connectors (‿): a run
+            # of only those, or a part of one split off (a‍b -> a, U+200D, b), is no word
+            whole = word.isalnum()      # C's test: a run of letters and digits needs no other
             if split_camel:
                 parts = split_identifier(word)
+                if not whole:
+                    parts = [p for p in parts if is_word(p)]
                 out.extend(norm(w) for w in parts)
                 if keep_whole and len(parts) > 1:
                     out.append(norm(word))
-            else:
+            elif whole or is_word(word):
                 out.append(norm(word))
     return out
 
@@ -331,7 +337,9 @@ def _tokens(text: str, split_camel: bool, fold: bool, keep_whole: bool) -> list[
 #: 7: a ZWJ sequence Unicode lists is indexed by its emoji parts (🐻‍❄️ by ❄ and 🐻), a direction
 #: variant by what faces (🏃‍➡️ by 🏃), and no ZWJ or selector is a word.
 #: 8: a family, couple or flag is indexed by the parts its name says (👩 finds 👩‍👩‍👧, 🌈 🏳️‍🌈).
-SEGMENT_VERSION = 8
+#: 9: a flag by what is on it (☠ finds 🏴‍☠️), a group by each person in it and a link its name
+#: says in the plural (🧑 and 🤝 find 🧑‍🤝‍🧑).
+SEGMENT_VERSION = 9
 
 #: What a symbol's term starts with: letters and a hex number, which unicode61 keeps whole and
 #: no word the tokenizer makes is (its words are split from their digits; an identifier kept
@@ -409,10 +417,9 @@ def without_keycaps(text: str) -> str:
 
 
 def is_word(token: str) -> bool:
-    """Whether ``token`` (of :func:`tokenize`) has a letter or a digit: "部署🐻‍❄️完成" also yields
-    a lone U+200D and U+FE0F, which FTS5 reads as no token; an index or a query leaves them out
-    (:func:`tokenize` itself keeps them: changing it re-derives every store keyed on
-    ``TOKENIZER_VERSION``, the skill indexes and calibrations too)."""
+    """Whether ``token`` has a letter or a digit: the word scan also reads a ZWJ, a selector, a
+    mark or a connector as a word character ("部署🐻‍❄️完成" holds a lone U+200D and U+FE0F),
+    which FTS5 reads as no token; :func:`tokenize` yields only words."""
     return token.isalnum() or _WORDLIKE.search(token) is not None    # C's test first: most are
 
 
@@ -477,10 +484,11 @@ def _listed_parts() -> dict[str, tuple[str, ...]]:
     """Each ZWJ sequence Unicode lists (the ``emoji`` package's data, UTS #51), without its
     selectors and skin tones, -> the emoji it joins that a search for one should find it by:
     🐻‍❄ -> 🐻, ❄; 🐈‍⬛ -> 🐈, ⬛; ❤‍🔥 -> ❤, 🔥. A group of people (a family, a couple, a
-    kiss) or a flag is no sum of its parts: it has those the data's name for it says
-    (:func:`_named_parts`: 👨‍👩‍👧 "family: man, woman, girl" -> 👨 👩 👧; 🏳‍🌈 "rainbow flag"
-    -> 🌈, not the white flag; 🧑‍🤝‍🧑 "people holding hands" -> none). A profession's object
-    is :data:`_ROLE`'s; a gender sign, hair style or direction is a variant (:func:`_bases`).
+    kiss) is no sum of its parts: it has its people and the links its name says
+    (:func:`_named_parts`: 👨‍👩‍👧 "family: man, woman, girl" -> 👨 👩 👧; 🧑‍🤝‍🧑 "people
+    holding hands" -> 🧑 🤝; a kiss -> 💋, not ❤); a flag has what is on it (🏳‍🌈 -> 🌈, not
+    the white flag; 🏴‍☠ -> ☠). A profession's object is :data:`_ROLE`'s; a gender sign, hair
+    style or direction is a variant (:func:`_bases`).
     Only listed sequences: a ZWJ chain anyone can type (🐻‍🔥) has no meaning to split. Empty
     without the package (:func:`emoji_data_digest` keys the index on this table)."""
     try:
@@ -495,7 +503,9 @@ def _listed_parts() -> dict[str, tuple[str, ...]]:
         key = _TONE.sub("", seq.translate(_PRESENTATION))
         parts = key.split("\u200d")
         people = sum(p in _PEOPLE for p in parts)
-        if parts[0] in _FLAGS or people > 1:
+        if parts[0] in _FLAGS:    # what is on the flag: 🌈, ⚧, ☠ (named "skull and crossbones")
+            own = tuple(dict.fromkeys(p for p in parts[1:] if p and p not in _MODIFIERS))
+        elif people > 1:
             own = _named_parts(data, about, parts)
         elif people:
             continue            # a role or a person's variant: :data:`_ROLE` and :func:`_bases`
@@ -516,19 +526,24 @@ def _names(about: Mapping[str, Any]) -> list[str]:
 
 def _named_parts(data: Mapping[str, Mapping[str, Any]], about: Mapping[str, Any],
                  parts: Sequence[str]) -> tuple[str, ...]:
-    """The parts of a group of people or a flag that its name says: a part whose name (or
-    alias) starts with a word of the sequence's name. "family: man, woman, girl" names 👨 👩
-    👧; "couple with heart: woman, man" names ❤ (alias "heart") and its people; "kiss: woman,
-    man" names 💋 ("kiss mark"), not ❤ ("red heart"); "rainbow flag" names 🌈, not 🏳 ("white
-    flag"); "pirate flag" names no ☠ ("skull and crossbones"). Decided by the data, so a release
-    naming a sequence otherwise re-keys the index (:func:`emoji_data_digest`)."""
+    """The parts of a group of people: each person in it (a name may say them in the plural:
+    "people", "men holding hands"), and a link whose name (or alias) starts with a word of the
+    group's name, or with a plural's stem ("hands": 🤝 "handshake"). "family: man, woman, girl"
+    names 👨 👩 👧; "couple with heart: woman, man" names ❤ (alias "heart"); "kiss: woman, man"
+    names 💋 ("kiss mark"), not ❤ ("red heart"). Decided by the data, so a release naming a
+    sequence otherwise re-keys the index (:func:`emoji_data_digest`)."""
     said = {w for n in _names(about) for w in n.split("_")}
+    stems = tuple(w[:-1] for w in said if len(w) > 3 and w.endswith("s") and not w.endswith("ss"))
     found: dict[str, None] = {}
     for part in parts:
         if not part or part in _MODIFIERS or part in found:
             continue
+        if part in _PEOPLE:
+            found[part] = None
+            continue
         known = data.get(part) or data.get(part + "\ufe0f")
-        if known and any(n.split("_")[0] in said for n in _names(known)):
+        firsts = [n.split("_")[0] for n in _names(known)] if known else []
+        if any(w in said or w.startswith(stems) for w in firsts):
             found[part] = None
     return tuple(found)
 
@@ -620,11 +635,10 @@ def segment_for_index(text: str) -> str:
     split identifier also whole, so "postgres" (a prefix query) finds "PostgreSQL"; the text's
     symbols as terms of their own (:func:`symbol_terms`). A word spelled like a symbol's term
     (``zsym1f680``, kept whole as an identifier) is indexed by its parts only: a 🚀 search must
-    not find it. A lone ZWJ or selector the word scan yields is no word (:func:`is_word`).
-    Both halves read the text's NFKC, taken once here (each public function takes its own)."""
+    not find it. Both halves read the text's NFKC, taken once here (each public function takes its own)."""
     text = unicodedata.normalize("NFKC", text)
     words = [t for t in _tokens(text, True, True, True)
-             if is_word(t) and not (t.startswith(SYMBOL_MARK) and _SYMBOL_TERM.fullmatch(t))]
+             if not (t.startswith(SYMBOL_MARK) and _SYMBOL_TERM.fullmatch(t))]
     return " ".join([*words, *_symbol_terms(text, True)])
 
 

@@ -80,6 +80,8 @@ CASES: list[tuple[str, list[str], list[str], str | None]] = [
     ("memory_rehome.py", ["--sessions", "50", "--rounds", "1", "--baseline-tree", "{root}"],
      ["after.opens", "before.opens", "ratio.opens_ms", "ratio.longest_write_ms",
       "after.first_open_ratio"], None),
+    ("memory_open.py", ["--sessions", "50", "--scale", "3", "--rounds", "1", "--baseline-tree", "{root}"],
+     ["after.scale_ratio.open_ms", "ratio.large.start_ms", "bump.large.first_open_ms"], None),
     ("reindex_writer.py", ["--sessions", "200", "--baseline", "{root}"],
      ["baseline_figures.reindex_s", "this_tree.reindex_s", "this_tree.rows_ok",
       "reindex_s_ratio", "write_ms_max_ratio"], None),

@@ -28,10 +28,10 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import regex
 
-from hermes_core.config import RecencyWeights
 from hermes_core.tokenize import (
     MAX_CLUSTER_POINTS,
     has_cjk,
@@ -41,6 +41,9 @@ from hermes_core.tokenize import (
     without_keycaps,
 )
 from hermes_core.types import MemoryFragment
+
+if TYPE_CHECKING:   # only named in annotations: config (pydantic, yaml, the routing rules) costs
+    from hermes_core.config import RecencyWeights  # ~0.4 s to import; a store needs none of it
 
 SECONDS_PER_DAY = 86_400.0
 

@@ -18,7 +18,6 @@ from hermes_core.agent.episodic.ranking import (
     MAX_QUERY_CHARS,
     Hit,
     MatchPlan,
-    RecencyWeights,
     age_days,
     as_prefix,
     build_match,
@@ -34,6 +33,7 @@ from hermes_core.agent.episodic.ranking import (
     rerank,
     tie_break,
 )
+from hermes_core.config import RecencyWeights
 from hermes_core.tokenize import symbol_terms
 from hermes_core.types import MemoryFragment
 

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hermes_core.agent.episodic import drift, passages, ranking, reindex
+from hermes_core.agent.episodic.retention import RetentionPolicy
 from hermes_core.agent.episodic.store import SessionRecord, SessionStore
 from hermes_core.tokenize import (
     SEGMENT_VERSION,
@@ -854,3 +855,70 @@ def test_sessions_planted_and_removed_below_rowid_one_during_a_re_index_leave_ev
         assert drift._disagreeing(conn, 0)[0] == []
         assert store.stats()["index_in_sync"]
         conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('integrity-check')")
+
+
+def _hits(store: SessionStore, word: str) -> list[str]:
+    return [h.session_id for h in store.search(f'"{word}"', 100)]
+
+
+@pytest.mark.parametrize("how", ["record", "prune"])
+@pytest.mark.parametrize("re_index", [True, False])
+def test_a_planted_session_recorded_again_or_pruned_mid_re_index_leaves_searches_right_meanwhile(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str, re_index: bool) -> None:
+    """A re-index spread over opens, and more sessions planted below rowid 1 than an open moves
+    (``drift.REHOME_OPEN_ROWS``): one at the rowid of a long session's passage is recorded again
+    under its id, or the planted ones are pruned. ``_upsert_one`` and ``retention.step`` take it
+    out of the searched index only, leaving the half-built one to the next batch's catch-up:
+    after every open until the re-index and the heal are done, each session is found once by
+    its word, none twice, and nothing gone is found. Without a re-index, the same with the rows
+    past an open's share left to later opens."""
+    path = tmp_path / "sessions.db"
+    records = [SessionRecord("long", _words("l") + " zebraword", (), AT)]
+    records += [SessionRecord(f"s{i}", _summary(i), (), AT + i) for i in range(60)]
+    with SessionStore(path, segment=_old, segment_id=OLD) as store:
+        store.upsert_many(records)
+        conn = store.connection
+        owner = conn.execute("SELECT rowid FROM sessions WHERE session_id = 'long'").fetchone()[0]
+        low = conn.execute("SELECT MIN(rowid) FROM sessions_fts").fetchone()[0]
+        assert (-(low + 1)) // passages.MAX_PASSAGES == owner
+        plant = ("INSERT INTO sessions(rowid, memory_id, session_id, summary, tags, created_at,"
+                 " relevance_score, content_hash, source, message_count) VALUES"
+                 " (?, ?, ?, ?, '', 1.0, 1.0, ?, 'manual', 0)")
+        conn.execute(plant, (low, "m", "planted", "planted kites", "h"))
+        conn.executemany(plant, [(-5000 - k, f"m{k}", f"f{k}", f"filler f{k}x", f"h{k}")
+                                 for k in range(9)])
+    monkeypatch.setattr(reindex, "BATCH_ROWS", 10)
+    monkeypatch.setattr(reindex, "OPEN_ROWS", 20)
+    monkeypatch.setattr(drift, "REHOME_OPEN_ROWS", 3)
+    monkeypatch.setattr(drift, "REPAIR_ROWS", 3)
+    monkeypatch.setattr(drift, "OPEN_STEPS", 1)
+    segment, sid, x = (_new, NEW, "x") if re_index else (_old, OLD, "")
+    gone: set[str] = set()
+    with SessionStore(path, segment=segment, segment_id=sid) as store:
+        assert reindex.pending(store.connection, sid) == re_index
+        assert store.connection.execute("SELECT 1 FROM sessions WHERE rowid = ?", (low,)).fetchone()
+        if how == "record":
+            assert store.upsert(SessionRecord("planted", "planted ospreys", (), AT)).status == "replaced"
+        else:
+            below = store.connection.execute("SELECT COUNT(*) FROM sessions WHERE created_at = 1.0"
+                                              ).fetchone()[0]
+            assert store.prune(RetentionPolicy(max_sessions=61)) == below
+            gone = {"planted", *(f"f{k}" for k in range(9))}
+    for _ in range(30):
+        with SessionStore(path, segment=segment, segment_id=sid) as store:
+            assert _hits(store, "zebraword") == ["long"]
+            assert _hits(store, "kites") == []
+            assert _hits(store, "ospreys") == ([] if how == "prune" else ["planted"])
+            found = _hits(store, "deploys")
+            assert sorted(found) == sorted(f"s{i}" for i in range(60))
+            for k in range(9):
+                assert _hits(store, f"f{k}x") in ([], [f"f{k}"] if f"f{k}" not in gone else [])
+            if not reindex.pending(store.connection, sid) and not drift.due(store.connection):
+                break
+    else:
+        pytest.fail("the re-index and heal did not finish")
+    with SessionStore(path, segment=segment, segment_id=sid) as store:
+        for k in range(9):
+            assert _hits(store, f"{x}f{k}x") == ([] if how == "prune" else [f"f{k}"])
+        assert store.stats()["index_in_sync"]
+        assert drift._disagreeing(store.connection, 0)[0] == []
