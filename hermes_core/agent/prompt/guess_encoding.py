@@ -197,6 +197,7 @@ MIN_GREEK = 4
 
 _LETTERS = re.compile(r"[^\W\d_]+")
 _CYRILLIC = re.compile(r"[\u0400-\u04ff]")
+_CYRILLIC_WORD = re.compile(r"[\u0400-\u04ff]{2}")
 _CYRILLIC_VOWEL = re.compile(r"[аеёиоуыэюяіїєАЕЁИОУЫЭЮЯІЇЄ]")   # Russian's and Ukrainian's
 _GREEK = re.compile(r"[\u0370-\u03ff]")
 #: Modern Greek's accented vowels: monotonic spelling puts one on every word of two syllables
@@ -223,6 +224,11 @@ _NEVER_FIRST = frozenset("ąęěĄĘĚ")
 #: characters ("。" is A1 A3, "ˇŁ"; "設定" is "ł]©w").
 _MARK_BY_LETTER = re.compile(r"[ˇ˘˛˝´¨¸˙¤]|[§©¶·¦](?=[^\W\d_])|(?<=[^\W\d_])[§©¶·¦]"
                              r"|(?<=[^\W\d_])«|»(?=[^\W\d_])")
+#: A sign no one writes before a letter (currency, florin, yen, broken bar, section, pilcrow):
+#: in a cp1252 reading, the lead byte of a Big5 or Shift-JIS character whose trail is ASCII
+#: ("大小" is "¤j¤p", "越南" "¶V«n", katakana "パス" "ƒpƒX"). Before a digit or a space they
+#: are text ("¥100", "§ 3").
+_SIGN_BEFORE_LETTER = re.compile(r"[¤ƒ¥¦§¶](?=[^\W\d_])")
 _UTF8_SEQUENCE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}"
                             rb"|[\xf0-\xf4][\x80-\xbf]{3}")
 _HAN_OR_PUNCT = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -244,7 +250,8 @@ def single_byte_fits(text: str, codec: str) -> bool:
     cp1252, no symbol past ASCII between two letters; in cp1253, no final sigma inside a word
     and at most one accent a word (monotonic spelling); in cp1252, no more letters past ASCII
     than ASCII letters (French or German text is mostly ASCII; Russian read as cp1252 is all
-    accents); in cp1250, at most two for each ASCII one (Czech and Polish are denser: "Zażółć
+    accents) and no sign before a letter (:data:`_SIGN_BEFORE_LETTER`: Big5 and Shift-JIS
+    lead bytes); in cp1250, at most two for each ASCII one (Czech and Polish are denser: "Zażółć
     gęślą jaźń"), no word of four letters or more without an ASCII one, none opening with
     ą/ę/ě, no capital after a small accented letter, no lone mark and no symbol touching a
     letter (:data:`_MARK_BY_LETTER`: Big5 and GBK bytes); in both Latin pages, no superscript inside a
@@ -279,7 +286,8 @@ def single_byte_fits(text: str, codec: str) -> bool:
     if codec in ("cp1250", "cp1251") and _MARK_BY_LETTER.search(text) is not None:
         return False   # GBK "。" as "ˇŁ", Big5 "設定" as "ł]©w", "东加语" as "ŞFĄ[»y", "洛矶" as "Вен¶"
     if codec == "cp1252":
-        return past <= len(_ASCII_LETTER.findall(text))
+        return (past <= len(_ASCII_LETTER.findall(text))
+                and _SIGN_BEFORE_LETTER.search(text) is None)
     if codec == "cp1250":
         return past <= 2 * len(_ASCII_LETTER.findall(text))
     return True
@@ -287,9 +295,13 @@ def single_byte_fits(text: str, codec: str) -> bool:
 
 def _cyrillic_enough(text: str) -> bool:
     """A cp1251 reading with :data:`MIN_CYRILLIC` Cyrillic letters, :data:`MIN_VOWEL_SHARE`
-    of them vowels."""
+    of them vowels, and a Cyrillic word of two letters or more: Russian's one-letter words
+    ("и", "в") stand among longer ones, while cp1252's "è" read as "и" between Latin words
+    ("il file и vuoto") is an Italian line, however often it says "è"."""
     letters = len(_CYRILLIC.findall(text))
-    return letters >= MIN_CYRILLIC and len(_CYRILLIC_VOWEL.findall(text)) >= MIN_VOWEL_SHARE * letters
+    return (letters >= MIN_CYRILLIC
+            and len(_CYRILLIC_VOWEL.findall(text)) >= MIN_VOWEL_SHARE * letters
+            and _CYRILLIC_WORD.search(text) is not None)
 
 
 def _enough(text: str, codec: str) -> bool:
@@ -406,6 +418,14 @@ def one_language_writes(text: str, codec: str) -> bool:
     return True
 
 
+def _one_table_writes(text: str, codec: str) -> bool:
+    """Every letter past ASCII of ``text`` that a table lists is in one table among those
+    ``codec`` writes: one language could have written the whole line (Catalan "memòria
+    intermèdia" in cp1252: Italian's è, ò; its cp1250 reading "memňria intermčdia" has none)."""
+    letters = _letter_ranks(codec).keys() & {c for c in text.lower() if not c.isascii()}
+    return any(letters <= table for table in _table_sets(codec))
+
+
 @functools.cache
 def _letter_ranks(codec: str) -> dict[str, int]:
     """Each letter's best rank among the most frequent letters of the languages ``codec``
@@ -457,7 +477,9 @@ def _best_single(fitting: dict[str, str]) -> tuple[str, str] | None:
     were guessed), else none."""
     western = [text for text, codec in fitting.items() if codec == "cp1252"]
     if western and "cp1250" in fitting.values():
-        central = (_INNER_GRAVE.search(western[0]) is not None
+        graves = {m.group().lower() for m in _INNER_GRAVE.finditer(western[0])}
+        central = ((graves and not (graves <= _letter_ranks("cp1252").keys()
+                                    and _one_table_writes(western[0], "cp1252")))
                    or not _only_central().isdisjoint(western[0].lower()))
         drop = "cp1252" if central else "cp1250"
         fitting = {text: codec for text, codec in fitting.items() if codec != drop}
@@ -543,13 +565,15 @@ def _long_western(raw: bytes, sample: bytes, partial: bool) -> tuple[str, str] |
     would be read as cp1252 ("első" as "elsõ")."""
     if len(sample.split()) <= FEW_WORDS:
         return None
-    single = _single_byte(raw, sample, partial, LONG_LINE_CHAOS)
-    if single is None or single[1] != "cp1252":
+    # what could be taken is known before the listing: skip it when that cannot be (a KOI8-R
+    # file's cp1252 reading is all accents), so a skipped long file is listed once, not twice
+    western, central = _decoded(raw, "cp1252", partial), _decoded(raw, "cp1250", partial)
+    if (western is None or not single_byte_fits(western, "cp1252")
+            or (central != western
+                and (central is None or _FINAL_R_ACUTE.search(central) is None))):
         return None
-    central = _decoded(raw, "cp1250", partial)
-    if central == single[0] or (central is not None and _FINAL_R_ACUTE.search(central)):
-        return single
-    return None
+    single = _single_byte(raw, sample, partial, LONG_LINE_CHAOS)
+    return single if single is not None and single == (western, "cp1252") else None
 
 
 def _japanese_instead(raw: bytes, text: str, codec: str, partial: bool) -> tuple[str, str] | None:
