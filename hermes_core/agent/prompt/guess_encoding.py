@@ -67,6 +67,7 @@ import functools
 import itertools
 import re
 import unicodedata
+from collections import Counter
 
 #: Tried when the bytes hold NUL bytes (ASCII text in UTF-16/32 is half NULs).
 WIDE_CODECS = ("utf_16_le", "utf_16_be", "utf_32_le", "utf_32_be")
@@ -259,7 +260,8 @@ def single_byte_fits(text: str, codec: str) -> bool:
     if _CONTROL.search(text) is not None:
         return False
     past = 0
-    for word in _LETTERS.findall(text):
+    # each distinct word judged once (a long file says the same words again and again)
+    for word, times in Counter(_LETTERS.findall(text)).items():
         if word.isascii():
             continue
         for script in (_CYRILLIC, _GREEK):
@@ -280,7 +282,7 @@ def single_byte_fits(text: str, codec: str) -> bool:
         if codec == "cp1253" and (_INNER_FINAL_SIGMA.search(word) is not None
                                   or len(_TONOS.findall(word)) > 1):
             return False
-        past += len(word) - len(_ASCII_LETTER.findall(word))
+        past += times * (len(word) - len(_ASCII_LETTER.findall(word)))
     if codec != "cp1252" and _SYMBOL_IN_WORD.search(text) is not None:
         return False
     if codec in ("cp1250", "cp1251") and _MARK_BY_LETTER.search(text) is not None:
