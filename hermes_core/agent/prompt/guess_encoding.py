@@ -21,7 +21,7 @@ trust, because on a short file its ranking is close to a coin toss:
   both pages write alike that only cp1250's languages' tables list (š, ž, ý: "Poèítaè je
   vypnutý" is Slovak). The detector lists a page only below its chaos threshold; a line of
   more than ten words it refuses everywhere for its half-accented words ("déjà", "côté") is
-  listed again above it and read as cp1252 when cp1250 cannot be meant (:func:`_long_western`).
+  listed again above it and read as cp1252 when cp1250 cannot be meant (:func:`_western_past_threshold`).
 * **GB18030 within a margin.** GBK bytes also decode cleanly as cp949 or EUC-JP, and on a line
   such as "我叫李明。" the detector ranks those first with the same (zero) chaos. GB18030 is
   taken when its chaos is within :data:`GB18030_MARGIN` of the best candidate's: Korean and
@@ -85,8 +85,8 @@ GB18030_MARGIN = 0.05
 #: accented as noise: two such ("déjà", "côté") put an ordinary French line past its default
 #: threshold in every single-byte page, and the file was skipped.
 FEW_WORDS = 10
-#: The chaos up to which a long line's single-byte pages are then listed again (see
-#: :func:`_long_western`).
+#: The chaos up to which single-byte pages refused at the default are listed again (see
+#: :func:`_western_past_threshold`).
 LONG_LINE_CHAOS = 1.0
 
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
@@ -555,24 +555,34 @@ def _single_byte(raw: bytes, sample: bytes, partial: bool,
     return _best_single(fitting)
 
 
+def _latin_word(word: str) -> bool:
+    """``word`` mixes ASCII letters with others, in three letters or more, capitalised, small
+    or in capitals, as Latin text writes it ("Työpöytä", "días"); not "ÄäYy" (Russian "ДдYy"
+    in cp1251), "Žg" (cp932 "使") or "òà" (Ukrainian "та")."""
+    return (len(word) >= 3 and not word.isascii() and _ASCII_LETTER.search(word) is not None
+            and (word[1:].islower() or word.isupper()))
+
+
 #: Slovak's ŕ sits between consonants ("vŕba"); cp1252's à, its byte, ends words ("déjà", "à").
 _FINAL_R_ACUTE = re.compile(r"ŕ(?![^\W\d_])")
 
 
-def _long_western(raw: bytes, sample: bytes, partial: bool) -> tuple[str, str] | None:
-    """A cp1252 reading of a line of more than :data:`FEW_WORDS` words that the detector's
-    default refused in every page, listed again up to :data:`LONG_LINE_CHAOS`, when the
-    Central European page cannot be meant: it reads the same text (ä, ö, é, ß) or its reading
-    ends a word with ŕ. Else a Hungarian or Polish line without cp1250's evidence letters
-    would be read as cp1252 ("első" as "elsõ")."""
-    if len(sample.split()) <= FEW_WORDS:
-        return None
+def _western_past_threshold(raw: bytes, sample: bytes,
+                            partial: bool) -> tuple[str, str] | None:
+    """A cp1252 reading that the detector's default refused in every page, listed again up to
+    :data:`LONG_LINE_CHAOS`, when the Central European page cannot be meant: it reads the same
+    text (ä, ö, é, ß) or its reading ends a word with ŕ. Else a Hungarian or Polish line
+    without cp1250's evidence letters would be read as cp1252 ("első" as "elsõ"). A line of at
+    most :data:`FEW_WORDS` words also needs a Latin word (:func:`_latin_word`): without one
+    the accents are another script's bytes (Bulgarian "на" is "íà", cp1250 "íŕ")."""
     # what could be taken is known before the listing: skip it when that cannot be (a KOI8-R
     # file's cp1252 reading is all accents), so a skipped long file is listed once, not twice
     western, central = _decoded(raw, "cp1252", partial), _decoded(raw, "cp1250", partial)
     if (western is None or not single_byte_fits(western, "cp1252")
             or (central != western
                 and (central is None or _FINAL_R_ACUTE.search(central) is None))):
+        return None
+    if len(sample.split()) <= FEW_WORDS and not any(map(_latin_word, _LETTERS.findall(western))):
         return None
     single = _single_byte(raw, sample, partial, LONG_LINE_CHAOS)
     return single if single is not None and single == (western, "cp1252") else None
@@ -698,7 +708,7 @@ def guess_decode(raw: bytes, *, partial: bool = False) -> tuple[str, str] | None
         return None
     single = _single_byte(raw, sample, partial)
     if single is None and rare is None:
-        single = _long_western(raw, sample, partial)
+        single = _western_past_threshold(raw, sample, partial)
     if (single is not None and rare is not None and _ASCII_LETTER.search(rare[0]) is None
             and sum(map(len, _LETTERS.findall(single[0]))) <= SHORT_LETTERS
             and not one_language_writes(*single)):

@@ -341,3 +341,30 @@ def test_signs_before_a_digit_or_a_space_keep_a_cp1252_line(text: str) -> None:
     """The twin: the same signs where text puts them (before a digit or a space) keep the
     cp1252 reading."""
     assert guess_decode(text.encode("cp1252")) == (text, "cp1252")
+
+
+@pytest.mark.parametrize("text", ["Työpöytä", "Ei mitään tehtävää.\n", "Peipsiääre",
+                                  "Centúúm", "Déjà à jour.", "%lld~días"])
+def test_a_short_western_line_the_detector_refuses_everywhere_is_read_as_cp1252(
+        text: str) -> None:
+    """Doubled accents ("päivää", "ää") put a short Finnish or Estonian line past the
+    detector's default threshold in every page, as decision 195 found for long lines: listed
+    again above it, its cp1252 reading is taken when cp1250 cannot be meant and a word of three
+    letters or more mixes ASCII letters with accented ones in one case pattern. Failed before:
+    skipped (None)."""
+    assert guess_decode(text.encode("cp1252")) == (text, "cp1252")
+
+
+@pytest.mark.parametrize(("text", "codec"), [
+    ("^[ДдYy]", "cp1251"), ("%s, та %s.", "cp1251"), ("%s: на '%s'", "cp1251"),
+    ("pwait върна: %s", "cp1251"), ("--max-unchanged-stats=Н", "cp1251"),
+    ("%1$s 於 %2$s", "big5"), ("使用%", "cp932"),
+])
+def test_a_short_line_without_a_mixed_latin_word_is_not_read_as_cp1252_past_the_threshold(
+        text: str, codec: str) -> None:
+    """The twin: short lines the detector refuses in every page whose cp1252 reading holds no
+    word mixing ASCII and accented letters ("òà", "íà", "©ó", "ÄäYy" with a capital after a
+    small letter) stay as they were (skipped, or read right): reading them past the threshold
+    without that evidence misread these seven."""
+    got = guess_decode(text.encode(codec))
+    assert got is None or got[0] == text
