@@ -324,7 +324,7 @@ def _enough(text: str, codec: str) -> bool:
     if codec == "cp1250":
         lowered = text.lower()
         return (not _central_letters()[0].isdisjoint(lowered)
-                or _untabled_central_in_a_word(lowered))
+                or _untabled_central_in_a_word(lowered) or _hungarian(text))
     return True
 
 
@@ -349,6 +349,29 @@ def _central_letters() -> tuple[frozenset[str], frozenset[str]]:
     own = [c for c in _page_letters("cp1250") - _page_letters("cp1252") if c.islower()]
     return (frozenset(c for c in own if c in ranks),
             frozenset(c for c in own if c not in ranks and number_in_cp1252(c)))
+
+
+#: Hungarian's ő (cp1252's õ) before anything but an e: Portuguese writes õ only in "ões"
+#: and "õe" ("ações", "põe").
+_O_DOUBLE_ACUTE = re.compile(r"[őŐ](?![eE])")
+
+
+@functools.cache
+def _not_beside_tilde_o() -> frozenset[str]:
+    """Small letters both Latin pages write alike that a cp1252 language's table lists and no
+    table listing õ (Estonian's) does: é, á, í, ó, ...; beside an õ they are not Estonian."""
+    tilde = [table for table in _table_sets("cp1252") if "õ" in table]
+    return frozenset(c for c in _page_letters("cp1252") & _page_letters("cp1250")
+                     if c.islower() and c.encode("cp1252") == c.encode("cp1250")
+                     and c in _letter_ranks("cp1252") and not any(c in t for t in tilde))
+
+
+def _hungarian(central: str) -> bool:
+    """The cp1250 reading ``central`` holds ő not before an e (:data:`_O_DOUBLE_ACUTE`) and a
+    letter no Estonian writes (:func:`_not_beside_tilde_o`): cp1252's õ there is neither
+    Portuguese nor Estonian, so the line is Hungarian ("Idõzítõ" is "Időzítő")."""
+    return (_O_DOUBLE_ACUTE.search(central) is not None
+            and not _not_beside_tilde_o().isdisjoint(central.lower()))
 
 
 @functools.cache
@@ -478,11 +501,13 @@ def _best_single(fitting: dict[str, str]) -> tuple[str, str] | None:
     one reading in cp1252 / cp1251 if there is exactly one (the rule before cp1250 and cp1253
     were guessed), else none."""
     western = [text for text, codec in fitting.items() if codec == "cp1252"]
-    if western and "cp1250" in fitting.values():
+    eastern = [text for text, codec in fitting.items() if codec == "cp1250"]
+    if western and eastern:
         graves = {m.group().lower() for m in _INNER_GRAVE.finditer(western[0])}
         central = ((graves and not (graves <= _letter_ranks("cp1252").keys()
                                     and _one_table_writes(western[0], "cp1252")))
-                   or not _only_central().isdisjoint(western[0].lower()))
+                   or not _only_central().isdisjoint(western[0].lower())
+                   or _hungarian(eastern[0]))
         drop = "cp1252" if central else "cp1250"
         fitting = {text: codec for text, codec in fitting.items() if codec != drop}
     if len(fitting) == 1:

@@ -368,3 +368,22 @@ def test_a_short_line_without_a_mixed_latin_word_is_not_read_as_cp1252_past_the_
     without that evidence misread these seven."""
     got = guess_decode(text.encode(codec))
     assert got is None or got[0] == text
+
+
+@pytest.mark.parametrize("text", [
+    "Időzítő", "Fájl törlése sikertelen, próbálja újra később",
+    "Több üzenet érkezett, de nem lehetett őket letölteni.", "Előző üzenet törlése",
+])
+def test_a_hungarian_line_with_o_double_acute_is_read_as_cp1250(text: str) -> None:
+    """Hungarian ő is cp1252's õ: "Idõzítõ", "késõbb" (and ű its û). Portuguese writes õ
+    only before e ("ações"), Estonian (the one table listing õ) no é, á, í or ó; a line holding
+    ő not before e and one of those is Hungarian. Failed before: read as cp1252."""
+    assert guess_decode(text.encode("cp1250")) == (text, "cp1250")
+
+
+@pytest.mark.parametrize("text", ["Não há informações disponíveis.", "Põe as opções aqui.",
+                                  "Kõik on õige.", "Le fût est sûr, créé.", "Mõõdik on õige\n"])
+def test_portuguese_and_estonian_tildes_keep_cp1252(text: str) -> None:
+    """The twins: õ before e (Portuguese), õ in a line without é, á, í or ó (Estonian), û
+    without õ (French) stay cp1252."""
+    assert guess_decode(text.encode("cp1252")) == (text, "cp1252")
