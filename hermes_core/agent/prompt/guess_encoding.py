@@ -237,6 +237,9 @@ _UTF8_SEQUENCE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}"
                             rb"|[\xf0-\xf4][\x80-\xbf]{3}")
 _HAN_OR_PUNCT = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
                            r"\uff00-\uffef\u2018-\u201d\u2026]")
+#: A Han character touching an ASCII letter: in a reading of rare hanzi, the bytes of a Latin
+#: word's accented letters ("määrittämätön" is "m滗ritt鋗鋞鰊"), not a Chinese line ("粗體(_B)").
+_HAN_IN_A_WORD = re.compile(r"[A-Za-z][\u3400-\u9fff]|[\u3400-\u9fff][A-Za-z]")
 _KANA = re.compile(r"[\u3041-\u30ff]")
 #: A byte past ASCII not followed by an ASCII trail byte: where none is, every double-byte
 #: character of a CJK reading ends in ASCII, as a cp1252 "’s" or "°C" does and Chinese text
@@ -735,7 +738,7 @@ def guess_decode(raw: bytes, *, partial: bool = False) -> tuple[str, str] | None
     if wide:
         return None
     single = _single_byte(raw, sample, partial)
-    if single is None and rare is None:
+    if single is None and (rare is None or _HAN_IN_A_WORD.search(rare[0]) is not None):
         single = _western_past_threshold(raw, sample, partial)
     if (single is not None and rare is not None and _ASCII_LETTER.search(rare[0]) is None
             and sum(map(len, _LETTERS.findall(single[0]))) <= SHORT_LETTERS

@@ -387,3 +387,21 @@ def test_portuguese_and_estonian_tildes_keep_cp1252(text: str) -> None:
     """The twins: õ before e (Portuguese), õ in a line without é, á, í or ó (Estonian), û
     without õ (French) stay cp1252."""
     assert guess_decode(text.encode("cp1252")) == (text, "cp1252")
+
+
+@pytest.mark.parametrize("text", ["määrittämätön", "Näytetään", "AMR-ääni",
+                                  "Ei laajennussyöttölaitteita"])
+def test_a_finnish_word_whose_bytes_read_as_rare_hanzi_is_read_as_cp1252(text: str) -> None:
+    """"ää" is GB2312 level 2's "滗", "ä" before an ASCII letter a GBK/4 pair: the reading
+    kept last for a line of rare traditional characters ("m滗ritt鋗鋞鰊") was taken over the
+    cp1252 one the detector refuses at its default. A Latin word listed past the threshold
+    (:func:`_western_past_threshold`) now comes first. Failed before: read as GB18030."""
+    assert guess_decode(text.encode("cp1252")) == (text, "cp1252")
+
+
+@pytest.mark.parametrize("text", ["粗體(_B)", "現在(_N)", "們說話\n"])
+def test_a_gbk_line_of_rare_traditional_characters_beside_ascii_stays_chinese(text: str) -> None:
+    """The twin: a GBK traditional line whose characters do not touch an ASCII letter keeps
+    its GB18030 reading; listing its cp1252 one ("´Öów(_B)") past the threshold misread the
+    first two."""
+    assert guess_decode(text.encode("gbk")) == (text, "gb18030")
