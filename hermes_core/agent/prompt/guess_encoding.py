@@ -42,8 +42,9 @@ trust, because on a short file its ranking is close to a coin toss:
   frequent). A Latin-1 accent followed by a letter is a valid pair in each, and a short German
   note ("über", "Käse") read as "黚er", "K鋝e", "K酲e" is none (it is read as the cp1252 it
   is). A GB18030 reading of only rarer characters (GBK/4: most traditional ones, "們說話") is
-  taken last, when no single-byte reading fits and every character past ASCII is a Han
-  character or CJK punctuation. A CJK reading each of whose characters ends in an ASCII byte
+  taken last, when no single-byte reading fits (one past the detector's threshold too, when
+  its Han touch ASCII letters: "m滗ritt" is Finnish "määritt") and every character past ASCII
+  is a Han character or CJK punctuation. A CJK reading each of whose characters ends in an ASCII byte
   gives way to a fitting cp1252 / cp1251 one: a curly quote or dash before a letter is a GBK/3
   pair ("Don’t" as "Don抰"), "°C" a frequent Big5 one. To a cp1250 one only when the CJK
   reading holds as many ASCII letters as wide characters or more (Polish "Wśród właśnie" is
