@@ -17,11 +17,14 @@ trust, because on a short file its ranking is close to a coin toss:
   UTF-8 note with one stray byte would read "cafÃ©"), and the reading has its page's letters
   to go on. Where several fit, :func:`_best_single` weighs them by charset-normalizer's
   per-language letter frequencies; two Latin readings ("naïve" / "naďve", Portuguese "ê" /
-  Polish "ę") keep cp1252's unless it has a grave i/o/u inside a word ("Dìkuji") or a letter
+  Polish "ę") keep cp1252's unless it has a grave i/o/u inside a word ("Dìkuji"; not when one
+  cp1252 language's table lists its graves and its other letters: Catalan "memòria"), a letter
   both pages write alike that only cp1250's languages' tables list (š, ž, ý: "Poèítaè je
-  vypnutý" is Slovak). The detector lists a page only below its chaos threshold; a line of
-  more than ten words it refuses everywhere for its half-accented words ("déjà", "côté") is
-  listed again above it and read as cp1252 when cp1250 cannot be meant (:func:`_long_western`).
+  vypnutý" is Slovak), or Hungarian's ő where cp1252's õ is neither Portuguese nor Estonian
+  (:func:`_hungarian`). The detector lists a page only below its chaos threshold; a line it
+  refuses everywhere for its accented words ("déjà", "côté", "Työpöytä") is listed again above
+  it and read as cp1252 when cp1250 cannot be meant and, in ten words or fewer, a word mixes
+  ASCII and accented letters (:func:`_western_past_threshold`).
 * **GB18030 within a margin.** GBK bytes also decode cleanly as cp949 or EUC-JP, and on a line
   such as "我叫李明。" the detector ranks those first with the same (zero) chaos. GB18030 is
   taken when its chaos is within :data:`GB18030_MARGIN` of the best candidate's: Korean and
@@ -39,8 +42,9 @@ trust, because on a short file its ranking is close to a coin toss:
   frequent). A Latin-1 accent followed by a letter is a valid pair in each, and a short German
   note ("über", "Käse") read as "黚er", "K鋝e", "K酲e" is none (it is read as the cp1252 it
   is). A GB18030 reading of only rarer characters (GBK/4: most traditional ones, "們說話") is
-  taken last, when no single-byte reading fits and every character past ASCII is a Han
-  character or CJK punctuation. A CJK reading each of whose characters ends in an ASCII byte
+  taken last, when no single-byte reading fits (one past the detector's threshold too, when
+  its Han touch ASCII letters: "m滗ritt" is Finnish "määritt") and every character past ASCII
+  is a Han character or CJK punctuation. A CJK reading each of whose characters ends in an ASCII byte
   gives way to a fitting cp1252 / cp1251 one: a curly quote or dash before a letter is a GBK/3
   pair ("Don’t" as "Don抰"), "°C" a frequent Big5 one. To a cp1250 one only when the CJK
   reading holds as many ASCII letters as wide characters or more (Polish "Wśród właśnie" is
@@ -67,6 +71,7 @@ import functools
 import itertools
 import re
 import unicodedata
+from collections import Counter
 
 #: Tried when the bytes hold NUL bytes (ASCII text in UTF-16/32 is half NULs).
 WIDE_CODECS = ("utf_16_le", "utf_16_be", "utf_32_le", "utf_32_be")
@@ -84,8 +89,8 @@ GB18030_MARGIN = 0.05
 #: accented as noise: two such ("déjà", "côté") put an ordinary French line past its default
 #: threshold in every single-byte page, and the file was skipped.
 FEW_WORDS = 10
-#: The chaos up to which a long line's single-byte pages are then listed again (see
-#: :func:`_long_western`).
+#: The chaos up to which single-byte pages refused at the default are listed again (see
+#: :func:`_western_past_threshold`).
 LONG_LINE_CHAOS = 1.0
 
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
@@ -197,6 +202,7 @@ MIN_GREEK = 4
 
 _LETTERS = re.compile(r"[^\W\d_]+")
 _CYRILLIC = re.compile(r"[\u0400-\u04ff]")
+_CYRILLIC_WORD = re.compile(r"[\u0400-\u04ff]{2}")
 _CYRILLIC_VOWEL = re.compile(r"[аеёиоуыэюяіїєАЕЁИОУЫЭЮЯІЇЄ]")   # Russian's and Ukrainian's
 _GREEK = re.compile(r"[\u0370-\u03ff]")
 #: Modern Greek's accented vowels: monotonic spelling puts one on every word of two syllables
@@ -223,10 +229,18 @@ _NEVER_FIRST = frozenset("ąęěĄĘĚ")
 #: characters ("。" is A1 A3, "ˇŁ"; "設定" is "ł]©w").
 _MARK_BY_LETTER = re.compile(r"[ˇ˘˛˝´¨¸˙¤]|[§©¶·¦](?=[^\W\d_])|(?<=[^\W\d_])[§©¶·¦]"
                              r"|(?<=[^\W\d_])«|»(?=[^\W\d_])")
+#: A sign no one writes before a letter (currency, florin, yen, broken bar, section, pilcrow):
+#: in a cp1252 reading, the lead byte of a Big5 or Shift-JIS character whose trail is ASCII
+#: ("大小" is "¤j¤p", "越南" "¶V«n", katakana "パス" "ƒpƒX"). Before a digit or a space they
+#: are text ("¥100", "§ 3").
+_SIGN_BEFORE_LETTER = re.compile(r"[¤ƒ¥¦§¶](?=[^\W\d_])")
 _UTF8_SEQUENCE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}"
                             rb"|[\xf0-\xf4][\x80-\xbf]{3}")
 _HAN_OR_PUNCT = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
                            r"\uff00-\uffef\u2018-\u201d\u2026]")
+#: A Han character touching an ASCII letter: in a reading of rare hanzi, the bytes of a Latin
+#: word's accented letters ("määrittämätön" is "m滗ritt鋗鋞鰊"), not a Chinese line ("粗體(_B)").
+_HAN_IN_A_WORD = re.compile(r"[A-Za-z][\u3400-\u9fff]|[\u3400-\u9fff][A-Za-z]")
 _KANA = re.compile(r"[\u3041-\u30ff]")
 #: A byte past ASCII not followed by an ASCII trail byte: where none is, every double-byte
 #: character of a CJK reading ends in ASCII, as a cp1252 "’s" or "°C" does and Chinese text
@@ -244,7 +258,8 @@ def single_byte_fits(text: str, codec: str) -> bool:
     cp1252, no symbol past ASCII between two letters; in cp1253, no final sigma inside a word
     and at most one accent a word (monotonic spelling); in cp1252, no more letters past ASCII
     than ASCII letters (French or German text is mostly ASCII; Russian read as cp1252 is all
-    accents); in cp1250, at most two for each ASCII one (Czech and Polish are denser: "Zażółć
+    accents) and no sign before a letter (:data:`_SIGN_BEFORE_LETTER`: Big5 and Shift-JIS
+    lead bytes); in cp1250, at most two for each ASCII one (Czech and Polish are denser: "Zażółć
     gęślą jaźń"), no word of four letters or more without an ASCII one, none opening with
     ą/ę/ě, no capital after a small accented letter, no lone mark and no symbol touching a
     letter (:data:`_MARK_BY_LETTER`: Big5 and GBK bytes); in both Latin pages, no superscript inside a
@@ -252,7 +267,8 @@ def single_byte_fits(text: str, codec: str) -> bool:
     if _CONTROL.search(text) is not None:
         return False
     past = 0
-    for word in _LETTERS.findall(text):
+    # each distinct word judged once (a long file says the same words again and again)
+    for word, times in Counter(_LETTERS.findall(text)).items():
         if word.isascii():
             continue
         for script in (_CYRILLIC, _GREEK):
@@ -273,13 +289,14 @@ def single_byte_fits(text: str, codec: str) -> bool:
         if codec == "cp1253" and (_INNER_FINAL_SIGMA.search(word) is not None
                                   or len(_TONOS.findall(word)) > 1):
             return False
-        past += len(word) - len(_ASCII_LETTER.findall(word))
+        past += times * (len(word) - len(_ASCII_LETTER.findall(word)))
     if codec != "cp1252" and _SYMBOL_IN_WORD.search(text) is not None:
         return False
     if codec in ("cp1250", "cp1251") and _MARK_BY_LETTER.search(text) is not None:
         return False   # GBK "。" as "ˇŁ", Big5 "設定" as "ł]©w", "东加语" as "ŞFĄ[»y", "洛矶" as "Вен¶"
     if codec == "cp1252":
-        return past <= len(_ASCII_LETTER.findall(text))
+        return (past <= len(_ASCII_LETTER.findall(text))
+                and _SIGN_BEFORE_LETTER.search(text) is None)
     if codec == "cp1250":
         return past <= 2 * len(_ASCII_LETTER.findall(text))
     return True
@@ -287,9 +304,13 @@ def single_byte_fits(text: str, codec: str) -> bool:
 
 def _cyrillic_enough(text: str) -> bool:
     """A cp1251 reading with :data:`MIN_CYRILLIC` Cyrillic letters, :data:`MIN_VOWEL_SHARE`
-    of them vowels."""
+    of them vowels, and a Cyrillic word of two letters or more: Russian's one-letter words
+    ("и", "в") stand among longer ones, while cp1252's "è" read as "и" between Latin words
+    ("il file и vuoto") is an Italian line, however often it says "è"."""
     letters = len(_CYRILLIC.findall(text))
-    return letters >= MIN_CYRILLIC and len(_CYRILLIC_VOWEL.findall(text)) >= MIN_VOWEL_SHARE * letters
+    return (letters >= MIN_CYRILLIC
+            and len(_CYRILLIC_VOWEL.findall(text)) >= MIN_VOWEL_SHARE * letters
+            and _CYRILLIC_WORD.search(text) is not None)
 
 
 def _enough(text: str, codec: str) -> bool:
@@ -310,7 +331,7 @@ def _enough(text: str, codec: str) -> bool:
     if codec == "cp1250":
         lowered = text.lower()
         return (not _central_letters()[0].isdisjoint(lowered)
-                or _untabled_central_in_a_word(lowered))
+                or _untabled_central_in_a_word(lowered) or _hungarian(text))
     return True
 
 
@@ -335,6 +356,29 @@ def _central_letters() -> tuple[frozenset[str], frozenset[str]]:
     own = [c for c in _page_letters("cp1250") - _page_letters("cp1252") if c.islower()]
     return (frozenset(c for c in own if c in ranks),
             frozenset(c for c in own if c not in ranks and number_in_cp1252(c)))
+
+
+#: Hungarian's ő (cp1252's õ) before anything but an e: Portuguese writes õ only in "ões"
+#: and "õe" ("ações", "põe").
+_O_DOUBLE_ACUTE = re.compile(r"[őŐ](?![eE])")
+
+
+@functools.cache
+def _not_beside_tilde_o() -> frozenset[str]:
+    """Small letters both Latin pages write alike that a cp1252 language's table lists and no
+    table listing õ (Estonian's) does: é, á, í, ó, ...; beside an õ they are not Estonian."""
+    tilde = [table for table in _table_sets("cp1252") if "õ" in table]
+    return frozenset(c for c in _page_letters("cp1252") & _page_letters("cp1250")
+                     if c.islower() and c.encode("cp1252") == c.encode("cp1250")
+                     and c in _letter_ranks("cp1252") and not any(c in t for t in tilde))
+
+
+def _hungarian(central: str) -> bool:
+    """The cp1250 reading ``central`` holds ő not before an e (:data:`_O_DOUBLE_ACUTE`) and a
+    letter no Estonian writes (:func:`_not_beside_tilde_o`): cp1252's õ there is neither
+    Portuguese nor Estonian, so the line is Hungarian ("Idõzítõ" is "Időzítő")."""
+    return (_O_DOUBLE_ACUTE.search(central) is not None
+            and not _not_beside_tilde_o().isdisjoint(central.lower()))
 
 
 @functools.cache
@@ -406,6 +450,14 @@ def one_language_writes(text: str, codec: str) -> bool:
     return True
 
 
+def _one_table_writes(text: str, codec: str) -> bool:
+    """Every letter past ASCII of ``text`` that a table lists is in one table among those
+    ``codec`` writes: one language could have written the whole line (Catalan "memòria
+    intermèdia" in cp1252: Italian's è, ò; its cp1250 reading "memňria intermčdia" has none)."""
+    letters = _letter_ranks(codec).keys() & {c for c in text.lower() if not c.isascii()}
+    return any(letters <= table for table in _table_sets(codec))
+
+
 @functools.cache
 def _letter_ranks(codec: str) -> dict[str, int]:
     """Each letter's best rank among the most frequent letters of the languages ``codec``
@@ -456,9 +508,13 @@ def _best_single(fitting: dict[str, str]) -> tuple[str, str] | None:
     one reading in cp1252 / cp1251 if there is exactly one (the rule before cp1250 and cp1253
     were guessed), else none."""
     western = [text for text, codec in fitting.items() if codec == "cp1252"]
-    if western and "cp1250" in fitting.values():
-        central = (_INNER_GRAVE.search(western[0]) is not None
-                   or not _only_central().isdisjoint(western[0].lower()))
+    eastern = [text for text, codec in fitting.items() if codec == "cp1250"]
+    if western and eastern:
+        graves = {m.group().lower() for m in _INNER_GRAVE.finditer(western[0])}
+        central = ((graves and not (graves <= _letter_ranks("cp1252").keys()
+                                    and _one_table_writes(western[0], "cp1252")))
+                   or not _only_central().isdisjoint(western[0].lower())
+                   or _hungarian(eastern[0]))
         drop = "cp1252" if central else "cp1250"
         fitting = {text: codec for text, codec in fitting.items() if codec != drop}
     if len(fitting) == 1:
@@ -531,25 +587,37 @@ def _single_byte(raw: bytes, sample: bytes, partial: bool,
     return _best_single(fitting)
 
 
+def _latin_word(word: str) -> bool:
+    """``word`` mixes ASCII letters with others, in three letters or more, capitalised, small
+    or in capitals, as Latin text writes it ("Työpöytä", "días"); not "ÄäYy" (Russian "ДдYy"
+    in cp1251), "Žg" (cp932 "使") or "òà" (Ukrainian "та")."""
+    return (len(word) >= 3 and not word.isascii() and _ASCII_LETTER.search(word) is not None
+            and (word[1:].islower() or word.isupper()))
+
+
 #: Slovak's ŕ sits between consonants ("vŕba"); cp1252's à, its byte, ends words ("déjà", "à").
 _FINAL_R_ACUTE = re.compile(r"ŕ(?![^\W\d_])")
 
 
-def _long_western(raw: bytes, sample: bytes, partial: bool) -> tuple[str, str] | None:
-    """A cp1252 reading of a line of more than :data:`FEW_WORDS` words that the detector's
-    default refused in every page, listed again up to :data:`LONG_LINE_CHAOS`, when the
-    Central European page cannot be meant: it reads the same text (ä, ö, é, ß) or its reading
-    ends a word with ŕ. Else a Hungarian or Polish line without cp1250's evidence letters
-    would be read as cp1252 ("első" as "elsõ")."""
-    if len(sample.split()) <= FEW_WORDS:
+def _western_past_threshold(raw: bytes, sample: bytes,
+                            partial: bool) -> tuple[str, str] | None:
+    """A cp1252 reading that the detector's default refused in every page, listed again up to
+    :data:`LONG_LINE_CHAOS`, when the Central European page cannot be meant: it reads the same
+    text (ä, ö, é, ß) or its reading ends a word with ŕ. Else a Hungarian or Polish line
+    without cp1250's evidence letters would be read as cp1252 ("első" as "elsõ"). A line of at
+    most :data:`FEW_WORDS` words also needs a Latin word (:func:`_latin_word`): without one
+    the accents are another script's bytes (Bulgarian "на" is "íà", cp1250 "íŕ")."""
+    # what could be taken is known before the listing: skip it when that cannot be (a KOI8-R
+    # file's cp1252 reading is all accents), so a skipped long file is listed once, not twice
+    western, central = _decoded(raw, "cp1252", partial), _decoded(raw, "cp1250", partial)
+    if (western is None or not single_byte_fits(western, "cp1252")
+            or (central != western
+                and (central is None or _FINAL_R_ACUTE.search(central) is None))):
+        return None
+    if len(sample.split()) <= FEW_WORDS and not any(map(_latin_word, _LETTERS.findall(western))):
         return None
     single = _single_byte(raw, sample, partial, LONG_LINE_CHAOS)
-    if single is None or single[1] != "cp1252":
-        return None
-    central = _decoded(raw, "cp1250", partial)
-    if central == single[0] or (central is not None and _FINAL_R_ACUTE.search(central)):
-        return single
-    return None
+    return single if single is not None and single == (western, "cp1252") else None
 
 
 def _japanese_instead(raw: bytes, text: str, codec: str, partial: bool) -> tuple[str, str] | None:
@@ -671,8 +739,8 @@ def guess_decode(raw: bytes, *, partial: bool = False) -> tuple[str, str] | None
     if wide:
         return None
     single = _single_byte(raw, sample, partial)
-    if single is None and rare is None:
-        single = _long_western(raw, sample, partial)
+    if single is None and (rare is None or _HAN_IN_A_WORD.search(rare[0]) is not None):
+        single = _western_past_threshold(raw, sample, partial)
     if (single is not None and rare is not None and _ASCII_LETTER.search(rare[0]) is None
             and sum(map(len, _LETTERS.findall(single[0]))) <= SHORT_LETTERS
             and not one_language_writes(*single)):
