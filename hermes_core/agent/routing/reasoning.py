@@ -190,6 +190,39 @@ _LAUGH = re.compile(
 # How far past a why its line is read for laughter (a question and its tail fit in it).
 LAUGH_WINDOW = 160
 
+# A why told as a joke, read at the why itself: the riddle's road-crossing frame, the subject a
+# creature or thing named in a few words (past tense, the question ending there: "why do people
+# cross the road without looking" asks something); in Chinese 为什么 + at most four characters +
+# 过马路, in Japanese なぜ/どうして/なんで + a subject + 道(路)を渡った + a closing の/か.
+_JOKE_FRAME = re.compile(
+    r"why\s+did\s+(?:the|a|an|this|that)\s+(?:[\w'-]+\s+){1,3}?cross\s+the\s+(?:road|street)"
+    r"[^\S\n]*[?!.…]*[^\S\n]*(?:\n|\Z)"
+    r"|(?:为什么|為什麼|为何|為何)[^。！？?!，,\s]{0,4}?(?:过|過|穿过|穿過|横穿|橫穿)(?:马路|馬路)"
+    r"[？?。！!…]*[^\S\n]*(?:\n|\Z)"
+    r"|(?:なぜ|何故|どうして|なんで)[^。！？?!、，,\s]{1,8}?[はが](?:道|道路|車道|通り)を(?:渡|横断し)った"
+    r"(?:の|んだ)?(?:か|だろう)?[？?。！!…]*\s*(?:\n|\Z)",
+    re.IGNORECASE)
+
+# Before a why on its line: the joke or riddle announced ("here's a riddle:", "tell you a
+# joke", knock knock; 讲个笑话, 笑话：; なぞなぞ, ジョーク：). A word of the frame alone is not one
+# ("why does the riddle solver fail" asks about a program).
+_JOKE_ANNOUNCED = re.compile(
+    r"\b(?:joke|riddle|pun)\s*[:：—–-]"
+    r"|\b(?:tell|told|telling|heard|hear|know|got|here'?s|here\s+is|one\s+more)\s+(?:you\s+|me\s+)?"
+    r"(?:a|one|this|another|my)\s+(?:\w+\s+)?(?:joke|riddle|pun)\b|\bknock[- ]knock\b"
+    r"|(?:讲|講|说|說|来|來|听|聽)(?:个|個|一个|一個|一則|一则)?(?:冷)?(?:笑话|笑話|谜语|謎語|段子"
+    r"|脑筋急转弯|腦筋急轉彎)|(?:笑话|笑話|谜语|謎語|脑筋急转弯|腦筋急轉彎)\s*[:：]"
+    r"|なぞなぞ|(?:ジョーク|ダジャレ|小話|謎かけ)(?:を(?:一つ|ひとつ)|\s*[:：])",
+    re.IGNORECASE)
+
+# After a why on its line: its punchline told (Because …, 因为…。, …から。), a statement to the
+# line's end; a question after it ("Because of the cache?") is asking still.
+_PUNCHLINE = re.compile(
+    r"[?？][^\S\n]*(?:because|'?cause|cuz|coz)\b[^?？\n]*(?:\n|\Z)"
+    r"|[?？]\s*(?:因为|因為|答案是|答[:：])[^?？\n]*(?:\n|\Z)"
+    r"|[?？][^\S\n]*(?:答え(?:は)?[:：]?[^?？\n]*|[^?？\n]{1,40}?から[。！!]?[^\S\n]*)(?:\n|\Z)",
+    re.IGNORECASE)
+
 
 # A why about a person, which the explanation cue leaves out: asked of the one addressed or about
 # someone a personal pronoun points at ("why did he", "explain why she", 他为什么, 彼はなぜ).
@@ -278,7 +311,23 @@ def _said_as_chat(text: str, start: int) -> bool:
     tells from "why did the build fail the tests". The line is read in a bounded window after
     ``start``."""
     end = text.find("\n", start, start + LAUGH_WINDOW)
-    return _LAUGH.search(text, start, end if end >= 0 else start + LAUGH_WINDOW) is not None
+    hi = end if end >= 0 else start + LAUGH_WINDOW
+    return _LAUGH.search(text, start, hi) is not None or _told_as_a_joke(text, start, hi)
+
+
+def _told_as_a_joke(text: str, start: int, hi: int) -> bool:
+    """The why at ``start`` (its line read up to ``hi``) is a joke or riddle being told: it takes
+    the riddle's road-crossing frame, its line announces a joke before it, or it is answered by
+    its punchline after the question mark. Each look is bounded to the why's own line."""
+    if _JOKE_FRAME.match(text, start, min(len(text), start + 80)) is not None:
+        return True
+    newline = text.rfind("\n", max(0, start - BEFORE_WINDOW), start)
+    lo = newline + 1 if newline >= 0 else max(0, start - BEFORE_WINDOW)
+    if _JOKE_ANNOUNCED.search(text, lo, start) is not None:
+        return True
+    mark = min((i for i in (text.find("?", start, hi), text.find("？", start, hi)) if i >= 0),
+               default=-1)
+    return mark >= 0 and _PUNCHLINE.match(text, mark, hi if hi < len(text) else len(text)) is not None
 
 
 def reasoning_cue(text: str) -> str:
