@@ -229,16 +229,26 @@ _FOLDED = _joined((URL, SHELL, TECHNICAL_WORD), 0)
 _UNFOLDED = _joined((URL, SHELL, TECHNICAL_WORD), re.IGNORECASE)
 _CASED = (CODE_BLOCK, PASTED_CODE, CODE_IDENTIFIER,   # apart: joined they ran slower
           LANGUAGE_IN_CONTEXT)
+# The same without the shapes a router has already looked for in the whole text (a fence, a
+# URL, a shell command, pasted code): the words, identifiers and languages only.
+_FOLDED_WORDS = re.compile(TECHNICAL_WORD.pattern, 0)
+_CASED_WORDS = (CODE_IDENTIFIER, LANGUAGE_IN_CONTEXT)
 
 
-def technical_starts(text: str, folded: str, start: int = 0, end: int | None = None) -> list[int]:
+def technical_starts(text: str, folded: str, start: int = 0, end: int | None = None, *,
+                     shapes: bool = True) -> list[int]:
     """Where in ``text[start:end]`` something technical is named (a fence, a URL, a shell
     command, pasted code, a code identifier, a technical word), sorted: one pass of each
     pattern, so a caller asking of many places in a long text pays linear time once. ``folded``
     is ``text.lower()`` (made once by the caller); line starts and word edges are the whole
-    text's. Go, R and C are seen cased, by context (``LANGUAGE_IN_CONTEXT``)."""
+    text's. Go, R and C are seen cased, by context (``LANGUAGE_IN_CONTEXT``). ``shapes=False``:
+    the caller has searched the whole text for a fence, URL, shell command and pasted code and
+    found none, so they are not looked for again (half the cost on a short line)."""
     stop = len(text) if end is None else end
-    blind = (_FOLDED.finditer(folded, start, stop) if len(folded) == len(text)
-             else _UNFOLDED.finditer(text, start, stop))   # a letter whose lower case is longer
+    cased = _CASED if shapes else _CASED_WORDS
+    if len(folded) != len(text):   # a letter whose lower case is longer: read the text itself
+        blind = (_UNFOLDED if shapes else TECHNICAL_WORD).finditer(text, start, stop)
+    else:
+        blind = (_FOLDED if shapes else _FOLDED_WORDS).finditer(folded, start, stop)
     return sorted({*(m.start() for m in blind),
-                   *(m.start() for p in _CASED for m in p.finditer(text, start, stop))})
+                   *(m.start() for p in cased for m in p.finditer(text, start, stop))})

@@ -253,7 +253,7 @@ _ASKS_TO_EXPLAIN_BLIND = re.compile(_ASKS_TO_EXPLAIN.pattern, re.IGNORECASE | re
 BEFORE_WINDOW = 80
 
 
-def _asked_of_a_thing(text: str) -> bool:
+def _asked_of_a_thing(text: str, code_shapes: bool = True) -> bool:
     """A why about a person still asks for an explanation: its line, within a bounded window,
     names a technical thing routing's code cues know or asks to explain, and does not laugh.
 
@@ -265,7 +265,8 @@ def _asked_of_a_thing(text: str) -> bool:
     malloc", 他为什么运行make test的时候报错了 and 彼はなぜビルドに失敗したのか説明して are
     troubleshooting or an explanation asked for, and answered worse by the fast model. The
     technical things and requests to explain are found once over the text; each why then looks
-    up its window, so a long run of whys costs linear time."""
+    up its window, so a long run of whys costs linear time. ``code_shapes=False``: the caller
+    found no fence, URL, shell command or pasted code in ``text``; they are not looked for."""
     windows: list[tuple[int, int, int]] = []   # (why, its window's start, end)
     for m in _PERSON_WHY.finditer(text):
         start = m.start()
@@ -283,7 +284,8 @@ def _asked_of_a_thing(text: str) -> bool:
         else:
             spans.append([lo, hi])
     folded = text.lower()
-    spots = {spot for lo, hi in spans for spot in technical_starts(text, folded, lo, hi)}
+    spots = {spot for lo, hi in spans
+             for spot in technical_starts(text, folded, lo, hi, shapes=code_shapes)}
     if any(word in folded for word in _EXPLAIN_WORDS):   # most whys ask nothing explained
         explain, read = ((_ASKS_TO_EXPLAIN, folded) if len(folded) == len(text)
                          else (_ASKS_TO_EXPLAIN_BLIND, text))
@@ -330,14 +332,19 @@ def _told_as_a_joke(text: str, start: int, hi: int) -> bool:
     return mark >= 0 and _PUNCHLINE.match(text, mark, hi if hi < len(text) else len(text)) is not None
 
 
-def reasoning_cue(text: str) -> str:
-    """The first cue that ``text`` needs reasoning ("proof", "derivation", ...), or ""."""
+def reasoning_cue(text: str, *, code_shapes: bool = True) -> str:
+    """The first cue that ``text`` needs reasoning ("proof", "derivation", ...), or "".
+
+    ``code_shapes=False`` says the caller has already searched ``text`` for a code fence, a URL,
+    a shell command and pasted code and found none (the router's features do, for every
+    request): a why about a person then looks only for technical words, identifiers and
+    languages, not for those shapes a second time. The answer is the same either way."""
     maths: bool | None = None
     for label, pattern, needs_maths in _CUES:
         if label == "explanation":
             # a cue when one match is no chat (none when there is no match)
             if all(_said_as_chat(text, m.start()) for m in pattern.finditer(text)) \
-                    and not _asked_of_a_thing(text):
+                    and not _asked_of_a_thing(text, code_shapes):
                 continue
         elif not pattern.search(text):
             continue

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from hermes_core.agent.routing.reasoning import reasoning_cue
 from hermes_core.agent.routing.rules import (
     candidates_for,
     compile_condition,
@@ -387,3 +388,17 @@ def test_a_condition_nested_deeper_than_the_stack_allows_is_a_value_error() -> N
         error = at_depth(depth, text)
         assert isinstance(error, ValueError), (text[:12], error)
         assert "nested" in str(error)
+
+
+def test_the_reasoning_cue_in_the_features_is_the_cue_of_the_text_read_alone() -> None:
+    # the features tell the cue which code shapes they found none of, so it does not look for
+    # them again; that must change no answer, whichever shapes a text holds
+    from tests.agent.routing import test_reasoning as tables  # its tables: every kind of why
+    texts = [row if isinstance(row, str) else row[0]
+             for name in dir(tables) if name.isupper()
+             for row in getattr(tables, name) if isinstance(getattr(tables, name), tuple)]
+    texts += ["why did he open https://example.com/x", "why did he run npm install", "```\nx\n```"
+              " why did he", "why did he paste\nTraceback (most recent call last):"]
+    assert len(texts) > 100
+    for text in texts:
+        assert extract_features(text).reasoning_cue == reasoning_cue(text), text
