@@ -413,3 +413,11 @@ WHY_ABOUT_A_PERSON_NAMING_A_LANGUAGE_OR_SYSTEM_WORD: tuple[tuple[str, str], ...]
 def test_a_why_about_a_person_naming_a_language_in_context_or_a_systems_word_keeps_the_cue(
         text: str, cue: str) -> None:
     assert reasoning_cue(text) == cue, text
+
+
+def test_a_long_run_of_riddles_is_read_to_the_end_and_a_real_why_after_it_keeps_the_cue() -> None:
+    # each why's joke look is bounded to its own line: a run costs linear time and hides nothing
+    assert reasoning_cue("Why did the chicken cross the road?\n" * 20_000) == ""
+    assert reasoning_cue("为什么小鸡要过马路？\n" * 20_000) == ""
+    assert reasoning_cue("Why did the chicken cross the road?\n" * 20_000
+                         + "Why did the build cross the memory limit?") == "explanation"
