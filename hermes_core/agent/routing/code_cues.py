@@ -26,7 +26,10 @@ SHELL = re.compile(
     # a tool and what it does; its edges are ASCII ones, since a CJK letter is a word character
     # too and "运行make test的时候" names a command as "run make test" does
     rf"|{_ASCII_START}(?:pip|npm|pnpm|yarn|apt|apt-get|brew|docker|kubectl|git|make|cargo|uv)\s+"
-    rf"(?:install|run|build|clone|push|pull|apply|exec|commit|up|test){_ASCII_END}"
+    rf"(?:install|run|build|clone|push|pull|apply|exec|commit|test){_ASCII_END}"
+    # "up" only after compose: "make up a story" and "brew up some tea" are English
+    rf"|{_ASCII_START}(?:docker[- ]compose|docker\s+compose|podman[- ]compose)\s+"
+    rf"(?:up|down|build|run|exec|pull|logs){_ASCII_END}"
     # Chinese, as the English: a place to type commands, or running names what is run (运行/执行
     # alone are also "operating" and "carrying out", 脚本 a film's script)
     r"|终端|命令行"
@@ -201,6 +204,8 @@ _WRITTEN_IN = (r"(?i:write|writes|wrote|written|writing|rewrite|rewrites|rewrote
                r"|rewriting|implement(?:s|ed|ing)?|port(?:s|ed|ing)?|code[sd]?|coding"
                r"|program(?:s|med|ming)?|compile[sd]?|build(?:s|ing)?|built)")
 LANGUAGE_IN_CONTEXT = re.compile(
+    # a look at the first letter first (each branch's own): most places fail in one step
+    r"(?=[GRCwWrRiIpPcCbBuUlLsSmM用使改])(?:"
     rf"{_ASCII_START}{_WORD_LANG}\s+(?i:code|programs?|functions?|scripts?|compilers?"
     r"|librar(?:y|ies)|packages?|modules?|binar(?:y|ies)|runtime|structs?|pointers?|source"
     r"|projects?|toolchain|services?|backend|bindings?|developers?|programmers?|files?)\b"
@@ -213,7 +218,7 @@ LANGUAGE_IN_CONTEXT = re.compile(
     r"(?=\s*(?:$|[?.!,;:)]|(?i:for|instead|over|and|or|because|rather|to)\b))"
     rf"|{_ASCII_START}{_WORD_LANG}\s*(?:语言|語言|言語|代码|代碼|程序|程式|コード|プログラム"
     r"|で(?:書|実装|作|開発|リライト))"
-    rf"|(?:用|使用|改用)\s*{_WORD_LANG}\s*(?:写|寫|重写|重寫|实现|實現|开发|開發|编程|編程|编写|編寫)",
+    rf"|(?:用|使用|改用)\s*{_WORD_LANG}\s*(?:写|寫|重写|重寫|实现|實現|开发|開發|编程|編程|编写|編寫))",
     re.MULTILINE)
 
 # Every shape above that names code, a command or a technical thing somewhere in a text, as two

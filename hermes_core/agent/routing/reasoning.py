@@ -215,12 +215,14 @@ _JOKE_ANNOUNCED = re.compile(
     r"|なぞなぞ|(?:ジョーク|ダジャレ|小話|謎かけ)(?:を(?:一つ|ひとつ)|\s*[:：])",
     re.IGNORECASE)
 
-# After a why on its line: its punchline told (Because …, 因为…。, …から。), a statement to the
-# line's end; a question after it ("Because of the cache?") is asking still.
+# After a why on its line: its punchline told (Because …, 因为…。, 答え：…), a statement to the
+# line's end; a question after it ("Because of the cache?", 因为缓存吗) is asking still, and so
+# is one naming a technical thing (context for a real question: "Because of npm install.").
+# Japanese …から after a why is as often "since I updated" as an answer: not read.
 _PUNCHLINE = re.compile(
     r"[?？][^\S\n]*(?:because|'?cause|cuz|coz)\b[^?？\n]*(?:\n|\Z)"
-    r"|[?？]\s*(?:因为|因為|答案是|答[:：])[^?？\n]*(?:\n|\Z)"
-    r"|[?？][^\S\n]*(?:答え(?:は)?[:：]?[^?？\n]*|[^?？\n]{1,40}?から[。！!]?[^\S\n]*)(?:\n|\Z)",
+    r"|[?？][^\S\n]*(?:因为|因為|答案是|答[:：])[^?？\n]*(?<![吗嗎呢么麼吧])[。！!…]*[^\S\n]*(?:\n|\Z)"
+    r"|[?？][^\S\n]*答え(?:は)?[:：][^?？\n]*(?:\n|\Z)",
     re.IGNORECASE)
 
 
@@ -299,19 +301,20 @@ def _asked_of_a_thing(text: str, code_shapes: bool = True) -> bool:
 
 
 def _said_as_chat(text: str, start: int) -> bool:
-    """The why-question at ``start`` is chat: it laughs in its own line.
+    """The why-question at ``start`` is chat: it laughs in its own line, or is told as a joke.
 
     One rule reads alike in English, Chinese and Japanese: a why asks for an explanation
     whatever it is about, unless it is asked of the person addressed or about someone pointed
     at by a personal pronoun (you/he/she/we, 你/他/她, あなた/彼/彼女: the pattern's own
-    exclusions), or it laughs (lol, 哈哈, ｗｗ, 笑). A subject named by a noun, or none at all,
+    exclusions), or it laughs (lol, 哈哈, ｗｗ, 笑) or is told as a joke (:func:`_told_as_a_joke`).
+    A subject named by a noun, or none at all,
     tells nothing of a person or a program: "why did the app log me out" and "why did my
     sister ignore me", 为什么挂了 and 为什么迟到了, なんで落ちたの and どうして遅れたの read
     alike, and the two mistakes cost unlike (a chat question on the default model costs a
     little more, a troubleshooting one on the fast model is answered worse), so they keep the
-    cue; so does "why did the chicken cross the road", which no rule without a list of nouns
-    tells from "why did the build fail the tests". The line is read in a bounded window after
-    ``start``."""
+    cue. "Why did the chicken cross the road" is no noun's doing but the riddle's frame: with
+    its subject swapped ("why did the build cross the memory limit") it is a question again.
+    The line is read in a bounded window after ``start``."""
     end = text.find("\n", start, start + LAUGH_WINDOW)
     hi = end if end >= 0 else start + LAUGH_WINDOW
     return _LAUGH.search(text, start, hi) is not None or _told_as_a_joke(text, start, hi)
@@ -329,7 +332,9 @@ def _told_as_a_joke(text: str, start: int, hi: int) -> bool:
         return True
     mark = min((i for i in (text.find("?", start, hi), text.find("？", start, hi)) if i >= 0),
                default=-1)
-    return mark >= 0 and _PUNCHLINE.match(text, mark, hi if hi < len(text) else len(text)) is not None
+    if mark < 0 or _PUNCHLINE.match(text, mark, min(hi, len(text))) is None:
+        return False
+    return not technical_starts(text, text.lower(), start, min(hi, len(text)))
 
 
 def reasoning_cue(text: str, *, code_shapes: bool = True) -> str:

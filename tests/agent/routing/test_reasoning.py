@@ -343,8 +343,9 @@ def test_a_why_about_a_person_looks_for_a_technical_thing_in_its_own_line_only()
 
 # A why told as a joke or riddle is chat, as a laughing one is: the road-crossing frame (any
 # creature, past tense, nothing after), a framing word before it (a joke:, 讲个笑话, なぞなぞ) or its
-# punchline given after it (Because …, 因为…。, …から。). A real why that borrows a word of the
-# frame, or asks again after the answer, keeps the cue. Each chat row had the cue before.
+# punchline given after it (Because …, 因为…。). A real why that borrows a word of the frame,
+# asks again after the answer or gives technical context keeps the cue. Each chat row had the
+# cue before.
 JOKE_OR_RIDDLE: tuple[tuple[str, str], ...] = (
     ("Why did the chicken cross the road?", ""),
     ("why did the duck cross the road", ""),
@@ -367,6 +368,9 @@ JOKE_OR_RIDDLE: tuple[tuple[str, str], ...] = (
     ("Why does the build fail? Because of the cache? I cleared it.", "explanation"),
     ("为什么行人总是闯红灯过马路？", "explanation"),
     ("为什么内存超过了限制？因为缓存吗？", "explanation"),
+    ("为什么程序又崩溃了？因为我改了配置吗", "explanation"),
+    ("Why does the build fail? Because of npm install.", "explanation"),
+    ("なぜ落ちるの？アップデートしてから。", "explanation"),
     ("なぜメモリの上限を超えたの？", "explanation"),
     ("なぜ彼らは信号を無視して道路を渡るのか", "explanation"),
 )

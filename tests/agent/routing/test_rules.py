@@ -300,6 +300,21 @@ def test_a_command_written_against_cjk_text_is_a_shell_command(text: str, shell:
     assert extract_features(text).requires_shell_execution is shell, text
 
 
+# "up" is a command's word only after compose ("docker compose up"): "make up a story" and
+# "brew up some tea" are English, and sent a story and a cup of tea to the code model (both True
+# rows of a shell before).
+@pytest.mark.parametrize(("text", "shell"), [
+    ("Can you make up a story about a dragon?", False),
+    ("Let us brew up some tea", False),
+    ("Why don't scientists trust atoms? Because they make up everything.", False),
+    ("run docker compose up and tell me what fails", True),
+    ("docker-compose up hangs on the db service", True),
+    ("make install fails with a permission error", True),
+])
+def test_make_up_or_brew_up_is_english_and_compose_up_a_command(text: str, shell: bool) -> None:
+    assert extract_features(text).requires_shell_execution is shell, text
+
+
 def test_a_line_start_shape_never_lets_its_leading_whitespace_run_across_lines() -> None:
     # ``^\s*`` under MULTILINE spans newlines: at each of n line starts it ran to the end of the
     # blank run and backed off, n² steps. 100,000 newlines took 28.8 s in extract_features
