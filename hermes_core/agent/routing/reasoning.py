@@ -203,6 +203,10 @@ _JOKE_FRAME = re.compile(
     r"(?:の|んだ)?(?:か|だろう)?[？?。！!…]*\s*(?:\n|\Z)",
     re.IGNORECASE)
 
+# The first letters the frame's whys start with (most whys fail here without a regex call).
+_FRAME_OPENS = frozenset("wW为為な何ど")
+_QUESTION_MARK = re.compile("[?？]")
+
 # Before a why on its line: the joke or riddle announced ("here's a riddle:", "tell you a
 # joke", knock knock; 讲个笑话, 笑话：; なぞなぞ, ジョーク：). A word of the frame alone is not one
 # ("why does the riddle solver fail" asks about a program).
@@ -324,15 +328,15 @@ def _told_as_a_joke(text: str, start: int, hi: int) -> bool:
     """The why at ``start`` (its line read up to ``hi``) is a joke or riddle being told: it takes
     the riddle's road-crossing frame, its line announces a joke before it, or it is answered by
     its punchline after the question mark. Each look is bounded to the why's own line."""
-    if _JOKE_FRAME.match(text, start, min(len(text), start + 80)) is not None:
+    if text[start:start + 1] in _FRAME_OPENS \
+            and _JOKE_FRAME.match(text, start, min(len(text), start + 80)) is not None:
         return True
     newline = text.rfind("\n", max(0, start - BEFORE_WINDOW), start)
     lo = newline + 1 if newline >= 0 else max(0, start - BEFORE_WINDOW)
-    if _JOKE_ANNOUNCED.search(text, lo, start) is not None:
+    if lo < start and _JOKE_ANNOUNCED.search(text, lo, start) is not None:
         return True
-    mark = min((i for i in (text.find("?", start, hi), text.find("？", start, hi)) if i >= 0),
-               default=-1)
-    if mark < 0 or _PUNCHLINE.match(text, mark, min(hi, len(text))) is None:
+    mark = _QUESTION_MARK.search(text, start, hi)
+    if mark is None or _PUNCHLINE.match(text, mark.start(), min(hi, len(text))) is None:
         return False
     return not technical_starts(text, text.lower(), start, min(hi, len(text)))
 
