@@ -561,6 +561,38 @@ def test_a_technical_why_about_a_person_is_not_sent_to_the_fast_model(text: str,
     _assert_routed(text, slot)
 
 
+# A why told as a joke or riddle goes fast as chat in each language, as do whys about a person
+# that name Go, R or C as ordinary words or a person's timeout; a real why worded like the riddle,
+# or a why about a person naming a language in context or a systems word, never goes fast. The
+# six joke rows and the last four went the other way before.
+JOKES_AND_WORDS_OF_A_PROGRAM: tuple[tuple[str, str], ...] = (
+    ("Why did the chicken cross the road?", "fast"),
+    ("Here's a riddle: why did the scarecrow win an award?", "fast"),
+    ("为什么小鸡要过马路？", "fast"),
+    ("讲个笑话：为什么海水是咸的？", "fast"),
+    ("なぜニワトリは道を渡ったの？", "fast"),
+    ("なぞなぞ：なぜパンはいつも怒っているの？", "fast"),
+    ("Why did he Go home early?", "fast"),
+    ("why did he get a timeout in the game", "fast"),
+    ("他为什么喜欢R&B", "fast"),
+    ("彼はなぜプランCを選んだの？", "fast"),
+    ("Why did the build cross the memory limit?", "default"),
+    ("为什么行人总是闯红灯过马路？", "default"),
+    ("なぜメモリの上限を超えたの？", "default"),
+    ("Why did they rewrite the whole service in Go?", "code"),
+    ("why does she still use R for her analysis", "default"),
+    ("why did he call malloc twice", "default"),
+    ("他为什么用Go重写了后端", "default"),
+    ("彼女はなぜR言語を使うの？", "default"),
+)
+
+
+@pytest.mark.parametrize(("text", "slot"), JOKES_AND_WORDS_OF_A_PROGRAM)
+def test_a_joke_why_goes_fast_and_a_why_naming_a_program_s_word_does_not(
+        text: str, slot: str) -> None:
+    _assert_routed(text, slot)
+
+
 # --------------------------------------------------------------------------- Japanese
 
 # Japanese requests route by the same features as the Chinese: code named or pointed at, a

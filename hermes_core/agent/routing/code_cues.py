@@ -26,7 +26,10 @@ SHELL = re.compile(
     # a tool and what it does; its edges are ASCII ones, since a CJK letter is a word character
     # too and "运行make test的时候" names a command as "run make test" does
     rf"|{_ASCII_START}(?:pip|npm|pnpm|yarn|apt|apt-get|brew|docker|kubectl|git|make|cargo|uv)\s+"
-    rf"(?:install|run|build|clone|push|pull|apply|exec|commit|up|test){_ASCII_END}"
+    rf"(?:install|run|build|clone|push|pull|apply|exec|commit|test){_ASCII_END}"
+    # "up" only after compose: "make up a story" and "brew up some tea" are English
+    rf"|{_ASCII_START}(?:docker[- ]compose|docker\s+compose|podman[- ]compose)\s+"
+    rf"(?:up|down|build|run|exec|pull|logs){_ASCII_END}"
     # Chinese, as the English: a place to type commands, or running names what is run (运行/执行
     # alone are also "operating" and "carrying out", 脚本 a film's script)
     r"|终端|命令行"
@@ -174,15 +177,49 @@ _FAULT = (r"segfault(?:s|ed)?|segmentation\s+faults?|core\s+dump(?:s|ed)?|stack\
 _CJK_FAULT = (r"报错|報錯|段错误|段錯誤|内存泄漏|內存洩漏|記憶體洩漏|空指针|空指針|编译错误|編譯錯誤"
               r"|编译失败|編譯失敗|エラー|セグフォ|メモリリーク|スタックトレース|コンパイル|ビルド")
 
+# Words of a running system that a person's day does not use: memory calls, locks, a kernel's
+# faults, a timeout (not a person's: "got a timeout", "put in timeout" are a game's or a
+# child's, so a lone "a/in/on timeout" is left out; plural, compound or set to a value counts).
+_SYSTEMS = (r"malloc|calloc|realloc|mutex(?:es)?|deadlock(?:s|ed)?|race\s+conditions?|syscalls?"
+            r"|system\s+calls?|kernel\s+panics?|out\s+of\s+memory|oom(?:\s+killer)?|localhost"
+            r"|timeouts|timed\s+out|etimedout|(?<!\ba\s)(?<!\bin\s)(?<!\bon\s)(?<!\binto\s)timeout")
+
 # A technical thing named by a word: a code noun, a language no other word spells, a fault. An
 # ASCII word's edges are ASCII ones (用Python写), a CJK noun's may not touch an ASCII letter
 # ("ladybug" holds no bug).
 TECHNICAL_WORD = re.compile(
     # a look at the first letter first: most places in a text fail in one step
-    rf"(?=[a-z]){_ASCII_START}(?:{_EN_CODE_NOUN}|{_NAMED_LANGS}|{_FAULT}){_ASCII_END}"
+    rf"(?=[a-z]){_ASCII_START}(?:{_EN_CODE_NOUN}|{_NAMED_LANGS}|{_FAULT}|{_SYSTEMS}){_ASCII_END}"
     rf"|(?=[bBsS代程正单單函算演接脚腳関コスユテ报報段内內記空编編エセメビ]){_ASCII_START}"
     rf"(?:{_ZH_CODE_NOUN}|{_JA_CODE_NOUN}|{_CJK_FAULT})",
     re.IGNORECASE)
+
+# Go, R and C spelled as words other words share ("Go home", R&B, Plan C, vitamin C, a grade C),
+# read cased and by context: the language and a thing written in it (Go code, an R script, a C
+# compiler), a program written, ported or built in it with the phrase ending there (not a song
+# in C: a key), used, learnt or switched to, and in Chinese and Japanese with 语言/言語, 用Go写,
+# Goで書く. "Go" and "R" capitalised only; C not before ++ or # (those are spelled out above).
+_WORD_LANG = r"(?:Go|R|C)(?![A-Za-z0-9_+#&'])"
+_WRITTEN_IN = (r"(?i:write|writes|wrote|written|writing|rewrite|rewrites|rewrote|rewritten"
+               r"|rewriting|implement(?:s|ed|ing)?|port(?:s|ed|ing)?|code[sd]?|coding"
+               r"|program(?:s|med|ming)?|compile[sd]?|build(?:s|ing)?|built)")
+LANGUAGE_IN_CONTEXT = re.compile(
+    # a look at the first letter first (each branch's own): most places fail in one step
+    r"(?=[GRCwWrRiIpPcCbBuUlLsSmM用使改])(?:"
+    rf"{_ASCII_START}{_WORD_LANG}\s+(?i:code|programs?|functions?|scripts?|compilers?"
+    r"|librar(?:y|ies)|packages?|modules?|binar(?:y|ies)|runtime|structs?|pointers?|source"
+    r"|projects?|toolchain|services?|backend|bindings?|developers?|programmers?|files?)\b"
+    rf"|\b{_WRITTEN_IN}\b"
+    r"(?![^.?!\n]{0,60}?\b(?i:songs?|melod(?:y|ies)|chords?|progressions?|tunes?|scales?|music"
+    r"|riffs?|pieces?|arrangements?)\b)"
+    rf"[^.?!\n]{{0,60}}?\b(?i:in|using)\s+{_WORD_LANG}(?=\s*(?:$|[?.!,;:)]))"
+    r"|\b(?i:use[sd]?|using|learn(?:s|ed|t|ing)?|(?:switch(?:ed|es)?|mov(?:e|ed|es)"
+    rf"|migrat(?:e|ed|es))\s+to)\s+{_WORD_LANG}"
+    r"(?=\s*(?:$|[?.!,;:)]|(?i:for|instead|over|and|or|because|rather|to)\b))"
+    rf"|{_ASCII_START}{_WORD_LANG}\s*(?:语言|語言|言語|代码|代碼|程序|程式|コード|プログラム"
+    r"|で(?:書|実装|作|開発|リライト))"
+    rf"|(?:用|使用|改用)\s*{_WORD_LANG}\s*(?:写|寫|重写|重寫|实现|實現|开发|開發|编程|編程|编写|編寫))",
+    re.MULTILINE)
 
 # Every shape above that names code, a command or a technical thing somewhere in a text, as two
 # patterns: the case-blind ones compiled case-sensitive and read on the lower-cased text (Python's
@@ -195,17 +232,28 @@ def _joined(patterns: tuple[re.Pattern[str], ...], flags: int) -> re.Pattern[str
 
 _FOLDED = _joined((URL, SHELL, TECHNICAL_WORD), 0)
 _UNFOLDED = _joined((URL, SHELL, TECHNICAL_WORD), re.IGNORECASE)
-_CASED = (CODE_BLOCK, PASTED_CODE, CODE_IDENTIFIER)   # apart: joined they ran slower
+_CASED = (CODE_BLOCK, PASTED_CODE, CODE_IDENTIFIER,   # apart: joined they ran slower
+          LANGUAGE_IN_CONTEXT)
+# The same without the shapes a router has already looked for in the whole text (a fence, a
+# URL, a shell command, pasted code): the words, identifiers and languages only.
+_FOLDED_WORDS = re.compile(TECHNICAL_WORD.pattern, 0)
+_CASED_WORDS = (CODE_IDENTIFIER, LANGUAGE_IN_CONTEXT)
 
 
-def technical_starts(text: str, folded: str, start: int = 0, end: int | None = None) -> list[int]:
+def technical_starts(text: str, folded: str, start: int = 0, end: int | None = None, *,
+                     shapes: bool = True) -> list[int]:
     """Where in ``text[start:end]`` something technical is named (a fence, a URL, a shell
     command, pasted code, a code identifier, a technical word), sorted: one pass of each
     pattern, so a caller asking of many places in a long text pays linear time once. ``folded``
     is ``text.lower()`` (made once by the caller); line starts and word edges are the whole
-    text's. A capitalised Go, R or C is not seen here (the lower-cased text has none)."""
+    text's. Go, R and C are seen cased, by context (``LANGUAGE_IN_CONTEXT``). ``shapes=False``:
+    the caller has searched the whole text for a fence, URL, shell command and pasted code and
+    found none, so they are not looked for again (half the cost on a short line)."""
     stop = len(text) if end is None else end
-    blind = (_FOLDED.finditer(folded, start, stop) if len(folded) == len(text)
-             else _UNFOLDED.finditer(text, start, stop))   # a letter whose lower case is longer
+    cased = _CASED if shapes else _CASED_WORDS
+    if len(folded) != len(text):   # a letter whose lower case is longer: read the text itself
+        blind = (_UNFOLDED if shapes else TECHNICAL_WORD).finditer(text, start, stop)
+    else:
+        blind = (_FOLDED if shapes else _FOLDED_WORDS).finditer(folded, start, stop)
     return sorted({*(m.start() for m in blind),
-                   *(m.start() for p in _CASED for m in p.finditer(text, start, stop))})
+                   *(m.start() for p in cased for m in p.finditer(text, start, stop))})

@@ -190,6 +190,45 @@ _LAUGH = re.compile(
 # How far past a why its line is read for laughter (a question and its tail fit in it).
 LAUGH_WINDOW = 160
 
+# A why told as a joke, read at the why itself: the riddle's road-crossing frame, the subject a
+# creature or thing named in a few words (past tense, the question ending there: "why do people
+# cross the road without looking" asks something); in Chinese 为什么 + at most four characters +
+# 过马路, in Japanese なぜ/どうして/なんで + a subject + 道(路)を渡った + a closing の/か.
+_JOKE_FRAME = re.compile(
+    r"why\s+did\s+(?:the|a|an|this|that)\s+(?:[\w'-]+\s+){1,3}?cross\s+the\s+(?:road|street)"
+    r"[^\S\n]*[?!.…]*[^\S\n]*(?:\n|\Z)"
+    r"|(?:为什么|為什麼|为何|為何)[^。！？?!，,\s]{0,4}?(?:过|過|穿过|穿過|横穿|橫穿)(?:马路|馬路)"
+    r"[？?。！!…]*[^\S\n]*(?:\n|\Z)"
+    r"|(?:なぜ|何故|どうして|なんで)[^。！？?!、，,\s]{1,8}?[はが](?:道|道路|車道|通り)を(?:渡|横断し)った"
+    r"(?:の|んだ)?(?:か|だろう)?[？?。！!…]*\s*(?:\n|\Z)",
+    re.IGNORECASE)
+
+# The first letters the frame's whys start with (most whys fail here without a regex call).
+_FRAME_OPENS = frozenset("wW为為な何ど")
+_QUESTION_MARK = re.compile("[?？]")
+
+# Before a why on its line: the joke or riddle announced ("here's a riddle:", "tell you a
+# joke", knock knock; 讲个笑话, 笑话：; なぞなぞ, ジョーク：). A word of the frame alone is not one
+# ("why does the riddle solver fail" asks about a program).
+_JOKE_ANNOUNCED = re.compile(
+    r"\b(?:joke|riddle|pun)\s*[:：—–-]"
+    r"|\b(?:tell|told|telling|heard|hear|know|got|here'?s|here\s+is|one\s+more)\s+(?:you\s+|me\s+)?"
+    r"(?:a|one|this|another|my)\s+(?:\w+\s+)?(?:joke|riddle|pun)\b|\bknock[- ]knock\b"
+    r"|(?:讲|講|说|說|来|來|听|聽)(?:个|個|一个|一個|一則|一则)?(?:冷)?(?:笑话|笑話|谜语|謎語|段子"
+    r"|脑筋急转弯|腦筋急轉彎)|(?:笑话|笑話|谜语|謎語|脑筋急转弯|腦筋急轉彎)\s*[:：]"
+    r"|なぞなぞ|(?:ジョーク|ダジャレ|小話|謎かけ)(?:を(?:一つ|ひとつ)|\s*[:：])",
+    re.IGNORECASE)
+
+# After a why on its line: its punchline told (Because …, 因为…。, 答え：…), a statement to the
+# line's end; a question after it ("Because of the cache?", 因为缓存吗) is asking still, and so
+# is one naming a technical thing (context for a real question: "Because of npm install.").
+# Japanese …から after a why is as often "since I updated" as an answer: not read.
+_PUNCHLINE = re.compile(
+    r"[?？][^\S\n]*(?:because|'?cause|cuz|coz)\b[^?？\n]*(?:\n|\Z)"
+    r"|[?？][^\S\n]*(?:因为|因為|答案是|答[:：])[^?？\n]*(?<![吗嗎呢么麼吧])[。！!…]*[^\S\n]*(?:\n|\Z)"
+    r"|[?？][^\S\n]*答え(?:は)?[:：][^?？\n]*(?:\n|\Z)",
+    re.IGNORECASE)
+
 
 # A why about a person, which the explanation cue leaves out: asked of the one addressed or about
 # someone a personal pronoun points at ("why did he", "explain why she", 他为什么, 彼はなぜ).
@@ -220,7 +259,7 @@ _ASKS_TO_EXPLAIN_BLIND = re.compile(_ASKS_TO_EXPLAIN.pattern, re.IGNORECASE | re
 BEFORE_WINDOW = 80
 
 
-def _asked_of_a_thing(text: str) -> bool:
+def _asked_of_a_thing(text: str, code_shapes: bool = True) -> bool:
     """A why about a person still asks for an explanation: its line, within a bounded window,
     names a technical thing routing's code cues know or asks to explain, and does not laugh.
 
@@ -232,7 +271,8 @@ def _asked_of_a_thing(text: str) -> bool:
     malloc", 他为什么运行make test的时候报错了 and 彼はなぜビルドに失敗したのか説明して are
     troubleshooting or an explanation asked for, and answered worse by the fast model. The
     technical things and requests to explain are found once over the text; each why then looks
-    up its window, so a long run of whys costs linear time."""
+    up its window, so a long run of whys costs linear time. ``code_shapes=False``: the caller
+    found no fence, URL, shell command or pasted code in ``text``; they are not looked for."""
     windows: list[tuple[int, int, int]] = []   # (why, its window's start, end)
     for m in _PERSON_WHY.finditer(text):
         start = m.start()
@@ -250,7 +290,8 @@ def _asked_of_a_thing(text: str) -> bool:
         else:
             spans.append([lo, hi])
     folded = text.lower()
-    spots = {spot for lo, hi in spans for spot in technical_starts(text, folded, lo, hi)}
+    spots = {spot for lo, hi in spans
+             for spot in technical_starts(text, folded, lo, hi, shapes=code_shapes)}
     if any(word in folded for word in _EXPLAIN_WORDS):   # most whys ask nothing explained
         explain, read = ((_ASKS_TO_EXPLAIN, folded) if len(folded) == len(text)
                          else (_ASKS_TO_EXPLAIN_BLIND, text))
@@ -264,31 +305,55 @@ def _asked_of_a_thing(text: str) -> bool:
 
 
 def _said_as_chat(text: str, start: int) -> bool:
-    """The why-question at ``start`` is chat: it laughs in its own line.
+    """The why-question at ``start`` is chat: it laughs in its own line, or is told as a joke.
 
     One rule reads alike in English, Chinese and Japanese: a why asks for an explanation
     whatever it is about, unless it is asked of the person addressed or about someone pointed
     at by a personal pronoun (you/he/she/we, 你/他/她, あなた/彼/彼女: the pattern's own
-    exclusions), or it laughs (lol, 哈哈, ｗｗ, 笑). A subject named by a noun, or none at all,
+    exclusions), or it laughs (lol, 哈哈, ｗｗ, 笑) or is told as a joke (:func:`_told_as_a_joke`).
+    A subject named by a noun, or none at all,
     tells nothing of a person or a program: "why did the app log me out" and "why did my
     sister ignore me", 为什么挂了 and 为什么迟到了, なんで落ちたの and どうして遅れたの read
     alike, and the two mistakes cost unlike (a chat question on the default model costs a
     little more, a troubleshooting one on the fast model is answered worse), so they keep the
-    cue; so does "why did the chicken cross the road", which no rule without a list of nouns
-    tells from "why did the build fail the tests". The line is read in a bounded window after
-    ``start``."""
+    cue. "Why did the chicken cross the road" is no noun's doing but the riddle's frame: with
+    its subject swapped ("why did the build cross the memory limit") it is a question again.
+    The line is read in a bounded window after ``start``."""
     end = text.find("\n", start, start + LAUGH_WINDOW)
-    return _LAUGH.search(text, start, end if end >= 0 else start + LAUGH_WINDOW) is not None
+    hi = end if end >= 0 else start + LAUGH_WINDOW
+    return _LAUGH.search(text, start, hi) is not None or _told_as_a_joke(text, start, hi)
 
 
-def reasoning_cue(text: str) -> str:
-    """The first cue that ``text`` needs reasoning ("proof", "derivation", ...), or ""."""
+def _told_as_a_joke(text: str, start: int, hi: int) -> bool:
+    """The why at ``start`` (its line read up to ``hi``) is a joke or riddle being told: it takes
+    the riddle's road-crossing frame, its line announces a joke before it, or it is answered by
+    its punchline after the question mark. Each look is bounded to the why's own line."""
+    if text[start:start + 1] in _FRAME_OPENS \
+            and _JOKE_FRAME.match(text, start, min(len(text), start + 80)) is not None:
+        return True
+    newline = text.rfind("\n", max(0, start - BEFORE_WINDOW), start)
+    lo = newline + 1 if newline >= 0 else max(0, start - BEFORE_WINDOW)
+    if lo < start and _JOKE_ANNOUNCED.search(text, lo, start) is not None:
+        return True
+    mark = _QUESTION_MARK.search(text, start, hi)
+    if mark is None or _PUNCHLINE.match(text, mark.start(), min(hi, len(text))) is None:
+        return False
+    return not technical_starts(text, text.lower(), start, min(hi, len(text)))
+
+
+def reasoning_cue(text: str, *, code_shapes: bool = True) -> str:
+    """The first cue that ``text`` needs reasoning ("proof", "derivation", ...), or "".
+
+    ``code_shapes=False`` says the caller has already searched ``text`` for a code fence, a URL,
+    a shell command and pasted code and found none (the router's features do, for every
+    request): a why about a person then looks only for technical words, identifiers and
+    languages, not for those shapes a second time. The answer is the same either way."""
     maths: bool | None = None
     for label, pattern, needs_maths in _CUES:
         if label == "explanation":
             # a cue when one match is no chat (none when there is no match)
             if all(_said_as_chat(text, m.start()) for m in pattern.finditer(text)) \
-                    and not _asked_of_a_thing(text):
+                    and not _asked_of_a_thing(text, code_shapes):
                 continue
         elif not pattern.search(text):
             continue

@@ -121,14 +121,18 @@ def extract_features(prompt_or_text: Prompt | str, *, requires_tools: bool = Fal
         words = cjk + len("".join(" " if is_cjk(ch) else ch for ch in text).split())
     fenced = bool(CODE_BLOCK.search(text))
     ends = _ends(text)
-    cue = reasoning_cue(ends)
+    has_code = fenced or bool(PASTED_CODE.search(ends))
+    has_url, shell = bool(URL.search(text)), bool(SHELL.search(text))
+    # the cue need not look again for the shapes just searched for; a long text's head and tail
+    # are joined at a cut that may make one (a line start, a word edge), so it looks there
+    cue = reasoning_cue(ends, code_shapes=ends is not text or has_code or has_url or shell)
     return RequestFeatures(
         token_estimate=int(conversation), prompt_tokens=int(total), chars=len(text), words=words,
         lines=text.count("\n") + 1 if text else 0,
-        has_code_block=fenced, has_code=fenced or bool(PASTED_CODE.search(ends)),
+        has_code_block=fenced, has_code=has_code,
         asks_for_code=asks_for_code(ends), needs_reasoning=bool(cue), reasoning_cue=cue,
-        has_url=bool(URL.search(text)),
-        requires_tools=requires_tools, requires_shell_execution=bool(SHELL.search(text)),
+        has_url=has_url,
+        requires_tools=requires_tools, requires_shell_execution=shell,
         turn_count=turn_count, attachments=attachments, cjk_ratio=round(ratio, 4))
 
 

@@ -133,8 +133,8 @@ def test_the_japanese_explanation_shapes_are_bounded_and_read_hostile_runs_to_th
 # なんで and "どうやって/どのように … か説明して" (the how of something named) ask as なぜ and
 # "explain how X Y" do.
 WHY_ABOUT_A_HAPPENING: tuple[tuple[str, str], ...] = (
-    # nothing in the words tells a joke's chicken from a build: both keep the cue
-    ("Why did the chicken cross the road?", "explanation"),
+    # the riddle's road-crossing frame is chat (see JOKE_OR_RIDDLE); other happenings keep it
+    ("Why did the chicken cross the road?", ""),
     ("why did my neighbour call me at midnight", "explanation"),
     ("Why did the teacher give us a test today?", "explanation"),
     ("why did my sister ignore me", "explanation"),
@@ -324,7 +324,7 @@ WHY_ABOUT_A_PERSON: tuple[tuple[str, str], ...] = (
     ("why did she step on a ladybug", ""),
     ("彼はなぜ怒ったの", ""),
     ("彼女はどうして泣いているの？", ""),
-    ("Why did the chicken cross the road?", "explanation"),
+    ("Why did the chicken cross the road?", ""),
 )
 
 
@@ -339,3 +339,89 @@ def test_a_why_about_a_person_looks_for_a_technical_thing_in_its_own_line_only()
     assert reasoning_cue("why did he ignore me " + "x " * 200 + "segfault") == ""
     assert reasoning_cue("他为什么不理我" * 100_000) == ""
     assert reasoning_cue("why did he " * 100_000 + "get a segfault") == "explanation"
+
+
+# A why told as a joke or riddle is chat, as a laughing one is: the road-crossing frame (any
+# creature, past tense, nothing after), a framing word before it (a joke:, 讲个笑话, なぞなぞ) or its
+# punchline given after it (Because …, 因为…。). A real why that borrows a word of the frame,
+# asks again after the answer or gives technical context keeps the cue. Each chat row had the
+# cue before.
+JOKE_OR_RIDDLE: tuple[tuple[str, str], ...] = (
+    ("Why did the chicken cross the road?", ""),
+    ("why did the duck cross the road", ""),
+    ("Why did the old turkey cross the street?", ""),
+    ("Here's a riddle: why did the scarecrow win an award?", ""),
+    ("Tell you a joke. Why don't skeletons fight each other?", ""),
+    ("Why don't scientists trust atoms? Because they make up everything.", ""),
+    ("为什么小鸡要过马路？", ""),
+    ("小鸡为什么要过马路", ""),
+    ("讲个笑话：为什么海水是咸的？", ""),
+    ("为什么数学书总是很忧郁？因为它有太多的问题。", ""),
+    ("なぜニワトリは道を渡ったの？", ""),
+    ("どうしてニワトリは道路を渡ったのか", ""),
+    ("なぞなぞ：なぜパンはいつも怒っているの？", ""),
+    ("Why did the build cross the memory limit?", "explanation"),
+    ("Why do people cross the road without looking?", "explanation"),
+    ("Why did the chicken cross the road so slowly in the simulation log?", "explanation"),
+    ("Why does the riddle solver return the wrong answer?", "explanation"),
+    ("Why did the joke about the queen get him fired?", "explanation"),
+    ("Why does the build fail? Because of the cache? I cleared it.", "explanation"),
+    ("为什么行人总是闯红灯过马路？", "explanation"),
+    ("为什么内存超过了限制？因为缓存吗？", "explanation"),
+    ("为什么程序又崩溃了？因为我改了配置吗", "explanation"),
+    ("Why does the build fail? Because of npm install.", "explanation"),
+    ("なぜ落ちるの？アップデートしてから。", "explanation"),
+    ("なぜメモリの上限を超えたの？", "explanation"),
+    ("なぜ彼らは信号を無視して道路を渡るのか", "explanation"),
+)
+
+
+@pytest.mark.parametrize(("text", "cue"), JOKE_OR_RIDDLE)
+def test_a_why_told_as_a_joke_or_riddle_is_chat_and_a_real_why_keeps_the_cue(
+        text: str, cue: str) -> None:
+    assert reasoning_cue(text) == cue, text
+
+
+# A capitalised Go, R or C is a programming language where a program goes (Go code, an R
+# script, written in C, 用Go重写, C言語), and malloc or a timeout a program's: a why about a
+# person naming one keeps the cue. "Go home", R&B, Plan C, vitamin C, a grade C and a person's
+# timeout (got a timeout, in timeout) stay chat. Each "explanation" row was chat before.
+WHY_ABOUT_A_PERSON_NAMING_A_LANGUAGE_OR_SYSTEM_WORD: tuple[tuple[str, str], ...] = (
+    ("why does he keep his Go program running all night", "explanation"),
+    ("Why did they rewrite the whole service in Go?", "explanation"),
+    ("why does she still use R for her analysis", "explanation"),
+    ("Why did he write the driver in C?", "explanation"),
+    ("why does she run an R script every morning", "explanation"),
+    ("why did he call malloc twice", "explanation"),
+    ("why do they keep hitting timeouts", "explanation"),
+    ("why did he get a connection timeout", "explanation"),
+    ("why did she set the timeout to 30 seconds", "explanation"),
+    ("他为什么用Go重写了后端", "explanation"),
+    ("她为什么学C语言", "explanation"),
+    ("彼はなぜGoで書いたの？", "explanation"),
+    ("彼女はなぜR言語を使うの？", "explanation"),
+    ("Why did he Go home early?", ""),
+    ("Why does she love R&B so much?", ""),
+    ("Why did they choose Plan C?", ""),
+    ("why did he get a C in maths", ""),
+    ("Why does he take vitamin C every day?", ""),
+    ("Why did he write the song in C?", ""),
+    ("why did he get a timeout in the game", ""),
+    ("why was she put in timeout", ""),
+    ("他为什么喜欢R&B", ""),
+    ("彼はなぜプランCを選んだの？", ""),
+)
+
+
+@pytest.mark.parametrize(("text", "cue"), WHY_ABOUT_A_PERSON_NAMING_A_LANGUAGE_OR_SYSTEM_WORD)
+def test_a_why_about_a_person_naming_a_language_in_context_or_a_systems_word_keeps_the_cue(
+        text: str, cue: str) -> None:
+    assert reasoning_cue(text) == cue, text
+
+
+def test_a_long_run_of_riddles_is_read_to_the_end_and_a_real_why_after_it_keeps_the_cue() -> None:
+    # each why's joke look is bounded to its own line: a run costs linear time and hides nothing
+    assert reasoning_cue("Why did the chicken cross the road?\n" * 20_000) == ""
+    assert reasoning_cue("为什么小鸡要过马路？\n" * 20_000) == ""
+    assert reasoning_cue("Why did the chicken cross the road?\n" * 20_000
+                         + "Why did the build cross the memory limit?") == "explanation"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from hermes_core.agent.routing.reasoning import reasoning_cue
 from hermes_core.agent.routing.rules import (
     candidates_for,
     compile_condition,
@@ -299,6 +300,21 @@ def test_a_command_written_against_cjk_text_is_a_shell_command(text: str, shell:
     assert extract_features(text).requires_shell_execution is shell, text
 
 
+# "up" is a command's word only after compose ("docker compose up"): "make up a story" and
+# "brew up some tea" are English, and sent a story and a cup of tea to the code model (both True
+# rows of a shell before).
+@pytest.mark.parametrize(("text", "shell"), [
+    ("Can you make up a story about a dragon?", False),
+    ("Let us brew up some tea", False),
+    ("Why don't scientists trust atoms? Because they make up everything.", False),
+    ("run docker compose up and tell me what fails", True),
+    ("docker-compose up hangs on the db service", True),
+    ("make install fails with a permission error", True),
+])
+def test_make_up_or_brew_up_is_english_and_compose_up_a_command(text: str, shell: bool) -> None:
+    assert extract_features(text).requires_shell_execution is shell, text
+
+
 def test_a_line_start_shape_never_lets_its_leading_whitespace_run_across_lines() -> None:
     # ``^\s*`` under MULTILINE spans newlines: at each of n line starts it ran to the end of the
     # blank run and backed off, n² steps. 100,000 newlines took 28.8 s in extract_features
@@ -387,3 +403,17 @@ def test_a_condition_nested_deeper_than_the_stack_allows_is_a_value_error() -> N
         error = at_depth(depth, text)
         assert isinstance(error, ValueError), (text[:12], error)
         assert "nested" in str(error)
+
+
+def test_the_reasoning_cue_in_the_features_is_the_cue_of_the_text_read_alone() -> None:
+    # the features tell the cue which code shapes they found none of, so it does not look for
+    # them again; that must change no answer, whichever shapes a text holds
+    from tests.agent.routing import test_reasoning as tables  # its tables: every kind of why
+    texts = [row if isinstance(row, str) else row[0]
+             for name in dir(tables) if name.isupper()
+             for row in getattr(tables, name) if isinstance(getattr(tables, name), tuple)]
+    texts += ["why did he open https://example.com/x", "why did he run npm install", "```\nx\n```"
+              " why did he", "why did he paste\nTraceback (most recent call last):"]
+    assert len(texts) > 100
+    for text in texts:
+        assert extract_features(text).reasoning_cue == reasoning_cue(text), text
