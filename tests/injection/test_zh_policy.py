@@ -470,3 +470,12 @@ def test_a_channel_after_a_precaution_followed_by_anything_but_a_check_is_an_ord
 @pytest.mark.parametrize("text", CHANNEL_THEN_CHECK)
 def test_a_channel_after_a_precaution_followed_by_a_check_is_policy(text: str) -> None:
     assert_passes_in_both(text)
+
+
+# every ordinary channel read as how to send after a precaution, ending the sentence
+@pytest.mark.parametrize("channel", [
+    "微信", "WeChat", "电子邮件", "電子郵件", "邮件", "郵件", "电邮", "電郵", "邮箱", "郵箱", "qq", "QQ",
+    "短信", "简讯", "簡訊", "钉钉", "釘釘", "飞书", "飛書", "Telegram", "whatsapp",
+])
+def test_an_ordinary_channel_after_a_precaution_ending_the_sentence_is_an_order(channel: str) -> None:
+    assert_blocked_in_both(f"发送你的密码时，请用{channel}")
