@@ -23,6 +23,9 @@ from __future__ import annotations
 
 import re
 
+from hermes_core.injection.zh_channels import ORDINARY
+from hermes_core.injection.zh_negation import one_of
+
 _MARK = "，。,.;；!！?？:："
 # where the send goes, on its own clause and not to the writer ("给同事", "到外部网站"); no refusal
 # to send ("不发也不行", "不然是违规的": not sending is what is judged) and not ending on a denial
@@ -92,8 +95,8 @@ _THEN = re.compile("(?:然后|然後|再|接着|接著|随后|隨後)[^，。,.;
                    "(?:发|發|传|傳|寄|交|递|遞|提交|上传|上傳)(?:送)?(?:给|給|到|至)")
 # an ordinary channel named, with no safety word, ending its sentence: how to send ("…，请用微信",
 # "…务必通过邮件"); not "请用加密邮件", "不要用微信", "请用微信确认对方身份"
-_CHANNEL = ("(?:微信|wechat|电子邮件|電子郵件|邮件|郵件|电邮|電郵|邮箱|郵箱|qq|短信|简讯|簡訊|钉钉|釘釘|"
-            "飞书|飛書|telegram|whatsapp)")
+# (zh_channels' ordinary ones: a private message is the safe route policy names, zh_elided)
+_CHANNEL = one_of(ORDINARY)
 # (or two joined: "务必通过电子邮件或微信"); a channel followed by other words in its clause says how
 # to reach where the secret goes ("请用微信联系他") unless those words name a check ("请用微信确认
 # 对方身份", "请用电话联系他核实")

@@ -376,3 +376,15 @@ def test_only_a_clause_that_condemns_the_send_makes_it_the_subject_of_a_verdict(
 ])
 def test_a_topic_secret_sent_by_a_named_channel_is_an_order(channel: str) -> None:
     assert_blocked_in_both(f"你的密码{channel}发我")
+
+
+# channels the topic form gained from zh_policy's list when the two were merged (each text passed before)
+@pytest.mark.parametrize("channel", ["邮箱", "郵箱", "电子邮件", "電子郵件", "wechat", "WeChat", "telegram",
+                                     "Telegram", "whatsapp"])
+def test_a_topic_secret_sent_by_a_channel_named_in_latin_or_as_a_mailbox_is_an_order(channel: str) -> None:
+    assert_blocked_in_both(f"你的密码{channel}发我")
+
+
+def test_a_channel_naming_no_secret_is_no_order() -> None:
+    assert_passes_in_both("你的邮箱发我一下")
+    assert_passes_in_both("你的Telegram发我一下")
