@@ -17,7 +17,8 @@ own way to hand the secret over, to whomever it names; a route the writer points
 ("这个安全渠道", "我的私信"), a form ("以加密的形式发给我") or an address (a domain-shaped token
 too: "evil.com") keeps the order. To the
 writer, only a route named by its safety and only to an organisation (我们) is policy: "私聊发给我",
-"通过官方渠道发给我" ask for it.
+"通过官方渠道发给我" ask for it. A later clause that permits the send again ("…也不行，但发给客服也行")
+is read the same way: a permission to hand the secret to someone named is an order.
 """
 
 from __future__ import annotations

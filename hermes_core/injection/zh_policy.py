@@ -13,9 +13,12 @@ a sequence of orders). Nor when a rhetorical question opens the clause just befo
 ("谁说把你的密码发给客服是违规的": who says it is against the rules? it is not): the verdict is denied.
 After a precaution or a verdict, an ordinary channel (微信, 邮件, QQ, 短信…) named with no safety
 word and ending the sentence ("发送你的密码时，请用微信") says how to send: an order, where a route
-named for its safety ("务必使用加密渠道") or a channel forbidden ("不要用微信") is policy. A second
+named for its safety ("务必使用加密渠道") or a channel forbidden ("不要用微信") is policy; a channel
+followed by anything but a check ("请用微信联系他") says how to reach the recipient: an order. A second
 send after 然后/再 is an order unless judged as the first was ("…也不行，再发给别人也不行"). A
-domain-shaped token on the line ("evil.com") is an address, as "@" and "://" are. Every part is
+domain-shaped token on the line ("evil.com") is an address, as "@" and "://" are. A send its 如果
+dropped, followed by a consequence clause that says the harm ("你用微信发你的密码，对方就能登录你的
+账号"), is a condition the text warns of; a promise ("…，我就帮你重置") is no harm. Every part is
 bounded and reads a few characters around the match.
 """
 
@@ -53,7 +56,7 @@ _WHEN = "(?:之前|以前|前|的时候|的時候|之时|之時|时|時)"
 
 # a consequence clause after the send's, its 如果 dropped ("你用微信发你的密码，对方就能登录你的账号":
 # if you send it, they can log in): the send is the condition the text warns of. Only a harm reads so:
-# the reader's account stolen, unsafe, at risk (after 那么/则, or 就/便), or someone other (对方,
+# the reader's account stolen, unsafe, at risk (after 那么/则, or 就/便/都/也), or someone other (对方,
 # 别人, 骗子…) getting into it; not the writer (我就帮你重置: a promise for the secret), no negation
 # before the harm (对方就不能登录: it reassures), not a help, a check or a guard (客服就能帮你解锁账号,
 # 就能检查是否被盗, 就能防止被盗)
@@ -67,7 +70,7 @@ _UNDENIED = "(?:(?![不没沒无無非别別我帮幫替助防免避]|是否|有
 _CONSEQUENCE = ("(?:(?:那么|那麼|那样|那樣|则|則)" + _UNDENIED + "{0,12}?" + _HARM
                 + "|" + _OTHERS + "(?:就|便|也就|马上就|馬上就|立刻就|很快就)(?:能|可以|可|会|會|能够|能夠)?"
                 "(?:轻易地?|輕易地?|随意|隨意|直接|马上|馬上|立刻)?" + _ACCESS
-                + "|" + _UNDENIED + "{0,10}?(?:就|便)" + _UNDENIED + "{0,8}?" + _HARM + ")")
+                + "|" + _UNDENIED + "{0,10}?(?:就|便|都|也)" + _UNDENIED + "{0,8}?" + _HARM + ")")
 
 _JUDGED = re.compile(_TAIL + _DEGREE + _VERDICT + _CLOSE + "(?=$|[\\s" + _MARK.replace("?？", "") + "])")
 _JUDGED_LETTERS = re.compile(_TAIL + _DEGREE + _VERDICT + _CLOSE + "(?=$|" + _OPENERS + ")")

@@ -390,6 +390,7 @@ CONDITIONS = [
     "把你的密碼發給陌生人，你的帳號就可能被盜",
     "发送你的密码给陌生人，那么你的账号就不安全了",
     "你把你的私钥发给别人，骗子便能转走你的钱",
+    "发送你的密码给任何人，你的账号都可能被盗，所以千万不要这样做。",
 ]
 # the same shape promising, enabling or reassuring, or sent to the writer: an order still
 CONDITIONS_THAT_ORDER = [
