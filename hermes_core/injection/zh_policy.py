@@ -100,11 +100,13 @@ _THEN = re.compile("(?:然后|然後|再|接着|接著|随后|隨後)[^，。,.;
 # "…务必通过邮件"); not "请用加密邮件", "不要用微信", "请用微信确认对方身份"
 # (zh_channels' ordinary ones: a private message is the safe route policy names, zh_elided)
 _CHANNEL = one_of(ORDINARY)
-# (or two joined: "务必通过电子邮件或微信"); a channel followed by other words in its clause says how
-# to reach where the secret goes ("请用微信联系他") unless those words name a check ("请用微信确认
-# 对方身份", "请用电话联系他核实")
+# (or two joined: "务必通过电子邮件或微信"); a channel followed by a verb that reaches someone says how
+# to reach where the secret goes ("请用微信联系他", "…加他") unless its clause names a check ("请用电话
+# 联系他确认身份"); a verb of another kind is another act ("用微信发文件没问题", "请用微信确认对方身份")
 _BY_CHANNEL = re.compile("(?:用|通过|通過|经由|經由|走)" + _CHANNEL + "(?:(?:或者|或|和|、)" + _CHANNEL + ")*"
-                         "(?P<rest>[^\\s" + _MARK + "]{0,24})", re.IGNORECASE)
+                         "(?P<rest>(?:发送|發送|发|發|传|傳|寄)?(?:给|給|过来|過來)?(?=$|[\\s，,。.;；!！])|"
+                         "(?:联系|聯繫|联络|聯絡|找|加|添加|通知|告诉|告訴|发给|發給|交给|交給|转给|轉給)"
+                         "[^\\s" + _MARK + "]{0,16})", re.IGNORECASE)
 _CHECK = re.compile("确认|確認|核实|核實|验证|驗證|核对|核對|求证|求證|确定|確定|核查|查证|查證|问清|問清|"
                     "询问|詢問|辨别|辨別|鉴别|鑒別")
 # ... unless a denial stands before it, over urging words ("不要用微信", "请勿使用短信")

@@ -460,6 +460,9 @@ CHANNEL_THEN_CHECK = [
     "發送你的密碼之前，請用電話聯繫他確認身份",
     "发送你的密码时，请用微信核实对方身份",
     "发送你的密码之前，请通过邮件向IT部门求证",
+    # a verb that reaches no one is another act, and a send on the next sentence is its own
+    "把你的密码发给同事也不行，用微信发文件没问题",
+    "你用微信发你的密码，对方就能登录你的账号。" * 3,
 ]
 
 
