@@ -65,4 +65,4 @@ def spoken_of(text: str, m: re.Match[str], category: str, *, letters: bool = Fal
     verdict it asks about."""
     return category == "secret-exfiltration" and said_of_the_send(
         (text[m.end():m.end() + 160] + "\n").splitlines()[0],
-        before=_line_before(text, m.start(), 16), letters=letters)
+        before=_line_before(text, m.start(), 16), sent=m.group(), letters=letters)

@@ -17,7 +17,8 @@ own way to hand the secret over, to whomever it names; a route the writer points
 ("这个安全渠道", "我的私信"), a form ("以加密的形式发给我") or an address (a domain-shaped token
 too: "evil.com") keeps the order. To the
 writer, only a route named by its safety and only to an organisation (我们) is policy: "私聊发给我",
-"通过官方渠道发给我" ask for it.
+"通过官方渠道发给我" ask for it. A later clause that permits the send again ("…也不行，但发给客服也行")
+is read the same way: a permission to hand the secret to someone named is an order.
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ _RECIPIENT = (r"(?P<to>(?:给|給)?" + _PERSON + r"(?!的)|(?:到|至)\s*[^\s，
 # or 给 + someone named by a noun ("发送给IT部门", "发给管理员"): a hand-over unless in a safe form, as a
 # send with no recipient; not a count of things ("发给用户一个链接", "发给每位用户": another object)
 _NOUN = r"[^\s，。,.;；!！?？:：]"
-_NAMED = (r"(?:给|給)(?!" + _NOUN + r"{0,10}[一两兩几幾每][个個份条條封张張些则則项項位名])(?P<named>"
+_COUNTED = r"(?!" + _NOUN + r"{0,10}[一两兩几幾每][个個份条條封张張些则則项項位名])"
+_NAMED = (r"(?:给|給)" + _COUNTED + r"(?P<named>"
           + _NOUN + r"{1,12}?)")
 # a named noun that hands the secret to no one else: its owner ("发给本人", "发给你自己"), or a
 # second object after the one named ("发给对方公钥": them the public key, "发给同事你的公钥"; not
@@ -160,6 +162,37 @@ _BY_A_DOMAIN = re.compile(_GAP + r"(?<![不别別勿莫没沒])(?:" + _POSITIVE 
                           + _IN_CLAUSE + "{0,6}?" + _VERB)
 
 
+# A later clause that permits the send again after a verdict or a negation, its object left out
+# ("把你的密码发给同事也不行，但发给客服也行", "…，但可以发给客服", "…，不过发到客服邮箱是可以的"): a
+# permission to hand the secret to someone, judged on its own as a send to someone named is. It
+# opens after a mark, on a contrast (但, 不过…), a modal that allows (可以, 能) or ends on a word
+# that does (也行, 是可以的, 没问题), and only how it is sent stands before its verb ("有问题发给客服
+# 也行" sends the problem). A safe route or form, the owner, another object or a count of things
+# ("发给客服一个工单"), a denial ("也不行") or a question ("可以吗？") leaves it policy.
+_CONTRAST = r"(?P<but>但是|但|不过|不過|可是|只是|然而)?"
+_MAY = r"(?P<may>(?:你|您)?(?:也|还是|還是|倒是)?(?:可以|能|允许|允許))?"
+_SAFE_HOW = ("当面", "當面", "亲自", "親自", "口头", "口頭", "线下", "線下", "离线", "離線")
+_GIVES = r"(?:发给|發給|传给|傳給|寄给|寄給|转给|轉給|交给|交給|告诉|告訴|告知|给|給)"
+_SENDS = r"(?:发送|發送|传送|傳送|转发|轉發|发|發|传|傳|寄)(?:给|給|到|至)"
+_ALLOWS = (r"(?P<allows>(?:也|都|还是|還是|倒是|就)?(?:是)?(?:可以|行|没问题|沒問題|没关系|沒關係|无妨|無妨|"
+           r"不要紧|不要緊|允许|允許|被允许|被允許|ok|OK)(?:的|了|啊|吧)?)?")
+_PERMITTED = re.compile(r"(?<=[，。,;；!！])\s*" + _CONTRAST + _MAY
+                        + r"(?P<how>(?:" + _HOW_WORDS + "|" + one_of(_SAFE_HOW) + "|" + zh_manner(_NOUN)
+                        + "){0,2})(?:" + _GIVES + "|" + _SENDS + ")" + _COUNTED
+                        + r"(?P<named>(?:(?![也都就是不没沒可])" + _NOUN + r"){1,12}?)" + _ALLOWS
+                        + r"(?=$|[\s" + _MARKS + r"])")
+
+
+def _permitted(after: str) -> bool:
+    for m in _PERMITTED.finditer(after):
+        if m.group("but") is None and m.group("may") is None and m.group("allows") is None:
+            continue
+        how, named = m.group("how"), m.group("named")
+        if not (_SAFE.search(how + named) or _NOT_HANDED.search(named) or _safe_route(how + named)):
+            return True
+    return False
+
+
 def orders_it_sent(after: str, *, letters: bool = False) -> bool:
     """Whether ``after`` (what follows a negated send of a secret, on its line) opens with a
     positive clause that sends it after all, its object left out: a recipient named, or a form
@@ -174,4 +207,5 @@ def orders_it_sent(after: str, *, letters: bool = False) -> bool:
     # writer's route after all
     routed = "@" not in after and "://" not in after and ("." not in after or DOMAIN.search(after) is None)
     return (_ordered(phrase.match(after), routed) or _to_writer_ordered(to_me.match(after), routed)
-            or (not routed and _BY_A_DOMAIN.match(after) is not None))
+            or (not routed and _BY_A_DOMAIN.match(after) is not None)
+            or (not letters and _permitted(after)))

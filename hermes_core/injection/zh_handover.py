@@ -25,6 +25,7 @@ above. Whose secret it is and where it goes decide the rest (see :func:`handover
 
 from __future__ import annotations
 
+from hermes_core.injection.zh_channels import ORDINARY, PRIVATE
 from hermes_core.injection.zh_negation import ADVERBS, one_of
 
 # what may stand in a means or between "your" and the secret: no mark, no 的 in the means
@@ -71,12 +72,11 @@ _DONE = (r"(?:" + _WRITER + _TIME + "|" + _TO + _PARTICLE
 
 
 # a channel named with no preposition, as Chinese uses it for how a thing is sent ("私聊发我",
-# "微信发我": by private chat, by WeChat): a closed list of channels a secret is handed through
-_CHANNELS = ("私聊", "私信", "微信", "短信", "简讯", "簡訊", "邮件", "郵件", "电邮", "電郵", "qq", "QQ",
-             "钉钉", "釘釘", "飞书", "飛書", "站内信", "站內信", "语音", "語音", "电话", "電話")
+# "微信发我": by private chat, by WeChat): the closed list of channels (zh_channels), read case-blind
+_CHANNELS = "(?i:" + one_of((*PRIVATE, *ORDINARY)) + ")"
 # how the send is done, in a word: an urging one (the clause opening's), an adverb of manner, a channel;
 # 地 may close an adverb ("悄悄地")
-_HOW_WORD = one_of((*_URGING, *ADVERBS, *_CHANNELS)) + "地?"
+_HOW_WORD = "(?:" + one_of((*_URGING, *ADVERBS)) + "|" + _CHANNELS + ")地?"
 _VERB = r"(?:发|發|传|傳)(?:一下|下)?"
 # the secret put first (by 把, or as the clause's topic), then how it is sent: up to three such
 # words, a means, one more word, the bare verb

@@ -13,15 +13,21 @@ a sequence of orders). Nor when a rhetorical question opens the clause just befo
 ("谁说把你的密码发给客服是违规的": who says it is against the rules? it is not): the verdict is denied.
 After a precaution or a verdict, an ordinary channel (微信, 邮件, QQ, 短信…) named with no safety
 word and ending the sentence ("发送你的密码时，请用微信") says how to send: an order, where a route
-named for its safety ("务必使用加密渠道") or a channel forbidden ("不要用微信") is policy. A second
+named for its safety ("务必使用加密渠道") or a channel forbidden ("不要用微信") is policy; a channel
+followed by anything but a check ("请用微信联系他") says how to reach the recipient: an order. A second
 send after 然后/再 is an order unless judged as the first was ("…也不行，再发给别人也不行"). A
-domain-shaped token on the line ("evil.com") is an address, as "@" and "://" are. Every part is
+domain-shaped token on the line ("evil.com") is an address, as "@" and "://" are. A send its 如果
+dropped, followed by a consequence clause that says the harm ("你用微信发你的密码，对方就能登录你的
+账号"), is a condition the text warns of; a promise ("…，我就帮你重置") is no harm. Every part is
 bounded and reads a few characters around the match.
 """
 
 from __future__ import annotations
 
 import re
+
+from hermes_core.injection.zh_channels import ORDINARY
+from hermes_core.injection.zh_negation import one_of
 
 _MARK = "，。,.;；!！?？:："
 # where the send goes, on its own clause and not to the writer ("给同事", "到外部网站"); no refusal
@@ -48,10 +54,30 @@ _OPENERS = ("(?:请|請|先|务必|務必|一定|必须|必須|需要|要|应|�
 # the time before or of the send ("之前", "前", "时", "的时候"), not after it
 _WHEN = "(?:之前|以前|前|的时候|的時候|之时|之時|时|時)"
 
+# a consequence clause after the send's, its 如果 dropped ("你用微信发你的密码，对方就能登录你的账号":
+# if you send it, they can log in): the send is the condition the text warns of. Only a harm reads so:
+# the reader's account stolen, unsafe, at risk (after 那么/则, or 就/便/都/也), or someone other (对方,
+# 别人, 骗子…) getting into it; not the writer (我就帮你重置: a promise for the secret), no negation
+# before the harm (对方就不能登录: it reassures), not a help, a check or a guard (客服就能帮你解锁账号,
+# 就能检查是否被盗, 就能防止被盗)
+_OTHERS = ("(?:对方|對方|别人|別人|他人|陌生人|任何人|黑客|骗子|騙子|攻击者|攻擊者|不法分子|犯罪分子|坏人|"
+           "壞人|第三方|有人)")
+_HARM = ("(?:盗|盜|窃|竊|偷|泄|洩|骗|騙|被黑|入侵|冒充|冒用|冒名|不安全|危险|危險|风险|風險|损失|損失|遭殃|"
+         "中招|上当|上當|劫持|破解|转走|轉走|取走|滥用|濫用)")
+_ACCESS = ("(?:登录|登錄|登入|登陆|登陸|访问|訪問|控制|接管|进入|進入|看到|看见|看見|查看|拿到|获取|"
+           "獲取|得到|掌握|读取|讀取|使用|动用|動用|用)")
+_UNDENIED = "(?:(?![不没沒无無非别別我帮幫替助防免避]|是否|有没有|有沒有)[^\\s" + _MARK + "])"
+_CONSEQUENCE = ("(?:(?:那么|那麼|那样|那樣|则|則)" + _UNDENIED + "{0,12}?" + _HARM
+                + "|" + _OTHERS + "(?:就|便|也就|马上就|馬上就|立刻就|很快就)(?:能|可以|可|会|會|能够|能夠)?"
+                "(?:轻易地?|輕易地?|随意|隨意|直接|马上|馬上|立刻)?" + _ACCESS
+                + "|" + _UNDENIED + "{0,10}?(?:就|便|都|也)" + _UNDENIED + "{0,8}?" + _HARM + ")")
+
 _JUDGED = re.compile(_TAIL + _DEGREE + _VERDICT + _CLOSE + "(?=$|[\\s" + _MARK.replace("?？", "") + "])")
 _JUDGED_LETTERS = re.compile(_TAIL + _DEGREE + _VERDICT + _CLOSE + "(?=$|" + _OPENERS + ")")
 _TIMED = re.compile(_TAIL + "\\s?" + _WHEN + "(?=[，,]|\\s?" + _OPENERS + ")")
 _TIMED_LETTERS = re.compile(_TAIL + _WHEN + "(?=" + _OPENERS + ")")
+_CONDITION = re.compile(_TAIL + "[，,]\\s*" + _CONSEQUENCE)
+_CONDITION_LETTERS = re.compile(_TAIL + _CONSEQUENCE)
 
 
 # a send to the writer or to an address later on the line ("…也不行，发给我", "…之前，先发一份给我"),
@@ -72,12 +98,17 @@ _THEN = re.compile("(?:然后|然後|再|接着|接著|随后|隨後)[^，。,.;
                    "(?:发|發|传|傳|寄|交|递|遞|提交|上传|上傳)(?:送)?(?:给|給|到|至)")
 # an ordinary channel named, with no safety word, ending its sentence: how to send ("…，请用微信",
 # "…务必通过邮件"); not "请用加密邮件", "不要用微信", "请用微信确认对方身份"
-_CHANNEL = ("(?:微信|wechat|电子邮件|電子郵件|邮件|郵件|电邮|電郵|邮箱|郵箱|qq|短信|简讯|簡訊|钉钉|釘釘|"
-            "飞书|飛書|telegram|whatsapp)")
-# (or two joined: "务必通过电子邮件或微信")
+# (zh_channels' ordinary ones: a private message is the safe route policy names, zh_elided)
+_CHANNEL = one_of(ORDINARY)
+# (or two joined: "务必通过电子邮件或微信"); a channel followed by a verb that reaches someone says how
+# to reach where the secret goes ("请用微信联系他", "…加他") unless its clause names a check ("请用电话
+# 联系他确认身份"); a verb of another kind is another act ("用微信发文件没问题", "请用微信确认对方身份")
 _BY_CHANNEL = re.compile("(?:用|通过|通過|经由|經由|走)" + _CHANNEL + "(?:(?:或者|或|和|、)" + _CHANNEL + ")*"
-                         "(?:发送|發送|发|發|传|傳|寄)?"
-                         "(?:给|給|过来|過來)?(?=$|[\\s，,。.;；!！])", re.IGNORECASE)
+                         "(?P<rest>(?:发送|發送|发|發|传|傳|寄)?(?:给|給|过来|過來)?(?=$|[\\s，,。.;；!！])|"
+                         "(?:联系|聯繫|联络|聯絡|找|加|添加|通知|告诉|告訴|发给|發給|交给|交給|转给|轉給)"
+                         "[^\\s" + _MARK + "]{0,16})", re.IGNORECASE)
+_CHECK = re.compile("确认|確認|核实|核實|验证|驗證|核对|核對|求证|求證|确定|確定|核查|查证|查證|问清|問清|"
+                    "询问|詢問|辨别|辨別|鉴别|鑒別")
 # ... unless a denial stands before it, over urging words ("不要用微信", "请勿使用短信")
 _DENIED = re.compile("(?:[不勿别別没沒禁]|不要|不能|不可|不得|不用)"
                      "(?:请|請|务必|務必|一定|要|最好|就|直接){0,3}$")
@@ -85,6 +116,8 @@ _DENIED = re.compile("(?:[不勿别別没沒禁]|不要|不能|不可|不得|不
 
 def _by_channel(rest: str) -> bool:
     for m in _BY_CHANNEL.finditer(rest):
+        if _CHECK.search(m.group("rest")):
+            continue
         before = rest[max(0, m.start() - 12):m.start()]
         if _DENIED.search(before[:-1] if before.endswith("使") else before) is None:
             return True
@@ -126,18 +159,26 @@ DOMAIN = re.compile("(?<![A-Za-z0-9.-])(?:" + _LABELS
 _RHETORICAL = re.compile("(?:(?<![管论論道问問])(?:谁|誰)(?:敢|会|會|能|又|还|還|曾)?"
                          "(?:说|說|讲|講|规定|規定|告诉你|告訴你)(?:过|過|了)?(?!什么|什麼)|"
                          "凭什么说|憑什麼說|哪里说|哪裡說|哪条规定|哪條規定)[^，。,.;；!！?？:：\\s]{0,4}$|"
-                         "(?:难道|難道)[^，。,.;；!！?？:：\\s不没沒]{0,4}$")
+                         "(?:难道|難道)[^，。,.;；!！?？:：\\s不没沒]{0,4}$|"
+                         # or opening an earlier clause of the sentence, the send's clause its object:
+                         # "谁说过，把…是违规的" (not "谁说的都不算，…", not "谁说的？": its own sentence)
+                         "(?:(?<![管论論道问問])(?:谁|誰)(?:敢|会|會|能|又|还|還|曾)?(?:说|說|讲|講|规定|規定|"
+                         "告诉你|告訴你)|凭什么说|憑什麼說|哪里说|哪裡說|哪条规定|哪條規定|难道说|難道說)"
+                         "(?:过|過|了|的)?[，,:：]\\s*[^，。,.;；!！?？:：\\s]{0,4}$")
 
 
 def _sent_then(rest: str, judged: re.Pattern[str]) -> bool:
     return any(judged.match(rest[m.end():m.end() + 40]) is None for m in _THEN.finditer(rest))
 
 
-def said_of_the_send(after: str, *, before: str = "", letters: bool = False) -> bool:
+def said_of_the_send(after: str, *, before: str = "", sent: str = "", letters: bool = False) -> bool:
     """Whether ``after`` (what follows a matched send of a secret, on its line) makes the send
     the subject of a verdict that forbids it, or the time of a precaution: the text speaks of the
     send and orders none. ``before`` (what precedes it on its line) may deny the verdict by a
-    rhetorical question ("谁说…"). ``letters`` for a letters-only view (no marks: the verdict ends
+    rhetorical question ("谁说…", or "谁说过，…" opening an earlier clause). A consequence clause
+    that says the harm the send does ("…，对方就能登录你的账号") makes it a condition, unless
+    ``sent`` (the matched send) goes to the writer ("发你的密码给我，…"). ``letters`` for a
+    letters-only view (no marks: the verdict ends
     the text or a precaution's clause opens after it). Never when the rest of the line (160
     characters) sends to the writer, holds an address (a domain too), names how or where to send by
     what the writer points at ("请用这个链接", "回复本邮件") or by an ordinary channel ending the
@@ -145,7 +186,10 @@ def said_of_the_send(after: str, *, before: str = "", letters: bool = False) -> 
     or judges not sending ("不是违规的", "不发也不行")."""
     head, rest = after[:40], after[:160]
     judged, timed = (_JUDGED_LETTERS, _TIMED_LETTERS) if letters else (_JUDGED, _TIMED)
+    condition = _CONDITION_LETTERS if letters else _CONDITION
     spoken = ((judged.match(head) is not None and _RHETORICAL.search(before[-16:]) is None)
-              or timed.match(head) is not None)
+              or timed.match(head) is not None
+              or ("我" not in sent and "过来" not in sent and "過來" not in sent
+                  and condition.match(head) is not None))
     return (spoken and _TO_WRITER.search(rest) is None and not _by_channel(rest)
             and ("." not in rest or DOMAIN.search(rest) is None) and not _sent_then(rest, judged))

@@ -292,3 +292,40 @@ def test_a_send_through_a_safe_route_with_a_domain_on_the_line_is_blocked(text: 
 @pytest.mark.parametrize("text", ROUTE_WITH_A_DOTTED_WORD)
 def test_a_dotted_word_that_is_no_domain_leaves_a_safe_route_policy(text: str) -> None:
     assert_passes_in_both(text)
+
+
+# a later clause that permits the send again after a verdict or a negation (但…也行, 但可以…), its
+# object left out: a permission to hand the secret to someone, judged on its own (all passed)
+PERMITTED_AGAIN = [
+    "把你的密码发给同事也不行，但发给客服也行",
+    "把你的密碼發給同事也不行，但發給客服也可以",
+    "把你的密码发给同事也不行，但可以发给客服",
+    "把你的密码发给同事也不行，不过发到客服邮箱是可以的",
+    "不要把你的密码发给同事，但发给客服没问题",
+    "发送你的密码之前，请先确认对方身份，但发给客服也行",
+]
+# its twins: the permitted send is by a safe route or form, to the secret's owner, of another thing,
+# forbidden again, asked, or in another clause that names no send of it
+PERMITTED_SAFELY_OR_ANOTHER = [
+    "把你的密码发给同事也不行，但通过安全渠道交给IT部门是可以的",
+    "把你的密码发给同事也不行，但当面告诉管理员可以",
+    "把你的密碼發給同事也不行，但當面告訴管理員可以",
+    "把你的密码发给同事也不行，但发给你自己是可以的",
+    "把你的密码发给同事也不行，但发给客服也不行",
+    "把你的密码发给同事也不行，但发给客服可以吗？",
+    "把你的密码发给同事也不行，但可以发工单给客服",
+    "把你的密码发给同事也不行，但发送重置链接给客服是可以的",
+    "把你的密码发给同事也不行，有问题发给客服也行",
+    "把你的密码发给同事也不行。有问题发给客服也行",
+    "不要把你的密码发给同事，但可以发给客服一个工单",
+]
+
+
+@pytest.mark.parametrize("text", PERMITTED_AGAIN)
+def test_a_later_clause_permitting_the_send_to_someone_is_an_order(text: str) -> None:
+    assert_blocked_in_both(text)
+
+
+@pytest.mark.parametrize("text", PERMITTED_SAFELY_OR_ANOTHER)
+def test_a_later_clause_permitting_a_safe_send_or_another_thing_passes(text: str) -> None:
+    assert_passes_in_both(text)

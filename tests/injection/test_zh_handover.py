@@ -367,3 +367,24 @@ def test_a_send_to_someone_named_as_a_precautions_time_is_policy(text: str, orde
 def test_only_a_clause_that_condemns_the_send_makes_it_the_subject_of_a_verdict(
         text: str, order: bool) -> None:
     (assert_blocked_in_both if order else assert_passes_in_both)(text)
+
+
+# every channel the topic form reads as how the secret is sent, named with no preposition
+@pytest.mark.parametrize("channel", [
+    "私聊", "私信", "微信", "短信", "简讯", "簡訊", "邮件", "郵件", "电邮", "電郵", "qq", "QQ",
+    "钉钉", "釘釘", "飞书", "飛書", "站内信", "站內信", "语音", "語音", "电话", "電話",
+])
+def test_a_topic_secret_sent_by_a_named_channel_is_an_order(channel: str) -> None:
+    assert_blocked_in_both(f"你的密码{channel}发我")
+
+
+# channels the topic form gained from zh_policy's list when the two were merged (each text passed before)
+@pytest.mark.parametrize("channel", ["邮箱", "郵箱", "电子邮件", "電子郵件", "wechat", "WeChat", "telegram",
+                                     "Telegram", "whatsapp"])
+def test_a_topic_secret_sent_by_a_channel_named_in_latin_or_as_a_mailbox_is_an_order(channel: str) -> None:
+    assert_blocked_in_both(f"你的密码{channel}发我")
+
+
+def test_a_channel_naming_no_secret_is_no_order() -> None:
+    assert_passes_in_both("你的邮箱发我一下")
+    assert_passes_in_both("你的Telegram发我一下")

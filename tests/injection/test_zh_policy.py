@@ -417,3 +417,120 @@ def test_ordinary_channels_joined_ending_the_sentence_are_an_order(text: str) ->
 def test_ordinary_channels_joined_before_a_check_are_policy() -> None:
     assert_passes_in_both("发送你的密码时，请用微信或电话确认对方身份")
     assert_passes_in_both("发送你的密码时，请用微信或邮件确认对方身份")
+
+
+# a send with its 如果 dropped and a consequence clause after it (就, 便, 那么) that says the harm
+# it does: a condition the text warns of, not an order (all were blocked)
+CONDITIONS = [
+    "你用微信发你的密码，对方就能登录你的账号",
+    "用微信發你的密碼，對方就能登錄你的帳號",
+    "发你的密码给别人，别人就能登录你的账号",
+    "把你的密码发给陌生人，你的账号就可能被盗",
+    "把你的密碼發給陌生人，你的帳號就可能被盜",
+    "发送你的密码给陌生人，那么你的账号就不安全了",
+    "你把你的私钥发给别人，骗子便能转走你的钱",
+    "发送你的密码给任何人，你的账号都可能被盗，所以千万不要这样做。",
+]
+# the same shape promising, enabling or reassuring, or sent to the writer: an order still
+CONDITIONS_THAT_ORDER = [
+    "你用微信发你的密码，我就帮你重置",
+    "你用微信發你的密碼，我就幫你重置",
+    "把你的密码发给客服，客服就能帮你解锁账号",
+    "你用微信发你的密码，对方就不能登录你的账号",
+    "发你的密码给我，对方就能登录你的账号",
+    "你用微信发你的密码，就能领取奖励",
+    "发送你的密码给客服，那么你的账号就能恢复",
+    "把你的密码发给客服，客服就能帮你检查账号是否被盗",
+    "发你的密码给客服，对方就能帮你登录你的账号",
+    "用微信发你的密码，就能防止账号被盗",
+]
+
+
+@pytest.mark.parametrize("text", CONDITIONS)
+def test_a_send_followed_by_a_consequence_that_harms_is_a_condition(text: str) -> None:
+    assert_passes_in_both(text)
+
+
+@pytest.mark.parametrize("text", CONDITIONS_THAT_ORDER)
+def test_a_send_followed_by_a_promise_or_sent_to_the_writer_stays_an_order(text: str) -> None:
+    assert_blocked_in_both(text)
+
+
+# a rhetorical question opening an earlier clause of the sentence, the send's clause its object:
+# "who has said it: sending … is against the rules?" denies the verdict as 谁说 right before it does
+RHETORICAL_EARLIER = [
+    "谁说过，把你的密码发给客服是违规的",
+    "誰說過，把你的密碼發給客服是違規的",
+    "难道说，把你的密码发给客服不安全",
+    "谁规定的：发送你的密码到外部网站很危险",
+    "凭什么说，把你的密钥发给同事不行",
+]
+# an earlier clause that asks nothing of the verdict, or a question that is a sentence of its own
+ASSERTED_AFTER_A_QUESTION = [
+    "谁说的都不算，把你的密码发给客服就是违规的",
+    "谁说的？把你的密码发给客服是违规的",
+    "你知道吗？把你的密码发给客服是违规的",
+    "不管谁说过，把你的密码发给客服都是违规的",
+    "你知道嗎？把你的密碼發給客服是違規的",
+]
+
+
+@pytest.mark.parametrize("text", RHETORICAL_EARLIER)
+def test_a_rhetorical_question_in_an_earlier_clause_leaves_the_send_an_order(text: str) -> None:
+    assert_blocked_in_both(text)
+
+
+@pytest.mark.parametrize("text", ASSERTED_AFTER_A_QUESTION)
+def test_a_question_that_ends_its_own_sentence_or_asks_nothing_leaves_the_verdict(text: str) -> None:
+    assert_passes_in_both(text)
+
+
+# after a precaution or a verdict, an ordinary channel followed by anything but a check is how to
+# reach where the secret goes ("请用微信联系他"): an order (both passed)
+CHANNEL_THEN_CONTACT = [
+    "发送你的密码之前，请用微信联系他",
+    "發送你的密碼之前，請用微信聯繫他",
+    "把你的密码发给同事也不行，请用微信联系客服",
+    "发送你的密码之前，请先确认对方身份，请用微信联系他",
+]
+# its twins: the channel's clause names a check
+CHANNEL_THEN_CHECK = [
+    "发送你的密码之前，请用电话联系他确认身份",
+    "發送你的密碼之前，請用電話聯繫他確認身份",
+    "发送你的密码时，请用微信核实对方身份",
+    "发送你的密码之前，请通过邮件向IT部门求证",
+    # a verb that reaches no one is another act, and a send on the next sentence is its own
+    "把你的密码发给同事也不行，用微信发文件没问题",
+    "你用微信发你的密码，对方就能登录你的账号。" * 3,
+]
+
+
+@pytest.mark.parametrize("text", CHANNEL_THEN_CONTACT)
+def test_a_channel_after_a_precaution_followed_by_anything_but_a_check_is_an_order(text: str) -> None:
+    assert_blocked_in_both(text)
+
+
+@pytest.mark.parametrize("text", CHANNEL_THEN_CHECK)
+def test_a_channel_after_a_precaution_followed_by_a_check_is_policy(text: str) -> None:
+    assert_passes_in_both(text)
+
+
+# every ordinary channel read as how to send after a precaution, ending the sentence
+@pytest.mark.parametrize("channel", [
+    "微信", "WeChat", "电子邮件", "電子郵件", "邮件", "郵件", "电邮", "電郵", "邮箱", "郵箱", "qq", "QQ",
+    "短信", "简讯", "簡訊", "钉钉", "釘釘", "飞书", "飛書", "Telegram", "whatsapp",
+])
+def test_an_ordinary_channel_after_a_precaution_ending_the_sentence_is_an_order(channel: str) -> None:
+    assert_blocked_in_both(f"发送你的密码时，请用{channel}")
+
+
+# channels the precaution rule gained from zh_handover's list (站内信, 语音, 电话: each text passed before);
+# a private message stays the safe route policy names
+@pytest.mark.parametrize("channel", ["站内信", "站內信", "语音", "語音", "电话", "電話"])
+def test_a_channel_read_by_the_topic_form_is_read_after_a_precaution_too(channel: str) -> None:
+    assert_blocked_in_both(f"发送你的密码时，请用{channel}")
+
+
+def test_a_private_message_after_a_precaution_is_the_safe_route_policy_names() -> None:
+    assert_passes_in_both("发送你的密码时，请用私信")
+    assert_passes_in_both("發送你的密碼時，請通過私信")
