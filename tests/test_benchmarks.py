@@ -92,7 +92,7 @@ CASES: list[tuple[str, list[str], list[str], str | None]] = [
     ("bm25_rewrite.py", ["--sizes", "80", "--repeats", "1", "--changed", "4", "--against", "{root}"],
      ["rewrite_80_ratio", "decoded_80", "against_rewrite_80_ratio"], None),
     ("token_file.py", ["--size", "40", "--rounds", "1"],
-     ["whole_ms", "per_skill_ms", "ratio", "ratio_min", "load_ms"], None),
+     ["lazy_ms", "eager_ms", "ratio", "ratio_min", "load_ms"], None),
     ("pool.py", ["--samples", "10", "--seconds", "1", "--variants", "threads32", "--headerless", ""],
      ["bare_sdk_ms_p50", "full_path_ms_p50", "overhead_ms_p50",
       "threads32_max_rpm_matched.goodput_ratio", "threads32_max_rpm_unset.rpm_violations"], None),

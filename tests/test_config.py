@@ -1163,10 +1163,14 @@ def test_a_huge_number_setting_is_told_its_own_range_and_default(
         assert "-1,000,000,000" not in err.reason, err.reason
         said = f"greater than {lower.gt:g}" if isinstance(lower, Gt) else f"at least {lower.ge:g}"
         assert said in err.reason, err.reason
+    unit = " seconds" if path[-1].endswith("_s") else " bytes" if path[-1].endswith("_bytes") else ""
+    assert f"at most 1,000,000,000{unit}" in err.reason, err.reason
     default = field.default  # type: ignore[attr-defined]
     if isinstance(default, int | float):
         shown = f"{int(default):,}" if float(default).is_integer() else f"{default:g}"
-        assert f"default {shown}" in err.reason, err.reason
+        assert f"default {shown}{unit})" in err.reason, err.reason
+    else:   # a setting that defaults to null is told no default
+        assert "default" not in err.reason, err.reason
     assert "15 digits" in err.reason
 
 

@@ -12,10 +12,7 @@ asker gets the same object (``bm25_store`` and ``token_store`` match terms to ke
 The whole token text is decoded once when the file is read, only to check it is UTF-8 (a
 sealed file of another writer must be refused then, with the warning, not fail a later query);
 the bytes are kept, and a skill's slice between two NULs (a byte no other UTF-8 character holds)
-is valid UTF-8 by itself. A reader that will ask for nearly every skill (the token file's: its
-refresh asks for the whole catalog) says ``whole``: that decoded text is kept and split once at
-the first ask, and each skill's terms are a slice of that list (the text is decoded once, not
-once more a skill; ``benchmarks/token_file.py``); a skill never asked is still never made.
+is valid UTF-8 by itself.
 """
 
 from __future__ import annotations
@@ -58,18 +55,11 @@ class StoredTerms(_Lazy):
     """The terms of the file's skills, in file order (see the module docstring)."""
 
     def __init__(self, tokens: bytes, n_tokens: np.ndarray, counts: np.ndarray,
-                 verbatim: Sequence[str], keys: Sequence[Key] = (), *, whole: bool = False) -> None:
+                 verbatim: Sequence[str], keys: Sequence[Key] = ()) -> None:
         """``tokens``: the skills' tokens in order, NUL-separated UTF-8; ``n_tokens``: how many
         each skill has; ``counts``: each token's count; ``keys``: each skill's memo key, when
-        known (what a rewrite files a kept skill under); ``whole``: nearly every skill will be
-        asked for, so all are decoded at once (see the module docstring). ValueError when they
-        do not add up."""
-        text = tokens.decode("utf-8", "surrogatepass")   # raises UnicodeDecodeError (a ValueError)
-        # a whole reader's: the text kept until its first ask splits it (then let go), and every
-        # token, count and skill's first token as lists, so an ask indexes no numpy array
-        self._whole = whole
-        self._text: str | None = text if whole else None
-        self._all: tuple[list[str], list[int], list[int]] | None = None
+        known (what a rewrite files a kept skill under). ValueError when they do not add up."""
+        tokens.decode("utf-8", "surrogatepass")   # raises UnicodeDecodeError (a ValueError)
         seps = np.flatnonzero(np.frombuffer(tokens, dtype=np.uint8) == ord(SEP))
         total = len(seps) + 1 if tokens else 0
         if (n_tokens.ndim != 1 or len(n_tokens) != len(verbatim) or (n_tokens < 0).any()
@@ -109,26 +99,11 @@ class StoredTerms(_Lazy):
         return range(len(self._made))[i]
 
     def _decode(self, i: int) -> SkillTerms:
-        if self._whole:
-            words, counts, first = self._all or self._everything()
-            a, b = first[i], first[i + 1]
-            return SkillTerms(tuple(words[a:b]), tuple(counts[a:b]), self._verbatim[i])
         a, b = int(self._first[i]), int(self._first[i + 1])
         if a == b:
             return SkillTerms((), (), self._verbatim[i])
         text = self._bytes[int(self._lo[i]):int(self._hi[i])].decode("utf-8", "surrogatepass")
         return SkillTerms(tuple(text.split(SEP)), tuple(self._counts[a:b].tolist()), self._verbatim[i])
-
-    def _everything(self) -> tuple[list[str], list[int], list[int]]:
-        """Every token and count of the file in order, and each skill's first token's place
-        (a whole reader's; made once, by whichever thread asks first)."""
-        with self._lock:
-            if self._all is None:
-                text = self._text or ""
-                self._all = (text.split(SEP) if text else [], self._counts.tolist(),
-                             self._first.tolist())
-                self._text = None
-            return self._all
 
     def n_tokens(self, i: int) -> int:
         """How many distinct tokens skill ``i`` has, without decoding them."""

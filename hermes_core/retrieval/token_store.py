@@ -100,8 +100,7 @@ def _stored(a: dict[str, np.ndarray]) -> tuple[list[Key], StoredTerms]:
         raise ValueError("token blob")
     raw = keys.tobytes()   # one copy, sliced (as bm25_store reads its keys)
     key_list = [(raw[32 * i:32 * i + 32], None if j < 0 else bool(j)) for i, j in enumerate(jieba.tolist())]
-    # a restart asks for its whole catalog from this file (unlike the index file's update)
-    return key_list, StoredTerms(tokens.tobytes(), n_tokens, counts, verbatim, key_list, whole=True)
+    return key_list, StoredTerms(tokens.tobytes(), n_tokens, counts, verbatim, key_list)
 
 
 def derive_name(derive: Derive) -> str:

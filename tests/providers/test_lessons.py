@@ -170,8 +170,6 @@ def test_a_refusal_learned_by_one_process_is_not_paid_again_by_the_next(
 
 def test_a_model_that_refused_budgeted_thinking_is_sent_adaptive_by_the_next_process(
         respx_mock: Any, tmp_path: Path) -> None:
-    from hermes_core.providers.lessons import FILE_NAME, RefusalMemory
-
     route = respx_mock.post(ANTHROPIC_URL).mock(side_effect=[
         httpx.Response(400, json=ENABLED_REFUSED), httpx.Response(200, json=anthropic_message("a")),
         httpx.Response(200, json=anthropic_message("b"))])

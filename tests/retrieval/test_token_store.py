@@ -73,37 +73,6 @@ def test_a_restart_decodes_no_terms_of_the_file_until_a_skill_is_asked(
     assert [t for _, t in fresh.entries(skill_terms)] == asked
 
 
-class _CountedBytes(bytes):
-    """A token blob that counts its decodes and its slices (each skill's own, before)."""
-
-    decodes = 0
-    slices = 0
-
-    def decode(self, *args: str) -> str:
-        type(self).decodes += 1
-        return super().decode(*args)
-
-    def __getitem__(self, key):  # type: ignore[no-untyped-def,override]
-        type(self).slices += 1
-        return super().__getitem__(key)
-
-
-def test_a_restart_asking_every_skill_decodes_the_file_s_tokens_once(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # the file is read when there is no BM25 index file, and its refresh asks for nearly every
-    # skill: one decode of a skill's slice each cost +19 % over one decode of the whole blob
-    from hermes_core.retrieval import stored_terms, token_store
-    path = terms_path(tmp_path)
-    assert save_terms(path, skill_terms, filled().entries(skill_terms))
-    monkeypatch.setattr(token_store, "StoredTerms", lambda tokens, *a, **k: stored_terms.StoredTerms(
-        _CountedBytes(tokens), *a, **k))
-    restarted, fresh = TermsCache(tmp_path), TokenMemo()
-    restarted.load(fresh, skill_terms)
-    assert fresh.terms(CATALOG, skill_terms) == [skill_terms(s) for s in CATALOG]
-    assert fresh.derived == 0
-    assert _CountedBytes.slices == 0 and _CountedBytes.decodes == 1
-
-
 def test_the_file_is_written_again_only_when_enough_was_derived(tmp_path: Path) -> None:
     cache, memo = TermsCache(tmp_path, min_new=3), TokenMemo()
     cache.load(memo, skill_terms)
