@@ -145,7 +145,9 @@ MAX_CACHE_BYTES = 256_000_000
 def read_cache(path: str | os.PathLike[str], max_bytes: int = MAX_CACHE_BYTES) -> bytes:
     """A cache file's bytes. ``OSError`` (``FileNotFoundError`` when absent) for anything a reader
     should recompute rather than read: opened non-blocking, so a FIFO with no writer does not hang
-    the turn; not a regular file (a FIFO, ``/dev/zero``); over ``max_bytes``."""
+    the turn; not a regular file (a FIFO, ``/dev/zero``); over ``max_bytes``; grown since its size
+    was read (written in place, never one of ours). One byte past the size is asked for, not past
+    the limit: a read sets aside what it is asked for before reading."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
         st = os.fstat(fd)
@@ -156,12 +158,12 @@ def read_cache(path: str | os.PathLike[str], max_bytes: int = MAX_CACHE_BYTES) -
         os.set_blocking(fd, True)
         with os.fdopen(fd, "rb") as f:
             fd = -1
-            data = f.read(max_bytes + 1)
+            data = f.read(st.st_size + 1)
     finally:
         if fd >= 0:
             os.close(fd)
-    if len(data) > max_bytes:   # grew after the stat
-        raise OSError(errno.EFBIG, f"over {max_bytes} bytes", str(path))
+    if len(data) > st.st_size:   # grew after the stat
+        raise OSError(errno.EFBIG, f"grew past {st.st_size} bytes while read", str(path))
     return data
 
 

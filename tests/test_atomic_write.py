@@ -188,6 +188,48 @@ def test_read_cache_refuses_a_pipe_a_device_and_a_huge_file_instead_of_hanging(t
         read_cache(tmp_path / "absent")
 
 
+def test_read_cache_reserves_the_file_s_size_not_the_limit(tmp_path: Path) -> None:
+    """``f.read(limit + 1)`` sets aside the whole limit (256 MiB by default) before reading a
+    file of a few bytes: a host that does not over-commit memory refused every cache read."""
+    import tracemalloc
+
+    from hermes_core.atomic_write import MAX_CACHE_BYTES, read_cache
+    small = tmp_path / "terms.bin"
+    small.write_bytes(b"y" * 1000)
+    tracemalloc.start()
+    try:
+        assert read_cache(small) == b"y" * 1000
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert MAX_CACHE_BYTES > 2**20
+    assert peak < 2**20
+
+
+def test_read_cache_refuses_a_file_that_grew_after_its_size_was_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file written in place while read (never one of ours: caches are renamed into place) is
+    refused, to be recomputed, rather than read up to a size it no longer has."""
+    import errno
+
+    from hermes_core import atomic_write
+    grown = tmp_path / "terms.bin"
+    grown.write_bytes(b"z" * 50)
+    real_fstat = os.fstat
+
+    def earlier_size(fd: int) -> os.stat_result:
+        st = real_fstat(fd)
+        return os.stat_result((st.st_mode, st.st_ino, st.st_dev, st.st_nlink, st.st_uid,
+                               st.st_gid, 10, st.st_atime, st.st_mtime, st.st_ctime))
+
+    monkeypatch.setattr(atomic_write.os, "fstat", earlier_size)
+    with pytest.raises(OSError) as info:
+        atomic_write.read_cache(grown)
+    assert info.value.errno == errno.EFBIG
+    monkeypatch.undo()
+    assert atomic_write.read_cache(grown) == b"z" * 50
+
+
 def _version_one(data: object) -> dict[str, object]:
     if not isinstance(data, dict) or data.get("version") != 1:
         raise ValueError("another version")
