@@ -170,8 +170,8 @@ class Delta:
     # to show, not the reply's text; a stream cut after drafts is still asked again unseen
     draft: str = ""
     # the drafts shown so far are void: the attempt that sent them failed and the call loop
-    # tries again, or the provider found them no part of the answer (Anthropic's words before
-    # the output tool); the next drafts start a new reply
+    # tries again, or the provider found them no part of the answer (words before a tool call
+    # begins: a tool round's, or before Anthropic's output tool); the next drafts start anew
     redraft: bool = False
 
 

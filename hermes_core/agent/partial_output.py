@@ -3,11 +3,13 @@
 Both providers hold a structured reply until it is whole (a stream cut inside its JSON is asked
 again unseen), and meanwhile pass its pieces on as drafts (``Delta.draft``); the call loop says
 when the drafts shown are void because their attempt failed and is tried again
-(``Delta.redraft``). Here the drafts so far are validated leniently by the output model's own
-validator in pydantic's partial mode (``allow_partial="trailing-strings"``: the fields present so
-far, the last string as far as it came, an unfinished last list item or object left out); the
-reply's final object is validated strictly by the agent, as ``chat(output=...)`` does, and only
-that one is ever :attr:`OutputStream.output`.
+(``Delta.redraft``), as the provider does when a tool call begins after them (a tool round's
+words, a guess, shown while nothing said the round was one). Here the drafts so far are
+validated leniently by the output model's own validator in pydantic's partial mode
+(``allow_partial="trailing-strings"``: the fields present so far, the last string as far as it
+came, an unfinished last list item or object left out); the reply's final object is validated
+strictly by the agent, as ``chat(output=...)`` does, and only that one is ever
+:attr:`OutputStream.output`.
 """
 
 from __future__ import annotations
@@ -95,7 +97,8 @@ class OutputStream(Generic[T]):
     the reply's final object validated strictly; it alone is :attr:`output` (with :attr:`reply`).
 
     A retried attempt, a tool round's answer or the repair round starts its partial objects
-    afresh (the next one may hold less). A stream that ends without a valid object raises from
+    afresh (the next one may hold less); a tool round's own words show as partial objects until
+    its first call begins. A stream that ends without a valid object raises from
     the iteration (the call loop's ``AllProvidersFailed`` for a cut stream,
     ``StructuredOutputError`` for a reply that did not validate after its repair round), and
     :attr:`output` stays None. ``close()`` (or dropping it) cancels the call; the turn then

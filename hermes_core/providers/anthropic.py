@@ -28,7 +28,6 @@ from hermes_core.providers.base import (
     STRUCTURED_OUTPUT_TOOL,
     THINKING_BUDGETS,
     CallOptions,
-    drafts_wait,
 )
 from hermes_core.providers.counts import not_an_object, token_count
 from hermes_core.providers.deadline import Answered
@@ -251,23 +250,18 @@ class _StreamState:
 
     def __init__(self, provider: str = "anthropic",
                  counted: Callable[[Iterable[str]], Usage] | None = None,
-                 before: Callable[[], Usage | None] | None = None, *, hold: bool = False,
-                 words_drafted: bool = True) -> None:
+                 before: Callable[[], Usage | None] | None = None, *, hold: bool = False) -> None:
         self.provider = provider
         # a structured reply (``response_format``) answered in text, not the forced output tool
         # (a proxy ignoring it): held until whole as the tool's input is, its pieces drafts
         self.hold = hold
-        # not while the author's tools may be called (``drafts_wait``): the words may be a tool
-        # round's (a guess its call then corrects), known only at the reply's end, where they
-        # come as one draft if no call came (``_known_answer``); the API forces a tool call
-        # then (the output tool answers), so only a proxy writes words there at all
-        self.words_drafted = words_drafted
         self.released = 0   # how many of ``text``'s pieces were given out whole (see release)
         # the output tool began: it is the answer, as a whole reply's is (``_completion``), and
         # the words held before or beside it (a proxy's) are not
         self.answered = False
-        self.called = False   # one of the author's tools began: a tool round
-        self.known = False   # the words that waited were drafted once known to be the answer
+        # one of the author's tools began: a tool round, whose words (a guess its call then
+        # corrects) are no draft of the answer: those drafted are void, later ones not drafted
+        self.called = False
         self.counted = counted
         self.before = before   # what the request was billed before message_start
         self.usage = Usage()
@@ -329,9 +323,9 @@ class _StreamState:
                                        "name": event.content_block.name, "arguments": "",
                                        "given": json.dumps(given, ensure_ascii=False)
                                        if isinstance(given, dict) and given else ""}
+            if self.hold and self.text and not (self.answered or self.called):
+                yield Delta(redraft=True)   # the words' drafts are void: a tool begins
             if self.hold and event.content_block.name == STRUCTURED_OUTPUT_TOOL:
-                if self.text and self.words_drafted and not self.answered:
-                    yield Delta(redraft=True)   # the text's drafts are void: the tool answers
                 self.answered = True
             else:
                 self.called = True
@@ -341,7 +335,7 @@ class _StreamState:
                 self.text.append(d.text)
                 if not self.hold:
                     yield Delta(text=d.text)
-                elif self.words_drafted and not self.answered:
+                elif not (self.answered or self.called):
                     yield Delta(draft=d.text)
             elif d.type == "input_json_delta" and event.index in self.tools:
                 tool = self.tools[event.index]
@@ -367,17 +361,6 @@ class _StreamState:
             self.finish = event.delta.stop_reason
             self.container = _container_id(event.delta) or self.container
             self._delta_usage(getattr(event, "usage", None))
-            yield from self._known_answer()
-
-    def _known_answer(self) -> Iterator[Delta]:
-        """The words that waited to be drafted (see ``words_drafted``) as one draft, once the
-        reply ended with no call of the author's tools: they are the answer, not a tool round's.
-        Not for a paused reply (it goes on, and may still call one)."""
-        if (self.hold and not self.words_drafted and not self.answered and not self.called
-                and not self.known and self.finish not in ("tool_use", PAUSED)
-                and (held := self.text[self.released:])):
-            self.known = True
-            yield Delta(draft="".join(held))
 
     def release(self) -> Iterator[Delta]:
         """The text held since the last release (see ``hold``), whole; none once the output tool
@@ -580,8 +563,7 @@ class AnthropicProvider(SDKProvider):
         (before any event: if the request ``reached`` the server)."""
         payload = functools.partial(self._stream_payload, prompt, model, options)
         return _StreamState(self.name, lambda arrived: messages_usage(payload(), arrived),
-                            self._unstarted(reached, payload), hold=bool(options.response_format),
-                            words_drafted=not drafts_wait(prompt, options))
+                            self._unstarted(reached, payload), hold=bool(options.response_format))
 
     def _completion(self, resp: Any, model: str) -> Completion:
         text = "".join(b.text for b in resp.content if b.type == "text")

@@ -74,14 +74,6 @@ class Provider(Protocol):
                 options: CallOptions) -> AsyncIterator[Delta]: ...
 
 
-def drafts_wait(prompt: Prompt, options: CallOptions) -> bool:
-    """Whether a structured reply's words wait to be drafted until the reply is known to be the
-    answer: the author's tools may be called (offered, ``tool_choice`` not ``"none"``), so the
-    words may be a tool round's (a guess its calls then correct), known only at the reply's end.
-    Drafts shown meanwhile would be partial objects a later tool call voids."""
-    return bool(options.response_format) and bool(prompt.tools) and options.tool_choice != "none"
-
-
 def requires_key(provider: object) -> bool:
     """Whether ``provider`` can only be called with a key (the default when it does not say)."""
     return bool(getattr(provider, "requires_key", True))

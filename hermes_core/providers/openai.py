@@ -24,7 +24,7 @@ from hermes_core.providers._sdk import (
     delta_completion,
     event_deltas,
 )
-from hermes_core.providers.base import CallOptions, drafts_wait
+from hermes_core.providers.base import CallOptions
 from hermes_core.providers.counts import token_count
 from hermes_core.providers.deadline import Answered
 from hermes_core.providers.lessons import RefusalMemory
@@ -414,9 +414,16 @@ class OpenAIProvider(SDKProvider):
                     state.setdefault("text", []).append(text)
                     if not hold:
                         yield Delta(text=text)
-                    elif not (state.get("refused") or state.get("wait")):
+                    elif not (state.get("refused") or state.get("called")):
                         # a refusal is no draft of the object: it comes whole, as the reply
+                        state["drafted"] = True
                         yield Delta(draft=text)
+                if hold and choice.delta.tool_calls and not state.get("called"):
+                    # the choice is a tool round, known only now: its content drafted so far
+                    # (a guess the call then corrects) is void, and what follows is not drafted
+                    state["called"] = True
+                    if state.get("drafted"):
+                        yield Delta(redraft=True)
                 tools.add(choice.delta.tool_calls)
             if choice.finish_reason:
                 state["finish"] = choice.finish_reason
@@ -438,13 +445,7 @@ class OpenAIProvider(SDKProvider):
             error.usage = billed()
             raise error
         if hold and state.get("text"):   # a structured reply, held until whole: shown once
-            text = "".join(state["text"])
-            if (state.get("wait") and not tools.parts and not state.get("refused")
-                    and state.get("finish") != "tool_calls"):
-                # while tools may be called, the content is known to be the answer only now
-                # (a tool round's calls follow it): its drafts waited, and come as one
-                yield Delta(draft=text)
-            yield Delta(text=text)
+            yield Delta(text="".join(state["text"]))
         for call in tools.done():
             yield Delta(tool_call=call)
         yield Delta(usage=billed(),
@@ -473,7 +474,7 @@ class OpenAIProvider(SDKProvider):
         """A stream's tool-call and state accumulators, the note of whether its request reached
         the server, and its bill (see :meth:`_billed`), told to the call loop's capture."""
         tools = _ToolCallAssembler()
-        state: dict[str, Any] = {"wait": drafts_wait(prompt, options)}   # see _finish
+        state: dict[str, Any] = {}
         reached = Answered()
         payload = functools.partial(self._stream_payload, prompt, model, options)
         billed = self._billed(payload, model, tools, state, self._unstarted(reached, payload))
@@ -512,7 +513,8 @@ class OpenAIProvider(SDKProvider):
         """The reply as deltas. A structured reply (``response_format``) is held until whole,
         as Anthropic's output tool arrives: a stream cut inside its JSON has shown nothing, so
         the call loop asks again, and no caller is shown half an object it cannot use. Its
-        pieces come meanwhile as drafts (``Delta.draft``), progress that is not the text."""
+        pieces come meanwhile as drafts (``Delta.draft``), progress that is not the text; a
+        choice's first tool call voids those shown (``Delta.redraft``): it is a tool round."""
         whole = self.refused.unstreamed(model)
         hold = bool(options.response_format)
         client = self._clients.get(credential)

@@ -500,16 +500,22 @@ def test_an_anthropic_text_reply_cut_mid_json_is_asked_again_unseen(
     assert agent.last_reply.output == Trip.model_validate_json(WHOLE)
 
 
+def _after_the_guess(seen: list[Any]) -> list[Any]:
+    """The objects shown after the last one a tool round's guess (Paris) made."""
+    cities = [obj.city for obj in seen]
+    assert "Paris" in cities, seen   # the guess showed live, while its round arrived
+    return seen[len(cities) - cities[::-1].index("Paris"):]
+
+
 @pytest.mark.parametrize("mode", MODES)
-def test_a_tool_round_s_text_makes_no_partial_object_of_the_answer(
+def test_a_tool_round_s_text_is_voided_and_the_answer_s_partial_objects_start_anew(
         mode: str, empty_home: Path, respx_mock: Any) -> None:
     """A tool round's text is not the reply: the reply is the last round's. The drafts ran on
     across rounds, so an object in that text (a guess the tool then corrects) stood before the
     answer's in every read, and the answer's partial objects never showed: only the final did.
-    Failed before ([Paris, the final]). The guess itself was then shown while its round arrived
-    (its call not known yet): with the author's tools offered, words are not drafted (the API
-    forces a tool call, the output tool answering; only a proxy writes words). Failed before
-    (Paris first)."""
+    Failed before ([Paris, the final]). The guess shows while its round arrives (nothing says
+    it is a tool round's before its call) and the call's start voids it: the answer's objects
+    start anew after it, none a guess."""
     tool_round = anthropic_stream(['My guess is {"city": "Paris"}; checking.'],
                                   tool_calls=[ToolCall("t1", "lookup", "{}")])
     respx_mock.post(URLS["anthropic"]).mock(side_effect=[
@@ -523,8 +529,9 @@ def test_a_tool_round_s_text_makes_no_partial_object_of_the_answer(
 
     seen, stream = read(agent, mode)
     assert stream.output == Trip.model_validate_json(WHOLE)
-    assert seen[0] == Trip(city=""), seen   # the answer's, from its start
-    assert all(obj.city != "Paris" for obj in seen) and len(seen) >= 3, seen
+    after = _after_the_guess(seen)
+    assert after[0] == Trip(city=""), seen   # the answer's, from its start
+    assert len(after) >= 3 and after[-1] == stream.output, seen
 
 
 def _lookup_agent(home: Path, kind: str) -> Any:
@@ -539,33 +546,73 @@ def _lookup_agent(home: Path, kind: str) -> Any:
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_an_openai_tool_round_s_content_makes_no_partial_object(
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_structured_stream_with_tools_offered_shows_partial_objects_live(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """With the author's tools offered (``skill_view`` is, on every turn with skills) the
+    answer's partial objects show as its JSON arrives, then the final. Failed before (OpenAI:
+    one partial object at the end, as the choice finished; Anthropic's words behind a proxy
+    likewise)."""
+    answer = _openai_sse(PIECES) if kind == "openai" else _anthropic_sse(PIECES, text=True)
+    respx_mock.post(URLS[kind]).mock(return_value=answer)
+    seen, stream = read(_lookup_agent(empty_home, kind), mode)
+    final = Trip.model_validate_json(WHOLE)
+    assert stream.output == final == seen[-1]
+    assert seen[0] == Trip(city="") and len(seen) >= 3, seen   # from the first piece on
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_openai_tool_round_s_content_is_voided_when_its_call_arrives(
         mode: str, empty_home: Path, respx_mock: Any) -> None:
     """OpenAI's content is its answer channel, and a round is a tool round only at its first
-    call, after its content: a guess in that content showed as a partial object while it
-    arrived. With the author's tools offered the content's drafts wait until its choice ends
-    with no call. Failed before (Paris first)."""
+    call, after its content: a guess in that content shows as a partial object while it
+    arrives, and the call voids it, so the answer's objects start anew and none is the guess.
+    Failed before (the guess never shown: the content's drafts waited for the finish)."""
     tool_round = openai_chat_stream(('{"city": "Par', 'is"}'),
                                     tool_calls=[ToolCall("t1", "lookup", "{}")])
     respx_mock.post(URLS["openai"]).mock(side_effect=[
         httpx.Response(200, headers=SSE_HEADERS, content=tool_round), _openai_sse(PIECES)])
     seen, stream = read(_lookup_agent(empty_home, "openai"), mode)
     assert stream.output == Trip.model_validate_json(WHOLE) == seen[-1]
-    assert all(obj.city != "Paris" for obj in seen), seen
+    after = _after_the_guess(seen)
+    assert after[0] == Trip(city="") and len(after) >= 3, seen   # anew from the answer's start
+
+
+def _cut_as_the_call_begins(body: bytes) -> bytes:
+    """``body`` (an SSE stream) ended cleanly just after the event that begins its first tool
+    call (nothing of the call committed): a proxy cutting the connection there."""
+    events = body.split(b"\n\n")
+    at = next(i for i, e in enumerate(events)
+              if b'"tool_calls": [' in e or b'"type": "tool_use"' in e)
+    return b"\n\n".join(events[:at + 1]) + b"\n\n"
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_an_anthropic_answer_in_words_with_tools_offered_shows_a_partial_object_once_known(
-        mode: str, empty_home: Path, respx_mock: Any) -> None:
-    """Behind a proxy answering in words with the author's tools offered, the words wait (a
-    tool round's may be a guess); the answer showed only its final object. Once its stop reason
-    says no tool is called, its words are drafted: a partial object, then the final. Failed
-    before (the final alone)."""
-    respx_mock.post(URLS["anthropic"]).mock(return_value=_anthropic_sse(PIECES, text=True))
-    seen, stream = read(_lookup_agent(empty_home, "anthropic"), mode)
-    final = Trip.model_validate_json(WHOLE)
-    assert stream.output == final
-    assert len(seen) == 2 and seen[0].city == "Oslo" and seen[-1] == final, seen
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_tool_round_cut_after_its_void_is_asked_again_and_its_tool_runs_once(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """The void commits nothing: a tool round cut after its call began is asked again (its
+    call never run), the retry's guess voided in turn, and the answer's objects start anew."""
+    build = openai_chat_stream if kind == "openai" else anthropic_stream
+    call = [ToolCall("t1", "lookup", "{}")]
+    tool_round = build(('{"city": "Par', 'is"}'), tool_calls=call)
+    answer = _openai_sse(PIECES) if kind == "openai" else _anthropic_sse(PIECES)
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        httpx.Response(200, headers=SSE_HEADERS, content=_cut_as_the_call_begins(tool_round)),
+        httpx.Response(200, headers=SSE_HEADERS, content=tool_round), answer])
+    agent, ran = make_agent(empty_home, kind), []
+
+    @agent.tool
+    def lookup() -> str:
+        """Where the user is going."""
+        ran.append(1)
+        return "Oslo"
+
+    seen, stream = read(agent, mode)
+    assert route.call_count == 3 and ran == [1]
+    assert stream.output == Trip.model_validate_json(WHOLE) == seen[-1]
+    after = _after_the_guess(seen)
+    assert after[0] == Trip(city="") and len(after) >= 3, seen
 
 
 def test_prose_with_no_object_of_the_shape_makes_no_partial_object() -> None:

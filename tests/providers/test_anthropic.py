@@ -440,27 +440,31 @@ def _words_then_the_output_tool() -> bytes:
     return body
 
 
-@pytest.mark.parametrize("choice, calls, drafts", [
-    (None, (), ['{"city": "Oslo"}']),                                   # an answer: one, once known
-    (None, (ToolCall("c1", "get_weather", '{"city": "Oslo"}'),), []),   # a tool round's: none
-    ("none", (), ['{"city": "Os', 'lo"}']),                             # no tool: as they come
+LIVE = [("draft", '{"city": "Os'), ("draft", 'lo"}')]
+
+
+@pytest.mark.parametrize("choice, calls, shown", [
+    (None, (), [*LIVE, ("text", '{"city": "Oslo"}')]),                  # an answer: live
+    (None, (ToolCall("c1", "get_weather", '{"city": "Oslo"}'),),        # a tool round's: voided
+     [*LIVE, ("void", ""), ("call", "get_weather"), ("text", '{"city": "Oslo"}')]),
+    ("none", (), [*LIVE, ("text", '{"city": "Oslo"}')]),                # no tool: as they come
 ])
-def test_words_are_drafted_only_once_no_tool_call_of_the_author_s_can_follow(
+def test_words_are_drafted_as_they_come_and_voided_when_an_author_s_tool_begins(
         respx_mock: Any, choice: str | None, calls: tuple[ToolCall, ...],
-        drafts: list[str]) -> None:
-    """With the author's tools offered the words may be a tool round's (a guess its call then
-    corrects): not drafted while they arrive. Once the reply ends with no call (its stop
-    reason), they are known to be the answer and come as one draft before the text; a tool
-    round's never do. With ``tool_choice="none"`` the words are the answer and drafted as they
-    come. Failed before (the answer's words never drafted: only its final object showed)."""
+        shown: list[tuple[str, str]]) -> None:
+    """Behind a proxy, words may answer or be a tool round's (a guess its call then corrects),
+    known only when a tool begins: they are drafted as they come (live partial objects with the
+    author's tools offered) and the call's block start voids them (``Delta.redraft``), as the
+    output tool's does. Failed before (with tools offered the words waited for the stop reason:
+    one draft for an answer, none for a tool round's, no void)."""
     respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
         200, content=anthropic_stream(['{"city": "Os', 'lo"}'], tool_calls=calls),
         headers=SSE_HEADERS))
     deltas = list(AnthropicProvider().stream(TOOL_PROMPT, "claude-sonnet-4-5", TOOL_CRED,
                                              CallOptions(response_format=RF, tool_choice=choice)))
-    assert [d.draft or d.text for d in deltas if d.draft or d.text] == [
-        *drafts, '{"city": "Oslo"}']
-    assert [d.tool_call for d in deltas if d.tool_call] == list(calls)
+    assert [("draft", d.draft) if d.draft else ("void", "") if d.redraft else
+            ("text", d.text) if d.text else ("call", d.tool_call.name)
+            for d in deltas if d.draft or d.redraft or d.text or d.tool_call] == shown
 
 
 def _input_at_block_start() -> bytes:

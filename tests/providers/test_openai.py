@@ -250,27 +250,64 @@ def _held_deltas(use_async: bool, prompt: Prompt = NO_TOOLS,
             else list(provider.stream(prompt, "gpt-4o", TOOL_CRED, opts)))
 
 
-@pytest.mark.parametrize("choice, calls, drafts", [
-    (None, (), ['{"city": "Oslo"}']),             # the answer: held until known, then one
-    (None, (ToolCall("c1", "get_weather", '{"city": "Oslo"}'),), []),   # a tool round: none
-    ("none", (), ['{"ci', 'ty": "Oslo"}']),       # no tool can be called: drafted as it comes
+def _shown(deltas: list[Any]) -> list[tuple[str, str]]:
+    """What a held structured stream shows, in order: drafts, voids, the text, the calls."""
+    return [("draft", d.draft) if d.draft else ("void", "") if d.redraft else
+            ("text", d.text) if d.text else ("call", d.tool_call.name)
+            for d in deltas if d.draft or d.redraft or d.text or d.tool_call]
+
+
+LIVE = [("draft", '{"ci'), ("draft", 'ty": "Oslo"}')]
+CALL = (ToolCall("c1", "get_weather", '{"city": "Oslo"}'),)
+
+
+@pytest.mark.parametrize("choice, pieces, calls, shown", [
+    (None, ('{"ci', 'ty": "Oslo"}'), (),                        # the answer: live, as it comes
+     [*LIVE, ("text", '{"city": "Oslo"}')]),
+    (None, ('{"ci', 'ty": "Oslo"}'), CALL,                      # a tool round: live, then void
+     [*LIVE, ("void", ""), ("text", '{"city": "Oslo"}'), ("call", "get_weather")]),
+    ("none", ('{"ci', 'ty": "Oslo"}'), (),                      # no tool can be called
+     [*LIVE, ("text", '{"city": "Oslo"}')]),
+    (None, (), CALL, [("call", "get_weather")]),                # nothing drafted: nothing void
 ])
 @pytest.mark.parametrize("use_async", [False, True])
-def test_content_is_drafted_only_where_no_later_tool_call_can_void_it(
-        respx_mock: Any, use_async: bool, choice: str | None, calls: tuple[ToolCall, ...],
-        drafts: list[str]) -> None:
-    """With the author's tools offered a choice's content is known to be the answer only at
-    its finish (a tool round's calls follow its content): its drafts showed a tool round's
-    guess while it arrived. They are held and come as one draft once the choice finished with
-    no call, before the text. Failed before (drafted piece by piece in every row)."""
+def test_content_is_drafted_live_and_voided_when_the_choice_s_first_tool_call_arrives(
+        respx_mock: Any, use_async: bool, choice: str | None, pieces: tuple[str, ...],
+        calls: tuple[ToolCall, ...], shown: list[tuple[str, str]]) -> None:
+    """A choice's content is its answer channel, and the choice is a tool round only at its
+    first call, after the content: the content is drafted as it comes (live partial objects
+    with the author's tools offered), and the call voids the drafts shown (``Delta.redraft``),
+    so a tool round's guess never stands as the answer. Failed before (with tools offered the
+    drafts waited for the finish: one draft for the answer, none for a tool round's, no
+    void)."""
     respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
-        200, content=openai_chat_stream(('{"ci', 'ty": "Oslo"}'), tool_calls=calls),
-        headers=SSE_HEADERS))
-    deltas = _held_deltas(use_async, TOOL_PROMPT, choice)
-    assert [d.draft for d in deltas if d.draft] == drafts
-    shown = [d.draft or d.text for d in deltas if d.draft or d.text]
-    assert shown == [*drafts, '{"city": "Oslo"}']
-    assert [d.tool_call for d in deltas if d.tool_call] == list(calls)
+        200, content=openai_chat_stream(pieces, tool_calls=calls), headers=SSE_HEADERS))
+    assert _shown(_held_deltas(use_async, TOOL_PROMPT, choice)) == shown
+
+
+def _content_around_a_call() -> bytes:
+    """A proxy's choice: content, a tool call, then more content before its finish."""
+    base = {"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> tuple[None, Any]:
+        return (None, {**base, "choices": [{"index": 0, "delta": delta,
+                                            "finish_reason": finish}]})
+
+    call = {"index": 0, "id": "c1", "type": "function",
+            "function": {"name": "get_weather", "arguments": "{}"}}
+    return _sse([chunk({"content": '{"city": "Par'}), chunk({"tool_calls": [call]}),
+                 chunk({"content": 'is"}'}), chunk({}, "tool_calls"), (None, "[DONE]")])
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_content_after_a_choice_s_tool_call_is_not_drafted(respx_mock: Any,
+                                                           use_async: bool) -> None:
+    """Once the choice called a tool its content is a tool round's: no draft after the void."""
+    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
+        200, content=_content_around_a_call(), headers=SSE_HEADERS))
+    assert _shown(_held_deltas(use_async, TOOL_PROMPT)) == [
+        ("draft", '{"city": "Par'), ("void", ""), ("text", '{"city": "Paris"}'),
+        ("call", "get_weather")]
 
 
 @pytest.mark.parametrize("use_async", [False, True])
