@@ -343,6 +343,21 @@ def test_signs_before_a_digit_or_a_space_keep_a_cp1252_line(text: str) -> None:
     assert guess_decode(text.encode("cp1252")) == (text, "cp1252")
 
 
+@pytest.mark.parametrize("text", [
+    "Le texte ¶suivant est très long et comporte plusieurs mots à traduire en français.\n",
+    "Größe¦Höhe¦Breite: für die Maße gelten die Werte aus der Tabelle oben.\n",
+])
+def test_a_sign_before_a_letter_among_more_western_letters_keeps_a_cp1252_line(
+        text: str) -> None:
+    """One pilcrow or broken bar before a word in a text whose accented letters outnumber
+    such signs is the text's own (a Big5 or Shift-JIS lead byte read as cp1252 has no
+    accented letters about it: "¤j¤p", "ƒpƒX"). Failed before: skipped (None), so one "¶"
+    anywhere in a long cp1252 file dropped the whole file."""
+    assert guess_decode(text.encode("cp1252")) == (text, "cp1252")
+    long_file = (text * 40).encode("cp1252")
+    assert guess_decode(long_file) == (text * 40, "cp1252")
+
+
 @pytest.mark.parametrize("text", ["Työpöytä", "Ei mitään tehtävää.\n", "Peipsiääre",
                                   "Centúúm", "Déjà à jour.", "%lld~días"])
 def test_a_short_western_line_the_detector_refuses_everywhere_is_read_as_cp1252(
