@@ -349,13 +349,24 @@ def test_signs_before_a_digit_or_a_space_keep_a_cp1252_line(text: str) -> None:
 ])
 def test_a_sign_before_a_letter_among_more_western_letters_keeps_a_cp1252_line(
         text: str) -> None:
-    """One pilcrow or broken bar before a word in a text whose accented letters outnumber
-    such signs is the text's own (a Big5 or Shift-JIS lead byte read as cp1252 has no
-    accented letters about it: "¤j¤p", "ƒpƒX"). Failed before: skipped (None), so one "¶"
-    anywhere in a long cp1252 file dropped the whole file."""
+    """One pilcrow or broken bar before a word in a line of more than ten words whose accented
+    letters outnumber such signs is the text's own (Big5 or Shift-JIS lead bytes read as
+    cp1252, "¤j¤p", "ƒpƒX", stand in short lines among few accents). Failed before: skipped
+    (None), so one "¶" anywhere in a long cp1252 file dropped the whole file."""
     assert guess_decode(text.encode("cp1252")) == (text, "cp1252")
     long_file = (text * 40).encode("cp1252")
     assert guess_decode(long_file) == (text * 40, "cp1252")
+
+
+@pytest.mark.parametrize(("text", "codec"), [
+    ("長度: %s", "gbk"), ("選項 '-r' 僅用於 last-resort 比較", "gbk"), ("Thomson 卡匣", "big5"),
+])
+def test_a_short_line_with_a_sign_before_a_letter_is_not_read_as_cp1252(
+        text: str, codec: str) -> None:
+    """The twin: in a short line accents beside the sign are the same CJK bytes ("長度" is
+    "éL¶È"), so there the sign refuses cp1252 whatever the accents."""
+    got = guess_decode(text.encode(codec))
+    assert got is None or got[0] == text
 
 
 @pytest.mark.parametrize("text", ["Työpöytä", "Ei mitään tehtävää.\n", "Peipsiääre",
