@@ -232,7 +232,8 @@ _MARK_BY_LETTER = re.compile(r"[ˇ˘˛˝´¨¸˙¤]|[§©¶·¦](?=[^\W\d_])|(?<
 #: A sign no one writes before a letter (currency, florin, yen, broken bar, section, pilcrow):
 #: in a cp1252 reading, the lead byte of a Big5 or Shift-JIS character whose trail is ASCII
 #: ("大小" is "¤j¤p", "越南" "¶V«n", katakana "パス" "ƒpƒX"). Before a digit or a space they
-#: are text ("¥100", "§ 3").
+#: are text ("¥100", "§ 3"); where they are rare in a text of more than :data:`FEW_WORDS`
+#: words, a Western text's own ("¶suivant" in a French line; see :func:`single_byte_fits`).
 _SIGN_BEFORE_LETTER = re.compile(r"[¤ƒ¥¦§¶](?=[^\W\d_])")
 _UTF8_SEQUENCE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}"
                             rb"|[\xf0-\xf4][\x80-\xbf]{3}")
@@ -259,8 +260,10 @@ def single_byte_fits(text: str, codec: str) -> bool:
     and at most one accent a word (monotonic spelling); in cp1252, no more letters past ASCII
     than ASCII letters (French or German text is mostly ASCII; Russian read as cp1252 is all
     accents) and no sign before a letter (:data:`_SIGN_BEFORE_LETTER`: Big5 and Shift-JIS
-    lead bytes); in cp1250, at most two for each ASCII one (Czech and Polish are denser: "Zażółć
-    gęślą jaźń"), no word of four letters or more without an ASCII one, none opening with
+    lead bytes) unless, past :data:`FEW_WORDS` words, accented letters outnumber them or
+    they are fewer than one in ten words; in cp1250, at most two for each ASCII one (Czech
+    and Polish are denser: "Zażółć gęślą jaźń"), no word of four
+    letters or more without an ASCII one, none opening with
     ą/ę/ě, no capital after a small accented letter, no lone mark and no symbol touching a
     letter (:data:`_MARK_BY_LETTER`: Big5 and GBK bytes); in both Latin pages, no superscript inside a
     word and no capital past ASCII after a small letter."""
@@ -295,8 +298,17 @@ def single_byte_fits(text: str, codec: str) -> bool:
     if codec in ("cp1250", "cp1251") and _MARK_BY_LETTER.search(text) is not None:
         return False   # GBK "。" as "ˇŁ", Big5 "設定" as "ł]©w", "东加语" as "ŞFĄ[»y", "洛矶" as "Вен¶"
     if codec == "cp1252":
+        # past FEW_WORDS words the signs are the text's own where they are rare: outnumbered
+        # by accented letters (not the florin, a letter itself) or fewer than one in FEW_WORDS
+        # words ("¶suivant" in a French file, "See §A.1" in an English one); a short line's
+        # accents beside them are the same CJK bytes ("長度" is "éL¶È"), and Shift-JIS lines
+        # put one before nearly every word ("ƒpƒX")
+        signs = len(_SIGN_BEFORE_LETTER.findall(text))
+        words = len(text.split()) if signs else 0
         return (past <= len(_ASCII_LETTER.findall(text))
-                and _SIGN_BEFORE_LETTER.search(text) is None)
+                and (signs == 0 or (words > FEW_WORDS
+                                    and (signs < past - text.count("ƒ")
+                                         or signs * FEW_WORDS < words))))
     if codec == "cp1250":
         return past <= 2 * len(_ASCII_LETTER.findall(text))
     return True

@@ -343,6 +343,36 @@ def test_signs_before_a_digit_or_a_space_keep_a_cp1252_line(text: str) -> None:
     assert guess_decode(text.encode("cp1252")) == (text, "cp1252")
 
 
+@pytest.mark.parametrize("text", [
+    "Le texte ¶suivant est très long et comporte plusieurs mots à traduire en français.\n",
+    "Größe¦Höhe¦Breite: für die Maße gelten die Werte aus der Tabelle oben.\n",
+    "See §A.1 of the agreement for the full terms and conditions that apply to you here.\n",
+])
+def test_a_sign_before_a_letter_among_more_western_letters_keeps_a_cp1252_line(
+        text: str) -> None:
+    """A pilcrow, broken bar or section sign before a word, in a line of more than ten words
+    where such signs are rare (outnumbered by its accented letters, or fewer than one in ten
+    words), is the text's own (Big5 or Shift-JIS lead bytes read as cp1252, "¤j¤p", "ƒpƒX",
+    stand in short lines or before nearly every word). Failed before: skipped (None), or
+    "§A" read as Big5 "你", so one sign anywhere in a long cp1252 file lost the whole file."""
+    assert guess_decode(text.encode("cp1252")) == (text, "cp1252")
+    long_file = (text * 40).encode("cp1252")
+    assert guess_decode(long_file) == (text * 40, "cp1252")
+
+
+@pytest.mark.parametrize(("text", "codec"), [
+    ("長度: %s", "gbk"), ("選項 '-r' 僅用於 last-resort 比較", "gbk"), ("Thomson 卡匣", "big5"),
+    ("[パス]\nmenu ヘッダ\n%s ビット\nネットマスク %s\n" * 3, "cp932"),
+])
+def test_a_short_line_with_a_sign_before_a_letter_is_not_read_as_cp1252(
+        text: str, codec: str) -> None:
+    """The twins: in a short line accents beside the sign are the same CJK bytes ("長度" is
+    "éL¶È"), so there the sign refuses cp1252 whatever the accents; and a Shift-JIS file of
+    more than ten words puts one before nearly every word."""
+    got = guess_decode(text.encode(codec))
+    assert got is None or got[0] == text
+
+
 @pytest.mark.parametrize("text", ["Työpöytä", "Ei mitään tehtävää.\n", "Peipsiääre",
                                   "Centúúm", "Déjà à jour.", "%lld~días"])
 def test_a_short_western_line_the_detector_refuses_everywhere_is_read_as_cp1252(
