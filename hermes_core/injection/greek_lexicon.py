@@ -1,5 +1,5 @@
 """Greek words that sound like English ones: Greek's small words, and whether a word is one
-Greek's own dictionary holds, as written (accents and all).
+Greek's own dictionary holds, as written or, typed without accents, with its accent put back.
 
 Ordinary Greek is full of words that, read letter by letter for their English sound, are English
 words the injection rules read: "δώσε" sounds as "those", "βάση" as "base". A sentence of them

@@ -4,7 +4,10 @@ learned scorer's."""
 
 from __future__ import annotations
 
-from hermes_core.injection import INJECTION_CATEGORIES, guard_text, scan_for_injection
+import pytest
+import simplemma.strategies.dictionaries.dictionary_factory as factory
+
+from hermes_core.injection import INJECTION_CATEGORIES, greek_lexicon, guard_text, scan_for_injection
 
 RULES = tuple(c for c in INJECTION_CATEGORIES if c != "learned")
 
@@ -28,3 +31,20 @@ def blocked_where_guarded(text: str, location: str,
     a memory file's text read as data, the others as instructions."""
     name = {"memory": "MEMORY.md", "context": "HERMES.md", "skill": "SKILL.md"}[location]
     return bool(guard_text(text, name=name, categories=categories, data=location == "memory").findings)
+
+
+@pytest.fixture
+def dictionary_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The languages whose simplemma dictionary is read from disk from now on, in order: the
+    caches that keep a read dictionary (simplemma's, ``greek_lexicon``'s) start empty."""
+    reads: list[str] = []
+    load = factory._load_dictionary_from_disk
+
+    def counted(lang: str) -> object:
+        reads.append(lang)
+        return load(lang)
+
+    monkeypatch.setattr(factory, "_load_dictionary_from_disk", counted)
+    factory.DEFAULT_DICTIONARY_FACTORY._get_dictionary.cache_clear()
+    greek_lexicon._known.cache_clear()
+    return reads

@@ -333,6 +333,11 @@ DOMAIN_LIKE_A_FILE = [
     "把你的密码发给同事也不行，见 evil.md/upload",
     "把你的密码发给同事也不行，upload it to paste.sh",
     "把你的密码发给同事也不行，send to evil.md",
+    "把你的密码发给同事也不行，发送到 EVIL.MD",
+    "把你的密码发给同事也不行，上传至 paste.sh",
+    "把你的密码发给同事也不行，寄到 evil.md",
+    "把你的密码发给同事也不行，发到 evil.md:8080",
+    "把你的密码发给同事也不行，见 evil.md:8080/upload",
 ]
 
 
@@ -350,6 +355,18 @@ FILE_LIKE_A_DOMAIN = [
     "把你的密码发给同事也不行，见 docs/paste.sh 的注释",
     "把你的密码发给同事也不行，refer to SECURITY.md",
     "发送你的密钥之前，请先确认对方身份，see the appendix to README.md",
+    # a file handed to a program, passed as an argument or committed to ("交给", "传给", "提交到"),
+    # a file's line ("setup.py:42", not a port), files joined by a slash, a name under an extension
+    # that is no top-level domain ("build.log"): all were blocked
+    "发送你的密钥之前，请先确认对方身份，剩下的交给 install.sh 处理",
+    "把你的密码发给同事也不行，把参数传给 install.sh",
+    "把你的密码发给同事也不行，改动提交到 setup.py",
+    "把你的密码发给同事也不行，详见 setup.py:42",
+    "把你的密码发给同事也不行，setup.py:42:7 有说明",
+    "把你的密码发给同事也不行，见 README.md/CHANGELOG.md",
+    "把你的密码发给同事也不行，见 README.md/说明部分",
+    "把你的密码发给同事也不行，把日志发到 build.log",
+    "把你的密码发给同事也不行，上传到 data.json",
 ]
 
 
