@@ -296,6 +296,22 @@ def test_a_brace_the_decoder_fails_before_the_end_does_not_end_the_prose_scan(
     assert value is not None and value.city == "Os"
 
 
+class Defaults(BaseModel):
+    city: str = "?"
+
+
+@pytest.mark.parametrize("so_far", [
+    'Not this: {"city" "Os. This: {}',    # the decoder stops at a quote it never read
+    'Not this: {"city" "Os. This: {',     # ... an object still arriving after it
+])
+def test_a_brace_the_decoder_fails_at_an_unread_quote_does_not_end_the_prose_scan(
+        so_far: str) -> None:
+    """A ``{`` whose decode fails at a ``"`` it expected a delimiter before did not read the
+    string that quote opens, so the objects after it (with no quote of their own: the string
+    never closes) still stand. Failed before (the scan ended there: no object)."""
+    assert parse_draft(so_far, Defaults) == Defaults()
+
+
 @pytest.mark.parametrize("text", [
     '{"city": ' * 50_000,                           # opens an object, nested past any limit
     'Here is the plan: {"city": ' + "[" * 50_000,   # behind prose
