@@ -171,7 +171,8 @@ class Delta:
     draft: str = ""
     # the drafts shown so far are void: the attempt that sent them failed and the call loop
     # tries again, or the provider found them no part of the answer (words before a tool call
-    # begins: a tool round's, or before Anthropic's output tool); the next drafts start anew
+    # begins: a tool round's, or before Anthropic's output tool; the output tool's input before
+    # an author's tool call); the next drafts start anew
     redraft: bool = False
 
 

@@ -259,9 +259,11 @@ class _StreamState:
         # the output tool began: it is the answer, as a whole reply's is (``_completion``), and
         # the words held before or beside it (a proxy's) are not
         self.answered = False
-        # one of the author's tools began: a tool round, whose words (a guess its call then
-        # corrects) are no draft of the answer: those drafted are void, later ones not drafted
+        # one of the author's tools began: a tool round, whose words and output tool input (a
+        # guess its call then corrects) are no draft of the answer: those drafted are void,
+        # later ones not drafted
         self.called = False
+        self.drafted = False   # drafts were given out since the last void (see ``called``)
         self.counted = counted
         self.before = before   # what the request was billed before message_start
         self.usage = Usage()
@@ -323,9 +325,13 @@ class _StreamState:
                                        "name": event.content_block.name, "arguments": "",
                                        "given": json.dumps(given, ensure_ascii=False)
                                        if isinstance(given, dict) and given else ""}
-            if self.hold and self.text and not (self.answered or self.called):
-                yield Delta(redraft=True)   # the words' drafts are void: a tool begins
-            if self.hold and event.content_block.name == STRUCTURED_OUTPUT_TOOL:
+            output = self.hold and event.content_block.name == STRUCTURED_OUTPUT_TOOL
+            if self.drafted and not (output and self.answered):
+                # void: the words' drafts, a tool beginning; the output tool's input too, an
+                # author's tool beginning (parallel tool use: the message is a tool round)
+                self.drafted = False
+                yield Delta(redraft=True)
+            if output:
                 self.answered = True
             else:
                 self.called = True
@@ -336,11 +342,13 @@ class _StreamState:
                 if not self.hold:
                     yield Delta(text=d.text)
                 elif not (self.answered or self.called):
+                    self.drafted = True
                     yield Delta(draft=d.text)
             elif d.type == "input_json_delta" and event.index in self.tools:
                 tool = self.tools[event.index]
                 tool["arguments"] += d.partial_json or ""
-                if tool["name"] == STRUCTURED_OUTPUT_TOOL and d.partial_json:
+                if tool["name"] == STRUCTURED_OUTPUT_TOOL and d.partial_json and not self.called:
+                    self.drafted = True
                     yield Delta(draft=d.partial_json)   # the answer so far: progress, not text
             elif d.type == "thinking_delta" and event.index in self.thinking:
                 self.thinking[event.index]["thinking"] += d.thinking or ""

@@ -467,6 +467,51 @@ def test_words_are_drafted_as_they_come_and_voided_when_an_author_s_tool_begins(
             for d in deltas if d.draft or d.redraft or d.text or d.tool_call] == shown
 
 
+def _output_tool_and_a_call(output_first: bool) -> bytes:
+    """One message (``tool_choice: any`` allows parallel use) calling the output tool and an
+    author's tool: a tool round, whose output tool input is a guess the call's answer corrects."""
+    start = anthropic_message("", id="m")
+    start["stop_reason"] = None
+    output = [("content_block_start", {"type": "content_block_start", "index": 0,
+                                       "content_block": {"type": "tool_use", "id": "s1",
+                                                         "name": STRUCTURED_OUTPUT_TOOL,
+                                                         "input": {}}}),
+              ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+                  "type": "input_json_delta", "partial_json": '{"city": "Paris"}'}}),
+              ("content_block_stop", {"type": "content_block_stop", "index": 0})]
+    call = [("content_block_start", {"type": "content_block_start", "index": 1,
+                                     "content_block": {"type": "tool_use", "id": "c1",
+                                                       "name": "get_weather", "input": {}}}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 1, "delta": {
+                "type": "input_json_delta", "partial_json": '{"city": "Oslo"}'}}),
+            ("content_block_stop", {"type": "content_block_stop", "index": 1})]
+    blocks = [*output, *call] if output_first else [
+        (kind, {**event, "index": 1 - event["index"]}) for kind, event in [*call, *output]]
+    return _sse([("message_start", {"type": "message_start", "message": start}), *blocks,
+                 ("message_delta", {"type": "message_delta", "usage": {"output_tokens": 9},
+                                    "delta": {"stop_reason": "tool_use", "stop_sequence": None}}),
+                 ("message_stop", {"type": "message_stop"})])
+
+
+@pytest.mark.parametrize("output_first, shown", [
+    (True, [("draft", '{"city": "Paris"}'), ("text", '{"city": "Paris"}'), ("void", ""),
+            ("call", "get_weather")]),
+    (False, [("call", "get_weather"), ("text", '{"city": "Paris"}')]),
+])
+def test_the_output_tool_s_drafts_are_void_in_a_message_that_calls_an_author_s_tool(
+        respx_mock: Any, output_first: bool, shown: list[tuple[str, str]]) -> None:
+    """The output tool beside an author's call (parallel tool use) makes a tool round: its
+    input is a guess, as a tool round's words are. Drafted before the call, its drafts are void
+    when the call begins; after it, not drafted. Failed before (drafted both ways, no void)."""
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, content=_output_tool_and_a_call(output_first), headers=SSE_HEADERS))
+    deltas = list(AnthropicProvider().stream(TOOL_PROMPT, "claude-sonnet-4-5", TOOL_CRED,
+                                             CallOptions(response_format=RF)))
+    assert [("draft", d.draft) if d.draft else ("void", "") if d.redraft else
+            ("text", d.text) if d.text else ("call", d.tool_call.name)
+            for d in deltas if d.draft or d.redraft or d.text or d.tool_call] == shown
+
+
 def _input_at_block_start() -> bytes:
     """A compatible server that sends a tool's whole input in ``content_block_start`` and no
     ``input_json_delta`` (the SDK's own stream accumulator keeps that input)."""

@@ -34,8 +34,6 @@ _OPENER = r"```[ \t]*(?:[A-Za-z][\w+.-]*)?[ \t]*\n?"
 _FENCE = re.compile(_OPENER + r"(.*?)\n?[ \t]*```", re.DOTALL)
 # a fence opened and not yet closed (a reply still arriving): what it holds so far
 _OPEN_FENCE = re.compile(_OPENER + r"(.*)", re.DOTALL)
-# a JSON string, closed (``_read_to_end``: one never closed runs to the text's end)
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 # what a JSON number is written with (its digits, sign, point and exponent)
 _NUMBER_CHARS = "0123456789.eE+-"
@@ -286,14 +284,16 @@ def _objects_in(text: str, limit: int = 8, starts: int = 64, *,
 
 
 def _read_to_end(text: str, error: ValueError) -> bool:
-    """Whether the decoder, failing, read ``text`` to its end: it stopped there, or at a string
-    never closed. Every ``{`` after the start is then inside what it read, so none stands in the
-    prose. Pydantic refuses such a start when it nests past its depth (~200, the decoder's is
-    ~1,000), and each later ``{``, as deep, decoded to the end again: up to 64 a read."""
+    """Whether the decoder, failing, read ``text`` to its end: it stopped there, or in a string
+    it read and found never closed (not at a quote where it wanted a delimiter: that string it
+    never read, and a ``{}`` after it stands). Every ``{`` after the start is then inside what
+    it read, so none stands in the prose. Pydantic refuses such a start when it nests past its
+    depth (~200, the decoder's is ~1,000), and each later ``{``, as deep, decoded to the end
+    again: up to 64 a read."""
     at = getattr(error, "pos", None)
     if at is None:
         return False
-    return at == len(text) or (text.startswith('"', at) and _STRING.match(text, at) is None)
+    return at == len(text) or str(getattr(error, "msg", "")).startswith("Unterminated string")
 
 
 def _opens_json(text: str) -> bool:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Literal
+import json
+from typing import Any, Literal
 
+import pytest
 from pydantic import BaseModel
+
+from hermes_core.agent.tools import structured
 
 
 class Address(BaseModel):
@@ -27,3 +31,17 @@ def book_table(restaurant: str, guests: int, when: str = "tonight",
         address: where the restaurant is, when the name is ambiguous
     """
     return f"{restaurant} for {guests}"
+
+
+@pytest.fixture
+def decodes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Where each of the prose scan's decodes starts (the decoder counted)."""
+    starts: list[int] = []
+
+    class Counting(json.JSONDecoder):
+        def raw_decode(self, s: str, idx: int = 0) -> tuple[Any, int]:
+            starts.append(idx)
+            return super().raw_decode(s, idx)
+
+    monkeypatch.setattr(structured.json, "JSONDecoder", Counting)
+    return starts

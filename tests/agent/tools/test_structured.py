@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import enum
-import json
 from typing import Any
 
 import pytest
 from pydantic import BaseModel, Field, RootModel, create_model
 
-from hermes_core.agent.tools import structured
 from hermes_core.agent.tools.structured import (
     failed,
     parse_draft,
@@ -246,18 +244,10 @@ def test_a_draft_sent_as_one_json_string_is_read_from_inside_the_string(
     '{"a": ' * 3_000 + "1" + "}" * 3_000 + ' {"a": 1',   # whole, and something after it
 ])
 def test_a_reply_nested_past_the_decoder_s_depth_is_decoded_from_two_braces_not_each(
-        text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        text: str, decodes: list[int]) -> None:
     """Each ``{`` of a reply nested past the decoder's depth is as deep: the prose scan decoded
     from each of its first 64 (each running to the decoder's depth, ~10 ms a draft's read, read
     ~150 times a reply) before finding no object. Failed before (64 decodes)."""
-    decodes = []
-
-    class Counting(json.JSONDecoder):
-        def raw_decode(self, s: str, idx: int = 0) -> tuple[Any, int]:
-            decodes.append(idx)
-            return super().raw_decode(s, idx)
-
-    monkeypatch.setattr(structured.json, "JSONDecoder", Counting)
     assert parse_draft(text, Plan) is None
     assert len(decodes) == 2, len(decodes)
 
@@ -268,19 +258,11 @@ def test_a_reply_nested_past_the_decoder_s_depth_is_decoded_from_two_braces_not_
     'Here is the plan: ' + '{"a": ' * 500,  # behind prose
 ])
 def test_a_reply_nested_past_pydantic_s_depth_but_not_the_decoder_s_is_decoded_once(
-        text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        text: str, decodes: list[int]) -> None:
     """Between pydantic's depth (~200) and the decoder's (~1,000) a reply still arriving decodes
     to its end from each ``{`` and pydantic refuses each: the scan decoded from each of its first
     64 (~8 ms a read at 900 deep). A ``{`` the decoder read to the text's end holds every ``{``
     after it, so none of them stands in the prose. Failed before (64 decodes)."""
-    decodes = []
-
-    class Counting(json.JSONDecoder):
-        def raw_decode(self, s: str, idx: int = 0) -> tuple[Any, int]:
-            decodes.append(idx)
-            return super().raw_decode(s, idx)
-
-    monkeypatch.setattr(structured.json, "JSONDecoder", Counting)
     assert parse_draft(text, Plan) is None
     assert len(decodes) == 1, len(decodes)
 
@@ -294,6 +276,22 @@ def test_a_brace_the_decoder_fails_before_the_end_does_not_end_the_prose_scan(
     """Only a ``{`` read to the text's end holds the ones after it (pinned with the above)."""
     value = parse_draft(so_far, Plan)
     assert value is not None and value.city == "Os"
+
+
+class Defaults(BaseModel):
+    city: str = "?"
+
+
+@pytest.mark.parametrize("so_far", [
+    'Not this: {"city" "Os. This: {}',    # the decoder stops at a quote it never read
+    'Not this: {"city" "Os. This: {',     # ... an object still arriving after it
+])
+def test_a_brace_the_decoder_fails_at_an_unread_quote_does_not_end_the_prose_scan(
+        so_far: str) -> None:
+    """A ``{`` whose decode fails at a ``"`` it expected a delimiter before did not read the
+    string that quote opens, so the objects after it (with no quote of their own: the string
+    never closes) still stand. Failed before (the scan ended there: no object)."""
+    assert parse_draft(so_far, Defaults) == Defaults()
 
 
 @pytest.mark.parametrize("text", [
