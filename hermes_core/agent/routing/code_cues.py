@@ -27,6 +27,9 @@ SHELL = re.compile(
     # too and "运行make test的时候" names a command as "run make test" does
     rf"|{_ASCII_START}(?:pip|npm|pnpm|yarn|apt|apt-get|brew|docker|kubectl|git|make|cargo|uv)\s+"
     rf"(?:install|run|build|clone|push|pull|apply|exec|commit|test){_ASCII_END}"
+    # or given a flag: "make -j4", "npm -g", "git -C" ("make - well, bake -" is English)
+    rf"|{_ASCII_START}(?:pip|npm|pnpm|yarn|apt|apt-get|brew|docker|kubectl|git|make|cargo|uv)"
+    r"\s+--?[a-z]"
     # "up" only after compose: "make up a story" and "brew up some tea" are English
     rf"|{_ASCII_START}(?:docker[- ]compose|docker\s+compose|podman[- ]compose)\s+"
     rf"(?:up|down|build|run|exec|pull|logs){_ASCII_END}"
@@ -196,9 +199,10 @@ TECHNICAL_WORD = re.compile(
 
 # Go, R and C spelled as words other words share ("Go home", R&B, Plan C, vitamin C, a grade C),
 # read cased and by context: the language and a thing written in it (Go code, an R script, a C
-# compiler), a program written, ported or built in it with the phrase ending there (not a song
-# in C: a key), used, learnt or switched to, and in Chinese and Japanese with 语言/言語, 用Go写,
-# Goで書く. "Go" and "R" capitalised only; C not before ++ or # (those are spelled out above).
+# compiler), a program written, ported or built in it (or ported, migrated to it) with the phrase
+# ending there (not a song in C: a key), used, learnt or switched to, and in Chinese and
+# Japanese with 语言/言語, 用Go写, Goで書く. "Go" and "R" capitalised only; C not before ++ or #
+# (those are spelled out above).
 _WORD_LANG = r"(?:Go|R|C)(?![A-Za-z0-9_+#&'])"
 _WRITTEN_IN = (r"(?i:write|writes|wrote|written|writing|rewrite|rewrites|rewrote|rewritten"
                r"|rewriting|implement(?:s|ed|ing)?|port(?:s|ed|ing)?|code[sd]?|coding"
@@ -213,6 +217,11 @@ LANGUAGE_IN_CONTEXT = re.compile(
     r"(?![^.?!\n]{0,60}?\b(?i:songs?|melod(?:y|ies)|chords?|progressions?|tunes?|scales?|music"
     r"|riffs?|pieces?|arrangements?)\b)"
     rf"[^.?!\n]{{0,60}}?\b(?i:in|using)\s+{_WORD_LANG}(?=\s*(?:$|[?.!,;:)]))"
+    # ported or migrated to it, the phrase ending there (not a melody taken to C: a key)
+    r"|\b(?i:port(?:s|ed|ing)?|migrat(?:e|es|ed|ing)|transpil(?:e|es|ed|ing))\b"
+    r"(?![^.?!\n]{0,60}?\b(?i:songs?|melod(?:y|ies)|chords?|progressions?|tunes?|scales?|music"
+    r"|riffs?|pieces?|arrangements?)\b)"
+    rf"[^.?!\n]{{0,60}}?\b(?i:to|into)\s+{_WORD_LANG}(?=\s*(?:$|[?.!,;:)]))"
     r"|\b(?i:use[sd]?|using|learn(?:s|ed|t|ing)?|(?:switch(?:ed|es)?|mov(?:e|ed|es)"
     rf"|migrat(?:e|ed|es))\s+to)\s+{_WORD_LANG}"
     r"(?=\s*(?:$|[?.!,;:)]|(?i:for|instead|over|and|or|because|rather|to)\b))"
@@ -240,20 +249,31 @@ _FOLDED_WORDS = re.compile(TECHNICAL_WORD.pattern, 0)
 _CASED_WORDS = (CODE_IDENTIFIER, LANGUAGE_IN_CONTEXT)
 
 
+# How far past a window's end a thing starting inside it is read (a line's end comes first).
+EDGE_READ = 160
+
+
 def technical_starts(text: str, folded: str, start: int = 0, end: int | None = None, *,
                      shapes: bool = True) -> list[int]:
     """Where in ``text[start:end]`` something technical is named (a fence, a URL, a shell
     command, pasted code, a code identifier, a technical word), sorted: one pass of each
     pattern, so a caller asking of many places in a long text pays linear time once. ``folded``
     is ``text.lower()`` (made once by the caller); line starts and word edges are the whole
-    text's. Go, R and C are seen cased, by context (``LANGUAGE_IN_CONTEXT``). ``shapes=False``:
+    text's, and a thing starting before ``end`` is read past it to its line's end (at most
+    ``EDGE_READ`` characters), so a window's end cuts no word into a technical one. Go, R and C
+    are seen cased, by context (``LANGUAGE_IN_CONTEXT``). ``shapes=False``:
     the caller has searched the whole text for a fence, URL, shell command and pasted code and
     found none, so they are not looked for again (half the cost on a short line)."""
-    stop = len(text) if end is None else end
+    stop = len(text) if end is None else min(end, len(text))
+    # a thing starting before ``stop`` is read on to its line's end (at most EDGE_READ past
+    # ``stop``): read only to ``stop``, "shellfish" cut after "shell" named a shell
+    newline = text.find("\n", stop, stop + EDGE_READ)
+    reach = newline if newline >= 0 else min(len(text), stop + EDGE_READ)
     cased = _CASED if shapes else _CASED_WORDS
     if len(folded) != len(text):   # a letter whose lower case is longer: read the text itself
-        blind = (_UNFOLDED if shapes else TECHNICAL_WORD).finditer(text, start, stop)
+        blind = (_UNFOLDED if shapes else TECHNICAL_WORD).finditer(text, start, reach)
     else:
-        blind = (_FOLDED if shapes else _FOLDED_WORDS).finditer(folded, start, stop)
-    return sorted({*(m.start() for m in blind),
-                   *(m.start() for p in cased for m in p.finditer(text, start, stop))})
+        blind = (_FOLDED if shapes else _FOLDED_WORDS).finditer(folded, start, reach)
+    found = {*(m.start() for m in blind),
+             *(m.start() for p in cased for m in p.finditer(text, start, reach))}
+    return sorted(spot for spot in found if spot < stop)
