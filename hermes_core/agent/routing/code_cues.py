@@ -204,27 +204,32 @@ TECHNICAL_WORD = re.compile(
 # Japanese with 语言/言語, 用Go写, Goで書く. "Go" and "R" capitalised only; C not before ++ or #
 # (those are spelled out above).
 _WORD_LANG = r"(?:Go|R|C)(?![A-Za-z0-9_+#&'])"
+# Where a phrase naming the language ends, or goes on as a programmer's does ("in C instead of
+# Rust", "in Go because of speed"): not "in C major", "in C minor" (keys).
+_PHRASE_GOES_ON = r"(?=\s*(?:$|[?.!,;:)]|(?i:for|instead|over|and|or|because|rather|to)\b))"
 _WRITTEN_IN = (r"(?i:write|writes|wrote|written|writing|rewrite|rewrites|rewrote|rewritten"
                r"|rewriting|implement(?:s|ed|ing)?|port(?:s|ed|ing)?|code[sd]?|coding"
                r"|program(?:s|med|ming)?|compile[sd]?|build(?:s|ing)?|built)")
 LANGUAGE_IN_CONTEXT = re.compile(
     # a look at the first letter first (each branch's own): most places fail in one step
-    r"(?=[GRCwWrRiIpPcCbBuUlLsSmM用使改])(?:"
+    r"(?=[GRCwWrRiIpPcCbBuUlLsSmMaA用使改])(?:"
     rf"{_ASCII_START}{_WORD_LANG}\s+(?i:code|programs?|functions?|scripts?|compilers?"
     r"|librar(?:y|ies)|packages?|modules?|binar(?:y|ies)|runtime|structs?|pointers?|source"
     r"|projects?|toolchain|services?|backend|bindings?|developers?|programmers?|files?)\b"
     rf"|\b{_WRITTEN_IN}\b"
     r"(?![^.?!\n]{0,60}?\b(?i:songs?|melod(?:y|ies)|chords?|progressions?|tunes?|scales?|music"
     r"|riffs?|pieces?|arrangements?)\b)"
-    rf"[^.?!\n]{{0,60}}?\b(?i:in|using)\s+{_WORD_LANG}(?=\s*(?:$|[?.!,;:)]))"
+    rf"[^.?!\n]{{0,60}}?\b(?i:in|using)\s+{_WORD_LANG}{_PHRASE_GOES_ON}"
     # ported or migrated to it, the phrase ending there (not a melody taken to C: a key)
     r"|\b(?i:port(?:s|ed|ing)?|migrat(?:e|es|ed|ing)|transpil(?:e|es|ed|ing))\b"
     r"(?![^.?!\n]{0,60}?\b(?i:songs?|melod(?:y|ies)|chords?|progressions?|tunes?|scales?|music"
     r"|riffs?|pieces?|arrangements?)\b)"
-    rf"[^.?!\n]{{0,60}}?\b(?i:to|into)\s+{_WORD_LANG}(?=\s*(?:$|[?.!,;:)]))"
+    rf"[^.?!\n]{{0,60}}?\b(?i:to|into)\s+{_WORD_LANG}{_PHRASE_GOES_ON}"
     r"|\b(?i:use[sd]?|using|learn(?:s|ed|t|ing)?|(?:switch(?:ed|es)?|mov(?:e|ed|es)"
-    rf"|migrat(?:e|ed|es))\s+to)\s+{_WORD_LANG}"
-    r"(?=\s*(?:$|[?.!,;:)]|(?i:for|instead|over|and|or|because|rather|to)\b))"
+    rf"|migrat(?:e|ed|es))\s+to)\s+{_WORD_LANG}{_PHRASE_GOES_ON}"
+    # chosen over or for something ("chose Go over Rust"); alone it may be a quiz's answer
+    r"|\b(?i:pick(?:s|ed|ing)?|chose|choose[sn]?|choosing|chosen|prefer(?:s|red|ring)?"
+    rf"|select(?:s|ed|ing)?|adopt(?:s|ed|ing)?)\s+{_WORD_LANG}(?=\s+(?i:for|over|instead|rather)\b)"
     rf"|{_ASCII_START}{_WORD_LANG}\s*(?:语言|語言|言語|代码|代碼|程序|程式|コード|プログラム"
     r"|で(?:書|実装|作|開発|リライト))"
     rf"|(?:用|使用|改用)\s*{_WORD_LANG}\s*(?:写|寫|重写|重寫|实现|實現|开发|開發|编程|編程|编写|編寫))",

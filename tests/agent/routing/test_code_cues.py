@@ -85,3 +85,20 @@ def test_a_technical_thing_starting_inside_the_window_is_found_though_it_ends_pa
 ])
 def test_a_program_ported_or_migrated_to_go_r_or_c_is_technical(text: str, named: bool) -> None:
     assert bool(_named(text)) is named, text
+
+
+# A phrase naming Go, R or C goes on past it as it does after "used": "in C instead of Rust",
+# "in Go because of speed"; Go chosen over or for something. Found nowhere before; a quiz's
+# answer C picked, a key sung in, stay words.
+@pytest.mark.parametrize(("text", "named"), [
+    ("they wrote the firmware in C instead of Rust", True),
+    ("she rewrote it in Go because of speed", True),
+    ("they chose Go over Rust", True),
+    ("they picked Go for the backend", True),
+    ("he picked C on the quiz", False),
+    ("why did she choose C?", False),
+    ("he sang it in C and then in D", False),
+])
+def test_go_r_or_c_written_in_or_chosen_with_the_phrase_going_on_is_technical(
+        text: str, named: bool) -> None:
+    assert bool(_named(text)) is named, text
