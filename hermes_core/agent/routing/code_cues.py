@@ -107,6 +107,9 @@ _JA_CODE_NOUN = r"関数|コード|スクリプト|正規表現|単体テスト|
 _JA_WEAK_NOUN = r"プログラム|テスト"      # also a festival's programme, a school test
 _JA_CODE_VERB = r"書|実装|修正|デバッグ|作成|作っ|作る|リファクタ"
 _JA_CODE_ONLY_NOUN = r"コード|正規表現|単体テスト|ユニットテスト"   # 説明 takes only these
+# Music the phrase is about ("the song in C", "rewrite this melody in C"): C is a key there.
+_NOT_A_KEY = (r"(?![^.?!\n]{0,60}?\b(?i:songs?|melod(?:y|ies)|chords?|progressions?|tunes?|scales?"
+              r"|music|riffs?|pieces?|arrangements?)\b)")
 _ASKS_FOR_CODE = re.compile(
     rf"\b(?:{_EN_CODE_VERB})\b[^.?!\n]{{0,40}}?\b(?:{_EN_CODE_NOUN})\b"
     rf"|\b(?:{_EN_MAKE_VERB})\b[^.?!\n]{{0,40}}?\b(?:{_EN_WEAK_NOUN})\s+(?:that|which|to\s+\w)"
@@ -120,8 +123,7 @@ _ASKS_FOR_CODE = re.compile(
     r"(?=\s*(?:$|[?.!,;:)]|(?:using|with|without|and|or|for|to|so|that|when|if|code|\d)\b))"
     rf"|\b(?:implement|implementing|port|rewrite|compile|optimi[sz]e)\b"
     # "rewrite this melody in C": a key
-    r"(?![^.?!\n]{0,60}?\b(?:songs?|melod(?:y|ies)|chords?|progressions?|tunes?|scales?|music"
-    r"|riffs?|pieces?|arrangements?)\b)"
+    + _NOT_A_KEY +
     rf"[^.?!\n]{{0,60}}?"
     rf"\b(?:in|using)\s+{_C_LANG}(?=\s*(?:$|[?.!,;:)]))"
     # "Go code", "this Rust code": the language and code name code together; a bank's SWIFT
@@ -217,13 +219,11 @@ LANGUAGE_IN_CONTEXT = re.compile(
     r"|librar(?:y|ies)|packages?|modules?|binar(?:y|ies)|runtime|structs?|pointers?|source"
     r"|projects?|toolchain|services?|backend|bindings?|developers?|programmers?|files?)\b"
     rf"|\b{_WRITTEN_IN}\b"
-    r"(?![^.?!\n]{0,60}?\b(?i:songs?|melod(?:y|ies)|chords?|progressions?|tunes?|scales?|music"
-    r"|riffs?|pieces?|arrangements?)\b)"
+    + _NOT_A_KEY +
     rf"[^.?!\n]{{0,60}}?\b(?i:in|using)\s+{_WORD_LANG}{_PHRASE_GOES_ON}"
     # ported or migrated to it, the phrase ending there (not a melody taken to C: a key)
     r"|\b(?i:port(?:s|ed|ing)?|migrat(?:e|es|ed|ing)|transpil(?:e|es|ed|ing))\b"
-    r"(?![^.?!\n]{0,60}?\b(?i:songs?|melod(?:y|ies)|chords?|progressions?|tunes?|scales?|music"
-    r"|riffs?|pieces?|arrangements?)\b)"
+    + _NOT_A_KEY +
     rf"[^.?!\n]{{0,60}}?\b(?i:to|into)\s+{_WORD_LANG}{_PHRASE_GOES_ON}"
     r"|\b(?i:use[sd]?|using|learn(?:s|ed|t|ing)?|(?:switch(?:ed|es)?|mov(?:e|ed|es)"
     rf"|migrat(?:e|ed|es))\s+to)\s+{_WORD_LANG}{_PHRASE_GOES_ON}"
