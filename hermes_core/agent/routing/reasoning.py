@@ -237,12 +237,13 @@ _PUNCHLINE = re.compile(
     r"|[?？][^\S\n]*答え(?:は)?[:：][^?？\n]*(?:\n|\Z)",
     re.IGNORECASE)
 
-# The speaker in a why's line (I, my, we; 我; 私, 僕, 俺): a "Because …" after it tells the
-# speaker's own context ("Why does my app crash? Because I changed the config."), not a
-# punchline, which is told of the joke's subject.
-_FIRST_PERSON = re.compile(
-    r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|we'd|us|our|ours)\b"
-    r"|[我咱]|私|僕|俺|わたし|自分",
+# The speaker in a why's line (I, my, we; 我; 私, 僕, 俺) or a thing pointed at (this, 这个,
+# この): a "Because …" after it tells the speaker's own context ("Why does my app crash?
+# Because I changed the config.", "why does this page return 500? Because the server is
+# down."), not a punchline, which is told of the joke's subject, no one's.
+_SPEAKERS_OWN = re.compile(
+    r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|we'd|us|our|ours|this|these)\b"
+    r"|[我咱]|私|僕|俺|わたし|自分|这个|這個|这些|這些|この|その",
     re.IGNORECASE)
 
 
@@ -345,9 +346,9 @@ def _told_as_a_joke(text: str, folded: str, start: int, hi: int) -> bool:
     """The why at ``start`` (its line read up to ``hi``) is a joke or riddle being told: it takes
     the riddle's road-crossing frame, its line announces a joke before it (not one denied: "No
     joke:"), or it is answered by its punchline after the question mark (not the speaker's own
-    context: "Because I changed the config"). An announced or answered why naming a technical
-    thing is asked still ("Here's a riddle: why does 0.1 + 0.2 not equal 0.3 in Python?"). Each
-    look is bounded to the why's own line."""
+    context: "Because I changed the config", or a thing pointed at: "why does this page …"). An
+    announced or answered why naming a technical thing is asked still ("Here's a riddle: why
+    does the Python loop never end?"). Each look is bounded to the why's own line."""
     if text[start:start + 1] in _FRAME_OPENS \
             and _JOKE_FRAME.match(text, start, min(len(text), start + 80)) is not None:
         return True
@@ -358,7 +359,7 @@ def _told_as_a_joke(text: str, folded: str, start: int, hi: int) -> bool:
     if not announced:
         mark = _QUESTION_MARK.search(text, start, hi)
         if mark is None or _PUNCHLINE.match(text, mark.start(), min(hi, len(text))) is None \
-                or _FIRST_PERSON.search(text, start, hi) is not None:
+                or _SPEAKERS_OWN.search(text, start, hi) is not None:
             return False
     return not technical_starts(text, folded, start, min(hi, len(text)))
 

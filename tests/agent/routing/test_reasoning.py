@@ -436,6 +436,10 @@ REAL_WHY_NEAR_A_JOKE: tuple[tuple[str, str], ...] = (
     ("Why does the page hang? Because we added an index. Please help me fix it.", "explanation"),
     ("为什么我的服务启动失败？因为我改了配置文件。", "explanation"),
     ("为什么服务启动失败？因为我们昨天升级了。", "explanation"),
+    # a thing pointed at (this, 这个, この) is the speaker's too: a joke's subject is no one's
+    ("为什么这个进程要过这个检查？因为它没有权限。", "explanation"),
+    ("Why does this page return 500? Because the server is down.", "explanation"),
+    ("なぜこのテストは落ちるの？答え：タイムアウト", "explanation"),
     ("No joke: why does my laptop overheat every time I open a browser?", "explanation"),
     ("Not a joke - why does the build take 40 minutes?", "explanation"),
     ("这不是笑话：为什么服务器每天晚上都会重启？", "explanation"),
