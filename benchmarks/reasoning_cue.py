@@ -35,7 +35,7 @@ MODULE = "hermes_core/agent/routing/reasoning.py"
 TABLES = "tests/agent/routing/test_reasoning.py"
 SHORT_TABLES = ("WHY_ABOUT_A_HAPPENING", "WHY_CHAT_OR_EXPLANATION", "TECHNICAL_WHY",
                 "WHY_ABOUT_A_THING", "WHY_ABOUT_A_PERSON", "JOKE_OR_RIDDLE",
-                "WHY_ABOUT_A_PERSON_NAMING_A_LANGUAGE_OR_SYSTEM_WORD")
+                "WHY_ABOUT_A_PERSON_NAMING_A_LANGUAGE_OR_SYSTEM_WORD", "REAL_WHY_NEAR_A_JOKE")
 RUNS = {
     "en_happening": "why did my sister ignore me? ",
     "zh_happening": "为什么迟到了？",
@@ -44,6 +44,7 @@ RUNS = {
     "zh_person": "他为什么不理我。",
     "ja_person": "彼はなぜ怒ったの？",
     "en_person_technical": "why did he get a segfault in malloc? ",
+    "en_answered": "Why is the sky blue? Because of light.\n",
 }
 
 

@@ -27,6 +27,9 @@ SHELL = re.compile(
     # too and "运行make test的时候" names a command as "run make test" does
     rf"|{_ASCII_START}(?:pip|npm|pnpm|yarn|apt|apt-get|brew|docker|kubectl|git|make|cargo|uv)\s+"
     rf"(?:install|run|build|clone|push|pull|apply|exec|commit|test){_ASCII_END}"
+    # or given a flag: "make -j4", "npm -g", "git -C" ("make - well, bake -" is English)
+    rf"|{_ASCII_START}(?:pip|npm|pnpm|yarn|apt|apt-get|brew|docker|kubectl|git|make|cargo|uv)"
+    r"\s+--?[a-z]"
     # "up" only after compose: "make up a story" and "brew up some tea" are English
     rf"|{_ASCII_START}(?:docker[- ]compose|docker\s+compose|podman[- ]compose)\s+"
     rf"(?:up|down|build|run|exec|pull|logs){_ASCII_END}"
@@ -104,6 +107,9 @@ _JA_CODE_NOUN = r"関数|コード|スクリプト|正規表現|単体テスト|
 _JA_WEAK_NOUN = r"プログラム|テスト"      # also a festival's programme, a school test
 _JA_CODE_VERB = r"書|実装|修正|デバッグ|作成|作っ|作る|リファクタ"
 _JA_CODE_ONLY_NOUN = r"コード|正規表現|単体テスト|ユニットテスト"   # 説明 takes only these
+# Music the phrase is about ("the song in C", "rewrite this melody in C"): C is a key there.
+_NOT_A_KEY = (r"(?![^.?!\n]{0,60}?\b(?i:songs?|melod(?:y|ies)|chords?|progressions?|tunes?|scales?"
+              r"|music|riffs?|pieces?|arrangements?)\b)")
 _ASKS_FOR_CODE = re.compile(
     rf"\b(?:{_EN_CODE_VERB})\b[^.?!\n]{{0,40}}?\b(?:{_EN_CODE_NOUN})\b"
     rf"|\b(?:{_EN_MAKE_VERB})\b[^.?!\n]{{0,40}}?\b(?:{_EN_WEAK_NOUN})\s+(?:that|which|to\s+\w)"
@@ -117,8 +123,7 @@ _ASKS_FOR_CODE = re.compile(
     r"(?=\s*(?:$|[?.!,;:)]|(?:using|with|without|and|or|for|to|so|that|when|if|code|\d)\b))"
     rf"|\b(?:implement|implementing|port|rewrite|compile|optimi[sz]e)\b"
     # "rewrite this melody in C": a key
-    r"(?![^.?!\n]{0,60}?\b(?:songs?|melod(?:y|ies)|chords?|progressions?|tunes?|scales?|music"
-    r"|riffs?|pieces?|arrangements?)\b)"
+    + _NOT_A_KEY +
     rf"[^.?!\n]{{0,60}}?"
     rf"\b(?:in|using)\s+{_C_LANG}(?=\s*(?:$|[?.!,;:)]))"
     # "Go code", "this Rust code": the language and code name code together; a bank's SWIFT
@@ -196,26 +201,35 @@ TECHNICAL_WORD = re.compile(
 
 # Go, R and C spelled as words other words share ("Go home", R&B, Plan C, vitamin C, a grade C),
 # read cased and by context: the language and a thing written in it (Go code, an R script, a C
-# compiler), a program written, ported or built in it with the phrase ending there (not a song
-# in C: a key), used, learnt or switched to, and in Chinese and Japanese with 语言/言語, 用Go写,
-# Goで書く. "Go" and "R" capitalised only; C not before ++ or # (those are spelled out above).
+# compiler), a program written, ported or built in it (or ported, migrated to it) with the phrase
+# ending there (not a song in C: a key), used, learnt or switched to, and in Chinese and
+# Japanese with 语言/言語, 用Go写, Goで書く. "Go" and "R" capitalised only; C not before ++ or #
+# (those are spelled out above).
 _WORD_LANG = r"(?:Go|R|C)(?![A-Za-z0-9_+#&'])"
+# Where a phrase naming the language ends, or goes on as a programmer's does ("in C instead of
+# Rust", "in Go because of speed"): not "in C major", "in C minor" (keys).
+_PHRASE_GOES_ON = r"(?=\s*(?:$|[?.!,;:)]|(?i:for|instead|over|and|or|because|rather|to)\b))"
 _WRITTEN_IN = (r"(?i:write|writes|wrote|written|writing|rewrite|rewrites|rewrote|rewritten"
                r"|rewriting|implement(?:s|ed|ing)?|port(?:s|ed|ing)?|code[sd]?|coding"
                r"|program(?:s|med|ming)?|compile[sd]?|build(?:s|ing)?|built)")
 LANGUAGE_IN_CONTEXT = re.compile(
     # a look at the first letter first (each branch's own): most places fail in one step
-    r"(?=[GRCwWrRiIpPcCbBuUlLsSmM用使改])(?:"
+    r"(?=[GRCwWrRiIpPcCbBuUlLsSmMaA用使改])(?:"
     rf"{_ASCII_START}{_WORD_LANG}\s+(?i:code|programs?|functions?|scripts?|compilers?"
     r"|librar(?:y|ies)|packages?|modules?|binar(?:y|ies)|runtime|structs?|pointers?|source"
     r"|projects?|toolchain|services?|backend|bindings?|developers?|programmers?|files?)\b"
     rf"|\b{_WRITTEN_IN}\b"
-    r"(?![^.?!\n]{0,60}?\b(?i:songs?|melod(?:y|ies)|chords?|progressions?|tunes?|scales?|music"
-    r"|riffs?|pieces?|arrangements?)\b)"
-    rf"[^.?!\n]{{0,60}}?\b(?i:in|using)\s+{_WORD_LANG}(?=\s*(?:$|[?.!,;:)]))"
+    + _NOT_A_KEY +
+    rf"[^.?!\n]{{0,60}}?\b(?i:in|using)\s+{_WORD_LANG}{_PHRASE_GOES_ON}"
+    # ported or migrated to it, the phrase ending there (not a melody taken to C: a key)
+    r"|\b(?i:port(?:s|ed|ing)?|migrat(?:e|es|ed|ing)|transpil(?:e|es|ed|ing))\b"
+    + _NOT_A_KEY +
+    rf"[^.?!\n]{{0,60}}?\b(?i:to|into)\s+{_WORD_LANG}{_PHRASE_GOES_ON}"
     r"|\b(?i:use[sd]?|using|learn(?:s|ed|t|ing)?|(?:switch(?:ed|es)?|mov(?:e|ed|es)"
-    rf"|migrat(?:e|ed|es))\s+to)\s+{_WORD_LANG}"
-    r"(?=\s*(?:$|[?.!,;:)]|(?i:for|instead|over|and|or|because|rather|to)\b))"
+    rf"|migrat(?:e|ed|es))\s+to)\s+{_WORD_LANG}{_PHRASE_GOES_ON}"
+    # chosen over or for something ("chose Go over Rust"); alone it may be a quiz's answer
+    r"|\b(?i:pick(?:s|ed|ing)?|chose|choose[sn]?|choosing|chosen|prefer(?:s|red|ring)?"
+    rf"|select(?:s|ed|ing)?|adopt(?:s|ed|ing)?)\s+{_WORD_LANG}(?=\s+(?i:for|over|instead|rather)\b)"
     rf"|{_ASCII_START}{_WORD_LANG}\s*(?:语言|語言|言語|代码|代碼|程序|程式|コード|プログラム"
     r"|で(?:書|実装|作|開発|リライト))"
     rf"|(?:用|使用|改用)\s*{_WORD_LANG}\s*(?:写|寫|重写|重寫|实现|實現|开发|開發|编程|編程|编写|編寫))",
@@ -240,20 +254,31 @@ _FOLDED_WORDS = re.compile(TECHNICAL_WORD.pattern, 0)
 _CASED_WORDS = (CODE_IDENTIFIER, LANGUAGE_IN_CONTEXT)
 
 
+# How far past a window's end a thing starting inside it is read (a line's end comes first).
+EDGE_READ = 160
+
+
 def technical_starts(text: str, folded: str, start: int = 0, end: int | None = None, *,
                      shapes: bool = True) -> list[int]:
     """Where in ``text[start:end]`` something technical is named (a fence, a URL, a shell
     command, pasted code, a code identifier, a technical word), sorted: one pass of each
     pattern, so a caller asking of many places in a long text pays linear time once. ``folded``
     is ``text.lower()`` (made once by the caller); line starts and word edges are the whole
-    text's. Go, R and C are seen cased, by context (``LANGUAGE_IN_CONTEXT``). ``shapes=False``:
+    text's, and a thing starting before ``end`` is read past it to its line's end (at most
+    ``EDGE_READ`` characters), so a window's end cuts no word into a technical one. Go, R and C
+    are seen cased, by context (``LANGUAGE_IN_CONTEXT``). ``shapes=False``:
     the caller has searched the whole text for a fence, URL, shell command and pasted code and
     found none, so they are not looked for again (half the cost on a short line)."""
-    stop = len(text) if end is None else end
+    stop = len(text) if end is None else min(end, len(text))
+    # a thing starting before ``stop`` is read on to its line's end (at most EDGE_READ past
+    # ``stop``): read only to ``stop``, "shellfish" cut after "shell" named a shell
+    newline = text.find("\n", stop, stop + EDGE_READ)
+    reach = newline if newline >= 0 else min(len(text), stop + EDGE_READ)
     cased = _CASED if shapes else _CASED_WORDS
     if len(folded) != len(text):   # a letter whose lower case is longer: read the text itself
-        blind = (_UNFOLDED if shapes else TECHNICAL_WORD).finditer(text, start, stop)
+        blind = (_UNFOLDED if shapes else TECHNICAL_WORD).finditer(text, start, reach)
     else:
-        blind = (_FOLDED if shapes else _FOLDED_WORDS).finditer(folded, start, stop)
-    return sorted({*(m.start() for m in blind),
-                   *(m.start() for p in cased for m in p.finditer(text, start, stop))})
+        blind = (_FOLDED if shapes else _FOLDED_WORDS).finditer(folded, start, reach)
+    found = {*(m.start() for m in blind),
+             *(m.start() for p in cased for m in p.finditer(text, start, reach))}
+    return sorted(spot for spot in found if spot < stop)

@@ -218,6 +218,14 @@ _JOKE_ANNOUNCED = re.compile(
     r"|脑筋急转弯|腦筋急轉彎)|(?:笑话|笑話|谜语|謎語|脑筋急转弯|腦筋急轉彎)\s*[:：]"
     r"|なぞなぞ|(?:ジョーク|ダジャレ|小話|謎かけ)(?:を(?:一つ|ひとつ)|\s*[:：])",
     re.IGNORECASE)
+# ... unless the joke is denied: "No joke:", "not a joke -", 不是笑话, なぞなぞじゃない say the
+# question after them is meant.
+_JOKE_DENIED = re.compile(
+    r"\b(?:no|not\s+(?:a|an|my)|isn'?t\s+(?:a|an)|is\s+not\s+(?:a|an))\s+(?:\w+\s+)?"
+    r"(?:joke|riddle|pun)\b|\bnot\s+(?:joking|kidding)\b"
+    r"|(?:不是|并非|並非|没有|沒有)(?:在|个|個|一个|一個)?(?:开玩笑|開玩笑|笑话|笑話|谜语|謎語|段子)"
+    r"|(?:なぞなぞ|ジョーク|冗談)(?:じゃ|では)(?:ない|なく)",
+    re.IGNORECASE)
 
 # After a why on its line: its punchline told (Because …, 因为…。, 答え：…), a statement to the
 # line's end; a question after it ("Because of the cache?", 因为缓存吗) is asking still, and so
@@ -227,6 +235,15 @@ _PUNCHLINE = re.compile(
     r"[?？][^\S\n]*(?:because|'?cause|cuz|coz)\b[^?？\n]*(?:\n|\Z)"
     r"|[?？][^\S\n]*(?:因为|因為|答案是|答[:：])[^?？\n]*(?<![吗嗎呢么麼吧])[。！!…]*[^\S\n]*(?:\n|\Z)"
     r"|[?？][^\S\n]*答え(?:は)?[:：][^?？\n]*(?:\n|\Z)",
+    re.IGNORECASE)
+
+# The speaker in a why's line (I, my, we; 我; 私, 僕, 俺) or a thing pointed at (this, 这个,
+# この): a "Because …" after it tells the speaker's own context ("Why does my app crash?
+# Because I changed the config.", "why does this page return 500? Because the server is
+# down."), not a punchline, which is told of the joke's subject, no one's.
+_SPEAKERS_OWN = re.compile(
+    r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|we'd|us|our|ours|this|these)\b"
+    r"|[我咱]|私|僕|俺|わたし|自分|这个|這個|这些|這些|この|その",
     re.IGNORECASE)
 
 
@@ -259,7 +276,7 @@ _ASKS_TO_EXPLAIN_BLIND = re.compile(_ASKS_TO_EXPLAIN.pattern, re.IGNORECASE | re
 BEFORE_WINDOW = 80
 
 
-def _asked_of_a_thing(text: str, code_shapes: bool = True) -> bool:
+def _asked_of_a_thing(text: str, folded: str, code_shapes: bool = True) -> bool:
     """A why about a person still asks for an explanation: its line, within a bounded window,
     names a technical thing routing's code cues know or asks to explain, and does not laugh.
 
@@ -272,7 +289,8 @@ def _asked_of_a_thing(text: str, code_shapes: bool = True) -> bool:
     troubleshooting or an explanation asked for, and answered worse by the fast model. The
     technical things and requests to explain are found once over the text; each why then looks
     up its window, so a long run of whys costs linear time. ``code_shapes=False``: the caller
-    found no fence, URL, shell command or pasted code in ``text``; they are not looked for."""
+    found no fence, URL, shell command or pasted code in ``text``; they are not looked for.
+    ``folded`` is ``text.lower()``, made once by the caller."""
     windows: list[tuple[int, int, int]] = []   # (why, its window's start, end)
     for m in _PERSON_WHY.finditer(text):
         start = m.start()
@@ -289,7 +307,6 @@ def _asked_of_a_thing(text: str, code_shapes: bool = True) -> bool:
             spans[-1][1] = max(spans[-1][1], hi)
         else:
             spans.append([lo, hi])
-    folded = text.lower()
     spots = {spot for lo, hi in spans
              for spot in technical_starts(text, folded, lo, hi, shapes=code_shapes)}
     if any(word in folded for word in _EXPLAIN_WORDS):   # most whys ask nothing explained
@@ -299,12 +316,12 @@ def _asked_of_a_thing(text: str, code_shapes: bool = True) -> bool:
     ordered = sorted(spots)
     for start, lo, hi in windows:
         i = bisect_left(ordered, lo)
-        if i < len(ordered) and ordered[i] < hi and not _said_as_chat(text, start):
+        if i < len(ordered) and ordered[i] < hi and not _said_as_chat(text, folded, start):
             return True
     return False
 
 
-def _said_as_chat(text: str, start: int) -> bool:
+def _said_as_chat(text: str, folded: str, start: int) -> bool:
     """The why-question at ``start`` is chat: it laughs in its own line, or is told as a joke.
 
     One rule reads alike in English, Chinese and Japanese: a why asks for an explanation
@@ -318,27 +335,33 @@ def _said_as_chat(text: str, start: int) -> bool:
     little more, a troubleshooting one on the fast model is answered worse), so they keep the
     cue. "Why did the chicken cross the road" is no noun's doing but the riddle's frame: with
     its subject swapped ("why did the build cross the memory limit") it is a question again.
-    The line is read in a bounded window after ``start``."""
+    The line is read in a bounded window after ``start``; ``folded`` is ``text.lower()``."""
     end = text.find("\n", start, start + LAUGH_WINDOW)
     hi = end if end >= 0 else start + LAUGH_WINDOW
-    return _LAUGH.search(text, start, hi) is not None or _told_as_a_joke(text, start, hi)
+    return (_LAUGH.search(text, start, hi) is not None
+            or _told_as_a_joke(text, folded, start, hi))
 
 
-def _told_as_a_joke(text: str, start: int, hi: int) -> bool:
+def _told_as_a_joke(text: str, folded: str, start: int, hi: int) -> bool:
     """The why at ``start`` (its line read up to ``hi``) is a joke or riddle being told: it takes
-    the riddle's road-crossing frame, its line announces a joke before it, or it is answered by
-    its punchline after the question mark. Each look is bounded to the why's own line."""
+    the riddle's road-crossing frame, its line announces a joke before it (not one denied: "No
+    joke:"), or it is answered by its punchline after the question mark (not the speaker's own
+    context: "Because I changed the config", or a thing pointed at: "why does this page …"). An
+    announced or answered why naming a technical thing is asked still ("Here's a riddle: why
+    does the Python loop never end?"). Each look is bounded to the why's own line."""
     if text[start:start + 1] in _FRAME_OPENS \
             and _JOKE_FRAME.match(text, start, min(len(text), start + 80)) is not None:
         return True
     newline = text.rfind("\n", max(0, start - BEFORE_WINDOW), start)
     lo = newline + 1 if newline >= 0 else max(0, start - BEFORE_WINDOW)
-    if lo < start and _JOKE_ANNOUNCED.search(text, lo, start) is not None:
-        return True
-    mark = _QUESTION_MARK.search(text, start, hi)
-    if mark is None or _PUNCHLINE.match(text, mark.start(), min(hi, len(text))) is None:
-        return False
-    return not technical_starts(text, text.lower(), start, min(hi, len(text)))
+    announced = (lo < start and _JOKE_ANNOUNCED.search(text, lo, start) is not None
+                 and _JOKE_DENIED.search(text, lo, start) is None)
+    if not announced:
+        mark = _QUESTION_MARK.search(text, start, hi)
+        if mark is None or _PUNCHLINE.match(text, mark.start(), min(hi, len(text))) is None \
+                or _SPEAKERS_OWN.search(text, start, hi) is not None:
+            return False
+    return not technical_starts(text, folded, start, min(hi, len(text)))
 
 
 def reasoning_cue(text: str, *, code_shapes: bool = True) -> str:
@@ -351,9 +374,10 @@ def reasoning_cue(text: str, *, code_shapes: bool = True) -> str:
     maths: bool | None = None
     for label, pattern, needs_maths in _CUES:
         if label == "explanation":
+            folded = text.lower()   # once: each why's looks read it (one per why cost n²)
             # a cue when one match is no chat (none when there is no match)
-            if all(_said_as_chat(text, m.start()) for m in pattern.finditer(text)) \
-                    and not _asked_of_a_thing(text, code_shapes):
+            if all(_said_as_chat(text, folded, m.start()) for m in pattern.finditer(text)) \
+                    and not _asked_of_a_thing(text, folded, code_shapes):
                 continue
         elif not pattern.search(text):
             continue

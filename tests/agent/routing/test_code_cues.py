@@ -50,3 +50,55 @@ def test_a_capitalised_language_in_context_or_a_systems_word_is_technical(text: 
 ])
 def test_go_r_or_c_as_an_ordinary_word_and_a_person_s_timeout_are_not_technical(text: str) -> None:
     assert _named(text) == [], text
+
+
+# A window's end is no word's end: "shellfish" cut after "shell" named a shell, "make
+# installation" a command, "the song in Cmaj" a language, so the cue read alone (which looks for
+# them) and the router's (which had found none in the whole text) disagreed. Each was found
+# before; a thing starting inside the window is judged by the text after it.
+@pytest.mark.parametrize(("text", "cut"), [
+    ("he ate the shellfish at dinner", "shell"),
+    ("she read about the make installation guide", "make install"),
+    ("he was terminally bored", "terminal"),
+    ("he wrote it in Cmaj", "in C"),
+])
+def test_a_word_cut_by_the_window_s_end_is_read_whole(text: str, cut: str) -> None:
+    end = text.index(cut) + len(cut)
+    assert technical_starts(text, text.lower(), 0, end) == [], text
+
+
+def test_a_technical_thing_starting_inside_the_window_is_found_though_it_ends_past_it() -> None:
+    text = "he hit a segmentation fault again"
+    assert technical_starts(text, text.lower(), 0, text.index("fault") + 2) == [9]
+
+
+# Porting or migrating to Go, R or C names the language as writing in it does. Found nowhere
+# before; a melody taken to C is a key.
+@pytest.mark.parametrize(("text", "named"), [
+    ("they ported the whole backend to Go.", True),
+    ("we migrated the service to Go", True),
+    ("why did they port it to C?", True),
+    ("she migrated her analysis to R.", True),
+    ("he converted 50 F to C", False),
+    ("he ported the melody to C", False),
+    ("they migrated the herd to the north", False),
+])
+def test_a_program_ported_or_migrated_to_go_r_or_c_is_technical(text: str, named: bool) -> None:
+    assert bool(_named(text)) is named, text
+
+
+# A phrase naming Go, R or C goes on past it as it does after "used": "in C instead of Rust",
+# "in Go because of speed"; Go chosen over or for something. Found nowhere before; a quiz's
+# answer C picked, a key sung in, stay words.
+@pytest.mark.parametrize(("text", "named"), [
+    ("they wrote the firmware in C instead of Rust", True),
+    ("she rewrote it in Go because of speed", True),
+    ("they chose Go over Rust", True),
+    ("they picked Go for the backend", True),
+    ("he picked C on the quiz", False),
+    ("why did she choose C?", False),
+    ("he sang it in C and then in D", False),
+])
+def test_go_r_or_c_written_in_or_chosen_with_the_phrase_going_on_is_technical(
+        text: str, named: bool) -> None:
+    assert bool(_named(text)) is named, text

@@ -425,3 +425,53 @@ def test_a_long_run_of_riddles_is_read_to_the_end_and_a_real_why_after_it_keeps_
     assert reasoning_cue("为什么小鸡要过马路？\n" * 20_000) == ""
     assert reasoning_cue("Why did the chicken cross the road?\n" * 20_000
                          + "Why did the build cross the memory limit?") == "explanation"
+
+
+# A real why dressed near a joke keeps the cue: a "Because …" that tells the speaker's own
+# context (I, my, 我), a joke denied before the why ("No joke:", "Not a joke -", 不是笑话,
+# なぞなぞじゃない), and an announced joke whose line names a technical thing. Each had no cue
+# before (sent to the fast model as a joke); the JOKE_OR_RIDDLE rows keep their answers.
+REAL_WHY_NEAR_A_JOKE: tuple[tuple[str, str], ...] = (
+    ("Why does my app crash on startup? Because I changed the config yesterday.", "explanation"),
+    ("Why does the page hang? Because we added an index. Please help me fix it.", "explanation"),
+    ("为什么我的服务启动失败？因为我改了配置文件。", "explanation"),
+    ("为什么服务启动失败？因为我们昨天升级了。", "explanation"),
+    # a thing pointed at (this, 这个, この) is the speaker's too: a joke's subject is no one's
+    ("为什么这个进程要过这个检查？因为它没有权限。", "explanation"),
+    ("Why does this page return 500? Because the server is down.", "explanation"),
+    ("なぜこのテストは落ちるの？答え：タイムアウト", "explanation"),
+    ("No joke: why does my laptop overheat every time I open a browser?", "explanation"),
+    ("Not a joke - why does the build take 40 minutes?", "explanation"),
+    ("这不是笑话：为什么服务器每天晚上都会重启？", "explanation"),
+    ("なぞなぞじゃないけど、なぜサーバーは毎晩再起動するの？", "explanation"),
+    ("Here's a riddle: why does the Python loop never end?", "explanation"),
+    ("讲个笑话：为什么我的代码总是报错？", "explanation"),
+    ("Why did the scarecrow win an award? Because he was outstanding in his field.", ""),
+    ("为什么小鸡要过马路？因为它想去对面。", ""),
+    ("Here's a joke: why did the bicycle fall over?", ""),
+)
+
+
+@pytest.mark.parametrize(("text", "cue"), REAL_WHY_NEAR_A_JOKE)
+def test_a_real_why_beside_a_because_of_its_own_a_denied_joke_or_a_technical_thing_keeps_the_cue(
+        text: str, cue: str) -> None:
+    assert reasoning_cue(text) == cue, text
+
+
+def test_a_long_run_of_answered_whys_lower_cases_the_text_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # each answered why looked for a technical thing in its punchline with a fresh
+    # ``text.lower()`` of the whole text: n whys cost n times the text (780 KB took 23 s)
+    from hermes_core.agent.routing import reasoning
+
+    folds: list[str] = []
+    real = reasoning.technical_starts
+
+    def recording(text: str, folded: str, *args: object, **kwargs: object) -> list[int]:
+        folds.append(folded)
+        return real(text, folded, *args, **kwargs)   # type: ignore[arg-type]
+
+    monkeypatch.setattr(reasoning, "technical_starts", recording)
+    assert reasoning_cue("Why is the sky blue? Because of light.\n" * 200) == ""
+    assert len(folds) == 200
+    assert all(f is folds[0] for f in folds)

@@ -310,6 +310,10 @@ def test_a_command_written_against_cjk_text_is_a_shell_command(text: str, shell:
     ("run docker compose up and tell me what fails", True),
     ("docker-compose up hangs on the db service", True),
     ("make install fails with a permission error", True),
+    # a tool given a flag is a command too (was False before): make -j4, npm -g, git -C
+    ("why did he run make -j4", True),
+    ("npm -g install fails", True),
+    ("I want to make - well, bake - a cake", False),
 ])
 def test_make_up_or_brew_up_is_english_and_compose_up_a_command(text: str, shell: bool) -> None:
     assert extract_features(text).requires_shell_execution is shell, text
@@ -417,3 +421,13 @@ def test_the_reasoning_cue_in_the_features_is_the_cue_of_the_text_read_alone() -
     assert len(texts) > 100
     for text in texts:
         assert extract_features(text).reasoning_cue == reasoning_cue(text), text
+
+
+@pytest.mark.parametrize("pad", range(140, 175))
+def test_the_cue_in_the_features_is_the_cue_read_alone_where_a_why_s_window_cuts_a_word(
+        pad: int) -> None:
+    # a why about a person reads 160 characters of its line; "shellfish" cut there was a shell
+    # to the cue read alone and nothing to the features (which found no shell in the whole
+    # text): the two answers differed (failed before at pad 155)
+    text = ("why did he eat the " + "y " * 100)[:pad] + "shellfish at dinner"
+    assert extract_features(text).reasoning_cue == reasoning_cue(text) == "", pad
