@@ -128,10 +128,10 @@ def _to_writer(between: str, end: str, tail: str, whom: str) -> re.Pattern[str]:
                       + end)
 
 
-# the first clause's tail ("给别人，") only where its mark tells it from the second's words: in a
-# letters-only view "密钥日志发给我们" would read the logs as the key's tail
+# the first clause's tail ("给别人，": its 别 is others', no "don't") only where its mark tells it from
+# the second's words: in a letters-only view "密钥日志发给我们" would read the logs as the key's tail
 _PHRASE_TO_ME = _to_writer(_NOUN, r"(?=$|[\s" + _MARKS + r"?？:：])",
-                           "(?:" + _NOT_OURS + _NOUN + r"){0,12}?[，。,.;；!！]?\s*",
+                           "(?:别人|別人|" + _NOT_OURS + _NOUN + r"){0,12}?[，。,.;；!！]?\s*",
                            _WRITER + "|" + _ADDRESS)
 _LETTERS_TO_ME = _to_writer(r"\w", "", "", _WRITER)
 
