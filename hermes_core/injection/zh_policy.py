@@ -77,7 +77,8 @@ _ASSET = ("(?:账号|帳號|帐号|帳号|账户|帳戶|帐户|邮箱|郵箱|钱
           "存款|积蓄|積蓄|银行卡|銀行卡|信用卡|个人信息|個人資訊|信息|資訊|资料|資料|隐私|隱私|数据|數據|电脑|電腦|"
           "手机|手機|设备|設備|系统|系統|服务器|伺服器|身份|一切)")
 _WHOSE = "(?:你的|您的|你们的|你們的|你|您)?"
-_THEIRS = _WHOSE + _ASSET + "(?:(?:和|与|與|跟|、)" + _WHOSE + _ASSET + ")*"
+# (or two: "你的账号和钱", "账号里的钱")
+_THEIRS = _WHOSE + _ASSET + "(?:(?:和|与|與|跟|、|里的|裡的|中的|上的)" + _WHOSE + _ASSET + ")*"
 _READER = "(?:你|您|你们|你們)?"
 # a modal, a degree, or a verb that brings the harm on, between who and the harm; then a passive
 _RUN = ("(?:有可能|很可能|极可能|極可能|可能|能够|能夠|能|可以|可|会|會|将|將|要|很|更|非常|十分|极易|極易|"
@@ -91,6 +92,8 @@ _SAID = "(?![不没沒]|的(?!风险|風險|可能|危险|危險|隐患|隱患)[
 
 
 def _harm_after(so: str) -> str:
+    # a guess may stand before 就 ("你的账号可能就被盗了")
+    so = "(?:可能|也许|也許|或许|或許|很快|马上|馬上|立刻)?" + so
     return ("(?:" + _THEIRS + so + "(?:" + _HARMED + "|" + _HARMS + ")|" + _READER + so + _HARMED
             + "|" + _OTHERS + so + _HARMS + ")" + _SAID)
 
@@ -101,7 +104,8 @@ _SO = "(?:就|便|都|也|也就)"
 _CONSEQUENCE = ("(?:(?:那么|那麼|那样|那樣|则|則)" + _harm_after(_SO + "?") + "|" + _harm_after(_SO)
                 + "|" + _OTHERS + "(?:就|便|也就|马上就|馬上就|立刻就|很快就)(?:能|可以|可|会|會|能够|能夠)?"
                 "(?:轻易地?|輕易地?|随意|隨意|直接|马上|馬上|立刻)?" + _ACCESS
-                + "(?:" + _WHOSE + _ASSET + ")?(?:了|啦|啊|呀)?(?=$|[\\s" + _MARK + "]))")
+                + "(?:(?:它|它们|它們)" + _ACCESS + ")?(?:" + _WHOSE + _ASSET + ")?(?:了|啦|啊|呀)?"
+                "(?=$|[\\s" + _MARK + "]))")
 # in a letters-only view no mark ends the send's clause: a time or a condition of its own before the
 # consequence (晚了, 逾期, 否则) makes it a threat
 _LATE = re.compile("晚|迟|遲|过了|過了|逾期|超时|超時|以后|以後|之后|之後|小时后|小時後|天后|天後|"
