@@ -340,3 +340,10 @@ def test_a_send_to_the_writer_after_a_first_clause_ending_on_others_is_an_order(
     # its twins: the second send forbidden too, or done by someone else
     for text in ("不要把你的密码发给别人，也不要发给我", "不要把你的密码发给别人，系统已发给我们"):
         assert_passes_in_both(text)
+
+
+def test_a_later_clause_permitting_the_send_to_someone_trusted_is_an_order() -> None:
+    # 可 in the one named (可信, 可靠) is no modal ending it: both passed at a2d75765
+    assert_blocked_in_both("把你的密码发给同事也不行，但发给可信的人也行")
+    assert_blocked_in_both("不要把你的密码发给任何人，但发给可靠的同事没问题")
+    assert_passes_in_both("不要把你的密码发给任何人，但发给可信的人也不行")
