@@ -95,7 +95,7 @@ def _harm_after(so: str) -> str:
     # a guess may stand before 就 ("你的账号可能就被盗了")
     so = "(?:可能|也许|也許|或许|或許|很快|马上|馬上|立刻)?" + so
     return ("(?:" + _THEIRS + so + "(?:" + _HARMED + "|" + _HARMS + ")|" + _READER + so + _HARMED
-            + "|" + _OTHERS + so + _HARMS + ")" + _SAID)
+            + "|(?:" + _OTHERS + "|他们|他們)" + so + _HARMS + ")" + _SAID)
 
 
 _ACCESS = ("(?:登录|登錄|登入|登陆|登陸|访问|訪問|控制|接管|进入|進入|看到|看见|看見|查看|拿到|获取|"
