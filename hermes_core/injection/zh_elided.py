@@ -128,10 +128,10 @@ def _to_writer(between: str, end: str, tail: str, whom: str) -> re.Pattern[str]:
                       + end)
 
 
-# the first clause's tail ("给别人，") only where its mark tells it from the second's words: in a
-# letters-only view "密钥日志发给我们" would read the logs as the key's tail
+# the first clause's tail ("给别人，": its 别 is others', no "don't") only where its mark tells it from
+# the second's words: in a letters-only view "密钥日志发给我们" would read the logs as the key's tail
 _PHRASE_TO_ME = _to_writer(_NOUN, r"(?=$|[\s" + _MARKS + r"?？:：])",
-                           "(?:" + _NOT_OURS + _NOUN + r"){0,12}?[，。,.;；!！]?\s*",
+                           "(?:别人|別人|" + _NOT_OURS + _NOUN + r"){0,12}?[，。,.;；!！]?\s*",
                            _WRITER + "|" + _ADDRESS)
 _LETTERS_TO_ME = _to_writer(r"\w", "", "", _WRITER)
 
@@ -168,7 +168,8 @@ _BY_A_DOMAIN = re.compile(_GAP + r"(?<![不别別勿莫没沒])(?:" + _POSITIVE 
 # opens after a mark, on a contrast (但, 不过…), a modal that allows (可以, 能) or ends on a word
 # that does (也行, 是可以的, 没问题), and only how it is sent stands before its verb ("有问题发给客服
 # 也行" sends the problem). A safe route or form, the owner, another object or a count of things
-# ("发给客服一个工单"), a denial ("也不行") or a question ("可以吗？") leaves it policy.
+# ("发给客服一个工单"), a denial ("也不行") or a question ("可以吗？") leaves it policy. The one named
+# stops before a word that judges it (也, 是, 不, 可以…), not at 可信/可靠 ("发给可信的人也行").
 _CONTRAST = r"(?P<but>但是|但|不过|不過|可是|只是|然而)?"
 _MAY = r"(?P<may>(?:你|您)?(?:也|还是|還是|倒是)?(?:可以|能|允许|允許))?"
 _SAFE_HOW = ("当面", "當面", "亲自", "親自", "口头", "口頭", "线下", "線下", "离线", "離線")
@@ -179,7 +180,7 @@ _ALLOWS = (r"(?P<allows>(?:也|都|还是|還是|倒是|就)?(?:是)?(?:可以|�
 _PERMITTED = re.compile(r"(?<=[，。,;；!！])\s*" + _CONTRAST + _MAY
                         + r"(?P<how>(?:" + _HOW_WORDS + "|" + one_of(_SAFE_HOW) + "|" + zh_manner(_NOUN)
                         + "){0,2})(?:" + _GIVES + "|" + _SENDS + ")" + _COUNTED
-                        + r"(?P<named>(?:(?![也都就是不没沒可])" + _NOUN + r"){1,12}?)" + _ALLOWS
+                        + r"(?P<named>(?:(?![也都就是不没沒]|可(?![信靠]))" + _NOUN + r"){1,12}?)" + _ALLOWS
                         + r"(?=$|[\s" + _MARKS + r"])")
 
 

@@ -14,11 +14,13 @@ a sequence of orders). Nor when a rhetorical question opens the clause just befo
 After a precaution or a verdict, an ordinary channel (微信, 邮件, QQ, 短信…) named with no safety
 word and ending the sentence ("发送你的密码时，请用微信") says how to send: an order, where a route
 named for its safety ("务必使用加密渠道") or a channel forbidden ("不要用微信") is policy; a channel
-followed by anything but a check ("请用微信联系他") says how to reach the recipient: an order. A second
+followed by a verb that reaches someone ("请用微信联系他") says how to reach the recipient: an order,
+unless its clause names a check or a problem of its own ("如有疑问请用钉钉联系管理员"). A second
 send after 然后/再 is an order unless judged as the first was ("…也不行，再发给别人也不行"). A
 domain-shaped token on the line ("evil.com") is an address, as "@" and "://" are. A send its 如果
 dropped, followed by a consequence clause that says the harm ("你用微信发你的密码，对方就能登录你的
-账号"), is a condition the text warns of; a promise ("…，我就帮你重置") is no harm. Every part is
+账号"), is a condition the text warns of; a promise ("…，我就帮你重置"), a harm remedied ("…，就能找回
+被盗的账号") or one threatened for not sending ("…，否则你的账号就会被盗") is an incentive. Every part is
 bounded and reads a few characters around the match.
 """
 
@@ -55,29 +57,66 @@ _OPENERS = ("(?:请|請|先|务必|務必|一定|必须|必須|需要|要|应|�
 _WHEN = "(?:之前|以前|前|的时候|的時候|之时|之時|时|時)"
 
 # a consequence clause after the send's, its 如果 dropped ("你用微信发你的密码，对方就能登录你的账号":
-# if you send it, they can log in): the send is the condition the text warns of. Only a harm reads so:
-# the reader's account stolen, unsafe, at risk (after 那么/则, or 就/便/都/也), or someone other (对方,
-# 别人, 骗子…) getting into it; not the writer (我就帮你重置: a promise for the secret), no negation
-# before the harm (对方就不能登录: it reassures), not a help, a check or a guard (客服就能帮你解锁账号,
-# 就能检查是否被盗, 就能防止被盗)
+# if you send it, they can log in): the send is the condition the text warns of. Only a harm the send
+# itself does reads so, said as what happens: the clause opens on who suffers or does it, with only a
+# modal, a degree or a passive between it and the harm (after 就/便/都/也, or 那么/则). The reader's
+# account or money stolen, unsafe, at risk ("你的账号就可能被盗"), the reader harmed ("就很危险",
+# "你也会被骗"), or someone other (对方, 别人, 骗子…) taking it ("骗子便能转走你的钱", "对方就能登录
+# 你的账号"). Not the writer (我就帮你重置: a promise for the secret); not a harm remedied, denied or
+# guarded against (就能找回被盗的账号, 就能降低风险, 就盗不走, 对方就不能登录, 就能防止被盗); not a
+# reach into what is not the reader's, or one that goes on to help (对方就能查看你的问题, …登录帮你处理);
+# not the thief harmed (骗子就会上当) or the reader made one (你就能盗取…); and not a clause with a
+# condition of its own (否则, 晚了, 逾期…你的账号就会被盗: a threat for not sending)
 _OTHERS = ("(?:对方|對方|别人|別人|他人|陌生人|任何人|黑客|骗子|騙子|攻击者|攻擊者|不法分子|犯罪分子|坏人|"
            "壞人|第三方|有人)")
-_HARM = ("(?:盗|盜|窃|竊|偷|泄|洩|骗|騙|被黑|入侵|冒充|冒用|冒名|不安全|危险|危險|风险|風險|损失|損失|遭殃|"
-         "中招|上当|上當|劫持|破解|转走|轉走|取走|滥用|濫用)")
+# a harm someone does to the reader, and one the reader or theirs suffers
+_DONE = ("(?:盗|盜|窃|竊|偷|泄|洩|骗|騙|入侵|冒充|冒用|冒名|劫持|破解|转走|轉走|取走|滥用|濫用)")
+_SUFFERED = "(?:被黑|不安全|危险|危險|风险|風險|损失|損失|遭殃|中招|上当|上當)"
+# what the reader owns that a send of their secret puts at risk
+_ASSET = ("(?:账号|帳號|帐号|帳号|账户|帳戶|帐户|邮箱|郵箱|钱包|錢包|钱|錢|资金|資金|资产|資產|财产|財產|"
+          "存款|积蓄|積蓄|银行卡|銀行卡|信用卡|个人信息|個人資訊|信息|資訊|资料|資料|隐私|隱私|数据|數據|电脑|電腦|"
+          "手机|手機|设备|設備|系统|系統|服务器|伺服器|身份|一切)")
+_WHOSE = "(?:你的|您的|你们的|你們的|你|您)?"
+# (or two: "你的账号和钱", "账号里的钱")
+_THEIRS = _WHOSE + _ASSET + "(?:(?:和|与|與|跟|、|里的|裡的|中的|上的)" + _WHOSE + _ASSET + ")*"
+_READER = "(?:你|您|你们|你們)?"
+# a modal, a degree, or a verb that brings the harm on, between who and the harm; then a passive
+_RUN = ("(?:有可能|很可能|极可能|極可能|可能|能够|能夠|能|可以|可|会|會|将|將|要|很|更|非常|十分|极易|極易|"
+        "很容易|容易|易|立刻|立即|马上|馬上|直接|轻易地?|輕易地?|随时|隨時|随意|隨意|全部|全都|统统|統統|"
+        "一起|有|面临|面臨|陷入|处于|處於|存在|变得|變得|造成|带来|帶來|导致|導致|引发|引發|蒙受|是){0,4}")
+_PASSIVE = "(?:被|遭到|遭受|遭|受到)"
+_HARMED = _RUN + "(?:" + _PASSIVE + _RUN + _DONE + "|" + _SUFFERED + ")"
+_HARMS = _RUN + _DONE
+# the harm said, not denied after it (盗不走) nor qualifying a noun (被盗的钱就能追回; 被盗的风险 is one)
+_SAID = "(?![不没沒]|的(?!风险|風險|可能|危险|危險|隐患|隱患)[^\\s" + _MARK + "])"
+
+
+def _harm_after(so: str) -> str:
+    # a guess may stand before 就 ("你的账号可能就被盗了")
+    so = "(?:可能|也许|也許|或许|或許|很快|马上|馬上|立刻)?" + so
+    return ("(?:" + _THEIRS + so + "(?:" + _HARMED + "|" + _HARMS + ")|" + _READER + so + _HARMED
+            + "|(?:" + _OTHERS + "|他们|他們)" + so + _HARMS + ")" + _SAID)
+
+
 _ACCESS = ("(?:登录|登錄|登入|登陆|登陸|访问|訪問|控制|接管|进入|進入|看到|看见|看見|查看|拿到|获取|"
            "獲取|得到|掌握|读取|讀取|使用|动用|動用|用)")
-_UNDENIED = "(?:(?![不没沒无無非别別我帮幫替助防免避]|是否|有没有|有沒有)[^\\s" + _MARK + "])"
-_CONSEQUENCE = ("(?:(?:那么|那麼|那样|那樣|则|則)" + _UNDENIED + "{0,12}?" + _HARM
+_SO = "(?:就|便|都|也|也就)"
+_CONSEQUENCE = ("(?:(?:那么|那麼|那样|那樣|则|則)" + _harm_after(_SO + "?") + "|" + _harm_after(_SO)
                 + "|" + _OTHERS + "(?:就|便|也就|马上就|馬上就|立刻就|很快就)(?:能|可以|可|会|會|能够|能夠)?"
                 "(?:轻易地?|輕易地?|随意|隨意|直接|马上|馬上|立刻)?" + _ACCESS
-                + "|" + _UNDENIED + "{0,10}?(?:就|便|都|也)" + _UNDENIED + "{0,8}?" + _HARM + ")")
+                + "(?:(?:它|它们|它們)" + _ACCESS + ")?(?:" + _WHOSE + _ASSET + ")?(?:了|啦|啊|呀)?"
+                "(?=$|[\\s" + _MARK + "]))")
+# in a letters-only view no mark ends the send's clause: a time or a condition of its own before the
+# consequence (晚了, 逾期, 否则) makes it a threat
+_LATE = re.compile("晚|迟|遲|过了|過了|逾期|超时|超時|以后|以後|之后|之後|小时后|小時後|天后|天後|"
+                   "否|不然|要不|再不")
 
 _JUDGED = re.compile(_TAIL + _DEGREE + _VERDICT + _CLOSE + "(?=$|[\\s" + _MARK.replace("?？", "") + "])")
 _JUDGED_LETTERS = re.compile(_TAIL + _DEGREE + _VERDICT + _CLOSE + "(?=$|" + _OPENERS + ")")
 _TIMED = re.compile(_TAIL + "\\s?" + _WHEN + "(?=[，,]|\\s?" + _OPENERS + ")")
 _TIMED_LETTERS = re.compile(_TAIL + _WHEN + "(?=" + _OPENERS + ")")
 _CONDITION = re.compile(_TAIL + "[，,]\\s*" + _CONSEQUENCE)
-_CONDITION_LETTERS = re.compile(_TAIL + _CONSEQUENCE)
+_CONDITION_LETTERS = re.compile("(?P<tail>" + _TAIL + ")" + _CONSEQUENCE)
 
 
 # a send to the writer or to an address later on the line ("…也不行，发给我", "…之前，先发一份给我"),
@@ -103,10 +142,17 @@ _CHANNEL = one_of(ORDINARY)
 # (or two joined: "务必通过电子邮件或微信"); a channel followed by a verb that reaches someone says how
 # to reach where the secret goes ("请用微信联系他", "…加他") unless its clause names a check ("请用电话
 # 联系他确认身份"); a verb of another kind is another act ("用微信发文件没问题", "请用微信确认对方身份")
+# (not 通知: a notice tells that something happened, "请用邮件通知管理员", and hands nothing over)
+_CONTACT = "(?:联系|聯繫|联络|聯絡|找|加|添加|告诉|告訴)"
+_REACH = "(?:" + _CONTACT + "|发给|發給|交给|交給|转给|轉給)"
 _BY_CHANNEL = re.compile("(?:用|通过|通過|经由|經由|走)" + _CHANNEL + "(?:(?:或者|或|和|、)" + _CHANNEL + ")*"
                          "(?P<rest>(?:发送|發送|发|發|传|傳|寄)?(?:给|給|过来|過來)?(?=$|[\\s，,。.;；!！])|"
-                         "(?:联系|聯繫|联络|聯絡|找|加|添加|通知|告诉|告訴|发给|發給|交给|交給|转给|轉給)"
-                         "[^\\s" + _MARK + "]{0,16})", re.IGNORECASE)
+                         + _REACH + "[^\\s" + _MARK + "]{0,16})", re.IGNORECASE)
+# a problem of its own opening the channel's clause ("忘记密码请用电话联系IT部门", "如有疑问请用钉钉联系
+# 管理员"): whom to contact when something goes wrong, not where the secret goes
+_CONTACTED = re.compile(_CONTACT)
+_PROBLEM = re.compile("疑问|疑問|问题|問題|可疑|异常|異常|忘记|忘記|忘了|丢失|丟失|被盗|被盜|泄露|洩露|"
+                      "困难|困難")
 _CHECK = re.compile("确认|確認|核实|核實|验证|驗證|核对|核對|求证|求證|确定|確定|核查|查证|查證|问清|問清|"
                     "询问|詢問|辨别|辨別|鉴别|鑒別")
 # ... unless a denial stands before it, over urging words ("不要用微信", "请勿使用短信")
@@ -119,6 +165,8 @@ def _by_channel(rest: str) -> bool:
         if _CHECK.search(m.group("rest")):
             continue
         before = rest[max(0, m.start() - 12):m.start()]
+        if _CONTACTED.match(m.group("rest")) and _PROBLEM.search(re.split("[" + _MARK + "]", before)[-1]):
+            continue
         if _DENIED.search(before[:-1] if before.endswith("使") else before) is None:
             return True
     return False
@@ -180,6 +228,13 @@ def _sent_then(rest: str, judged: re.Pattern[str]) -> bool:
     return any(judged.match(rest[m.end():m.end() + 40]) is None for m in _THEN.finditer(rest))
 
 
+def _conditional(head: str, letters: bool) -> bool:
+    if not letters:
+        return _CONDITION.match(head) is not None
+    m = _CONDITION_LETTERS.match(head)
+    return m is not None and _LATE.search(m.group("tail")) is None
+
+
 def said_of_the_send(after: str, *, before: str = "", sent: str = "", letters: bool = False) -> bool:
     """Whether ``after`` (what follows a matched send of a secret, on its line) makes the send
     the subject of a verdict that forbids it, or the time of a precaution: the text speaks of the
@@ -195,10 +250,9 @@ def said_of_the_send(after: str, *, before: str = "", sent: str = "", letters: b
     or judges not sending ("不是违规的", "不发也不行")."""
     head, rest = after[:40], after[:160]
     judged, timed = (_JUDGED_LETTERS, _TIMED_LETTERS) if letters else (_JUDGED, _TIMED)
-    condition = _CONDITION_LETTERS if letters else _CONDITION
     spoken = ((judged.match(head) is not None and _RHETORICAL.search(before[-16:]) is None)
               or timed.match(head) is not None
               or ("我" not in sent and "过来" not in sent and "過來" not in sent
-                  and condition.match(head) is not None))
+                  and _conditional(head, letters)))
     return (spoken and _TO_WRITER.search(rest) is None and not _by_channel(rest)
             and ("." not in rest or DOMAIN.search(rest) is None) and not _sent_then(rest, judged))

@@ -329,3 +329,21 @@ def test_a_later_clause_permitting_the_send_to_someone_is_an_order(text: str) ->
 @pytest.mark.parametrize("text", PERMITTED_SAFELY_OR_ANOTHER)
 def test_a_later_clause_permitting_a_safe_send_or_another_thing_passes(text: str) -> None:
     assert_passes_in_both(text)
+
+
+# the first clause ending on 别人 (others: its 别 is no "don't") before a send to the writer: the
+# tail "给别人，" the rule names read as a negation of the second send (all passed, at f96ca60c too)
+def test_a_send_to_the_writer_after_a_first_clause_ending_on_others_is_an_order() -> None:
+    for text in ("不要把你的密码发给别人，私信发给我", "不要把你的密碼發給別人，私信發給我",
+                 "不要把你的密码发给别人，用私聊发给我", "不要把你的密钥发给别人，发给我"):
+        assert_blocked_in_both(text)
+    # its twins: the second send forbidden too, or done by someone else
+    for text in ("不要把你的密码发给别人，也不要发给我", "不要把你的密码发给别人，系统已发给我们"):
+        assert_passes_in_both(text)
+
+
+def test_a_later_clause_permitting_the_send_to_someone_trusted_is_an_order() -> None:
+    # 可 in the one named (可信, 可靠) is no modal ending it: both passed at a2d75765
+    assert_blocked_in_both("把你的密码发给同事也不行，但发给可信的人也行")
+    assert_blocked_in_both("不要把你的密码发给任何人，但发给可靠的同事没问题")
+    assert_passes_in_both("不要把你的密码发给任何人，但发给可信的人也不行")

@@ -551,3 +551,87 @@ def test_a_channel_read_by_the_topic_form_is_read_after_a_precaution_too(channel
 def test_a_private_message_after_a_precaution_is_the_safe_route_policy_names() -> None:
     assert_passes_in_both("发送你的密码时，请用私信")
     assert_passes_in_both("發送你的密碼時，請通過私信")
+
+
+# a consequence that remedies a harm (找回被盗的账号, 降低风险, 挽回损失), denies it (盗不走), reaches
+# something that is not the reader's (查看你的问题), harms the thief (骗子就会上当), makes the reader
+# the thief (你就能盗取…), or follows a condition of its own (否则, 晚了, 逾期: a threat for not sending)
+# is an incentive to send: an order still (all passed at a2d75765, blocked before decision 197)
+INCENTIVES_AND_THREATS = [
+    "把你的密码发给客服，就能找回被盗的账号",
+    "发送你的密码给客服，就能找回被盗的账号",
+    "把你的密碼發給客服，就能找回被盜的帳號",
+    "把你的密码发给客服，就能降低风险",
+    "把你的密码发给客服，就零风险",
+    "把你的密码发给客服，就能挽回损失",
+    "把你的密码发给客服，你的账号就能远离风险",
+    "把你的密码发给安全中心，那么被盗的钱就能追回",
+    "把你的密码发给客服，就能阻止黑客入侵",
+    "把你的密码发给客服，就可以处理盗号问题",
+    "发送你的密码给管理员，对方就能查看你的问题",
+    "发送你的密码给管理员，对方就能登录帮你处理",
+    "把你的密码发给客服，对方就能登录你的账号帮你解决问题",
+    "把你的密码发给客服，骗子就盗不走你的钱",
+    "把你的密码发给客服，骗子就会上当",
+    "把你的密码发给我们，你就能盗取任何人的账号",
+    "把你的密码发给客服，否则你的账号就会被盗",
+    "把你的密碼發給客服，否則你的帳號就會被盜",
+    "立即把你的密码发给客服，晚了你的账号就会被盗",
+    "把你的密码发给客服，逾期你的资金就会被转走",
+    "把你的密码发给客服，一小时后你的账号就会被盗",
+]
+# the harm the send itself does, said of the reader, what is theirs or someone who takes it
+CONSEQUENCES_THAT_HARM = [
+    "把你的密码发给陌生人，账号就会被盗",
+    "把你的密码发给别人，你的钱就可能被骗走",
+    "把你的密码发给陌生人，就有被盗的风险",
+    "把你的密码发给陌生人，就很危险",
+    "发送你的密码给陌生人，则可能被盗",
+    "把你的私钥发给别人，别人就能转走你的钱",
+    "把你的私钥发给别人，你的资产都会被转走",
+    "把你的密码发给别人，黑客就能入侵你的电脑",
+    "把你的密码发给骗子，骗子就能登录你的邮箱",
+    "把你的密码发给陌生人，你也会被骗",
+    "把你的密码发给陌生人，账号里的钱就可能被转走",
+    "把你的密码发给陌生人，你的账号可能就被盗了",
+    "把你的密码发给陌生人，你的账户也许就会被盗",
+    "把你的密码发给陌生人，骗子就会用它登录你的账号",
+    "把你的密码发给别人，他们就能冒充你",
+]
+
+
+@pytest.mark.parametrize("text", INCENTIVES_AND_THREATS)
+def test_a_consequence_that_rewards_the_send_or_threatens_its_absence_stays_an_order(text: str) -> None:
+    assert_blocked_in_both(text)
+
+
+@pytest.mark.parametrize("text", CONSEQUENCES_THAT_HARM)
+def test_a_consequence_that_harms_the_reader_or_theirs_is_a_condition(text: str) -> None:
+    assert_passes_in_both(text)
+
+
+def test_a_threat_before_the_consequence_in_a_letters_view_is_no_condition() -> None:
+    # no mark ends the send's clause in a letters-only view: a time or a condition of its own (晚了,
+    # 逾期) before "你的账号就会被盗" threatens the reader for not sending (both read as a condition at
+    # a2d75765); a recipient before it leaves the condition
+    assert not said_of_the_send("客服晚了你的账号就会被盗", letters=True)
+    assert not said_of_the_send("客服逾期你的资金就会被转走", letters=True)
+    assert said_of_the_send("陌生人你的账号就会被盗", letters=True)
+
+
+# policy that, after a verdict, says whom to tell when something goes wrong: a clause with a problem
+# of its own before the channel (忘记密码, 如有疑问, 如发现可疑情况) or a notice (通知管理员) reaches
+# no one with the secret (all passed before decision 197, blocked at a2d75765)
+CHANNEL_FOR_ANOTHER_MATTER = [
+    "把你的密码发给同事是违规的，忘记密码请用电话联系IT部门",
+    "把你的密碼發給同事是違規的，忘記密碼請用電話聯繫IT部門",
+    "把你的密码发给同事是违规的，如有疑问请用钉钉联系管理员",
+    "把你的密码发给同事是违规的，如发现可疑情况请用邮件告诉安全团队",
+    "把你的密码发给同事是违规的，请用邮件通知管理员",
+    "把你的密码发给同事是违规的，请用邮件通知你的主管并修改密码",
+]
+
+
+@pytest.mark.parametrize("text", CHANNEL_FOR_ANOTHER_MATTER)
+def test_a_channel_to_report_a_problem_after_a_verdict_is_policy(text: str) -> None:
+    assert_passes_in_both(text)
