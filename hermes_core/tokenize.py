@@ -58,7 +58,7 @@ _LATIN_MARKS = regex.compile(r"(?<=[a-z])\p{M}+")
 #: letters and digits. 3: non-ASCII letters kept in their word, case-folded, Latin accents folded.
 #: 4: traditional Chinese folded to simplified. 5: 暱 folded to 昵 (``_T2S_GAPS``). 6: no token
 #: without a letter or a digit (a lone ZWJ, selector, mark or connector: :func:`is_word`), each
-#: from its first one (✅️done is done; 🅿 is a letter here). Stores key on
+#: from its first one (✅️done is done; 🅿 is read as a letter). Stores key on
 #: :func:`tokenizer_key`, which adds the fold's OpenCC config and OpenCC's and jieba's releases.
 TOKENIZER_VERSION = 6
 #: The OpenCC config that folds Han text to simplified for every match key: t2s, characters and
@@ -402,11 +402,12 @@ _DIRECTION = regex.compile(f"\u200d{_ARROW}")
 _FLAGS = "\U0001F3F3\U0001F3F4"          # white and black flag: a flag sequence is no sum of parts
 _MODIFIERS = frozenset(_SIGNS + _ARROW)   # what makes a variant: no part of a sequence
 # A word of the index or of a query has a letter or a digit: the word scan also reads a ZWJ or a
-# presentation selector between two words as one (FTS5 drops it as a separator). A symbol Unicode
-# calls alphabetic (🅰 🅿 🅐: NFKC keeps them) is read as a letter: the skill index's emoji words.
-_WORD_CHAR = r"\p{L}\p{N}[\p{So}&&\p{Alphabetic}]"
-_WORDLIKE = regex.compile(f"(?V1)[{_WORD_CHAR}]")
-_WORD_HEAD = regex.compile(f"(?V1)^[^{_WORD_CHAR}]+")    # what a word run or part starts without
+# presentation selector between two words as one (FTS5 drops it as a separator).
+_WORDLIKE = regex.compile(r"[\p{L}\p{N}]")
+# What a token starts at: a letter, a digit, or a symbol Unicode calls alphabetic (🅰 🅿 🅐, which
+# NFKC keeps and the word scan reads as letters): the skill index's (BM25's) only emoji words.
+# FTS5 reads no such word (its symbol term finds it), so :func:`is_word` leaves them out.
+_WORD_HEAD = regex.compile(r"(?V1)^[^\p{L}\p{N}[\p{So}&&\p{Alphabetic}]]+")
 _REPEATS = regex.compile(r"(.)\1+", regex.DOTALL)
 _PRESENTATION = str.maketrans("", "", "\ufe0e\ufe0f")   # text / emoji style: the same symbol
 _SYMBOL_TERM = re.compile(f"{SYMBOL_MARK}[0-9a-fx]+")   # a symbol's term, as a word may spell it
@@ -432,10 +433,10 @@ def _word_head_off(word: str) -> str:
 
 
 def is_word(token: str) -> bool:
-    """Whether ``token`` has a letter or a digit (or a symbol Unicode calls alphabetic: 🅿): the
-    word scan also reads a ZWJ, a selector, a mark or a connector as a word character
-    ("部署🐻‍❄️完成" holds a lone U+200D and U+FE0F), which FTS5 reads as no token;
-    :func:`tokenize` yields only words, each starting with a letter or a digit."""
+    """Whether ``token`` has a letter or a digit, what FTS5 reads as a word: the word scan also
+    reads a ZWJ, a selector, a mark or a connector as a word character ("部署🐻‍❄️完成" holds a
+    lone U+200D and U+FE0F); :func:`tokenize` starts each token at its first letter or digit
+    (or a symbol read as a letter, 🅿: a BM25 word, none of FTS5's)."""
     return token.isalnum() or _WORDLIKE.search(token) is not None    # C's test first: most are
 
 

@@ -653,4 +653,3 @@ def test_an_enclosed_letter_emoji_is_still_a_token(letter: str) -> None:
     (BM25 reads no symbol terms); a token needs a letter or digit dropped them."""
     assert tokenize(f"find {letter} parking") == ["find", letter, "parking"]
     assert tokenize(letter, split_camel=False) == [letter]
-    assert tok.is_word(letter)
