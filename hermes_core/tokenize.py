@@ -57,7 +57,8 @@ _LATIN_MARKS = regex.compile(r"(?<=[a-z])\p{M}+")
 #: so on open), so old rows stay findable by the new query tokens. 2: CJK split from adjacent
 #: letters and digits. 3: non-ASCII letters kept in their word, case-folded, Latin accents folded.
 #: 4: traditional Chinese folded to simplified. 5: 暱 folded to 昵 (``_T2S_GAPS``). 6: no token
-#: without a letter or a digit (a lone ZWJ, selector, mark or connector: :func:`is_word`). Stores key on
+#: without a letter or a digit (a lone ZWJ, selector, mark or connector: :func:`is_word`), each
+#: from its first one (✅️done is done; 🅿 is read as a letter). Stores key on
 #: :func:`tokenizer_key`, which adds the fold's OpenCC config and OpenCC's and jieba's releases.
 TOKENIZER_VERSION = 6
 #: The OpenCC config that folds Han text to simplified for every match key: t2s, characters and
@@ -312,17 +313,22 @@ def _tokens(text: str, split_camel: bool, fold: bool, keep_whole: bool) -> list[
         if cjk:
             out.extend(_segment_cjk(cjk, fold))
         elif word:
-            # the scan's word characters include ZWJ, selectors, marks and connectors (‿): a run
-            # of only those, or a part of one split off (a‍b -> a, U+200D, b), is no word
+            # the scan's word characters include ZWJ, selectors, marks and connectors (‿), which
+            # belong to the character before them: a run or a part split off starts at its first
+            # letter or digit (✅️done is done, a‍b is a, b), and one of only those is no word
             whole = word.isalnum()      # C's test: a run of letters and digits needs no other
+            if not whole:
+                word = _word_head_off(word)
+                if not word:
+                    continue
             if split_camel:
                 parts = split_identifier(word)
                 if not whole:
-                    parts = [p for p in parts if is_word(p)]
+                    parts = [h for h in map(_word_head_off, parts) if h]
                 out.extend(norm(w) for w in parts)
                 if keep_whole and len(parts) > 1:
                     out.append(norm(word))
-            elif whole or is_word(word):
+            else:
                 out.append(norm(word))
     return out
 
@@ -398,6 +404,10 @@ _MODIFIERS = frozenset(_SIGNS + _ARROW)   # what makes a variant: no part of a s
 # A word of the index or of a query has a letter or a digit: the word scan also reads a ZWJ or a
 # presentation selector between two words as one (FTS5 drops it as a separator).
 _WORDLIKE = regex.compile(r"[\p{L}\p{N}]")
+# What a token starts at: a letter, a digit, or a symbol Unicode calls alphabetic (🅰 🅿 🅐, which
+# NFKC keeps and the word scan reads as letters): the skill index's (BM25's) only emoji words.
+# FTS5 reads no such word (its symbol term finds it), so :func:`is_word` leaves them out.
+_WORD_HEAD = regex.compile(r"(?V1)^[^\p{L}\p{N}[\p{So}&&\p{Alphabetic}]]+")
 _REPEATS = regex.compile(r"(.)\1+", regex.DOTALL)
 _PRESENTATION = str.maketrans("", "", "\ufe0e\ufe0f")   # text / emoji style: the same symbol
 _SYMBOL_TERM = re.compile(f"{SYMBOL_MARK}[0-9a-fx]+")   # a symbol's term, as a word may spell it
@@ -416,10 +426,17 @@ def without_keycaps(text: str) -> str:
     return str(_KEYCAPS.sub(" ", unicodedata.normalize("NFKC", text)))
 
 
+def _word_head_off(word: str) -> str:
+    """``word`` from its first letter or digit on (empty if it has none): what starts it
+    otherwise belongs to the character before it (✅️done is U+FE0F done)."""
+    return word if word[:1].isalnum() else str(_WORD_HEAD.sub("", word))   # C's test first
+
+
 def is_word(token: str) -> bool:
-    """Whether ``token`` has a letter or a digit: the word scan also reads a ZWJ, a selector, a
-    mark or a connector as a word character ("部署🐻‍❄️完成" holds a lone U+200D and U+FE0F),
-    which FTS5 reads as no token; :func:`tokenize` yields only words."""
+    """Whether ``token`` has a letter or a digit, what FTS5 reads as a word: the word scan also
+    reads a ZWJ, a selector, a mark or a connector as a word character ("部署🐻‍❄️完成" holds a
+    lone U+200D and U+FE0F); :func:`tokenize` starts each token at its first letter or digit
+    (or a symbol read as a letter, 🅿: a BM25 word, none of FTS5's)."""
     return token.isalnum() or _WORDLIKE.search(token) is not None    # C's test first: most are
 
 

@@ -181,6 +181,12 @@ def test_query_terms_segment_chinese_drop_stopwords_and_duplicates() -> None:
     assert terms.count("apple") == 1
 
 
+def test_an_enclosed_letter_emoji_is_queried_by_its_symbol_term_only() -> None:
+    """🅿️ is a BM25 word (the scan reads it as a letter) but none of FTS5's: as a query term it
+    matched nothing and counted toward a message standing on its own (``FOLLOW_UP_WORDS``)."""
+    assert query_terms("🅿️ parking") == ["parking", *symbol_terms("🅿️")]
+
+
 def test_query_terms_are_capped() -> None:
     words = " ".join(f"word{i}x" for i in range(100))
     assert len(query_terms(words)) == 24

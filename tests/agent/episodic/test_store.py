@@ -1266,6 +1266,19 @@ def test_a_store_whose_emoji_data_is_recorded_opens_without_importing_emoji(tmp_
     assert proc.stdout.strip() == "False"
 
 
+def test_importing_and_opening_the_store_pulls_in_no_config(tmp_path: Path) -> None:
+    """A store needs none of config (pydantic, yaml, the routing rules: ~0.4 s of a process's
+    start); ranking names ``RecencyWeights`` in annotations only."""
+    path = tmp_path / "sessions.db"
+    code = (f"import sys\nfrom hermes_core.agent.episodic.store import SessionStore\n"
+            f"SessionStore({str(path)!r}).close()\n"
+            f"print([m for m in ('hermes_core.config', 'pydantic', 'yaml') if m in sys.modules])\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+
+
 def test_an_archive_indexed_before_an_opencc_or_jieba_upgrade_is_re_indexed_once(
         tmp_path: Path, tokenizer_upgraded: Callable[[], None]) -> None:
     path = tmp_path / "sessions.db"
