@@ -250,7 +250,8 @@ class _StreamState:
 
     def __init__(self, provider: str = "anthropic",
                  counted: Callable[[Iterable[str]], Usage] | None = None,
-                 before: Callable[[], Usage | None] | None = None, *, hold: bool = False) -> None:
+                 before: Callable[[], Usage | None] | None = None, *, hold: bool = False,
+                 goes_on: bool = False) -> None:
         self.provider = provider
         # a structured reply (``response_format``) answered in text, not the forced output tool
         # (a proxy ignoring it): held until whole as the tool's input is, its pieces drafts
@@ -263,7 +264,10 @@ class _StreamState:
         # guess its call then corrects) are no draft of the answer: those drafted are void,
         # later ones not drafted
         self.called = False
-        self.drafted = False   # drafts were given out since the last void (see ``called``)
+        # drafts were given out since the last void (see ``called``); ``goes_on``: the request
+        # goes on from a paused reply whose words were drafted in its own request, and a tool
+        # beginning here voids them as it would have there
+        self.drafted = hold and goes_on
         self.counted = counted
         self.before = before   # what the request was billed before message_start
         self.usage = Usage()
@@ -360,7 +364,7 @@ class _StreamState:
             t = self.tools.pop(event.index)
             arguments = t["arguments"] or t["given"] or "{}"
             if t["name"] == STRUCTURED_OUTPUT_TOOL:   # the structured answer: it is the text
-                yield Delta(text=arguments)
+                yield Delta(text=arguments, from_output_tool=True)
             else:
                 yield Delta(tool_call=ToolCall(t["id"], t["name"], arguments))
         elif kind == "message_stop":
@@ -570,8 +574,10 @@ class AnthropicProvider(SDKProvider):
         """A stream's state, counting what it was billed from ``prompt`` if it reports none
         (before any event: if the request ``reached`` the server)."""
         payload = functools.partial(self._stream_payload, prompt, model, options)
+        last = prompt.messages[-1] if prompt.messages else None
         return _StreamState(self.name, lambda arrived: messages_usage(payload(), arrived),
-                            self._unstarted(reached, payload), hold=bool(options.response_format))
+                            self._unstarted(reached, payload), hold=bool(options.response_format),
+                            goes_on=last is not None and bool(last.replay and last.content))
 
     def _completion(self, resp: Any, model: str) -> Completion:
         text = "".join(b.text for b in resp.content if b.type == "text")
@@ -591,7 +597,8 @@ class AnthropicProvider(SDKProvider):
                           reasoning=tuple(_reasoning_block(b) for b in resp.content
                                           if b.type in THINKING_BLOCKS),
                           paused=tuple(b.to_dict() for b in resp.content)
-                          if resp.stop_reason == PAUSED else (), container=_container_id(resp))
+                          if resp.stop_reason == PAUSED else (), container=_container_id(resp),
+                          from_output_tool=answer is not None)
 
     def stream(self, prompt: Prompt, model: str, credential: Credential | None,
                options: CallOptions) -> Iterator[Delta]:

@@ -782,6 +782,63 @@ def test_a_paused_message_is_rendered_as_its_blocks_and_the_rest_merged_after_it
     assert payload["messages"][-1] == {"role": "assistant", "content": PAUSED_BLOCKS}
 
 
+def _continuing(words: str) -> Prompt:
+    """A request going on from a paused reply whose words were ``words``."""
+    paused = Message("assistant", words, replay=tuple(web_search_blocks(words)))
+    return Prompt(system="s", messages=(Message("user", "hi"), paused), tools=(TOOL,))
+
+
+OSLO_OUTPUT = {"type": "tool_use", "id": "s1", "name": STRUCTURED_OUTPUT_TOOL,
+               "input": {"city": "Oslo"}}
+
+
+@pytest.mark.parametrize(("words", "block", "shown"), [
+    ('My guess is {"city": "Paris"}. ', OSLO_OUTPUT,
+     [("void", ""), ("draft", '{"city": "Oslo"}'), ("answer", '{"city": "Oslo"}')]),
+    ('My guess is {"city": "Paris"}. ', {"type": "tool_use", "id": "c1", "name": "get_weather",
+                                         "input": {"city": "Oslo"}},
+     [("void", ""), ("call", "get_weather")]),
+    ("", OSLO_OUTPUT, [("draft", '{"city": "Oslo"}'), ("answer", '{"city": "Oslo"}')]),
+], ids=["output-tool", "author-s-tool", "no-paused-words"])
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_tool_beginning_in_a_continuation_voids_the_paused_reply_s_drafted_words(
+        respx_mock: Any, stream_deltas: Callable[..., list[Any]], use_async: bool, words: str,
+        block: dict[str, Any], shown: list[tuple[str, str]]) -> None:
+    """A paused reply's words were drafted in its own request, and its continuation is a new
+    request whose state had drafted nothing: a tool beginning there voided no draft, so the
+    paused words' guess stood before the output tool's input. Failed before (no void). The
+    output tool's text says it is the tool's input (the agent drops the paused words then)."""
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, content=anthropic_blocks_stream([block], stop_reason="tool_use"),
+        headers=SSE_HEADERS))
+    deltas = stream_deltas(AnthropicProvider(), _continuing(words), "claude-sonnet-4-5",
+                           TOOL_CRED, CallOptions(response_format=RF), use_async=use_async)
+    assert [("void", "") if d.redraft else ("draft", d.draft) if d.draft else
+            ("answer" if d.from_output_tool else "text", d.text) if d.text else
+            ("call", d.tool_call.name) for d in deltas
+            if d.draft or d.redraft or d.text or d.tool_call] == shown
+
+
+@pytest.mark.parametrize("how", ["complete-json", "complete-events"])
+def test_a_whole_reply_says_whether_its_text_is_the_output_tool_s_input(
+        respx_mock: Any, how: str) -> None:
+    """What the agent reads to drop a paused reply's words before a structured answer: the
+    output tool's input is the answer alone; words (a proxy's reply) are not flagged."""
+    for block, flagged in ((OSLO_OUTPUT, True), ({"type": "text", "text": '{"city": "Oslo"}'},
+                                                  False)):
+        if how == "complete-json":
+            body = anthropic_message("", model="claude-sonnet-4-5", stop_reason="tool_use")
+            body["content"] = [block]
+            answer = httpx.Response(200, json=body)
+        else:
+            answer = httpx.Response(200, headers=SSE_HEADERS, content=anthropic_blocks_stream(
+                [block], stop_reason="tool_use"))
+        respx_mock.post(ANTHROPIC_URL).mock(return_value=answer)
+        done = AnthropicProvider().complete(_continuing("Searching. "), "claude-sonnet-4-5",
+                                            TOOL_CRED, CallOptions(response_format=RF))
+        assert (done.text, done.from_output_tool) == ('{"city": "Oslo"}', flagged)
+
+
 # Events a proxy sends out of the API's order. The API opens one message, starts each block
 # before its deltas, states the stop reason in message_delta and then ends with message_stop;
 # a proxy that retries upstream mid-stream and joins both answers, one that ends the stream early,
