@@ -782,6 +782,59 @@ def test_a_paused_message_is_rendered_as_its_blocks_and_the_rest_merged_after_it
     assert payload["messages"][-1] == {"role": "assistant", "content": PAUSED_BLOCKS}
 
 
+def _paused_in_pieces(pieces: int) -> tuple[list[dict[str, Any]], bytes]:
+    """A paused reply's thinking, text and a tool's input, each streamed in ``pieces`` pieces
+    (one a character where shorter): the blocks whole, and the stream."""
+    thinking, text = "Search first, then say. " * 20, "Looking at the forecast; " * 40
+    tool_input = {"query": "oslo forecast " * 30}
+    blocks: list[dict[str, Any]] = [
+        {"type": "thinking", "thinking": thinking, "signature": "sig-p"},
+        {"type": "text", "text": text},
+        {"type": "server_tool_use", "id": "srvtoolu_9", "name": "web_search", "input": tool_input}]
+    start = anthropic_message("", model="claude-sonnet-4-5")
+    start["stop_reason"] = None
+
+    def cut(whole: str) -> list[str]:
+        size = max(1, len(whole) // pieces)
+        return [whole[at:at + size] for at in range(0, len(whole), size)]
+
+    deltas = [
+        [{"type": "thinking_delta", "thinking": p} for p in cut(thinking)]
+        + [{"type": "signature_delta", "signature": "sig-p"}],
+        [{"type": "text_delta", "text": p} for p in cut(text)],
+        [{"type": "input_json_delta", "partial_json": p} for p in cut(json.dumps(tool_input))]]
+    empty = [{**blocks[0], "thinking": "", "signature": ""}, {"type": "text", "text": ""},
+             {**blocks[2], "input": {}}]
+    events: list[tuple[str | None, Any]] = [("message_start", {"type": "message_start",
+                                                                "message": start})]
+    for i, (block, ds) in enumerate(zip(empty, deltas, strict=True)):
+        events.append(("content_block_start", {"type": "content_block_start", "index": i,
+                                               "content_block": block}))
+        events += [("content_block_delta", {"type": "content_block_delta", "index": i,
+                                            "delta": d}) for d in ds]
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
+    events += [("message_delta", {"type": "message_delta", "usage": {"output_tokens": 9},
+                                  "delta": {"stop_reason": "pause_turn", "stop_sequence": None}}),
+               ("message_stop", {"type": "message_stop"})]
+    return blocks, _sse(events)
+
+
+@pytest.mark.parametrize("pieces", [1, 7, 400])
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_paused_reply_streamed_in_many_pieces_keeps_each_block_whole_as_it_came(
+        respx_mock: Any, stream_deltas: Callable[..., list[Any]], use_async: bool,
+        pieces: int) -> None:
+    """The blocks sent back to go on are joined from the pieces once, not a concatenation a
+    piece (quadratic on a long text): every block's thinking, text and input as they came."""
+    blocks, body = _paused_in_pieces(pieces)
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, content=body, headers=SSE_HEADERS))
+    deltas = stream_deltas(AnthropicProvider(), PROMPT, "claude-sonnet-4-5", CRED, OPTS,
+                           use_async=use_async)
+    assert [dict(b) for b in deltas[-1].paused] == blocks
+    assert "".join(d.text for d in deltas) == blocks[1]["text"]
+
+
 def _continuing(words: str) -> Prompt:
     """A request going on from a paused reply whose words were ``words``."""
     paused = Message("assistant", words, replay=tuple(web_search_blocks(words)))
