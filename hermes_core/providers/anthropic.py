@@ -275,6 +275,10 @@ class _StreamState:
         self.finish: str | None = None
         self.tools: dict[int, dict[str, str]] = {}
         self.thinking: dict[int, dict[str, str]] = {}
+        # a tool's input and a thinking block's text as their pieces came, joined at its stop
+        # (as ``pieces``): a concatenation a piece is quadratic in a long input or thought
+        self.arguments: dict[int, list[str]] = {}
+        self.thought: dict[int, list[str]] = {}
         self.started = False
         self.stopped = False
         self.text: list[str] = []
@@ -329,7 +333,7 @@ class _StreamState:
             # may send the whole input here and no delta (kept, as the SDK's own stream does)
             given = getattr(event.content_block, "input", None)
             self.tools[event.index] = {"id": event.content_block.id,
-                                       "name": event.content_block.name, "arguments": "",
+                                       "name": event.content_block.name,
                                        "given": json.dumps(given, ensure_ascii=False)
                                        if isinstance(given, dict) and given else ""}
             output = self.hold and event.content_block.name == STRUCTURED_OUTPUT_TOOL
@@ -353,19 +357,23 @@ class _StreamState:
                     yield Delta(draft=d.text)
             elif d.type == "input_json_delta" and event.index in self.tools:
                 tool = self.tools[event.index]
-                tool["arguments"] += d.partial_json or ""
+                self.arguments.setdefault(event.index, []).append(d.partial_json or "")
                 if tool["name"] == STRUCTURED_OUTPUT_TOOL and d.partial_json and not self.called:
                     self.drafted = True
                     yield Delta(draft=d.partial_json)   # the answer so far: progress, not text
             elif d.type == "thinking_delta" and event.index in self.thinking:
-                self.thinking[event.index]["thinking"] += d.thinking or ""
+                self.thought.setdefault(event.index, []).append(d.thinking or "")
             elif d.type == "signature_delta" and event.index in self.thinking:
                 self.thinking[event.index]["signature"] = d.signature or ""
         elif kind == "content_block_stop" and event.index in self.thinking:
-            yield Delta(reasoning=self.thinking.pop(event.index))
+            reasoning = self.thinking.pop(event.index)
+            if event.index in self.thought:
+                reasoning["thinking"] = (reasoning.get("thinking", "")
+                                         + "".join(self.thought.pop(event.index)))
+            yield Delta(reasoning=reasoning)
         elif kind == "content_block_stop" and event.index in self.tools:
             t = self.tools.pop(event.index)
-            arguments = t["arguments"] or t["given"] or "{}"
+            arguments = "".join(self.arguments.pop(event.index, ())) or t["given"] or "{}"
             if t["name"] == STRUCTURED_OUTPUT_TOOL:   # the structured answer: it is the text
                 yield Delta(text=arguments, from_output_tool=True)
             else:

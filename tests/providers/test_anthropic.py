@@ -833,6 +833,36 @@ def test_a_paused_reply_streamed_in_many_pieces_keeps_each_block_whole_as_it_cam
                            use_async=use_async)
     assert [dict(b) for b in deltas[-1].paused] == blocks
     assert "".join(d.text for d in deltas) == blocks[1]["text"]
+    assert [d.reasoning for d in deltas if d.reasoning] == [blocks[0]]
+
+
+@pytest.mark.parametrize("name", ["get_weather", STRUCTURED_OUTPUT_TOOL])
+@pytest.mark.parametrize("pieces", [1, 300])
+def test_a_tool_input_streamed_in_many_pieces_is_its_arguments_whole(
+        respx_mock: Any, stream_deltas: Callable[..., list[Any]], name: str, pieces: int) -> None:
+    """An author's tool's arguments, or the output tool's text, joined once from its pieces."""
+    arguments = json.dumps({"city": "Oslo " * 200})
+    size = max(1, len(arguments) // pieces)
+    start = anthropic_message("", model="claude-sonnet-4-5")
+    start["stop_reason"] = None
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, headers=SSE_HEADERS,
+                                                                    content=_sse([
+        ("message_start", {"type": "message_start", "message": start}),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {
+            "type": "tool_use", "id": "c1", "name": name, "input": {}}}),
+        *(("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+            "type": "input_json_delta", "partial_json": arguments[at:at + size]}})
+          for at in range(0, len(arguments), size)),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("message_delta", {"type": "message_delta", "usage": {"output_tokens": 9},
+                           "delta": {"stop_reason": "tool_use", "stop_sequence": None}}),
+        ("message_stop", {"type": "message_stop"})])))
+    options = CallOptions(response_format=RF) if name == STRUCTURED_OUTPUT_TOOL else OPTS
+    deltas = stream_deltas(AnthropicProvider(), TOOL_PROMPT, "claude-sonnet-4-5", TOOL_CRED,
+                           options)
+    got = [d.text for d in deltas if d.text] + [d.tool_call.arguments for d in deltas
+                                                if d.tool_call is not None]
+    assert got == [arguments]
 
 
 def _continuing(words: str) -> Prompt:
