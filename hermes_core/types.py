@@ -149,6 +149,9 @@ class Completion:
     paused: tuple[Mapping[str, Any], ...] = field(default=(), repr=False, compare=False)
     # the code-execution container the reply ran in (see Message.container)
     container: str | None = field(default=None, repr=False, compare=False)
+    # ``text`` is Anthropic's structured output tool's input: the answer whole, so words before
+    # it, in this reply or a paused one it goes on from, are no part of it
+    from_output_tool: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +177,8 @@ class Delta:
     # begins: a tool round's, or before Anthropic's output tool; the output tool's input before
     # an author's tool call); the next drafts start anew
     redraft: bool = False
+    # ``text`` is the structured output tool's input (see ``Completion.from_output_tool``)
+    from_output_tool: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ what is sent again for that model's window: a smaller window would refuse the re
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -39,6 +40,8 @@ from hermes_core.types import (
 if TYPE_CHECKING:
     from hermes_core.agent.agent import Agent
     from hermes_core.agent.partial_output import Drafts
+
+log = logging.getLogger(__name__)
 
 # Between the text of two tool rounds in a stream ("Let me check the skill." ... "Here is how"):
 # without it the two rounds print as one run-on sentence.
@@ -251,13 +254,20 @@ class Turn:
     def answer(self) -> tuple[Completion, Prompt]:
         """The turn's last answer and the prompt whose messages the history keeps, for the
         Agent to record. A reply that went on from paused ones is one answer: their text leads
-        its own, and the paused messages it went on from are not kept apart."""
+        its own, and the paused messages it went on from are not kept apart. A reply through the
+        structured output tool is its input alone: the paused words before it are not the answer
+        (a guess there was parsed as the answer, its first object), as within one message."""
         assert self.done is not None
         done, prompt = self.done, self.prompt
         if self.held:
             went_on = len(self.held) - (1 if done.finish_reason == PAUSED else 0)
-            text = "".join(self.held[:went_on]) + done.text
-            done = replace(done, text=text)
+            words = "".join(self.held[:went_on])
+            if done.from_output_tool:
+                if words:
+                    log.debug("%d characters of paused words before the output tool dropped "
+                              "(its input is the answer)", len(words))
+            else:
+                done = replace(done, text=words + done.text)
             prompt = replace(prompt, messages=prompt.messages[:len(prompt.messages) - went_on])
         return done, prompt
 
@@ -307,6 +317,7 @@ class Accumulator:
         self.paused: tuple[Mapping[str, Any], ...] = ()
         self.container: str | None = None
         self.model: str | None = None   # the model the stream says answered
+        self.from_output_tool = False   # the text is the structured output tool's input
 
     def add(self, d: Delta) -> bool:
         if d.tool_call is not None:
@@ -325,6 +336,7 @@ class Accumulator:
             self.finish = d.finish_reason
         if d.text:
             self.parts.append(d.text)
+            self.from_output_tool = self.from_output_tool or d.from_output_tool
             return True
         return False
 
@@ -332,7 +344,8 @@ class Accumulator:
         return Completion("".join(self.parts), self.model or self.decision.model, provider,
                           self.usage,
                           tuple(self.calls), self.finish, reasoning=tuple(self.reasoning),
-                          paused=self.paused, container=self.container)
+                          paused=self.paused, container=self.container,
+                          from_output_tool=self.from_output_tool)
 
 
 class Shown:

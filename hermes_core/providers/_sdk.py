@@ -229,7 +229,7 @@ def completion_deltas(done: Completion) -> list[Delta]:
     stream was wanted)."""
     out = [Delta(reasoning=block) for block in done.reasoning]
     if done.text:
-        out.append(Delta(text=done.text))
+        out.append(Delta(text=done.text, from_output_tool=done.from_output_tool))
     out.extend(Delta(tool_call=call) for call in done.tool_calls)
     out.append(Delta(usage=done.usage, finish_reason=done.finish_reason, paused=done.paused,
                      container=done.container, model=done.model))
@@ -249,8 +249,10 @@ def delta_completion(deltas: Iterable[Delta], model: str, provider: str,
     calls: list[Any] = []
     reasoning: list[Any] = []
     last = Delta()
+    tool_answer = False
     for d in deltas:
         text.append(d.text)
+        tool_answer = tool_answer or d.from_output_tool
         if d.tool_call is not None:
             calls.append(d.tool_call)
         if d.reasoning is not None:
@@ -260,7 +262,8 @@ def delta_completion(deltas: Iterable[Delta], model: str, provider: str,
     return Completion("".join(text), last.model or model, provider,
                       last.usage or Usage(reported=False),
                       tuple(calls), last.finish_reason, reasoning=tuple(reasoning),
-                      request_id=request_id, paused=last.paused, container=last.container)
+                      request_id=request_id, paused=last.paused, container=last.container,
+                      from_output_tool=tool_answer)
 
 
 class SDKProvider:

@@ -250,7 +250,8 @@ class _StreamState:
 
     def __init__(self, provider: str = "anthropic",
                  counted: Callable[[Iterable[str]], Usage] | None = None,
-                 before: Callable[[], Usage | None] | None = None, *, hold: bool = False) -> None:
+                 before: Callable[[], Usage | None] | None = None, *, hold: bool = False,
+                 goes_on: bool = False) -> None:
         self.provider = provider
         # a structured reply (``response_format``) answered in text, not the forced output tool
         # (a proxy ignoring it): held until whole as the tool's input is, its pieces drafts
@@ -263,7 +264,10 @@ class _StreamState:
         # guess its call then corrects) are no draft of the answer: those drafted are void,
         # later ones not drafted
         self.called = False
-        self.drafted = False   # drafts were given out since the last void (see ``called``)
+        # drafts were given out since the last void (see ``called``); ``goes_on``: the request
+        # goes on from a paused reply whose words were drafted in its own request, and a tool
+        # beginning here voids them as it would have there
+        self.drafted = hold and goes_on
         self.counted = counted
         self.before = before   # what the request was billed before message_start
         self.usage = Usage()
@@ -271,12 +275,19 @@ class _StreamState:
         self.finish: str | None = None
         self.tools: dict[int, dict[str, str]] = {}
         self.thinking: dict[int, dict[str, str]] = {}
+        # a tool's input and a thinking block's text as their pieces came, joined at its stop
+        # (as ``pieces``): a concatenation a piece is quadratic in a long input or thought
+        self.arguments: dict[int, list[str]] = {}
+        self.thought: dict[int, list[str]] = {}
         self.started = False
         self.stopped = False
         self.text: list[str] = []
         # every block as it came, filled by its deltas: a paused reply is sent back whole
         self.blocks: dict[int, dict[str, Any]] = {}
-        self.inputs: dict[int, str] = {}
+        # pieces of a block's text or thinking not yet joined into it, and of a tool's input
+        # JSON: kept in lists and joined once (see :meth:`_joined`)
+        self.pieces: dict[tuple[int, str], list[str]] = {}
+        self.inputs: dict[int, list[str]] = {}
         self.container: str | None = None   # the code-execution container it ran in
         self.model: str | None = None   # the model message_start says answers
         self.id: str | None = None   # the message's id, from message_start
@@ -322,7 +333,7 @@ class _StreamState:
             # may send the whole input here and no delta (kept, as the SDK's own stream does)
             given = getattr(event.content_block, "input", None)
             self.tools[event.index] = {"id": event.content_block.id,
-                                       "name": event.content_block.name, "arguments": "",
+                                       "name": event.content_block.name,
                                        "given": json.dumps(given, ensure_ascii=False)
                                        if isinstance(given, dict) and given else ""}
             output = self.hold and event.content_block.name == STRUCTURED_OUTPUT_TOOL
@@ -346,21 +357,25 @@ class _StreamState:
                     yield Delta(draft=d.text)
             elif d.type == "input_json_delta" and event.index in self.tools:
                 tool = self.tools[event.index]
-                tool["arguments"] += d.partial_json or ""
+                self.arguments.setdefault(event.index, []).append(d.partial_json or "")
                 if tool["name"] == STRUCTURED_OUTPUT_TOOL and d.partial_json and not self.called:
                     self.drafted = True
                     yield Delta(draft=d.partial_json)   # the answer so far: progress, not text
             elif d.type == "thinking_delta" and event.index in self.thinking:
-                self.thinking[event.index]["thinking"] += d.thinking or ""
+                self.thought.setdefault(event.index, []).append(d.thinking or "")
             elif d.type == "signature_delta" and event.index in self.thinking:
                 self.thinking[event.index]["signature"] = d.signature or ""
         elif kind == "content_block_stop" and event.index in self.thinking:
-            yield Delta(reasoning=self.thinking.pop(event.index))
+            reasoning = self.thinking.pop(event.index)
+            if event.index in self.thought:
+                reasoning["thinking"] = (reasoning.get("thinking", "")
+                                         + "".join(self.thought.pop(event.index)))
+            yield Delta(reasoning=reasoning)
         elif kind == "content_block_stop" and event.index in self.tools:
             t = self.tools.pop(event.index)
-            arguments = t["arguments"] or t["given"] or "{}"
+            arguments = "".join(self.arguments.pop(event.index, ())) or t["given"] or "{}"
             if t["name"] == STRUCTURED_OUTPUT_TOOL:   # the structured answer: it is the text
-                yield Delta(text=arguments)
+                yield Delta(text=arguments, from_output_tool=True)
             else:
                 yield Delta(tool_call=ToolCall(t["id"], t["name"], arguments))
         elif kind == "message_stop":
@@ -428,26 +443,42 @@ class _StreamState:
         elif kind == "content_block_delta" and event.index in self.blocks:
             block, d = self.blocks[event.index], event.delta
             if d.type == "text_delta":
-                block["text"] = block.get("text", "") + (d.text or "")
+                self.pieces.setdefault((event.index, "text"), []).append(d.text or "")
             elif d.type == "input_json_delta":
-                self.inputs[event.index] = self.inputs.get(event.index, "") + (d.partial_json or "")
+                self.inputs.setdefault(event.index, []).append(d.partial_json or "")
             elif d.type == "thinking_delta":
-                block["thinking"] = block.get("thinking", "") + (d.thinking or "")
+                self.pieces.setdefault((event.index, "thinking"), []).append(d.thinking or "")
             elif d.type == "signature_delta":
                 block["signature"] = d.signature or ""
             elif d.type == "citations_delta":
                 block["citations"] = [*(block.get("citations") or ()), d.citation.to_dict()]
-        elif kind == "content_block_stop" and event.index in self.inputs:
-            # an input cut at max_tokens (or, streamed fine-grained, not JSON) is still the call:
-            # the tool runner answers it as cut off; only a paused reply's copy keeps the start's
-            try:
-                self.blocks[event.index]["input"] = json.loads(self.inputs.pop(event.index) or "{}")
-            except ValueError:
-                pass
+        elif kind == "content_block_stop":
+            self._joined()
+            if event.index in self.inputs:
+                # an input cut at max_tokens (or, streamed fine-grained, not JSON) is still the
+                # call: the tool runner answers it as cut off; only a paused reply's copy keeps
+                # the start's
+                try:
+                    self.blocks[event.index]["input"] = json.loads(
+                        "".join(self.inputs.pop(event.index)) or "{}")
+                except ValueError:
+                    pass
+
+    def _joined(self) -> None:
+        """The pieces kept since the last join added to their blocks' text or thinking, one join
+        a block: a concatenation a piece copied the text so far each time (quadratic: 20,000
+        pieces cost ~6x per piece what 200 do)."""
+        for (i, name), parts in self.pieces.items():
+            block = self.blocks[i]
+            block[name] = (block.get(name) or "") + "".join(parts)
+        self.pieces.clear()
 
     def paused(self) -> tuple[dict[str, Any], ...]:
         """The reply's blocks in order when the API paused it, else none."""
-        return tuple(self.blocks[i] for i in sorted(self.blocks)) if self.finish == PAUSED else ()
+        if self.finish != PAUSED:
+            return ()
+        self._joined()
+        return tuple(self.blocks[i] for i in sorted(self.blocks))
 
     @property
     def complete(self) -> bool:
@@ -463,8 +494,9 @@ class _StreamState:
             return self.before() if self.before is not None else None
         if self.usage.reported or self.counted is None:
             return self.usage if self.usage.reported else None
+        self._joined()
         arrived = [*block_texts([self.blocks[i] for i in sorted(self.blocks)]),
-                   *self.inputs.values()]
+                   *map("".join, self.inputs.values())]
         return self.counted(arrived)
 
     def billed(self, error: ProviderError) -> ProviderError:
@@ -570,8 +602,10 @@ class AnthropicProvider(SDKProvider):
         """A stream's state, counting what it was billed from ``prompt`` if it reports none
         (before any event: if the request ``reached`` the server)."""
         payload = functools.partial(self._stream_payload, prompt, model, options)
+        last = prompt.messages[-1] if prompt.messages else None
         return _StreamState(self.name, lambda arrived: messages_usage(payload(), arrived),
-                            self._unstarted(reached, payload), hold=bool(options.response_format))
+                            self._unstarted(reached, payload), hold=bool(options.response_format),
+                            goes_on=last is not None and bool(last.replay and last.content))
 
     def _completion(self, resp: Any, model: str) -> Completion:
         text = "".join(b.text for b in resp.content if b.type == "text")
@@ -591,7 +625,8 @@ class AnthropicProvider(SDKProvider):
                           reasoning=tuple(_reasoning_block(b) for b in resp.content
                                           if b.type in THINKING_BLOCKS),
                           paused=tuple(b.to_dict() for b in resp.content)
-                          if resp.stop_reason == PAUSED else (), container=_container_id(resp))
+                          if resp.stop_reason == PAUSED else (), container=_container_id(resp),
+                          from_output_tool=answer is not None)
 
     def stream(self, prompt: Prompt, model: str, credential: Credential | None,
                options: CallOptions) -> Iterator[Delta]:

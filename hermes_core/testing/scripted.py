@@ -110,6 +110,6 @@ def _text(piece: Any) -> str:
 def _deltas(done: Completion) -> list[Delta]:
     """A scripted Completion as a stream delivers it: text, tool calls, then the finish."""
     finish = done.finish_reason or ("tool_calls" if done.tool_calls else "stop")
-    return [*([Delta(text=done.text)] if done.text else []),
+    return [*([Delta(text=done.text, from_output_tool=done.from_output_tool)] if done.text else []),
             *(Delta(tool_call=c) for c in done.tool_calls),
             Delta(usage=done.usage, finish_reason=finish)]

@@ -21,9 +21,11 @@ from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL
 from hermes_core.redact import StreamRedactor, redact
 from hermes_core.testing import (
     SSE_HEADERS,
+    anthropic_blocks_stream,
     anthropic_message,
     anthropic_stream,
     openai_chat_stream,
+    web_search_blocks,
 )
 from hermes_core.testing.builders import _sse
 from hermes_core.types import Delta, ToolCall
@@ -532,6 +534,26 @@ def test_a_tool_round_s_text_is_voided_and_the_answer_s_partial_objects_start_an
     after = _after_the_guess(seen)
     assert after[0] == Trip(city=""), seen   # the answer's, from its start
     assert len(after) >= 3 and after[-1] == stream.output, seen
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_paused_reply_s_guess_is_voided_when_its_continuation_answers_through_the_output_tool(
+        mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """A paused reply's words (a guess) show as a partial object; its continuation goes on in
+    the same drafts, so the output tool's input was read after the guess: no partial object of
+    the answer showed and the final read the guess. Failed before ([Paris, Paris]). The output
+    tool's start voids the paused words' drafts, as it does words in its own message."""
+    paused = anthropic_blocks_stream(web_search_blocks('My guess is {"city": "Paris"}. '),
+                                     stop_reason="pause_turn")
+    route = respx_mock.post(URLS["anthropic"]).mock(side_effect=[
+        httpx.Response(200, headers=SSE_HEADERS, content=paused), _anthropic_sse(PIECES)])
+    agent = make_agent(empty_home, "anthropic")
+    seen, stream = read(agent, mode)
+    assert route.call_count == 2
+    assert stream.output == Trip.model_validate_json(WHOLE) == seen[-1]
+    assert stream.reply.text == WHOLE   # the tool's input alone, as ``chat``'s
+    after = _after_the_guess(seen)
+    assert after[0] == Trip(city="") and len(after) >= 3, seen   # anew from the tool's input
 
 
 def _lookup_agent(home: Path, kind: str) -> Any:

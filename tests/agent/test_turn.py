@@ -11,10 +11,12 @@ from typing import Any
 
 import httpx
 import pytest
+from pydantic import BaseModel
 
 from hermes_core.agent import turn as turn_module
 from hermes_core.agent.agent import Agent
 from hermes_core.config import load_settings
+from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL
 from hermes_core.testing import (
     ANTHROPIC_URL,
     OPENAI_URL,
@@ -309,6 +311,71 @@ def test_a_turn_paused_again_and_again_stops_at_the_continuation_limit_and_says_
     assert reply.stop_reason == "max_continuations"
     assert reply.text == "Searching the forecast. " * 3
     assert reply.usage.input_tokens == 300 and reply.usage.output_tokens == 30
+    assert agent.history[-1].content == reply.text
+
+
+class City(BaseModel):
+    city: str
+
+
+#: A paused reply's words holding a guess (a proxy's words; the API forces the output tool)
+GUESS = web_search_blocks('My guess is {"city": "Paris"}; checking. ')
+#: A structured reply through the output tool: its input is the answer
+OSLO = [{"type": "tool_use", "id": "out1", "name": STRUCTURED_OUTPUT_TOOL,
+         "input": {"city": "Oslo"}}]
+
+
+def _structured_turn(agent: Agent, mode: str, message: str) -> Any:
+    """The Reply of one turn asking for a ``City`` through ``mode``; a sync or async chat's
+    returned object is the Reply's output."""
+    if mode in ("sync", "async"):
+        returned = run_turn(agent, mode, message, output=City)
+        assert returned == agent.last_reply.output
+    elif mode == "stream":
+        "".join(agent.stream(message, output=City))
+    else:
+        async def read() -> None:
+            async for _ in agent.astream(message, output=City):
+                pass
+        asyncio.run(read())
+    return agent.last_reply
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream", "astream"])
+def test_a_paused_reply_s_guess_is_no_part_of_the_answer_its_continuation_gives_through_the_output_tool(
+        empty_home: Path, respx_mock: Any, mode: str) -> None:
+    """A paused reply's words led the continuation's text, and a structured continuation's text
+    is the output tool's input: the answer read the words' guess (the first object), not the
+    tool's. Failed before (Paris, and the history kept the guess before the JSON). The output
+    tool's input is the answer alone, as within one message (decision 188)."""
+    wire = "stream" if mode == "astream" else mode
+    route = respx_mock.post(ANTHROPIC_URL).mock(side_effect=[
+        _anthropic_reply(wire, GUESS, "pause_turn", (100, 40)),
+        _anthropic_reply(wire, OSLO, "tool_use", (130, 20))])
+    agent = make_agent(empty_home, "anthropic")
+    reply = _structured_turn(agent, mode, "where am I going?")
+    assert route.call_count == 2
+    assert reply.output == City(city="Oslo")
+    assert reply.text == '{"city": "Oslo"}'
+    assert [(m.role, m.content) for m in agent.history] == [
+        ("user", "where am I going?"), ("assistant", '{"city": "Oslo"}')]
+    assert reply.usage.input_tokens == 230   # both requests billed, as any paused turn
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream", "astream"])
+def test_a_paused_reply_s_words_lead_a_structured_continuation_answered_in_words(
+        empty_home: Path, respx_mock: Any, mode: str) -> None:
+    """No output tool (a proxy answering in words): the paused words and the continuation's are
+    one answer, as in any paused turn."""
+    wire = "stream" if mode == "astream" else mode
+    respx_mock.post(ANTHROPIC_URL).mock(side_effect=[
+        _anthropic_reply(wire, PAUSED, "pause_turn", (100, 40)),
+        _anthropic_reply(wire, [{"type": "text", "text": '{"city": "Oslo"}'}], "end_turn",
+                         (130, 20))])
+    agent = make_agent(empty_home, "anthropic")
+    reply = _structured_turn(agent, mode, "where am I going?")
+    assert reply.output == City(city="Oslo")
+    assert reply.text == 'Searching the forecast. {"city": "Oslo"}'
     assert agent.history[-1].content == reply.text
 
 

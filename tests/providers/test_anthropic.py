@@ -782,6 +782,146 @@ def test_a_paused_message_is_rendered_as_its_blocks_and_the_rest_merged_after_it
     assert payload["messages"][-1] == {"role": "assistant", "content": PAUSED_BLOCKS}
 
 
+def _paused_in_pieces(pieces: int) -> tuple[list[dict[str, Any]], bytes]:
+    """A paused reply's thinking, text and a tool's input, each streamed in ``pieces`` pieces
+    (one a character where shorter): the blocks whole, and the stream."""
+    thinking, text = "Search first, then say. " * 20, "Looking at the forecast; " * 40
+    tool_input = {"query": "oslo forecast " * 30}
+    blocks: list[dict[str, Any]] = [
+        {"type": "thinking", "thinking": thinking, "signature": "sig-p"},
+        {"type": "text", "text": text},
+        {"type": "server_tool_use", "id": "srvtoolu_9", "name": "web_search", "input": tool_input}]
+    start = anthropic_message("", model="claude-sonnet-4-5")
+    start["stop_reason"] = None
+
+    def cut(whole: str) -> list[str]:
+        size = max(1, len(whole) // pieces)
+        return [whole[at:at + size] for at in range(0, len(whole), size)]
+
+    deltas = [
+        [{"type": "thinking_delta", "thinking": p} for p in cut(thinking)]
+        + [{"type": "signature_delta", "signature": "sig-p"}],
+        [{"type": "text_delta", "text": p} for p in cut(text)],
+        [{"type": "input_json_delta", "partial_json": p} for p in cut(json.dumps(tool_input))]]
+    empty = [{**blocks[0], "thinking": "", "signature": ""}, {"type": "text", "text": ""},
+             {**blocks[2], "input": {}}]
+    events: list[tuple[str | None, Any]] = [("message_start", {"type": "message_start",
+                                                                "message": start})]
+    for i, (block, ds) in enumerate(zip(empty, deltas, strict=True)):
+        events.append(("content_block_start", {"type": "content_block_start", "index": i,
+                                               "content_block": block}))
+        events += [("content_block_delta", {"type": "content_block_delta", "index": i,
+                                            "delta": d}) for d in ds]
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
+    events += [("message_delta", {"type": "message_delta", "usage": {"output_tokens": 9},
+                                  "delta": {"stop_reason": "pause_turn", "stop_sequence": None}}),
+               ("message_stop", {"type": "message_stop"})]
+    return blocks, _sse(events)
+
+
+@pytest.mark.parametrize("pieces", [1, 7, 400])
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_paused_reply_streamed_in_many_pieces_keeps_each_block_whole_as_it_came(
+        respx_mock: Any, stream_deltas: Callable[..., list[Any]], use_async: bool,
+        pieces: int) -> None:
+    """The blocks sent back to go on are joined from the pieces once, not a concatenation a
+    piece (quadratic on a long text): every block's thinking, text and input as they came."""
+    blocks, body = _paused_in_pieces(pieces)
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, content=body, headers=SSE_HEADERS))
+    deltas = stream_deltas(AnthropicProvider(), PROMPT, "claude-sonnet-4-5", CRED, OPTS,
+                           use_async=use_async)
+    assert [dict(b) for b in deltas[-1].paused] == blocks
+    assert "".join(d.text for d in deltas) == blocks[1]["text"]
+    assert [d.reasoning for d in deltas if d.reasoning] == [blocks[0]]
+
+
+@pytest.mark.parametrize("name", ["get_weather", STRUCTURED_OUTPUT_TOOL])
+@pytest.mark.parametrize("pieces", [1, 300])
+def test_a_tool_input_streamed_in_many_pieces_is_its_arguments_whole(
+        respx_mock: Any, stream_deltas: Callable[..., list[Any]], name: str, pieces: int) -> None:
+    """An author's tool's arguments, or the output tool's text, joined once from its pieces."""
+    arguments = json.dumps({"city": "Oslo " * 200})
+    size = max(1, len(arguments) // pieces)
+    start = anthropic_message("", model="claude-sonnet-4-5")
+    start["stop_reason"] = None
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, headers=SSE_HEADERS,
+                                                                    content=_sse([
+        ("message_start", {"type": "message_start", "message": start}),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {
+            "type": "tool_use", "id": "c1", "name": name, "input": {}}}),
+        *(("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+            "type": "input_json_delta", "partial_json": arguments[at:at + size]}})
+          for at in range(0, len(arguments), size)),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("message_delta", {"type": "message_delta", "usage": {"output_tokens": 9},
+                           "delta": {"stop_reason": "tool_use", "stop_sequence": None}}),
+        ("message_stop", {"type": "message_stop"})])))
+    options = CallOptions(response_format=RF) if name == STRUCTURED_OUTPUT_TOOL else OPTS
+    deltas = stream_deltas(AnthropicProvider(), TOOL_PROMPT, "claude-sonnet-4-5", TOOL_CRED,
+                           options)
+    got = [d.text for d in deltas if d.text] + [d.tool_call.arguments for d in deltas
+                                                if d.tool_call is not None]
+    assert got == [arguments]
+
+
+def _continuing(words: str) -> Prompt:
+    """A request going on from a paused reply whose words were ``words``."""
+    paused = Message("assistant", words, replay=tuple(web_search_blocks(words)))
+    return Prompt(system="s", messages=(Message("user", "hi"), paused), tools=(TOOL,))
+
+
+OSLO_OUTPUT = {"type": "tool_use", "id": "s1", "name": STRUCTURED_OUTPUT_TOOL,
+               "input": {"city": "Oslo"}}
+
+
+@pytest.mark.parametrize(("words", "block", "shown"), [
+    ('My guess is {"city": "Paris"}. ', OSLO_OUTPUT,
+     [("void", ""), ("draft", '{"city": "Oslo"}'), ("answer", '{"city": "Oslo"}')]),
+    ('My guess is {"city": "Paris"}. ', {"type": "tool_use", "id": "c1", "name": "get_weather",
+                                         "input": {"city": "Oslo"}},
+     [("void", ""), ("call", "get_weather")]),
+    ("", OSLO_OUTPUT, [("draft", '{"city": "Oslo"}'), ("answer", '{"city": "Oslo"}')]),
+], ids=["output-tool", "author-s-tool", "no-paused-words"])
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_tool_beginning_in_a_continuation_voids_the_paused_reply_s_drafted_words(
+        respx_mock: Any, stream_deltas: Callable[..., list[Any]], use_async: bool, words: str,
+        block: dict[str, Any], shown: list[tuple[str, str]]) -> None:
+    """A paused reply's words were drafted in its own request, and its continuation is a new
+    request whose state had drafted nothing: a tool beginning there voided no draft, so the
+    paused words' guess stood before the output tool's input. Failed before (no void). The
+    output tool's text says it is the tool's input (the agent drops the paused words then)."""
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, content=anthropic_blocks_stream([block], stop_reason="tool_use"),
+        headers=SSE_HEADERS))
+    deltas = stream_deltas(AnthropicProvider(), _continuing(words), "claude-sonnet-4-5",
+                           TOOL_CRED, CallOptions(response_format=RF), use_async=use_async)
+    assert [("void", "") if d.redraft else ("draft", d.draft) if d.draft else
+            ("answer" if d.from_output_tool else "text", d.text) if d.text else
+            ("call", d.tool_call.name) for d in deltas
+            if d.draft or d.redraft or d.text or d.tool_call] == shown
+
+
+@pytest.mark.parametrize("how", ["complete-json", "complete-events"])
+def test_a_whole_reply_says_whether_its_text_is_the_output_tool_s_input(
+        respx_mock: Any, how: str) -> None:
+    """What the agent reads to drop a paused reply's words before a structured answer: the
+    output tool's input is the answer alone; words (a proxy's reply) are not flagged."""
+    for block, flagged in ((OSLO_OUTPUT, True), ({"type": "text", "text": '{"city": "Oslo"}'},
+                                                  False)):
+        if how == "complete-json":
+            body = anthropic_message("", model="claude-sonnet-4-5", stop_reason="tool_use")
+            body["content"] = [block]
+            answer = httpx.Response(200, json=body)
+        else:
+            answer = httpx.Response(200, headers=SSE_HEADERS, content=anthropic_blocks_stream(
+                [block], stop_reason="tool_use"))
+        respx_mock.post(ANTHROPIC_URL).mock(return_value=answer)
+        done = AnthropicProvider().complete(_continuing("Searching. "), "claude-sonnet-4-5",
+                                            TOOL_CRED, CallOptions(response_format=RF))
+        assert (done.text, done.from_output_tool) == ('{"city": "Oslo"}', flagged)
+
+
 # Events a proxy sends out of the API's order. The API opens one message, starts each block
 # before its deltas, states the stop reason in message_delta and then ends with message_stop;
 # a proxy that retries upstream mid-stream and joins both answers, one that ends the stream early,
