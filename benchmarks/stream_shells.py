@@ -47,9 +47,11 @@ ROUNDS = 50   # streams read per timed sample
 
 def sdk_events(n: int) -> list[Any]:
     """The stream's events as the SDK hands them to the adapter (its own pydantic models): ``n``
-    text pieces, then a tool call and a structured reply (its JSON arrives as a draft)."""
-    calls = (ToolCall("toolu_1", "lookup", '{"q": "word"}'),
-             ToolCall("toolu_2", STRUCTURED_OUTPUT_TOOL, '{"answer": 42}'))
+    pieces of words of a structured request (``hold``: drafts, as a proxy sends them), then the
+    output tool (its JSON a draft, then its text) and a tool call of the author's, which makes
+    the message a tool round and voids the drafts: every kind of delta the shells pass on."""
+    calls = (ToolCall("toolu_1", STRUCTURED_OUTPUT_TOOL, '{"answer": 42}'),
+             ToolCall("toolu_2", "lookup", '{"q": "word"}'))
     body = anthropic_stream(tuple(f"word{i} " for i in range(n)), tool_calls=calls)
     adapter: TypeAdapter[Any] = TypeAdapter(RawMessageStreamEvent)
     return [adapter.validate_python(json.loads(line[6:])) for line in body.split(b"\n")
@@ -57,7 +59,7 @@ def sdk_events(n: int) -> list[Any]:
 
 
 def shell(events: list[Any]) -> Iterator[Delta]:
-    state = _StreamState("anthropic")
+    state = _StreamState("anthropic", hold=True)
     for event in events:
         yield from event_deltas("anthropic", state.feed(event))
     yield from state.tail(None)
@@ -65,7 +67,7 @@ def shell(events: list[Any]) -> Iterator[Delta]:
 
 def stepped(events: list[Any]) -> Iterator[Delta]:
     """The loop the shells run since decision 163: the state machine's own per-event step."""
-    state = _StreamState("anthropic")
+    state = _StreamState("anthropic", hold=True)
     for event in events:
         yield from state.step(event)
     yield from state.tail(None)
@@ -83,7 +85,7 @@ _END = object()
 
 def body(chunks: Iterator[Any]) -> Generator[Any, Any, None]:
     """The shared body: asks for each event as a step, yields its deltas."""
-    state = _StreamState("anthropic")
+    state = _StreamState("anthropic", hold=True)
     step = _Step(lambda: next(chunks, _END))
     while (event := (yield step)) is not _END:
         yield from event_deltas("anthropic", state.feed(event))

@@ -181,8 +181,8 @@ def test_stream_shells_stops_when_a_loop_yields_other_deltas_than_the_shell() ->
         return (d for d in bench.stepped(evs) if d.usage is None)
 
     counts = bench.same_deltas((("shell", bench.shell), ("stepped", bench.stepped)), events)
-    assert counts == {"text": 4, "draft": 1, "tool_call": 1, "usage": 1}
-    with pytest.raises(SystemExit, match=r"no_usage yields other deltas than shell .*#6"):
+    assert counts == {"text": 1, "draft": 4, "tool_call": 1, "usage": 1}
+    with pytest.raises(SystemExit, match=r"no_usage yields other deltas than shell .*#8"):
         bench.same_deltas((("shell", bench.shell), ("no_usage", no_usage)), events)
 
 
