@@ -275,10 +275,9 @@ class _StreamState:
         self.finish: str | None = None
         self.tools: dict[int, dict[str, str]] = {}
         self.thinking: dict[int, dict[str, str]] = {}
-        # a tool's input and a thinking block's text as their pieces came, joined at its stop
-        # (as ``pieces``): a concatenation a piece is quadratic in a long input or thought
+        # a tool's input as its pieces came, joined at its stop (as ``pieces``): a concatenation
+        # a piece is quadratic in a long input
         self.arguments: dict[int, list[str]] = {}
-        self.thought: dict[int, list[str]] = {}
         self.started = False
         self.stopped = False
         self.text: list[str] = []
@@ -361,15 +360,13 @@ class _StreamState:
                 if tool["name"] == STRUCTURED_OUTPUT_TOOL and d.partial_json and not self.called:
                     self.drafted = True
                     yield Delta(draft=d.partial_json)   # the answer so far: progress, not text
-            elif d.type == "thinking_delta" and event.index in self.thinking:
-                self.thought.setdefault(event.index, []).append(d.thinking or "")
             elif d.type == "signature_delta" and event.index in self.thinking:
                 self.thinking[event.index]["signature"] = d.signature or ""
         elif kind == "content_block_stop" and event.index in self.thinking:
             reasoning = self.thinking.pop(event.index)
-            if event.index in self.thought:
-                reasoning["thinking"] = (reasoning.get("thinking", "")
-                                         + "".join(self.thought.pop(event.index)))
+            # its text as the block kept it (:meth:`_keep`, joined at this stop): read once
+            if (thought := self.blocks[event.index].get("thinking")) is not None:
+                reasoning["thinking"] = thought
             yield Delta(reasoning=reasoning)
         elif kind == "content_block_stop" and event.index in self.tools:
             t = self.tools.pop(event.index)
