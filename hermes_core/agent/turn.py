@@ -262,12 +262,11 @@ class Turn:
         if self.held:
             went_on = len(self.held) - (1 if done.finish_reason == PAUSED else 0)
             words = "".join(self.held[:went_on])
-            if done.from_output_tool:
-                if words:
-                    log.debug("%d characters of paused words before the output tool dropped "
-                              "(its input is the answer)", len(words))
-            else:
+            if not done.from_output_tool:
                 done = replace(done, text=words + done.text)
+            elif words:
+                log.debug("%d characters of paused words before the output tool dropped "
+                          "(its input is the answer)", len(words))
             prompt = replace(prompt, messages=prompt.messages[:len(prompt.messages) - went_on])
         return done, prompt
 

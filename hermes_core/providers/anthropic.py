@@ -275,10 +275,9 @@ class _StreamState:
         self.finish: str | None = None
         self.tools: dict[int, dict[str, str]] = {}
         self.thinking: dict[int, dict[str, str]] = {}
-        # a tool's input and a thinking block's text as their pieces came, joined at its stop
-        # (as ``pieces``): a concatenation a piece is quadratic in a long input or thought
-        self.arguments: dict[int, list[str]] = {}
-        self.thought: dict[int, list[str]] = {}
+        # the input JSON of the block that stopped last, as :meth:`_keep` joined it at its stop
+        # (its pieces are kept once, in ``inputs``): a tool's arguments
+        self.stopped_input = ""
         self.started = False
         self.stopped = False
         self.text: list[str] = []
@@ -356,24 +355,21 @@ class _StreamState:
                     self.drafted = True
                     yield Delta(draft=d.text)
             elif d.type == "input_json_delta" and event.index in self.tools:
-                tool = self.tools[event.index]
-                self.arguments.setdefault(event.index, []).append(d.partial_json or "")
-                if tool["name"] == STRUCTURED_OUTPUT_TOOL and d.partial_json and not self.called:
+                output = self.tools[event.index]["name"] == STRUCTURED_OUTPUT_TOOL
+                if output and d.partial_json and not self.called:
                     self.drafted = True
                     yield Delta(draft=d.partial_json)   # the answer so far: progress, not text
-            elif d.type == "thinking_delta" and event.index in self.thinking:
-                self.thought.setdefault(event.index, []).append(d.thinking or "")
             elif d.type == "signature_delta" and event.index in self.thinking:
                 self.thinking[event.index]["signature"] = d.signature or ""
         elif kind == "content_block_stop" and event.index in self.thinking:
             reasoning = self.thinking.pop(event.index)
-            if event.index in self.thought:
-                reasoning["thinking"] = (reasoning.get("thinking", "")
-                                         + "".join(self.thought.pop(event.index)))
+            # its text as the block kept it (:meth:`_keep`, joined at this stop): read once
+            if (thought := self.blocks[event.index].get("thinking")) is not None:
+                reasoning["thinking"] = thought
             yield Delta(reasoning=reasoning)
         elif kind == "content_block_stop" and event.index in self.tools:
             t = self.tools.pop(event.index)
-            arguments = "".join(self.arguments.pop(event.index, ())) or t["given"] or "{}"
+            arguments = self.stopped_input or t["given"] or "{}"
             if t["name"] == STRUCTURED_OUTPUT_TOOL:   # the structured answer: it is the text
                 yield Delta(text=arguments, from_output_tool=True)
             else:
@@ -454,13 +450,14 @@ class _StreamState:
                 block["citations"] = [*(block.get("citations") or ()), d.citation.to_dict()]
         elif kind == "content_block_stop":
             self._joined()
-            if event.index in self.inputs:
+            pieces = self.inputs.pop(event.index, None)
+            self.stopped_input = "".join(pieces or ())
+            if pieces is not None:
                 # an input cut at max_tokens (or, streamed fine-grained, not JSON) is still the
                 # call: the tool runner answers it as cut off; only a paused reply's copy keeps
                 # the start's
                 try:
-                    self.blocks[event.index]["input"] = json.loads(
-                        "".join(self.inputs.pop(event.index)) or "{}")
+                    self.blocks[event.index]["input"] = json.loads(self.stopped_input or "{}")
                 except ValueError:
                     pass
 
