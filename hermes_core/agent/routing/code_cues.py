@@ -213,8 +213,9 @@ _WRITTEN_IN = (r"(?i:write|writes|wrote|written|writing|rewrite|rewrites|rewrote
                r"|rewriting|implement(?:s|ed|ing)?|port(?:s|ed|ing)?|code[sd]?|coding"
                r"|program(?:s|med|ming)?|compile[sd]?|build(?:s|ing)?|built)")
 LANGUAGE_IN_CONTEXT = re.compile(
-    # a look at the first letter first (each branch's own): most places fail in one step
-    r"(?=[GRCwWrRiIpPcCbBuUlLsSmMaA用使改])(?:"
+    # a look at the first letter first (each branch's own, "t" for transpile too): most places
+    # fail in one step
+    r"(?=[GRCwWrRiIpPcCbBuUlLsSmMaAtT用使改])(?:"
     rf"{_ASCII_START}{_WORD_LANG}\s+(?i:code|programs?|functions?|scripts?|compilers?"
     r"|librar(?:y|ies)|packages?|modules?|binar(?:y|ies)|runtime|structs?|pointers?|source"
     r"|projects?|toolchain|services?|backend|bindings?|developers?|programmers?|files?)\b"

@@ -72,13 +72,16 @@ def test_a_technical_thing_starting_inside_the_window_is_found_though_it_ends_pa
     assert technical_starts(text, text.lower(), 0, text.index("fault") + 2) == [9]
 
 
-# Porting or migrating to Go, R or C names the language as writing in it does. Found nowhere
-# before; a melody taken to C is a key.
+# Porting, migrating or transpiling to Go, R or C names the language as writing in it does.
+# Found nowhere before (transpiling, until the pattern's first-letter look took a "t"); a melody
+# taken to C is a key.
 @pytest.mark.parametrize(("text", "named"), [
     ("they ported the whole backend to Go.", True),
     ("we migrated the service to Go", True),
     ("why did they port it to C?", True),
     ("she migrated her analysis to R.", True),
+    ("we transpiled the whole thing to Go.", True),
+    ("Transpile it into C", True),
     ("he converted 50 F to C", False),
     ("he ported the melody to C", False),
     ("they migrated the herd to the north", False),
