@@ -195,7 +195,7 @@ _SYSTEMS = (r"malloc|calloc|realloc|mutex(?:es)?|deadlock(?:s|ed)?|race\s+condit
 TECHNICAL_WORD = re.compile(
     # a look at the first letter first: most places in a text fail in one step
     rf"(?=[a-z]){_ASCII_START}(?:{_EN_CODE_NOUN}|{_NAMED_LANGS}|{_FAULT}|{_SYSTEMS}){_ASCII_END}"
-    rf"|(?=[bBsS代程正单單函算演接脚腳関コスユテ报報段内內記空编編エセメビ]){_ASCII_START}"
+    rf"|(?=[bBsS代程正单單単函算演接脚腳関コスユテ报報段内內記空编編エセメビ]){_ASCII_START}"
     rf"(?:{_ZH_CODE_NOUN}|{_JA_CODE_NOUN}|{_CJK_FAULT})",
     re.IGNORECASE)
 

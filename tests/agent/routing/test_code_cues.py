@@ -34,6 +34,11 @@ def test_a_capitalised_language_in_context_or_a_systems_word_is_technical(text: 
     assert _named(text), text
 
 
+def test_a_japanese_unit_test_is_technical() -> None:
+    # the first-letter look had Chinese 单/單, not Japanese 単: 単体テスト was found nowhere
+    assert _named("単体テストが落ちた")
+
+
 # The same letters as ordinary words: a verb, a music genre, a plan, a grade, a vitamin, a key,
 # a person's timeout.
 @pytest.mark.parametrize("text", [
