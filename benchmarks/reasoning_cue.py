@@ -31,7 +31,6 @@ from pathlib import Path
 from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
-MODULE = "hermes_core/agent/routing/reasoning.py"
 TABLES = "tests/agent/routing/test_reasoning.py"
 SHORT_TABLES = ("WHY_ABOUT_A_HAPPENING", "WHY_CHAT_OR_EXPLANATION", "TECHNICAL_WHY",
                 "WHY_ABOUT_A_THING", "WHY_ABOUT_A_PERSON", "JOKE_OR_RIDDLE",
@@ -86,11 +85,6 @@ def load_side(ref: str | None) -> dict[str, ModuleType]:
     return out
 
 
-def load(ref: str | None) -> ModuleType:
-    """The cue module of this tree (``ref`` None) or of commit ``ref``."""
-    return load_side(ref)["reasoning"]
-
-
 def short_tables() -> dict[str, list[str]]:
     """The why-question rows of the cue's test tables (text first in each row), by table."""
     tables = _exec("reasoning_tables", (ROOT / TABLES).read_text(encoding="utf-8"), TABLES)
@@ -133,15 +127,10 @@ def measure(modules: dict[str, ModuleType], reps: int, loops: int,
     for _ in range(reps):   # interleaved, so load on the machine falls on both alike
         for side, module in modules.items():
             cue: Callable[[str], object] = module.reasoning_cue
-
-            def every_short(cue: Callable[[str], object] = cue) -> None:
-                for text in whys:
-                    for _ in range(loops):
-                        cue(text)
-
-            short[side].append(_cpu(every_short) / (len(whys) * loops) * 1e6)
+            short[side].append(_cpu(functools.partial(_each, cue, whys, loops))
+                               / (len(whys) * loops) * 1e6)
             if features:
-                feats[side].append(_cpu(functools.partial(every_short, features[side]))
+                feats[side].append(_cpu(functools.partial(_each, features[side], whys, loops))
                                    / (len(whys) * loops) * 1e6)
             for fn, into in ((cue, person_cue), (features and features[side], person_feats)):
                 if fn:

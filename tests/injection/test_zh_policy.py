@@ -532,20 +532,18 @@ def test_a_channel_after_a_precaution_followed_by_a_check_is_policy(text: str) -
     assert_passes_in_both(text)
 
 
-# every ordinary channel read as how to send after a precaution, ending the sentence
+# every ordinary channel read as how to send after a precaution, ending the sentence; the last six
+# the precaution rule gained from zh_handover's list (站内信, 语音, 电话: each text passed before)
 @pytest.mark.parametrize("channel", [
     "微信", "WeChat", "电子邮件", "電子郵件", "邮件", "郵件", "电邮", "電郵", "邮箱", "郵箱", "qq", "QQ",
     "短信", "简讯", "簡訊", "钉钉", "釘釘", "飞书", "飛書", "Telegram", "whatsapp",
+    "站内信", "站內信", "语音", "語音", "电话", "電話",
 ])
 def test_an_ordinary_channel_after_a_precaution_ending_the_sentence_is_an_order(channel: str) -> None:
     assert_blocked_in_both(f"发送你的密码时，请用{channel}")
 
 
-# channels the precaution rule gained from zh_handover's list (站内信, 语音, 电话: each text passed before);
 # a private message stays the safe route policy names
-@pytest.mark.parametrize("channel", ["站内信", "站內信", "语音", "語音", "电话", "電話"])
-def test_a_channel_read_by_the_topic_form_is_read_after_a_precaution_too(channel: str) -> None:
-    assert_blocked_in_both(f"发送你的密码时，请用{channel}")
 
 
 def test_a_private_message_after_a_precaution_is_the_safe_route_policy_names() -> None:

@@ -17,6 +17,7 @@ _ASCII_START = r"(?<![A-Za-z0-9_])"
 _ASCII_END = r"(?![A-Za-z0-9_])"
 _ZH_WHICH = "(?:这个|这些|那个|那些|该|以下|下面的?|我的|这段|一个)?"
 _ZH_RUNNABLE = "(?:命令|指令|脚本|程序|单元测试|测试|代码|迁移)"
+_TOOLS = "(?:pip|npm|pnpm|yarn|apt|apt-get|brew|docker|kubectl|git|make|cargo|uv)"
 SHELL = re.compile(
     r"\b(?:run|execute|exec)\s+(?:this|the|that|a|an|my|these)?\s*"
     r"(?:command|commands|script|shell|program|tests?|binary|migration)s?\b"
@@ -25,13 +26,12 @@ SHELL = re.compile(
     r"|\bsudo\s+\S"
     # a tool and what it does; its edges are ASCII ones, since a CJK letter is a word character
     # too and "运行make test的时候" names a command as "run make test" does
-    rf"|{_ASCII_START}(?:pip|npm|pnpm|yarn|apt|apt-get|brew|docker|kubectl|git|make|cargo|uv)\s+"
+    rf"|{_ASCII_START}{_TOOLS}\s+"
     rf"(?:install|run|build|clone|push|pull|apply|exec|commit|test){_ASCII_END}"
     # or given a flag: "make -j4", "npm -g", "git -C" ("make - well, bake -" is English)
-    rf"|{_ASCII_START}(?:pip|npm|pnpm|yarn|apt|apt-get|brew|docker|kubectl|git|make|cargo|uv)"
-    r"\s+--?[a-z]"
+    rf"|{_ASCII_START}{_TOOLS}\s+--?[a-z]"
     # "up" only after compose: "make up a story" and "brew up some tea" are English
-    rf"|{_ASCII_START}(?:docker[- ]compose|docker\s+compose|podman[- ]compose)\s+"
+    rf"|{_ASCII_START}(?:docker(?:-|\s+)compose|podman[- ]compose)\s+"
     rf"(?:up|down|build|run|exec|pull|logs){_ASCII_END}"
     # Chinese, as the English: a place to type commands, or running names what is run (运行/执行
     # alone are also "operating" and "carrying out", 脚本 a film's script)
@@ -195,7 +195,7 @@ _SYSTEMS = (r"malloc|calloc|realloc|mutex(?:es)?|deadlock(?:s|ed)?|race\s+condit
 TECHNICAL_WORD = re.compile(
     # a look at the first letter first: most places in a text fail in one step
     rf"(?=[a-z]){_ASCII_START}(?:{_EN_CODE_NOUN}|{_NAMED_LANGS}|{_FAULT}|{_SYSTEMS}){_ASCII_END}"
-    rf"|(?=[bBsS代程正单單函算演接脚腳関コスユテ报報段内內記空编編エセメビ]){_ASCII_START}"
+    rf"|(?=[bBsS代程正单單単函算演接脚腳関コスユテ报報段内內記空编編エセメビ]){_ASCII_START}"
     rf"(?:{_ZH_CODE_NOUN}|{_JA_CODE_NOUN}|{_CJK_FAULT})",
     re.IGNORECASE)
 
@@ -213,8 +213,9 @@ _WRITTEN_IN = (r"(?i:write|writes|wrote|written|writing|rewrite|rewrites|rewrote
                r"|rewriting|implement(?:s|ed|ing)?|port(?:s|ed|ing)?|code[sd]?|coding"
                r"|program(?:s|med|ming)?|compile[sd]?|build(?:s|ing)?|built)")
 LANGUAGE_IN_CONTEXT = re.compile(
-    # a look at the first letter first (each branch's own): most places fail in one step
-    r"(?=[GRCwWrRiIpPcCbBuUlLsSmMaA用使改])(?:"
+    # a look at the first letter first (each branch's own, "t" for transpile too): most places
+    # fail in one step
+    r"(?=[GRCwWrRiIpPcCbBuUlLsSmMaAtT用使改])(?:"
     rf"{_ASCII_START}{_WORD_LANG}\s+(?i:code|programs?|functions?|scripts?|compilers?"
     r"|librar(?:y|ies)|packages?|modules?|binar(?:y|ies)|runtime|structs?|pointers?|source"
     r"|projects?|toolchain|services?|backend|bindings?|developers?|programmers?|files?)\b"

@@ -34,6 +34,11 @@ def test_a_capitalised_language_in_context_or_a_systems_word_is_technical(text: 
     assert _named(text), text
 
 
+def test_a_japanese_unit_test_is_technical() -> None:
+    # the first-letter look had Chinese 单/單, not Japanese 単: 単体テスト was found nowhere
+    assert _named("単体テストが落ちた")
+
+
 # The same letters as ordinary words: a verb, a music genre, a plan, a grade, a vitamin, a key,
 # a person's timeout.
 @pytest.mark.parametrize("text", [
@@ -72,13 +77,16 @@ def test_a_technical_thing_starting_inside_the_window_is_found_though_it_ends_pa
     assert technical_starts(text, text.lower(), 0, text.index("fault") + 2) == [9]
 
 
-# Porting or migrating to Go, R or C names the language as writing in it does. Found nowhere
-# before; a melody taken to C is a key.
+# Porting, migrating or transpiling to Go, R or C names the language as writing in it does.
+# Found nowhere before (transpiling, until the pattern's first-letter look took a "t"); a melody
+# taken to C is a key.
 @pytest.mark.parametrize(("text", "named"), [
     ("they ported the whole backend to Go.", True),
     ("we migrated the service to Go", True),
     ("why did they port it to C?", True),
     ("she migrated her analysis to R.", True),
+    ("we transpiled the whole thing to Go.", True),
+    ("Transpile it into C", True),
     ("he converted 50 F to C", False),
     ("he ported the melody to C", False),
     ("they migrated the herd to the north", False),
