@@ -228,13 +228,14 @@ def _anthropic_reply(mode: str, blocks: list[dict[str, Any]], stop: str, tokens:
     return httpx.Response(200, json=body)
 
 
-def _read_turn(agent: Agent, mode: str, message: str):
-    """The Reply of one turn through ``mode``: sync, async, stream or astream."""
+def _read_turn(agent: Agent, mode: str, message: str, **kwargs: Any):
+    """The Reply of one turn through ``mode``: sync, async, stream or astream (with ``output``,
+    what ``run_turn`` returns in the first three: the output, for a stream too)."""
     if mode != "astream":
-        return run_turn(agent, mode, message)
+        return run_turn(agent, mode, message, **kwargs)
 
     async def read() -> None:
-        async for _ in agent.astream(message):
+        async for _ in agent.astream(message, **kwargs):
             pass
     asyncio.run(read())
     return agent.last_reply
@@ -328,16 +329,9 @@ OSLO = [{"type": "tool_use", "id": "out1", "name": STRUCTURED_OUTPUT_TOOL,
 def _structured_turn(agent: Agent, mode: str, message: str) -> Any:
     """The Reply of one turn asking for a ``City`` through ``mode``; a sync or async chat's
     returned object is the Reply's output."""
+    returned = _read_turn(agent, mode, message, output=City)
     if mode in ("sync", "async"):
-        returned = run_turn(agent, mode, message, output=City)
         assert returned == agent.last_reply.output
-    elif mode == "stream":
-        "".join(agent.stream(message, output=City))
-    else:
-        async def read() -> None:
-            async for _ in agent.astream(message, output=City):
-                pass
-        asyncio.run(read())
     return agent.last_reply
 
 
