@@ -40,7 +40,7 @@ from hermes_core.config_messages import (
     header_safe,
     safe_path,
 )
-from hermes_core.config_numbers import Float, Int, check_numbers, not_a_boolean
+from hermes_core.config_numbers import Float, Weight, Whole, check_numbers, not_a_boolean
 from hermes_core.errors import ConfigError
 from hermes_core.redact import (
     MIN_SUBSTRING,
@@ -61,8 +61,6 @@ ENV_KEYS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True,
                               allow_inf_nan=False)
-    # mappings of numbers that are weights (a layer weighted below zero would rank in reverse)
-    _weights: typing.ClassVar[frozenset[str]] = frozenset({"weights"})
 
     @field_validator("*", mode="after")
     @classmethod
@@ -70,8 +68,7 @@ class _Model(BaseModel):
         """No setting is infinite, NaN or astronomically large (``config_numbers``)."""
         name = info.field_name or ""
         if (field := cls.model_fields.get(name)) is not None:
-            check_numbers(value, field.metadata, non_negative=name in cls._weights, name=name,
-                          default=field.default)
+            check_numbers(value, field.metadata, name=name, default=field.default)
         return value
 
     @field_validator("*", mode="before")
@@ -103,7 +100,7 @@ def _model_name(name: str) -> str:
 ModelName = Annotated[str, AfterValidator(_model_name)]
 # above any model's window yet (10M tokens), below a count that could only be a typo
 MAX_CONTEXT_WINDOW = 100_000_000
-Window = Annotated[Int, Field(gt=0, le=MAX_CONTEXT_WINDOW)]
+Window = Annotated[Whole, Field(gt=0, le=MAX_CONTEXT_WINDOW)]
 
 
 class RuleSettings(_Model):
@@ -326,7 +323,7 @@ class SkillSettings(_Model):
     triggers_file: str | None = None
     synonyms_file: str | None = None
     rrf_k: int = Field(60, ge=1)
-    weights: dict[str, Float] = Field(default_factory=dict)
+    weights: dict[str, Weight] = Field(default_factory=dict)   # below 0 would rank in reverse
     embedding_model: str | None = None
     # retrieval: extra JSONL catalogs, fusion rule ("zscore" | "rrf"), dense layer on/off, and gate
     # thresholds keyed by embedder model id or "lexical" (``threshold`` overrides whichever applies)
@@ -591,7 +588,8 @@ def _validate(data: Any, *, file: str | None, lines: Mapping[str, int],
     if failure is not None:   # raised outside the handler: pydantic's error quotes the input
         raise failure         # (a key under the wrong setting) and would be its __context__
     _check_rules(settings, lines)
-    check_layer_weights(settings.skill_utils.weights, file=file, lines=lines)
+    check_layer_weights(settings.skill_utils.weights, file=file, lines=lines,
+                        secrets=_secret_values(data, env))
     return settings
 
 

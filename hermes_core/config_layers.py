@@ -9,9 +9,10 @@ config, not the other way round).
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+from hermes_core.config_messages import safe_path
 from hermes_core.errors import ConfigError
 
 #: The weighted layers, by name; fusion weights are keyed by these.
@@ -34,10 +35,14 @@ def unknown_layer(key: Any) -> str:
 
 
 def check_layer_weights(weights: Mapping[Any, Any], *, file: str | None,
-                        lines: Mapping[str, int]) -> None:
-    """Refuse the first key of ``weights`` that names no layer, as one ConfigError."""
+                        lines: Mapping[str, int], secrets: Iterable[str] = ()) -> None:
+    """Refuse the first key of ``weights`` that names no layer, as one ConfigError. A key that
+    is, or looks like, a secret (one of ``secrets``, or of a key's shape: a key pasted as a
+    layer's name) is masked in the key path, and no layer is suggested for it."""
     for key in weights:
         if layer_of(key) is None:
             key_path = f"skill_utils.weights.{key}"
-            raise ConfigError(unknown_layer(key), file=file, key_path=key_path,
+            shown = safe_path(("skill_utils", "weights", key), secrets)
+            why = unknown_layer(key) if shown == key_path else unknown_layer("")
+            raise ConfigError(why, file=file, key_path=shown,
                               line=lines.get(key_path) or lines.get("skill_utils.weights"))

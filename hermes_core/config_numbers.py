@@ -13,11 +13,10 @@ from __future__ import annotations
 import math
 import types
 import typing
-from collections.abc import Mapping
 from typing import Annotated, Any
 
 from annotated_types import Ge, Gt, Le, Lt
-from pydantic import BeforeValidator
+from pydantic import AfterValidator, BeforeValidator
 from pydantic_core import PydanticCustomError
 
 # Larger than any real duration in seconds (31 years), token count, limit or weight, and below
@@ -29,9 +28,25 @@ def _declares_upper_bound(metadata: list[Any]) -> bool:
     return any(isinstance(m, Le | Lt) for m in metadata)
 
 
+#: The unit a setting's name declares, by the word that says it (see :func:`unit_word`): a
+#: ``window`` is a model's context window, in tokens; a name ending in another word is a count,
+#: ratio, weight or score (``tests/test_config_numbers.py`` fails for a word it does not know).
+UNITS = {"s": "seconds", "bytes": "bytes", "days": "days", "tokens": "tokens", "token": "tokens",
+         "window": "tokens", "chars": "characters", "char": "characters",
+         "rpm": "requests a minute", "tpm": "tokens a minute"}
+
+
+def unit_word(name: str) -> str:
+    """The word of a setting's name that says its unit: the last (``retention_days``), or the
+    one before a last ``limit`` or ``budget`` (``memory_char_limit``, ``file_token_budget``)."""
+    words = name.split("_")
+    return words[-2] if len(words) > 1 and words[-1] in ("limit", "budget") else words[-1]
+
+
 def _unit(name: str) -> str:
-    """The unit a setting's name declares (``request_timeout_s``, ``max_stream_bytes``)."""
-    return " seconds" if name.endswith("_s") else " bytes" if name.endswith("_bytes") else ""
+    """`` seconds`` for ``request_timeout_s``, `` days`` for ``retention_days``; else ""."""
+    unit = UNITS.get(unit_word(name)) if name else None
+    return f" {unit}" if unit else ""
 
 
 def _shown(number: float) -> str:
@@ -59,26 +74,28 @@ def allowed_range(metadata: list[Any], *, name: str = "", default: Any = None,
 
 def check_numbers(value: Any, metadata: list[Any], *, non_negative: bool = False,
                   name: str = "", default: Any = None) -> None:
-    """Raise ValueError (a sentence for the config's reader) when ``value``, or a number inside
-    a mapping or list of them, is not finite or exceeds :data:`MAX_SETTING` in size.
-    ``non_negative``: the numbers of a mapping are weights, which cannot be below zero.
-    ``name`` and ``default`` (the setting's) let the error say the unit and the default (a
-    mapping's or list's default is not a number, so its items' errors say none)."""
-    items = (value.values() if isinstance(value, Mapping)
-             else value if isinstance(value, list | tuple) else (value,))
-    bounded = _declares_upper_bound(metadata)
-    for item in items:
-        if isinstance(item, bool) or not isinstance(item, int | float):
-            continue
-        if isinstance(item, float) and not math.isfinite(item):
-            raise ValueError(f"expected a finite number, got {item}")
-        if not bounded and abs(item) > MAX_SETTING:
-            said = allowed_range(metadata, name=name, default=default, non_negative=non_negative)
-            raise ValueError(
-                f"must be {said}"
-                f"; got a number of {len(str(int(abs(item))))} digits")
-        if non_negative and item < 0:
-            raise ValueError(f"weights must be 0 or more, got {item:g}")
+    """Raise ValueError (a sentence for the config's reader) when the number ``value`` is not
+    finite or exceeds :data:`MAX_SETTING` in size (anything else passes: a mapping's numbers are
+    checked one by one, as :data:`Int`, :data:`Float` or :data:`Weight`, so the error's key path
+    ends at the entry). ``non_negative``: a weight, which cannot be below zero. ``name`` and
+    ``default`` (the setting's) let the error say the unit and the default."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"expected a finite number, got {value}")
+    if not _declares_upper_bound(metadata) and abs(value) > MAX_SETTING:
+        said = allowed_range(metadata, name=name, default=default, non_negative=non_negative)
+        raise ValueError(f"must be {said}; got a number of {len(str(int(abs(value))))} digits")
+    if non_negative and value < 0:
+        raise ValueError(f"weights must be 0 or more, got {value:g}")
+
+
+def _entry(*, non_negative: bool = False) -> AfterValidator:
+    """The check of one number of a mapping, run where pydantic knows the entry's key."""
+    def check(value: Any) -> Any:
+        check_numbers(value, [], non_negative=non_negative)
+        return value
+    return AfterValidator(check)
 
 
 def _number_kind(annotation: Any) -> str | None:
@@ -99,7 +116,12 @@ def not_a_boolean(value: Any, annotation: Any) -> Any:
     return value
 
 
-#: Number types that refuse booleans, for the values of a mapping (the error's key path then
-#: ends at the mapping key, ``skill_utils.weights.bm25``).
-Int = Annotated[int, BeforeValidator(lambda v: not_a_boolean(v, int))]
-Float = Annotated[float, BeforeValidator(lambda v: not_a_boolean(v, float))]
+#: Number types for the values of a mapping: they refuse booleans and a number past
+#: :data:`MAX_SETTING`, and the error's key path then ends at the entry
+#: (``skill_utils.gate_thresholds.lexical``), with its line; a ``Weight`` is also 0 or more. A
+#: ``Whole`` refuses booleans only: it is for whole numbers with a ``Field`` bound of their own
+#: (``le``), which then says the range (``context_windows``).
+Whole = Annotated[int, BeforeValidator(lambda v: not_a_boolean(v, int))]
+Float = Annotated[float, BeforeValidator(lambda v: not_a_boolean(v, float)), _entry()]
+Weight = Annotated[float, BeforeValidator(lambda v: not_a_boolean(v, float)),
+                   _entry(non_negative=True)]

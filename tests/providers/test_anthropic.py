@@ -157,15 +157,11 @@ def _opts():  # type: ignore[no-untyped-def]
 TOOL = ToolSpec("get_weather", "Weather.", {"type": "object", "properties": {
     "city": {"type": "string"}}, "required": ["city"]})
 
-
 TOOL_PROMPT = Prompt(system="s", messages=(Message("user", "hi"),), tools=(TOOL,))
-
 
 BARE = Prompt(system="s", messages=(Message("user", "hi"),))
 
-
 TOOL_CRED = Credential("anthropic", "sk-ant-anthropicTEST0123456789abcdef")
-
 
 RF = {"name": "Forecast", "schema": {"type": "object", "properties": {"city": {"type": "string"}},
                                      "required": ["city"]}, "description": "A forecast."}
@@ -282,42 +278,43 @@ def test_the_output_tool_input_comes_back_as_the_text(respx_mock: Any, streamed:
     assert json.loads(text) == {"city": "Oslo"}
 
 
-def _fragmented_stream() -> bytes:
-    start = anthropic_message("", id="m")
+def _claude(*blocks: tuple[dict[str, Any], list[dict[str, Any]]], stop_reason: str = "tool_use",
+            **start_fields: Any) -> bytes:
+    """A claude stream as the API orders it: ``message_start``, each (block, its deltas) started,
+    streamed and stopped at its place's index, the stop reason, ``message_stop``."""
+    start = anthropic_message("", **(start_fields or {"id": "m"}))
     start["stop_reason"] = None
-
-    def block_start(i: int, cid: str, name: str) -> tuple[str, dict[str, Any]]:
-        return ("content_block_start", {"type": "content_block_start", "index": i,
-                                        "content_block": {"type": "tool_use", "id": cid,
-                                                          "name": name, "input": {}}})
-
-    def piece(i: int, text: str) -> tuple[str, dict[str, Any]]:
-        return ("content_block_delta", {"type": "content_block_delta", "index": i,
-                                        "delta": {"type": "input_json_delta", "partial_json": text}})
-
-    def stop(i: int) -> tuple[str, dict[str, Any]]:
-        return ("content_block_stop", {"type": "content_block_stop", "index": i})
-
-    return _sse([("message_start", {"type": "message_start", "message": start}),
-                 block_start(0, "c1", "get_weather"), piece(0, '{"ci'), piece(0, 'ty": "Oslo"}'),
-                 stop(0), block_start(1, "c2", "add"), piece(1, '{"a": 1,'), piece(1, ' "b": 2}'),
-                 stop(1),
-                 ("message_delta", {"type": "message_delta", "usage": {"output_tokens": 9},
-                                    "delta": {"stop_reason": "tool_use", "stop_sequence": None}}),
+    events: list[tuple[str | None, Any]] = [("message_start", {"type": "message_start",
+                                                                "message": start})]
+    for i, (block, deltas) in enumerate(blocks):
+        events.append(("content_block_start", {"type": "content_block_start", "index": i,
+                                               "content_block": block}))
+        events += [("content_block_delta", {"type": "content_block_delta", "index": i,
+                                            "delta": d}) for d in deltas]
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
+    return _sse([*events, ("message_delta", {"type": "message_delta", "usage": {
+        "output_tokens": 9}, "delta": {"stop_reason": stop_reason, "stop_sequence": None}}),
                  ("message_stop", {"type": "message_stop"})])
 
 
+def _tool(cid: str, name: str, *pieces: str, **whole: Any) -> tuple[dict[str, Any], list[Any]]:
+    """A tool_use block (its ``input`` in the start when given) and its input's pieces."""
+    return ({"type": "tool_use", "id": cid, "name": name, "input": whole.get("input", {})},
+            [{"type": "input_json_delta", "partial_json": p} for p in pieces])
+
+
+def _fragmented_stream() -> bytes:
+    return _claude(_tool("c1", "get_weather", '{"ci', 'ty": "Oslo"}'),
+                   _tool("c2", "add", '{"a": 1,', ' "b": 2}'))
+
+
 @pytest.mark.parametrize("use_async", [False, True])
-def test_streamed_tool_input_pieces_are_joined(respx_mock: Any, use_async: bool) -> None:
+def test_streamed_tool_input_pieces_are_joined(respx_mock: Any, use_async: bool,
+                                               stream_deltas: Callable[..., list[Any]]) -> None:
     respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
         200, content=_fragmented_stream(), headers=SSE_HEADERS))
-    provider = AnthropicProvider()
-
-    async def collect() -> list[Any]:
-        return [d async for d in provider.astream(TOOL_PROMPT, "claude-sonnet-4-5", TOOL_CRED, CallOptions())]
-
-    deltas = (asyncio.run(collect()) if use_async
-              else list(provider.stream(TOOL_PROMPT, "claude-sonnet-4-5", TOOL_CRED, CallOptions())))
+    deltas = stream_deltas(AnthropicProvider(), TOOL_PROMPT, "claude-sonnet-4-5", TOOL_CRED,
+                           CallOptions(), use_async=use_async)
     calls = [d.tool_call for d in deltas if d.tool_call is not None]
     assert [(c.id, c.name, json.loads(c.arguments)) for c in calls] == [
         ("c1", "get_weather", {"city": "Oslo"}), ("c2", "add", {"a": 1, "b": 2})]
@@ -326,32 +323,15 @@ def test_streamed_tool_input_pieces_are_joined(respx_mock: Any, use_async: bool)
 
 @pytest.mark.parametrize("use_async", [False, True])
 def test_the_output_tool_input_comes_as_drafts_then_whole_as_the_text(
-        respx_mock: Any, use_async: bool) -> None:
+        respx_mock: Any, use_async: bool, stream_deltas: Callable[..., list[Any]]) -> None:
     """The structured answer's pieces are progress (``Delta.draft``), never text; the text is
     the whole input at its block's end. An ordinary tool's input makes no drafts."""
-    start = anthropic_message("", id="m")
-    start["stop_reason"] = None
-    body = _sse([("message_start", {"type": "message_start", "message": start}),
-                 ("content_block_start", {"type": "content_block_start", "index": 0,
-                                          "content_block": {"type": "tool_use", "id": "s1",
-                                                            "name": STRUCTURED_OUTPUT_TOOL,
-                                                            "input": {}}}),
-                 *(("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
-                     "type": "input_json_delta", "partial_json": p}})
-                   for p in ('{"ci', 'ty": "Oslo"}')),
-                 ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-                 ("message_delta", {"type": "message_delta", "usage": {"output_tokens": 9},
-                                    "delta": {"stop_reason": "tool_use", "stop_sequence": None}}),
-                 ("message_stop", {"type": "message_stop"})])
+    body = _claude(_tool("s1", STRUCTURED_OUTPUT_TOOL, '{"ci', 'ty": "Oslo"}'))
     respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, content=body,
                                                                      headers=SSE_HEADERS))
     provider, opts = AnthropicProvider(), CallOptions(response_format=RF)
-
-    async def collect() -> list[Any]:
-        return [d async for d in provider.astream(BARE, "claude-sonnet-4-5", TOOL_CRED, opts)]
-
-    deltas = (asyncio.run(collect()) if use_async
-              else list(provider.stream(BARE, "claude-sonnet-4-5", TOOL_CRED, opts)))
+    deltas = stream_deltas(provider, BARE, "claude-sonnet-4-5", TOOL_CRED, opts,
+                           use_async=use_async)
     assert [d.draft for d in deltas if d.draft] == ['{"ci', 'ty": "Oslo"}']
     assert [d.text for d in deltas if d.text] == ['{"city": "Oslo"}']
     assert not any(d.draft and d.text for d in deltas)
@@ -419,25 +399,9 @@ def test_words_dropped_beside_the_output_tool_are_logged_as_a_count_never_the_wo
 
 def _words_then_the_output_tool() -> bytes:
     """A proxy's reply: words holding an example of the shape, then the output tool."""
-    start = anthropic_message("", id="m")
-    start["stop_reason"] = None
-    body = _sse([("message_start", {"type": "message_start", "message": start}),
-                 ("content_block_start", {"type": "content_block_start", "index": 0,
-                                          "content_block": {"type": "text", "text": ""}}),
-                 ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
-                     "type": "text_delta", "text": 'e.g. {"city": "Paris"}'}}),
-                 ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-                 ("content_block_start", {"type": "content_block_start", "index": 1,
-                                          "content_block": {"type": "tool_use", "id": "s1",
-                                                            "name": STRUCTURED_OUTPUT_TOOL,
-                                                            "input": {}}}),
-                 ("content_block_delta", {"type": "content_block_delta", "index": 1, "delta": {
-                     "type": "input_json_delta", "partial_json": '{"city": "Oslo"}'}}),
-                 ("content_block_stop", {"type": "content_block_stop", "index": 1}),
-                 ("message_delta", {"type": "message_delta", "usage": {"output_tokens": 9},
-                                    "delta": {"stop_reason": "tool_use", "stop_sequence": None}}),
-                 ("message_stop", {"type": "message_stop"})])
-    return body
+    return _claude(({"type": "text", "text": ""},
+                    [{"type": "text_delta", "text": 'e.g. {"city": "Paris"}'}]),
+                   _tool("s1", STRUCTURED_OUTPUT_TOOL, '{"city": "Oslo"}'))
 
 
 LIVE = [("draft", '{"city": "Os'), ("draft", 'lo"}')]
@@ -470,27 +434,9 @@ def test_words_are_drafted_as_they_come_and_voided_when_an_author_s_tool_begins(
 def _output_tool_and_a_call(output_first: bool) -> bytes:
     """One message (``tool_choice: any`` allows parallel use) calling the output tool and an
     author's tool: a tool round, whose output tool input is a guess the call's answer corrects."""
-    start = anthropic_message("", id="m")
-    start["stop_reason"] = None
-    output = [("content_block_start", {"type": "content_block_start", "index": 0,
-                                       "content_block": {"type": "tool_use", "id": "s1",
-                                                         "name": STRUCTURED_OUTPUT_TOOL,
-                                                         "input": {}}}),
-              ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
-                  "type": "input_json_delta", "partial_json": '{"city": "Paris"}'}}),
-              ("content_block_stop", {"type": "content_block_stop", "index": 0})]
-    call = [("content_block_start", {"type": "content_block_start", "index": 1,
-                                     "content_block": {"type": "tool_use", "id": "c1",
-                                                       "name": "get_weather", "input": {}}}),
-            ("content_block_delta", {"type": "content_block_delta", "index": 1, "delta": {
-                "type": "input_json_delta", "partial_json": '{"city": "Oslo"}'}}),
-            ("content_block_stop", {"type": "content_block_stop", "index": 1})]
-    blocks = [*output, *call] if output_first else [
-        (kind, {**event, "index": 1 - event["index"]}) for kind, event in [*call, *output]]
-    return _sse([("message_start", {"type": "message_start", "message": start}), *blocks,
-                 ("message_delta", {"type": "message_delta", "usage": {"output_tokens": 9},
-                                    "delta": {"stop_reason": "tool_use", "stop_sequence": None}}),
-                 ("message_stop", {"type": "message_stop"})])
+    output = _tool("s1", STRUCTURED_OUTPUT_TOOL, '{"city": "Paris"}')
+    call = _tool("c1", "get_weather", '{"city": "Oslo"}')
+    return _claude(output, call) if output_first else _claude(call, output)
 
 
 @pytest.mark.parametrize("output_first, shown", [
@@ -515,33 +461,17 @@ def test_the_output_tool_s_drafts_are_void_in_a_message_that_calls_an_author_s_t
 def _input_at_block_start() -> bytes:
     """A compatible server that sends a tool's whole input in ``content_block_start`` and no
     ``input_json_delta`` (the SDK's own stream accumulator keeps that input)."""
-    start = anthropic_message("", id="m")
-    start["stop_reason"] = None
-    return _sse([("message_start", {"type": "message_start", "message": start}),
-                 ("content_block_start", {"type": "content_block_start", "index": 0,
-                                          "content_block": {"type": "tool_use", "id": "c1",
-                                                            "name": "get_weather",
-                                                            "input": {"city": "Oslo"}}}),
-                 ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-                 ("message_delta", {"type": "message_delta", "usage": {"output_tokens": 9},
-                                    "delta": {"stop_reason": "tool_use", "stop_sequence": None}}),
-                 ("message_stop", {"type": "message_stop"})])
+    return _claude(_tool("c1", "get_weather", input={"city": "Oslo"}))
 
 
 @pytest.mark.parametrize("use_async", [False, True])
-def test_a_tool_input_sent_whole_at_block_start_is_the_arguments(respx_mock: Any,
-                                                                 use_async: bool) -> None:
+def test_a_tool_input_sent_whole_at_block_start_is_the_arguments(
+        respx_mock: Any, use_async: bool, stream_deltas: Callable[..., list[Any]]) -> None:
     """Read only from the deltas, the call ran with ``{}``: its arguments silently gone."""
     respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
         200, content=_input_at_block_start(), headers=SSE_HEADERS))
-    provider = AnthropicProvider()
-
-    async def collect() -> list[Any]:
-        return [d async for d in provider.astream(TOOL_PROMPT, "claude-sonnet-4-5", TOOL_CRED,
-                                                  CallOptions())]
-
-    deltas = (asyncio.run(collect()) if use_async
-              else list(provider.stream(TOOL_PROMPT, "claude-sonnet-4-5", TOOL_CRED, CallOptions())))
+    deltas = stream_deltas(AnthropicProvider(), TOOL_PROMPT, "claude-sonnet-4-5", TOOL_CRED,
+                           CallOptions(), use_async=use_async)
     calls = [d.tool_call for d in deltas if d.tool_call is not None]
     assert [(c.id, c.name, json.loads(c.arguments)) for c in calls] == [
         ("c1", "get_weather", {"city": "Oslo"})]
@@ -791,9 +721,6 @@ def _paused_in_pieces(pieces: int) -> tuple[list[dict[str, Any]], bytes]:
         {"type": "thinking", "thinking": thinking, "signature": "sig-p"},
         {"type": "text", "text": text},
         {"type": "server_tool_use", "id": "srvtoolu_9", "name": "web_search", "input": tool_input}]
-    start = anthropic_message("", model="claude-sonnet-4-5")
-    start["stop_reason"] = None
-
     def cut(whole: str) -> list[str]:
         size = max(1, len(whole) // pieces)
         return [whole[at:at + size] for at in range(0, len(whole), size)]
@@ -805,18 +732,8 @@ def _paused_in_pieces(pieces: int) -> tuple[list[dict[str, Any]], bytes]:
         [{"type": "input_json_delta", "partial_json": p} for p in cut(json.dumps(tool_input))]]
     empty = [{**blocks[0], "thinking": "", "signature": ""}, {"type": "text", "text": ""},
              {**blocks[2], "input": {}}]
-    events: list[tuple[str | None, Any]] = [("message_start", {"type": "message_start",
-                                                                "message": start})]
-    for i, (block, ds) in enumerate(zip(empty, deltas, strict=True)):
-        events.append(("content_block_start", {"type": "content_block_start", "index": i,
-                                               "content_block": block}))
-        events += [("content_block_delta", {"type": "content_block_delta", "index": i,
-                                            "delta": d}) for d in ds]
-        events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
-    events += [("message_delta", {"type": "message_delta", "usage": {"output_tokens": 9},
-                                  "delta": {"stop_reason": "pause_turn", "stop_sequence": None}}),
-               ("message_stop", {"type": "message_stop"})]
-    return blocks, _sse(events)
+    return blocks, _claude(*zip(empty, deltas, strict=True), stop_reason="pause_turn",
+                           model="claude-sonnet-4-5")
 
 
 @pytest.mark.parametrize("pieces", [1, 7, 400])
@@ -843,20 +760,10 @@ def test_a_tool_input_streamed_in_many_pieces_is_its_arguments_whole(
     """An author's tool's arguments, or the output tool's text, joined once from its pieces."""
     arguments = json.dumps({"city": "Oslo " * 200})
     size = max(1, len(arguments) // pieces)
-    start = anthropic_message("", model="claude-sonnet-4-5")
-    start["stop_reason"] = None
     respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, headers=SSE_HEADERS,
-                                                                    content=_sse([
-        ("message_start", {"type": "message_start", "message": start}),
-        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {
-            "type": "tool_use", "id": "c1", "name": name, "input": {}}}),
-        *(("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
-            "type": "input_json_delta", "partial_json": arguments[at:at + size]}})
-          for at in range(0, len(arguments), size)),
-        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        ("message_delta", {"type": "message_delta", "usage": {"output_tokens": 9},
-                           "delta": {"stop_reason": "tool_use", "stop_sequence": None}}),
-        ("message_stop", {"type": "message_stop"})])))
+                                                                    content=_claude(_tool(
+        "c1", name, *(arguments[at:at + size] for at in range(0, len(arguments), size))),
+        model="claude-sonnet-4-5")))
     options = CallOptions(response_format=RF) if name == STRUCTURED_OUTPUT_TOOL else OPTS
     deltas = stream_deltas(AnthropicProvider(), TOOL_PROMPT, "claude-sonnet-4-5", TOOL_CRED,
                            options)

@@ -7,19 +7,26 @@ Both official SDKs at the HTTP level (respx): success, streaming, and every fail
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
+import logging
+import pickle
 from collections.abc import Callable
 from typing import Any
 
 import httpx
 import pytest
 
+from hermes_core.agent.resilience import CallLoop
+from hermes_core.agent.smart_routing import Router
 from hermes_core.config import load_settings
 from hermes_core.errors import (
     AuthenticationFailed,
     BadRequest,
     ConnectionFailed,
+    ConnectionReset,
     ContextWindowExceeded,
+    IncompleteResponse,
     Overloaded,
     ProviderError,
     RateLimited,
@@ -30,6 +37,7 @@ from hermes_core.providers._sdk import completion_deltas
 from hermes_core.providers.anthropic import AnthropicProvider
 from hermes_core.providers.base import CallOptions
 from hermes_core.providers.openai import OpenAIProvider
+from hermes_core.redact import Redactor, url_passwords
 from hermes_core.testing import (
     ANTHROPIC_URL,
     OPENAI_URL,
@@ -43,6 +51,7 @@ from hermes_core.testing import (
     retry_after_headers,
 )
 from hermes_core.testing.builders import _sse
+from hermes_core.testing.server import KeyBehaviour, MockLLMServer
 from hermes_core.types import (
     Completion,
     Credential,
@@ -53,6 +62,8 @@ from hermes_core.types import (
     Usage,
 )
 from tests.providers.conftest import (
+    OPENAI_OPTS,
+    OPENAI_PROMPT,
     OPTS,
     OPTS_ERR,
     PROMPT,
@@ -62,6 +73,7 @@ from tests.providers.conftest import (
     SECRET_200,
     SECRET_ERR,
     SECRET_LIE,
+    _deltas,
     _error_answer,
     _faulty,
     _rate_limited,
@@ -77,6 +89,11 @@ def ok_body(kind: str, text: str = "Hello!"):
 
 def err_body(kind: str, status: int, message: str = "boom"):
     return openai_error(status, message) if kind == "openai" else anthropic_error(status, message)
+
+
+def _provider(kind: str) -> tuple[str, OpenAIProvider | AnthropicProvider]:
+    return (OPENAI_URL, OpenAIProvider()) if kind == "openai" else (ANTHROPIC_URL,
+                                                                     AnthropicProvider())
 
 
 @pytest.mark.parametrize("kind", PROVIDERS)
@@ -226,22 +243,15 @@ def test_tool_calls_pass_through(kind, respx_mock):
 SECRET_ECHO = "tg-0123456789abcdefSECRET"     # not key-shaped: only the exact-secret net catches it
 
 
-PROMPT_ECHO = Prompt(system="s", messages=(Message("user", "hi"),))
-
-
-KINDS = {"openai": (OpenAIProvider, OPENAI_URL, "gpt-4o"),
-         "anthropic": (AnthropicProvider, ANTHROPIC_URL, "claude-3-5-sonnet-20241022")}
-
-
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", PROVIDERS)
 @pytest.mark.parametrize("status, error", [(401, AuthenticationFailed), (400, BadRequest)])
 def test_a_json_array_body_echoing_the_key_is_redacted(kind, status, error, respx_mock):
-    cls, url, model = KINDS[kind]
+    cls, _, url, model = PROVIDERS[kind]
     echoed = [{"message": "gateway rejected the request",
                "received_headers": {"authorization": f"Bearer {SECRET_ECHO}", "x-api-key": SECRET_ECHO}}]
     respx_mock.post(url).mock(return_value=httpx.Response(status, json=echoed))
     with pytest.raises(error) as info:
-        cls(kind).complete(PROMPT_ECHO, model, Credential(kind, SECRET_ECHO), CallOptions(timeout_s=5))
+        cls(kind).complete(OPENAI_PROMPT, model, Credential(kind, SECRET_ECHO), CallOptions(timeout_s=5))
     e = info.value
     assert SECRET_ECHO not in str(e) and SECRET_ECHO not in repr(e.body) and SECRET_ECHO not in repr(e.args)
     assert "gateway rejected" in str(e.body)
@@ -257,13 +267,6 @@ def test_a_json_array_body_echoing_the_key_is_redacted(kind, status, error, resp
 
 SECRET_BODY = "sk-testkey-SECRET-badbody-0001"
 
-
-PROMPT_BODY = Prompt(system="s", messages=(Message("user", "hi"),))
-
-
-OPTS_BODY = CallOptions(max_tokens=32, timeout_s=5)
-
-
 BODIES = {
     "html": lambda: httpx.Response(200, text=f"<html>proxy login {SECRET_BODY}</html>",
                                    headers={"content-type": "text/html"}),
@@ -276,15 +279,14 @@ BODIES = {
 @pytest.mark.parametrize("body", BODIES)
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
 async def test_unexpected_200_body_is_a_server_error(kind, body, respx_mock) -> None:
-    url, provider = ((OPENAI_URL, OpenAIProvider()) if kind == "openai"
-                     else (ANTHROPIC_URL, AnthropicProvider()))
+    url, provider = _provider(kind)
     respx_mock.post(url).mock(side_effect=lambda r: BODIES[body]())
     cred = Credential(kind, SECRET_BODY)
     with pytest.raises(ServerError) as info:
-        provider.complete(PROMPT_BODY, "m", cred, OPTS_BODY)
+        provider.complete(OPENAI_PROMPT, "m", cred, OPENAI_OPTS)
     assert SECRET_BODY not in str(info.value)
     with pytest.raises(ServerError):
-        await provider.acomplete(PROMPT_BODY, "m", cred, OPTS_BODY)
+        await provider.acomplete(OPENAI_PROMPT, "m", cred, OPENAI_OPTS)
 
 
 def test_call_loop_fails_over_past_a_proxy_page(failover_loop, respx_mock) -> None:
@@ -292,7 +294,7 @@ def test_call_loop_fails_over_past_a_proxy_page(failover_loop, respx_mock) -> No
     respx_mock.post(OPENAI_URL).mock(side_effect=lambda r: BODIES["html"]())
     respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
         200, json=anthropic_message("from backup", model="claude-haiku")))
-    done, attempts = loop.complete(PROMPT_BODY, router.select("hi"), OPTS_BODY)
+    done, attempts = loop.complete(OPENAI_PROMPT, router.select("hi"), OPENAI_OPTS)
     assert done.text == "from backup"
     assert [a.decision for a in attempts] == ["failover", "done"]
     assert attempts[0].status == "ServerError"   # not "200": the audit must not read as a success
@@ -307,24 +309,12 @@ def test_call_loop_fails_over_past_a_proxy_page(failover_loop, respx_mock) -> No
 
 SECRET_EMPTY = "sk-testkey-SECRET-empty-0001"
 
-
-PROMPT_EMPTY = Prompt(system="s", messages=(Message("user", "hi"),))
-
-
-OPTS_EMPTY = CallOptions(max_tokens=32, timeout_s=5)
-
-
 BODIES_EMPTY = {
     "html": lambda: httpx.Response(200, text="<html>gateway</html>",
                                    headers={"content-type": "text/html"}),
     "empty-sse": lambda: httpx.Response(200, content=b"", headers=SSE_HEADERS),
     "done-only": lambda: httpx.Response(200, content=b"data: [DONE]\n\n", headers=SSE_HEADERS),
 }
-
-
-def _provider(kind: str) -> tuple[str, OpenAIProvider | AnthropicProvider]:
-    return (OPENAI_URL, OpenAIProvider()) if kind == "openai" else (ANTHROPIC_URL,
-                                                                     AnthropicProvider())
 
 
 @pytest.mark.parametrize("body", BODIES_EMPTY)
@@ -337,30 +327,30 @@ async def test_stream_without_any_event_is_a_server_error(assert_both_streams_ra
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
-async def test_a_proxy_page_in_place_of_a_stream_counts_nothing(kind, respx_mock) -> None:
+def test_a_proxy_page_in_place_of_a_stream_counts_nothing(kind, respx_mock) -> None:
     """A 200 page of another type (a gateway's HTML) is not the API answering: billed nothing,
     as the same page answering a whole call is (an empty 200 event stream counts its prompt)."""
     url, provider = _provider(kind)
     respx_mock.post(url).mock(side_effect=lambda r: BODIES_EMPTY["html"]())
     cred = Credential(kind, SECRET_EMPTY)
-    with pytest.raises(ServerError) as caught:
-        list(provider.stream(PROMPT_EMPTY, "m", cred, OPTS_EMPTY))
-    assert caught.value.usage is None
-    with pytest.raises(ServerError) as caught:
-        async for _ in provider.astream(PROMPT_EMPTY, "m", cred, OPTS_EMPTY):
-            pass
-    assert caught.value.usage is None
+    assert _empty_usage(provider, cred, "stream") is None
+    assert _empty_usage(provider, cred, "astream") is None
 
 
-def _empty_stream_usage(provider: Any, cred: Credential, use_async: bool) -> Usage | None:
+def _call(provider: Any, cred: Credential, mode: str, prompt: Prompt = OPENAI_PROMPT,
+          options: CallOptions = OPENAI_OPTS) -> Any:
+    """One call in ``mode`` (complete, acomplete, stream, astream): the answer or its pieces."""
+    if mode == "complete":
+        return provider.complete(prompt, "m", cred, options)
+    if mode == "acomplete":
+        return asyncio.run(provider.acomplete(prompt, "m", cred, options))
+    return _deltas(provider, prompt, "m", cred, options, use_async=mode == "astream")
+
+
+def _empty_usage(provider: Any, cred: Credential, mode: str) -> Usage | None:
+    """The usage on the ServerError a call in ``mode`` answered by an empty 200 raises."""
     with pytest.raises(ServerError) as caught:
-        if use_async:
-            async def read() -> None:
-                async for _ in provider.astream(PROMPT_EMPTY, "m", cred, OPTS_EMPTY):
-                    pass
-            asyncio.run(read())
-        else:
-            list(provider.stream(PROMPT_EMPTY, "m", cred, OPTS_EMPTY))
+        _call(provider, cred, mode)
     return caught.value.usage
 
 
@@ -375,21 +365,12 @@ def test_an_empty_200_labelled_another_type_counts_its_prompt_as_an_empty_event_
     url, provider = _provider(kind)
     cred = Credential(kind, SECRET_EMPTY)
     respx_mock.post(url).mock(side_effect=lambda r: BODIES_EMPTY["empty-sse"]())
-    labelled = _empty_stream_usage(provider, cred, use_async)
+    labelled = _empty_usage(provider, cred, "astream" if use_async else "stream")
     respx_mock.post(url).mock(side_effect=lambda r: httpx.Response(
         200, content=b"", headers={"content-type": label}))
-    relabelled = _empty_stream_usage(provider, cred, use_async)
+    relabelled = _empty_usage(provider, cred, "astream" if use_async else "stream")
     assert labelled is not None and labelled.counted and labelled.input_tokens > 0
     assert relabelled == labelled
-
-
-def _empty_whole_usage(provider: Any, cred: Credential, use_async: bool) -> Usage | None:
-    with pytest.raises(ServerError) as caught:
-        if use_async:
-            asyncio.run(provider.acomplete(PROMPT_EMPTY, "m", cred, OPTS_EMPTY))
-        else:
-            provider.complete(PROMPT_EMPTY, "m", cred, OPTS_EMPTY)
-    return caught.value.usage
 
 
 @pytest.mark.parametrize("use_async", [False, True])
@@ -404,10 +385,10 @@ def test_a_whole_call_answered_by_an_empty_200_of_any_label_counts_its_prompt(
     cred = Credential(kind, SECRET_EMPTY)
     respx_mock.post(url).mock(side_effect=lambda r: httpx.Response(
         200, content=b"", headers={"content-type": "application/json"}))
-    labelled = _empty_whole_usage(provider, cred, use_async)
+    labelled = _empty_usage(provider, cred, "acomplete" if use_async else "complete")
     respx_mock.post(url).mock(side_effect=lambda r: httpx.Response(
         200, content=b"", headers={"content-type": label} if label else {}))
-    relabelled = _empty_whole_usage(provider, cred, use_async)
+    relabelled = _empty_usage(provider, cred, "acomplete" if use_async else "complete")
     assert labelled is not None and labelled.counted and labelled.input_tokens > 0
     assert relabelled == labelled
 
@@ -416,19 +397,26 @@ def test_a_real_empty_answer_is_still_an_answer(respx_mock) -> None:
     """A well-formed stream with no text (e.g. max_tokens hit at once) is not an error."""
     respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
         200, content=anthropic_stream(()), headers=SSE_HEADERS))
-    cred = Credential("anthropic", SECRET_EMPTY)
-    deltas = list(AnthropicProvider().stream(PROMPT_EMPTY, "m", cred, OPTS_EMPTY))
+    deltas = _call(AnthropicProvider(), Credential("anthropic", SECRET_EMPTY), "stream")
     assert deltas[-1].finish_reason == "end_turn"
 
 
-def test_call_loop_fails_over_past_an_empty_stream(failover_loop, respx_mock) -> None:
-    loop, router = failover_loop("openai", SECRET_EMPTY, "sk-ant-testkey-SECRET-0002")
-    respx_mock.post(OPENAI_URL).mock(side_effect=lambda r: BODIES_EMPTY["html"]())
-    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+def _streams_from_the_backup(failover_loop: Any, respx_mock: Any, secret: str,
+                             primary: Callable[[], httpx.Response]) -> None:
+    """The call loop's stream, its primary answering ``primary()`` before any token, fails over
+    to the backup, which answers; no key is left in flight."""
+    loop, router = failover_loop("openai", secret, "sk-ant-testkey-SECRET-0002")
+    respx_mock.post(OPENAI_URL).mock(side_effect=lambda r: primary())
+    respx_mock.post(ANTHROPIC_URL).mock(side_effect=lambda r: httpx.Response(
         200, content=anthropic_stream(("from ", "backup")), headers=SSE_HEADERS))
-    s = loop.stream(PROMPT_EMPTY, router.select("hi"), OPTS_EMPTY)
+    s = loop.stream(OPENAI_PROMPT, router.select("hi"), OPENAI_OPTS)
     assert "".join(d.text for d in s) == "from backup"
     assert [a.decision for a in s.attempts] == ["failover", "done"]
+    assert all(k.in_flight == 0 for k in loop.pool.status())
+
+
+def test_call_loop_fails_over_past_an_empty_stream(failover_loop, respx_mock) -> None:
+    _streams_from_the_backup(failover_loop, respx_mock, SECRET_EMPTY, BODIES_EMPTY["html"])
 
 
 # A stream event whose JSON is cut or malformed (a proxy truncating lines) is a server failure.
@@ -437,14 +425,7 @@ def test_call_loop_fails_over_past_an_empty_stream(failover_loop, respx_mock) ->
 # plain ValueError, so the call loop treated it as a bug: no failover before the first token and a
 # non-hermes exception for the caller.
 
-PROMPT_SSE = Prompt(system="s", messages=(Message("user", "hi"),))
-
-
-OPTS_SSE = CallOptions(max_tokens=16, timeout_s=5)
-
-
 SECRET_SSE = "sk-testkey-SECRET-malformed-01"
-
 
 BROKEN = {
     "openai": (OPENAI_URL, b'data: {"id": "x", "cho\n\n'),
@@ -454,22 +435,14 @@ BROKEN = {
 
 @pytest.mark.parametrize("kind", BROKEN)
 async def test_malformed_event_is_a_server_error(assert_both_streams_raise, kind: str, respx_mock) -> None:
-    url, body = BROKEN[kind]
-    provider = OpenAIProvider() if kind == "openai" else AnthropicProvider()
+    (url, body), (_, provider) = BROKEN[kind], _provider(kind)
     respx_mock.post(url).mock(return_value=httpx.Response(200, content=body, headers=SSE_HEADERS))
     await assert_both_streams_raise(provider, Credential(kind, SECRET_SSE), ServerError)
 
 
 def test_call_loop_fails_over_past_a_malformed_stream(failover_loop, respx_mock) -> None:
-    loop, router = failover_loop("openai", SECRET_SSE, "sk-ant-testkey-SECRET-0002")
-    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
+    _streams_from_the_backup(failover_loop, respx_mock, SECRET_SSE, lambda: httpx.Response(
         200, content=BROKEN["openai"][1], headers=SSE_HEADERS))
-    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
-        200, content=anthropic_stream(("from ", "backup")), headers=SSE_HEADERS))
-    s = loop.stream(PROMPT_SSE, router.select("hi"), OPTS_SSE)
-    assert "".join(d.text for d in s) == "from backup"
-    assert [a.decision for a in s.attempts] == ["failover", "done"]
-    assert all(k.in_flight == 0 for k in loop.pool.status())
 
 
 # Error events inside a 200 stream are mapped by their error type, not by the 200 status.
@@ -498,9 +471,6 @@ BACKUP_LIE = "sk-testkey-SECRET-backup-00002"
 def test_a_body_shorter_than_its_content_length(kind: str, mode: str) -> None:
     """A whole JSON body cut short is a reset connection; a stream whose end marker arrived
     before the cut is a whole answer (the close failed, not the reply)."""
-    from hermes_core.errors import ConnectionReset
-    from hermes_core.testing.server import KeyBehaviour, MockLLMServer
-
     with MockLLMServer(reply="fine") as srv:
         srv.set_key(SECRET_LIE, KeyBehaviour(fault="short"))
         provider = _faulty(srv, kind)
@@ -522,9 +492,6 @@ def test_a_body_longer_than_its_content_length_is_cut_there_and_the_connection_s
     """The HTTP client reads what the length says and no more: a whole JSON answer cut there is
     a malformed body (a retryable ServerError billed its prompt), a stream cut before its end is
     incomplete; the bytes past the length do not leak into the next answer on the connection."""
-    from hermes_core.errors import IncompleteResponse
-    from hermes_core.testing.server import KeyBehaviour, MockLLMServer
-
     with MockLLMServer(reply="fine") as srv:
         srv.set_key(SECRET_LIE, KeyBehaviour(fault="long"))
         provider = _faulty(srv, kind)
@@ -538,10 +505,6 @@ def test_a_body_longer_than_its_content_length_is_cut_there_and_the_connection_s
 
 @pytest.mark.parametrize("kind", PROVIDERS)
 def test_call_loop_fails_over_past_a_stream_that_lies_about_gzip(kind: str) -> None:
-    from hermes_core.agent.resilience import CallLoop
-    from hermes_core.agent.smart_routing import Router
-    from hermes_core.testing.server import KeyBehaviour, MockLLMServer
-
     with MockLLMServer(reply="from backup") as srv:
         srv.set_key(SECRET_LIE, KeyBehaviour(fault="gzip-lie"))
         settings = load_settings({
@@ -569,7 +532,6 @@ def test_call_loop_fails_over_past_a_stream_that_lies_about_gzip(kind: str) -> N
 
 SECRET_SHAPE = "sk-testkey-SECRET-shape-0001"
 
-
 MISSHAPEN_STREAMS = {
     "openai-choices-a-string": ("openai", _sse([(None, {
         "id": "x", "object": "chat.completion.chunk", "created": 1, "model": "m",
@@ -586,24 +548,15 @@ MISSHAPEN_STREAMS = {
 async def test_a_stream_event_of_another_shape_is_a_server_error(
         case: str, respx_mock: Any, assert_both_streams_raise: Any) -> None:
     kind, body = MISSHAPEN_STREAMS[case]
-    url, provider = ((OPENAI_URL, OpenAIProvider()) if kind == "openai"
-                     else (ANTHROPIC_URL, AnthropicProvider()))
+    url, provider = _provider(kind)
     respx_mock.post(url).mock(side_effect=lambda r: httpx.Response(200, content=body,
                                                                    headers=SSE_HEADERS))
     await assert_both_streams_raise(provider, Credential(kind, SECRET_SHAPE), ServerError)
 
 
 def test_call_loop_fails_over_past_a_stream_of_another_shape(failover_loop, respx_mock) -> None:
-    loop, router = failover_loop("openai", SECRET_SHAPE, "sk-ant-testkey-SECRET-0002")
-    respx_mock.post(OPENAI_URL).mock(side_effect=lambda r: httpx.Response(
+    _streams_from_the_backup(failover_loop, respx_mock, SECRET_SHAPE, lambda: httpx.Response(
         200, content=MISSHAPEN_STREAMS["openai-chunk-a-list"][1], headers=SSE_HEADERS))
-    respx_mock.post(ANTHROPIC_URL).mock(side_effect=lambda r: httpx.Response(
-        200, content=anthropic_stream(("from backup",), model="claude-haiku"),
-        headers=SSE_HEADERS))
-    stream = loop.stream(PROMPT_BODY, router.select("hi"), OPTS_BODY)
-    assert "".join(d.text for d in stream) == "from backup"
-    assert [a.decision for a in stream.attempts] == ["failover", "done"]
-    assert all(k.in_flight == 0 for k in loop.pool.status())
 
 
 @pytest.mark.parametrize("kind", PROVIDERS)
@@ -612,10 +565,6 @@ def test_an_endpoint_taking_the_key_as_a_query_parameter_gets_it_on_every_reques
     """Some proxies want the key in the URL (``?key=``). Left in the base URL, the SDK joined
     the path after the query ("...?key=pxy-Key-77chat/completions"): the proxy saw another key
     and no path. The request line httpx logs at -v must not show it either."""
-    import logging
-
-    from hermes_core.redact import Redactor, url_passwords
-
     cls, name, _url, model = PROVIDERS[kind]
     key = "pxy-Key-77"
     base = "https://llm-proxy.internal" + ("/v1" if kind == "openai" else "")
@@ -662,23 +611,6 @@ ERROR_200 = {
 }
 
 
-def _error_200_call(kind: str, mode: str) -> None:
-    provider = OpenAIProvider() if kind == "openai" else AnthropicProvider()
-    cred = Credential(kind, SECRET_200)
-    if mode == "complete":
-        provider.complete(PROMPT_ERR, "m", cred, OPTS_ERR)
-    elif mode == "acomplete":
-        asyncio.run(provider.acomplete(PROMPT_ERR, "m", cred, OPTS_ERR))
-    elif mode == "stream":
-        list(provider.stream(PROMPT_ERR, "m", cred, OPTS_ERR))
-    else:
-        async def drain() -> None:
-            async for _ in provider.astream(PROMPT_ERR, "m", cred, OPTS_ERR):
-                pass
-
-        asyncio.run(drain())
-
-
 @pytest.mark.parametrize("mode", ["complete", "acomplete", "stream", "astream"])
 @pytest.mark.parametrize("case", ERROR_200)
 def test_a_200_whose_body_is_the_api_s_error_is_that_error(case: str, mode: str,
@@ -687,7 +619,7 @@ def test_a_200_whose_body_is_the_api_s_error_is_that_error(case: str, mode: str,
     respx_mock.post(OPENAI_URL if kind == "openai" else ANTHROPIC_URL).mock(
         return_value=httpx.Response(200, json=body))
     with pytest.raises(ProviderError) as info:
-        _error_200_call(kind, mode)
+        _call(_provider(kind)[1], Credential(kind, SECRET_200), mode, PROMPT_ERR, OPTS_ERR)
     assert type(info.value) is expected, repr(info.value)
     message = str(body["error"]["message"]).replace(SECRET_200, "").strip()
     assert message in str(info.value)
@@ -705,7 +637,7 @@ def test_a_200_whose_error_is_only_words_is_a_server_error_saying_them(kind: str
     respx_mock.post(OPENAI_URL if kind == "openai" else ANTHROPIC_URL).mock(
         return_value=httpx.Response(200, json={"error": words}))
     with pytest.raises(ServerError) as info:
-        _error_200_call(kind, mode)
+        _call(_provider(kind)[1], Credential(kind, SECRET_200), mode, PROMPT_ERR, OPTS_ERR)
     assert "upstream connect error for" in str(info.value)
     assert SECRET_200 not in str(info.value) and SECRET_200 not in str(info.value.body)
 
@@ -738,13 +670,7 @@ def test_a_streamed_request_answered_whole_is_that_answer(kind: str, mode: str,
     chunk" (every turn of a chat, which streams, failed over or failed)."""
     provider, cred, url, model = make(kind)
     respx_mock.post(url).mock(return_value=httpx.Response(200, json=ok_body(kind, "whole")))
-    if mode == "stream":
-        deltas = list(provider.stream(PROMPT, model, cred, OPTS))
-    else:
-        async def collect() -> list[Any]:
-            return [d async for d in provider.astream(PROMPT, model, cred, OPTS)]
-
-        deltas = asyncio.run(collect())
+    deltas = _deltas(provider, PROMPT, model, cred, OPTS, use_async=mode == "astream")
     assert "".join(d.text for d in deltas) == "whole"
     assert deltas[-1].finish_reason in ("stop", "end_turn") and deltas[-1].usage.reported
 
@@ -789,8 +715,6 @@ def test_a_whole_answer_read_from_an_event_stream_carries_its_request_id(
 def test_a_whole_request_answered_with_an_event_stream_keeps_its_failures(
         kind: str, mode: str, respx_mock: Any) -> None:
     """An error event is its error; a stream cut before its end is an incomplete answer."""
-    from hermes_core.errors import IncompleteResponse
-
     provider, cred, url, model = make(kind)
     failing = (openai_chat_stream(fail_after=1) if kind == "openai"
                else anthropic_stream(fail_after=1))
@@ -823,9 +747,6 @@ def test_a_header_echoing_a_key_of_no_known_shape_is_masked_on_the_error(
     key shapes and registered keys: a gateway echoing a key of another shape (a proxy's own
     token) kept it in ``headers``, and so in its repr and its pickle. Plain or compressed, a
     whole answer or a stream's."""
-    import gzip
-    import pickle
-
     provider, _, url, model = make(kind)
     cred = Credential(provider.name, SECRET_HEADER)
     body = json.dumps(_error_answer(kind, status)).encode()
@@ -850,8 +771,6 @@ def test_a_stream_cut_inside_an_event_is_an_incomplete_answer(
     """A connection closed in the middle of an event's data line (not between events): the
     half event is dropped, and the answer is an ``IncompleteResponse`` (a ServerError), not a
     parse error's traceback nor a short reply taken as whole."""
-    from hermes_core.errors import IncompleteResponse
-
     provider, cred, url, model = make(kind)
     body = (openai_chat_stream(("Hel", "lo", " there")) if kind == "openai"
             else anthropic_stream(("Hel", "lo", " there")))

@@ -1,0 +1,219 @@
+"""Tests of ``hermes_core/config_numbers.py``: the range a number setting past the shared ceiling
+is told (its own lower bound, the ceiling, the unit its name declares, its default), at the file,
+line and full key path, a mapping's entry included."""
+
+from __future__ import annotations
+
+import typing
+from pathlib import Path
+from typing import Any
+
+import pytest
+from annotated_types import Ge, Gt, Le, Lt
+from pydantic import BaseModel
+
+from hermes_core.config import Settings, load_settings, parse_yaml
+from hermes_core.config_messages import _field_model
+from hermes_core.config_numbers import _number_kind, allowed_range
+from hermes_core.errors import ConfigError
+
+#: The unit each word a number setting's name may end in declares ("" for a count, ratio, weight
+#: or score: no unit). A setting whose name ends in a word missing here fails
+#: ``test_every_number_setting_s_name_is_a_known_unit_or_a_known_unitless_word``: say which.
+UNITS = {"s": " seconds", "bytes": " bytes", "days": " days", "tokens": " tokens",
+         "token": " tokens", "window": " tokens", "chars": " characters", "char": " characters",
+         "rpm": " requests a minute", "tpm": " tokens a minute"}
+UNITLESS = frozenset({
+    "temperature", "priority", "confidence", "rounds", "seed", "input", "output", "write", "read",
+    "weight", "retry", "workers", "failures", "burst", "key", "provider", "strikes", "results",
+    "bias", "week", "month", "quarter", "older", "score", "sessions", "k", "threshold", "max",
+    "mean", "ratio", "margin", "cap", "turns", "breakpoints", "slack", "water", "target", "share",
+    "memory", "user"})
+
+
+def _unit_word(name: str) -> str:
+    """The word of a setting's name that says its unit: the last, or the one before a last
+    ``limit``/``budget`` (``memory_char_limit``, ``file_token_budget``)."""
+    words = name.split("_")
+    return words[-2] if len(words) > 1 and words[-1] in ("limit", "budget") else words[-1]
+
+
+def _number_settings() -> list[tuple[tuple[str, ...], Any]]:
+    """Every number setting of ``Settings``, its path with ``*`` for a mapping key; lists of
+    settings are walked into as their items."""
+    out: list[tuple[tuple[str, ...], Any]] = []
+
+    def walk(model: type[BaseModel], prefix: tuple[str, ...]) -> None:
+        for name, info in model.model_fields.items():
+            sub, how = _field_model(info.annotation)
+            if sub is not None:
+                walk(sub, (*prefix, name, *(("*",) if how == "*" else ())))
+            elif _number_kind(info.annotation) is not None:
+                out.append(((*prefix, name), info))
+    walk(Settings, ())
+    return out
+
+
+def _number_mappings() -> list[tuple[str, ...]]:
+    """Every setting of ``Settings`` that maps a name to a number (``skill_utils.weights``)."""
+    out: list[tuple[str, ...]] = []
+
+    def walk(model: type[BaseModel], prefix: tuple[str, ...]) -> None:
+        for name, info in model.model_fields.items():
+            sub, how = _field_model(info.annotation)
+            if sub is not None:
+                walk(sub, (*prefix, name, *(("*",) if how == "*" else ())))
+            elif typing.get_origin(info.annotation) is dict:
+                value = typing.get_args(info.annotation)[1]
+                if _number_kind(typing.get_args(value)[0] if typing.get_args(value) else value):
+                    out.append((*prefix, name))
+    walk(Settings, ())
+    return out
+
+
+def test_every_number_setting_s_name_is_a_known_unit_or_a_known_unitless_word() -> None:
+    unknown = sorted(".".join(path) for path, _ in _number_settings()
+                     if _unit_word(path[-1]) not in UNITS and _unit_word(path[-1]) not in UNITLESS)
+    assert not unknown, f"say whether these settings' names declare a unit: {unknown}"
+
+
+@pytest.mark.parametrize(("path", "field"), _number_settings(),
+                         ids=lambda p: ".".join(p) if isinstance(p, tuple) else "")
+def test_a_number_setting_s_range_says_the_unit_its_name_declares(
+        path: tuple[str, ...], field: Any) -> None:
+    """``context_engine.retention_days`` is told days, ``memory_char_limit`` characters,
+    ``max_rpm`` requests a minute: the unit of the ceiling and of the default alike."""
+    unit = UNITS.get(_unit_word(path[-1]), "")
+    said = allowed_range(field.metadata, name=path[-1], default=10)
+    assert f"at most 1,000,000,000{unit} (default 10{unit})" in said, said
+
+
+def _unbounded_number_settings() -> list[tuple[tuple[str, ...], object]]:
+    """Every whole-number or number setting reached through plain sections (no mapping key or
+    list in its path) that declares no upper bound of its own: the shared ceiling bounds it."""
+    out: list[tuple[tuple[str, ...], object]] = []
+
+    def walk(model: type[BaseModel], prefix: tuple[str, ...]) -> None:
+        for name, info in model.model_fields.items():
+            ann = info.annotation
+            if isinstance(ann, type) and issubclass(ann, BaseModel):
+                walk(ann, (*prefix, name))
+            elif _number_kind(ann) is not None and not any(
+                    isinstance(m, Le | Lt) for m in info.metadata):
+                out.append(((*prefix, name), info))
+    walk(Settings, ())
+    return out
+
+
+@pytest.mark.parametrize(("path", "field"), _unbounded_number_settings(),
+                         ids=lambda p: ".".join(p) if isinstance(p, tuple) else "")
+def test_a_huge_number_setting_is_told_its_own_range_and_default(
+        tmp_path: Path, path: tuple[str, ...], field: object) -> None:
+    """A size or time of 10**14 is told the range that setting takes (its own lower bound, not
+    the shared ceiling's negative one), its unit and its default, at the file, line and key."""
+    body = "".join(f"{'  ' * i}{key}:\n" for i, key in enumerate(path[:-1]))
+    body += f"{'  ' * (len(path) - 1)}{path[-1]}: 100000000000000\n"
+    config = tmp_path / "config.yaml"
+    config.write_text(body, encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_settings(config, home=tmp_path)
+    err = info.value
+    assert err.key_path == ".".join(path) and err.line == len(path) and err.file == str(config)
+    assert "at most 1,000,000,000" in err.reason, err.reason
+    metadata = field.metadata  # type: ignore[attr-defined]
+    lower = next((m for m in metadata if isinstance(m, Gt | Ge)), None)
+    if lower is not None:
+        assert "-1,000,000,000" not in err.reason, err.reason
+        said = f"greater than {lower.gt:g}" if isinstance(lower, Gt) else f"at least {lower.ge:g}"
+        assert said in err.reason, err.reason
+    unit = UNITS.get(_unit_word(path[-1]), "")
+    assert f"at most 1,000,000,000{unit}" in err.reason, err.reason
+    default = field.default  # type: ignore[attr-defined]
+    if isinstance(default, int | float):
+        shown = f"{int(default):,}" if float(default).is_integer() else f"{default:g}"
+        assert f"default {shown}{unit})" in err.reason, err.reason
+    else:   # a setting that defaults to null is told no default
+        assert "default" not in err.reason, err.reason
+    assert "15 digits" in err.reason
+
+
+def test_a_huge_stream_size_limit_names_its_key_file_range_and_default(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text("llm:\n  max_stream_bytes: 100000000000000\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_settings(config, home=tmp_path)
+    said = str(info.value)
+    assert said.startswith(f"{config}:2, key 'llm.max_stream_bytes': "), said
+    assert "greater than 0 and at most 1,000,000,000 bytes" in said, said
+    assert "default 268,435,456 bytes" in said, said
+
+
+def test_a_huge_retention_in_days_is_told_days(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_yaml("context_engine:\n  retention_days: 100000000000000\n", file="c.yaml", env={})
+    assert "greater than 0 and at most 1,000,000,000 days; got a number of 15 digits" in str(
+        info.value), str(info.value)
+
+
+# A number inside a mapping setting: the YAML written under the mapping's key (the entry named
+# ENTRY), and the words the error must hold. Every mapping of numbers in Settings is here
+# (test_every_mapping_of_numbers_is_tested_entry_by_entry).
+ENTRY = "dense"
+_MAPPED = {
+    ("skill_utils", "weights"): "skill_utils:\n  weights:\n    bm25: 1\n    {entry}: {value}\n",
+    ("skill_utils", "gate_thresholds"):
+        "skill_utils:\n  gate_thresholds:\n    lexical: 0.2\n    {entry}: {value}\n",
+    ("llm", "routing", "context_windows"):
+        "llm:\n  routing:\n    context_windows:\n      gpt-4o: 128000\n      {entry}: {value}\n",
+}
+
+
+def test_every_mapping_of_numbers_is_tested_entry_by_entry() -> None:
+    assert sorted(_number_mappings()) == sorted(_MAPPED)
+
+
+@pytest.mark.parametrize("path", sorted(_MAPPED), ids=".".join)
+@pytest.mark.parametrize(("value", "said"), [
+    ("100000000000000", "15 digits"), ("-100000000000000", "15 digits"),
+    (".inf", "finite"), ("1e400", "finite"), ("true", "the boolean true")])
+def test_a_bad_number_in_a_mapping_names_the_entry_s_key_and_line(
+        path: tuple[str, ...], value: str, said: str) -> None:
+    body = _MAPPED[path].format(entry=ENTRY, value=value)
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(body, file="c.yaml", env={})
+    err = info.value
+    if "context_windows" in path and value != "true":   # whole numbers with a bound of their own
+        said = {"100000000000000": "less than or equal to 100000000", ".inf": "finite",
+                "-100000000000000": "greater than 0"}.get(value, "whole number")
+    assert (err.file, err.key_path, err.line) == (
+        "c.yaml", ".".join((*path, ENTRY)), body.count("\n")), str(err)
+    assert said in err.reason, err.reason
+
+
+SECRET = "sk-ant-api03-" + "Q7x" * 14
+
+
+@pytest.mark.parametrize("path", sorted(_MAPPED), ids=".".join)
+@pytest.mark.parametrize("value", ["100000000000000", ".inf", "-1", "1"])
+def test_a_mapping_entry_named_by_a_secret_is_never_shown(
+        path: tuple[str, ...], value: str) -> None:
+    """A key pasted as an entry's name is masked in the key path and the message, whatever is
+    wrong with the entry (its number, or its name for weights: no layer is called that)."""
+    body = _MAPPED[path].format(entry=SECRET, value=value)
+    try:
+        parse_yaml(body, file="c.yaml", env={})
+    except ConfigError as e:
+        assert SECRET not in str(e) and SECRET[:20] not in str(e), str(e)
+        assert e.key_path == ".".join((*path, "<secret-looking key>")), str(e)
+        assert e.line == body.count("\n"), str(e)
+    else:   # a threshold of -1 or 1 and a window of 1 are taken: the test needs no error there
+        assert value in ("1", "-1") and "weights" not in path
+
+
+def test_a_weight_below_zero_names_its_entry() -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_yaml("skill_utils:\n  weights:\n    bm25: 1\n    dense: -2\n", file="c.yaml",
+                   env={})
+    err = info.value
+    assert (err.key_path, err.line) == ("skill_utils.weights.dense", 4), str(err)
+    assert "0 or more" in err.reason, err.reason
