@@ -32,6 +32,8 @@ hashing scorer blocks beyond them, or none where it blocks none (``persona_bound
     python tests/data/injection/train_scorer.py            # rewrites both shipped models
     python tests/data/injection/train_scorer.py --stage semantic   # the e5 stage only
     python tests/data/injection/train_scorer.py --check    # exit 1 unless the shipped ones match
+    python tests/data/injection/train_scorer.py --stage hashing --hold-intercept 0.5 --out X.npz
+        # the hashing scorer refitted with its intercept held and the data column's penalty x4
     python tests/data/injection/train_scorer.py --add-only-cv   # dev CV of the stage that only
                                                                 # adds, in data (decision 66)
 """
@@ -42,6 +44,7 @@ import argparse
 import hashlib
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -170,11 +173,78 @@ def samples(rows: list[dict[str, str]]) -> tuple[list[str], list[int], list[bool
     return views, labels, data, owner
 
 
-def fit(views: list[str], labels: list[int], data: list[bool]) -> Any:
+@dataclass(frozen=True, slots=True)
+class HeldFit:
+    """A logistic model fitted with its intercept held (``fit_held``), read as sklearn's are
+    (``coef_``, ``intercept_``, ``predict_proba``) by the code that scores and ships fits."""
+
+    coef_: np.ndarray[Any, Any]
+    intercept_: np.ndarray[Any, Any]
+
+    def predict_proba(self, x: Any) -> np.ndarray[Any, Any]:
+        from scipy.special import expit
+
+        p = expit(x @ self.coef_[0] + self.intercept_[0])
+        return np.column_stack([1.0 - p, p])
+
+
+def fit_held(x: Any, labels: list[int], intercept: float, penalty: np.ndarray[Any, Any],
+             start: np.ndarray[Any, Any] | None = None) -> HeldFit:
+    """The class-balanced L2 logistic fit of ``fit`` with the intercept held at ``intercept`` and
+    feature j's squared weight penalised ``penalty[j]`` times as much as sklearn's (1 everywhere
+    is sklearn's objective at that intercept). Why: a heavier penalty on the data column alone,
+    in a free fit, moves the logits it takes from memory into the intercept every instructions
+    window also gets (decision 196); held, they can go nowhere but down. sklearn's
+    ``LogisticRegression`` takes no fixed intercept or offset, so this minimises its objective,
+    scaled as its lbfgs solver scales it (mean loss over the class weights, penalty 1/(C sum of
+    weights)), with scipy's L-BFGS-B and the solver's stopping options. Features no row holds
+    keep weight 0 (the penalty alone would pull them there) and are left out of the search."""
+    import scipy.sparse as sp
+    from scipy.optimize import minimize
+    from scipy.special import expit, log1p
+
+    y = np.asarray(labels, dtype=np.float64)
+    counts = np.bincount(np.asarray(labels), minlength=2)
+    sw = len(y) / (2.0 * counts[np.asarray(labels)])      # class_weight="balanced"
+    x = sp.csr_matrix(x)
+    used = np.flatnonzero(np.diff(x.tocsc().indptr))
+    xu = x[:, used]
+    pen = np.asarray(penalty, dtype=np.float64)[used] / (C * sw.sum())
+
+    def objective(w: np.ndarray[Any, Any]) -> tuple[float, np.ndarray[Any, Any]]:
+        z = xu @ w + intercept
+        # log(1 + e^z) - y z, the binomial loss, without overflow
+        loss = np.where(z > 0, z + log1p(np.exp(-np.abs(z))), log1p(np.exp(-np.abs(z)))) - y * z
+        value = float(sw @ loss) / sw.sum() + 0.5 * float(pen @ (w * w))
+        grad = xu.T @ (sw * (expit(z) - y)) / sw.sum() + pen * w
+        return value, np.asarray(grad)
+
+    w0 = np.zeros(len(used)) if start is None else np.asarray(start, dtype=np.float64)[used]
+    result = minimize(objective, w0, jac=True, method="L-BFGS-B",
+                      options={"maxiter": 5000, "maxls": 50, "gtol": 1e-4,
+                               "ftol": 64 * np.finfo(float).eps})
+    if not result.success:
+        raise SystemExit(f"the held-intercept fit did not converge: {result.message}")
+    coef = np.zeros((1, x.shape[1]))
+    coef[0, used] = result.x
+    return HeldFit(coef, np.array([float(intercept)]))
+
+
+def fit(views: list[str], labels: list[int], data: list[bool],
+        held: float | None = None) -> Any:
+    """The hashing scorer's fit: sklearn's class-balanced logistic regression (the shipped fit),
+    or with ``held`` (a data scale S, decisions 191/196) that fit refitted by ``fit_held`` with
+    its intercept held where it is and the data column's penalty 1/S^2 times a unit feature's:
+    the memory prior shrinks while every instructions window keeps the intercept it had."""
     from sklearn.linear_model import LogisticRegression
 
-    model = LogisticRegression(C=C, class_weight="balanced", max_iter=5000)
-    return model.fit(features(views, data), labels)
+    x = features(views, data)
+    model = LogisticRegression(C=C, class_weight="balanced", max_iter=5000).fit(x, labels)
+    if held is None:
+        return model
+    penalty = np.ones(x.shape[1])
+    penalty[-1] = 1.0 / held**2
+    return fit_held(x, labels, float(model.intercept_[0]), penalty, model.coef_[0])
 
 
 def rates(rows: list[dict[str, str]], hit: np.ndarray[Any, Any]) -> dict[str, float]:
@@ -209,16 +279,17 @@ def folds(rows: list[dict[str, str]], labels: list[int],
 
 def hashing_oof(views: list[str], labels: list[int], data: list[bool],
                 cv: list[tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]],
-                fitted: np.ndarray[Any, Any] | None = None) -> np.ndarray[Any, Any]:
+                fitted: np.ndarray[Any, Any] | None = None,
+                held: float | None = None) -> np.ndarray[Any, Any]:
     """Out-of-fold hashing scores of every window; the fold models are fitted on the windows
     ``fitted`` marks (all by default: the e5 stage's own rows are scored, not fitted on, as the
-    shipped hashing model never saw them)."""
+    shipped hashing model never saw them); ``held`` as ``fit`` takes it."""
     oof = np.zeros(len(views))
     y = np.array(labels)
     for train, test in cv:
         if fitted is not None:
             train = train[fitted[train]]
-        model = fit([views[i] for i in train], list(y[train]), [data[i] for i in train])
+        model = fit([views[i] for i in train], list(y[train]), [data[i] for i in train], held)
         oof[test] = model.predict_proba(features([views[i] for i in test],
                                                  [data[i] for i in test]))[:, 1]
     return oof
@@ -264,12 +335,14 @@ def tied_pick(pairs: list[tuple[float, float]]) -> tuple[float, float]:
 def choose(rows: list[dict[str, str]], views: list[str], labels: list[int], data: list[bool],
            owner: list[int], oof: np.ndarray[Any, Any] | None = None,
            persona_limit: float = 1.0,
-           min_instructions: float = 0.0) -> tuple[float, float, dict[str, Any]]:
+           min_instructions: float = 0.0,
+           held: float | None = None) -> tuple[float, float, dict[str, Any]]:
     """(instructions threshold, data threshold, dev CV report) for out-of-fold window scores
-    ``oof`` (the hashing scorer's when not given); persona rows, if any, blocked less often
-    than ``persona_limit``; the instructions threshold no lower than ``min_instructions``."""
+    ``oof`` (the hashing scorer's, fitted as ``fit`` with ``held``, when not given); persona
+    rows, if any, blocked less often than ``persona_limit``; the instructions threshold no
+    lower than ``min_instructions``."""
     if oof is None:
-        oof = hashing_oof(views, labels, data, folds(rows, labels, owner))
+        oof = hashing_oof(views, labels, data, folds(rows, labels, owner), held=held)
     best, rule = row_scores(rows, views, owner, oof)
     # thresholds are measured on the corpus rows only: the train-only texts would dilute the limit;
     # the personas (many and mostly easy) have a limit of their own, apart from the others
@@ -336,13 +409,17 @@ def persona_floor(model: Any) -> tuple[float, dict[str, float]]:
     return floor, {str(t): v for t, v in shares.items() if t >= 0.70}
 
 
-def train(with_cv: bool = True, thresholds: tuple[float, float] | None = None) -> LearnedScorer:
+def train(with_cv: bool = True, thresholds: tuple[float, float] | None = None,
+          held: float | None = None) -> LearnedScorer:
+    """The hashing scorer, fitted (and cross-validated) as ``fit`` does with ``held``; without
+    it, the shipped model."""
     rows = training_rows()
     views, labels, data, owner = samples(rows)
-    model = fit(views, labels, data)
+    model = fit(views, labels, data, held)
     if with_cv:
         floor, shares = persona_floor(model)
-        ti, td, report = choose(rows, views, labels, data, owner, min_instructions=floor)
+        ti, td, report = choose(rows, views, labels, data, owner, min_instructions=floor,
+                                held=held)
         report["dev_persona_blocked"] = shares
     else:
         assert thresholds is not None
@@ -350,6 +427,8 @@ def train(with_cv: bool = True, thresholds: tuple[float, float] | None = None) -
     meta = {"C": C, "inputs_sha256": inputs_sha256(), "rows": len(rows), "windows": len(views),
             "max_dev_persona_blocked": MAX_PERSONA, "max_dev_benign": MAX_BENIGN,
             "max_dev_benign_location": MAX_BENIGN_LOCATION, **report}
+    if held is not None:
+        meta["held_intercept_data_scale"] = held
     return LearnedScorer.from_dense(model.coef_[0], float(model.intercept_[0]), ti, td, meta)
 
 
@@ -527,6 +606,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="print the dev CV of the stage adding in data only; write nothing")
     parser.add_argument("--oof-cache", type=Path, default=None,
                         help="keep --add-only-cv's out-of-fold scores in this .npz")
+    parser.add_argument("--hold-intercept", type=float, default=None, metavar="S",
+                        help="refit the hashing scorer with its intercept held and the data "
+                             "column's L2 penalty 1/S^2 (a smaller memory prior); default: the "
+                             "shipped fit")
     parser.add_argument("--out", type=Path, default=MODEL)
     parser.add_argument("--semantic-out", type=Path, default=SEMANTIC)
     args = parser.parse_args(argv)
@@ -538,7 +621,7 @@ def main(argv: list[str] | None = None) -> int:
         ok = True
         if hashing:
             shipped = LearnedScorer.from_file(args.out)
-            ok = same(shipped, train(with_cv=False,
+            ok = same(shipped, train(with_cv=False, held=args.hold_intercept,
                                      thresholds=(shipped.threshold, shipped.data_threshold)))
         if semantic:
             stage = SemanticModel.from_file(args.semantic_out)
@@ -547,7 +630,7 @@ def main(argv: list[str] | None = None) -> int:
         print("matches" if ok else "differs", file=sys.stderr)
         return 0 if ok else 1
     if hashing:
-        scorer = train()
+        scorer = train(held=args.hold_intercept)
         args.out.parent.mkdir(parents=True, exist_ok=True)
         scorer.save(args.out)
         print(json.dumps({"threshold": scorer.threshold, "data_threshold": scorer.data_threshold,
