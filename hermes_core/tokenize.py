@@ -345,7 +345,11 @@ def _tokens(text: str, split_camel: bool, fold: bool, keep_whole: bool) -> list[
 #: 8: a family, couple or flag is indexed by the parts its name says (👩 finds 👩‍👩‍👧, 🌈 🏳️‍🌈).
 #: 9: a flag by what is on it (☠ finds 🏴‍☠️), a group by each person in it and a link its name
 #: says in the plural (🧑 and 🤝 find 🧑‍🤝‍🧑).
-SEGMENT_VERSION = 9
+#: 10: a group of one code point by its mixed-tone sequences' parts (👨 finds 👬), such a sequence
+#: by that code point (👬 finds 👨🏻‍🤝‍👨🏿), an emoji filed as a math sign or punctuation (↔ ◼ 〰)
+#: is a term. A store recording the emoji digest under the installed release takes it from the
+#: file, so a parts table change under the same release needs this bump to re-index.
+SEGMENT_VERSION = 10
 
 #: What a symbol's term starts with: letters and a hex number, which unicode61 keeps whole and
 #: no word the tokenizer makes is (its words are split from their digits; an identifier kept
@@ -367,6 +371,8 @@ MAX_RUN_MARKS = 8
 # An emoji with what joins it (ZWJ, skin tone, flag pair, keycap): one grapheme cluster from a
 # pictograph, ``regex``'s \X; or a run of other punctuation and symbols (of two marks at least in
 # a text with words: a lone full stop is not even matched, so prose costs one scan in C).
+# A pictograph is a symbol (So) or what Unicode calls one (Extended_Pictographic: ↔ ◼ ⤴ are math
+# signs, 〰 〽 punctuation, each an emoji; → and ↑ are neither, so an arrow in prose is no term).
 # One character class (V1 set difference), not a lookahead a mark: a 10 MB run raised MemoryError.
 # Flags are paired here, left to right from a run's start as \X pairs them: \X counts the run
 # before each one (a 120,000-character run of flags took 12 s).
@@ -375,11 +381,13 @@ _FLAG = "[\U0001F1E6-\U0001F1FF]{2}"
 # one too); a digit starts it, so it is no pictograph cluster. Read after NFKC (１⃣ 𝟏⃣ ¹⃣ are 1⃣),
 # and taken out before the scan below: a mark before # or * (：#️⃣) would take it into a run.
 _KEYCAPS = regex.compile("[0-9#*]\ufe0f?\u20e3")
-_SYMBOL = regex.compile(f"(?V1){_FLAG}|(?=\\p{{So}})\\X|([[\\p{{P}}\\p{{S}}]--\\p{{So}}]+)")
-_SYMBOL_OR_RUN = regex.compile(f"(?V1){_FLAG}|(?=\\p{{So}})\\X|([[\\p{{P}}\\p{{S}}]--\\p{{So}}]{{2,}})")
+_PICTOGRAPH = r"[\p{So}\p{Extended_Pictographic}]"
+_SYMBOL = regex.compile(f"(?V1){_FLAG}|(?={_PICTOGRAPH})\\X|([[\\p{{P}}\\p{{S}}]--{_PICTOGRAPH}]+)")
+_SYMBOL_OR_RUN = regex.compile(
+    f"(?V1){_FLAG}|(?={_PICTOGRAPH})\\X|([[\\p{{P}}\\p{{S}}]--{_PICTOGRAPH}]{{2,}})")
 # Whether a text with words has any symbol term: one scan of a plain class (5 us a summary),
 # where the patterns above, tried at every character, cost ten times that.
-_ANY_SYMBOL_OR_RUN = regex.compile(r"\p{So}|[\p{P}\p{S}]{2}")   # and a keycap's U+20E3
+_ANY_SYMBOL_OR_RUN = regex.compile(f"{_PICTOGRAPH}|[\\p{{P}}\\p{{S}}]{{2}}")   # and a keycap's U+20E3
 # What makes an emoji a variant of another: a skin tone, or a gender sign or hair style joined
 # by ZWJ (after the presentation selectors are dropped). Taken off for the base's index terms.
 _TONES = "\U0001F3FB-\U0001F3FF"                    # a character class's ranges: skin tones,
@@ -399,6 +407,10 @@ _TAGS = regex.compile("[\U000E0020-\U000E007F]+")
 # A direction variant (🏃‍➡️, 🧑‍🦯‍➡️: facing right): ZWJ and the arrow, taken off as a gender sign.
 _ARROW = "\u27a1"
 _DIRECTION = regex.compile(f"\u200d{_ARROW}")
+# An emoji that takes a skin tone, alone or toned (👬, 👬🏽): only such a one can be a group
+# whose mixed-tone form is a listed sequence (:func:`_toned_forms`), so only it is looked up in
+# the ``emoji`` data (imported then): indexing 🚀 or ✅ imports nothing.
+_TAKES_TONE = regex.compile(f"\\p{{Emoji_Modifier_Base}}[{_TONES}]?")
 _FLAGS = "\U0001F3F3\U0001F3F4"          # white and black flag: a flag sequence is no sum of parts
 _MODIFIERS = frozenset(_SIGNS + _ARROW)   # what makes a variant: no part of a sequence
 # A word of the index or of a query has a letter or a digit: the word scan also reads a ZWJ or a
@@ -504,8 +516,10 @@ def _listed_parts() -> dict[str, tuple[str, ...]]:
     kiss) is no sum of its parts: it has its people and the links its name says
     (:func:`_named_parts`: 👨‍👩‍👧 "family: man, woman, girl" -> 👨 👩 👧; 🧑‍🤝‍🧑 "people
     holding hands" -> 🧑 🤝; a kiss -> 💋, not ❤); a flag has what is on it (🏳‍🌈 -> 🌈, not
-    the white flag; 🏴‍☠ -> ☠). A profession's object is :data:`_ROLE`'s; a gender sign, hair
-    style or direction is a variant (:func:`_bases`).
+    the white flag; 🏴‍☠ -> ☠). A group Unicode gives one code point (👬; two tones make it a
+    sequence, 👨🏻‍🤝‍👨🏿: :func:`_toned_forms`) has that sequence's parts (👨 🤝), and the
+    sequence has the code point (👬 finds it). A profession's object is :data:`_ROLE`'s; a
+    gender sign, hair style or direction is a variant (:func:`_bases`).
     Only listed sequences: a ZWJ chain anyone can type (🐻‍🔥) has no meaning to split. Empty
     without the package (:func:`emoji_data_digest` keys the index on this table)."""
     try:
@@ -532,7 +546,35 @@ def _listed_parts() -> dict[str, tuple[str, ...]]:
                 continue        # one emoji and its modifiers: a variant, :func:`_bases`
         if own:
             table[key] = tuple(dict.fromkeys((*table.get(key, ()), *own)))
+    for key, single in _toned_forms(data).items():
+        table[single] = tuple(dict.fromkeys((*table.get(single, ()), *table.get(key, ()))))
+        table[key] = (*table.get(key, ()), single)
     return table
+
+
+def _toned_forms(data: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """Each sequence Unicode lists only toned (👨🏻‍🤝‍👨🏿 "men holding hands: light skin tone,
+    dark skin tone"; untoned, 👨‍🤝‍👨, is not listed), without its tones -> the one code point it
+    is a mixed-tone form of: the emoji whose name starts the sequence's (👬 "men holding hands";
+    💏 "kiss" for "kiss: person, person"; 🤝 "handshake" for 🫱🏻‍🫲🏿). Unicode gives such a
+    group one code point untoned or in one tone, a sequence in two: both are the same emoji."""
+    listed = {seq.translate(_PRESENTATION) for seq in data}
+    singles: dict[str, str] = {}
+    for seq, about in data.items():
+        plain = seq.translate(_PRESENTATION)
+        if len(plain) == 1:
+            singles.setdefault(about.get("en", "").strip(":"), plain)
+    forms: dict[str, str] = {}
+    for seq, about in data.items():
+        key = _TONE.sub("", seq.translate(_PRESENTATION))
+        if "\u200d" not in seq or key in listed or key in forms:
+            continue
+        words = about.get("en", "").strip(":").split("_")
+        named = ("_".join(words[:n]) for n in range(len(words), 0, -1))
+        single = next((singles[n] for n in named if n in singles), None)
+        if single:
+            forms[key] = single
+    return forms
 
 
 def _names(about: Mapping[str, Any]) -> list[str]:
@@ -571,10 +613,11 @@ def _bases(cluster: str) -> list[str]:
     🏃🏽, 🏃). A family is none's: it is an emoji of its own, not a variant. A profession's
     object (👩‍💻 -> 💻, the tool that names it; not its person: 🧑‍🚀 is no 🧑) and a tag
     sequence's base (🏴󠁧󠁢󠁳󠁣󠁴󠁿 -> 🏴) are bases too, and so are a listed sequence's emoji parts
-    (:func:`_listed_parts`: 🐻‍❄ -> 🐻, ❄) and a direction variant's person (🧑‍🦯‍➡ -> 🧑‍🦯 and
-    its bases)."""
+    (:func:`_listed_parts`: 🐻‍❄ -> 🐻, ❄; a group of one code point's too, 👬🏽 -> 👨, 🤝,
+    looked up only for an emoji that takes a skin tone) and a direction variant's person
+    (🧑‍🦯‍➡ -> 🧑‍🦯 and its bases)."""
     found: dict[str, None] = {}
-    if "\u200d" in cluster:
+    if "\u200d" in cluster or _TAKES_TONE.fullmatch(cluster):
         found.update(dict.fromkeys(_listed_parts().get(_TONE.sub("", cluster), ())))
         if _DIRECTION.search(cluster):
             facing = _DIRECTION.sub("", cluster)
@@ -596,7 +639,8 @@ def symbol_terms(text: str, *, bases: bool = False) -> list[str]:
     """Index terms for the symbols in ``text``, which FTS5's unicode61 drops as separators.
 
     An emoji is one term with what it is joined to (a grapheme cluster: 👨‍👩‍👧 is not 👨, 👍🏽
-    not 👍, 🇫🇷 shares nothing with 🇷🇺), its presentation selector left out (❤️ is ❤). A run
+    not 👍, 🇫🇷 shares nothing with 🇷🇺), its presentation selector left out (❤️ is ❤; ↔️
+    is ↔, an emoji Unicode files as a math sign, as 〰 〽 are punctuation). A run
     of two or more other marks is a term, repeats folded (``??`` and ``？？？`` meet, ``:-)``
     is not ``:-(``), cut to ``MAX_RUN_MARKS``; a lone mark only in a text with no word (``?``),
     else every sentence's full stop would be a term. A text of no word also has a term for each

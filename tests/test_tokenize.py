@@ -653,3 +653,85 @@ def test_an_enclosed_letter_emoji_is_still_a_token(letter: str) -> None:
     (BM25 reads no symbol terms); a token needs a letter or digit dropped them."""
     assert tokenize(f"find {letter} parking") == ["find", letter, "parking"]
     assert tokenize(letter, split_camel=False) == [letter]
+
+
+#: Groups Unicode gives one code point (its untoned form; a mixed-tone form is a ZWJ sequence
+#: named as it is): the people and link those sequences are found by.
+SINGLE_GROUPS = [
+    ("👬", ["👨", "🤝"]),                       # men holding hands
+    ("👭", ["👩", "🤝"]),                       # women holding hands
+    ("👫", ["👩", "👨", "🤝"]),                 # woman and man holding hands
+    ("👬\U0001F3FD", ["👨", "🤝", "👬"]),       # toned: one code point and a skin tone
+    ("💏", ["🧑", "💋"]),                       # kiss: person, person (no ❤, as a kiss sequence)
+    ("💑", ["🧑", "\u2764"]),                   # couple with heart: person, person
+    ("🤝", ["🫱", "🫲"])]                       # handshake: its mixed-tone form is 🫱‍🫲
+
+
+@pytest.mark.parametrize(("whole", "parts"), SINGLE_GROUPS)
+def test_a_group_of_one_code_point_is_found_by_its_people_and_link_as_its_sequences_are(
+        whole: str, parts: list[str]) -> None:
+    """👨 found 👨🏻‍🤝‍👨🏿 (men holding hands with two skin tones, a ZWJ sequence) but not 👬,
+    the same group untoned, one code point. The data names both alike: a single emoji whose name
+    starts a sequence's Unicode lists only toned has that sequence's parts; the whole finds only
+    itself (and its toned forms)."""
+    for part in parts:
+        assert _indexes(whole, part), (whole, part)
+        assert not _indexes(part, whole), (whole, part)
+    assert len(symbol_terms(whole)) == 1
+
+
+@pytest.mark.parametrize(("toned", "single"), [
+    ("👨\U0001F3FB\u200d🤝\u200d👨\U0001F3FF", "👬"), ("👩\U0001F3FC\u200d🤝\u200d👨\U0001F3FE", "👫"),
+    ("🧑\U0001F3FB\u200d\u2764\ufe0f\u200d💋\u200d🧑\U0001F3FF", "💏"),
+    ("🫱\U0001F3FB\u200d🫲\U0001F3FF", "🤝")])
+def test_a_mixed_tone_sequence_is_found_by_the_single_emoji_it_is_a_toned_form_of(
+        toned: str, single: str) -> None:
+    """👬 found 👬🏽 (a tone on it) but not 👨🏻‍🤝‍👨🏿, its form with two tones, which only a
+    keyboard's tone picker writes: a search for the emoji found one toned form and not the other."""
+    assert _indexes(toned, single)
+    assert not _indexes(single, toned)
+
+
+@pytest.mark.parametrize(("whole", "part"), [
+    ("👬", "👩"), ("👭", "👨"), ("💏", "\u2764"), ("👪", "👨"), ("👪", "🧑"), ("🤝", "👨")])
+def test_a_single_group_has_no_part_its_sequences_do_not(whole: str, part: str) -> None:
+    """Men holding hands are no woman, a kiss no heart (as its sequences); 👪 "family" has no
+    toned sequence to read people from (a family is never toned), so it has no parts."""
+    assert not _indexes(whole, part)
+
+
+def test_every_single_emoji_with_parts_takes_a_skin_tone() -> None:
+    """Only an emoji that takes a skin tone can have a mixed-tone sequence: what the segmenter
+    checks (a class of ``regex``'s) before it reads the ``emoji`` data for a lone code point, so
+    indexing 🚀 or ✅ imports nothing."""
+    singles = [k for k in tok._listed_parts() if len(k) == 1]
+    assert {"👬", "👭", "👫", "💏", "💑", "🤝"} <= set(singles)
+    assert all(tok._TAKES_TONE.fullmatch(k) for k in singles), singles
+
+
+@pytest.mark.parametrize("symbol", ["↔", "↕", "◻", "◼", "◽", "◾", "⤴", "⤵", "〰", "〽"])
+def test_an_emoji_unicode_files_as_a_math_sign_or_punctuation_is_a_term_in_either_presentation(
+        symbol: str) -> None:
+    """↔ ◼ ⤴ 〰 are emoji (Extended_Pictographic) that Unicode files as math signs or punctuation,
+    not as symbols: in a text with words each was a lone mark, no term, and a query of one with a
+    selector ("↔️") had no term at all. Each is an emoji's term, its selector left out."""
+    forms = [symbol, symbol + "\ufe0f", symbol + "\ufe0e"]
+    for text in forms:
+        for query in forms:
+            assert symbol_terms(query) == symbol_terms(symbol) != [], (text, query)
+            assert _indexes(text, query), (text, query)
+    assert symbol_terms("a → b") == [] == symbol_terms("x ↑ y")     # arrows that are no emoji
+
+
+def test_indexing_an_emoji_that_takes_no_skin_tone_imports_no_emoji_data() -> None:
+    """The ``emoji`` data (60-220 ms to import) is read for a ZWJ sequence or an emoji that
+    takes a skin tone, what may have parts; a summary with 🚀 ✅ ↔️ reads none of it."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom hermes_core.tokenize import segment_for_index\n"
+            "segment_for_index('deploy 🚀 ✅ \\u2194\\ufe0f done')\nprint('emoji' in sys.modules)\n"
+            "segment_for_index('we 👬 met')\nprint('emoji' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(Path(tok.__file__).parents[1])})
+    assert out.stdout.split() == ["False", "True"]

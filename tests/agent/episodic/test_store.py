@@ -32,7 +32,14 @@ from hermes_core.agent.episodic.store import (
 )
 from hermes_core.cli.main import main
 from hermes_core.errors import HermesError, SessionQueryInvalid
-from hermes_core.tokenize import SEGMENT_VERSION, segment_key, symbol_terms, tokenizer_key
+from hermes_core.tokenize import (
+    SEGMENT_VERSION,
+    emoji_release,
+    normalize,
+    segment_key,
+    symbol_terms,
+    tokenizer_key,
+)
 from hermes_core.types import Message
 
 NOW = 1_800_000_000.0
@@ -1099,16 +1106,22 @@ def _segment_before_emoji_bases(text: str) -> str:
 def _re_indexed_once(tmp_path: Path, segment: Callable[[str], str], version: int,
                      texts: dict[str, str],
                      as_old: Callable[[SessionStore], None] = lambda old: None,
-                     ) -> Iterator[ContextEngine]:
+                     digest: str | None = None) -> Iterator[ContextEngine]:
     """An archive segment version ``version`` indexed (``texts`` by session id, ``as_old``
     checked on it) is re-indexed once by the next store, every text, and then not again; what
-    the block checks is read through an engine between the two."""
+    the block checks is read through an engine between the two. ``digest``: the emoji data
+    digest it was indexed under, recorded under the installed release as a store records it,
+    so the next store takes it from the file (only the version tells the two indexes apart)."""
     path = tmp_path / "sessions.db"
-    before = f"hermes-tokenize-{tokenizer_key()}.{version}{passages.LAYOUT}"
+    emoji_key = f"+emoji-{digest}" if digest else ""
+    before = f"hermes-tokenize-{tokenizer_key()}.{version}{emoji_key}{passages.LAYOUT}"
     with SessionStore(path, segment=segment, segment_id=before) as old:
         for session_id, text in texts.items():
             old.upsert(rec(session_id, text))
         as_old(old)
+        if digest:
+            old.connection.execute("INSERT OR REPLACE INTO meta(key, value) VALUES "
+                                   "('emoji_data', ?)", (f"{emoji_release()} {digest}",))
     with SessionStore(path) as store:
         assert store.reindexed == len(texts)
     with ContextEngine(path, clock=lambda: NOW) as engine:
@@ -1183,6 +1196,59 @@ def test_an_archive_indexed_before_group_and_flag_parts_is_re_indexed_once_and_t
     with _re_indexed_once(tmp_path, _segment_before_group_parts, 7, texts, as_old=as_old) as engine:
         assert [m.session_id for m in engine.retrieve("👩")] == ["family"]
         assert [m.session_id for m in engine.retrieve("🌈")] == ["pride"]
+
+
+def _table_before_single_groups() -> dict[str, tuple[str, ...]]:
+    """The parts table of segment version 9: no group of one code point (👬) had parts, and no
+    sequence listed only toned (👨🏻‍🤝‍👨🏿) had its one code point (appended last now)."""
+    import emoji
+
+    from hermes_core import tokenize as tok
+
+    forms = tok._toned_forms(emoji.EMOJI_DATA)
+    return {k: v[:-1] if k in forms else v for k, v in tok._listed_parts().items() if len(k) > 1}
+
+
+def _segment_before_single_groups(text: str) -> str:
+    """How segment version 9 indexed: :func:`_table_before_single_groups`, and an emoji Unicode
+    files as a math sign or punctuation (↔) was a lone mark in a text with words, no term."""
+    import regex
+
+    from hermes_core import tokenize as tok
+
+    table = _table_before_single_groups()
+    real = tok._listed_parts
+    tok._listed_parts = lambda: table  # type: ignore[assignment]
+    try:
+        return tok.segment_for_index(regex.sub(r"(?V1)[\p{Extended_Pictographic}--\p{So}]", " ", text))
+    finally:
+        tok._listed_parts = real
+
+
+def test_an_archive_indexed_before_single_groups_and_pictographs_is_re_indexed_once_and_then_found(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store records the emoji data's digest under the installed release and takes it from the
+    file on open: under the same release, an archive indexed by segment version 9 (👬 without
+    parts, ↔ no term) read as up to date, and 👨 never found its 👬. The version re-keys it."""
+    texts = {"pair": "two 👬 at the gate", "swap": "sync \u2194\ufe0f backup nightly"}
+
+    def as_old(old: SessionStore) -> None:
+        for symbol in ("👨", "\u2194"):
+            assert old.search(ranking.match_term(symbol_terms(symbol)[0]), 5) == []
+
+    from hermes_core import tokenize as tok
+
+    table = _table_before_single_groups()
+    with monkeypatch.context() as before:          # the digest version 9's table had
+        before.setattr(tok, "_listed_parts", lambda: table)
+        tok.emoji_data_digest.cache_clear()
+        digest = tok.emoji_data_digest()
+    tok.emoji_data_digest.cache_clear()
+    assert digest != tok.emoji_data_digest()
+    with _re_indexed_once(tmp_path, _segment_before_single_groups, 9, texts, as_old=as_old,
+                          digest=digest) as engine:
+        assert [m.session_id for m in engine.retrieve("👨")] == ["pair"]
+        assert [m.session_id for m in engine.retrieve("\u2194")] == ["swap"]
 
 
 BEAR_ON_FIRE = "🐻\u200d🔥"    # no sequence Unicode lists: a later release may
@@ -1293,3 +1359,37 @@ def test_an_archive_indexed_before_an_opencc_or_jieba_upgrade_is_re_indexed_once
         assert [h.session_id for h in upgraded.search('"台风"', 5)] == ["s-traditional"]
     with SessionStore(path) as again:
         assert again.reindexed == 0
+
+
+def _text_default_emoji() -> list[str]:
+    """Every emoji the ``emoji`` data lists as one code point and its emoji presentation selector
+    (❤️, 🅿️, ↔️): shown as text without it, so both spellings are typed."""
+    import emoji
+
+    return sorted(k[0] for k in emoji.EMOJI_DATA if len(k) == 2 and k[1] == "\ufe0f")
+
+
+def test_an_emoji_with_or_without_its_presentation_selector_finds_the_other_through_the_store(
+        tmp_path: Path) -> None:
+    """A memory holding ❤ is found by ❤️ and ❤︎ and the reverse, for each of the data's 207: ↔ ◻
+    ◼ ⤴ ⤵ 〰 〽 (emoji Unicode files as math signs or punctuation) were indexed in neither form and
+    ↔️ searched nothing. ℹ and Ⓜ are the letters i and m after NFKC, stopwords: found by no form
+    (read as ``tokenize`` reads them). ✔️ is no ✅."""
+    symbols = _text_default_emoji()
+    assert {"\u2764", "🅿", "\u2194", "\u2714"} <= set(symbols)
+    with ContextEngine(tmp_path / "sessions.db", clock=lambda: NOW) as engine:
+        for i, symbol in enumerate(symbols):
+            engine.add(f"text-{i}", f"note {symbol} here", created_at=NOW)
+            engine.add(f"emoji-{i}", f"note {symbol}\ufe0f here", created_at=NOW)
+        engine.add("check", "tests pass ✅ now", created_at=NOW)
+        for i, symbol in enumerate(symbols):
+            both = {f"text-{i}", f"emoji-{i}"}
+            for query in (symbol, symbol + "\ufe0f", symbol + "\ufe0e"):
+                found = {m.session_id for m in engine.retrieve(query, max_results=50)}
+                if ranking.query_terms(symbol):
+                    assert both <= found, (query, sorted(found))
+                else:
+                    assert normalize(symbol) in ranking.STOPWORDS and not found, query
+        for other in ("\u2714\ufe0f", "\u2714", "\u2611\ufe0f"):      # ✔️ ✔ ☑️: other symbols
+            assert "check" not in {m.session_id for m in engine.retrieve(other, max_results=50)}
+        assert [m.session_id for m in engine.retrieve("✅")] == ["check"]
