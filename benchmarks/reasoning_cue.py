@@ -34,7 +34,9 @@ ROOT = Path(__file__).resolve().parent.parent
 TABLES = "tests/agent/routing/test_reasoning.py"
 SHORT_TABLES = ("WHY_ABOUT_A_HAPPENING", "WHY_CHAT_OR_EXPLANATION", "TECHNICAL_WHY",
                 "WHY_ABOUT_A_THING", "WHY_ABOUT_A_PERSON", "JOKE_OR_RIDDLE",
-                "WHY_ABOUT_A_PERSON_NAMING_A_LANGUAGE_OR_SYSTEM_WORD", "REAL_WHY_NEAR_A_JOKE")
+                "WHY_ABOUT_A_PERSON_NAMING_A_LANGUAGE_OR_SYSTEM_WORD", "REAL_WHY_NEAR_A_JOKE",
+                "ANSWER_NAMING_A_SYSTEM_PART", "WHY_ABOUT_A_PERSON_NAMING_A_SHARED_WORD",
+                "BARE_WHY_ABOUT_A_NOUN")
 RUNS = {
     "en_happening": "why did my sister ignore me? ",
     "zh_happening": "为什么迟到了？",
@@ -44,6 +46,7 @@ RUNS = {
     "ja_person": "彼はなぜ怒ったの？",
     "en_person_technical": "why did he get a segfault in malloc? ",
     "en_answered": "Why is the sky blue? Because of light.\n",
+    "en_answered_system_part": "Why does the build fail? Because the cache is stale.\n",
 }
 
 

@@ -584,6 +584,12 @@ JOKES_AND_WORDS_OF_A_PROGRAM: tuple[tuple[str, str], ...] = (
     ("why did he call malloc twice", "default"),
     ("他为什么用Go重写了后端", "default"),
     ("彼女はなぜR言語を使うの？", "default"),
+    ("Why did the chicken cross the road? To get to the other side.", "fast"),
+    ("他为什么考试超时", "fast"),
+    ("Why does the build fail? Because the cache is stale.", "default"),
+    ("他为什么一直请求超时？", "default"),
+    ("彼はなぜタイムアウトしたの？", "default"),
+    ("why did he get a heap overflow", "default"),
 )
 
 

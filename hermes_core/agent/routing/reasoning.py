@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 
-from hermes_core.agent.routing.code_cues import technical_starts
+from hermes_core.agent.routing.code_cues import SYSTEM_PART, technical_starts
 
 # Signs the message is about maths or logic: an operator between numbers or one-letter
 # variables, f(x), a maths noun (not 积分 alone: a shop's loyalty points; not "np": no problem).
@@ -191,16 +191,17 @@ _LAUGH = re.compile(
 LAUGH_WINDOW = 160
 
 # A why told as a joke, read at the why itself: the riddle's road-crossing frame, the subject a
-# creature or thing named in a few words (past tense, the question ending there: "why do people
-# cross the road without looking" asks something); in Chinese 为什么 + at most four characters +
-# 过马路, in Japanese なぜ/どうして/なんで + a subject + 道(路)を渡った + a closing の/か.
+# creature or thing named in a few words (past tense, the question ending there or answered on
+# its line by a statement, "To get to the other side.": "why do people cross the road without
+# looking" asks something, and so does a second question after it); in Chinese 为什么 + at most
+# four characters + 过马路, in Japanese なぜ/どうして/なんで + a subject + 道(路)を渡った + の/か.
 _JOKE_FRAME = re.compile(
     r"why\s+did\s+(?:the|a|an|this|that)\s+(?:[\w'-]+\s+){1,3}?cross\s+the\s+(?:road|street)"
-    r"[^\S\n]*[?!.…]*[^\S\n]*(?:\n|\Z)"
+    r"[^\S\n]*(?:[?!.…]*[^\S\n]*(?:\n|\Z)|[?？][^?？\n]+(?:\n|\Z))"
     r"|(?:为什么|為什麼|为何|為何)[^。！？?!，,\s]{0,4}?(?:过|過|穿过|穿過|横穿|橫穿)(?:马路|馬路)"
-    r"[？?。！!…]*[^\S\n]*(?:\n|\Z)"
+    r"(?:[？?。！!…]*[^\S\n]*(?:\n|\Z)|[?？][^?？\n]+(?:\n|\Z))"
     r"|(?:なぜ|何故|どうして|なんで)[^。！？?!、，,\s]{1,8}?[はが](?:道|道路|車道|通り)を(?:渡|横断し)った"
-    r"(?:の|んだ)?(?:か|だろう)?[？?。！!…]*\s*(?:\n|\Z)",
+    r"(?:の|んだ)?(?:か|だろう)?(?:[？?。！!…]*[^\S\n]*(?:\n|\Z)|[?？][^?？\n]+(?:\n|\Z))",
     re.IGNORECASE)
 
 # The first letters the frame's whys start with (most whys fail here without a regex call).
@@ -316,12 +317,13 @@ def _asked_of_a_thing(text: str, folded: str, code_shapes: bool = True) -> bool:
     ordered = sorted(spots)
     for start, lo, hi in windows:
         i = bisect_left(ordered, lo)
-        if i < len(ordered) and ordered[i] < hi and not _said_as_chat(text, folded, start):
+        if i < len(ordered) and ordered[i] < hi \
+                and not _said_as_chat(text, folded, start, code_shapes):
             return True
     return False
 
 
-def _said_as_chat(text: str, folded: str, start: int) -> bool:
+def _said_as_chat(text: str, folded: str, start: int, code_shapes: bool = True) -> bool:
     """The why-question at ``start`` is chat: it laughs in its own line, or is told as a joke.
 
     One rule reads alike in English, Chinese and Japanese: a why asks for an explanation
@@ -335,20 +337,24 @@ def _said_as_chat(text: str, folded: str, start: int) -> bool:
     little more, a troubleshooting one on the fast model is answered worse), so they keep the
     cue. "Why did the chicken cross the road" is no noun's doing but the riddle's frame: with
     its subject swapped ("why did the build cross the memory limit") it is a question again.
-    The line is read in a bounded window after ``start``; ``folded`` is ``text.lower()``."""
+    The line is read in a bounded window after ``start``; ``folded`` is ``text.lower()``;
+    ``code_shapes`` as :func:`reasoning_cue`'s."""
     end = text.find("\n", start, start + LAUGH_WINDOW)
     hi = end if end >= 0 else start + LAUGH_WINDOW
     return (_LAUGH.search(text, start, hi) is not None
-            or _told_as_a_joke(text, folded, start, hi))
+            or _told_as_a_joke(text, folded, start, hi, code_shapes))
 
 
-def _told_as_a_joke(text: str, folded: str, start: int, hi: int) -> bool:
+def _told_as_a_joke(text: str, folded: str, start: int, hi: int, code_shapes: bool = True) -> bool:
     """The why at ``start`` (its line read up to ``hi``) is a joke or riddle being told: it takes
     the riddle's road-crossing frame, its line announces a joke before it (not one denied: "No
     joke:"), or it is answered by its punchline after the question mark (not the speaker's own
     context: "Because I changed the config", or a thing pointed at: "why does this page …"). An
     announced or answered why naming a technical thing is asked still ("Here's a riddle: why
-    does the Python loop never end?"). Each look is bounded to the why's own line."""
+    does the Python loop never end?"), and so is an answered one naming a part of a running
+    system (``code_cues.SYSTEM_PART``: "Why does the build fail? Because the cache is stale."
+    explains a failure; a joke's answer is about its subject, an atom or a cookie). Each look is
+    bounded to the why's own line."""
     if text[start:start + 1] in _FRAME_OPENS \
             and _JOKE_FRAME.match(text, start, min(len(text), start + 80)) is not None:
         return True
@@ -359,9 +365,10 @@ def _told_as_a_joke(text: str, folded: str, start: int, hi: int) -> bool:
     if not announced:
         mark = _QUESTION_MARK.search(text, start, hi)
         if mark is None or _PUNCHLINE.match(text, mark.start(), min(hi, len(text))) is None \
-                or _SPEAKERS_OWN.search(text, start, hi) is not None:
+                or _SPEAKERS_OWN.search(text, start, hi) is not None \
+                or SYSTEM_PART.search(text, start, hi) is not None:
             return False
-    return not technical_starts(text, folded, start, min(hi, len(text)))
+    return not technical_starts(text, folded, start, min(hi, len(text)), shapes=code_shapes)
 
 
 def reasoning_cue(text: str, *, code_shapes: bool = True) -> str:
@@ -376,7 +383,8 @@ def reasoning_cue(text: str, *, code_shapes: bool = True) -> str:
         if label == "explanation":
             folded = text.lower()   # once: each why's looks read it (one per why cost n²)
             # a cue when one match is no chat (none when there is no match)
-            if all(_said_as_chat(text, folded, m.start()) for m in pattern.finditer(text)) \
+            if all(_said_as_chat(text, folded, m.start(), code_shapes)
+                   for m in pattern.finditer(text)) \
                     and not _asked_of_a_thing(text, folded, code_shapes):
                 continue
         elif not pattern.search(text):

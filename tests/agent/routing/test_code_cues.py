@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from hermes_core.agent.routing.code_cues import technical_starts
@@ -110,3 +112,44 @@ def test_a_program_ported_or_migrated_to_go_r_or_c_is_technical(text: str, named
 def test_go_r_or_c_written_in_or_chosen_with_the_phrase_going_on_is_technical(
         text: str, named: bool) -> None:
     assert bool(_named(text)) is named, text
+
+
+# Every CJK word the technical words name, found with the one-step first-letter look as without
+# it (the look is hand-kept: a word whose first letter it lacked would be found nowhere).
+@pytest.mark.parametrize("word", [
+    "代码", "程式碼", "正则", "单元测试", "單元測試", "単体テスト", "函数", "算法", "演算法", "接口",
+    "脚本", "腳本", "関数", "コード", "スクリプト", "ユニットテスト", "テストコード", "报错", "報錯",
+    "段错误", "内存泄漏", "內存洩漏", "記憶體洩漏", "空指针", "编译错误", "編譯失敗", "エラー",
+    "セグフォ", "メモリリーク", "コンパイル", "ビルド", "bug", "SQL", "请求超时", "請求超時",
+    "连接超时", "連接超時", "读取超时", "响应超时", "网络超时", "網絡超時", "服务超时", "數據庫超時",
+    "数据库超时", "调用超时", "調用超時", "超时错误", "服务器", "伺服器", "线程", "線程", "執行緒",
+    "堆内存", "堆溢出", "タイムアウト", "サーバー", "スレッドプール", "マルチスレッド", "メインスレッド",
+    "ワーカースレッド", "シングルスレッド", "ヒープ",
+])
+def test_each_cjk_technical_word_passes_the_first_letter_look(word: str) -> None:
+    from hermes_core.agent.routing.code_cues import CJK_WORD_OPENS, TECHNICAL_WORD
+
+    unguarded = re.compile(TECHNICAL_WORD.pattern.replace(f"(?=[{CJK_WORD_OPENS}])", ""),
+                           re.IGNORECASE)
+    text = f"他说{word}了"
+    assert TECHNICAL_WORD.search(text) is not None, word
+    assert [m.start() for m in TECHNICAL_WORD.finditer(text)] == \
+        [m.start() for m in unguarded.finditer(text)]
+
+
+# Words shared with a person's day, found in a program's context only.
+@pytest.mark.parametrize(("text", "found"), [
+    ("the API rate limit", True), ("calls the API twice", True), ("API students", False),
+    ("CPU usage at 100%", True), ("CPU占用", True), ("a new CPU", False),
+    ("the web server", True), ("the server crashed", True), ("restarted the server", True),
+    ("a slow server", False), ("the waiter's server", False),
+    ("a heap overflow", True), ("a heap of laundry", False),
+    ("a thread pool", True), ("the main thread", True), ("a forum thread", False),
+    ("请求超时", True), ("考试超时", False), ("服务器", True), ("服务员", False),
+    ("タイムアウトした", True), ("タイムアウトを取った", False),
+    ("サーバーを再起動", True), ("ビールサーバー", False), ("サーバント", False),
+    ("スレッドプール", True), ("掲示板のスレッド", False),
+])
+def test_a_word_shared_with_a_person_s_day_is_technical_only_in_a_program_s_context(
+        text: str, found: bool) -> None:
+    assert bool(_named(text)) is found, _named(text)

@@ -475,3 +475,100 @@ def test_a_long_run_of_answered_whys_lower_cases_the_text_once(
     assert reasoning_cue("Why is the sky blue? Because of light.\n" * 200) == ""
     assert len(folds) == 200
     assert all(f is folds[0] for f in folds)
+
+
+# An answer that names a part of a running system (a cache, a config, CI, a build, a deploy, a
+# database; 缓存, 配置, 部署; キャッシュ, デプロイ) explains a real failure, not a joke: its why
+# keeps the cue. Jokes stay jokes, the road-crossing riddle with its answer told on its line too.
+ANSWER_NAMING_A_SYSTEM_PART: tuple[tuple[str, str], ...] = (
+    ("Why does the build fail? Because the cache is stale.", "explanation"),
+    ("Why does the build fail? Because the config is wrong.", "explanation"),
+    ("Why does the release fail? Because CI uses an old image.", "explanation"),
+    ("Why is the page slow? Because the database has no index.", "explanation"),
+    ("Why did the upload stop working? Because the deploy rolled back.", "explanation"),
+    ("Why do the tests pass locally? Because the dependencies differ.", "explanation"),
+    ("为什么构建失败？因为缓存过期了。", "explanation"),
+    ("为什么上线失败？因为配置写错了。", "explanation"),
+    ("なぜ表示が古いの？答え：キャッシュが残っている", "explanation"),
+    ("Why did the chicken cross the road? To get to the other side.", ""),
+    ("Why did the chicken cross the road?  To get to the other side!", ""),
+    ("なぜニワトリは道を渡ったの？向こう側に行くため。", ""),
+    ("Why don't scientists trust atoms? Because they make up everything.", ""),
+    ("Why did the cookie go to the doctor? Because it felt crummy.", ""),
+    ("Why was the math book sad? Because it had too many problems.", ""),
+    ("Why did the computer go to the doctor? Because it had a virus.", ""),
+    ("为什么小鸡要过马路？因为它想去对面。", ""),
+    # a question after the frame is asked still
+    ("Why did the chicken cross the road? Was it chased?", "explanation"),
+)
+
+
+@pytest.mark.parametrize(("text", "cue"), ANSWER_NAMING_A_SYSTEM_PART)
+def test_an_answer_naming_a_system_part_is_an_explanation_and_a_joke_s_answer_stays_a_joke(
+        text: str, cue: str) -> None:
+    assert reasoning_cue(text) == cue, text
+
+
+# Words a person's day shares with a program's (超时, タイムアウト, API, CPU, server, heap,
+# thread) name a program's in context: a request's timeout (请求超时, タイムアウトした), a CPU's
+# load, a thread pool, a heap overflow, 服务器 and 线程 (a waiter is 服务员, a sewing thread 线, a
+# forum's 帖子). Alone or in a person's sense they leave a why about a person chat: going over
+# time (超时了), a coach's timeout (タイムアウトを取った), a CPU bought, a heap of laundry, a forum
+# thread, a beer server (ビールサーバー), Asian Pacific Islander students (API students).
+WHY_ABOUT_A_PERSON_NAMING_A_SHARED_WORD: tuple[tuple[str, str], ...] = (
+    ("他为什么一直请求超时？", "explanation"),
+    ("她为什么连接超时了", "explanation"),
+    ("彼はなぜタイムアウトしたの？", "explanation"),
+    ("彼はなぜ接続タイムアウトになったの？", "explanation"),
+    ("why does she keep hitting the API rate limit", "explanation"),
+    ("why did he call the API twice", "explanation"),
+    ("彼はなぜAPIを叩いたの？", "explanation"),
+    ("他为什么一直调API", "explanation"),
+    ("why is he at 100% CPU usage all day", "explanation"),
+    ("他为什么CPU占用这么高", "explanation"),
+    ("彼女はなぜCPU使用率が高いの？", "explanation"),
+    ("why did his server crash", "explanation"),
+    ("why did he restart the web server", "explanation"),
+    ("他为什么服务器宕机了", "explanation"),
+    ("彼はなぜサーバーを再起動したの？", "explanation"),
+    ("why did he get a heap overflow", "explanation"),
+    ("why does he use a thread pool", "explanation"),
+    ("他为什么要开这么多线程", "explanation"),
+    ("彼はなぜマルチスレッドにしたの？", "explanation"),
+    ("他为什么超时了？", ""),
+    ("她为什么考试超时", ""),
+    ("彼はなぜタイムアウトを取ったの？", ""),
+    ("why did he buy a new CPU", ""),
+    ("why did she join the API students club", ""),
+    ("why did she leave the heap of laundry", ""),
+    ("why did he start a forum thread", ""),
+    ("why did she buy more thread", ""),
+    ("彼はなぜビールサーバーを買ったの？", ""),
+    ("why is he such a slow server", ""),
+)
+
+
+@pytest.mark.parametrize(("text", "cue"), WHY_ABOUT_A_PERSON_NAMING_A_SHARED_WORD)
+def test_a_why_about_a_person_naming_a_word_shared_with_a_program_reads_it_by_context(
+        text: str, cue: str) -> None:
+    assert reasoning_cue(text) == cue, text
+
+
+# A why whose subject is a noun is no why about a person, whatever the noun (decision 186): a
+# waiter's server, a number afraid of another, a cat afraid of cucumbers keep the cue. A riddle
+# with no frame, no announcement and no answer reads as a question; a list of joke subjects
+# (numbers, animals) would send "why are cats afraid of cucumbers" fast too.
+BARE_WHY_ABOUT_A_NOUN: tuple[str, ...] = (
+    "Why was six afraid of seven?",
+    "Why are cats afraid of cucumbers?",
+    "Why is seven a prime number?",
+    "why is the waiter's server slow",
+    "why is his server slow",
+    "为什么六害怕七？",
+    "なぜ六は七が怖いの？",
+)
+
+
+@pytest.mark.parametrize("text", BARE_WHY_ABOUT_A_NOUN)
+def test_a_bare_why_about_a_number_animal_or_noun_keeps_the_cue(text: str) -> None:
+    assert reasoning_cue(text) == "explanation", text

@@ -417,7 +417,11 @@ def test_the_reasoning_cue_in_the_features_is_the_cue_of_the_text_read_alone() -
              for name in dir(tables) if name.isupper()
              for row in getattr(tables, name) if isinstance(getattr(tables, name), tuple)]
     texts += ["why did he open https://example.com/x", "why did he run npm install", "```\nx\n```"
-              " why did he", "why did he paste\nTraceback (most recent call last):"]
+              " why did he", "why did he paste\nTraceback (most recent call last):",
+              # the joke look reads shapes as the features found them: announced or answered
+              "Here's a joke: why did the intern run npm install?",
+              "Why is the site down? Because https://example.com moved.",
+              "Why did the chicken cross the road? Because of sudo rm."]
     assert len(texts) > 100
     for text in texts:
         assert extract_features(text).reasoning_cue == reasoning_cue(text), text
