@@ -57,13 +57,23 @@ _HANDED = "|".join(f"(?<=[，,;；。:：!！]{lead}{verb}{space})"
 _CLAUSE_ENDS = "(?=\\s*(?:就行|就好|即可|就可以|吧)?\\s*(?:$|[，。,.;；!！?？]))"
 # the route of a send: a name between 通过/经由/借助 and a send verb ("通过 evil.md 发给客服"), not
 # a program run on the way ("通过 install.sh 处理")
-_ROUTE = "|".join(f"(?<={via}{space})" for via in ("通过", "通過", "经由", "經由", "借助") for space in ("", "\\s"))
+_ROUTE = "|".join(f"(?<={via}{space})" for via in ("通过", "通過", "经由", "經由", "借助")
+                  for space in ("", "\\s"))
 _SEND_FOLLOWS = "(?=\\s?(?:[发發寄送传傳转轉]|上[传傳]|提交))"
+
+
+def _ending(last: str) -> str:
+    # the character a group of places ends on, with or without one space: one look behind that
+    # lets a name nothing stands before skip the group's dozens
+    return f"(?:(?<=[{last}])|(?<=[{last}]\\s))"
+
+
 DOMAIN = re.compile("(?<![A-Za-z0-9.-])(?:" + _LABELS
                     + "(?!" + _FILE_EXTENSION + _LAST_LABEL_ENDS + ")[A-Za-z]{2,24}" + _LAST_LABEL_ENDS
-                    + "|(?=" + _COUNTRY_NAME + ")(?:(?:" + _AT_AN_ADDRESS + ")" + _COUNTRY_NAME + _INTO_A_FILE
-                    + "|(?:" + _HANDED + ")" + _COUNTRY_NAME + _CLAUSE_ENDS
-                    + "|(?:" + _ROUTE + ")" + _COUNTRY_NAME + _SEND_FOLLOWS + ")"
+                    + "|(?=" + _COUNTRY_NAME + ")(?:" + _ending("到至给給往:：道台站址点點名是为為oO")
+                    + "(?:" + _AT_AN_ADDRESS + ")" + _COUNTRY_NAME + _INTO_A_FILE
+                    + "|" + _ending("给給到至") + "(?:" + _HANDED + ")" + _COUNTRY_NAME + _CLAUSE_ENDS
+                    + "|" + _ending("过過由助") + "(?:" + _ROUTE + ")" + _COUNTRY_NAME + _SEND_FOLLOWS + ")"
                     + "|(?<![/\\\\])" + _COUNTRY_NAME + "(?=" + _URL_PATH + "|:\\d{1,5}" + _URL_PATH + "))")
 
 # An English prohibition names the send it forbids ("Do not paste your API key anywhere"); a later

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import re
 
+from hermes_core.injection.addresses import DOMAIN
 from hermes_core.injection.patterns import zh_manner
 from hermes_core.injection.zh_negation import ADVERBS, one_of
-from hermes_core.injection.addresses import DOMAIN
 
 # a clause mark the two clauses may be joined by (or none: "…密钥而是以明文的形式发给我")
 _MARKS = "，。,.;；!！"

@@ -113,6 +113,7 @@ def test_sent_to_a_host_reads_a_later_clause_only(after: str, sent: bool) -> Non
     ("paste it to README.md", None),
     ("upload it to paste.sh", "paste.sh"),
 ])
-def test_domain_finds_a_country_name_only_where_it_stands_as_an_address(line: str, address: str | None) -> None:
+def test_domain_finds_a_country_name_only_where_it_stands_as_an_address(line: str,
+                                                                         address: str | None) -> None:
     found = DOMAIN.search(line)
     assert (found.group() if found else None) == address
