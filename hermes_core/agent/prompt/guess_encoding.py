@@ -509,6 +509,22 @@ def _beats(a: tuple[float, float], b: tuple[float, float]) -> bool:
 _INNER_GRAVE = re.compile(r"[ìòùÌÒÙ](?=[^\W\d_])")
 
 
+def _no_western_language(western: str, central: str) -> bool:
+    """One cp1250 language's table holds every listed letter of the cp1250 reading, while the
+    cp1252 reading mixes languages: in a word ("klíè", "pøebyteèná": Spanish í, French è,
+    Danish ø in one word are Czech "klíč", "přebytečná"), or across the line when the cp1250
+    reading holds two of cp1250's own listed letters (Croatian "Nije moguće ... proračun",
+    cp1252 "moguæe ... proraèun": Danish æ, French è). Across words, one own letter is no
+    evidence: a Catalan "dependències ... índex" is Slovak č, í letter for letter; Danish
+    "højst én" is Czech ř, é, so a line of one language in each page stays cp1252."""
+    if not _one_table_writes(central, "cp1250"):
+        return False
+    if any(not _one_table_writes(word, "cp1252") for word in _LETTERS.findall(western)):
+        return True
+    return (len(_central_letters()[0] & set(central.lower())) >= 2
+            and not _one_table_writes(western, "cp1252"))
+
+
 def _best_single(fitting: dict[str, str]) -> tuple[str, str] | None:
     """Of several fitting single-byte readings, the one that plainly reads as its page.
 
@@ -526,7 +542,7 @@ def _best_single(fitting: dict[str, str]) -> tuple[str, str] | None:
         central = ((graves and not (graves <= _letter_ranks("cp1252").keys()
                                     and _one_table_writes(western[0], "cp1252")))
                    or not _only_central().isdisjoint(western[0].lower())
-                   or _hungarian(eastern[0]))
+                   or _hungarian(eastern[0]) or _no_western_language(western[0], eastern[0]))
         drop = "cp1252" if central else "cp1250"
         fitting = {text: codec for text, codec in fitting.items() if codec != drop}
     if len(fitting) == 1:
