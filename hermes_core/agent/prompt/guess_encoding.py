@@ -385,12 +385,20 @@ def _not_beside_tilde_o() -> frozenset[str]:
                      and c in _letter_ranks("cp1252") and not any(c in t for t in tilde))
 
 
+#: Letters French, the one cp1252 language writing û (cp1250's ű), never writes: beside one,
+#: the û is Hungarian's ű ("mûvelet után" is "művelet után"; French "sûr, créé" keeps it).
+_NOT_BESIDE_U_CIRCUMFLEX = frozenset("áíóúö")
+
+
 def _hungarian(central: str) -> bool:
     """The cp1250 reading ``central`` holds ő not before an e (:data:`_O_DOUBLE_ACUTE`) and a
     letter no Estonian writes (:func:`_not_beside_tilde_o`): cp1252's õ there is neither
-    Portuguese nor Estonian, so the line is Hungarian ("Idõzítõ" is "Időzítő")."""
-    return (_O_DOUBLE_ACUTE.search(central) is not None
-            and not _not_beside_tilde_o().isdisjoint(central.lower()))
+    Portuguese nor Estonian, so the line is Hungarian ("Idõzítõ" is "Időzítő"). Likewise ű
+    beside a letter French does not write (:data:`_NOT_BESIDE_U_CIRCUMFLEX`)."""
+    lowered = central.lower()
+    return ((_O_DOUBLE_ACUTE.search(central) is not None
+             and not _not_beside_tilde_o().isdisjoint(lowered))
+            or ("ű" in lowered and not _NOT_BESIDE_U_CIRCUMFLEX.isdisjoint(lowered)))
 
 
 @functools.cache

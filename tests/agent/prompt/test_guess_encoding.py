@@ -463,3 +463,21 @@ def test_a_western_line_of_one_language_a_word_keeps_cp1252(text: str) -> None:
     ("højst én" is Czech "hřjst én", "dependències ... índex" Slovak č, í): they stay cp1252
     (judged across the line without that, 19 such lines of 20,000 turned cp1250)."""
     assert guess_decode(text.encode("cp1252")) == (text, "cp1252")
+
+
+@pytest.mark.parametrize("text", [
+    "A művelet blokkoló lenne", "A betűkészlet-választó párbeszédablak címe",
+    "„Lassú billentyűk” engedélyezése", "Az egyszerű mód ki van kapcsolva",
+])
+def test_a_hungarian_line_with_u_double_acute_beside_a_letter_french_lacks_is_read_as_cp1250(
+        text: str) -> None:
+    """Hungarian ű is cp1252's û, which only French writes, and French writes no á, í, ó, ú
+    or ö: "mûvelet ... blokkoló" is Hungarian. Failed before: read as cp1252."""
+    assert guess_decode(text.encode("cp1250")) == (text, "cp1250")
+
+
+@pytest.mark.parametrize("text", ["Il a dû partir à l’août.", "Ça coûte cher, sûrement.",
+                                  "Le fût est sûr, créé."])
+def test_a_french_line_with_u_circumflex_keeps_cp1252(text: str) -> None:
+    """The twin: û beside French's own accents (é, à, ç) stays cp1252."""
+    assert guess_decode(text.encode("cp1252")) == (text, "cp1252")
