@@ -533,6 +533,12 @@ def _no_western_language(western: str, central: str) -> bool:
             and not _one_table_writes(western, "cp1252"))
 
 
+def _icelandic(western: str) -> frozenset[str]:
+    """ý when ``western`` holds æ, ð or þ: Icelandic and Faroese write them beside ý, while
+    their cp1250 bytes (ć, đ, ţ) are no language's that writes ý ("Græja flýtilykils")."""
+    return frozenset("ý") if not frozenset("æðþ").isdisjoint(western.lower()) else frozenset()
+
+
 def _best_single(fitting: dict[str, str]) -> tuple[str, str] | None:
     """Of several fitting single-byte readings, the one that plainly reads as its page.
 
@@ -549,7 +555,8 @@ def _best_single(fitting: dict[str, str]) -> tuple[str, str] | None:
         graves = {m.group().lower() for m in _INNER_GRAVE.finditer(western[0])}
         central = ((graves and not (graves <= _letter_ranks("cp1252").keys()
                                     and _one_table_writes(western[0], "cp1252")))
-                   or not _only_central().isdisjoint(western[0].lower())
+                   or not (_only_central() - _icelandic(western[0])).isdisjoint(
+                       western[0].lower())
                    or _hungarian(eastern[0]) or _no_western_language(western[0], eastern[0]))
         drop = "cp1252" if central else "cp1250"
         fitting = {text: codec for text, codec in fitting.items() if codec != drop}

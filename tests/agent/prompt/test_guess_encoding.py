@@ -481,3 +481,17 @@ def test_a_hungarian_line_with_u_double_acute_beside_a_letter_french_lacks_is_re
 def test_a_french_line_with_u_circumflex_keeps_cp1252(text: str) -> None:
     """The twin: û beside French's own accents (é, à, ç) stays cp1252."""
     assert guess_decode(text.encode("cp1252")) == (text, "cp1252")
+
+
+@pytest.mark.parametrize("text", ["Græja flýtilykils", "sýningarsvæði",
+                                  "Hong Kong sérstakt stjórnsýslusvæði Kína"])
+def test_an_icelandic_line_with_y_acute_beside_ae_or_eth_is_read_as_cp1252(text: str) -> None:
+    """ý is Slovak's too, but beside æ or ð (cp1250's ć, đ: Croatian's, which writes no ý) it
+    is Icelandic. Failed before: read as cp1250 "Grćja", "sýningarsvćđi"."""
+    assert guess_decode(text.encode("cp1252")) == (text, "cp1252")
+
+
+@pytest.mark.parametrize("text", ["Počítač je vypnutý", "Režim přepisování je zapnutý"])
+def test_a_slovak_or_czech_line_with_y_acute_stays_cp1250(text: str) -> None:
+    """The twin: ý without æ, ð or þ keeps a Central European line in cp1250."""
+    assert guess_decode(text.encode("cp1250")) == (text, "cp1250")
