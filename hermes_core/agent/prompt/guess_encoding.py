@@ -20,11 +20,13 @@ trust, because on a short file its ranking is close to a coin toss:
   Polish "ę") keep cp1252's unless it has a grave i/o/u inside a word ("Dìkuji"; not when one
   cp1252 language's table lists its graves and its other letters: Catalan "memòria"), a letter
   both pages write alike that only cp1250's languages' tables list (š, ž, ý: "Poèítaè je
-  vypnutý" is Slovak), or Hungarian's ő where cp1252's õ is neither Portuguese nor Estonian
-  (:func:`_hungarian`). The detector lists a page only below its chaos threshold; a line it
-  refuses everywhere for its accented words ("déjà", "côté", "Työpöytä") is listed again above
-  it and read as cp1252 when cp1250 cannot be meant and, in ten words or fewer, a word mixes
-  ASCII and accented letters (:func:`_western_past_threshold`).
+  vypnutý" is Slovak; not ý beside Icelandic's æ, ð, þ), Hungarian's ő where cp1252's õ is
+  neither Portuguese nor Estonian or ű beside a letter French lacks (:func:`_hungarian`), or a
+  cp1252 reading mixing Western languages' letters where one cp1250 language writes the line
+  ("klíè" is Czech "klíč": :func:`_no_western_language`). The detector lists a page only below
+  its chaos threshold; a line it refuses everywhere for its accented words ("déjà", "côté",
+  "Työpöytä") is listed again above it and read as cp1252 when cp1250 cannot be meant and, in
+  ten words or fewer, a word mixes ASCII and accented letters (:func:`_western_past_threshold`).
 * **GB18030 within a margin.** GBK bytes also decode cleanly as cp949 or EUC-JP, and on a line
   such as "我叫李明。" the detector ranks those first with the same (zero) chaos. GB18030 is
   taken when its chaos is within :data:`GB18030_MARGIN` of the best candidate's: Korean and
