@@ -20,11 +20,13 @@ trust, because on a short file its ranking is close to a coin toss:
   Polish "ę") keep cp1252's unless it has a grave i/o/u inside a word ("Dìkuji"; not when one
   cp1252 language's table lists its graves and its other letters: Catalan "memòria"), a letter
   both pages write alike that only cp1250's languages' tables list (š, ž, ý: "Poèítaè je
-  vypnutý" is Slovak), or Hungarian's ő where cp1252's õ is neither Portuguese nor Estonian
-  (:func:`_hungarian`). The detector lists a page only below its chaos threshold; a line it
-  refuses everywhere for its accented words ("déjà", "côté", "Työpöytä") is listed again above
-  it and read as cp1252 when cp1250 cannot be meant and, in ten words or fewer, a word mixes
-  ASCII and accented letters (:func:`_western_past_threshold`).
+  vypnutý" is Slovak; not ý beside Icelandic's æ, ð, þ), Hungarian's ő where cp1252's õ is
+  neither Portuguese nor Estonian or ű beside a letter French lacks (:func:`_hungarian`), or a
+  cp1252 reading mixing Western languages' letters where one cp1250 language writes the line
+  ("klíè" is Czech "klíč": :func:`_no_western_language`). The detector lists a page only below
+  its chaos threshold; a line it refuses everywhere for its accented words ("déjà", "côté",
+  "Työpöytä") is listed again above it and read as cp1252 when cp1250 cannot be meant and, in
+  ten words or fewer, a word mixes ASCII and accented letters (:func:`_western_past_threshold`).
 * **GB18030 within a margin.** GBK bytes also decode cleanly as cp949 or EUC-JP, and on a line
   such as "我叫李明。" the detector ranks those first with the same (zero) chaos. GB18030 is
   taken when its chaos is within :data:`GB18030_MARGIN` of the best candidate's: Korean and
@@ -385,12 +387,20 @@ def _not_beside_tilde_o() -> frozenset[str]:
                      and c in _letter_ranks("cp1252") and not any(c in t for t in tilde))
 
 
+#: Letters French, the one cp1252 language writing û (cp1250's ű), never writes: beside one,
+#: the û is Hungarian's ű ("mûvelet után" is "művelet után"; French "sûr, créé" keeps it).
+_NOT_BESIDE_U_CIRCUMFLEX = frozenset("áíóúö")
+
+
 def _hungarian(central: str) -> bool:
     """The cp1250 reading ``central`` holds ő not before an e (:data:`_O_DOUBLE_ACUTE`) and a
     letter no Estonian writes (:func:`_not_beside_tilde_o`): cp1252's õ there is neither
-    Portuguese nor Estonian, so the line is Hungarian ("Idõzítõ" is "Időzítő")."""
-    return (_O_DOUBLE_ACUTE.search(central) is not None
-            and not _not_beside_tilde_o().isdisjoint(central.lower()))
+    Portuguese nor Estonian, so the line is Hungarian ("Idõzítõ" is "Időzítő"). Likewise ű
+    beside a letter French does not write (:data:`_NOT_BESIDE_U_CIRCUMFLEX`)."""
+    lowered = central.lower()
+    return ((_O_DOUBLE_ACUTE.search(central) is not None
+             and not _not_beside_tilde_o().isdisjoint(lowered))
+            or ("ű" in lowered and not _NOT_BESIDE_U_CIRCUMFLEX.isdisjoint(lowered)))
 
 
 @functools.cache
@@ -509,6 +519,28 @@ def _beats(a: tuple[float, float], b: tuple[float, float]) -> bool:
 _INNER_GRAVE = re.compile(r"[ìòùÌÒÙ](?=[^\W\d_])")
 
 
+def _no_western_language(western: str, central: str) -> bool:
+    """One cp1250 language's table holds every listed letter of the cp1250 reading, while the
+    cp1252 reading mixes languages: in a word ("klíè", "pøebyteèná": Spanish í, French è,
+    Danish ø in one word are Czech "klíč", "přebytečná"), or across the line when the cp1250
+    reading holds two of cp1250's own listed letters (Croatian "Nije moguće ... proračun",
+    cp1252 "moguæe ... proraèun": Danish æ, French è). Across words, one own letter is no
+    evidence: a Catalan "dependències ... índex" is Slovak č, í letter for letter; Danish
+    "højst én" is Czech ř, é, so a line of one language in each page stays cp1252."""
+    if not _one_table_writes(central, "cp1250"):
+        return False
+    if any(not _one_table_writes(word, "cp1252") for word in _LETTERS.findall(western)):
+        return True
+    return (len(_central_letters()[0] & set(central.lower())) >= 2
+            and not _one_table_writes(western, "cp1252"))
+
+
+def _icelandic(western: str) -> frozenset[str]:
+    """ý when ``western`` holds æ, ð or þ: Icelandic and Faroese write them beside ý, while
+    their cp1250 bytes (ć, đ, ţ) are no language's that writes ý ("Græja flýtilykils")."""
+    return frozenset("ý") if not frozenset("æðþ").isdisjoint(western.lower()) else frozenset()
+
+
 def _best_single(fitting: dict[str, str]) -> tuple[str, str] | None:
     """Of several fitting single-byte readings, the one that plainly reads as its page.
 
@@ -525,8 +557,9 @@ def _best_single(fitting: dict[str, str]) -> tuple[str, str] | None:
         graves = {m.group().lower() for m in _INNER_GRAVE.finditer(western[0])}
         central = ((graves and not (graves <= _letter_ranks("cp1252").keys()
                                     and _one_table_writes(western[0], "cp1252")))
-                   or not _only_central().isdisjoint(western[0].lower())
-                   or _hungarian(eastern[0]))
+                   or not (_only_central() - _icelandic(western[0])).isdisjoint(
+                       western[0].lower())
+                   or _hungarian(eastern[0]) or _no_western_language(western[0], eastern[0]))
         drop = "cp1252" if central else "cp1250"
         fitting = {text: codec for text, codec in fitting.items() if codec != drop}
     if len(fitting) == 1:
