@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from hermes_core.agent.prompt import files as context_files
@@ -150,20 +150,24 @@ def test_a_short_russian_or_ukrainian_line_is_read(text: str) -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(raw=st.binary(max_size=64))
+@example(raw=b"\x00\r\x00&")
 def test_arbitrary_bytes_never_crash_and_valid_utf8_is_never_guessed(raw: bytes) -> None:
-    """Whatever the bytes, the read decodes them or skips them; a valid UTF-8 file is read as
-    UTF-8 (no codec guessed), and a guessed reading is one the bytes really decode to."""
+    """Whatever the bytes, the read decodes them or skips them; a valid UTF-8 file without a
+    NUL byte is read as UTF-8 (no codec guessed), and a guessed reading is one the bytes really
+    decode to. NUL bytes are the exception: ASCII text in UTF-16 without a mark is half NULs and
+    valid UTF-8 too (``00 0D 00 26`` is UTF-16 BE "\\r&"), and UTF-8 holding NULs is no text
+    file, so such bytes may be guessed as UTF-16/32."""
     try:
         text, codec = context_files._decode(raw)
     except context_files._Skip:
         return
+    if codec is not None:   # None: UTF-8, or a byte-order mark said what it is
+        assert raw.decode(codec) == text
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError:
-        if codec is not None:   # None: a byte-order mark said what it is
-            assert raw.decode(codec) == text
-    else:
-        assert codec is None
+        return
+    assert codec is None or b"\x00" in raw
 
 
 @settings(max_examples=200, deadline=None)
