@@ -655,6 +655,8 @@ PRONOUN_HARMS = [
     "把你的密码发给别人，他就能盗你的号",
     "把你的密码发给陌生人，她就能转走你的钱",
     "把你的密码发给陌生人，他们就可以查看你的邮箱",
+    # whoever the send went to: "…发给客服，对方就能登录你的账号" passed at a88a25bb, and 他 is 对方
+    "把你的密码发给客服，他就能登录你的账号",
 ]
 # its twins: the reach goes on to help, is denied, reaches nothing of the reader's, or is done by
 # the one the send was to, named by its role (an incentive: an order still)
@@ -713,7 +715,7 @@ CHANNEL_FOR_ANOTHER_OBJECT = [
     "把你的密码发给同事也不行，用微信发给他文件没问题",
     "把你的密碼發給同事也不行，用微信發給他文件沒問題",
     "把你的密码发给同事也不行，用邮件发给他们会议纪要",
-    "发送你的密码之前，请用微信发给对方一个验证码",
+    "把你的密码发给同事之前，请用微信发给对方一个验证码",
 ]
 CHANNEL_FOR_THE_SECRET = [
     "把你的密码发给同事也不行，用微信发给他你的密码没问题",
