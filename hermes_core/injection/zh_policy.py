@@ -107,7 +107,8 @@ _ACCESS = ("(?:登录|登錄|登入|登陆|登陸|访问|訪問|控制|接管|�
            "獲取|得到|掌握|读取|讀取|使用|动用|動用|用)")
 _SO = "(?:就|便|都|也|也就)"
 _REACHES = ("(?:就|便|也就|马上就|馬上就|立刻就|很快就)(?:能|可以|可|会|會|能够|能夠)?"
-            "(?:轻易地?|輕易地?|随意|隨意|直接|马上|馬上|立刻)?" + _ACCESS + "(?:(?:它|它们|它們)" + _ACCESS + ")?")
+            "(?:轻易地?|輕易地?|随意|隨意|直接|马上|馬上|立刻)?" + _ACCESS
+            + "(?:(?:它|它们|它們)" + _ACCESS + ")?")
 # asked ("…就能登录你的账号吗？", "…就会被盗？"), the harm is a rhetorical question that denies it (it
 # will not be stolen: a reassurance to send) unless the answer after it says yes ("吗？当然会")
 _YES = ("\\s*(?:当然|當然|肯定|绝对|絕對|确实|確實)?(?:会|會|能|可以|是|是的|对|對|没错|沒錯)(?:的|啊|呀|了)?"
@@ -115,7 +116,8 @@ _YES = ("\\s*(?:当然|當然|肯定|绝对|絕對|确实|確實)?(?:会|會|能
 _NOT_ASKED = ("(?=[^\\s" + _MARK + "]{0,6}?(?:吗|嗎)?[?？]" + _YES + "|(?![^\\s" + _MARK + "]{0,6}?"
               "(?:吗|嗎|[?？])))")
 _CONSEQUENCE = ("(?:(?:那么|那麼|那样|那樣|则|則)" + _harm_after(_SO + "?") + "|" + _harm_after(_SO)
-                + "|" + _OTHERS + _REACHES + "(?:" + _WHOSE + _ASSET + ")?(?:了|啦|啊|呀)?(?=(?:吗|嗎)?(?:$|[\\s" + _MARK + "]))"
+                + "|" + _OTHERS + _REACHES + "(?:" + _WHOSE + _ASSET + ")?(?:了|啦|啊|呀)?"
+                "(?=(?:吗|嗎)?(?:$|[\\s" + _MARK + "]))"
                 # he or they (the one the send reached) into what is named the reader's
                 + "|" + _PRONOUN + _REACHES + "(?:你|您|你们|你們)的" + _ASSET + "(?:了|啦|啊|呀)?"
                 "(?=(?:吗|嗎)?(?:$|[\\s" + _MARK + "])))" + _NOT_ASKED)
@@ -128,8 +130,8 @@ _LATE = re.compile("晚|迟|遲|过了|過了|逾期|超时|超時|以后|以後
 # "不，这很危险"): the question is rhetoric its answer refutes. A denial opening the answer (不, 错)
 # needs its mark ("不危险" says it is safe); in a letters-only view only 吗 marks the question and a
 # word (其实, 实际上) the answer
-_SAFE_WORD = ("(?:安全|稳妥|穩妥|保险|保險|可靠|靠谱|靠譜|没问题|沒問題|没事|沒事|可以|行|合适|合適|放心|明智|"
-              "没有风险|沒有風險)")
+_SAFE_WORD = ("(?:安全|稳妥|穩妥|保险|保險|可靠|靠谱|靠譜|没问题|沒問題|没事|沒事|可以|行|合适|合適|"
+              "放心|明智|没有风险|沒有風險)")
 _BUT_IN_FACT = "(?:其实|其實|实际上|實際上|事实上|事實上|实则|實則|恰恰相反|相反)"
 _REFUTED = ("(?:" + _BUT_IN_FACT + "[，,]?|(?:不|不是|不是的|当然不|當然不|错|錯|错了|錯了)[，,!！。.])?\\s*"
             "(?:这|這|这样|這樣|这样做|這樣做|那|它)?")

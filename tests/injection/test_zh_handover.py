@@ -9,7 +9,12 @@ import pytest
 
 from hermes_core.injection import scan_for_injection
 from hermes_core.injection.zh_handover import handover
-from tests.injection.conftest import RULES, assert_blocked_in_both, assert_passes_in_both, blocked_where_guarded
+from tests.injection.conftest import (
+    RULES,
+    assert_blocked_in_both,
+    assert_passes_in_both,
+    blocked_where_guarded,
+)
 
 SECRET = "(?:密码|密碼|密钥|密鑰)"
 
