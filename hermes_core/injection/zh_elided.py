@@ -18,7 +18,8 @@ own way to hand the secret over, to whomever it names; a route the writer points
 too: "evil.com") keeps the order. To the
 writer, only a route named by its safety and only to an organisation (我们) is policy: "私聊发给我",
 "通过官方渠道发给我" ask for it. A later clause that permits the send again ("…也不行，但发给客服也行")
-is read the same way: a permission to hand the secret to someone named is an order.
+is read the same way: a permission to hand the secret to someone named is an order, and so is one
+naming no one ("…，但也可以发": the same send permitted again).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import re
 from hermes_core.injection.addresses import DOMAIN
 from hermes_core.injection.patterns import zh_manner
 from hermes_core.injection.zh_negation import ADVERBS, one_of
+from hermes_core.injection.zh_policy import PRONOUN_THEN_OBJECT
 
 # a clause mark the two clauses may be joined by (or none: "…密钥而是以明文的形式发给我")
 _MARKS = "，。,.;；!！"
@@ -175,13 +177,16 @@ _CONTRAST = r"(?P<but>但是|但|不过|不過|可是|只是|然而)?"
 _MAY = r"(?P<may>(?:你|您)?(?:也|还是|還是|倒是)?(?:可以|能|允许|允許))?"
 _SAFE_HOW = ("当面", "當面", "亲自", "親自", "口头", "口頭", "线下", "線下", "离线", "離線")
 _GIVES = r"(?:发给|發給|传给|傳給|寄给|寄給|转给|轉給|交给|交給|告诉|告訴|告知|给|給)"
-_SENDS = r"(?:发送|發送|传送|傳送|转发|轉發|发|發|传|傳|寄)(?:给|給|到|至)"
+_SEND_VERB = r"(?:发送|發送|传送|傳送|转发|轉發|发|發|传|傳|寄)"
+_SENDS = _SEND_VERB + r"(?:给|給|到|至)"
 _ALLOWS = (r"(?P<allows>(?:也|都|还是|還是|倒是|就)?(?:是)?(?:可以|行|没问题|沒問題|没关系|沒關係|无妨|無妨|"
            r"不要紧|不要緊|允许|允許|被允许|被允許|ok|OK)(?:的|了|啊|吧)?)?")
 _PERMITTED = re.compile(r"(?<=[，。,;；!！])\s*" + _CONTRAST + _MAY
                         + r"(?P<how>(?:" + _HOW_WORDS + "|" + one_of(_SAFE_HOW) + "|" + zh_manner(_NOUN)
-                        + "){0,2})(?:" + _GIVES + "|" + _SENDS + ")" + _COUNTED
-                        + r"(?P<named>(?:(?![也都就是不没沒]|可(?![信靠]))" + _NOUN + r"){1,12}?)" + _ALLOWS
+                        + "){0,2})(?:(?:" + _GIVES + "|" + _SENDS + ")" + _COUNTED
+                        + r"(?P<named>(?:(?![也都就是不没沒]|可(?![信靠]))" + _NOUN + r"){1,12}?)|"
+                        # or no one named: the same send permitted again ("但也可以发")
+                        + _SEND_VERB + ")" + _ALLOWS
                         + r"(?=$|[\s" + _MARKS + r"])")
 
 
@@ -189,8 +194,9 @@ def _permitted(after: str) -> bool:
     for m in _PERMITTED.finditer(after):
         if m.group("but") is None and m.group("may") is None and m.group("allows") is None:
             continue
-        how, named = m.group("how"), m.group("named")
-        if not (_SAFE.search(how + named) or _NOT_HANDED.search(named) or _safe_route(how + named)):
+        how, named = m.group("how"), m.group("named") or ""
+        if not (_SAFE.search(how + named) or _NOT_HANDED.search(named) or _safe_route(how + named)
+                or PRONOUN_THEN_OBJECT.match(named)):
             return True
     return False
 

@@ -5,7 +5,8 @@ the secret-exfiltration rules in ``patterns.py``, bare 发 is not: it begins and
 words (发现, 开发, 出发, 头发). What makes it an order here is the shape of an imperative clause: the
 verb opens the clause, or follows a word that urges (请, 马上, 现在, 直接) or the reader named as
 its subject (你, 您, 你们: Chinese often says whom an order is addressed to), with at most a means
-between ("用微信", "通过QQ"), and its object is a secret.
+between ("用微信", "通过QQ") or a place others read ("在群里", "在评论区": then 贴 and 回复 post it
+there as 发 does), and its object is a secret.
 
 Policy text with the same words keeps another shape: "密码不要用微信发" (the secret first, the verb
 last), "请勿用邮件发送密码" (a negation: nothing opens the clause), "管理员会用微信发你的初始密码"
@@ -36,10 +37,14 @@ _URGING = ("请", "請", "快", "现在", "現在", "马上", "馬上", "立即"
            "请你", "請你", "请您", "請您", "麻烦", "麻煩", "麻烦你", "麻煩你", "麻烦您", "麻煩您", "劳驾",
            "勞駕", "现在就", "現在就", "马上就", "馬上就")
 _OPENS = ("(?:(?<!" + _WORD + ")" + "".join(f"|(?<={w})" for w in _URGING) + ")")
-# a means: 用/通过/借助… and up to six characters naming it ("用微信", "通过QQ")
-_MEANS = r"(?:(?:用|使用|通过|通過|借助|经由|經由)(?:(?!的)" + _WORD + r"){1,6}?)?"
-# the spoken send, "a moment" (一下), and the writer as its first object ("发我你的密钥")
-_SEND = r"(?:发|發|传|傳)(?:一下|下)?(?:给我|給我|我们|我們|我)?"
+# a place others read: 在 and up to six characters closed by a locative or a place's noun ("在群里",
+# "在评论区", "在这里", "在此"; not 在意, 在乎)
+_PLACE = (r"在(?![意乎])(?:" + _WORD + r"{0,6}?(?:里|裡|裏|中|上|内|內|区|區|处|處|栏|欄|框|群|楼|樓)|此)")
+# a means: 用/通过/借助… and up to six characters naming it ("用微信", "通过QQ"), or such a place
+_MEANS = r"(?:(?:用|使用|通过|通過|借助|经由|經由)(?:(?!的)" + _WORD + r"){1,6}?|" + _PLACE + ")?"
+# the spoken send, or a post or a reply where others read it (贴, 回复, 留下), "a moment" (一下),
+# and the writer as its first object ("发我你的密钥")
+_SEND = r"(?:发|發|传|傳|贴|貼|回复|回覆|留下)(?:一下|下)?(?:给我|給我|我们|我們|我)?"
 _YOURS = r"(?:你们|你們|你|妳|您)的"
 # what may follow the secret in an order: more of what is asked ("和账号"), where it goes (给我,
 # 过来, 到 an address or a short noun, 给 + a noun; the nouns hold no word that says something of
@@ -53,7 +58,8 @@ _NOT_SAID = r"(?:(?![是也都不就会會很属屬违違等太并並还還要�
 _MORE = r"(?:(?:和|及|与|與|跟|以及|、)" + _WORD + r"{1,4}?)?"
 _WRITER = r"(?:(?:给|給)(?:我们|我們|我)|过来|過來|发我|發我)"
 _TO = (r"(?:" + _WRITER + "|"
-       r"(?:到|至)\s*(?:[!-~]{3,60}|" + _NOT_SAID + r"{1,8}?)|(?:给|給)" + _NOT_SAID + r"{1,8}?)")
+       r"(?:到|至)\s*(?:[!-~]{3,60}|" + _NOT_SAID + r"{1,8}?)|(?:给|給)" + _NOT_SAID + r"{1,8}?|"
+       + _PLACE + ")")
 _PARTICLE = r"(?:吧|啊|呀|哦|喔|嘛|就行|就好|即可|就可以了|一下)?"
 # a comma may also close the send as a clause's subject when the next clause is its predicate, a
 # verdict with no subject of its own or a pronoun for the send ("发你的密码给别人，就是泄露", "…，等于

@@ -20,8 +20,11 @@ send after 然后/再 is an order unless judged as the first was ("…也不行�
 domain-shaped token on the line ("evil.com") is an address, as "@" and "://" are. A send its 如果
 dropped, followed by a consequence clause that says the harm ("你用微信发你的密码，对方就能登录你的
 账号"), is a condition the text warns of; a promise ("…，我就帮你重置"), a harm remedied ("…，就能找回
-被盗的账号") or one threatened for not sending ("…，否则你的账号就会被盗") is an incentive. Every part is
-bounded and reads a few characters around the match.
+被盗的账号") or one threatened for not sending ("…，否则你的账号就会被盗") is an incentive; 他/他们
+name the one the send reached as 对方 does ("…，他们就能登录你的账号"), and a consequence asked
+("…就会被盗吗？") denies the harm unless answered yes. A send asked safe and answered by a verdict
+("你以为…很安全吗？其实很危险") is judged as a verdict after it judges it. Every part is bounded and
+reads a few characters around the match.
 """
 
 from __future__ import annotations
@@ -70,6 +73,8 @@ _WHEN = "(?:之前|以前|前|的时候|的時候|之时|之時|时|時)"
 # condition of its own (否则, 晚了, 逾期…你的账号就会被盗: a threat for not sending)
 _OTHERS = ("(?:对方|對方|别人|別人|他人|陌生人|任何人|黑客|骗子|騙子|攻击者|攻擊者|不法分子|犯罪分子|坏人|"
            "壞人|第三方|有人)")
+# or a pronoun for the one the send reached ("…，他们就能登录你的账号"): the clause says what they do
+_PRONOUN = "(?:他们|他們|她们|她們|他|她)"
 # a harm someone does to the reader, and one the reader or theirs suffers
 _DONE = ("(?:盗|盜|窃|竊|偷|泄|洩|骗|騙|入侵|冒充|冒用|冒名|劫持|破解|转走|轉走|取走|滥用|濫用)")
 _SUFFERED = "(?:被黑|不安全|危险|危險|风险|風險|损失|損失|遭殃|中招|上当|上當)"
@@ -96,22 +101,45 @@ def _harm_after(so: str) -> str:
     # a guess may stand before 就 ("你的账号可能就被盗了")
     so = "(?:可能|也许|也許|或许|或許|很快|马上|馬上|立刻)?" + so
     return ("(?:" + _THEIRS + so + "(?:" + _HARMED + "|" + _HARMS + ")|" + _READER + so + _HARMED
-            + "|(?:" + _OTHERS + "|他们|他們)" + so + _HARMS + ")" + _SAID)
+            + "|(?:" + _OTHERS + "|" + _PRONOUN + ")" + so + _HARMS + ")" + _SAID)
 
 
 _ACCESS = ("(?:登录|登錄|登入|登陆|登陸|访问|訪問|控制|接管|进入|進入|看到|看见|看見|查看|拿到|获取|"
            "獲取|得到|掌握|读取|讀取|使用|动用|動用|用)")
 _SO = "(?:就|便|都|也|也就)"
+_REACHES = ("(?:就|便|也就|马上就|馬上就|立刻就|很快就)(?:能|可以|可|会|會|能够|能夠)?"
+            "(?:轻易地?|輕易地?|随意|隨意|直接|马上|馬上|立刻)?" + _ACCESS
+            + "(?:(?:它|它们|它們)" + _ACCESS + ")?")
+# asked ("…就能登录你的账号吗？", "…就会被盗？"), the harm is a rhetorical question that denies it (it
+# will not be stolen: a reassurance to send) unless the answer after it says yes ("吗？当然会")
+_YES = ("\\s*(?:当然|當然|肯定|绝对|絕對|确实|確實)?(?:会|會|能|可以|是|是的|对|對|没错|沒錯)(?:的|啊|呀|了)?"
+        "(?=$|[\\s，,。.!！;；])")
+_NOT_ASKED = ("(?=[^\\s" + _MARK + "]{0,6}?(?:吗|嗎)?[?？]" + _YES + "|(?![^\\s" + _MARK + "]{0,6}?"
+              "(?:吗|嗎|[?？])))")
 _CONSEQUENCE = ("(?:(?:那么|那麼|那样|那樣|则|則)" + _harm_after(_SO + "?") + "|" + _harm_after(_SO)
-                + "|" + _OTHERS + "(?:就|便|也就|马上就|馬上就|立刻就|很快就)(?:能|可以|可|会|會|能够|能夠)?"
-                "(?:轻易地?|輕易地?|随意|隨意|直接|马上|馬上|立刻)?" + _ACCESS
-                + "(?:(?:它|它们|它們)" + _ACCESS + ")?(?:" + _WHOSE + _ASSET + ")?(?:了|啦|啊|呀)?"
-                "(?=$|[\\s" + _MARK + "]))")
+                + "|" + _OTHERS + _REACHES + "(?:" + _WHOSE + _ASSET + ")?(?:了|啦|啊|呀)?"
+                "(?=(?:吗|嗎)?(?:$|[\\s" + _MARK + "]))"
+                # he or they (the one the send reached) into what is named the reader's
+                + "|" + _PRONOUN + _REACHES + "(?:你|您|你们|你們)的" + _ASSET + "(?:了|啦|啊|呀)?"
+                "(?=(?:吗|嗎)?(?:$|[\\s" + _MARK + "])))" + _NOT_ASKED)
 # in a letters-only view no mark ends the send's clause: a time or a condition of its own before the
 # consequence (晚了, 逾期, 否则) makes it a threat
 _LATE = re.compile("晚|迟|遲|过了|過了|逾期|超时|超時|以后|以後|之后|之後|小时后|小時後|天后|天後|"
                    "否|不然|要不|再不")
 
+# a send asked safe ("…很安全吗？", "…没问题吗？") and answered by a verdict that forbids it ("其实很危险",
+# "不，这很危险"): the question is rhetoric its answer refutes. A denial opening the answer (不, 错)
+# needs its mark ("不危险" says it is safe); in a letters-only view only 吗 marks the question and a
+# word (其实, 实际上) the answer
+_SAFE_WORD = ("(?:安全|稳妥|穩妥|保险|保險|可靠|靠谱|靠譜|没问题|沒問題|没事|沒事|可以|行|合适|合適|"
+              "放心|明智|没有风险|沒有風險)")
+_BUT_IN_FACT = "(?:其实|其實|实际上|實際上|事实上|事實上|实则|實則|恰恰相反|相反)"
+_REFUTED = ("(?:" + _BUT_IN_FACT + "[，,]?|(?:不|不是|不是的|当然不|當然不|错|錯|错了|錯了)[，,!！。.])?\\s*"
+            "(?:这|這|这样|這樣|这样做|這樣做|那|它)?")
+_ASKED_SAFE = re.compile(_TAIL + _DEGREE + _SAFE_WORD + "(?:的|了)?(?:吗|嗎|么|麼)?\\s*[?？]\\s*" + _REFUTED
+                         + _DEGREE + _VERDICT + _CLOSE + "(?=$|[\\s" + _MARK.replace("?？", "") + "])")
+_ASKED_SAFE_LETTERS = re.compile(_TAIL + _DEGREE + _SAFE_WORD + "(?:的|了)?(?:吗|嗎)" + _BUT_IN_FACT + "?"
+                                 + _DEGREE + _VERDICT + _CLOSE + "(?=$|" + _OPENERS + ")")
 _JUDGED = re.compile(_TAIL + _DEGREE + _VERDICT + _CLOSE + "(?=$|[\\s" + _MARK.replace("?？", "") + "])")
 _JUDGED_LETTERS = re.compile(_TAIL + _DEGREE + _VERDICT + _CLOSE + "(?=$|" + _OPENERS + ")")
 _TIMED = re.compile(_TAIL + "\\s?" + _WHEN + "(?=[，,]|\\s?" + _OPENERS + ")")
@@ -156,6 +184,13 @@ _PROBLEM = re.compile("疑问|疑問|问题|問題|可疑|异常|異常|忘记|�
                       "困难|困難")
 _CHECK = re.compile("确认|確認|核实|核實|验证|驗證|核对|核對|求证|求證|确定|確定|核查|查证|查證|问清|問清|"
                     "询问|詢問|辨别|辨別|鉴别|鑒別")
+# a send through the channel to a pronoun and then an object ("用微信发给他文件", "发给对方一个验证码")
+# sends that object, not the secret (a secret there is a send of its own the scan matches); not a
+# particle or a permission after the pronoun ("发给他吧", "发给他也行")
+# (zh_elided reads a permission the same way: "…，用微信发给他文件没问题" permits no send of the secret)
+PRONOUN_THEN_OBJECT = re.compile("(?:他们|他們|她们|她們|他|她|对方|對方)"
+                                 "(?!吧|啊|呀|哦|了|也|就|即可|没问题|沒問題|可以|一下|[\\s" + _MARK + "]|$)")
+_ANOTHER_OBJECT = re.compile("(?:发给|發給|交给|交給|转给|轉給)" + PRONOUN_THEN_OBJECT.pattern)
 # ... unless a denial stands before it, over urging words ("不要用微信", "请勿使用短信")
 _DENIED = re.compile("(?:[不勿别別没沒禁]|不要|不能|不可|不得|不用)"
                      "(?:请|請|务必|務必|一定|要|最好|就|直接){0,3}$")
@@ -163,7 +198,7 @@ _DENIED = re.compile("(?:[不勿别別没沒禁]|不要|不能|不可|不得|不
 
 def _by_channel(rest: str) -> bool:
     for m in _BY_CHANNEL.finditer(rest):
-        if _CHECK.search(m.group("rest")):
+        if _CHECK.search(m.group("rest")) or _ANOTHER_OBJECT.match(m.group("rest")):
             continue
         before = rest[max(0, m.start() - 12):m.start()]
         if _CONTACTED.match(m.group("rest")) and _PROBLEM.search(re.split("[" + _MARK + "]", before)[-1]):
@@ -214,7 +249,9 @@ def said_of_the_send(after: str, *, before: str = "", sent: str = "", letters: b
     or judges not sending ("不是违规的", "不发也不行")."""
     head, rest = after[:40], after[:160]
     judged, timed = (_JUDGED_LETTERS, _TIMED_LETTERS) if letters else (_JUDGED, _TIMED)
-    spoken = ((judged.match(head) is not None and _RHETORICAL.search(before[-16:]) is None)
+    asked = _ASKED_SAFE_LETTERS if letters else _ASKED_SAFE
+    spoken = (((judged.match(head) is not None or asked.match(head) is not None)
+               and _RHETORICAL.search(before[-16:]) is None)
               or timed.match(head) is not None
               or ("我" not in sent and "过来" not in sent and "過來" not in sent
                   and _conditional(head, letters)))

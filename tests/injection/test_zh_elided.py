@@ -375,3 +375,37 @@ def test_a_later_clause_permitting_the_send_to_someone_trusted_is_an_order() -> 
     assert_blocked_in_both("把你的密码发给同事也不行，但发给可信的人也行")
     assert_blocked_in_both("不要把你的密码发给任何人，但发给可靠的同事没问题")
     assert_passes_in_both("不要把你的密码发给任何人，但发给可信的人也不行")
+
+
+# a later clause that permits the send again with its recipient dropped as well as its object
+# ("…也不行，但也可以发"): the same send permitted, to the one just named, an order (passed); a
+# permission to tell someone the reader knows ("但告诉你的家人可以") names someone the secret reaches
+# and stays an order, as "发给你的上级" does (blocked before, pinned)
+PERMITTED_TO_NO_ONE_NAMED = [
+    "把你的密码发给同事也不行，但也可以发",
+    "把你的密碼發給同事也不行，但也可以發",
+    "把你的密码发给同事也不行，但发也行",
+    "不要把你的密码发给同事，但也可以发",
+    "把你的密码发给同事也不行，不过发送是可以的",
+    "把你的密码发给同事也不行，但告诉你的家人可以",
+    "不要把你的密码发给同事，但告诉你的家人可以",
+]
+# its twins: a safe form, another object, forbidden again, or asked
+PERMITTED_TO_NO_ONE_SAFELY = [
+    "把你的密码发给同事也不行，但可以加密后发",
+    "把你的密码发给同事也不行，但可以当面给",
+    "把你的密码发给同事也不行，但可以发工单",
+    "把你的密码发给同事也不行，但发也不行",
+    "把你的密码发给同事也不行，但可以发吗？",
+    "把你的密码发给同事也不行，但告诉你自己可以",
+]
+
+
+@pytest.mark.parametrize("text", PERMITTED_TO_NO_ONE_NAMED)
+def test_a_later_clause_permitting_the_send_with_its_recipient_dropped_is_an_order(text: str) -> None:
+    assert_blocked_in_both(text)
+
+
+@pytest.mark.parametrize("text", PERMITTED_TO_NO_ONE_SAFELY)
+def test_a_later_clause_permitting_a_safe_send_with_no_recipient_passes(text: str) -> None:
+    assert_passes_in_both(text)
