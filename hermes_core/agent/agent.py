@@ -478,8 +478,8 @@ class Agent:
         while True:
             stream = self.loop.stream(turn.prompt, turn.decision, opts, fit=turn.fit_for)
             try:
-                done = yield from collect(stream, turn.decision, turn.lead, self.redact.stream(),
-                                          drafts, continuing=turn.continuing)
+                done = yield from collect(stream, turn, self.redact.stream(), drafts,
+                                          hold=opts.response_format is not None)
                 stream.close()
                 more = turn.next_round(done, stream.attempts)
             except BaseException:   # a failure, or the reply abandoned (Ctrl-C, closed)
@@ -591,8 +591,8 @@ class Agent:
                             drafts: Drafts[Any] | None = None) -> AsyncGenerator[str, None]:
         while True:
             stream = self.loop.astream(turn.prompt, turn.decision, opts, fit=turn.fit_for)
-            shown = Shown(turn.decision, turn.lead, self.redact.stream(), drafts,
-                          continuing=turn.continuing)
+            shown = Shown(turn, self.redact.stream(), drafts,
+                          hold=opts.response_format is not None)
             try:
                 try:
                     async for d in stream:   # the step ``collect`` drives
@@ -600,14 +600,14 @@ class Agent:
                             yield piece
                 except Exception:   # what arrived is shown, less the start of a key
                     self._lost(turn, stream.attempts)
-                    if rest := shown.scrub.abandon():
+                    if rest := shown.failed():
                         yield rest
                     raise
                 except BaseException:   # abandoned (cancelled, closed): nothing more is shown
                     await stream.aclose()   # the call loop records the abandoned attempt first
                     self._lost(turn, stream.attempts)
                     raise
-                if rest := shown.scrub.flush():
+                if rest := shown.end():
                     yield rest
             finally:
                 await stream.aclose()

@@ -52,6 +52,7 @@ class Drafts(Generic[T]):
         self._start: int | None = None   # where the first "{" was drafted (see _STEP)
         self._shown: T | None = None
         self.latest: T | None = None   # the newest partial object not yet taken
+        self.voids = 0   # how many times partial objects made were voided (see restart)
 
     def feed(self, d: Delta) -> bool:
         if d.redraft:   # the attempt that sent them failed: the next drafts start anew
@@ -79,7 +80,10 @@ class Drafts(Generic[T]):
         return True
 
     def restart(self) -> None:
-        """A new reply begins (a retried attempt, the repair round): earlier drafts are void."""
+        """A new reply begins (a retried attempt, the repair round): earlier drafts are void, and
+        with them the partial objects they made (counted in ``voids``)."""
+        if self._shown is not None:
+            self.voids += 1
         self._parts.clear()
         self._scrub = self._new_scrub()
         self._size = self._read = 0
@@ -103,6 +107,10 @@ class OutputStream(Generic[T]):
     ``StructuredOutputError`` for a reply that did not validate after its repair round), and
     :attr:`output` stays None. ``close()`` (or dropping it) cancels the call; the turn then
     leaves no trace in the history.
+
+    :attr:`voids` tells the void apart from an object that grew: it counts the times the partial
+    objects so far were voided, so a display that keeps what it showed (a list rendered item
+    by item) clears it when the count read beside an object has changed since the last one.
     """
 
     def __init__(self, drafts: Drafts[T], pieces: Generator[str, None, Reply]) -> None:
@@ -114,6 +122,13 @@ class OutputStream(Generic[T]):
 
     def __iter__(self) -> Iterator[T]:
         return self._objects
+
+    @property
+    def voids(self) -> int:
+        """How many times the partial objects yielded so far were voided (a retried attempt, a
+        tool round's words, the repair round): read beside each object, a change since the
+        last says the objects before it are no part of the answer."""
+        return self._drafts.voids
 
     def _run(self) -> Generator[T, None, None]:
         reply = yield from _partials(self._drafts, self._pieces)
@@ -151,6 +166,11 @@ class AsyncOutputStream(Generic[T]):
 
     def __aiter__(self) -> AsyncIterator[T]:
         return self._objects
+
+    @property
+    def voids(self) -> int:
+        """See :attr:`OutputStream.voids`."""
+        return self._drafts.voids
 
     async def _run(self) -> AsyncGenerator[T, None]:
         async for _ in self._pieces:

@@ -24,6 +24,7 @@ from hermes_core.agent.prompt.token_count import (
 )
 from hermes_core.agent.reply import PAUSED
 from hermes_core.errors import Attempt
+from hermes_core.providers.base import Accumulator
 from hermes_core.redact import StreamRedactor
 from hermes_core.types import (
     Candidate,
@@ -70,6 +71,9 @@ class Turn:
         self.paused_out = False   # the turn ended paused, at the limit of continuations
         self.held: list[str] = []   # the text of the paused replies the next reply goes on from
         self.said = False   # a round's reply had text: the next one's starts a paragraph (lead)
+        # a structured stream's paused words, scrubbed, not shown yet: the continuation says
+        # whether they lead its answer or are dropped (its output tool's input is the answer)
+        self.unshown = ""
         self._ids: set[str] | None = None   # tool-call ids in the conversation, once a call came
         self._billed: set[int] = set()   # the failed attempts already counted, by identity
         fitted = agent.fitted
@@ -156,7 +160,7 @@ class Turn:
         if done.finish_reason != PAUSED or not done.paused:
             return False
         self.held.append(done.text)
-        if self.continued >= self.agent.max_continuations:
+        if not self.goes_on(done.finish_reason, done.paused):
             self.paused_out = True   # still paused: the reply says the limit ended it
             return False
         self.continued += 1
@@ -165,6 +169,11 @@ class Turn:
         paused = Message("assistant", done.text, replay=done.paused, container=done.container)
         self.prompt = replace(self.prompt, messages=(*self.prompt.messages, paused))
         return True
+
+    def goes_on(self, finish: str | None, paused: Sequence[Mapping[str, Any]]) -> bool:
+        """Whether a reply ending so is sent back to go on (see :meth:`_go_on`): paused, with
+        its content to send back, and continuations left this turn."""
+        return finish == PAUSED and bool(paused) and self.continued < self.agent.max_continuations
 
     def next_round(self, done: Completion, tried: Sequence[Attempt]) -> bool:
         """Account for one call; True when another request follows: the model called tools, or
@@ -303,92 +312,78 @@ def unique_ids(calls: Sequence[ToolCall], used: set[str]) -> tuple[ToolCall, ...
     return tuple(out)
 
 
-class Accumulator:
-    """Joins streamed deltas into the Completion they amount to."""
-
-    def __init__(self, decision: RouteDecision) -> None:
-        self.decision = decision
-        self.parts: list[str] = []
-        self.calls: list[ToolCall] = []
-        self.usage = Usage()
-        self.finish: str | None = None
-        self.reasoning: list[Mapping[str, Any]] = []
-        self.paused: tuple[Mapping[str, Any], ...] = ()
-        self.container: str | None = None
-        self.model: str | None = None   # the model the stream says answered
-        self.from_output_tool = False   # the text is the structured output tool's input
-
-    def add(self, d: Delta) -> bool:
-        if d.tool_call is not None:
-            self.calls.append(d.tool_call)
-        if d.paused:
-            self.paused = d.paused
-        if d.container:
-            self.container = d.container
-        if d.model:
-            self.model = d.model
-        if d.reasoning is not None:
-            self.reasoning.append(d.reasoning)
-        if d.usage is not None:
-            self.usage = d.usage
-        if d.finish_reason:
-            self.finish = d.finish_reason
-        if d.text:
-            self.parts.append(d.text)
-            self.from_output_tool = self.from_output_tool or d.from_output_tool
-            return True
-        return False
-
-    def completion(self, provider: str = "") -> Completion:
-        return Completion("".join(self.parts), self.model or self.decision.model, provider,
-                          self.usage,
-                          tuple(self.calls), self.finish, reasoning=tuple(self.reasoning),
-                          paused=self.paused, container=self.container,
-                          from_output_tool=self.from_output_tool)
-
-
 class Shown:
     """What a streamed round shows, one delta at a time: the one step ``collect`` (sync) and
-    ``Agent._astream_turn`` (async) both drive. Text goes through ``scrub`` (its first piece after
-    ``lead``), which holds back only the tail that could still become a key; with ``drafts``, a
-    draft that makes a new partial object shows an empty piece (the object is
+    ``Agent._astream_turn`` (async) both drive (:meth:`feed` each delta, then :meth:`end`, or
+    :meth:`failed` when the stream raised). Text goes through ``scrub`` (its first piece after
+    the turn's ``lead``), which holds back only the tail that could still become a key; with
+    ``drafts``, a draft that makes a new partial object shows an empty piece (the object is
     ``drafts.latest``). ``acc`` joins every delta into the round's Completion.
+
+    ``hold`` (a structured request): the round's text is shown at its end, once it is known
+    whether the reply was paused and goes on. A paused reply's words then wait in the turn
+    (``Turn.unshown``) for its continuation: words lead its answer and are shown with it; the
+    output tool's input is the answer alone (:meth:`Turn.answer`), so they are never shown.
+    Both providers give a structured reply's text whole at its end: holding it delays nothing.
 
     The drafts start anew with each round but one ``continuing`` a paused reply: the reply is
     the last round's, so an object in a tool round's text is no partial object of it."""
 
-    def __init__(self, decision: RouteDecision, lead: str = "",
-                 scrub: StreamRedactor | None = None, drafts: Drafts[Any] | None = None, *,
-                 continuing: bool = False) -> None:
-        self.acc = Accumulator(decision)
-        self.lead, self.scrub, self.drafts = lead, scrub or StreamRedactor(), drafts
-        if drafts is not None and not continuing:
+    def __init__(self, turn: Turn, scrub: StreamRedactor | None = None,
+                 drafts: Drafts[Any] | None = None, *, hold: bool = False) -> None:
+        self.turn, self.acc = turn, Accumulator(turn.decision.model)
+        self.lead, self.scrub, self.drafts = turn.lead, scrub or StreamRedactor(), drafts
+        self.hold, self.kept = hold, ""
+        if drafts is not None and not turn.continuing:
             drafts.restart()
 
     def feed(self, d: Delta) -> str | None:
         """The piece ``d`` shows, or None."""
         if self.acc.add(d):
             shown, self.lead = self.scrub.feed(self.lead + d.text), ""
+            if d.from_output_tool and self.turn.unshown:
+                log.debug("%d characters of paused words not shown (the output tool's input "
+                          "is the answer)", len(self.turn.unshown))
+                self.turn.unshown = ""
+            if self.hold:
+                self.kept += shown
+                return None
             return shown or None
         return "" if self.drafts is not None and self.drafts.feed(d) else None
 
+    def end(self) -> str:
+        """What the round shows once its stream ended (the key-shaped tail held back, the text
+        held): carried in the turn instead when the reply is paused and goes on."""
+        rest = self.kept + self.scrub.flush()
+        self.kept = ""
+        if self.hold and self.turn.goes_on(self.acc.finish, self.acc.paused):
+            self.turn.unshown += rest
+            return ""
+        rest, self.turn.unshown = self.turn.unshown + rest, ""
+        return rest
 
-def collect(stream: Any, decision: RouteDecision, lead: str = "",
-            scrub: StreamRedactor | None = None,
+    def failed(self) -> str:
+        """What a round whose stream failed shows: what arrived, less the start of a key."""
+        rest, self.turn.unshown = self.turn.unshown + self.kept + self.scrub.abandon(), ""
+        self.kept = ""
+        return rest
+
+
+def collect(stream: Any, turn: Turn, scrub: StreamRedactor | None = None,
             drafts: Drafts[Any] | None = None, *,
-            continuing: bool = False) -> Generator[str, None, Completion]:
+            hold: bool = False) -> Generator[str, None, Completion]:
     """Yield what a stream shows (:class:`Shown`); return its Completion. A failure mid-stream
     shows what arrived, less the start of a key."""
-    shown = Shown(decision, lead, scrub, drafts, continuing=continuing)
+    shown = Shown(turn, scrub, drafts, hold=hold)
     try:
         for d in stream:
             if (piece := shown.feed(d)) is not None:
                 yield piece
     except Exception:
-        if rest := shown.scrub.abandon():
+        if rest := shown.failed():
             yield rest
         raise
-    if rest := shown.scrub.flush():
+    if rest := shown.end():
         yield rest
     return completed(shown.acc, stream)
 

@@ -27,7 +27,7 @@ from hermes_core.errors import (
     Timeout,
     error_from_status,
 )
-from hermes_core.providers.base import CallOptions, ClientCache
+from hermes_core.providers.base import Accumulator, CallOptions, ClientCache
 from hermes_core.providers.deadline import (
     Answered,
     AsyncDeadlineTransport,
@@ -244,26 +244,12 @@ def _billed(usage: Usage) -> Callable[[], Usage | None]:
 def delta_completion(deltas: Iterable[Delta], model: str, provider: str,
                      request_id: str | None = None) -> Completion:
     """The whole reply a stream's pieces amount to (what :func:`completion_deltas` takes apart):
-    for a whole request a server answered with an event stream."""
-    text: list[str] = []
-    calls: list[Any] = []
-    reasoning: list[Any] = []
-    last = Delta()
-    tool_answer = False
+    for a whole request a server answered with an event stream. Its usage, when no piece
+    brought one, is unreported."""
+    acc = Accumulator(model)
     for d in deltas:
-        text.append(d.text)
-        tool_answer = tool_answer or d.from_output_tool
-        if d.tool_call is not None:
-            calls.append(d.tool_call)
-        if d.reasoning is not None:
-            reasoning.append(d.reasoning)
-        if d.usage is not None or d.finish_reason:
-            last = d
-    return Completion("".join(text), last.model or model, provider,
-                      last.usage or Usage(reported=False),
-                      tuple(calls), last.finish_reason, reasoning=tuple(reasoning),
-                      request_id=request_id, paused=last.paused, container=last.container,
-                      from_output_tool=tool_answer)
+        acc.add(d)
+    return acc.completion(provider, request_id=request_id, unreported=Usage(reported=False))
 
 
 class SDKProvider:

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from hermes_core.types import Completion, Credential, Delta, Prompt
+from hermes_core.types import Completion, Credential, Delta, Prompt, ToolCall, Usage
 
 #: The tool Anthropic is forced to call for structured output; its input is the reply's JSON.
 STRUCTURED_OUTPUT_TOOL = "structured_output"
@@ -132,3 +132,56 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
         return asyncio.get_running_loop()
     except RuntimeError:
         return None
+
+
+class Accumulator:
+    """Joins a stream's deltas into the Completion they amount to: the text joined, tool calls
+    and reasoning blocks in order, the last usage, finish reason, paused content, container and
+    model given (a provider's stream gives those in its last piece). The one joiner of the
+    agent's streamed rounds (``agent.turn.Shown``) and of a whole request a server answered with
+    an event stream (``_sdk.delta_completion``); named after ``model`` when no piece names one."""
+
+    def __init__(self, model: str) -> None:
+        self.default_model = model
+        self.parts: list[str] = []
+        self.calls: list[ToolCall] = []
+        self.usage: Usage | None = None
+        self.finish: str | None = None
+        self.reasoning: list[Mapping[str, Any]] = []
+        self.paused: tuple[Mapping[str, Any], ...] = ()
+        self.container: str | None = None
+        self.model: str | None = None   # the model the stream says answered
+        self.from_output_tool = False   # the text is the structured output tool's input
+
+    def add(self, d: Delta) -> bool:
+        """Take ``d`` in; True when it brought text."""
+        if d.tool_call is not None:
+            self.calls.append(d.tool_call)
+        if d.paused:
+            self.paused = d.paused
+        if d.container:
+            self.container = d.container
+        if d.model:
+            self.model = d.model
+        if d.reasoning is not None:
+            self.reasoning.append(d.reasoning)
+        if d.usage is not None:
+            self.usage = d.usage
+        if d.finish_reason:
+            self.finish = d.finish_reason
+        if d.text:
+            self.parts.append(d.text)
+            self.from_output_tool = self.from_output_tool or d.from_output_tool
+            return True
+        return False
+
+    def completion(self, provider: str = "", *, request_id: str | None = None,
+                   unreported: Usage = Usage()) -> Completion:
+        """The reply so far; ``unreported``: its usage when no piece brought one (the agent
+        keeps a bare provider's zero counts as they were; a server's event stream read whole
+        says it reported none)."""
+        return Completion("".join(self.parts), self.model or self.default_model, provider,
+                          self.usage if self.usage is not None else unreported,
+                          tuple(self.calls), self.finish, request_id,
+                          reasoning=tuple(self.reasoning), paused=self.paused,
+                          container=self.container, from_output_tool=self.from_output_tool)

@@ -766,3 +766,35 @@ def test_a_long_preamble_does_not_thin_out_the_partial_objects_after_it() -> Non
     assert len(bare) > 20
     assert len(introduced) >= len(bare) * 3 // 4, (len(introduced), len(bare))   # 1 before
     assert introduced[-1].city == "Oslo" and len(introduced[-1].stops) > 40
+
+
+def _read_voids(agent: Any, mode: str) -> list[tuple[str, int]]:
+    """Each object's city with the stream's ``voids`` read beside it."""
+    if mode == "sync":
+        stream = agent.stream_output("plan Oslo", output=Trip)
+        return [(obj.city, stream.voids) for obj in stream]
+
+    async def go() -> list[tuple[str, int]]:
+        stream = agent.astream_output("plan Oslo", output=Trip)
+        return [(obj.city, stream.voids) async for obj in stream]
+    return asyncio.run(go())
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_stream_counts_the_voids_of_the_partial_objects_it_yielded(
+        mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """A paused reply's guess shows, then its continuation's output tool voids it: the objects
+    after the void read one void more, those before none; a stream with no void reads none
+    (its round's fresh start voids nothing shown)."""
+    paused = anthropic_blocks_stream(web_search_blocks('My guess is {"city": "Paris"}. '),
+                                     stop_reason="pause_turn")
+    respx_mock.post(URLS["anthropic"]).mock(side_effect=[
+        httpx.Response(200, headers=SSE_HEADERS, content=paused), _anthropic_sse(PIECES),
+        _anthropic_sse(PIECES)])
+    agent = make_agent(empty_home, "anthropic")
+    seen = _read_voids(agent, mode)
+    guessed = [voids for city, voids in seen if city == "Paris"]
+    answered = seen[len(guessed):]
+    assert guessed and set(guessed) == {0}, seen
+    assert answered and {voids for _, voids in answered} == {1}, seen
+    assert {voids for _, voids in _read_voids(agent, mode)} == {0}

@@ -909,3 +909,86 @@ def test_a_failover_to_the_same_model_name_on_another_provider_kind_counts_for_t
     assert sent.tokens["system"] == count_tokens(sent.system, "cl100k_base")
     assert sent.tokens["message"] == count_tokens(message, "cl100k_base")
     assert count_tokens(memory_section(sent.system), "cl100k_base") <= BUDGET + 40
+
+
+#: A paused structured turn's second request, by what it answers with and how it comes: a
+#: stream of events, or a whole JSON answer to the streamed request (``_whole_in_stream``).
+CONTINUATIONS = {
+    "output tool, streamed": ("stream", OSLO, '{"city": "Oslo"}', "Oslo"),
+    "output tool, whole": ("sync", OSLO, '{"city": "Oslo"}', "Oslo"),
+    # the words are the answer, its first object the guess (as in any reply in words)
+    "words, streamed": ("stream", [{"type": "text", "text": '{"city": "Oslo"}'}],
+                        'My guess is {"city": "Paris"}; checking. {"city": "Oslo"}', "Paris"),
+    "words, whole": ("sync", [{"type": "text", "text": '{"city": "Oslo"}'}],
+                     'My guess is {"city": "Paris"}; checking. {"city": "Oslo"}', "Paris"),
+}
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+@pytest.mark.parametrize("case", sorted(CONTINUATIONS))
+def test_a_structured_stream_shows_a_paused_reply_s_words_only_when_they_are_the_answer_s(
+        empty_home: Path, respx_mock: Any, mode: str, case: str) -> None:
+    """``stream(output=...)`` shows the text the reply keeps: a paused reply's words (a guess)
+    are shown only once the continuation answers in words, which they lead; a continuation
+    through the output tool drops them (decision 202), so they are never shown. Failed before
+    for the output tool: the guess was shown before the JSON, though the reply dropped it."""
+    wire, blocks, text, city = CONTINUATIONS[case]
+    respx_mock.post(ANTHROPIC_URL).mock(side_effect=[
+        _anthropic_reply("stream", GUESS, "pause_turn", (100, 40)),
+        _anthropic_reply(wire, blocks, "tool_use" if blocks is OSLO else "end_turn", (130, 20))])
+    agent = make_agent(empty_home, "anthropic")
+    if mode == "stream":
+        stream = agent.stream("where am I going?", output=City)
+        shown, reply = "".join(stream), stream.reply
+    else:
+        async def read() -> str:
+            return "".join([p async for p in agent.astream("where am I going?", output=City)])
+        shown, reply = asyncio.run(read()), agent.last_reply
+    assert reply.output == City(city=city)
+    assert reply.text == text
+    assert shown == text
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+def test_a_structured_stream_paused_at_the_continuation_limit_shows_its_words(
+        empty_home: Path, respx_mock: Any, mode: str) -> None:
+    """A paused reply not sent back (the limit reached) is the turn's answer: its words are
+    shown, as the reply keeps them."""
+    respx_mock.post(ANTHROPIC_URL).mock(side_effect=[
+        _anthropic_reply("stream", web_search_blocks('{"city": "Oslo"}'), "pause_turn",
+                         (100, 40))])
+    agent = make_agent(empty_home, "anthropic")
+    agent.max_continuations = 0
+    if mode == "stream":
+        stream = agent.stream("where am I going?", output=City)
+        shown, reply = "".join(stream), stream.reply
+    else:
+        async def read() -> str:
+            return "".join([p async for p in agent.astream("where am I going?", output=City)])
+        shown, reply = asyncio.run(read()), agent.last_reply
+    assert reply.stop_reason == "max_continuations"
+    assert shown == reply.text == '{"city": "Oslo"}'
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+def test_a_streamed_round_is_the_completion_its_deltas_amount_to(tmp_path: Path, mode: str) -> None:
+    """The round's reply joins its pieces (``Accumulator``): the text, the calls; no usage piece
+    (an author's provider that sends none) is no usage, counted as reported, and the reply is
+    named after the model routed when no piece names one."""
+    from hermes_core.testing import ScriptedProvider
+    from hermes_core.types import Delta
+
+    fake = ScriptedProvider("fake", kind="offline", script=[   # no key asked
+        [Delta(text="Adding. "), Delta(tool_call=tool_call("add", a=1, b=2, id="c1")),
+         Delta(finish_reason="tool_calls", model="m-2024")],
+        [Delta(text="It is "), Delta(text="3.")]])
+    agent = adder(tmp_path, fake)   # type: ignore[arg-type]
+    if mode == "stream":
+        stream = agent.stream("1 + 2?")
+        shown, reply = "".join(stream), stream.reply
+    else:
+        shown, reply = "".join(asyncio.run(_astream(agent, "1 + 2?"))), agent.last_reply
+    assert shown == "Adding. \n\nIt is 3."
+    assert reply.text == "It is 3." and reply.model == "m"
+    assert [r.output for r in reply.tool_results] == ["3"]
+    assert reply.usage == Usage() and reply.usage.reported

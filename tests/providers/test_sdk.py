@@ -33,7 +33,7 @@ from hermes_core.errors import (
     ServerError,
     Timeout,
 )
-from hermes_core.providers._sdk import completion_deltas
+from hermes_core.providers._sdk import completion_deltas, delta_completion
 from hermes_core.providers.anthropic import AnthropicProvider
 from hermes_core.providers.base import CallOptions
 from hermes_core.providers.openai import OpenAIProvider
@@ -55,6 +55,7 @@ from hermes_core.testing.server import KeyBehaviour, MockLLMServer
 from hermes_core.types import (
     Completion,
     Credential,
+    Delta,
     Message,
     Prompt,
     ToolCall,
@@ -795,3 +796,48 @@ def test_a_429_whose_retry_after_is_past_huge_or_negative_is_a_rate_limit(
         429, json=err_body(kind, 429), headers={"retry-after": sent}))
     e = _rate_limited(provider, cred, model, mode)
     assert e.retry_after == wait and e.status_code == 429
+
+
+REASONING = {"type": "thinking", "thinking": "hm", "signature": "s"}
+PAUSED_BLOCKS = ({"type": "text", "text": "Searching. "},)
+#: A stream's pieces and the whole reply they amount to (``delta_completion``): its text joined,
+#: calls and reasoning in order, the last piece's usage, finish, model, pause and container.
+DELTA_REPLIES = {
+    "words": ([Delta(text="It is "), Delta(text="sunny."),
+               Delta(usage=Usage(3, 2), finish_reason="end_turn", model="claude-x")],
+              Completion("It is sunny.", "claude-x", "p", Usage(3, 2), finish_reason="end_turn",
+                         request_id="req_1")),
+    "no usage came": ([Delta(text="hi"), Delta(finish_reason="stop")],
+                      Completion("hi", "m", "p", Usage(reported=False), finish_reason="stop",
+                                 request_id="req_1")),
+    "no model named": ([Delta(text="hi"), Delta(usage=Usage(1, 1), finish_reason="stop")],
+                       Completion("hi", "m", "p", Usage(1, 1), finish_reason="stop",
+                                  request_id="req_1")),
+    "calls and reasoning": (
+        [Delta(reasoning=REASONING), Delta(text="Checking."),
+         Delta(tool_call=ToolCall("c1", "add", "{}")), Delta(tool_call=ToolCall("c2", "add", "{}")),
+         Delta(usage=Usage(5, 5), finish_reason="tool_use")],
+        Completion("Checking.", "m", "p", Usage(5, 5),
+                   (ToolCall("c1", "add", "{}"), ToolCall("c2", "add", "{}")), "tool_use",
+                   "req_1", reasoning=(REASONING,))),
+    "paused in a container": (
+        [Delta(text="Searching. "),
+         Delta(usage=Usage(1, 1), finish_reason="pause_turn", paused=PAUSED_BLOCKS,
+               container="ctr_1")],
+        Completion("Searching. ", "m", "p", Usage(1, 1), finish_reason="pause_turn",
+                   request_id="req_1", paused=PAUSED_BLOCKS, container="ctr_1")),
+    "output tool": ([Delta(text='{"a": 1}', from_output_tool=True),
+                     Delta(usage=Usage(1, 1), finish_reason="tool_use")],
+                    Completion('{"a": 1}', "m", "p", Usage(1, 1), finish_reason="tool_use",
+                               request_id="req_1", from_output_tool=True)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DELTA_REPLIES))
+def test_a_stream_s_pieces_amount_to_the_whole_reply_they_came_in(case: str) -> None:
+    deltas, whole = DELTA_REPLIES[case]
+    done = delta_completion(deltas, "m", "p", "req_1")
+    assert done == whole
+    assert (done.reasoning, done.paused, done.container) == (
+        whole.reasoning, whole.paused, whole.container)   # not compared by ==
+    assert completion_deltas(done)[-1].usage == done.usage   # and back, as a stream of it
