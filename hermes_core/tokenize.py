@@ -349,7 +349,9 @@ def _tokens(text: str, split_camel: bool, fold: bool, keep_whole: bool) -> list[
 #: by that code point (👬 finds 👨🏻‍🤝‍👨🏿), an emoji filed as a math sign or punctuation (↔ ◼ 〰)
 #: is a term. A store recording the emoji digest under the installed release takes it from the
 #: file, so a parts table change under the same release needs this bump to re-index.
-SEGMENT_VERSION = 10
+#: 11: a gender variant's group by its mixed-tone sequence's people (👨 finds 👯‍♂️), that
+#: sequence by it and its group (👯‍♂️ and 👯 find 👨🏻‍🐰‍👨🏿); a form only of a whole name.
+SEGMENT_VERSION = 11
 
 #: What a symbol's term starts with: letters and a hex number, which unicode61 keeps whole and
 #: no word the tokenizer makes is (its words are split from their digits; an identifier kept
@@ -518,7 +520,8 @@ def _listed_parts() -> dict[str, tuple[str, ...]]:
     holding hands" -> 🧑 🤝; a kiss -> 💋, not ❤); a flag has what is on it (🏳‍🌈 -> 🌈, not
     the white flag; 🏴‍☠ -> ☠). A group Unicode gives one code point (👬; two tones make it a
     sequence, 👨🏻‍🤝‍👨🏿: :func:`_toned_forms`) has that sequence's parts (👨 🤝), and the
-    sequence has the code point (👬 finds it). A profession's object is :data:`_ROLE`'s; a
+    sequence has the code point (👬 finds it); so has a gender variant's group (👯‍♂ "men with
+    bunny ears": 👨, and 👨🏻‍🐰‍👨🏿 has 👯‍♂ and 👯). A profession's object is :data:`_ROLE`'s; a
     gender sign, hair style or direction is a variant (:func:`_bases`).
     Only listed sequences: a ZWJ chain anyone can type (🐻‍🔥) has no meaning to split. Empty
     without the package (:func:`emoji_data_digest` keys the index on this table)."""
@@ -548,30 +551,38 @@ def _listed_parts() -> dict[str, tuple[str, ...]]:
             table[key] = tuple(dict.fromkeys((*table.get(key, ()), *own)))
     for key, single in _toned_forms(data).items():
         table[single] = tuple(dict.fromkeys((*table.get(single, ()), *table.get(key, ()))))
-        table[key] = (*table.get(key, ()), single)
+        # a gender variant's group too (👯‍♂ -> 👯): 👯 finds 👯‍♂️, so its two-tone form
+        table[key] = tuple(dict.fromkeys((*table.get(key, ()), single,
+                                          _GENDER_HAIR.sub("", single))))
     return table
 
 
 def _toned_forms(data: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
     """Each sequence Unicode lists only toned (👨🏻‍🤝‍👨🏿 "men holding hands: light skin tone,
-    dark skin tone"; untoned, 👨‍🤝‍👨, is not listed), without its tones -> the one code point it
-    is a mixed-tone form of: the emoji whose name starts the sequence's (👬 "men holding hands";
-    💏 "kiss" for "kiss: person, person"; 🤝 "handshake" for 🫱🏻‍🫲🏿). Unicode gives such a
-    group one code point untoned or in one tone, a sequence in two: both are the same emoji."""
+    dark skin tone"; untoned, 👨‍🤝‍👨, is not listed), without its tones -> the emoji it is a
+    mixed-tone form of: the untoned one whose whole name starts the sequence's, the rest of it
+    only the sequence's own people and tones (👬 "men holding hands"; 💏 "kiss" for "kiss:
+    person, person"; 🤝 "handshake" for 🫱🏻‍🫲🏿; 👯‍♂ "men with bunny ears", a gender variant,
+    for 👨🏻‍🐰‍👨🏿). Unicode gives such a group one emoji untoned or in one tone, a sequence in
+    two: both are the same group. A name that merely starts with another emoji's ("man juggling
+    with man" and 👨 "man") is no form of it: the rest names no person or tone of its own."""
     listed = {seq.translate(_PRESENTATION) for seq in data}
-    singles: dict[str, str] = {}
+    named: dict[str, str] = {}
     for seq, about in data.items():
         plain = seq.translate(_PRESENTATION)
-        if len(plain) == 1:
-            singles.setdefault(about.get("en", "").strip(":"), plain)
+        if not _TONE.search(plain):
+            named.setdefault(about.get("en", "").strip(":"), plain)
     forms: dict[str, str] = {}
     for seq, about in data.items():
         key = _TONE.sub("", seq.translate(_PRESENTATION))
         if "\u200d" not in seq or key in listed or key in forms:
             continue
+        own = {w for c in dict.fromkeys(seq) if c in _PEOPLE or _TONE.fullmatch(c)
+               for n in _names(data.get(c, {})) for w in n.split("_")}
         words = about.get("en", "").strip(":").split("_")
-        named = ("_".join(words[:n]) for n in range(len(words), 0, -1))
-        single = next((singles[n] for n in named if n in singles), None)
+        single = next((named[name] for n in range(len(words) - 1, 0, -1)
+                       if (name := "_".join(words[:n])) in named and set(words[n:]) <= own),
+                      None)
         if single:
             forms[key] = single
     return forms

@@ -735,3 +735,51 @@ def test_indexing_an_emoji_that_takes_no_skin_tone_imports_no_emoji_data() -> No
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": str(Path(tok.__file__).parents[1])})
     assert out.stdout.split() == ["False", "True"]
+
+
+#: Groups Unicode gives a gender variant (👯‍♂️ "men with bunny ears", a ZWJ sequence of one
+#: emoji and a sign) whose mixed-tone form is a sequence of two people (👨🏻‍🐰‍👨🏿, Emoji 17):
+#: the same group, as 👬 and 👨🏻‍🤝‍👨🏿 are.
+GENDERED_GROUPS = [
+    ("👨\U0001F3FB\u200d🐰\u200d👨\U0001F3FF", "👯\u200d\u2642\ufe0f", "👨"),
+    ("👩\U0001F3FC\u200d🐰\u200d👩\U0001F3FE", "👯\u200d\u2640\ufe0f", "👩"),
+    ("👨\U0001F3FB\u200d\U0001FAEF\u200d👨\U0001F3FF", "🤼\u200d\u2642\ufe0f", "👨"),
+    ("👩\U0001F3FD\u200d\U0001FAEF\u200d👩\U0001F3FB", "🤼\u200d\u2640\ufe0f", "👩")]
+
+
+@pytest.mark.parametrize(("toned", "variant", "person"), GENDERED_GROUPS)
+def test_a_gendered_group_and_its_mixed_tone_sequence_find_each_other(
+        toned: str, variant: str, person: str) -> None:
+    """👯 found 🧑🏻‍🐰‍🧑🏿 and 👯‍♂️, but neither 👯 nor 👯‍♂️ found 👨🏻‍🐰‍👨🏿 (men with bunny
+    ears in two tones), and 👨 found that sequence but not 👯‍♂️: only a group of one code point
+    was matched to its mixed-tone form, not one a gender sign makes."""
+    base, sign = variant.split("\u200d")
+    assert _indexes(toned, variant) and _indexes(toned, base), (toned, variant)
+    assert _indexes(variant, person) and _indexes(f"{base}\U0001F3FD\u200d{sign}", person)
+    assert not _indexes(variant, toned) and not _indexes(person, variant)
+
+
+def _data(**names: str) -> dict[str, dict[str, str]]:
+    """An ``emoji.EMOJI_DATA`` of the given emoji -> CLDR names (the tones and people included)."""
+    tones = {"\U0001F3FB": "light_skin_tone", "\U0001F3FF": "dark_skin_tone",
+             "👨": "man", "👩": "woman", "🧑": "person"}
+    return {k: {"en": f":{v}:"} for k, v in {**tones, **names}.items()}
+
+
+@pytest.mark.parametrize(("seq", "name", "expected"), [
+    # the name of a group and then only its people and tones: its mixed-tone form
+    ("👨🏻\u200d🤝\u200d👨🏿", "men_holding_hands_light_skin_tone_dark_skin_tone", "👬"),
+    ("🧑🏻\u200d❤\u200d💋\u200d🧑🏿", "kiss_person_person_light_skin_tone_dark_skin_tone", "💏"),
+    # a name that merely starts with another emoji's: no form of it
+    ("👨🏻\u200d🤹\u200d👨🏿", "man_juggling_with_man_light_skin_tone_dark_skin_tone", None),
+    ("🧑🏻\u200d🤝\u200d🧑🏿", "person_holding_hands_light_skin_tone_dark_skin_tone", None),
+    ("🧑🏻\u200d💋\u200d🧑🏿", "kiss_on_cheek_person_person_light_skin_tone_dark_skin_tone", None)])
+def test_a_toned_sequence_is_a_form_only_of_the_emoji_its_whole_name_is(
+        seq: str, name: str, expected: str | None) -> None:
+    """The name was matched to any emoji named by its first words, down to one: a release listing
+    a toned-only "man juggling with man" would have made it a form of 👨 (man), and every 👨 a
+    search for a juggler found. Only a name that is an emoji's and then the sequence's own
+    people and tones is a toned form of it."""
+    data = _data(**{"👬": "men_holding_hands", "💏": "kiss", "🤝": "handshake", "🤹": "juggling",
+                    "💋": "kiss_mark", "\u2764": "red_heart"}, **{seq: name})
+    assert tok._toned_forms(data).get(tok._TONE.sub("", seq)) == expected

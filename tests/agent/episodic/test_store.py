@@ -1198,15 +1198,29 @@ def test_an_archive_indexed_before_group_and_flag_parts_is_re_indexed_once_and_t
         assert [m.session_id for m in engine.retrieve("🌈")] == ["pride"]
 
 
-def _table_before_single_groups() -> dict[str, tuple[str, ...]]:
-    """The parts table of segment version 9: no group of one code point (👬) had parts, and no
-    sequence listed only toned (👨🏻‍🤝‍👨🏿) had its one code point (appended last now)."""
+def _table_without_forms(strip: Callable[[str], bool]) -> dict[str, tuple[str, ...]]:
+    """The parts table as it was before the toned-only sequences whose emoji ``strip`` says
+    had one: that emoji without their parts, and they without it (nor its gender-less group)."""
     import emoji
 
     from hermes_core import tokenize as tok
 
-    forms = tok._toned_forms(emoji.EMOJI_DATA)
-    return {k: v[:-1] if k in forms else v for k, v in tok._listed_parts().items() if len(k) > 1}
+    forms = {k: v for k, v in tok._toned_forms(emoji.EMOJI_DATA).items() if strip(v)}
+    gone = {k: {v, tok._GENDER_HAIR.sub("", v)} for k, v in forms.items()}
+    return {k: tuple(p for p in v if p not in gone.get(k, ())) for k, v in tok._listed_parts().items()
+            if k not in set(forms.values())}
+
+
+def _table_before_single_groups() -> dict[str, tuple[str, ...]]:
+    """The parts table of segment version 9: no group of one code point (👬) had parts, and no
+    sequence listed only toned (👨🏻‍🤝‍👨🏿) had its one code point (nor a gendered group's)."""
+    return _table_without_forms(lambda single: True)
+
+
+def _table_before_gendered_groups() -> dict[str, tuple[str, ...]]:
+    """The parts table of segment version 10: a gender variant's group (👯‍♂) had no parts, and
+    its mixed-tone sequence (👨🏻‍🐰‍👨🏿) neither it nor 👯."""
+    return _table_without_forms(lambda single: "\u200d" in single)
 
 
 def _segment_before_single_groups(text: str) -> str:
@@ -1249,6 +1263,39 @@ def test_an_archive_indexed_before_single_groups_and_pictographs_is_re_indexed_o
                           digest=digest) as engine:
         assert [m.session_id for m in engine.retrieve("👨")] == ["pair"]
         assert [m.session_id for m in engine.retrieve("\u2194")] == ["swap"]
+
+
+def test_an_archive_indexed_before_gendered_groups_is_re_indexed_once_and_then_found(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Segment version 10's table gave 👯‍♂️ (men with bunny ears) no 👨 and its two-tone form
+    no 👯‍♂️: an archive it indexed, its digest recorded under the installed release, read as up
+    to date under the table that has them. The version re-keys it."""
+    pair = "👨\U0001F3FB\u200d🐰\u200d👨\U0001F3FF"
+    texts = {"party": "two 👯\u200d\u2642\ufe0f at the door", "mixed": f"a {pair} photo"}
+
+    from hermes_core import tokenize as tok
+
+    table = _table_before_gendered_groups()
+
+    def segment(text: str) -> str:
+        with monkeypatch.context() as before:
+            before.setattr(tok, "_listed_parts", lambda: table)
+            return tok.segment_for_index(text)
+
+    def as_old(old: SessionStore) -> None:       # each found by one half of the group only
+        for symbol, found in (("👨", {"mixed"}), ("👯", {"party"})):
+            hits = old.search(ranking.match_term(symbol_terms(symbol)[0]), 5)
+            assert {h.session_id for h in hits} == found, symbol
+
+    with monkeypatch.context() as before:
+        before.setattr(tok, "_listed_parts", lambda: table)
+        tok.emoji_data_digest.cache_clear()
+        digest = tok.emoji_data_digest()
+    tok.emoji_data_digest.cache_clear()
+    assert digest != tok.emoji_data_digest()
+    with _re_indexed_once(tmp_path, segment, 10, texts, as_old=as_old, digest=digest) as engine:
+        assert {m.session_id for m in engine.retrieve("👨")} == {"party", "mixed"}
+        assert {m.session_id for m in engine.retrieve("👯")} == {"party", "mixed"}
 
 
 BEAR_ON_FIRE = "🐻\u200d🔥"    # no sequence Unicode lists: a later release may
