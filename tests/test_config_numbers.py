@@ -155,6 +155,20 @@ def test_a_huge_retention_in_days_is_told_days(tmp_path: Path) -> None:
         info.value), str(info.value)
 
 
+
+@pytest.mark.parametrize("field", ["input", "output", "cache_write", "cache_read"])
+def test_a_huge_price_is_told_its_unit_though_its_name_says_none(field: str) -> None:
+    """A price's name is the part of the call it prices, not its unit: the range says the unit
+    ``PriceSettings`` is in (USD per million tokens), as a timeout's says seconds."""
+    prices = {"input": "1", "output": "2", field: "100000000000000"}
+    body = "llm:\n  prices:\n    gpt-4o:\n" + "".join(f"      {k}: {v}\n" for k, v in prices.items())
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(body, file="c.yaml", env={})
+    assert info.value.key_path == f"llm.prices.gpt-4o.{field}", str(info.value)
+    assert "at least 0 and at most 1,000,000,000 USD per million tokens;" in info.value.reason, (
+        info.value.reason)
+
+
 # A number inside a mapping setting: the YAML written under the mapping's key (the entry named
 # ENTRY), and the words the error must hold. Every mapping of numbers in Settings is here
 # (test_every_mapping_of_numbers_is_tested_entry_by_entry).
