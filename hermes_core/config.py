@@ -38,16 +38,12 @@ from hermes_core.config_messages import (
     describe_value,
     explain_error,
     header_safe,
+    provider_shown,
     safe_path,
 )
-from hermes_core.config_numbers import Float, Weight, Whole, check_numbers, not_a_boolean
+from hermes_core.config_numbers import PRICE, Float, Weight, Whole, check_numbers, not_a_boolean
 from hermes_core.errors import ConfigError
-from hermes_core.redact import (
-    MIN_SUBSTRING,
-    Redactor,
-    register_secrets,
-    url_passwords,
-)
+from hermes_core.redact import MIN_SUBSTRING, Redactor, register_secrets, url_passwords
 from hermes_core.types import Credential, clean_text, fingerprint, unfit_model_name
 from hermes_core.yaml_safe import Interpolate, YamlLimitError, format_path, load_yaml
 
@@ -168,10 +164,10 @@ class RoutingSettings(_Model):
 class PriceSettings(_Model):
     """USD per million tokens; a cache price left out costs what input does."""
 
-    input: float = Field(ge=0)
-    output: float = Field(ge=0)
-    cache_write: float | None = Field(None, ge=0)
-    cache_read: float | None = Field(None, ge=0)
+    input: Annotated[float, PRICE] = Field(ge=0)
+    output: Annotated[float, PRICE] = Field(ge=0)
+    cache_write: Annotated[float | None, PRICE] = Field(None, ge=0)
+    cache_read: Annotated[float | None, PRICE] = Field(None, ge=0)
 
 
 class LLMSettings(_Model):
@@ -612,13 +608,14 @@ def _secret_values(data: Mapping[str, Any],
 
 def _check_credentials(settings: Settings, lines: Mapping[str, int]) -> None:
     """Keys under a provider nothing routes to are never used: say so, or the chat reports
-    "no API key configured" for a file that holds one."""
+    "no API key configured" for a file that holds one (its name masked if it is a pasted key)."""
     routed = [p.name for p in settings.llm.routing.providers] or list(ENV_KEYS)
     for name, creds in settings.credentials.items():
         if name not in routed and creds.keys:
             log.warning("%s:%s: credentials for '%s' are unused: no provider of that name in "
                         "llm.routing.providers (%s)", settings.source or "<config>",
-                        lines.get(f"credentials.{name}", "?"), name, ", ".join(routed))
+                        lines.get(f"credentials.{name}", "?"),
+                        provider_shown(name, settings.credentials), ", ".join(routed))
 
 
 _WARNED_SHORT: set[tuple[str, str]] = set()
@@ -630,11 +627,12 @@ def warn_short_keys(settings: Settings, lines: Mapping[str, int],
     (real keys run to dozens of characters). It still works, and is scrubbed from every output
     as a whole word; say so once per key, by its place, never its value."""
     env = os.environ if env is None else env
-    places = [(f"credentials.{name}.keys[{i}]", k.key.strip())
+    places = [(f"credentials.{name}.keys[{i}]", k.key.strip(),   # (where, the key, as shown)
+               f"credentials.{provider_shown(name, settings.credentials)}.keys[{i}]")
               for name, c in settings.credentials.items() for i, k in enumerate(c.keys)]
-    places += [(f"${name}", env[name].strip()) for name in ENV_KEYS.values()
+    places += [(f"${name}", env[name].strip(), f"${name}") for name in ENV_KEYS.values()
                if isinstance(env.get(name), str)]
-    for place, key in places:
+    for place, key, shown in places:
         if not key or len(key) >= MIN_SUBSTRING or (place, fingerprint(key)) in _WARNED_SHORT:
             continue
         _WARNED_SHORT.add((place, fingerprint(key)))
@@ -642,7 +640,7 @@ def warn_short_keys(settings: Settings, lines: Mapping[str, int],
             if place.startswith("credentials.") else ""
         log.warning("%s%s is only %d characters long: probably not a real key (a placeholder or "
                     "a typo?); it is used as given, and scrubbed from all output wherever it "
-                    "stands as a word", where, place, len(key))
+                    "stands as a word", where, shown, len(key))
 
 
 def _check_rules(settings: Settings, lines: Mapping[str, int]) -> None:

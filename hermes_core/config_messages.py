@@ -272,6 +272,14 @@ def safe_path(loc: tuple[Any, ...], secrets: Iterable[str] = ()) -> str:
         p in known or holds_secret(p, known)) else p for p in loc))
 
 
+def provider_shown(name: str, credentials: Mapping[str, Any]) -> str:
+    """A provider's name for a log line of the load (keys unused, a key too short): masked when
+    it is a pasted key, of a key's shape or one of the file's ``credentials`` keys. A library's
+    logging has no redacting filter, and the CLI's learns the file's keys after the load."""
+    keys = [k.key.strip() for c in credentials.values() for k in c.keys]
+    return safe_path((name,), keys)
+
+
 def mask_quoted(sentence: str, secrets: Iterable[str] = ()) -> str:
     """A validator's own sentence with every quoted value that holds a secret masked (a key
     pasted as a provider's name: "unknown provider '<the key>'")."""

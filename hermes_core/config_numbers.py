@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import types
 import typing
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from annotated_types import Ge, Gt, Le, Lt
@@ -43,9 +44,23 @@ def unit_word(name: str) -> str:
     return words[-2] if len(words) > 1 and words[-1] in ("limit", "budget") else words[-1]
 
 
-def _unit(name: str) -> str:
-    """`` seconds`` for ``request_timeout_s``, `` days`` for ``retention_days``; else ""."""
-    unit = UNITS.get(unit_word(name)) if name else None
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """The unit of a setting whose name does not say it, in its ``Annotated`` metadata: a
+    price's name (``input``, ``cache_read``) is the part of the call it prices, not its unit."""
+
+    words: str
+
+
+#: The unit of every price of ``llm.prices``.
+PRICE = Unit("USD per million tokens")
+
+
+def _unit(name: str, metadata: list[Any]) -> str:
+    """`` seconds`` for ``request_timeout_s``, `` days`` for ``retention_days``, a declared
+    :class:`Unit` before either; else ""."""
+    declared = next((m.words for m in metadata if isinstance(m, Unit)), None)
+    unit = declared or (UNITS.get(unit_word(name)) if name else None)
     return f" {unit}" if unit else ""
 
 
@@ -65,7 +80,7 @@ def allowed_range(metadata: list[Any], *, name: str = "", default: Any = None,
     low = (f"greater than {lower.gt:g}" if isinstance(lower, Gt)
            else f"at least {lower.ge:g}" if isinstance(lower, Ge)
            else "at least 0" if non_negative else f"at least -{MAX_SETTING:,}")
-    unit = _unit(name)
+    unit = _unit(name, metadata)
     said = f"{low} and at most {MAX_SETTING:,}{unit}"
     if isinstance(default, int | float) and not isinstance(default, bool):
         said += f" (default {_shown(default)}{unit})"

@@ -322,6 +322,25 @@ def test_unused_credentials_warned_once_per_load(tmp_path: Path, caplog):
     assert len([r for r in caplog.records if "unused" in r.getMessage()]) == 1
 
 
+
+@pytest.mark.parametrize(("provider", "key", "shown"), [
+    ("sk-ant-api03-" + "Q7x" * 14, "abc", "credentials for '<secret-looking key>' are unused"),
+    ("ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8", "abd", "credentials.<secret-looking key>"),
+    ("q9w8e7r6t5y4u3i2o1p0zxcv", "q9w8e7r6t5y4u3i2o1p0zxcv", "<secret-looking key>")],
+    ids=["key-shaped", "token-shaped", "a-key-of-no-shape-also-its-value"])
+def test_a_key_pasted_as_a_provider_s_name_is_not_echoed_by_the_load_s_warnings(
+        caplog, provider: str, key: str, shown: str) -> None:
+    """The warnings of a load (keys under a provider nothing routes to, a key too short) name
+    the provider: one named by a pasted key is masked as an error's key path is. A library's
+    logging has no redacting filter, and the CLI's knows a key of no shape only after the load."""
+    body = f"credentials:\n  {provider}:\n    keys: [{{key: {key}}}]\n"
+    with caplog.at_level(logging.WARNING, logger="hermes_core.config"):
+        parse_yaml(body, file="c.yaml", env={})
+    said = caplog.text
+    assert "are unused" in said and shown in said, said
+    assert provider not in said and provider[:16] not in said, said
+
+
 # ``context_engine`` numbers that are infinite or NaN (``busy_timeout_s: .inf`` for
 # "wait forever") are config errors naming the key and line; ``.inf`` crashed the memory database's
 # open with an OverflowError outside the error tree, taking the agent down at start-up.

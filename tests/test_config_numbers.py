@@ -24,11 +24,15 @@ UNITS = {"s": " seconds", "bytes": " bytes", "days": " days", "tokens": " tokens
          "token": " tokens", "window": " tokens", "chars": " characters", "char": " characters",
          "rpm": " requests a minute", "tpm": " tokens a minute"}
 UNITLESS = frozenset({
-    "temperature", "priority", "confidence", "rounds", "seed", "input", "output", "write", "read",
-    "weight", "retry", "workers", "failures", "burst", "key", "provider", "strikes", "results",
+    "temperature", "priority", "confidence", "rounds", "seed", "weight", "retry", "workers",
+    "failures", "burst", "key", "provider", "strikes", "results",
     "bias", "week", "month", "quarter", "older", "score", "sessions", "k", "threshold", "max",
     "mean", "ratio", "margin", "cap", "turns", "breakpoints", "slack", "water", "target", "share",
     "memory", "user"})
+#: Settings whose name says no unit though they have one (a price is named by the part of the
+#: call it prices): the unit their range must say.
+DECLARED = {f"llm.prices.*.{name}": " USD per million tokens"
+            for name in ("input", "output", "cache_write", "cache_read")}
 
 
 def _unit_word(name: str) -> str:
@@ -73,7 +77,8 @@ def _number_mappings() -> list[tuple[str, ...]]:
 
 def test_every_number_setting_s_name_is_a_known_unit_or_a_known_unitless_word() -> None:
     unknown = sorted(".".join(path) for path, _ in _number_settings()
-                     if _unit_word(path[-1]) not in UNITS and _unit_word(path[-1]) not in UNITLESS)
+                     if _unit_word(path[-1]) not in (*UNITS, *UNITLESS)
+                     and ".".join(path) not in DECLARED)
     assert not unknown, f"say whether these settings' names declare a unit: {unknown}"
 
 
@@ -82,8 +87,9 @@ def test_every_number_setting_s_name_is_a_known_unit_or_a_known_unitless_word() 
 def test_a_number_setting_s_range_says_the_unit_its_name_declares(
         path: tuple[str, ...], field: Any) -> None:
     """``context_engine.retention_days`` is told days, ``memory_char_limit`` characters,
-    ``max_rpm`` requests a minute: the unit of the ceiling and of the default alike."""
-    unit = UNITS.get(_unit_word(path[-1]), "")
+    ``max_rpm`` requests a minute, a price USD per million tokens: the unit of the ceiling and
+    of the default alike."""
+    unit = DECLARED.get(".".join(path), UNITS.get(_unit_word(path[-1]), ""))
     said = allowed_range(field.metadata, name=path[-1], default=10)
     assert f"at most 1,000,000,000{unit} (default 10{unit})" in said, said
 
@@ -153,6 +159,20 @@ def test_a_huge_retention_in_days_is_told_days(tmp_path: Path) -> None:
         parse_yaml("context_engine:\n  retention_days: 100000000000000\n", file="c.yaml", env={})
     assert "greater than 0 and at most 1,000,000,000 days; got a number of 15 digits" in str(
         info.value), str(info.value)
+
+
+
+@pytest.mark.parametrize("field", ["input", "output", "cache_write", "cache_read"])
+def test_a_huge_price_is_told_its_unit_though_its_name_says_none(field: str) -> None:
+    """A price's name is the part of the call it prices, not its unit: the range says the unit
+    ``PriceSettings`` is in (USD per million tokens), as a timeout's says seconds."""
+    prices = {"input": "1", "output": "2", field: "100000000000000"}
+    body = "llm:\n  prices:\n    gpt-4o:\n" + "".join(f"      {k}: {v}\n" for k, v in prices.items())
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(body, file="c.yaml", env={})
+    assert info.value.key_path == f"llm.prices.gpt-4o.{field}", str(info.value)
+    assert "at least 0 and at most 1,000,000,000 USD per million tokens;" in info.value.reason, (
+        info.value.reason)
 
 
 # A number inside a mapping setting: the YAML written under the mapping's key (the entry named
