@@ -214,22 +214,30 @@ _SHARED_IN_CONTEXT = (
              "|staging|backend|database|db|app|application|linux|remote|ssh|ftp"
              "|restart|restarts|restarted|restarting|reboot|reboots|rebooted|rebooting")
     + r"servers?|servers?(?=\s+(?:errors?|crash|logs?|(?:is|was|went|goes|keeps\s+going)\s+down"
-    r"|down\b|returns?|returned|respond|response|side|config|restart|reboot|timeouts?|timed"
-    r"|\d{3})))"
+    # a waiter returns, responds or is tipped 100 dollars too: a status code or error after
+    r"|down\b|(?:returns?|returned|respond(?:s|ed)?(?:\s+with)?)\s+(?:an?\s+)?(?:[1-5]\d\d\b"
+    r"|errors?|empty|null|nothing|garbage|json|html)|response|side|config|restart|reboot"
+    r"|timeouts?|timed|[45]\d\d\b(?!\s*(?:dollars?|bucks|euros?|pounds?|yen)))))"
     # restarted, rebooted, deployed to or ssh'd into a server named by a determiner
     r"|(?:restart(?:s|ed|ing)?|reboot(?:s|ed|ing)?|deploy(?:s|ed|ing)?\s+to|ssh(?:ed)?\s+into)"
     r"\s+(?:the|a|his|her|their|our|my)\s+servers?"
     r"|(?=heap)(?:heap\s+(?:overflows?|corruption|dumps?|size|space|memory|allocations?"
     r"|fragmentation|snapshots?|usage|exhaust(?:ed|ion)?)|" + _after("java|jvm|v8|node") + "heap)"
+    # a sheet's thread count and the main thread of a story are no program's
     r"|(?=thread)(?:thread[\s-]*(?:pools?|safe(?:ty)?|dumps?|local|starvation|sanitizer|leaks?"
-    r"|ids?|counts?)|" + _after("main|worker|background|ui|daemon|kernel|render") + "threads?)"
+    r"|ids?)|" + _after("main|worker|background|ui|daemon|kernel|render") + "threads?"
+    r"(?!\s+of\s+(?!(?:the\s+|an?\s+|this\s+|my\s+|his\s+|her\s+|their\s+)?(?:app|application"
+    r"|program|process|browser|game|engine|server|service|renderer)\b)))"
     r"|multi-?thread(?:ed|ing)?|single-threaded)")
 _CJK_SHARED = (
     r"(?:请求|請求|连接|連接|读取|讀取|响应|響應|网络|網絡|接口|服务|服務|数据库|數據庫|调用|調用)"
-    r"(?:一直|总是|總是|又|经常|經常)?(?:超时|超時)|(?:超时|超時)(?:错误|錯誤|异常|異常|重试|重試)"
+    r"(?:一直|总是|總是|老是|总|總|老|又|经常|經常|频繁|頻繁|都|也|就|会|會|还|還)?(?:超时|超時)|(?:超时|超時)(?:错误|錯誤|异常|異常|重试|重試)"
     r"|服务器|伺服器|线程|線程|執行緒|堆内存|堆內存|堆記憶體|堆溢出"
-    r"|タイムアウト(?!を(?:取|と|要求|使))"
-    r"|(?<!ビール)(?<!ウォーター)(?<!ウオーター)(?<!ドリンク)サーバー?(?!ント)"
+    # a coach's timeout taken, asked or applied for (タイムアウトを2回取った)
+    r"|タイムアウト(?!を[^。！？?!、\n]{0,6}?(?:取|と[っるり]|要求|申請|請求|使))"
+    # not a beer, coffee, tea, juice or water server, nor a serval (サーバル) or servant
+    r"|(?<!ビール)(?<!ビア)(?<!コーヒー)(?<!珈琲)(?<!お茶)(?<!茶)(?<!ジュース)(?<!ウォーター)"
+    r"(?<!ウオーター)(?<!ドリンク)サーバ(?:ー(?!ント)|(?![ンルー]))"
     r"|スレッド(?:プール|セーフ|ダンプ|ローカル)|(?:マルチ|メイン|ワーカー|シングル)スレッド|ヒープ")
 
 # A part of a running system a real failure is explained by (a cache, a config, CI, the build, a

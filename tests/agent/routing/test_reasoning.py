@@ -572,3 +572,26 @@ BARE_WHY_ABOUT_A_NOUN: tuple[str, ...] = (
 @pytest.mark.parametrize("text", BARE_WHY_ABOUT_A_NOUN)
 def test_a_bare_why_about_a_number_animal_or_noun_keeps_the_cue(text: str) -> None:
     assert reasoning_cue(text) == "explanation", text
+
+
+# The road-crossing riddle answered on its line is a joke only while its answer names nothing
+# technical (as an answered or announced why) and asks no second question in the line's window:
+# a code identifier, a traceback, a URL, code with a bug in the answer is a real question's
+# context, and a question past the frame's first 80 characters is a question still.
+ROAD_CROSSING_ANSWERED_TECHNICALLY: tuple[str, ...] = (
+    "Why did the robot cross the road? Its plan_route() returns None.",
+    "Why did the robot cross the road? The path_planner never stops at the curb.",
+    "Why did the delivery robot cross the road? We deployed it from https://example.com/x",
+    "Why did the robot cross the road? Traceback (most recent call last): it crashed",
+    "Why did the robot cross the road? The Python code has a bug in the stop check.",
+    "Why did the self-driving car cross the road? The lane detection should have stopped it at"
+    " the red light, what is wrong?",
+    "为什么机器人过马路？它的代码有bug。",
+    "なぜロボットは道を渡ったの？コードにバグがある。",
+)
+
+
+@pytest.mark.parametrize("text", ROAD_CROSSING_ANSWERED_TECHNICALLY)
+def test_the_road_crossing_frame_answered_with_a_technical_thing_or_asked_again_is_a_question(
+        text: str) -> None:
+    assert reasoning_cue(text) == "explanation", text
