@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import pytest
 
@@ -179,3 +180,26 @@ def test_a_word_shared_with_a_person_s_day_is_technical_only_in_a_program_s_cont
 def test_a_shared_word_in_a_person_s_sense_beside_a_context_word_is_not_technical(
         text: str, found: bool) -> None:
     assert bool(_named(text)) is found, _named(text)
+
+
+# Each hand-kept first-letter look holds every letter its words can start with, as the standard
+# library's parse of the pattern reads them: a word added without its letter is found nowhere.
+def test_each_first_letter_look_holds_every_letter_its_pattern_can_start_with(
+        first_letters: Callable[[str, int], set[str] | None]) -> None:
+    from hermes_core.agent.routing import code_cues as cc
+
+    cjk = first_letters(f"(?:{cc._ZH_CODE_NOUN}|{cc._JA_CODE_NOUN}|{cc._CJK_FAULT}"
+                        f"|{cc._CJK_SHARED})", re.IGNORECASE)
+    assert cjk is not None
+    assert cjk - set(cc.CJK_WORD_OPENS) == set()
+    shared = first_letters(cc._SHARED_IN_CONTEXT.removeprefix("(?=[acdhmrst])"), re.IGNORECASE)
+    assert shared is not None
+    assert {c.lower() for c in shared} - set("acdhmrst") == set()
+    ascii_words = first_letters(f"(?:{cc._EN_CODE_NOUN}|{cc._NAMED_LANGS}|{cc._FAULT}"
+                                f"|{cc._SYSTEMS}|{cc._SHARED_IN_CONTEXT})", re.IGNORECASE)
+    assert ascii_words is not None
+    assert {c.lower() for c in ascii_words} - set("abcdefghijklmnopqrstuvwxyz") == set()
+    opens = cc.LANGUAGE_IN_CONTEXT.pattern[len("(?="):cc.LANGUAGE_IN_CONTEXT.pattern.index(")")]
+    languages = first_letters(cc.LANGUAGE_IN_CONTEXT.pattern.removeprefix(f"(?={opens})"), 0)
+    assert languages is not None
+    assert languages - set(opens.strip("[]")) == set()

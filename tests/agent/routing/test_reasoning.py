@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import pytest
 
@@ -595,3 +596,12 @@ ROAD_CROSSING_ANSWERED_TECHNICALLY: tuple[str, ...] = (
 def test_the_road_crossing_frame_answered_with_a_technical_thing_or_asked_again_is_a_question(
         text: str) -> None:
     assert reasoning_cue(text) == "explanation", text
+
+
+def test_the_frame_s_first_letter_look_holds_every_letter_a_frame_can_start_with(
+        first_letters: Callable[[str, int], set[str] | None]) -> None:
+    from hermes_core.agent.routing import reasoning
+
+    frame = first_letters(reasoning._JOKE_FRAME.pattern, reasoning._JOKE_FRAME.flags)
+    assert frame is not None
+    assert frame - reasoning._FRAME_OPENS == set()
