@@ -241,7 +241,8 @@ _CJK_SHARED = (
     r"|スレッド(?:プール|セーフ|ダンプ|ローカル)|(?:マルチ|メイン|ワーカー|シングル)スレッド|ヒープ")
 
 # A part of a running system a real failure is explained by (a cache, a config, CI, the build, a
-# deploy, a database, dependencies; 缓存, 配置, 部署; キャッシュ, デプロイ): an answer naming one
+# deploy, a database, dependencies, a disk, a certificate, a port, DNS, a firewall; 缓存, 配置,
+# 部署, 端口; キャッシュ, デプロイ, ポート): an answer naming one
 # after a why explains it ("Why does the build fail? Because the cache is stale."), where a
 # joke's answer is about its subject. Read only in an answer: "why did he clear the cache" and
 # a build of muscle or of Lego are a person's.
@@ -249,9 +250,14 @@ SYSTEM_PART = re.compile(
     rf"{_ASCII_START}(?:(?i:cach(?:e|es|ed|ing)|config(?:s|uration|urations)?|deploy(?:s|ed|ing"
     r"|ments?)?|databases?|dependenc(?:y|ies)|environment\s+variables?"
     r"|(?:the|a|this|our|my|every|nightly|release)\s+builds?"
-    rf"|builds?\s+(?:fail|break|broke|pass|error|step|cache|time)\w*)|CI){_ASCII_END}"
+    rf"|builds?\s+(?:fail|break|broke|pass|error|step|cache|time)\w*"
+    # a host's parts: its disk, a certificate, a port in use or numbered, DNS, a firewall
+    r"|disks?|(?:ssl|tls)\s+certs?|certificates?|ports?\s+(?:\d+|(?:is|was)\s+(?:already\s+)?"
+    rf"(?:in\s+use|taken|blocked|closed))|dns|firewalls?)|CI){_ASCII_END}"
     r"|缓存|緩存|配置|构建|構建|部署|依赖|依賴|数据库|數據庫|编译|編譯|服务器|伺服器"
-    r"|キャッシュ|デプロイ|データベース|依存関係|コンフィグ|設定ファイル")
+    r"|磁盘|磁碟|端口|证书|證書|防火墙|防火牆"
+    r"|キャッシュ|デプロイ|データベース|依存関係|コンフィグ|設定ファイル|ディスク|証明書|ポート"
+    r"|ファイアウォール")
 
 # The letters the CJK words above (and the Latin ones among them: bug, SQL) start with: most
 # places fail this one-step look. Hand-kept; a test compares the look with none.

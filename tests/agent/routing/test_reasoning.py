@@ -605,3 +605,27 @@ def test_the_frame_s_first_letter_look_holds_every_letter_a_frame_can_start_with
     frame = first_letters(reasoning._JOKE_FRAME.pattern, reasoning._JOKE_FRAME.flags)
     assert frame is not None
     assert frame - reasoning._FRAME_OPENS == set()
+
+
+# A disk, a certificate, a port, DNS or a firewall are parts of a running system as a cache is:
+# an answer naming one explains a failure (磁盘, 端口, 证书; ディスク, 証明書, ポート).
+ANSWER_NAMING_A_HOST_PART: tuple[str, ...] = (
+    "Why does the log stop? Because the disk is full.",
+    "Why does the site not load? Because the certificate expired.",
+    "Why does the site not load? Because the SSL cert expired.",
+    "Why does the app not start? Because the port is already in use.",
+    "Why does the site not resolve? Because the DNS record is wrong.",
+    "Why can't the app connect? Because the firewall blocks it.",
+    "为什么服务起不来？因为端口被占用了。",
+    "为什么网站打不开？因为证书过期了。",
+    "为什么日志写不进去？因为磁盘满了。",
+    "なぜ起動しないの？答え：ポートが使われている",
+    "なぜ繋がらないの？答え：証明書が切れている",
+    "なぜ書き込めないの？答え：ディスクがいっぱい",
+)
+
+
+@pytest.mark.parametrize("text", ANSWER_NAMING_A_HOST_PART)
+def test_an_answer_naming_a_disk_certificate_port_dns_or_firewall_is_an_explanation(
+        text: str) -> None:
+    assert reasoning_cue(text) == "explanation", text
