@@ -214,26 +214,35 @@ _SHARED_IN_CONTEXT = (
              "|staging|backend|database|db|app|application|linux|remote|ssh|ftp"
              "|restart|restarts|restarted|restarting|reboot|reboots|rebooted|rebooting")
     + r"servers?|servers?(?=\s+(?:errors?|crash|logs?|(?:is|was|went|goes|keeps\s+going)\s+down"
-    r"|down\b|returns?|returned|respond|response|side|config|restart|reboot|timeouts?|timed"
-    r"|\d{3})))"
+    # a waiter returns, responds or is tipped 100 dollars too: a status code or error after
+    r"|down\b|(?:returns?|returned|respond(?:s|ed)?(?:\s+with)?)\s+(?:an?\s+)?(?:[1-5]\d\d\b"
+    r"|errors?|empty|null|nothing|garbage|json|html)|response|side|config|restart|reboot"
+    r"|timeouts?|timed|[45]\d\d\b(?!\s*(?:dollars?|bucks|euros?|pounds?|yen)))))"
     # restarted, rebooted, deployed to or ssh'd into a server named by a determiner
     r"|(?:restart(?:s|ed|ing)?|reboot(?:s|ed|ing)?|deploy(?:s|ed|ing)?\s+to|ssh(?:ed)?\s+into)"
     r"\s+(?:the|a|his|her|their|our|my)\s+servers?"
     r"|(?=heap)(?:heap\s+(?:overflows?|corruption|dumps?|size|space|memory|allocations?"
     r"|fragmentation|snapshots?|usage|exhaust(?:ed|ion)?)|" + _after("java|jvm|v8|node") + "heap)"
+    # a sheet's thread count and the main thread of a story are no program's
     r"|(?=thread)(?:thread[\s-]*(?:pools?|safe(?:ty)?|dumps?|local|starvation|sanitizer|leaks?"
-    r"|ids?|counts?)|" + _after("main|worker|background|ui|daemon|kernel|render") + "threads?)"
+    r"|ids?)|" + _after("main|worker|background|ui|daemon|kernel|render") + "threads?"
+    r"(?!\s+of\s+(?!(?:the\s+|an?\s+|this\s+|my\s+|his\s+|her\s+|their\s+)?(?:app|application"
+    r"|program|process|browser|game|engine|server|service|renderer)\b)))"
     r"|multi-?thread(?:ed|ing)?|single-threaded)")
 _CJK_SHARED = (
     r"(?:请求|請求|连接|連接|读取|讀取|响应|響應|网络|網絡|接口|服务|服務|数据库|數據庫|调用|調用)"
-    r"(?:一直|总是|總是|又|经常|經常)?(?:超时|超時)|(?:超时|超時)(?:错误|錯誤|异常|異常|重试|重試)"
+    r"(?:一直|总是|總是|老是|总|總|老|又|经常|經常|频繁|頻繁|都|也|就|会|會|还|還)?(?:超时|超時)|(?:超时|超時)(?:错误|錯誤|异常|異常|重试|重試)"
     r"|服务器|伺服器|线程|線程|執行緒|堆内存|堆內存|堆記憶體|堆溢出"
-    r"|タイムアウト(?!を(?:取|と|要求|使))"
-    r"|(?<!ビール)(?<!ウォーター)(?<!ウオーター)(?<!ドリンク)サーバー?(?!ント)"
+    # a coach's timeout taken, asked or applied for (タイムアウトを2回取った)
+    r"|タイムアウト(?!を[^。！？?!、\n]{0,6}?(?:取|と[っるり]|要求|申請|請求|使))"
+    # not a beer, coffee, tea, juice or water server, nor a serval (サーバル) or servant
+    r"|(?<!ビール)(?<!ビア)(?<!コーヒー)(?<!珈琲)(?<!お茶)(?<!茶)(?<!ジュース)(?<!ウォーター)"
+    r"(?<!ウオーター)(?<!ドリンク)サーバ(?:ー(?!ント)|(?![ンルー]))"
     r"|スレッド(?:プール|セーフ|ダンプ|ローカル)|(?:マルチ|メイン|ワーカー|シングル)スレッド|ヒープ")
 
 # A part of a running system a real failure is explained by (a cache, a config, CI, the build, a
-# deploy, a database, dependencies; 缓存, 配置, 部署; キャッシュ, デプロイ): an answer naming one
+# deploy, a database, dependencies, a disk, a certificate, a port, DNS, a firewall; 缓存, 配置,
+# 部署, 端口; キャッシュ, デプロイ, ポート): an answer naming one
 # after a why explains it ("Why does the build fail? Because the cache is stale."), where a
 # joke's answer is about its subject. Read only in an answer: "why did he clear the cache" and
 # a build of muscle or of Lego are a person's.
@@ -241,9 +250,14 @@ SYSTEM_PART = re.compile(
     rf"{_ASCII_START}(?:(?i:cach(?:e|es|ed|ing)|config(?:s|uration|urations)?|deploy(?:s|ed|ing"
     r"|ments?)?|databases?|dependenc(?:y|ies)|environment\s+variables?"
     r"|(?:the|a|this|our|my|every|nightly|release)\s+builds?"
-    rf"|builds?\s+(?:fail|break|broke|pass|error|step|cache|time)\w*)|CI){_ASCII_END}"
+    rf"|builds?\s+(?:fail|break|broke|pass|error|step|cache|time)\w*"
+    # a host's parts: its disk, a certificate, a port in use or numbered, DNS, a firewall
+    r"|disks?|(?:ssl|tls)\s+certs?|certificates?|ports?\s+(?:\d+|(?:is|was)\s+(?:already\s+)?"
+    rf"(?:in\s+use|taken|blocked|closed))|dns|firewalls?)|CI){_ASCII_END}"
     r"|缓存|緩存|配置|构建|構建|部署|依赖|依賴|数据库|數據庫|编译|編譯|服务器|伺服器"
-    r"|キャッシュ|デプロイ|データベース|依存関係|コンフィグ|設定ファイル")
+    r"|磁盘|磁碟|端口|证书|證書|防火墙|防火牆"
+    r"|キャッシュ|デプロイ|データベース|依存関係|コンフィグ|設定ファイル|ディスク|証明書|ポート"
+    r"|ファイアウォール")
 
 # The letters the CJK words above (and the Latin ones among them: bug, SQL) start with: most
 # places fail this one-step look. Hand-kept; a test compares the look with none.

@@ -351,13 +351,20 @@ def _told_as_a_joke(text: str, folded: str, start: int, hi: int, code_shapes: bo
     joke:"), or it is answered by its punchline after the question mark (not the speaker's own
     context: "Because I changed the config", or a thing pointed at: "why does this page …"). An
     announced or answered why naming a technical thing is asked still ("Here's a riddle: why
-    does the Python loop never end?"), and so is an answered one naming a part of a running
+    does the Python loop never end?", the riddle's frame answered with "its plan_route() returns
+    None"), and so is an answered one naming a part of a running
     system (``code_cues.SYSTEM_PART``: "Why does the build fail? Because the cache is stale."
     explains a failure; a joke's answer is about its subject, an atom or a cookie). Each look is
     bounded to the why's own line."""
-    if text[start:start + 1] in _FRAME_OPENS \
-            and _JOKE_FRAME.match(text, start, min(len(text), start + 80)) is not None:
-        return True
+    if text[start:start + 1] in _FRAME_OPENS:
+        # read to the line's window: cut at 80 characters, a second question after it was
+        # an answer's end
+        frame = _JOKE_FRAME.match(text, start, min(hi, len(text)))
+        if frame is not None:
+            # its answer, if told, names nothing technical (plan_route(), a traceback, a URL)
+            mark = _QUESTION_MARK.search(text, start, frame.end())
+            return mark is None or not technical_starts(
+                text, folded, mark.start(), frame.end(), shapes=code_shapes)
     newline = text.rfind("\n", max(0, start - BEFORE_WINDOW), start)
     lo = newline + 1 if newline >= 0 else max(0, start - BEFORE_WINDOW)
     announced = (lo < start and _JOKE_ANNOUNCED.search(text, lo, start) is not None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import pytest
 
@@ -571,4 +572,60 @@ BARE_WHY_ABOUT_A_NOUN: tuple[str, ...] = (
 
 @pytest.mark.parametrize("text", BARE_WHY_ABOUT_A_NOUN)
 def test_a_bare_why_about_a_number_animal_or_noun_keeps_the_cue(text: str) -> None:
+    assert reasoning_cue(text) == "explanation", text
+
+
+# The road-crossing riddle answered on its line is a joke only while its answer names nothing
+# technical (as an answered or announced why) and asks no second question in the line's window:
+# a code identifier, a traceback, a URL, code with a bug in the answer is a real question's
+# context, and a question past the frame's first 80 characters is a question still.
+ROAD_CROSSING_ANSWERED_TECHNICALLY: tuple[str, ...] = (
+    "Why did the robot cross the road? Its plan_route() returns None.",
+    "Why did the robot cross the road? The path_planner never stops at the curb.",
+    "Why did the delivery robot cross the road? We deployed it from https://example.com/x",
+    "Why did the robot cross the road? Traceback (most recent call last): it crashed",
+    "Why did the robot cross the road? The Python code has a bug in the stop check.",
+    "Why did the self-driving car cross the road? The lane detection should have stopped it at"
+    " the red light, what is wrong?",
+    "为什么机器人过马路？它的代码有bug。",
+    "なぜロボットは道を渡ったの？コードにバグがある。",
+)
+
+
+@pytest.mark.parametrize("text", ROAD_CROSSING_ANSWERED_TECHNICALLY)
+def test_the_road_crossing_frame_answered_with_a_technical_thing_or_asked_again_is_a_question(
+        text: str) -> None:
+    assert reasoning_cue(text) == "explanation", text
+
+
+def test_the_frame_s_first_letter_look_holds_every_letter_a_frame_can_start_with(
+        first_letters: Callable[[str, int], set[str] | None]) -> None:
+    from hermes_core.agent.routing import reasoning
+
+    frame = first_letters(reasoning._JOKE_FRAME.pattern, reasoning._JOKE_FRAME.flags)
+    assert frame is not None
+    assert frame - reasoning._FRAME_OPENS == set()
+
+
+# A disk, a certificate, a port, DNS or a firewall are parts of a running system as a cache is:
+# an answer naming one explains a failure (磁盘, 端口, 证书; ディスク, 証明書, ポート).
+ANSWER_NAMING_A_HOST_PART: tuple[str, ...] = (
+    "Why does the log stop? Because the disk is full.",
+    "Why does the site not load? Because the certificate expired.",
+    "Why does the site not load? Because the SSL cert expired.",
+    "Why does the app not start? Because the port is already in use.",
+    "Why does the site not resolve? Because the DNS record is wrong.",
+    "Why can't the app connect? Because the firewall blocks it.",
+    "为什么服务起不来？因为端口被占用了。",
+    "为什么网站打不开？因为证书过期了。",
+    "为什么日志写不进去？因为磁盘满了。",
+    "なぜ起動しないの？答え：ポートが使われている",
+    "なぜ繋がらないの？答え：証明書が切れている",
+    "なぜ書き込めないの？答え：ディスクがいっぱい",
+)
+
+
+@pytest.mark.parametrize("text", ANSWER_NAMING_A_HOST_PART)
+def test_an_answer_naming_a_disk_certificate_port_dns_or_firewall_is_an_explanation(
+        text: str) -> None:
     assert reasoning_cue(text) == "explanation", text

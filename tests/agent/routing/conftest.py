@@ -1,0 +1,69 @@
+"""Fixtures of the routing tests."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from re import _constants as sre  # type: ignore[attr-defined]
+from re import _parser  # type: ignore[attr-defined]
+from typing import Any
+
+import pytest
+
+
+def _first(items: Any, ignore_case: bool) -> tuple[set[str] | None, bool]:
+    """The letters a parsed pattern can start a match with (None: any) and whether it can match
+    empty. Zero-width looks are stepped over, so the set is a superset of the true one."""
+    letters: set[str] = set()
+    for op, av in items:
+        if op in (sre.AT, sre.ASSERT, sre.ASSERT_NOT):
+            continue
+        if op is sre.LITERAL:
+            got: set[str] | None = {chr(av)}
+            nullable = False
+        elif op is sre.IN:
+            got = set()
+            for kind, value in av:
+                if kind is sre.LITERAL:
+                    got.add(chr(value))
+                elif kind is sre.RANGE:
+                    got.update(chr(c) for c in range(value[0], value[1] + 1))
+                else:   # a negation or a category: any letter
+                    got = None
+                    break
+            nullable = False
+        elif op is sre.SUBPATTERN:
+            _, add, drop, sub = av
+            case = (ignore_case or bool(add & re.IGNORECASE)) and not drop & re.IGNORECASE
+            got, nullable = _first(sub, case)   # folds its own letters
+        elif op is sre.BRANCH:
+            got, nullable = set(), False
+            for sub in av[1]:
+                one, empty = _first(sub, ignore_case)
+                got = None if got is None or one is None else got | one
+                nullable = nullable or empty
+        elif op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
+            low, _, sub = av
+            got, empty = _first(sub, ignore_case)
+            nullable = low == 0 or empty
+        else:
+            return None, False
+        if got is None:
+            return None, False
+        if ignore_case and op in (sre.LITERAL, sre.IN):
+            got = got | {c.swapcase() for c in got}
+        letters |= got
+        if not nullable:
+            return letters, False
+    return letters, True
+
+
+@pytest.fixture
+def first_letters() -> Callable[[str, int], set[str] | None]:
+    """The letters ``pattern`` (compiled with ``flags``) can start a match with, read from the
+    standard library's own parse of it, or None when it can start with any: a hand-kept
+    first-letter look is compared with it, so a word added to the pattern cannot be left out."""
+    def first(pattern: str, flags: int = 0) -> set[str] | None:
+        letters, _ = _first(_parser.parse(pattern, flags), bool(flags & re.IGNORECASE))
+        return letters
+    return first
