@@ -521,15 +521,21 @@ _INNER_GRAVE = re.compile(r"[ìòùÌÒÙ](?=[^\W\d_])")
 
 def _no_western_language(western: str, central: str) -> bool:
     """One cp1250 language's table holds every listed letter of the cp1250 reading, while the
-    cp1252 reading mixes languages: in a word ("klíè", "pøebyteèná": Spanish í, French è,
-    Danish ø in one word are Czech "klíč", "přebytečná"), or across the line when the cp1250
-    reading holds two of cp1250's own listed letters (Croatian "Nije moguće ... proračun",
-    cp1252 "moguæe ... proraèun": Danish æ, French è). Across words, one own letter is no
-    evidence: a Catalan "dependències ... índex" is Slovak č, í letter for letter; Danish
-    "højst én" is Czech ř, é, so a line of one language in each page stays cp1252."""
+    cp1252 reading mixes languages: in a word whose cp1250 reading holds one of cp1250's own
+    listed letters ("klíè", "pøebyteèná": Spanish í, French è, Danish ø in one word are Czech
+    "klíč", "přebytečná"), or across the line when the cp1250 reading holds two of them
+    (Croatian "Nije moguće ... proračun", cp1252 "moguæe ... proraèun": Danish æ, French è).
+    The 26-letter tables leave out letters their languages write, so a word mixing tables
+    without such a letter is no evidence: Portuguese "configurações" (ç Portuguese's, õ
+    Estonian's) is "configuraçőes", Catalan "començà" is "començŕ". Across words, one own
+    letter is none either: a Catalan "dependències ... índex" is Slovak č, í letter for letter;
+    Danish "højst én" is Czech ř, é, so a line of one language in each page stays cp1252."""
     if not _one_table_writes(central, "cp1250"):
         return False
-    if any(not _one_table_writes(word, "cp1252") for word in _LETTERS.findall(western)):
+    own = _central_letters()[0]
+    # both pages give one character a byte, so a word sits at the same place in each reading
+    if any(not own.isdisjoint(central[m.start():m.end()].lower())
+           and not _one_table_writes(m.group(), "cp1252") for m in _LETTERS.finditer(western)):
         return True
     return (len(_central_letters()[0] & set(central.lower())) >= 2
             and not _one_table_writes(western, "cp1252"))
