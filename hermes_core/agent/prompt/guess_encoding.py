@@ -476,7 +476,7 @@ def _one_table_writes(text: str, codec: str) -> bool:
     """Every letter past ASCII of ``text`` that a table lists is in one table among those
     ``codec`` writes: one language could have written the whole line (Catalan "memòria
     intermèdia" in cp1252: Italian's è, ò; its cp1250 reading "memňria intermčdia" has none)."""
-    letters = _letter_ranks(codec).keys() & {c for c in text.lower() if not c.isascii()}
+    letters = _letter_ranks(codec).keys() & {c for c in set(text.lower()) if not c.isascii()}
     return any(letters <= table for table in _table_sets(codec))
 
 
@@ -530,15 +530,16 @@ def _no_western_language(western: str, central: str) -> bool:
     Estonian's) is "configuraçőes", Catalan "començà" is "començŕ". Across words, one own
     letter is none either: a Catalan "dependències ... índex" is Slovak č, í letter for letter;
     Danish "højst én" is Czech ř, é, so a line of one language in each page stays cp1252."""
-    if not _one_table_writes(central, "cp1250"):
+    own = _central_letters()[0] & set(central.lower())
+    if not own or not _one_table_writes(central, "cp1250"):
         return False
-    own = _central_letters()[0]
-    # both pages give one character a byte, so a word sits at the same place in each reading
-    if any(not own.isdisjoint(central[m.start():m.end()].lower())
-           and not _one_table_writes(m.group(), "cp1252") for m in _LETTERS.finditer(western)):
+    # each distinct word judged once (a file says the same words again and again); both pages
+    # give one character a byte, so a word's cp1250 reading is its bytes decoded again
+    words = {word for word in _LETTERS.findall(western) if not word.isascii()}
+    if any(not own.isdisjoint(word.encode("cp1252").decode("cp1250").lower())
+           and not _one_table_writes(word, "cp1252") for word in words):
         return True
-    return (len(_central_letters()[0] & set(central.lower())) >= 2
-            and not _one_table_writes(western, "cp1252"))
+    return len(own) >= 2 and not _one_table_writes(western, "cp1252")
 
 
 def _icelandic(western: str) -> frozenset[str]:
