@@ -46,13 +46,12 @@ trust, because on a short file its ranking is close to a coin toss:
   is). A GB18030 reading of only rarer characters (GBK/4: most traditional ones, "們說話") is
   taken last, when no single-byte reading fits (one past the detector's threshold too, when
   its Han touch ASCII letters: "m滗ritt" is Finnish "määritt") and every character past ASCII
-  is a Han character or CJK punctuation. A CJK reading each of whose characters ends in an ASCII byte
-  gives way to a fitting cp1252 / cp1251 one: a curly quote or dash before a letter is a GBK/3
-  pair ("Don’t" as "Don抰"), "°C" a frequent Big5 one. To a cp1250 one only when the CJK
-  reading holds as many ASCII letters as wide characters or more (Polish "Wśród właśnie" is
-  "W渞骴 w砤渘ie", 4 and 4; Big5 "增加", no letter, is "ĽWĄ["). A line of hanzi
-  alone whose short single-byte reading is no one language's letters
-  (:func:`one_language_writes`: GBK "螨虫" as "тэіж") stays GB18030.
+  is a Han character or CJK punctuation. A CJK reading each of whose characters ends in an
+  ASCII byte gives way to a fitting cp1252 / cp1251 one: a curly quote or dash before a letter
+  is a GBK/3 pair ("Don’t" as "Don抰"), "°C" a frequent Big5 one. To a cp1250 one only when
+  the CJK reading has as many ASCII letters as wide characters or more (Polish "Wśród
+  właśnie" is "W渞骴 w砤渘ie", 4 and 4; Big5 "增加" is "ĽWĄ["). Hanzi alone whose short single-
+  byte reading is no one language's (:func:`one_language_writes`: "螨虫" as "тэіж") stay GBK.
 * **Kana mean Japanese.** EUC-JP's kana rows are GB2312's too, so a Japanese note also reads
   cleanly as GB18030 with wrong kanji ("元気" as "傅丹"), or as cp949 Hangul jamo. A GB18030
   reading holding kana, or a cp949 one holding jamo, gives way to EUC-JP when that reads the
@@ -264,11 +263,10 @@ def single_byte_fits(text: str, codec: str) -> bool:
     accents) and no sign before a letter (:data:`_SIGN_BEFORE_LETTER`: Big5 and Shift-JIS
     lead bytes) unless, past :data:`FEW_WORDS` words, accented letters outnumber them or
     they are fewer than one in ten words; in cp1250, at most two for each ASCII one (Czech
-    and Polish are denser: "Zażółć gęślą jaźń"), no word of four
-    letters or more without an ASCII one, none opening with
-    ą/ę/ě, no capital after a small accented letter, no lone mark and no symbol touching a
-    letter (:data:`_MARK_BY_LETTER`: Big5 and GBK bytes); in both Latin pages, no superscript inside a
-    word and no capital past ASCII after a small letter."""
+    and Polish are denser: "Zażółć gęślą jaźń"), no word of four letters or more without an
+    ASCII one, none opening with ą/ę/ě, no capital after a small accented letter, no lone mark
+    and no symbol touching a letter (:data:`_MARK_BY_LETTER`: Big5 and GBK bytes); in both
+    Latin pages, no superscript inside a word and no capital past ASCII after a small letter."""
     if _CONTROL.search(text) is not None:
         return False
     past = 0
@@ -476,7 +474,7 @@ def _one_table_writes(text: str, codec: str) -> bool:
     """Every letter past ASCII of ``text`` that a table lists is in one table among those
     ``codec`` writes: one language could have written the whole line (Catalan "memòria
     intermèdia" in cp1252: Italian's è, ò; its cp1250 reading "memňria intermčdia" has none)."""
-    letters = _letter_ranks(codec).keys() & {c for c in text.lower() if not c.isascii()}
+    letters = _letter_ranks(codec).keys() & {c for c in set(text.lower()) if not c.isascii()}
     return any(letters <= table for table in _table_sets(codec))
 
 
@@ -519,25 +517,34 @@ def _beats(a: tuple[float, float], b: tuple[float, float]) -> bool:
 _INNER_GRAVE = re.compile(r"[ìòùÌÒÙ](?=[^\W\d_])")
 
 
+#: Czech's ř (Nordic ø, a vowel, in cp1252) before a consonant but n: Czech writes it before a
+#: vowel, last or in "vnitřní", Norwegian and Faroese their ø there ("kafébesøk", "frásøgn").
+_R_BEFORE_CONSONANT = re.compile(r"ř(?=[b-df-hj-mp-tv-xz])")
+
+
 def _no_western_language(western: str, central: str) -> bool:
     """One cp1250 language's table holds every listed letter of the cp1250 reading, while the
-    cp1252 reading mixes languages: in a word ("klíè", "pøebyteèná": Spanish í, French è,
-    Danish ø in one word are Czech "klíč", "přebytečná"), or across the line when the cp1250
-    reading holds two of cp1250's own listed letters (Croatian "Nije moguće ... proračun",
-    cp1252 "moguæe ... proraèun": Danish æ, French è). Across words, one own letter is no
-    evidence: a Catalan "dependències ... índex" is Slovak č, í letter for letter; Danish
-    "højst én" is Czech ř, é, so a line of one language in each page stays cp1252."""
-    if not _one_table_writes(central, "cp1250"):
+    cp1252 reading mixes languages: in a word whose cp1250 reading holds one of cp1250's own
+    listed letters (Spanish í, French è, Danish ø in "klíè", "pøebyteèná" are Czech "klíč",
+    "přebytečná"), or across the line when the cp1250 reading holds two ("moguæe ... proraèun",
+    Danish æ, French è, is Croatian "moguće ... proračun"). The 26-letter tables leave letters
+    out, so a word mixing them without such a letter is no evidence (Portuguese "configurações"
+    is "configuraçőes", Catalan "començà" "començŕ"); nor is one own letter across words
+    (Catalan "dependències ... índex" is Slovak č, í; Danish "højst én" Czech ř, é)."""
+    own = _central_letters()[0] & set(central.lower())
+    if not own or not _one_table_writes(central, "cp1250"):
         return False
-    if any(not _one_table_writes(word, "cp1252") for word in _LETTERS.findall(western)):
+    # each distinct word once; one byte a character, so its cp1250 reading is its bytes again
+    words = {w for w in _LETTERS.findall(western) if not w.isascii()}
+    if any(not own.isdisjoint(_R_BEFORE_CONSONANT.sub("", w.encode("cp1252").decode("cp1250")
+                                                      .lower()))
+           and not _one_table_writes(w, "cp1252") for w in words):
         return True
-    return (len(_central_letters()[0] & set(central.lower())) >= 2
-            and not _one_table_writes(western, "cp1252"))
+    return len(own) >= 2 and not _one_table_writes(western, "cp1252")
 
 
 def _icelandic(western: str) -> frozenset[str]:
-    """ý when ``western`` holds æ, ð or þ: Icelandic and Faroese write them beside ý, while
-    their cp1250 bytes (ć, đ, ţ) are no language's that writes ý ("Græja flýtilykils")."""
+    """ý beside æ, ð or þ (cp1250's ć, đ, ţ: no ý-writing language's) is Icelandic's."""
     return frozenset("ý") if not frozenset("æðþ").isdisjoint(western.lower()) else frozenset()
 
 
