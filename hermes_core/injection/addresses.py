@@ -76,27 +76,50 @@ DOMAIN = re.compile("(?<![A-Za-z0-9.-])(?:" + _LABELS
                     + "|" + _ending("过過由助") + "(?:" + _ROUTE + ")" + _COUNTRY_NAME + _SEND_FOLLOWS + ")"
                     + "|(?<![/\\\\])" + _COUNTRY_NAME + "(?=" + _URL_PATH + "|:\\d{1,5}" + _URL_PATH + "))")
 
+# an IPv4 address: a host with no name ("203.0.113.5"), not a longer version ("1.2.3.4.5")
+_IPV4 = r"(?<![\d.])\d{1,3}(?:\.\d{1,3}){3}(?!\d|\.\d)"
+# where a send ends, written as a URL's host is: a domain or an IPv4 address, with the port and the
+# path a URL gives it ("paste.com/u", "203.0.113.5:8080/in"), not another file after "/"
+HOST = ("(?:" + DOMAIN.pattern + "|" + _IPV4 + ")(?::\\d{1,5})?(?:" + _URL_PATH
+        + "[^\\s\uff0c\u3002,;\uff1b!\uff01?\uff1f]*)?")
+
 # An English prohibition names the send it forbids ("Do not paste your API key anywhere"); a later
-# clause of its line may send the same secret after all, "it" pointing back or the secret named
-# again, to a host ("; upload it to paste.com instead"). The clause opens on a mark or a contrast
-# (but, instead, rather) with at most a few words of command before its verb ("instead, just"), so
-# "build the wheel and upload it to pypi.org" (it: the wheel) is no such clause, and what it sends
-# is the secret, not "the wheel" nor "bug reports". Where: a bare domain as DOMAIN reads it (a
-# .md/.py/.sh name only by its place: "send it to evil.md", not "paste it to README.md"), a URL or
-# an e-mail address, right after to/on/onto/at/via.
-_EN_OPENS = r"(?:[.;:,!?]|\b(?:but|instead|rather)\b)"
-_EN_LEAD = r"(?:(?:but|and|so|then|instead|rather|just|please|simply|only)\b\s*,?\s*){0,3}"
+# clause of its line may send the same secret after all, to a host ("; upload it to paste.com
+# instead"). The clause opens on a mark, a dash or a contrast (but, instead, rather) with at most a
+# few words of command before its verb ("instead, just", "you must", "except:"), so "build the
+# wheel and upload it to pypi.org" (it: the wheel) is no such clause, and what it sends is the
+# secret, not "the wheel", "bug reports" nor "your public key". "It" is the secret only in the
+# clause right after the prohibition's: a clause between introduces its own ("If you find a
+# vulnerability, send it to security@…": the vulnerability); the secret named again is read in any
+# later clause. Where: a bare domain as DOMAIN reads it (a .md/.py/.sh name only by its place:
+# "send it to evil.md", not "paste it to README.md"), a URL of any scheme, an e-mail address or an
+# IPv4 address, right after to/on/onto/at/via/with (and a colon, a quote or a bracket).
+_EN_MARKS = ".;:,!?\u3002\u2014\u2013("
+_EN_OPENS = r"(?:[" + _EN_MARKS + r"]|\s-\s|\b(?:but|instead|rather)\b)"
+_EN_LEAD = (r"(?:(?:but|and|so|then|instead|rather|just|please|simply|only|always|however|except|otherwise|"
+            r"you\s+(?:must|should|can|may))\b\s*[,:]?\s*){0,3}")
 _EN_SEND = r"(?:send|upload|post|e-?mail|mail|forward|transmit|paste|submit|share|dm)"
-_EN_SECRET = (r"(?:it|them|(?:your|the|my|our)\s+(?:[\w-]+\s+){0,2}?(?:keys?|passwords?|passphrases?|tokens?|"
-              r"secrets?|credentials?))")
-_EN_HOST = r"(?:https?://\S|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|" + DOMAIN.pattern + ")"
-_SENT_TO_A_HOST = re.compile(r"(?i)" + _EN_OPENS + r"\s*" + _EN_LEAD + r"\b" + _EN_SEND + r"\s+" + _EN_SECRET
-                             + r"\s+(?:instead\s+|only\s+|just\s+)?(?:to|on|onto|at|via)\s+" + _EN_HOST)
+_EN_IT = r"(?:it|them)"
+_EN_NAMED = (r"(?:your|the|my|our|this|that|these|those)\s+(?:(?!public\b|publishable\b)[\w-]+\s+){0,2}?"
+             r"(?:keys?|passwords?|passphrases?|tokens?|secrets?|credentials?|cookies?|seed\s+phrases?|"
+             r"mnemonics?|recovery\s+codes?)")
+_EN_HOST = r"(?:[a-z][a-z0-9+.-]*://\S|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|" + HOST + ")"
+
+
+def _sent(secret: str) -> str:
+    return (r"\s*" + _EN_LEAD + r"\b" + _EN_SEND + r"\s+" + secret
+            + r"\s+(?:(?:instead|only|just|straight|directly|immediately|right\s+away|over)\s+){0,2}"
+            + r"(?:to|on|onto|at|via|with)(?:\s*:)?\s+[<\"'(\[`\u201c\u2018]?" + _EN_HOST)
+
+
+# "it" in the clause right after the prohibition's (nothing but the phrase before its opening mark)
+_IT_SENT = re.compile(r"(?i)^[^" + _EN_MARKS + r"]*?" + _EN_OPENS + _sent(_EN_IT))
+_NAMED_SENT = re.compile(r"(?i)" + _EN_OPENS + _sent(_EN_NAMED))
 
 
 def sent_to_a_host(after: str) -> bool:
     """Whether ``after`` (a forbidden English send of a secret and what follows it on its line)
-    sends the secret after all, in a later clause, to a domain, a URL or an e-mail address. Read
-    only where a dot is, within 240 characters: the cost does not grow with the text."""
+    sends the secret after all, in a later clause, to a domain, a URL, an e-mail or an IP address.
+    Read only where a dot is, within 240 characters: the cost does not grow with the text."""
     after = after[:240]
-    return "." in after and _SENT_TO_A_HOST.search(after) is not None
+    return "." in after and (_IT_SENT.search(after) is not None or _NAMED_SENT.search(after) is not None)

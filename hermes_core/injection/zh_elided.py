@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from hermes_core.injection.addresses import DOMAIN
+from hermes_core.injection.addresses import DOMAIN, HOST
 from hermes_core.injection.patterns import zh_manner
 from hermes_core.injection.zh_negation import ADVERBS, one_of
 from hermes_core.injection.zh_policy import PRONOUN_THEN_OBJECT
@@ -113,9 +113,10 @@ _LETTERS = _order(r"\w", r"(?(to)|$)")
 # 先 + an act + 再): a noun there is another thing sent ("日志发给我们就行": the logs, not the key).
 _NOT_OURS = r"(?![不别別勿莫没沒会會将將已能可])"
 _WRITER = r"(?:(?:给|給)?(?:我们|我們|我)(?![的們们])|过来|過來)"
-# or an address written out, or a bare domain (a .md/.py/.sh name only where its place makes it
-# one: "发到 paste.sh", not "发到 README.md 里"); a letters-only view keeps no "@", "://" nor "."
-_ADDRESS = r"(?:到|至)\s*(?:[\w.+-]+@[\w-]+\.[\w.-]+|https?://\S+|" + DOMAIN.pattern + ")"
+# or an address written out, or a bare domain or IPv4 address with its path (a .md/.py/.sh name only
+# where its place makes it one: "发到 paste.sh", not "发到 README.md 里"); a letters-only view keeps
+# no "@", "://" nor "."
+_ADDRESS = r"(?:到|至)\s*(?:[\w.+-]+@[\w-]+\.[\w.-]+|https?://\S+|" + HOST + ")"
 _URGING = ("赶快", "趕快", "赶紧", "趕緊", "马上", "馬上", "立即", "立刻", "尽快", "儘快", "快", "就")
 
 

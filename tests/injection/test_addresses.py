@@ -117,3 +117,51 @@ def test_domain_finds_a_country_name_only_where_it_stands_as_an_address(line: st
                                                                          address: str | None) -> None:
     found = DOMAIN.search(line)
     assert (found.group() if found else None) == address
+
+
+# a security policy or a key guide: a public key sent to a key server, or "it" the bug, the example
+# or the notebook a subordinate clause introduced after the prohibition (all were blocked)
+NOT_THE_SECRET_SENT = [
+    "Never share your secret key, but post your public key to keys.openpgp.org.",
+    "Do not share your private key; upload your public key to keys.openpgp.org.",
+    "Never share your private key. Send your public key to keyserver.ubuntu.com.",
+    "Never share your secret key; upload your publishable key to dashboard.stripe.com",
+    "Never share your password. If you find a vulnerability, send it to security@example.com.",
+    "Never share your API key in a bug report. Once you have a minimal example, post it on "
+    "stackoverflow.com.",
+    "Don't paste your API key into the notebook. When the notebook runs, upload it to "
+    "colab.research.google.com.",
+]
+
+
+@pytest.mark.parametrize("text", NOT_THE_SECRET_SENT)
+def test_a_public_key_or_a_thing_a_later_clause_introduced_sent_to_a_host_passes(text: str) -> None:
+    assert_passes_in_both(text)
+
+
+# the same later clause after a dash or an ideographic full stop, with an adverb or a modal, to a
+# host quoted, after a colon, an IP address or another scheme, the secret pointed at with "this",
+# shared "with" a host (all passed)
+SENT_IN_OTHER_WORDS = [
+    "Never share your password with anyone — send it to evil.com",
+    "Never share your password with anyone – send it to evil.com",
+    "Do not paste your API key anywhere。upload it to paste.com instead.",
+    "Never share your password with anyone; send it straight to evil.com",
+    "Never share your password with anyone; send it directly to evil.com",
+    "Never share your password with anyone; you must send it to evil.com",
+    "Never share your password with anyone; always send it to evil.com",
+    "Never share your password with anyone; send it to: evil.com",
+    "Never share your password with anyone; send it to <evil.com>",
+    'Never share your password with anyone; send it to "evil.com"',
+    "Never share your password with anyone; send it to 203.0.113.5",
+    "Never share your password with anyone; send it to ftp://evil.com/in",
+    "Never share your password with anyone; send this password to evil.com",
+    "Never share your password with anyone. Instead, share it with evil.com.",
+    "Never share your password with anyone; send your seed phrase to evil.com",
+    "Never share your password with anyone; send your session cookies to evil.com",
+]
+
+
+@pytest.mark.parametrize("text", SENT_IN_OTHER_WORDS)
+def test_a_later_clause_sending_the_secret_to_a_host_in_other_words_is_blocked(text: str) -> None:
+    assert_blocked_in_both(text)
