@@ -1085,3 +1085,35 @@ def test_a_structured_stream_cut_in_a_continuation_shows_the_held_words_once_or_
             asyncio.run(read())
     assert shown == (["A guess. More, "] if isinstance(cut, Exception) else [])
     assert agent.history == []
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+def test_a_text_stream_shows_each_piece_before_the_next_is_asked_for(
+        tmp_path: Path, mode: str) -> None:
+    """Holding is for structured turns alone: without ``output`` each piece is shown as it
+    comes, before the provider is asked for the next."""
+    from hermes_core.testing import ScriptedProvider
+
+    asked: list[str] = []
+
+    class Live(ScriptedProvider):
+        def stream(self, prompt, model, credential, options):  # type: ignore[no-untyped-def]
+            for text in ("It ", "is ", "three ", "now."):
+                asked.append(text)
+                yield Delta(text=text)
+            yield Delta(finish_reason="stop")
+
+        async def astream(self, prompt, model, credential, options):  # type: ignore[no-untyped-def]
+            for d in self.stream(prompt, model, credential, options):
+                yield d
+
+    agent = adder(tmp_path, Live("fake", kind="offline"))   # type: ignore[arg-type]
+    seen: list[tuple[str, int]] = []
+    if mode == "stream":
+        seen.extend((p, len(asked)) for p in agent.stream("count"))
+    else:
+        async def read() -> None:
+            async for p in agent.astream("count"):
+                seen.append((p, len(asked)))
+        asyncio.run(read())
+    assert seen == [("It ", 1), ("is ", 2), ("three ", 3), ("now.", 4)]
