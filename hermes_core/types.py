@@ -179,6 +179,9 @@ class Delta:
     redraft: bool = False
     # ``text`` is the structured output tool's input (see ``Completion.from_output_tool``)
     from_output_tool: bool = False
+    # the provider's id of the request (the last piece): its request-id header, else the id of
+    # the message the stream carries, as a whole reply's ``Completion.request_id`` is
+    request_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -74,6 +74,9 @@ class Turn:
         # a structured stream's paused words, scrubbed, not shown yet: the continuation says
         # whether they lead its answer or are dropped (its output tool's input is the answer)
         self.unshown = ""
+        self.unshown_lead = ""   # the paragraph break due before them (see ``lead``)
+        # the stream redactor of a paused reply that goes on, for its continuation (``Shown``)
+        self.scrub: StreamRedactor | None = None
         self._ids: set[str] | None = None   # tool-call ids in the conversation, once a call came
         self._billed: set[int] = set()   # the failed attempts already counted, by identity
         fitted = agent.fitted
@@ -165,7 +168,8 @@ class Turn:
             return False
         self.continued += 1
         self.continuing = True
-        self.said = False   # the next reply goes on in the same paragraph
+        if done.text:   # the next reply goes on in the same paragraph; after none, a round
+            self.said = False   # with text before it still wants its break
         paused = Message("assistant", done.text, replay=done.paused, container=done.container)
         self.prompt = replace(self.prompt, messages=(*self.prompt.messages, paused))
         return True
@@ -271,8 +275,8 @@ class Turn:
         if self.held:
             went_on = len(self.held) - (1 if done.finish_reason == PAUSED else 0)
             words = "".join(self.held[:went_on])
-            if not done.from_output_tool:
-                done = replace(done, text=words + done.text)
+            if not done.from_output_tool:   # scrubbed again: a key split across the pause
+                done = replace(done, text=self.agent.redact(words + done.text))
             elif words:
                 log.debug("%d characters of paused words before the output tool dropped "
                           "(its input is the answer)", len(words))
@@ -332,7 +336,11 @@ class Shown:
     def __init__(self, turn: Turn, scrub: StreamRedactor | None = None,
                  drafts: Drafts[Any] | None = None, *, hold: bool = False) -> None:
         self.turn, self.acc = turn, Accumulator(turn.decision.model)
-        self.lead, self.scrub, self.drafts = turn.lead, scrub or StreamRedactor(), drafts
+        # a paused reply's continuation goes on with its redactor: a key split across the pause
+        # is caught as one split across two pieces is (a flush at the pause released its head)
+        carried, turn.scrub = turn.scrub, None
+        self.went_on = carried is not None
+        self.lead, self.scrub, self.drafts = turn.lead, carried or scrub or StreamRedactor(), drafts
         self.hold, self.kept = hold, ""
         if drafts is not None and not turn.continuing:
             drafts.restart()
@@ -340,33 +348,53 @@ class Shown:
     def feed(self, d: Delta) -> str | None:
         """The piece ``d`` shows, or None."""
         if self.acc.add(d):
-            shown, self.lead = self.scrub.feed(self.lead + d.text), ""
-            if d.from_output_tool and self.turn.unshown:
-                log.debug("%d characters of paused words not shown (the output tool's input "
-                          "is the answer)", len(self.turn.unshown))
-                self.turn.unshown = ""
-            if self.hold:
-                self.kept += shown
+            if d.from_output_tool and self.went_on:
+                self._drop()
+            if self.hold:   # the lead is put before the text at the end (``end``)
+                self.kept += self.scrub.feed(d.text)
                 return None
+            shown, self.lead = self.scrub.feed(self.lead + d.text), ""
             return shown or None
         return "" if self.drafts is not None and self.drafts.feed(d) else None
 
+    def _drop(self) -> None:
+        """The paused words this reply goes on from are not shown: the output tool's input is
+        the answer alone (:meth:`Turn.answer`). Their held tail goes with them; the paragraph
+        break they would have followed stays (``Turn.unshown_lead``)."""
+        turn, self.went_on = self.turn, False
+        dropped = len(turn.unshown) + len(self.scrub.abandon())
+        if dropped:
+            log.debug("%d characters of paused words not shown (the output tool's input is the "
+                      "answer)", dropped)
+        turn.unshown = ""
+
     def end(self) -> str:
         """What the round shows once its stream ended (the key-shaped tail held back, the text
-        held): carried in the turn instead when the reply is paused and goes on."""
-        rest = self.kept + self.scrub.flush()
-        self.kept = ""
-        if self.hold and self.turn.goes_on(self.acc.finish, self.acc.paused):
-            self.turn.unshown += rest
+        held): carried in the turn instead when the reply is paused and goes on, with the
+        redactor and its held tail."""
+        turn = self.turn
+        if turn.goes_on(self.acc.finish, self.acc.paused):
+            turn.scrub = self.scrub
+            if self.hold and self.kept:
+                if not turn.unshown:
+                    turn.unshown_lead = self.lead
+                turn.unshown, self.kept = turn.unshown + self.kept, ""
             return ""
-        rest, self.turn.unshown = self.turn.unshown + rest, ""
-        return rest
+        rest = self.kept + self.scrub.flush()
+        return self._with_lead(rest) if self.hold else rest
+
+    def _with_lead(self, rest: str) -> str:
+        """``rest`` after the turn's paused words still unshown and the paragraph break due
+        before the first of them or, with none, before ``rest``; the turn's held words cleared."""
+        turn = self.turn
+        lead = turn.unshown_lead if turn.unshown_lead else self.lead
+        rest, turn.unshown, turn.unshown_lead = turn.unshown + rest, "", ""
+        return lead + rest if rest else ""
 
     def failed(self) -> str:
         """What a round whose stream failed shows: what arrived, less the start of a key."""
-        rest, self.turn.unshown = self.turn.unshown + self.kept + self.scrub.abandon(), ""
-        self.kept = ""
-        return rest
+        rest, self.kept = self.kept + self.scrub.abandon(), ""
+        return self._with_lead(rest) if self.hold else rest
 
 
 def collect(stream: Any, turn: Turn, scrub: StreamRedactor | None = None,

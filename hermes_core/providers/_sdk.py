@@ -232,7 +232,7 @@ def completion_deltas(done: Completion) -> list[Delta]:
         out.append(Delta(text=done.text, from_output_tool=done.from_output_tool))
     out.extend(Delta(tool_call=call) for call in done.tool_calls)
     out.append(Delta(usage=done.usage, finish_reason=done.finish_reason, paused=done.paused,
-                     container=done.container, model=done.model))
+                     container=done.container, model=done.model, request_id=done.request_id))
     return out
 
 
@@ -519,6 +519,13 @@ class SDKProvider:
     def _whole_type(self) -> Any:
         """The SDK's model of a whole (not streamed) answer."""
         raise NotImplementedError
+
+    def _stated_id(self, stream: Any) -> str | None:
+        """The request id a streamed response's header states (``request_id_header``), as the
+        SDKs read a whole answer's ``_request_id``: what a provider's support asks for."""
+        response = getattr(stream, "response", None)
+        stated = response.headers.get(self.request_id_header) if response is not None else None
+        return stated or None
 
     def _whole_in_stream(self, stream: Any, prompt: Prompt, model: str,
                          options: CallOptions) -> Completion | None:

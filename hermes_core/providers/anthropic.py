@@ -290,6 +290,7 @@ class _StreamState:
         self.container: str | None = None   # the code-execution container it ran in
         self.model: str | None = None   # the model message_start says answers
         self.id: str | None = None   # the message's id, from message_start
+        self.stated_id: str | None = None   # the request id the response's header states
         self.page = False   # the 200, read whole, was a page of another type (see a_page)
 
     def step(self, event: Any) -> list[Delta]:
@@ -515,7 +516,8 @@ class _StreamState:
                 f"{provider}: the stream ended before the message finished (no stop reason): "
                 "the answer is incomplete", provider=provider, partial_text="".join(self.text)))
         return Delta(usage=self.so_far() or self.usage, finish_reason=self.finish,
-                     paused=self.paused(), container=self.container, model=self.model)
+                     paused=self.paused(), container=self.container, model=self.model,
+                     request_id=self.stated_id or self.id)
 
 
 class AnthropicProvider(SDKProvider):
@@ -635,6 +637,7 @@ class AnthropicProvider(SDKProvider):
         try:
             stream = self._opened(client, prompt, model, options, credential, reached)
             with stream:
+                state.stated_id = self._stated_id(stream)
                 answered = self._whole_in_stream(stream, prompt, model, options)
                 for event in () if answered is not None else stream:
                     yield from state.step(event)
@@ -655,6 +658,7 @@ class AnthropicProvider(SDKProvider):
         try:
             stream = await self._aopened(client, prompt, model, options, credential, reached)
             async with stream:
+                state.stated_id = self._stated_id(stream)
                 answered = self._whole_in_stream(stream, prompt, model, options)
                 if answered is None:
                     async for event in stream:

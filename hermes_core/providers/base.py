@@ -152,6 +152,7 @@ class Accumulator:
         self.container: str | None = None
         self.model: str | None = None   # the model the stream says answered
         self.from_output_tool = False   # the text is the structured output tool's input
+        self.request_id: str | None = None   # the provider's id of the request, when a piece says
 
     def add(self, d: Delta) -> bool:
         """Take ``d`` in; True when it brought text."""
@@ -169,6 +170,8 @@ class Accumulator:
             self.usage = d.usage
         if d.finish_reason:
             self.finish = d.finish_reason
+        if d.request_id:
+            self.request_id = d.request_id
         if d.text:
             self.parts.append(d.text)
             self.from_output_tool = self.from_output_tool or d.from_output_tool
@@ -179,9 +182,9 @@ class Accumulator:
                    unreported: Usage = Usage()) -> Completion:
         """The reply so far; ``unreported``: its usage when no piece brought one (the agent
         keeps a bare provider's zero counts as they were; a server's event stream read whole
-        says it reported none)."""
+        says it reported none); ``request_id``: the one a caller read itself, else the pieces'."""
         return Completion("".join(self.parts), self.model or self.default_model, provider,
                           self.usage if self.usage is not None else unreported,
-                          tuple(self.calls), self.finish, request_id,
+                          tuple(self.calls), self.finish, request_id or self.request_id,
                           reasoning=tuple(self.reasoning), paused=self.paused,
                           container=self.container, from_output_tool=self.from_output_tool)

@@ -450,7 +450,8 @@ class OpenAIProvider(SDKProvider):
             yield Delta(tool_call=call)
         yield Delta(usage=billed(),
                     finish_reason="refusal" if state.get("refused") else state.get("finish"),
-                    model=state.get("model"))
+                    model=state.get("model"),
+                    request_id=state.get("request_id") or state.get("id"))
 
     def _billed(self, payload: Callable[[], dict[str, Any]], model: str,
                 tools: _ToolCallAssembler, state: dict[str, Any],
@@ -524,6 +525,7 @@ class OpenAIProvider(SDKProvider):
             if not whole:
                 stream = self._opened(client, prompt, model, options, credential, reached)
                 with stream:
+                    state["request_id"] = self._stated_id(stream)
                     answered = self._whole_in_stream(stream, prompt, model, options)
                     for chunk in () if answered is not None else stream:
                         yield from self._step(chunk, tools, state, hold)
@@ -547,6 +549,7 @@ class OpenAIProvider(SDKProvider):
             if not whole:
                 stream = await self._aopened(client, prompt, model, options, credential, reached)
                 async with stream:
+                    state["request_id"] = self._stated_id(stream)
                     answered = self._whole_in_stream(stream, prompt, model, options)
                     if answered is None:
                         async for chunk in stream:

@@ -34,7 +34,7 @@ from hermes_core.testing import (
     web_search_blocks,
 )
 from hermes_core.tokens import count_tokens
-from hermes_core.types import Message, Usage
+from hermes_core.types import Delta, Message, Usage
 from tests.agent.conftest import (
     BUDGET,
     LONG,
@@ -976,7 +976,6 @@ def test_a_streamed_round_is_the_completion_its_deltas_amount_to(tmp_path: Path,
     (an author's provider that sends none) is no usage, counted as reported, and the reply is
     named after the model routed when no piece names one."""
     from hermes_core.testing import ScriptedProvider
-    from hermes_core.types import Delta
 
     fake = ScriptedProvider("fake", kind="offline", script=[   # no key asked
         [Delta(text="Adding. "), Delta(tool_call=tool_call("add", a=1, b=2, id="c1")),
@@ -992,3 +991,129 @@ def test_a_streamed_round_is_the_completion_its_deltas_amount_to(tmp_path: Path,
     assert reply.text == "It is 3." and reply.model == "m"
     assert [r.output for r in reply.tool_results] == ["3"]
     assert reply.usage == Usage() and reply.usage.reported
+
+
+#: A paused reply's content, sent back as it came (what a ScriptedProvider's pause carries)
+PAUSED_TEXT = ({"type": "text", "text": "..."},)
+ADDING = [Delta(text="Adding. "), Delta(tool_call=tool_call("add", a=1, b=2, id="c1")),
+          Delta(finish_reason="tool_calls")]
+JSON_ANSWER = '{"city": "Oslo"}'
+#: Turns that pause, by the rounds their provider streams, the ``output`` asked for, and the
+#: text shown, which is the reply's text after any tool round's words (and their break)
+ACROSS_A_PAUSE: dict[str, tuple[list[list[Delta]], type[BaseModel] | None, str, str]] = {
+    # a configured key split across the pause: one reply's text, scrubbed whole
+    "key split, structured": (
+        [[Delta(text="my key is Zq7"), Delta(finish_reason="pause_turn", paused=PAUSED_TEXT)],
+         [Delta(text=f" odd-key {JSON_ANSWER}"), Delta(finish_reason="end_turn")]],
+        City, "", f"my key is [key] {JSON_ANSWER}"),
+    "key split, words": (
+        [[Delta(text="my key is Zq7"), Delta(finish_reason="pause_turn", paused=PAUSED_TEXT)],
+         [Delta(text=" odd-key, kept safe."), Delta(finish_reason="end_turn")]],
+        None, "", "my key is [key], kept safe."),
+    # the paused words after a tool round dropped by the output tool: their break stays
+    "tool round, output tool": (
+        [ADDING, [Delta(text="A guess. "), Delta(finish_reason="pause_turn", paused=PAUSED_TEXT)],
+         [Delta(text=JSON_ANSWER, from_output_tool=True), Delta(finish_reason="tool_use")]],
+        City, "Adding. \n\n", JSON_ANSWER),
+    "tool round, words": (
+        [ADDING, [Delta(text="A guess. "), Delta(finish_reason="pause_turn", paused=PAUSED_TEXT)],
+         [Delta(text=JSON_ANSWER), Delta(finish_reason="end_turn")]],
+        City, "Adding. \n\n", f"A guess. {JSON_ANSWER}"),
+    # a paused reply with no text after a tool round: its continuation still starts a paragraph
+    "tool round, silent pause": (
+        [ADDING, [Delta(finish_reason="pause_turn", paused=PAUSED_TEXT)],
+         [Delta(text="It is 3."), Delta(finish_reason="end_turn")]],
+        None, "Adding. \n\n", "It is 3."),
+}
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+@pytest.mark.parametrize("case", sorted(ACROSS_A_PAUSE))
+def test_a_stream_shows_a_paused_turn_as_its_reply_keeps_it(
+        tmp_path: Path, mode: str, case: str) -> None:
+    """What a paused turn shows is its tool rounds' words, a paragraph break, then the reply's
+    text: a key split across the pause is scrubbed in both (the flush at the pause had released
+    its head, and each round's text was scrubbed apart); the break stays when the output tool
+    drops the paused words it was shown with, and when the paused reply had no text. Failed
+    before: both key cases (shown and reply), the output tool's (no break), the silent pause
+    (no break); 8 of 10."""
+    from hermes_core.testing import ScriptedProvider
+
+    rounds, output, before, kept = ACROSS_A_PAUSE[case]
+    agent = keyed_agent(tmp_path, ScriptedProvider(   # type: ignore[arg-type]
+        "fake", kind="offline", script=[list(r) for r in rounds]))
+
+    @agent.tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    if mode == "stream":
+        stream = agent.stream("where am I going?", output=output)
+        shown, reply = "".join(stream), stream.reply
+    else:
+        async def read() -> str:
+            return "".join([p async for p in agent.astream("where am I going?", output=output)])
+        shown, reply = asyncio.run(read()), agent.last_reply
+    fingerprinted = re.sub(r"\[key-[0-9a-f]+\]", "[key]", reply.text)
+    assert fingerprinted == kept, reply.text
+    assert shown == before + reply.text
+    assert ODD_KEY not in repr(agent.history)
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+@pytest.mark.parametrize("cut", [ValueError("cut"), KeyboardInterrupt()], ids=["error", "ctrl-c"])
+def test_a_structured_stream_cut_in_a_continuation_shows_the_held_words_once_or_not_at_all(
+        tmp_path: Path, mode: str, cut: BaseException) -> None:
+    """A continuation that fails shows what arrived, the paused words held for it first, once
+    (as a text stream had shown them live), the start of a key never; one interrupted shows
+    nothing more. The history stays untouched either way."""
+    from hermes_core.testing import ScriptedProvider
+
+    agent = keyed_agent(tmp_path, ScriptedProvider(   # type: ignore[arg-type]
+        "fake", kind="offline", script=[
+            [Delta(text="A guess. "), Delta(finish_reason="pause_turn", paused=PAUSED_TEXT)],
+            [Delta(text="More, Zq7"), cut]]))
+    shown: list[str] = []
+    with pytest.raises(type(cut)):
+        if mode == "stream":
+            shown.extend(agent.stream("where am I going?", output=City))
+        else:
+            async def read() -> None:
+                async for p in agent.astream("where am I going?", output=City):
+                    shown.append(p)
+            asyncio.run(read())
+    assert shown == (["A guess. More, "] if isinstance(cut, Exception) else [])
+    assert agent.history == []
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+def test_a_text_stream_shows_each_piece_before_the_next_is_asked_for(
+        tmp_path: Path, mode: str) -> None:
+    """Holding is for structured turns alone: without ``output`` each piece is shown as it
+    comes, before the provider is asked for the next."""
+    from hermes_core.testing import ScriptedProvider
+
+    asked: list[str] = []
+
+    class Live(ScriptedProvider):
+        def stream(self, prompt, model, credential, options):  # type: ignore[no-untyped-def]
+            for text in ("It ", "is ", "three ", "now."):
+                asked.append(text)
+                yield Delta(text=text)
+            yield Delta(finish_reason="stop")
+
+        async def astream(self, prompt, model, credential, options):  # type: ignore[no-untyped-def]
+            for d in self.stream(prompt, model, credential, options):
+                yield d
+
+    agent = adder(tmp_path, Live("fake", kind="offline"))   # type: ignore[arg-type]
+    seen: list[tuple[str, int]] = []
+    if mode == "stream":
+        seen.extend((p, len(asked)) for p in agent.stream("count"))
+    else:
+        async def read() -> None:
+            async for p in agent.astream("count"):
+                seen.append((p, len(asked)))
+        asyncio.run(read())
+    assert seen == [("It ", 1), ("is ", 2), ("three ", 3), ("now.", 4)]

@@ -35,7 +35,7 @@ from hermes_core.errors import (
 )
 from hermes_core.providers._sdk import completion_deltas, delta_completion
 from hermes_core.providers.anthropic import AnthropicProvider
-from hermes_core.providers.base import CallOptions
+from hermes_core.providers.base import Accumulator, CallOptions
 from hermes_core.providers.openai import OpenAIProvider
 from hermes_core.redact import Redactor, url_passwords
 from hermes_core.testing import (
@@ -841,3 +841,28 @@ def test_a_stream_s_pieces_amount_to_the_whole_reply_they_came_in(case: str) -> 
     assert (done.reasoning, done.paused, done.container) == (
         whole.reasoning, whole.paused, whole.container)   # not compared by ==
     assert completion_deltas(done)[-1].usage == done.usage   # and back, as a stream of it
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_a_streamed_reply_carries_the_request_id_and_usage_a_whole_one_does(
+        kind: str, mode: str, respx_mock: Any) -> None:
+    """A stream's pieces, joined (``Accumulator``, as the agent joins a round), carry the
+    request id its header states, else its message's id, and the usage of the SDK's real
+    shapes: OpenAI's include_usage chunk with no choices after the finish, Anthropic's
+    message_start input and message_delta output counts. Failed before: request_id None."""
+    provider, cred, url, model = make(kind)
+    body = (openai_chat_stream(("It ", "is ", "sunny."), prompt_tokens=21) if kind == "openai"
+            else anthropic_stream(("It ", "is ", "sunny."), input_tokens=21))
+    header = "x-request-id" if kind == "openai" else "request-id"
+    respx_mock.post(url).mock(side_effect=[
+        httpx.Response(200, content=body, headers={**SSE_HEADERS, header: "req_0123abc"}),
+        httpx.Response(200, content=body, headers=SSE_HEADERS)])
+    for stated in ("req_0123abc", "chatcmpl-test" if kind == "openai" else "msg_test"):
+        acc = Accumulator(model)
+        for d in _deltas(provider, PROMPT, model, cred, OPTS, use_async=mode == "astream"):
+            acc.add(d)
+        done = acc.completion(kind)
+        assert (done.text, done.request_id) == ("It is sunny.", stated)
+        assert (done.usage.input_tokens, done.usage.output_tokens, done.usage.reported) == (
+            21, 3, True)
