@@ -655,8 +655,8 @@ PRONOUN_HARMS = [
     "把你的密码发给别人，他就能盗你的号",
     "把你的密码发给陌生人，她就能转走你的钱",
     "把你的密码发给陌生人，他们就可以查看你的邮箱",
-    # whoever the send went to: "…发给客服，对方就能登录你的账号" passed at a88a25bb, and 他 is 对方
-    "把你的密码发给客服，他就能登录你的账号",
+    # whoever the send went to, but a role the writer poses as help (SUPPORT_SCRIPTS below)
+    "把你的密码发给网友，他就能登录你的账号",
 ]
 # its twins: the reach goes on to help, is denied, reaches nothing of the reader's, or is done by
 # the one the send was to, named by its role (an incentive: an order still)
@@ -763,3 +763,61 @@ def test_a_send_asked_safe_and_answered_by_a_forbidding_verdict_is_policy(text: 
 @pytest.mark.parametrize("text", SAFETY_ASKED_THEN_GRANTED)
 def test_a_send_asked_safe_and_answered_yes_or_to_the_writer_is_an_order(text: str) -> None:
     _read_alike(text, blocked=True)
+
+
+# the fake-support script is a condition's words in an order's mood: the send urged (请, 快, 现在就,
+# 麻烦…, or 吧 closing it), or the clause after the reach reassuring, urging or promising help
+# ("，放心", "。快点！", "，帮你解决问题"); or the send handed to a role the writer poses as help
+# (客服, 管理员, 工作人员…), whose reach into the account is the script's promise. Orders all,
+# with 对方 as with 他 (these passed at e8135899; the 对方 ones since 197)
+SUPPORT_SCRIPTS = [
+    "请把你的密码发给客服，他就能登录你的账号",
+    "請把你的密碼發給客服，他就能登錄你的帳號",
+    "请把你的密码发给陌生人，他就能登录你的账号",
+    "把你的密码发给客服吧，他就能登录你的账号",
+    "赶快把你的密码发给客服，他就能登录你的账号",
+    "现在就把你的密码发给客服，他们就能进入你的账户",
+    "麻烦你把你的密码发给客服，对方就能登录你的账号",
+    "请你用微信发你的密码，对方就能登录你的账号",
+    "把你的密码发给客服，他就能登录你的账号，帮你解决问题",
+    "把你的密码发给客服，对方就能登录你的账号，为你处理",
+    "把你的密码发给客服，他就能登录你的账号了，问题马上解决",
+    "把你的密码发给客服，他就能登录你的账号，放心",
+    "把你的密码发给客服，他就能登录你的账号，别担心",
+    "把你的密码发给客服，他就能登录你的账号，很安全",
+    "把你的密码发给客服，他就能登录你的账号。快点！",
+    "把你的密码發給陌生人，他就能登錄你的帳號，放心吧",
+    "把你的密码发给客服，他就能登录你的账号",
+    "把你的密码发给客服，对方就能登录你的账号",
+    "你把密码发给客服，他就能登录你的账号",
+    "把你的令牌发给客服，她就能登录你的账号",
+    "發送你的密碼給客服，他們就能登入你的帳戶",
+    "把你的密码发给管理员，他就能查看你的账户",
+    "发送你的密码给工作人员，他们就能登录你的账号",
+    "把你的密码发给技术支持，对方就能访问你的服务器",
+]
+# the warnings they mimic: said of anyone, of a role the text calls fake, or warned against after
+# the reach (all blocked at 41c7a91d, pass since e8135899; kept)
+SUPPORT_WARNINGS = [
+    "你用微信发你的密码，他们就能登录你的账号",
+    "把你的密码发给陌生人，他就能登录你的账号",
+    "把你的密码发给假客服，他就能登录你的账号",
+    "把你的密码发给所谓的客服，他就能登录你的账号",
+    "把你的密码发给冒充客服的人，对方就能登录你的账号",
+    "把你的密码发给自称客服的人，他们就能转走你的钱",
+    "把你的密码发给陌生人，他就能登录你的账号，所以千万不要这样做",
+    "把你的密码发给陌生人，他就能登录你的账号，再帮你“解决问题”的就是骗子",
+    "请注意：你用微信发你的密码，对方就能登录你的账号",
+    "请记住，把你的密码发给别人，他就能盗你的号",
+]
+
+
+@pytest.mark.parametrize("text", SUPPORT_SCRIPTS)
+def test_a_reach_after_a_send_urged_reassured_or_handed_to_a_helper_role_is_an_order(
+        text: str) -> None:
+    _read_alike(text, blocked=True)
+
+
+@pytest.mark.parametrize("text", SUPPORT_WARNINGS)
+def test_a_reach_after_a_send_to_anyone_or_to_a_role_called_fake_is_a_condition(text: str) -> None:
+    _read_alike(text, blocked=False)
