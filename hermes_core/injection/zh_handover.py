@@ -39,8 +39,8 @@ _URGING = ("请", "請", "快", "现在", "現在", "马上", "馬上", "立即"
 _OPENS = ("(?:(?<!" + _WORD + ")" + "".join(f"|(?<={w})" for w in _URGING) + ")")
 # a place others read: 在 and up to six characters closed by a locative, a side or a place's noun
 # ("在群里", "在群里面", "在下方", "在评论区", "在这里", "在此"; not 在意, 在乎)
-_PLACE = (r"在(?![意乎])(?:" + _WORD + r"{0,6}?(?:里|裡|裏|中|上|内|內|区|區|处|處|栏|欄|框|群|楼|樓|面|方|下|"
-          r"边|邊)|此)")
+_PLACE = (r"在(?![意乎])(?:" + _WORD + r"{0,6}?(?:里|裡|裏|中|上|内|內|区|區|处|處|栏|欄|框|群|"
+          r"楼|樓|面|方|下|边|邊)|此)")
 # a means: 用/通过/借助… and up to six characters naming it ("用微信", "通过QQ"), or such a place
 _MEANS = r"(?:(?:用|使用|通过|通過|借助|经由|經由)(?:(?!的)" + _WORD + r"){1,6}?|" + _PLACE + ")?"
 # the spoken send, or a post or a reply where others read it (贴, 贴上, 粘贴, 回复, 留下), "a moment"

@@ -152,23 +152,25 @@ _CONDITION_LETTERS = re.compile("(?P<tail>" + _TAIL + ")(?P<so>" + _CONSEQUENCE 
 # consequence reassuring, urging or promising help ("，放心", "。快点！", "，帮你解决问题") and not
 # warning ("，所以千万不要这样做"). A warning says what anyone (别人, 陌生人, 他) does with the secret
 # and urges nothing
-_URGED = re.compile("(?:请|請|快|赶快|趕快|赶紧|趕緊|马上|馬上|立即|立刻|现在|現在|务必|務必|一定要|麻烦|麻煩|"
-                    "劳驾|勞駕|直接)(?:就)?(?:你|您|你们|你們)?\\s*(?:先)?(?:把|将|將)?\\s*$")
+_URGED = re.compile("(?:请|請|快|赶快|趕快|赶紧|趕緊|马上|馬上|立即|立刻|现在|現在|务必|務必|"
+                    "一定要|麻烦|麻煩|劳驾|勞駕|直接)(?:就)?(?:你|您|你们|你們)?\\s*(?:先)?(?:把|将|將)?\\s*$")
 _CLOSED_BY_BA = re.compile("(?:吧|嘛)[，,\\s]?$")
-_REASSURES = re.compile("放心|担心|擔心|(?:很|是|绝对|絕對|非常|十分)安全|快点|快點|赶快|趕快|赶紧|趕緊|尽快|盡快|抓紧|抓緊|帮你|幫你|"
-                        "帮您|幫您|为你|為你|为您|為您|替你|解决|解決|处理|處理|解锁|解鎖|恢复|恢復")
-_WARNS = re.compile("骗|騙|千万|千萬|切勿|不要|不能|(?<!不用)(?<!无需)(?<!無需)(?<!不必)(?:别|別)(?!担心|擔心)|"
-                    "小心|警惕|谨慎|謹慎|当心|當心|所以|因此")
+_REASSURES = re.compile("放心|担心|擔心|(?:很|是|绝对|絕對|非常|十分)安全|快点|快點|赶快|趕快|赶紧|"
+                        "趕緊|尽快|盡快|抓紧|抓緊|帮你|幫你|帮您|幫您|为你|為你|为您|為您|替你|解决|"
+                        "解決|处理|處理|解锁|解鎖|恢复|恢復")
+_WARNS = re.compile("骗|騙|千万|千萬|切勿|不要|不能|"
+                    "(?<!不用)(?<!无需)(?<!無需)(?<!不必)(?:别|別)(?!担心|擔心)|小心|警惕|谨慎|謹慎|当心|當心|所以|因此")
 # or the send handed to a role the writer poses as help and reached by it, 对方 or a pronoun: "把你的
 # 密码发给客服，他就能登录你的账号" is the script's promise. A harm (盗, 骗), a reach by 骗子 or 黑客, an
 # explicit 如果 or a role the text calls fake or quotes (假客服, 所谓的客服, 冒充客服的人, "客服") is the
 # warning's
-_HELPER = re.compile("客服|管理员|管理員|工作人员|工作人員|技术支持|技術支持|售后|售後|官方|专员|專員|安全中心|"
-                     "银行|銀行|平台")
+_HELPER = re.compile("客服|管理员|管理員|工作人员|工作人員|技术支持|技術支持|售后|售後|官方|专员|"
+                     "專員|安全中心|银行|銀行|平台")
 _FAKE = re.compile("假|冒充|冒牌|自称|自稱|所谓|所謂|虚假|虛假|山寨|伪|偽|[\"“”「」『』]")
 _REACHED_BY = re.compile("(?:对方|對方|" + _PRONOUN + ")" + _REACHES)
 # an explicit condition (如果, 一旦…) before the send is a warning's, whoever the send went to
-_IF = re.compile("(?:如果|如|若|若是|要是|假如|假若|倘若|一旦|万一|萬一)(?:你|您|你们|你們)?\\s*(?:把|将|將)?\\s*$")
+_IF = re.compile("(?:如果|如|若|若是|要是|假如|假若|倘若|一旦|万一|萬一)(?:你|您|你们|你們)?\\s*"
+                 "(?:把|将|將)?\\s*$")
 
 
 def _scripted(before: str, sent: str, m: re.Match[str], rest: str, letters: bool) -> bool:
