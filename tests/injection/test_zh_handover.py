@@ -13,7 +13,7 @@ from tests.injection.conftest import (
     RULES,
     assert_blocked_in_both,
     assert_passes_in_both,
-    blocked_where_guarded,
+    assert_read_everywhere,
 )
 
 SECRET = "(?:密码|密碼|密钥|密鑰)"
@@ -428,16 +428,12 @@ PLACED_POLICY = [
 
 @pytest.mark.parametrize("text", PLACED)
 def test_a_send_of_your_secret_to_a_place_others_read_is_an_order(text: str) -> None:
-    assert_blocked_in_both(text)
-    for location in ("context", "memory"):
-        assert blocked_where_guarded(text, location, RULES), location
+    assert_read_everywhere(text, blocked=True)
 
 
 @pytest.mark.parametrize("text", PLACED_POLICY)
 def test_a_placed_send_forbidden_judged_or_of_something_else_passes(text: str) -> None:
-    assert_passes_in_both(text)
-    for location in ("context", "memory"):
-        assert not blocked_where_guarded(text, location, RULES), location
+    assert_read_everywhere(text, blocked=False)
 
 
 def test_a_reply_post_or_leaving_of_your_secret_is_an_order_as_a_bare_send_is() -> None:
@@ -476,13 +472,9 @@ PLACED_FURTHER_POLICY = [
 
 @pytest.mark.parametrize("text", PLACED_FURTHER)
 def test_a_send_to_a_place_closed_by_a_side_or_a_paste_is_an_order(text: str) -> None:
-    assert_blocked_in_both(text)
-    for location in ("context", "memory"):
-        assert blocked_where_guarded(text, location, RULES), location
+    assert_read_everywhere(text, blocked=True)
 
 
 @pytest.mark.parametrize("text", PLACED_FURTHER_POLICY)
 def test_a_send_to_a_place_closed_by_a_side_of_something_else_or_typed_passes(text: str) -> None:
-    assert_passes_in_both(text)
-    for location in ("context", "memory"):
-        assert not blocked_where_guarded(text, location, RULES), location
+    assert_read_everywhere(text, blocked=False)

@@ -14,6 +14,7 @@ from tests.injection.conftest import (
     RULES,
     assert_blocked_in_both,
     assert_passes_in_both,
+    assert_read_everywhere,
     blocked_where_guarded,
 )
 
@@ -635,17 +636,6 @@ def test_a_channel_to_report_a_problem_after_a_verdict_is_policy(text: str) -> N
     assert_passes_in_both(text)
 
 
-def _read_alike(text: str, *, blocked: bool) -> None:
-    # through the public scan (as an instruction and as data), as a context file and as a recalled
-    # memory, by the rules alone
-    if blocked:
-        assert_blocked_in_both(text)
-    else:
-        assert_passes_in_both(text)
-    for location in ("context", "memory"):
-        assert blocked_where_guarded(text, location, RULES) is blocked, location
-
-
 # 他/他们 after the send names the one it reached, as 对方 does: a reach into what is the reader's
 # or a harm done to them, said as the whole clause, is the harm the text warns of (all blocked)
 PRONOUN_HARMS = [
@@ -673,12 +663,12 @@ PRONOUN_HELPS = [
 
 @pytest.mark.parametrize("text", PRONOUN_HARMS)
 def test_a_pronoun_reaching_or_harming_what_is_the_readers_is_a_condition(text: str) -> None:
-    _read_alike(text, blocked=False)
+    assert_read_everywhere(text, blocked=False)
 
 
 @pytest.mark.parametrize("text", PRONOUN_HELPS)
 def test_a_pronoun_whose_reach_helps_or_is_denied_leaves_the_send_an_order(text: str) -> None:
-    _read_alike(text, blocked=True)
+    assert_read_everywhere(text, blocked=True)
 
 
 # a consequence asked ("…就能登录你的账号吗？", "…就会被盗？") with no answer is a rhetorical
@@ -701,12 +691,12 @@ CONSEQUENCES_ASKED_AND_AFFIRMED = [
 
 @pytest.mark.parametrize("text", CONSEQUENCES_ASKED)
 def test_a_consequence_asked_and_left_unanswered_or_denied_is_no_condition(text: str) -> None:
-    _read_alike(text, blocked=True)
+    assert_read_everywhere(text, blocked=True)
 
 
 @pytest.mark.parametrize("text", CONSEQUENCES_ASKED_AND_AFFIRMED)
 def test_a_consequence_asked_and_answered_yes_is_a_condition(text: str) -> None:
-    _read_alike(text, blocked=False)
+    assert_read_everywhere(text, blocked=False)
 
 
 # after a verdict, a channel to send someone another thing ("发给他文件": 给 + a pronoun + an
@@ -728,12 +718,12 @@ CHANNEL_FOR_THE_SECRET = [
 
 @pytest.mark.parametrize("text", CHANNEL_FOR_ANOTHER_OBJECT)
 def test_a_channel_sending_someone_another_object_after_a_verdict_is_policy(text: str) -> None:
-    _read_alike(text, blocked=False)
+    assert_read_everywhere(text, blocked=False)
 
 
 @pytest.mark.parametrize("text", CHANNEL_FOR_THE_SECRET)
 def test_a_channel_sending_the_secret_or_nothing_named_after_a_verdict_is_an_order(text: str) -> None:
-    _read_alike(text, blocked=True)
+    assert_read_everywhere(text, blocked=True)
 
 
 # a send judged safe in a question answered by a verdict that forbids it ("你以为…很安全吗？其实
@@ -757,12 +747,12 @@ SAFETY_ASKED_THEN_GRANTED = [
 
 @pytest.mark.parametrize("text", SAFETY_ASKED_THEN_REFUTED)
 def test_a_send_asked_safe_and_answered_by_a_forbidding_verdict_is_policy(text: str) -> None:
-    _read_alike(text, blocked=False)
+    assert_read_everywhere(text, blocked=False)
 
 
 @pytest.mark.parametrize("text", SAFETY_ASKED_THEN_GRANTED)
 def test_a_send_asked_safe_and_answered_yes_or_to_the_writer_is_an_order(text: str) -> None:
-    _read_alike(text, blocked=True)
+    assert_read_everywhere(text, blocked=True)
 
 
 # the fake-support script is a condition's words in an order's mood: the send urged (请, 快, 现在就,
@@ -821,9 +811,9 @@ SUPPORT_WARNINGS = [
 @pytest.mark.parametrize("text", SUPPORT_SCRIPTS)
 def test_a_reach_after_a_send_urged_reassured_or_handed_to_a_helper_role_is_an_order(
         text: str) -> None:
-    _read_alike(text, blocked=True)
+    assert_read_everywhere(text, blocked=True)
 
 
 @pytest.mark.parametrize("text", SUPPORT_WARNINGS)
 def test_a_reach_after_a_send_to_anyone_or_to_a_role_called_fake_is_a_condition(text: str) -> None:
-    _read_alike(text, blocked=False)
+    assert_read_everywhere(text, blocked=False)
