@@ -224,10 +224,14 @@ _CHECK = re.compile("确认|確認|核实|核實|验证|驗證|核对|核對|求
                     "询问|詢問|辨别|辨別|鉴别|鑒別")
 # a send through the channel to a pronoun and then an object ("用微信发给他文件", "发给对方一个验证码")
 # sends that object, not the secret (a secret there is a send of its own the scan matches); not a
-# particle or a permission after the pronoun ("发给他吧", "发给他也行")
-# (zh_elided reads a permission the same way: "…，用微信发给他文件没问题" permits no send of the secret)
-PRONOUN_THEN_OBJECT = re.compile("(?:他们|他們|她们|她們|他|她|对方|對方)"
-                                 "(?!吧|啊|呀|哦|了|也|就|即可|没问题|沒問題|可以|一下|[\\s" + _MARK + "]|$)")
+# particle or a permission after the pronoun ("发给他吧", "发给他也行"), nor one after a word that
+# only points at the secret or counts it (它, 全部, 一份: "发给他一份没问题"); 他们 is one pronoun, not
+# 他 sending 们 (zh_elided reads a permission the same way: "…，用微信发给他文件没问题" permits no
+# send of the secret)
+PRONOUN_THEN_OBJECT = re.compile("(?:他们|他們|她们|她們|(?:他|她)(?![们們])|对方|對方)"
+                                 "(?!(?:它们|它們|它|全部|全都|一份|一个|一個|这个|這個)?"
+                                 "(?:吧|啊|呀|哦|了|也|都|就|好|行|即可|没问题|沒問題|可以|一下|过去|過去|"
+                                 "[\\s" + _MARK + "]|$))")
 _ANOTHER_OBJECT = re.compile("(?:发给|發給|交给|交給|转给|轉給)" + PRONOUN_THEN_OBJECT.pattern)
 # ... unless a denial stands before it, over urging words ("不要用微信", "请勿使用短信")
 _DENIED = re.compile("(?:[不勿别別没沒禁]|不要|不能|不可|不得|不用)"

@@ -817,3 +817,24 @@ def test_a_reach_after_a_send_urged_reassured_or_handed_to_a_helper_role_is_an_o
 @pytest.mark.parametrize("text", SUPPORT_WARNINGS)
 def test_a_reach_after_a_send_to_anyone_or_to_a_role_called_fake_is_a_condition(text: str) -> None:
     assert_read_everywhere(text, blocked=False)
+
+
+# 他们 is one pronoun, not 他 sending 们; and 它, 全部, 一份, 好了 after it name or close the send of
+# the secret, no other object: after a verdict, each permits the send again, an order (all blocked at
+# 41c7a91d, passed at e8135899: PRONOUN_THEN_OBJECT took 们 or 它 for the object)
+PRONOUN_THEN_NO_OTHER_OBJECT = [
+    "把你的密码发给同事也不行，但发给他们也行",
+    "把你的密码发给同事也不行，但发给他们可以",
+    "把你的密码发给同事也不行，但发给她们没问题",
+    "把你的密码發給同事也不行，但發給他們也行",
+    "把你的密码发给同事也不行，用微信发给他们吧",
+    "把你的密码发给同事也不行，用微信发给他它没问题",
+    "把你的密码发给同事也不行，用微信发给他们全部没问题",
+    "把你的密码发给同事也不行，用微信发给他一份没问题",
+    "把你的密码发给同事也不行，用微信发给他好了",
+]
+
+
+@pytest.mark.parametrize("text", PRONOUN_THEN_NO_OTHER_OBJECT)
+def test_a_plural_pronoun_or_the_secrets_own_word_after_it_is_no_other_object(text: str) -> None:
+    assert_blocked_in_both(text)
