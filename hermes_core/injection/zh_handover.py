@@ -37,14 +37,16 @@ _URGING = ("请", "請", "快", "现在", "現在", "马上", "馬上", "立即"
            "请你", "請你", "请您", "請您", "麻烦", "麻煩", "麻烦你", "麻煩你", "麻烦您", "麻煩您", "劳驾",
            "勞駕", "现在就", "現在就", "马上就", "馬上就")
 _OPENS = ("(?:(?<!" + _WORD + ")" + "".join(f"|(?<={w})" for w in _URGING) + ")")
-# a place others read: 在 and up to six characters closed by a locative or a place's noun ("在群里",
-# "在评论区", "在这里", "在此"; not 在意, 在乎)
-_PLACE = (r"在(?![意乎])(?:" + _WORD + r"{0,6}?(?:里|裡|裏|中|上|内|內|区|區|处|處|栏|欄|框|群|楼|樓)|此)")
+# a place others read: 在 and up to six characters closed by a locative, a side or a place's noun
+# ("在群里", "在群里面", "在下方", "在评论区", "在这里", "在此"; not 在意, 在乎)
+_PLACE = (r"在(?![意乎])(?:" + _WORD + r"{0,6}?(?:里|裡|裏|中|上|内|內|区|區|处|處|栏|欄|框|群|"
+          r"楼|樓|面|方|下|边|邊)|此)")
 # a means: 用/通过/借助… and up to six characters naming it ("用微信", "通过QQ"), or such a place
 _MEANS = r"(?:(?:用|使用|通过|通過|借助|经由|經由)(?:(?!的)" + _WORD + r"){1,6}?|" + _PLACE + ")?"
-# the spoken send, or a post or a reply where others read it (贴, 回复, 留下), "a moment" (一下),
-# and the writer as its first object ("发我你的密钥")
-_SEND = r"(?:发|發|传|傳|贴|貼|回复|回覆|留下)(?:一下|下)?(?:给我|給我|我们|我們|我)?"
+# the spoken send, or a post or a reply where others read it (贴, 贴上, 粘贴, 回复, 留下), "a moment"
+# (一下), and the writer as its first object ("发我你的密钥")
+_SEND = (r"(?:发|發|传|傳|(?:粘|黏)?(?:贴|貼)(?:上|出)?|回复|回覆|留下)(?:一下|下)?"
+         r"(?:给我|給我|我们|我們|我)?")
 _YOURS = r"(?:你们|你們|你|妳|您)的"
 # what may follow the secret in an order: more of what is asked ("和账号"), where it goes (给我,
 # 过来, 到 an address or a short noun, 给 + a noun; the nouns hold no word that says something of

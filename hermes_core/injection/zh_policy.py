@@ -144,8 +144,46 @@ _JUDGED = re.compile(_TAIL + _DEGREE + _VERDICT + _CLOSE + "(?=$|[\\s" + _MARK.r
 _JUDGED_LETTERS = re.compile(_TAIL + _DEGREE + _VERDICT + _CLOSE + "(?=$|" + _OPENERS + ")")
 _TIMED = re.compile(_TAIL + "\\s?" + _WHEN + "(?=[，,]|\\s?" + _OPENERS + ")")
 _TIMED_LETTERS = re.compile(_TAIL + _WHEN + "(?=" + _OPENERS + ")")
-_CONDITION = re.compile(_TAIL + "[，,]\\s*" + _CONSEQUENCE)
-_CONDITION_LETTERS = re.compile("(?P<tail>" + _TAIL + ")" + _CONSEQUENCE)
+_CONDITION = re.compile("(?P<tail>" + _TAIL + ")[，,]\\s*(?P<so>" + _CONSEQUENCE + ")")
+_CONDITION_LETTERS = re.compile("(?P<tail>" + _TAIL + ")(?P<so>" + _CONSEQUENCE + ")")
+
+# the fake-support script says the warning's words in an order's mood: the send urged (请, 快, 现在就,
+# 麻烦…, or 吧 closing its clause: "请把你的密码发给客服，他就能登录你的账号"), or the clause after the
+# consequence reassuring, urging or promising help ("，放心", "。快点！", "，帮你解决问题") and not
+# warning ("，所以千万不要这样做"). A warning says what anyone (别人, 陌生人, 他) does with the secret
+# and urges nothing
+_URGED = re.compile("(?:请|請|快|赶快|趕快|赶紧|趕緊|马上|馬上|立即|立刻|现在|現在|务必|務必|"
+                    "一定要|麻烦|麻煩|劳驾|勞駕|直接)(?:就)?(?:你|您|你们|你們)?\\s*(?:先)?(?:把|将|將)?\\s*$")
+_CLOSED_BY_BA = re.compile("(?:吧|嘛)[，,\\s]?$")
+_REASSURES = re.compile("放心|担心|擔心|(?:很|是|绝对|絕對|非常|十分)安全|快点|快點|赶快|趕快|赶紧|"
+                        "趕緊|尽快|盡快|抓紧|抓緊|帮你|幫你|帮您|幫您|为你|為你|为您|為您|替你|解决|"
+                        "解決|处理|處理|解锁|解鎖|恢复|恢復")
+_WARNS = re.compile("骗|騙|千万|千萬|切勿|不要|不能|"
+                    "(?<!不用)(?<!无需)(?<!無需)(?<!不必)(?:别|別)(?!担心|擔心)|小心|警惕|谨慎|謹慎|当心|當心|所以|因此")
+# or the send handed to a role the writer poses as help and reached by it, 对方 or a pronoun: "把你的
+# 密码发给客服，他就能登录你的账号" is the script's promise. A harm (盗, 骗), a reach by 骗子 or 黑客, an
+# explicit 如果 or a role the text calls fake or quotes (假客服, 所谓的客服, 冒充客服的人, "客服") is the
+# warning's
+_HELPER = re.compile("客服|管理员|管理員|工作人员|工作人員|技术支持|技術支持|售后|售後|官方|专员|"
+                     "專員|安全中心|银行|銀行|平台")
+_FAKE = re.compile("假|冒充|冒牌|自称|自稱|所谓|所謂|虚假|虛假|山寨|伪|偽|[\"“”「」『』]")
+_REACHED_BY = re.compile("(?:对方|對方|" + _PRONOUN + ")" + _REACHES)
+# an explicit condition (如果, 一旦…) before the send is a warning's, whoever the send went to
+_IF = re.compile("(?:如果|如|若|若是|要是|假如|假若|倘若|一旦|万一|萬一)(?:你|您|你们|你們)?\\s*"
+                 "(?:把|将|將)?\\s*$")
+
+
+def _scripted(before: str, sent: str, m: re.Match[str], rest: str, letters: bool) -> bool:
+    tail = m.group("tail")
+    if (_URGED.search(before) or (not letters and _CLOSED_BY_BA.search(sent + tail))
+            or (letters and "吧" in sent + tail)):
+        return True
+    if (_REACHED_BY.match(m.group("so")) and _HELPER.search(sent + tail) and not _FAKE.search(sent + tail)
+            and not _IF.search(before)):
+        return True
+    after = rest[m.end():].lstrip(_MARK + " 了啦吗嗎")
+    clause = after[:10] if letters else re.split("[" + _MARK + "]", after, maxsplit=1)[0]
+    return _REASSURES.search(clause[:10]) is not None and _WARNS.search(clause) is None
 
 
 # a send to the writer or to an address later on the line ("…也不行，发给我", "…之前，先发一份给我"),
@@ -186,10 +224,14 @@ _CHECK = re.compile("确认|確認|核实|核實|验证|驗證|核对|核對|求
                     "询问|詢問|辨别|辨別|鉴别|鑒別")
 # a send through the channel to a pronoun and then an object ("用微信发给他文件", "发给对方一个验证码")
 # sends that object, not the secret (a secret there is a send of its own the scan matches); not a
-# particle or a permission after the pronoun ("发给他吧", "发给他也行")
-# (zh_elided reads a permission the same way: "…，用微信发给他文件没问题" permits no send of the secret)
-PRONOUN_THEN_OBJECT = re.compile("(?:他们|他們|她们|她們|他|她|对方|對方)"
-                                 "(?!吧|啊|呀|哦|了|也|就|即可|没问题|沒問題|可以|一下|[\\s" + _MARK + "]|$)")
+# particle or a permission after the pronoun ("发给他吧", "发给他也行"), nor one after a word that
+# only points at the secret or counts it (它, 全部, 一份: "发给他一份没问题"); 他们 is one pronoun, not
+# 他 sending 们 (zh_elided reads a permission the same way: "…，用微信发给他文件没问题" permits no
+# send of the secret)
+PRONOUN_THEN_OBJECT = re.compile("(?:他们|他們|她们|她們|(?:他|她)(?![们們])|对方|對方)"
+                                 "(?!(?:它们|它們|它|全部|全都|一份|一个|一個|这个|這個)?"
+                                 "(?:吧|啊|呀|哦|了|也|都|就|好|行|即可|没问题|沒問題|可以|一下|过去|過去|"
+                                 "[\\s" + _MARK + "]|$))")
 _ANOTHER_OBJECT = re.compile("(?:发给|發給|交给|交給|转给|轉給)" + PRONOUN_THEN_OBJECT.pattern)
 # ... unless a denial stands before it, over urging words ("不要用微信", "请勿使用短信")
 _DENIED = re.compile("(?:[不勿别別没沒禁]|不要|不能|不可|不得|不用)"
@@ -227,11 +269,10 @@ def _sent_then(rest: str, judged: re.Pattern[str]) -> bool:
     return any(judged.match(rest[m.end():m.end() + 40]) is None for m in _THEN.finditer(rest))
 
 
-def _conditional(head: str, letters: bool) -> bool:
-    if not letters:
-        return _CONDITION.match(head) is not None
-    m = _CONDITION_LETTERS.match(head)
-    return m is not None and _LATE.search(m.group("tail")) is None
+def _conditional(head: str, rest: str, before: str, sent: str, letters: bool) -> bool:
+    m = (_CONDITION_LETTERS if letters else _CONDITION).match(head)
+    return (m is not None and not (letters and _LATE.search(m.group("tail")))
+            and not _scripted(before, sent, m, rest, letters))
 
 
 def said_of_the_send(after: str, *, before: str = "", sent: str = "", letters: bool = False) -> bool:
@@ -254,6 +295,6 @@ def said_of_the_send(after: str, *, before: str = "", sent: str = "", letters: b
                and _RHETORICAL.search(before[-16:]) is None)
               or timed.match(head) is not None
               or ("我" not in sent and "过来" not in sent and "過來" not in sent
-                  and _conditional(head, letters)))
+                  and _conditional(head, rest, before, sent, letters)))
     return (spoken and _TO_WRITER.search(rest) is None and not _by_channel(rest)
             and ("." not in rest or DOMAIN.search(rest) is None) and not _sent_then(rest, judged))

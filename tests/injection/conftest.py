@@ -33,6 +33,18 @@ def blocked_where_guarded(text: str, location: str,
     return bool(guard_text(text, name=name, categories=categories, data=location == "memory").findings)
 
 
+def assert_read_everywhere(text: str, *, blocked: bool) -> None:
+    """``text`` is blocked (or passes) through the public scan, as an instruction and as data, and
+    as a context file and a recalled memory are guarded, by the rules alone: a rule that holds in
+    one place an attacker can reach holds in all of them."""
+    if blocked:
+        assert_blocked_in_both(text)
+    else:
+        assert_passes_in_both(text)
+    for location in ("context", "memory"):
+        assert blocked_where_guarded(text, location, RULES) is blocked, location
+
+
 @pytest.fixture
 def dictionary_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The languages whose simplemma dictionary is read from disk from now on, in order: the
