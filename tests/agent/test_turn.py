@@ -241,6 +241,17 @@ def _read_turn(agent: Agent, mode: str, message: str, **kwargs: Any):
     return agent.last_reply
 
 
+def _shown_turn(agent: Agent, mode: str, message: str, **kwargs: Any) -> tuple[str, Any]:
+    """What ``stream`` or ``astream`` (``mode``) showed of one turn, and the turn's Reply."""
+    if mode == "stream":
+        stream = agent.stream(message, **kwargs)
+        return "".join(stream), stream.reply
+
+    async def read() -> str:
+        return "".join([p async for p in agent.astream(message, **kwargs)])
+    return asyncio.run(read()), agent.last_reply
+
+
 @pytest.mark.parametrize("mode", ["sync", "async", "stream", "astream"])
 def test_a_paused_turn_is_continued_with_its_content_sent_back_and_billed_whole(
         empty_home: Path, respx_mock: Any, mode: str) -> None:
@@ -937,13 +948,7 @@ def test_a_structured_stream_shows_a_paused_reply_s_words_only_when_they_are_the
         _anthropic_reply("stream", GUESS, "pause_turn", (100, 40)),
         _anthropic_reply(wire, blocks, "tool_use" if blocks is OSLO else "end_turn", (130, 20))])
     agent = make_agent(empty_home, "anthropic")
-    if mode == "stream":
-        stream = agent.stream("where am I going?", output=City)
-        shown, reply = "".join(stream), stream.reply
-    else:
-        async def read() -> str:
-            return "".join([p async for p in agent.astream("where am I going?", output=City)])
-        shown, reply = asyncio.run(read()), agent.last_reply
+    shown, reply = _shown_turn(agent, mode, "where am I going?", output=City)
     assert reply.output == City(city=city)
     assert reply.text == text
     assert shown == text
@@ -959,13 +964,7 @@ def test_a_structured_stream_paused_at_the_continuation_limit_shows_its_words(
                          (100, 40))])
     agent = make_agent(empty_home, "anthropic")
     agent.max_continuations = 0
-    if mode == "stream":
-        stream = agent.stream("where am I going?", output=City)
-        shown, reply = "".join(stream), stream.reply
-    else:
-        async def read() -> str:
-            return "".join([p async for p in agent.astream("where am I going?", output=City)])
-        shown, reply = asyncio.run(read()), agent.last_reply
+    shown, reply = _shown_turn(agent, mode, "where am I going?", output=City)
     assert reply.stop_reason == "max_continuations"
     assert shown == reply.text == '{"city": "Oslo"}'
 
@@ -1048,13 +1047,7 @@ def test_a_stream_shows_a_paused_turn_as_its_reply_keeps_it(
         """Add two numbers."""
         return a + b
 
-    if mode == "stream":
-        stream = agent.stream("where am I going?", output=output)
-        shown, reply = "".join(stream), stream.reply
-    else:
-        async def read() -> str:
-            return "".join([p async for p in agent.astream("where am I going?", output=output)])
-        shown, reply = asyncio.run(read()), agent.last_reply
+    shown, reply = _shown_turn(agent, mode, "where am I going?", output=output)
     fingerprinted = re.sub(r"\[key-[0-9a-f]+\]", "[key]", reply.text)
     assert fingerprinted == kept, reply.text
     assert shown == before + reply.text
