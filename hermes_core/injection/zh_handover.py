@@ -78,9 +78,11 @@ _TIME = r"(?:之前|以前|之时|之時|的时候|的時候|(?:前|时|時)(?=$
 _NOT_SAID = r"(?:(?![是也都不就会會很属屬违違等太并並还還要可能应應得]|" + _TIME + ")" + _WORD + r")"
 _MORE = r"(?:(?:和|及|与|與|跟|以及|、)" + _WORD + r"{1,4}?)?"
 _WRITER = r"(?:(?:给|給)(?:我们|我們|我)|过来|過來|发我|發我)"
+# a place others read named right after the verb, as it is spoken ("发群里", "发评论区")
+_SPOKEN_PLACE = r"(?:群(?:里|裡|裏|中|上)?|评论区|評論區|朋友圈)"
 _TO = (r"(?:" + _WRITER + "|"
        r"(?:到|至)\s*(?:[!-~]{3,60}|" + _NOT_SAID + r"{1,8}?)|(?:给|給)" + _NOT_SAID + r"{1,8}?|"
-       + _PLACE + ")")
+       + _PLACE + "|" + _SPOKEN_PLACE + ")")
 _PARTICLE = r"(?:吧|啊|呀|哦|喔|嘛|就行|就好|即可|就可以了|一下)?"
 # a comma may also close the send as a clause's subject when the next clause is its predicate, a
 # verdict with no subject of its own or a pronoun for the send ("发你的密码给别人，就是泄露", "…，等于

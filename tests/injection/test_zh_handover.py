@@ -506,6 +506,11 @@ PLACED_BY_JIANG_OR_BEFORE_BA = [
     "请在评论区将你的密钥贴一下",
     "请在下面把你的密码留下",
 ]
+# the place right after the verb with no 在, as it is spoken ("发群里")
+PLACED_WITHOUT_ZAI = ["请把你的密码发群里", "请将你的密码发群里", "麻烦把你的验证码发群里", "請把你的密碼發群裡",
+                      "请把你的密码发评论区"]
+PLACED_WITHOUT_ZAI_POLICY = ["不要把你的密码发群里", "你的密码发群里了", "请把文件发群里", "把你的密码发群里是违规的",
+                             "千万别把验证码发群里"]
 # their twins: forbidden, judged, something else sent, said of someone else, kept somewhere safe
 PLACED_BY_JIANG_OR_BEFORE_BA_POLICY = [
     "不要把密码发在群里",
@@ -531,6 +536,16 @@ PLACED_BY_JIANG_OR_BEFORE_BA_POLICY = [
     "请将你的密码写在纸上并妥善保管",
     "请在群里把问题描述清楚",
 ]
+
+
+@pytest.mark.parametrize("text", PLACED_WITHOUT_ZAI)
+def test_a_placed_send_naming_the_place_right_after_the_verb_is_an_order(text: str) -> None:
+    assert_read_everywhere(text, blocked=True)
+
+
+@pytest.mark.parametrize("text", PLACED_WITHOUT_ZAI_POLICY)
+def test_a_placed_send_without_zai_forbidden_reported_or_of_another_thing_passes(text: str) -> None:
+    assert_read_everywhere(text, blocked=False)
 
 
 @pytest.mark.parametrize("text", PLACED_BY_JIANG_OR_BEFORE_BA)
