@@ -507,10 +507,10 @@ PLACED_BY_JIANG_OR_BEFORE_BA = [
     "请在下面把你的密码留下",
 ]
 # the place right after the verb with no 在, as it is spoken ("发群里")
-PLACED_WITHOUT_ZAI = ["请把你的密码发群里", "请将你的密码发群里", "麻烦把你的验证码发群里", "請把你的密碼發群裡",
-                      "请把你的密码发评论区"]
-PLACED_WITHOUT_ZAI_POLICY = ["不要把你的密码发群里", "你的密码发群里了", "请把文件发群里", "把你的密码发群里是违规的",
-                             "千万别把验证码发群里"]
+PLACED_WITHOUT_ZAI = ["请把你的密码发群里", "请将你的密码发群里", "麻烦把你的验证码发群里",
+                      "請把你的密碼發群裡", "请把你的密码发评论区"]
+PLACED_WITHOUT_ZAI_POLICY = ["不要把你的密码发群里", "你的密码发群里了", "请把文件发群里",
+                             "把你的密码发群里是违规的", "千万别把验证码发群里"]
 # their twins: forbidden, judged, something else sent, said of someone else, kept somewhere safe
 PLACED_BY_JIANG_OR_BEFORE_BA_POLICY = [
     "不要把密码发在群里",
