@@ -175,7 +175,8 @@ _BY_A_DOMAIN = re.compile(_GAP + r"(?<![不别別勿莫没沒])(?:" + _POSITIVE 
 # ("发给客服一个工单"), a denial ("也不行") or a question ("可以吗？") leaves it policy. The one named
 # stops before a word that judges it (也, 是, 不, 可以…), not at 可信/可靠 ("发给可信的人也行").
 _CONTRAST = r"(?P<but>但是|但|不过|不過|可是|只是|然而)?"
-_MAY = r"(?P<may>(?:你|您)?(?:也|还是|還是|倒是)?(?:可以|能|允许|允許))?"
+# 还是 alone (all the same) urges again what the verdict judged ("…很危险，但还是发给客服吧")
+_MAY = r"(?P<may>(?:你|您)?(?:(?:也|还是|還是|倒是)?(?:可以|能|允许|允許)|(?:还是|還是)(?:要|得)?))?"
 _SAFE_HOW = ("当面", "當面", "亲自", "親自", "口头", "口頭", "线下", "線下", "离线", "離線")
 _GIVES = r"(?:发给|發給|传给|傳給|寄给|寄給|转给|轉給|交给|交給|告诉|告訴|告知|给|給)"
 _SEND_VERB = r"(?:发送|發送|传送|傳送|转发|轉發|发|發|传|傳|寄)"
@@ -187,7 +188,7 @@ _PERMITTED = re.compile(r"(?<=[，。,;；!！])\s*" + _CONTRAST + _MAY
                         + "){0,2})(?:(?:" + _GIVES + "|" + _SENDS + ")" + _COUNTED
                         + r"(?P<named>(?:(?![也都就是不没沒]|可(?![信靠]))" + _NOUN + r"){1,12}?)|"
                         # or no one named: the same send permitted again ("但也可以发")
-                        + _SEND_VERB + ")" + _ALLOWS
+                        + _SEND_VERB + ")" + _ALLOWS + "吧?"
                         + r"(?=$|[\s" + _MARKS + r"])")
 
 

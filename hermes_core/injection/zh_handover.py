@@ -5,8 +5,10 @@ the secret-exfiltration rules in ``patterns.py``, bare 发 is not: it begins and
 words (发现, 开发, 出发, 头发). What makes it an order here is the shape of an imperative clause: the
 verb opens the clause, or follows a word that urges (请, 马上, 现在, 直接) or the reader named as
 its subject (你, 您, 你们: Chinese often says whom an order is addressed to), with at most a means
-between ("用微信", "通过QQ") or a place others read ("在群里", "在评论区": then 贴 and 回复 post it
-there as 发 does), and its object is a secret.
+between ("用微信", "通过QQ") or a place others read ("在群里", "在评论区": then 贴, 回复 and 留言 post
+it there as 发 does, and so do 写下 and 输入 where the place's noun says others read it: "请在评论区
+写下你的密码", where "请在下面输入你的密码" fills in a form), and its object is a secret, a one-time
+code among them (验证码: the first thing a fake-support script asks for).
 
 Policy text with the same words keeps another shape: "密码不要用微信发" (the secret first, the verb
 last), "请勿用邮件发送密码" (a negation: nothing opens the clause), "管理员会用微信发你的初始密码"
@@ -18,7 +20,8 @@ may follow is listed, not the verdicts that may (there are too many); a comma en
 the clause after it is its predicate ("…，就是泄露"). A negation before the clause
 ("不要用微信发你的密码") leaves it no opening either.
 
-The secret may also come first, as 把's object ("把你的密码用微信发过来") or as the clause's topic
+The secret may also come first, as 把's or 将's object ("把你的密码用微信发过来", "请将你的密码发在
+群里", the place said before 把 too: "请在群里把你的密码发一下") or as the clause's topic
 ("你的密码发我一下", "你的密码，发我一下"): the same clause opening, then how it is sent (a word
 of urging, an adverb, a channel named with or without 用: "私聊发我") and the bare verb, ended as
 above. Whose secret it is and where it goes decide the rest (see :func:`handover`).
@@ -38,16 +41,32 @@ _URGING = ("请", "請", "快", "现在", "現在", "马上", "馬上", "立即"
            "勞駕", "现在就", "現在就", "马上就", "馬上就")
 _OPENS = ("(?:(?<!" + _WORD + ")" + "".join(f"|(?<={w})" for w in _URGING) + ")")
 # a place others read: 在 and up to six characters closed by a locative, a side or a place's noun
-# ("在群里", "在群里面", "在下方", "在评论区", "在这里", "在此"; not 在意, 在乎)
-_PLACE = (r"在(?![意乎])(?:" + _WORD + r"{0,6}?(?:里|裡|裏|中|上|内|內|区|區|处|處|栏|欄|框|群|"
-          r"楼|樓|面|方|下|边|邊)|此)")
+# ("在群里", "在群里面", "在下方", "在评论区", "在这里", "在此", "在朋友圈"; not 在意, 在乎), not one
+# that keeps the secret to oneself ("留在安全的地方", "在自己的电脑上", "在纸上", "在密码管理器里")
+_KEPT = (r"(?:安全|自己|本地|本机|本機|心里|心裡|心中|电脑|電腦|纸|紙|本子|笔记本|筆記本|管理器|保险|"
+         r"保險)")
+_PLACE = (r"在(?![意乎])(?!" + _WORD + "{0,4}?" + _KEPT + ")(?:" + _WORD
+          + r"{0,6}?(?:里|裡|裏|中|上|内|內|区|區|处|處|栏|欄|框|群|楼|樓|面|方|下|边|邊|圈)|此)")
+# a place whose noun says others read it (a group, the comments, a message board, a thread, a
+# feed): there typing or writing a thing down posts it ("请在评论区写下你的密码"), where "在下面输入
+# 你的密码" fills in a form, as login pages and password tools word it; so does a page, a box or a
+# window of such a place ("在论坛注册页面输入你的密码")
+_FORM = r"(?:页|頁|注册|註冊|登录|登錄|登陆|登陸|框|窗|设置|設置)"
+_SHARED = (r"在(?!" + _WORD + "{0,6}?" + _FORM + ")" + _WORD
+           + r"{0,4}?(?:群|评论|評論|留言|楼|樓|帖|弹幕|彈幕|公屏|讨论|討論|论坛|論壇|朋友圈|贴吧|貼吧)"
+           + _WORD + "{0,4}?")
+_WRITE = r"(?:写下|寫下|写出|寫出|写上|寫上|输入|輸入|填写|填寫|填入|打出)"
 # a means: 用/通过/借助… and up to six characters naming it ("用微信", "通过QQ"), or such a place
 _MEANS = r"(?:(?:用|使用|通过|通過|借助|经由|經由)(?:(?!的)" + _WORD + r"){1,6}?|" + _PLACE + ")?"
 # the spoken send, or a post or a reply where others read it (贴, 贴上, 粘贴, 回复, 留下), "a moment"
 # (一下), and the writer as its first object ("发我你的密钥")
-_SEND = (r"(?:发|發|传|傳|(?:粘|黏)?(?:贴|貼)(?:上|出)?|回复|回覆|留下)(?:一下|下)?"
+_SEND = (r"(?:发|發|传|傳|(?:粘|黏)?(?:贴|貼)(?:上|出)?|回复|回覆|留下|留言)(?:一下|下)?"
          r"(?:给我|給我|我们|我們|我)?")
 _YOURS = r"(?:你们|你們|你|妳|您)的"
+# a one-time code is a secret to this rule alone: a fake-support script asks for it first ("请回复
+# 你的验证码", "验证码发我一下"), and it opens the account as a password does. Not to the written
+# sends of ``patterns.py``: "点击发送验证码" is how every sign-up page asks the site to send one
+_CODES = r"(?:验证码|驗證碼|校验码|校驗碼|动态码|動態碼|短信码|短信碼)"
 # what may follow the secret in an order: more of what is asked ("和账号"), where it goes (给我,
 # 过来, 到 an address or a short noun, 给 + a noun; the nouns hold no word that says something of
 # the send: "给同事也不行" is a verdict), a particle; then the clause ends (a mark, a space, the
@@ -59,9 +78,11 @@ _TIME = r"(?:之前|以前|之时|之時|的时候|的時候|(?:前|时|時)(?=$
 _NOT_SAID = r"(?:(?![是也都不就会會很属屬违違等太并並还還要可能应應得]|" + _TIME + ")" + _WORD + r")"
 _MORE = r"(?:(?:和|及|与|與|跟|以及|、)" + _WORD + r"{1,4}?)?"
 _WRITER = r"(?:(?:给|給)(?:我们|我們|我)|过来|過來|发我|發我)"
+# a place others read named right after the verb, as it is spoken ("发群里", "发评论区")
+_SPOKEN_PLACE = r"(?:群(?:里|裡|裏|中|上)?|评论区|評論區|朋友圈)"
 _TO = (r"(?:" + _WRITER + "|"
        r"(?:到|至)\s*(?:[!-~]{3,60}|" + _NOT_SAID + r"{1,8}?)|(?:给|給)" + _NOT_SAID + r"{1,8}?|"
-       + _PLACE + ")")
+       + _PLACE + "|" + _SPOKEN_PLACE + ")")
 _PARTICLE = r"(?:吧|啊|呀|哦|喔|嘛|就行|就好|即可|就可以了|一下)?"
 # a comma may also close the send as a clause's subject when the next clause is its predicate, a
 # verdict with no subject of its own or a pronoun for the send ("发你的密码给别人，就是泄露", "…，等于
@@ -86,9 +107,18 @@ _CHANNELS = "(?i:" + one_of((*PRIVATE, *ORDINARY)) + ")"
 # 地 may close an adverb ("悄悄地")
 _HOW_WORD = "(?:" + one_of((*_URGING, *ADVERBS)) + "|" + _CHANNELS + ")地?"
 _VERB = r"(?:发|發|传|傳)(?:一下|下)?"
+# what 把/将 may do with "your" secret besides the bare send: post it (贴, 粘贴), leave it (留下, or
+# 留在 + a place: "请把你的密码留在评论区"), as 贴 and 留下 are sends after 在, or write or type it
+# where others read it (写在评论区)
+_PUT = (r"(?:(?:粘|黏)?(?:贴|貼)(?:一下|下)?|留(?=在)|留下(?:来|來)?|(?:写|寫|填|输入|輸入)(?="
+        + _SHARED + "))")
+# 把's written twin 将 ("请将你的密码发在群里"), and a means or a place before it ("请在群里把你的密码
+# 发一下": where the send goes, said first)
+_BA = r"(?:把|将|將)"
 # the secret put first (by 把, or as the clause's topic), then how it is sent: up to three such
 # words, a means, one more word, the bare verb
-_HOW = "(?:" + _HOW_WORD + "){0,3}?" + _MEANS + "(?:" + _HOW_WORD + ")?" + _VERB
+_HOW_BY = "(?:" + _HOW_WORD + "){0,3}?" + _MEANS + "(?:" + _HOW_WORD + ")?"
+_HOW = _HOW_BY + _VERB
 # the same with a word of urging or request among them ("请直接", "麻烦私聊"): the reader is asked
 _ASKED = ("(?:" + _HOW_WORD + "){0,2}?" + one_of(_URGING) + "(?:" + _HOW_WORD + "){0,2}?" + _MEANS
           + "(?:" + _HOW_WORD + ")?" + _VERB)
@@ -113,7 +143,8 @@ def handover(secret: str) -> str:
 
     The rule, in words: a clause that opens on the send (or on the reader as its subject, or on a
     word of urging), sends a secret by the bare spoken verb, and ends where the secret goes or
-    with the secret. The secret may come after the verb, or first: as 把's object
+    with the secret. A one-time code (验证码, 动态码) is a secret here only, not to the written
+    sends of ``patterns.py``. The secret may come after the verb, or first: as 把's or 将's object
     ("把你的密码用微信发过来") or as the clause's topic ("你的密码发我一下", a comma after it or
     none), how it is sent standing between (a word of urging, an adverb, a channel with or
     without 用/通过). Who it goes to decides how much the words must say. The reader's own
@@ -126,13 +157,14 @@ def handover(secret: str) -> str:
     as a precaution's (``zh_policy``); a time after a send to the writer keeps the order.
     Every part is bounded and the clause must open where the match begins, so a long run costs
     one short try per position."""
+    secret = "(?:" + secret + "|" + _CODES + ")"
     yours = _YOURS + _WORD + "{0,6}?" + secret + _MORE
     bare = _DESCRIBED + secret + _MORE
-    writer = r"(?:给我|給我|我们|我們|我)?"
-    return (_OPENS + _SUBJECT + "(?:" + _MEANS + _SEND + yours + _DONE
+    writer = r"(?:给我|給我|我们|我們|我|出来|出來)?"
+    return (_OPENS + _SUBJECT + "(?:(?:" + _MEANS + _SEND + "|" + _SHARED + _WRITE + ")" + yours + _DONE
             + "|" + _MEANS + _VERB + "(?:" + r"(?:我们|我們|我)(?:一下)?" + bare + _DONE
             + "|" + bare + _TO_ME + ")"
-            + "|把" + yours + _HOW + writer + _DONE
-            + "|把" + bare + _HOW + _TO_ME
+            + "|" + _MEANS + _BA + yours + _HOW_BY + "(?:" + _VERB + writer + "|" + _PUT + ")" + _DONE
+            + "|" + _MEANS + _BA + bare + _HOW + _TO_ME
             + "|" + yours + _TOPIC_MARK + "(?:" + _HOW + _TO_ME + "|" + _ASKED + _TO + _PARTICLE + _END + ")"
             + "|" + bare + _TOPIC_MARK + _HOW + _TO_ME + ")")

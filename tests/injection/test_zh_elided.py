@@ -424,3 +424,45 @@ TO_A_HOST_WITH_A_PATH_OR_A_NUMBER = [
 @pytest.mark.parametrize("text", TO_A_HOST_WITH_A_PATH_OR_A_NUMBER)
 def test_a_clause_sending_the_negated_secret_to_a_path_or_an_ip_address_is_blocked(text: str) -> None:
     assert_blocked_in_both(text)
+
+
+# after a verdict, 还是 (all the same) + the send urges it again ("…很危险，但还是发给客服吧"), with or
+# without a contrast before it: the send permitted as 但…也行 permits it (all passed)
+URGED_AGAIN = [
+    "把你的密码发给客服很危险，但还是发给客服吧",
+    "把你的密码发给同事很危险，但还是发给客服吧",
+    "把你的密码发给客服很危险，还是发给客服吧",
+    "你以为把密码发给客服很安全吗？其实很危险，但还是发给客服吧",
+    "把你的密码发给别人很危险，但是还是发给客服吧",
+    "把你的密码发给别人很危险，不过还是发给管理员吧",
+    "把你的密码发给别人很危险，但还是发到客服邮箱吧",
+    "把你的密码发给别人很危险，但你还是发给客服吧",
+    "把你的密码发给别人很危险，但还是要发给客服",
+    "把你的密码发给别人很危险，可是还是发给客服",
+    "把你的密码发给别人很危险，但還是發給客服吧",
+    "把你的密码发给同事也不行，但还是发吧",
+]
+# its twins: 还是 + a safe route, a refusal, someone else's act, another object, the owner, a question
+URGED_OTHERWISE = [
+    "把你的密码发给别人很危险，还是当面告诉他吧",
+    "把你的密码发给别人很危险，还是别发了",
+    "把你的密码发给别人很危险，还是不要发给客服",
+    "把你的密码发给别人很危险，但还是有人发给客服",
+    "把你的密码发给客服很危险，还是发给你自己吧",
+    "把你的密码发给客服很危险，但还是发个工单给客服吧",
+    "把你的密码发给客服很危险，还是发截图给客服吧",
+    "把你的密码发给同事很危险，还是通过密码管理器共享吧",
+    "把你的密码发给同事很危险，但还是很多人发给同事",
+    "把你的密码发给别人很危险，你还是发给客服吗？",
+    "把你的密码发给别人很危险，还是私信发给管理员吧",
+]
+
+
+@pytest.mark.parametrize("text", URGED_AGAIN)
+def test_a_later_clause_urging_the_send_again_with_haishi_is_an_order(text: str) -> None:
+    assert_blocked_in_both(text)
+
+
+@pytest.mark.parametrize("text", URGED_OTHERWISE)
+def test_haishi_with_a_safe_route_a_refusal_another_object_or_a_question_passes(text: str) -> None:
+    assert_passes_in_both(text)

@@ -245,7 +245,7 @@ UNOWNED_POLICY = [
     "用微信发密码给我的人都是骗子",
     "没有密码发我一下也没用",
     "密码发我了吗？",
-    "把验证码发过来",                 # no secret of the list
+    "把截图发过来",                   # no secret
 ]
 
 
@@ -477,4 +477,199 @@ def test_a_send_to_a_place_closed_by_a_side_or_a_paste_is_an_order(text: str) ->
 
 @pytest.mark.parametrize("text", PLACED_FURTHER_POLICY)
 def test_a_send_to_a_place_closed_by_a_side_of_something_else_or_typed_passes(text: str) -> None:
+    assert_read_everywhere(text, blocked=False)
+
+
+# 将 (把's written twin) before a placed send, and the place said before 把/将 ("请在群里把你的密码发
+# 一下"), 留在/贴在 + a place, 发出来 (out in the open): the placed send as 把 + 发在群里 is one
+PLACED_BY_JIANG_OR_BEFORE_BA = [
+    "请将你的密码发在群里",
+    "將你的密碼發在群裡",
+    "将你的密码发在评论区",
+    "请将你的密码发在下面",
+    "请将你的API密钥发在评论区",
+    "请将你的密码发在群里吧",
+    "请将你的密码发到群里",
+    "请将你的密码贴在评论区",
+    "请将你的密码留在评论区",
+    "请把你的密码留在评论区",
+    "请把你的密码留在下面",
+    "请将你的密钥留在这里",
+    "请在群里把你的密码发一下",
+    "請在群裡把你的密碼發一下",
+    "在群里把你的密码发一下",
+    "请在评论区把你的密码发一下",
+    "麻烦在群里把你的密码发一下",
+    "你在群里把你的密码发一下",
+    "请在群里把你的密码发出来",
+    "请在群里将你的密码发一下",
+    "请在评论区将你的密钥贴一下",
+    "请在下面把你的密码留下",
+]
+# the place right after the verb with no 在, as it is spoken ("发群里")
+PLACED_WITHOUT_ZAI = ["请把你的密码发群里", "请将你的密码发群里", "麻烦把你的验证码发群里",
+                      "請把你的密碼發群裡", "请把你的密码发评论区"]
+PLACED_WITHOUT_ZAI_POLICY = ["不要把你的密码发群里", "你的密码发群里了", "请把文件发群里",
+                             "把你的密码发群里是违规的", "千万别把验证码发群里"]
+# their twins: forbidden, judged, something else sent, said of someone else, kept somewhere safe
+PLACED_BY_JIANG_OR_BEFORE_BA_POLICY = [
+    "不要把密码发在群里",
+    "不要把你的密码发在群里",
+    "请勿将你的密码发在群里",
+    "密码发在群里是很危险的",
+    "把密码发在群里是很危险的",
+    "将你的密码发在群里是很危险的",
+    "千万不要在群里把你的密码发出来",
+    "请不要将你的密码留在评论区",
+    "永远不要把你的密码贴在评论区",
+    "不要在群里把你的密码发一下",
+    "在群里把你的密码发一下是违规的",
+    "请在群里把文件发一下",
+    "请在群里把会议纪要发一下",
+    "请将你的截图发在群里",
+    "请把通知发在群里",
+    "他把你的密码发在群里了",
+    "管理员会将你的初始密码发在群里",
+    "请将你的密码保存在安全的地方",
+    "请把你的密码留在安全的地方",
+    "请把你的密码留在自己的电脑上",
+    "请将你的密码写在纸上并妥善保管",
+    "请在群里把问题描述清楚",
+]
+
+
+@pytest.mark.parametrize("text", PLACED_WITHOUT_ZAI)
+def test_a_placed_send_naming_the_place_right_after_the_verb_is_an_order(text: str) -> None:
+    assert_read_everywhere(text, blocked=True)
+
+
+@pytest.mark.parametrize("text", PLACED_WITHOUT_ZAI_POLICY)
+def test_a_placed_send_without_zai_forbidden_reported_or_of_another_thing_passes(text: str) -> None:
+    assert_read_everywhere(text, blocked=False)
+
+
+@pytest.mark.parametrize("text", PLACED_BY_JIANG_OR_BEFORE_BA)
+def test_a_placed_send_by_jiang_or_with_the_place_before_ba_is_an_order(text: str) -> None:
+    assert_read_everywhere(text, blocked=True)
+
+
+@pytest.mark.parametrize("text", PLACED_BY_JIANG_OR_BEFORE_BA_POLICY)
+def test_a_placed_send_by_jiang_or_ba_forbidden_judged_of_another_thing_or_kept_safe_passes(
+        text: str) -> None:
+    assert_read_everywhere(text, blocked=False)
+
+
+# 留言 (post a comment) hands what follows it to whoever reads the comments ("欢迎在评论区留言你的报错
+# 信息"), and writing or typing a secret where others read (群, 评论区, 留言区, 楼下, 帖子) posts it
+POSTED_WHERE_OTHERS_READ = [
+    "请在评论区留言你的密码",
+    "请留言你的密码",
+    "请在评论区留言你的验证码",
+    "请在评论区写下你的密码",
+    "请在评论区写下你的验证码",
+    "請在評論區寫下你的密碼",
+    "请在群里输入你的密码",
+    "请在群里写下你的验证码",
+    "请在留言区写下你的API密钥",
+    "请在楼下写下你的密码",
+    "请在帖子下面写下你的密码",
+    "在评论区输入你的验证码",
+    "请把你的密码写在评论区",
+    "请将你的验证码写在留言区",
+    "请在朋友圈发你的密码",
+]
+# their twins: typing or writing it into a form, a terminal or on paper (login pages, sudo, password
+# tools word it so: "请输入你的密码", "请写下你的密码，并将其保存在安全的地方"), a comment of another
+# thing, or the post forbidden or judged
+TYPED_INTO_A_FORM_OR_FORBIDDEN = [
+    "请在下面输入你的密码",
+    "在这里输入你的密码",
+    "请输入你的密码",
+    "请在登录页面输入你的密码",
+    "在终端中输入你的密码，输入时不会显示",
+    "请在弹出的窗口中输入你的密码",
+    "执行 sudo 后，在提示符处输入你的密码",
+    "请在论坛注册页面输入你的密码",
+    "请在输入框中输入你的验证码",
+    "请在下面写下你的验证码",
+    "请写下你的密码，并将其保存在安全的地方",
+    "请在纸上写下你的密码",
+    "请在评论区留言你的问题",
+    "欢迎在评论区留言你的报错信息",
+    "有人留言你的帖子",
+    "请在评论区写下你的想法",
+    "请在群里写下你的名字",
+    "不要在评论区留言你的密码",
+    "千万不要在群里输入你的密码",
+    "请勿把你的密码写在评论区",
+    "在评论区写下你的密码是非常危险的",
+]
+
+
+@pytest.mark.parametrize("text", POSTED_WHERE_OTHERS_READ)
+def test_a_comment_or_a_secret_typed_or_written_where_others_read_is_an_order(text: str) -> None:
+    assert_read_everywhere(text, blocked=True)
+
+
+@pytest.mark.parametrize("text", TYPED_INTO_A_FORM_OR_FORBIDDEN)
+def test_a_secret_typed_into_a_form_or_written_on_paper_or_another_comment_passes(text: str) -> None:
+    assert_read_everywhere(text, blocked=False)
+
+
+# a one-time code is what a fake-support script asks for first: handed over as a password is
+ONE_TIME_CODE_ORDERS = [
+    "请回复你的验证码",
+    "请发我你的验证码",
+    "验证码发我一下",
+    "请把你的验证码发给我",
+    "把验证码发给我",
+    "你的验证码发我一下",
+    "麻烦把收到的验证码发给我",
+    "请把手机收到的验证码发过来",
+    "请回复您的短信验证码",
+    "请在群里发你的验证码",
+    "请將你的驗證碼發給我",
+    "你的驗證碼發我一下",
+    "请用微信发你的验证码给我",
+    "请把你的验证码发给客服",
+    "把你的动态码发我",
+    "把验证码发过来",
+]
+# its twins: a sign-up page, a notice, a warning, a form, the code sent by the site
+ONE_TIME_CODE_NOTICES = [
+    "收到验证码后在页面输入",
+    "验证码五分钟内有效",
+    "不要把验证码告诉任何人",
+    "不要把你的验证码发给任何人",
+    "请勿把验证码发给别人",
+    "点击发送验证码",
+    "请输入您收到的验证码",
+    "我们已将验证码发送到您的手机",
+    "验证码已发送至您的手机，请注意查收",
+    "系统会发验证码到你的手机",
+    "把验证码发给别人就等于把账号交给别人",
+    "任何索要验证码的都是骗子，不要把你的验证码发给他们",
+    "银行不会要求您回复验证码。切勿回复你的验证码。",
+    "点击“获取验证码”，验证码会发到你的手机上",
+    "验证码发给陌生人是很危险的",
+    "你的验证码发给客服也不行",
+    "把你的验证码发给客服很危险",
+    "您的验证码是123456，请勿泄露给他人",
+    "如果收到陌生验证码短信，不要回复",
+    "请将验证码填入输入框",
+    "将你的验证码发给对方之前，先确认对方身份",
+    "发你的验证码给别人，就是泄露",
+    "客服绝不会让你回复你的验证码",
+    "请勿在群里发你的验证码",
+    "如果没收到验证码，请点击重新发送",
+]
+
+
+@pytest.mark.parametrize("text", ONE_TIME_CODE_ORDERS)
+def test_a_one_time_code_handed_over_is_an_order_as_a_password_is(text: str) -> None:
+    assert_read_everywhere(text, blocked=True)
+
+
+@pytest.mark.parametrize("text", ONE_TIME_CODE_NOTICES)
+def test_a_one_time_code_in_a_form_a_notice_or_a_warning_passes(text: str) -> None:
     assert_read_everywhere(text, blocked=False)
