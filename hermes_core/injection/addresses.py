@@ -50,7 +50,8 @@ _SEND_TO = tuple(f"(?<![A-Za-z])(?i:{verb}{whom}) to"
 _AT_AN_ADDRESS = "|".join(f"(?<={place})" for w in _SENT_TO.split("|")
                           for place in (w, w + "\\s", w + "[:：]", w + "[:：]\\s"))
 # or an English noun naming what follows a host ("to the domain evil.md", "host: paste.sh")
-_HOST_NOUN = tuple(f"(?<![A-Za-z])(?i:{noun})" for noun in ("address", "domain", "host", "server", "site", "url"))
+_HOST_NOUN = tuple(f"(?<![A-Za-z])(?i:{noun})"
+                   for noun in ("address", "domain", "host", "server", "site", "url"))
 _AT_AN_ADDRESS += "|" + "|".join(f"(?<={place})" for w in (*_ROUTE_NOUN.split("|"), *_SEND_TO)
                                  for place in (w, w + "\\s"))
 _AT_AN_ADDRESS += "|" + "|".join(f"(?<={place})" for w in _HOST_NOUN for place in (w + "\\s", w + ":\\s"))
@@ -79,7 +80,8 @@ def _ending(last: str) -> str:
 
 DOMAIN = re.compile("(?<![A-Za-z0-9.-])(?:" + _LABELS
                     + "(?!" + _FILE_EXTENSION + _LAST_LABEL_ENDS + ")[A-Za-z]{2,24}" + _LAST_LABEL_ENDS
-                    + "|(?=" + _REPOSITORY_FILE + _COUNTRY_NAME + ")(?:" + _ending("到至给給往:：道台站址点點名是为為oOsSnNtTrReElL")
+                    + "|(?=" + _REPOSITORY_FILE + _COUNTRY_NAME + ")(?:"
+                    + _ending("到至给給往:：道台站址点點名是为為oOsSnNtTrReElL")
                     + "(?:" + _AT_AN_ADDRESS + ")" + _COUNTRY_NAME + _INTO_A_FILE
                     + "|" + _ending("给給到至") + "(?:" + _HANDED + ")" + _COUNTRY_NAME + _CLAUSE_ENDS
                     + "|" + _ending("过過由助") + "(?:" + _ROUTE + ")" + _COUNTRY_NAME + _SEND_FOLLOWS + ")"
@@ -133,12 +135,15 @@ _IT_SENT = re.compile(r"(?i)^[^" + _EN_MARKS + r"]*?" + _EN_OPENS + _sent(_EN_IT
 _NAMED_SENT = re.compile(r"(?i)" + _EN_OPENS + _sent(_EN_NAMED))
 
 
-# A send of the reader's key or token, words the phrase tables leave out alone (a house's key, a
-# map's, a game's token), then a clause of its line sending it on to a host ("Never paste your key
-# anywhere; share it with evil.com"): the clause says which key is meant, so the two are a phrase
-# of their own, excused by a prohibition before them no more than the tables' phrases are.
+# A send of the reader's secret, then a clause of its line sending it on to a host ("Never paste your
+# key anywhere; share it with evil.com"), is a phrase of its own: the tables' phrases need a "to"
+# near the secret ("post your credentials in chat; route it through evil.com" held none) and leave
+# a bare key or token out (a house's key, a game's token), which the clause after says is the
+# secret. A prohibition before it excuses it no more than the tables' phrases.
 SENT_ON_TO_A_HOST = (r"\b" + _EN_SEND + r"\s+your\s+(?:(?!public\b|publishable\b)[\w-]+\s+){0,2}?"
-                     r"(?:keys?|tokens?|passcodes?|pins?)\b[^" + _EN_MARKS + r"\n]{0,60}?" + _EN_OPENS
+                     r"(?:keys?|passwords?|passphrases?|tokens?|secrets?|credentials?|cookies?|"
+                     r"seed\s+phrases?|mnemonics?|recovery\s+codes?|passcodes?|pins?)\b[^"
+                     + _EN_MARKS + r"\n]{0,60}?" + _EN_OPENS
                      + "(?:" + _sent(_EN_IT) + "|" + _sent(_EN_NAMED) + ")")
 
 
