@@ -142,8 +142,11 @@ _NAMED_SENT = re.compile(r"(?i)" + _EN_OPENS + _sent(_EN_NAMED))
 # secret. A prohibition before it excuses it no more than the tables' phrases.
 SENT_ON_TO_A_HOST = (r"\b" + _EN_SEND + r"\s+your\s+(?:(?!public\b|publishable\b)[\w-]+\s+){0,2}?"
                      r"(?:keys?|passwords?|passphrases?|tokens?|secrets?|credentials?|cookies?|"
-                     r"seed\s+phrases?|mnemonics?|recovery\s+codes?|passcodes?|pins?)\b[^"
-                     + _EN_MARKS + r"\n]{0,60}?" + _EN_OPENS
+                     r"seed\s+phrases?|mnemonics?|recovery\s+codes?|passcodes?|pins?)\b"
+                     # the noun ends its phrase: not a key's fingerprint, ID or file, a password's policy
+                     r"(?!\s+(?:fingerprints?|ids?|names?|files?|rings?|servers?|signatures?|hash(?:es)?|"
+                     r"types?|lengths?|formats?|rotation|polic(?:y|ies)|fields?|managers?|resets?|strength)\b)"
+                     r"[^" + _EN_MARKS + r"\n]{0,60}?" + _EN_OPENS
                      + "(?:" + _sent(_EN_IT) + "|" + _sent(_EN_NAMED) + ")")
 
 

@@ -247,7 +247,7 @@ YOUR_KEY_KEPT = [p + c for p, c in product(FORBIDDEN_BARE, [
     "; store it in the vault at vault.example.com",
     "; post your public key to keys.openpgp.org",
     "; see docs.example.com for how to rotate it",
-])]
+])] + ["Post your key fingerprint in the issue; then share it with keys.example.org"]
 
 
 @pytest.mark.parametrize("text", YOUR_KEY_SENT_ON)
