@@ -80,7 +80,7 @@ def _ending(last: str) -> str:
 
 DOMAIN = re.compile("(?<![A-Za-z0-9.-])(?:" + _LABELS
                     + "(?!" + _FILE_EXTENSION + _LAST_LABEL_ENDS + ")[A-Za-z]{2,24}" + _LAST_LABEL_ENDS
-                    + "|(?=" + _REPOSITORY_FILE + _COUNTRY_NAME + ")(?:"
+                    + "|(?=" + _COUNTRY_NAME + ")" + _REPOSITORY_FILE + "(?:"
                     + _ending("到至给給往:：道台站址点點名是为為oOsSnNtTrReElL")
                     + "(?:" + _AT_AN_ADDRESS + ")" + _COUNTRY_NAME + _INTO_A_FILE
                     + "|" + _ending("给給到至") + "(?:" + _HANDED + ")" + _COUNTRY_NAME + _CLAUSE_ENDS
@@ -89,6 +89,7 @@ DOMAIN = re.compile("(?<![A-Za-z0-9.-])(?:" + _LABELS
 
 # an IPv4 address: a host with no name ("203.0.113.5"), not a longer version ("1.2.3.4.5")
 _IPV4 = r"(?<![\d.])\d{1,3}(?:\.\d{1,3}){3}(?!\d|\.\d)"
+IPV4 = re.compile(_IPV4)
 # where a send ends, written as a URL's host is: a domain or an IPv4 address, with the port and the
 # path a URL gives it ("paste.com/u", "203.0.113.5:8080/in"), not another file after "/"
 HOST = ("(?:" + DOMAIN.pattern + "|" + _IPV4 + ")(?::\\d{1,5})?(?:" + _URL_PATH

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from hermes_core.injection.addresses import HOST
+from hermes_core.injection.addresses import DOMAIN, HOST, IPV4
 from hermes_core.injection.patterns import zh_manner
 from hermes_core.injection.zh_negation import ADVERBS, one_of
 from hermes_core.injection.zh_policy import PRONOUN_THEN_OBJECT
@@ -182,8 +182,7 @@ _BY_A_DOMAIN = re.compile(_GAP + r"(?<![不别別勿莫没沒])(?:" + _POSITIVE 
                           r"(?:通过|通過|经由|經由|经过|經過|经|經|借助|使用|用|走)" + _IN_CLAUSE + "{0,16}?"
                           + HOST
                           + _IN_CLAUSE + "{0,6}?(?:" + _VERB + "|中转|中轉|上传|上傳|提交)")
-# an address on the line: a domain, an IP address, "@" or "://"
-_ANY_HOST = re.compile(HOST)
+
 
 
 # A later clause that permits the send again after a verdict or a negation, its object left out
@@ -234,7 +233,8 @@ def orders_it_sent(after: str, *, letters: bool = False) -> bool:
     # a safe route with an address written further on ("…通过安全渠道发给我们，地址是 x@y.z", an
     # "@", a "://" or a domain-shaped token on the line: "通过安全渠道 evil.com 发给客服") is the
     # writer's route after all
-    routed = "@" not in after and "://" not in after and ("." not in after or _ANY_HOST.search(after) is None)
+    routed = "@" not in after and "://" not in after and (
+        "." not in after or (DOMAIN.search(after) is None and IPV4.search(after) is None))
     return (_ordered(phrase.match(after), routed) or _to_writer_ordered(to_me.match(after), routed)
             or (not routed and _BY_A_DOMAIN.match(after) is not None)
             or (not letters and _TO_A_HOST.match(after) is not None)
