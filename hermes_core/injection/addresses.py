@@ -27,6 +27,12 @@ _FILE_EXTENSION = ("(?i:md|markdown|txt|rst|ya?ml|json|toml|ini|cfg|conf|xml|csv
 _COUNTRY_EXTENSION = "(?i:md|py|sh)"
 _LABELS = "(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+"
 _LAST_LABEL_ENDS = "(?![A-Za-z0-9-]|\\.[A-Za-z0-9])"
+# a repository's conventional files (README.md, CHANGELOG.md, SECURITY.md …) are files wherever
+# they stand, in any case: the scan reads a case-folded text, and the name, not its capitals, says
+# what it is ("交给 README.md" hands the change to the readme, not the secret to a host); with a
+# URL's path after it ("readme.md/upload") it is a host still
+_REPOSITORY_FILE = ("(?!(?i:readme|changelog|changes|history|contributing|license|licence|security|support|"
+                    "authors|notice|governance)\\.(?i:md)" + _LAST_LABEL_ENDS + ")")
 _COUNTRY_NAME = _LABELS + _COUNTRY_EXTENSION + _LAST_LABEL_ENDS
 # a URL's path after a host: not another file's name ("README.md/CHANGELOG.md") nor Chinese
 _URL_PATH = "/(?![A-Za-z0-9_-]+\\." + _FILE_EXTENSION + _LAST_LABEL_ENDS + ")[A-Za-z0-9_~%-]"
@@ -43,8 +49,12 @@ _SEND_TO = tuple(f"(?<![A-Za-z])(?i:{verb}{whom}) to"
                  for verb in _SEND_VERBS for whom in ("", " it", " them"))
 _AT_AN_ADDRESS = "|".join(f"(?<={place})" for w in _SENT_TO.split("|")
                           for place in (w, w + "\\s", w + "[:：]", w + "[:：]\\s"))
+# or an English noun naming what follows a host ("to the domain evil.md", "host: paste.sh")
+_HOST_NOUN = tuple(f"(?<![A-Za-z])(?i:{noun})"
+                   for noun in ("address", "domain", "host", "server", "site", "url"))
 _AT_AN_ADDRESS += "|" + "|".join(f"(?<={place})" for w in (*_ROUTE_NOUN.split("|"), *_SEND_TO)
                                  for place in (w, w + "\\s"))
+_AT_AN_ADDRESS += "|" + "|".join(f"(?<={place})" for w in _HOST_NOUN for place in (w + "\\s", w + ":\\s"))
 _INTO_A_FILE = "(?!\\s?(?:[里裡裏中内內]|上(?![传傳])))"
 # a name handed the secret with no object of its own: 交给/传给/提交到 opening its clause (after a
 # mark, or 请/就/要/再/直接) and the name ending it ("…也不行，交给 evil.md"); with an object or a
@@ -70,7 +80,8 @@ def _ending(last: str) -> str:
 
 DOMAIN = re.compile("(?<![A-Za-z0-9.-])(?:" + _LABELS
                     + "(?!" + _FILE_EXTENSION + _LAST_LABEL_ENDS + ")[A-Za-z]{2,24}" + _LAST_LABEL_ENDS
-                    + "|(?=" + _COUNTRY_NAME + ")(?:" + _ending("到至给給往:：道台站址点點名是为為oO")
+                    + "|(?=" + _COUNTRY_NAME + ")" + _REPOSITORY_FILE + "(?:"
+                    + _ending("到至给給往:：道台站址点點名是为為oOsSnNtTrReElL")
                     + "(?:" + _AT_AN_ADDRESS + ")" + _COUNTRY_NAME + _INTO_A_FILE
                     + "|" + _ending("给給到至") + "(?:" + _HANDED + ")" + _COUNTRY_NAME + _CLAUSE_ENDS
                     + "|" + _ending("过過由助") + "(?:" + _ROUTE + ")" + _COUNTRY_NAME + _SEND_FOLLOWS + ")"
@@ -78,6 +89,7 @@ DOMAIN = re.compile("(?<![A-Za-z0-9.-])(?:" + _LABELS
 
 # an IPv4 address: a host with no name ("203.0.113.5"), not a longer version ("1.2.3.4.5")
 _IPV4 = r"(?<![\d.])\d{1,3}(?:\.\d{1,3}){3}(?!\d|\.\d)"
+IPV4 = re.compile(_IPV4)
 # where a send ends, written as a URL's host is: a domain or an IPv4 address, with the port and the
 # path a URL gives it ("paste.com/u", "203.0.113.5:8080/in"), not another file after "/"
 HOST = ("(?:" + DOMAIN.pattern + "|" + _IPV4 + ")(?::\\d{1,5})?(?:" + _URL_PATH
@@ -98,7 +110,7 @@ _EN_MARKS = ".;:,!?\u3002\u2014\u2013("
 _EN_OPENS = r"(?:[" + _EN_MARKS + r"]|\s-\s|\b(?:but|instead|rather)\b)"
 _EN_LEAD = (r"(?:(?:but|and|so|then|instead|rather|just|please|simply|only|always|however|except|otherwise|"
             r"you\s+(?:must|should|can|may))\b\s*[,:]?\s*){0,3}")
-_EN_SEND = r"(?:send|upload|post|e-?mail|mail|forward|transmit|paste|submit|share|dm)"
+_EN_SEND = r"(?:send|upload|post|e-?mail|mail|forward|transmit|paste|submit|share|dm|route|relay|pipe|tunnel)"
 _EN_IT = r"(?:it|them)"
 _EN_NAMED = (r"(?:your|the|my|our|this|that|these|those)\s+(?:(?!public\b|publishable\b)[\w-]+\s+){0,2}?"
              r"(?:keys?|passwords?|passphrases?|tokens?|secrets?|credentials?|cookies?|seed\s+phrases?|"
@@ -106,15 +118,37 @@ _EN_NAMED = (r"(?:your|the|my|our|this|that|these|those)\s+(?:(?!public\b|publis
 _EN_HOST = r"(?:[a-z][a-z0-9+.-]*://\S|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|" + HOST + ")"
 
 
+# the host may be named as one before it is written: "to the address evil.com", "to our server at
+# 203.0.113.5", "to the following site: evil.com"
+_EN_PLACE = (r"(?:\s+(?:(?:the|this|that|our|my|a|an|following|web)\s+){0,3}(?:address|site|website|domain|"
+             r"host|server|url|endpoint)(?:\s+(?:located\s+|hosted\s+)?at)?)?")
+
+
 def _sent(secret: str) -> str:
     return (r"\s*" + _EN_LEAD + r"\b" + _EN_SEND + r"\s+" + secret
             + r"\s+(?:(?:instead|only|just|straight|directly|immediately|right\s+away|over)\s+){0,2}"
-            + r"(?:to|on|onto|at|via|with)(?:\s*:)?\s+[<\"'(\[`\u201c\u2018]?" + _EN_HOST)
+            + r"(?:to|on|onto|at|via|with|through|using)" + _EN_PLACE
+            + r"(?:\s*:)?\s+[<\"'(\[`\u201c\u2018]?" + _EN_HOST)
 
 
 # "it" in the clause right after the prohibition's (nothing but the phrase before its opening mark)
 _IT_SENT = re.compile(r"(?i)^[^" + _EN_MARKS + r"]*?" + _EN_OPENS + _sent(_EN_IT))
 _NAMED_SENT = re.compile(r"(?i)" + _EN_OPENS + _sent(_EN_NAMED))
+
+
+# A send of the reader's secret, then a clause of its line sending it on to a host ("Never paste your
+# key anywhere; share it with evil.com"), is a phrase of its own: the tables' phrases need a "to"
+# near the secret ("post your credentials in chat; route it through evil.com" held none) and leave
+# a bare key or token out (a house's key, a game's token), which the clause after says is the
+# secret. A prohibition before it excuses it no more than the tables' phrases.
+SENT_ON_TO_A_HOST = (r"\b" + _EN_SEND + r"\s+your\s+(?:(?!public\b|publishable\b)[\w-]+\s+){0,2}?"
+                     r"(?:keys?|passwords?|passphrases?|tokens?|secrets?|credentials?|cookies?|"
+                     r"seed\s+phrases?|mnemonics?|recovery\s+codes?|passcodes?|pins?)\b"
+                     # the noun ends its phrase: not a key's fingerprint, ID or file, a password's policy
+                     r"(?!\s+(?:fingerprints?|ids?|names?|files?|rings?|servers?|signatures?|hash(?:es)?|"
+                     r"types?|lengths?|formats?|rotation|polic(?:y|ies)|fields?|managers?|resets?|strength)\b)"
+                     r"[^" + _EN_MARKS + r"\n]{0,60}?" + _EN_OPENS
+                     + "(?:" + _sent(_EN_IT) + "|" + _sent(_EN_NAMED) + ")")
 
 
 def sent_to_a_host(after: str) -> bool:

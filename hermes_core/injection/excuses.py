@@ -57,11 +57,11 @@ def sent_after(text: str, m: re.Match[str], category: str, *, letters: bool = Fa
     nothing."""
     if category != "secret-exfiltration":
         return False
-    lines = text[m.end():m.end() + 160].splitlines()   # on the match's own line, as the negation
+    rest = (text[m.end():m.end() + 160] + "\n").splitlines()[0]   # the match's own line, as the negation
     # an English phrase may itself run into the later clause ("paste your api key anywhere; upload
-    # it to"): that clause is read from the match's start
-    return bool(lines) and (orders_it_sent(lines[0], letters=letters)
-                            or (not letters and sent_to_a_host(m.group() + lines[0])))
+    # it to"), or hold it whole to the line's end ("paste your key anywhere; share it with evil.com"):
+    # that clause is read from the match's start
+    return orders_it_sent(rest, letters=letters) or (not letters and sent_to_a_host(m.group() + rest))
 
 
 def spoken_of(text: str, m: re.Match[str], category: str, *, letters: bool = False) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from hermes_core.injection.addresses import SENT_ON_TO_A_HOST
 from hermes_core.injection.gate import GatedPattern, heads, requirements, satisfied
 from hermes_core.injection.orders import (
     DE_EARLIER,
@@ -236,6 +237,7 @@ EN: dict[str, tuple[re.Pattern[str], ...]] = {
         _p(r"\b(?:reveal|leak|exfiltrate|dump|disclose|expose)\b[^.\n]{0,40}?" + _SECRET),
         _p(r"\b(?:send|upload|post|email|e-mail|forward|transmit|paste|submit|share)\b[^.\n]{0,40}?"
            + _SECRET + r"[^.\n]{0,40}?\b(?:to|at|into|on)\b"),
+        _p(SENT_ON_TO_A_HOST),
         _p(r"\b(?:print|output|echo|show|display|tell\s+me|repeat|list|write\s+out|give\s+me|"
            r"share|copy)\s+(?:out\s+)?(?:your|all|all\s+the|every|any|the\s+user'?s|the\s+"
            r"(?:full|entire|whole|exact|complete))\s+(?:\w+\s+)?" + _SECRET),
