@@ -546,6 +546,18 @@ WHY_ABOUT_A_PERSON_NAMING_A_SHARED_WORD: tuple[tuple[str, str], ...] = (
     ("why did she buy more thread", ""),
     ("彼はなぜビールサーバーを買ったの？", ""),
     ("why is he such a slow server", ""),
+    # decision 214: a status number beside a system part, an acronym glued to CJK, a game's
+    # timeout, the bees' genus
+    ("why is she seeing a 502 from the server", "explanation"),
+    ("why does he keep getting 504 from the gateway", "explanation"),
+    ("他为什么RPC超时", "explanation"),
+    ("他为什么一直报502", "explanation"),
+    ("彼はなぜDBタイムアウトになったの？", "explanation"),
+    ("彼女はなぜタイムアウト中に泣いたの", ""),
+    ("彼はなぜタイムアウト明けに交代したの？", ""),
+    ("他为什么KTV超时", ""),
+    ("why did he get a $500 tip from the server", ""),
+    ("why does he keep Apis mellifera", ""),
 )
 
 
