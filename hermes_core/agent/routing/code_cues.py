@@ -266,7 +266,7 @@ _STATUS_NUMBER = (
     r"|(?:(?<=\ba\s)|(?<=\ban\s)|(?<=\bthe\s)|(?<=http\s))"
     rf"{_STATUS}\s+(?:error|response|status\s+code|page)\b")
 _STATUS_AFTER_PART = (
-    r"(?=[abceglnpsuw])(?:prox(?:y|ies)|gateways?|backends?|nginx|cdn|upstream"
+    r"(?=[bcglnpsuw])(?:prox(?:y|ies)|gateways?|backends?|nginx|cdn|upstream"
     r"|load\s+balancers?|websites?|sites?|pages?)\s+(?:returns?|returned|returning|gives?|gave"
     r"|throws?|threw|sends?|sent|shows?|showed|respond(?:s|ed)?\s+with|is\s+returning"
     r"|keeps\s+(?:returning|giving|throwing))\s+(?:an?\s+|http\s+)?"

@@ -195,6 +195,11 @@ def test_each_first_letter_look_holds_every_letter_its_pattern_can_start_with(
     shared = first_letters(cc._SHARED_IN_CONTEXT.removeprefix("(?=[cdhmrst])"), re.IGNORECASE)
     assert shared is not None
     assert {c.lower() for c in shared} - set("cdhmrst") == set()
+    part_opens = cc._STATUS_AFTER_PART[len("(?=["):cc._STATUS_AFTER_PART.index("]")]
+    after_part = first_letters(cc._STATUS_AFTER_PART.removeprefix(f"(?=[{part_opens}])"),
+                               re.IGNORECASE)
+    assert after_part is not None
+    assert {c.lower() for c in after_part} - set(part_opens) == set()
     ascii_words = first_letters(f"(?:{cc._EN_CODE_NOUN}|{cc._NAMED_LANGS}|{cc._FAULT}"
                                 f"|{cc._SYSTEMS}|{cc._SHARED_IN_CONTEXT})", re.IGNORECASE)
     assert ascii_words is not None
