@@ -36,7 +36,8 @@ SHORT_TABLES = ("WHY_ABOUT_A_HAPPENING", "WHY_CHAT_OR_EXPLANATION", "TECHNICAL_W
                 "WHY_ABOUT_A_THING", "WHY_ABOUT_A_PERSON", "JOKE_OR_RIDDLE",
                 "WHY_ABOUT_A_PERSON_NAMING_A_LANGUAGE_OR_SYSTEM_WORD", "REAL_WHY_NEAR_A_JOKE",
                 "ANSWER_NAMING_A_SYSTEM_PART", "WHY_ABOUT_A_PERSON_NAMING_A_SHARED_WORD",
-                "BARE_WHY_ABOUT_A_NOUN", "ROAD_CROSSING_ANSWERED_TECHNICALLY")
+                "BARE_WHY_ABOUT_A_NOUN", "ROAD_CROSSING_ANSWERED_TECHNICALLY",
+                "PERSONIFIED_SYSTEM_PART")
 RUNS = {
     "en_happening": "why did my sister ignore me? ",
     "zh_happening": "为什么迟到了？",
@@ -48,6 +49,7 @@ RUNS = {
     "en_answered": "Why is the sky blue? Because of light.\n",
     "en_answered_system_part": "Why does the build fail? Because the cache is stale.\n",
     "en_frame_answered": "Why did the chicken cross the road? To get to the other side.\n",
+    "en_answered_personified": "Why did the cache go to therapy? Because it had issues.\n",
 }
 
 

@@ -6,28 +6,28 @@ default never sends a request to a model it does not fit when another configured
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 
 from hermes_core.agent.smart_routing import Router
 from hermes_core.config import parse_yaml
 from hermes_core.types import Message, Prompt, RouteDecision
 
-WINDOWS = """
-llm:
-  routing:
-    default_model: gpt-4o
-    fast_model: tiny-fast
-    code_model: gpt-4
-    long_context_model: gpt-4.1
-    context_windows: {tiny-fast: 2000}
-    providers:
-      - {name: openai, models: [gpt-4o, tiny-fast, gpt-4, gpt-4.1]}
-"""
+
+def routed_by(**routing: Any) -> Router:
+    """A router over the ``llm.routing`` section ``routing``, read by the real config parser (a
+    JSON document is YAML): every test's settings are one mapping, not a YAML block each."""
+    return Router.from_settings(parse_yaml(json.dumps({"llm": {"routing": routing}})))
 
 
 @pytest.fixture
 def router() -> Router:
-    return Router.from_settings(parse_yaml(WINDOWS))
+    return routed_by(default_model="gpt-4o", fast_model="tiny-fast", code_model="gpt-4",
+                     long_context_model="gpt-4.1", context_windows={"tiny-fast": 2000},
+                     providers=[{"name": "openai",
+                                 "models": ["gpt-4o", "tiny-fast", "gpt-4", "gpt-4.1"]}])
 
 
 def code_request(lines: int) -> str:
@@ -53,21 +53,15 @@ def test_a_short_turn_behind_a_large_system_prompt_skips_a_small_fast_model(rout
 
 
 def test_a_default_model_too_small_gives_way_to_the_long_context_model() -> None:
-    r = Router.from_settings(parse_yaml("""
-llm:
-  routing:
-    default_model: gpt-4
-    long_context_model: gpt-4.1
-    rules: [{condition: "turn_count > 99", model: default_model}]
-"""))
+    r = routed_by(default_model="gpt-4", long_context_model="gpt-4.1",
+                  rules=[{"condition": "turn_count > 99", "model": "default_model"}])
     d = r.select("word " * 9000)        # ~12,000 tokens: over gpt-4's 8,192, under 50,000
     assert d.model == "gpt-4.1"
     assert "default_model gpt-4 (8,192 tokens) is too small" in d.reason
 
 
 def test_a_model_of_unknown_window_is_trusted_to_fit() -> None:
-    r = Router.from_settings(parse_yaml(
-        "llm: {routing: {default_model: gpt-4o, code_model: house-coder}}"))
+    r = routed_by(default_model="gpt-4o", code_model="house-coder")
     assert r.select(code_request(1500)).model == "house-coder"
 
 
@@ -77,13 +71,8 @@ def test_a_requested_model_is_sent_whatever_its_window(router: Router) -> None:
 
 
 def test_a_requested_model_no_provider_lists_says_what_is_sent_instead() -> None:
-    r = Router.from_settings(parse_yaml("""
-llm:
-  routing:
-    providers:
-      - {name: openai, priority: 1, models: [gpt-4o]}
-      - {name: anthropic, priority: 2, models: [claude-haiku]}
-"""))
+    r = routed_by(providers=[{"name": "openai", "priority": 1, "models": ["gpt-4o"]},
+                             {"name": "anthropic", "priority": 2, "models": ["claude-haiku"]}])
     d = r.select("hi", requested_model="gpt-9-typo")
     assert d.model == "gpt-9-typo"
     assert d.reason == ("requested model; no provider lists gpt-9-typo: sent as openai/gpt-4o, "
@@ -91,16 +80,14 @@ llm:
 
 
 def test_a_requested_model_a_provider_lists_keeps_the_plain_reason() -> None:
-    r = Router.from_settings(parse_yaml(
-        "llm: {routing: {providers: [{name: openai, models: [gpt-4o, o3]}]}}"))
+    r = routed_by(providers=[{"name": "openai", "models": ["gpt-4o", "o3"]}])
     assert r.select("hi", requested_model="o3").reason == "requested model"
 
 
 def test_a_long_history_is_no_reason_to_leave_a_small_default() -> None:
     """The agent compacts the history to the window of the model chosen: only what it cannot
     compact (system, tools, context, the message) has to fit."""
-    r = Router.from_settings(parse_yaml(
-        "llm: {routing: {default_model: gpt-4, long_context_model: gpt-4.1}}"))
+    r = routed_by(default_model="gpt-4", long_context_model="gpt-4.1")
     history = tuple(Message("user" if i % 2 == 0 else "assistant", "word " * 1500)
                     for i in range(12))
     prompt = Prompt(system="s", messages=(*history, Message("user", "and now?")),
@@ -113,15 +100,9 @@ def test_a_long_history_is_no_reason_to_leave_a_small_default() -> None:
 
 # --------------------------------------------------------------------------- a labelled table
 
-TABLE_CONFIG = """
-llm:
-  routing:
-    default_model: gpt-4o
-    fast_model: gpt-4o-mini
-    code_model: gpt-4.1
-    long_context_model: gpt-4.1-long
-    context_windows: {gpt-4.1-long: 1000000}
-"""
+TABLE_ROUTING: dict[str, Any] = {
+    "default_model": "gpt-4o", "fast_model": "gpt-4o-mini", "code_model": "gpt-4.1",
+    "long_context_model": "gpt-4.1-long", "context_windows": {"gpt-4.1-long": 1000000}}
 
 _TRACEBACK = ('Traceback (most recent call last):\n  File "app.py", line 3, in <module>\n'
               "    x = 1 / 0\nZeroDivisionError: division by zero")
@@ -138,9 +119,8 @@ _EN_SENTENCES = ("Spring has come and the flowers in the park are blooming. ",
 def _assert_routed(text: str, slot: str) -> RouteDecision:
     """The table's config sends ``text`` to its ``slot`` model ("fast", "code", "default"); the
     decision, for what else a test reads in it."""
-    routing = parse_yaml(TABLE_CONFIG).llm.routing
-    d = Router(routing).select(text)
-    assert d.model == getattr(routing, f"{slot}_model"), (slot, d.reason, d.features)
+    d = routed_by(**TABLE_ROUTING).select(text)
+    assert d.model == TABLE_ROUTING[f"{slot}_model"], (slot, d.reason, d.features)
     return d
 
 
@@ -765,7 +745,7 @@ def test_explaining_this_function_is_code_unless_the_message_is_school_maths(
     ("Prove that the square root of 2 is irrational", "needs reasoning (proof)"),
 ])
 def test_the_reason_names_the_feature_that_chose_the_model(text: str, said: str) -> None:
-    d = Router(parse_yaml(TABLE_CONFIG).llm.routing).select(text)
+    d = routed_by(**TABLE_ROUTING).select(text)
     assert said in d.reason, d.reason
 
 
@@ -792,15 +772,14 @@ def test_a_request_s_size_is_counted_in_the_tokenizer_of_the_model_it_would_go_t
 
     text = _HINDI * 15
     assert count_tokens(text) < 500 < count_tokens(text, "cl100k_base")
-    r = Router(parse_yaml("llm: {routing: {default_model: gpt-4, fast_model: gpt-4o-mini}}")
-               .llm.routing)
+    r = routed_by(default_model="gpt-4", fast_model="gpt-4o-mini")
     d = r.select(text)
     assert d.features["token_estimate"] == count_tokens(text, "cl100k_base")
     assert d.model == "gpt-4"
     # a requested model's own family; a model of no known family counts in o200k
     assert r.select(text, requested_model="gpt-4o").features["token_estimate"] \
         == count_tokens(text)
-    claude = Router(parse_yaml("llm: {routing: {default_model: claude-sonnet-4}}").llm.routing)
+    claude = routed_by(default_model="claude-sonnet-4")
     assert claude.select(text).features["token_estimate"] == count_tokens(text)
 
 
@@ -810,13 +789,8 @@ def test_a_rule_s_model_that_reads_the_request_as_too_large_in_its_own_tokenizer
 
     text = _HINDI * 250
     assert count_tokens(text) < 8192 < count_tokens(text, "cl100k_base")
-    r = Router(parse_yaml("""
-llm:
-  routing:
-    default_model: gpt-4o
-    fast_model: gpt-4
-    rules: [{condition: "turn_count < 1", model: fast_model}]
-""").llm.routing)
+    r = routed_by(default_model="gpt-4o", fast_model="gpt-4",
+                  rules=[{"condition": "turn_count < 1", "model": "fast_model"}])
     d = r.select(text)
     assert d.model == "gpt-4o", d.reason
     assert f"fast_model gpt-4 (8,192 tokens) is too small for " \

@@ -187,7 +187,14 @@ _CJK_FAULT = (r"报错|報錯|段错误|段錯誤|内存泄漏|內存洩漏|記�
 # child's, so a lone "a/in/on timeout" is left out; plural, compound or set to a value counts).
 _SYSTEMS = (r"malloc|calloc|realloc|mutex(?:es)?|deadlock(?:s|ed)?|race\s+conditions?|syscalls?"
             r"|system\s+calls?|kernel\s+panics?|out\s+of\s+memory|oom(?:\s+killer)?|localhost"
-            r"|timeouts|timed\s+out|etimedout|(?<!\ba\s)(?<!\bin\s)(?<!\bon\s)(?<!\binto\s)timeout")
+            r"|timeouts|timed\s+out|etimedout|(?<!\ba\s)(?<!\bin\s)(?<!\bon\s)(?<!\binto\s)timeout"
+            # a network's or a program's acronym, alone or glued to Chinese or Japanese
+            # (他为什么RPC超时, TCP连不上); one a person's day shares (DB, IO, a VPN, a socket)
+            # only before a timeout: KTV超时, PPT超时, DDL超时 are a room's, slides', a deadline's
+            r"|g?rpc|tcp|udp|dns|ssh|https?"
+            r"|(?:db|io|gc|cdn|vpn|redis|mysql|postgres|kafka|socket|sql|ldap|smtp|ftp|tls|ssl|mq)"
+            r"\s*(?:请求|請求|连接|連接|调用|調用|读取|讀取)?(?:一直|总是|總是|老是|总|總|老|又|经常|經常"
+            r"|频繁|頻繁|都|也|就|会|會|还|還)?(?:超时|超時|タイムアウト)")
 
 # Words a person's day shares with a program's, read by context: an API (not Asian Pacific
 # Islander students), a CPU's load (not one bought), a server that crashed, restarted or serves
@@ -205,9 +212,7 @@ def _after(words: str) -> str:
 
 _SHARED_IN_CONTEXT = (
     # each branch's first letter looked at first
-    r"(?=[acdhmrst])(?:apis?(?!\s+(?:heritage|students?|communit(?:y|ies)|women|men|people|americans?|voters"
-    r"|famil(?:y|ies)|history|month|clubs?|groups?)\b)"
-    r"|cpu(?=\s*(?:usage|load|utili[sz]ation|spikes?|time|cores?|bound|throttl|temp|at\s+\d"
+    r"(?=[cdhmrst])(?:cpu(?=\s*(?:usage|load|utili[sz]ation|spikes?|time|cores?|bound|throttl|temp|at\s+\d"
     r"|\d+\s*%|占用|使用率|负载|負載|負荷|飙|飆|跑满|跑滿))"
     r"|(?=server)(?:"
     + _after("web|http|https|dev|api|sql|mail|smtp|game|file|proxy|dns|build|production|prod"
@@ -234,11 +239,56 @@ _CJK_SHARED = (
     r"(?:一直|总是|總是|老是|总|總|老|又|经常|經常|频繁|頻繁|都|也|就|会|會|还|還)?(?:超时|超時)|(?:超时|超時)(?:错误|錯誤|异常|異常|重试|重試)"
     r"|服务器|伺服器|线程|線程|執行緒|堆内存|堆內存|堆記憶體|堆溢出"
     # a coach's timeout taken, asked or applied for (タイムアウトを2回取った)
-    r"|タイムアウト(?!を[^。！？?!、\n]{0,6}?(?:取|と[っるり]|要求|申請|請求|使))"
+    # and one of a game: a strategy or technical timeout, during or out of one (中, 明け, 直後,
+    # の間), one called or left, a coach, a bench or a player beside it
+    r"|(?<!作戦)(?<!テクニカル)(?<!試合の)タイムアウト(?!中|明け|直後|の(?:間|あいだ)"
+    r"|を[^。！？?!、\n]{0,6}?(?:取|と[っるり]|要求|申請|請求|使|コール|残)"
+    r"|[^。！？?!\n]{0,8}?(?:ベンチ|監督|コーチ|選手|作戦|試合|審判|円陣))"
     # not a beer, coffee, tea, juice or water server, nor a serval (サーバル) or servant
     r"|(?<!ビール)(?<!ビア)(?<!コーヒー)(?<!珈琲)(?<!お茶)(?<!茶)(?<!ジュース)(?<!ウォーター)"
     r"(?<!ウオーター)(?<!ドリンク)サーバ(?:ー(?!ント)|(?![ンルー]))"
     r"|スレッド(?:プール|セーフ|ダンプ|ローカル)|(?:マルチ|メイン|ワーカー|シングル)スレッド|ヒープ")
+
+# An HTTP status number (4xx, 5xx) beside a part of a running system: "a 502 from the server",
+# "a 500 error", "502 Bad Gateway", 502错误, 503ステータス; after a part that returns, throws or
+# shows it ("the gateway returned 504", 网关返回504, ページが404に). Not a tip from a server ($500),
+# 400 people at a site, a count of errors made, room 502 (502房间, 502号室), a score (502分).
+_STATUS = r"[45]\d\d(?![\d.,])"
+_STATUS_NUMBER = (
+    rf"(?<![$£€¥]){_STATUS}(?:\s+(?:(?:errors?|status|responses?)\s+)?from\s+"
+    r"(?:(?:the|a|an|our|my|his|her|their|its|this|that)\s+)?(?:web\s+|api\s+|app\s+)?"
+    r"(?:servers?|prox(?:y|ies)|gateways?|backends?|apis?|load\s+balancers?|nginx|cdn|endpoints?"
+    r"|upstream|websites?)\b"
+    r"|\s+(?:bad\s+gateway|gateway\s+time-?out|service\s+unavailable|internal\s+server\s+error"
+    r"|not\s+found|forbidden|unauthori[sz]ed|too\s+many\s+requests)\b"
+    r"|\s*(?:错误|錯誤|状态码|狀態碼|エラー|ステータス|を返|が返))"
+    # "a 500 error": one error a page shows, not 400 errors made
+    r"|(?:(?<=\ba\s)|(?<=\ban\s)|(?<=\bthe\s)|(?<=http\s))"
+    rf"{_STATUS}\s+(?:error|response|status\s+code|page)\b")
+_STATUS_AFTER_PART = (
+    r"(?=[bcglnpsuw])(?:prox(?:y|ies)|gateways?|backends?|nginx|cdn|upstream"
+    r"|load\s+balancers?|websites?|sites?|pages?)\s+(?:returns?|returned|returning|gives?|gave"
+    r"|throws?|threw|sends?|sent|shows?|showed|respond(?:s|ed)?\s+with|is\s+returning"
+    r"|keeps\s+(?:returning|giving|throwing))\s+(?:an?\s+|http\s+)?"
+    rf"{_STATUS}(?=\s*(?:$|[^\w\s]|(?:errors?|status|response|bad|gateway|service|internal|not"
+    r"|forbidden|again|every|each|when|after|on|for|to|and|or|but|because|now|sometimes"
+    r"|randomly|intermittently)\b))")
+_NOT_A_COUNT = r"(?![\d号號房室分元块塊人个個名位次天年米页頁点円件回])"
+_CJK_STATUS = (
+    rf"(?:报|報|返回)\s*{_STATUS}{_NOT_A_COUNT}"
+    r"|(?:网站|網站|网页|網頁|页面|頁面|网关|網關|代理|后端|後端|负载均衡|負載均衡)"
+    r"(?:一直|总是|總是|老是|又|还是|還是)?(?:报|報|返回|出现|出現|显示|顯示)?\s*"
+    rf"{_STATUS}{_NOT_A_COUNT}"
+    r"|(?:ページ|サイト|ゲートウェイ|プロキシ|バックエンド)(?:が|は|で|から)?\s*"
+    rf"{_STATUS}{_NOT_A_COUNT}")
+
+# An API in capitals or a programmer's lower case, read cased (on the text, not the folded
+# text): "Apis" so spelled is the honeybees' genus, the Egyptian bull or a name; not an API
+# heritage, API students (Asian Pacific Islander).
+API_WORD = re.compile(
+    rf"{_ASCII_START}(?:API[sS]?|apis?|Api(?!s)){_ASCII_END}"
+    r"(?!\s+(?i:heritage|students?|communit(?:y|ies)|women|men|people|americans?|voters"
+    r"|famil(?:y|ies)|history|month|clubs?|groups?)\b)")
 
 # A part of a running system a real failure is explained by (a cache, a config, CI, the build, a
 # deploy, a database, dependencies, a disk, a certificate, a port, DNS, a firewall; 缓存, 配置,
@@ -262,7 +312,8 @@ SYSTEM_PART = re.compile(
 # The letters the CJK words above (and the Latin ones among them: bug, SQL) start with: most
 # places fail this one-step look. Hand-kept; a test compares the look with none.
 CJK_WORD_OPENS = ("bBsS代程正单單単函算演接脚腳関コスユテ报報段内內記空编編エセメビ"
-                  "请請连連读讀响響网網服數数调調超伺线線執堆タサマメワシヒ")
+                  "请請连連读讀响響网網服數数调調超伺线線執堆タサマメワシヒ"
+                  "返页頁后後负負ペゲプバ")
 
 # A technical thing named by a word: a code noun, a language no other word spells, a fault, a
 # word shared with a person's day in a program's context. An ASCII word's edges are ASCII ones
@@ -270,9 +321,12 @@ CJK_WORD_OPENS = ("bBsS代程正单單単函算演接脚腳関コスユテ报報
 TECHNICAL_WORD = re.compile(
     # a look at the first letter first: most places in a text fail in one step
     rf"(?=[a-z]){_ASCII_START}(?:{_EN_CODE_NOUN}|{_NAMED_LANGS}|{_FAULT}|{_SYSTEMS}"
-    rf"|{_SHARED_IN_CONTEXT}){_ASCII_END}"
-    rf"|(?=[{CJK_WORD_OPENS}]){_ASCII_START}"
-    rf"(?:{_ZH_CODE_NOUN}|{_JA_CODE_NOUN}|{_CJK_FAULT}|{_CJK_SHARED})",
+    rf"|{_SHARED_IN_CONTEXT}|{_STATUS_AFTER_PART}){_ASCII_END}"
+    rf"|(?=[45]){_ASCII_START}{_STATUS_NUMBER}"
+    # a CJK word may follow an ASCII letter (DBタイムアウト, Javaコンパイル); a Latin one among
+    # them (bug, SQL) may not ("ladybug" holds no bug)
+    rf"|(?=[{CJK_WORD_OPENS}])(?:(?![A-Za-z0-9_])|{_ASCII_START})"
+    rf"(?:{_ZH_CODE_NOUN}|{_JA_CODE_NOUN}|{_CJK_FAULT}|{_CJK_SHARED}|{_CJK_STATUS})",
     re.IGNORECASE)
 
 # Go, R and C spelled as words other words share ("Go home", R&B, Plan C, vitamin C, a grade C),
@@ -323,12 +377,14 @@ def _joined(patterns: tuple[re.Pattern[str], ...], flags: int) -> re.Pattern[str
 
 _FOLDED = _joined((URL, SHELL, TECHNICAL_WORD), 0)
 _UNFOLDED = _joined((URL, SHELL, TECHNICAL_WORD), re.IGNORECASE)
+# Go, R, C and an API are read cased in one pass
+_LANGUAGE_OR_API = _joined((LANGUAGE_IN_CONTEXT, API_WORD), re.MULTILINE)
 _CASED = (CODE_BLOCK, PASTED_CODE, CODE_IDENTIFIER,   # apart: joined they ran slower
-          LANGUAGE_IN_CONTEXT)
+          _LANGUAGE_OR_API)
 # The same without the shapes a router has already looked for in the whole text (a fence, a
 # URL, a shell command, pasted code): the words, identifiers and languages only.
 _FOLDED_WORDS = re.compile(TECHNICAL_WORD.pattern, 0)
-_CASED_WORDS = (CODE_IDENTIFIER, LANGUAGE_IN_CONTEXT)
+_CASED_WORDS = (CODE_IDENTIFIER, _LANGUAGE_OR_API)
 
 
 # How far past a window's end a thing starting inside it is read (a line's end comes first).

@@ -238,6 +238,22 @@ _PUNCHLINE = re.compile(
     r"|[?？][^\S\n]*答え(?:は)?[:：][^?？\n]*(?:\n|\Z)",
     re.IGNORECASE)
 
+# A person's life given to the why's subject (breaks up with, goes to therapy or a party, is
+# lonely or jealous, goes broke; 分手, 离婚, 孤独, 看医生; 別れた, 寂しい, 病院): a database that
+# breaks up with a cache is a riddle's, so the parts of a running system its line names say
+# nothing of a failure. A fault's why ("slow", "fail", "miss", "go down") lives no such life.
+_A_PERSON_S_LIFE = re.compile(
+    r"\b(?:break(?:s|ing)?\s+up|broke\s+up|dump(?:s|ed)?|divorc(?:e|es|ed|ing)"
+    r"|marr(?:y|ies|ied)|f[ae]ll(?:s)?\s+in\s+love|(?:go|goes|went)\s+on\s+a\s+date"
+    r"|(?:go|goes|went|going)\s+to\s+(?:the\s+|a\s+)?(?:therapy|therapist|doctor|dentist"
+    r"|psychiatrist|party|bar|gym|church|prison|jail)|(?:go|goes|went)\s+broke"
+    r"|lonely|jealous|sad|tired|depressed|heartbroken|embarrassed"
+    r"|(?:leave|left)\s+(?:his|her)\s+(?:wife|husband|girlfriend|boyfriend))\b"
+    r"|分手|离婚|離婚|结婚|結婚|谈恋爱|談戀愛|约会|約會|看医生|看醫生|心理医生|孤独|孤獨|寂寞"
+    r"|伤心|傷心|难过|難過|吃醋|失恋|失戀|嫉妒|派对|派對"
+    r"|別れ|離婚|結婚|付き合|デート|病院|医者|パーティー|寂し|さびし|悲し|失恋|嫉妬|落ち込",
+    re.IGNORECASE)
+
 # The speaker in a why's line (I, my, we; 我; 私, 僕, 俺) or a thing pointed at (this, 这个,
 # この): a "Because …" after it tells the speaker's own context ("Why does my app crash?
 # Because I changed the config.", "why does this page return 500? Because the server is
@@ -354,8 +370,9 @@ def _told_as_a_joke(text: str, folded: str, start: int, hi: int, code_shapes: bo
     does the Python loop never end?", the riddle's frame answered with "its plan_route() returns
     None"), and so is an answered one naming a part of a running
     system (``code_cues.SYSTEM_PART``: "Why does the build fail? Because the cache is stale."
-    explains a failure; a joke's answer is about its subject, an atom or a cookie). Each look is
-    bounded to the why's own line."""
+    explains a failure; a joke's answer is about its subject, an atom or a cookie), unless its
+    question gives its subject a person's life (``_A_PERSON_S_LIFE``: "Why did the database
+    break up with the cache?"). Each look is bounded to the why's own line."""
     if text[start:start + 1] in _FRAME_OPENS:
         # read to the line's window: cut at 80 characters, a second question after it was
         # an answer's end
@@ -373,7 +390,8 @@ def _told_as_a_joke(text: str, folded: str, start: int, hi: int, code_shapes: bo
         mark = _QUESTION_MARK.search(text, start, hi)
         if mark is None or _PUNCHLINE.match(text, mark.start(), min(hi, len(text))) is None \
                 or _SPEAKERS_OWN.search(text, start, hi) is not None \
-                or SYSTEM_PART.search(text, start, hi) is not None:
+                or (SYSTEM_PART.search(text, start, hi) is not None
+                    and _A_PERSON_S_LIFE.search(text, start, mark.start()) is None):
             return False
     return not technical_starts(text, folded, start, min(hi, len(text)), shapes=code_shapes)
 

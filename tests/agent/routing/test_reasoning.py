@@ -510,6 +510,51 @@ def test_an_answer_naming_a_system_part_is_an_explanation_and_a_joke_s_answer_st
     assert reasoning_cue(text) == cue, text
 
 
+# A riddle answered by its punchline whose question makes a part of a running system live a
+# person's life (breaks up with, goes to therapy, is lonely; 分手, 离婚; 別れた) is a joke whatever
+# parts its line names; a real why about the same parts asks for the cause of a fault, and its
+# answer may name no part at all ("Because the key changed."): reading parts in the answer only
+# sent 8 of 22 such questions fast (decision 214), so the parts still count without the life.
+PERSONIFIED_SYSTEM_PART: tuple[tuple[str, str], ...] = (
+    ("Why did the database break up with the cache? Because it had too many issues.", ""),
+    ("Why did the cache go to therapy? Because it had unresolved issues.", ""),
+    ("Why was the disk so tired? Because it was full.", ""),
+    ("Why was the database lonely? Because it had no relations.", ""),
+    ("Why did the firewall break up with the router? Because it kept blocking its calls.", ""),
+    ("Why did the certificate break up with the server? Because it felt expired.", ""),
+    ("Why did the developer go broke? Because he used up all his cache.", ""),
+    ("Why did the database administrator leave his wife? Because she had one-to-many "
+     "relationships.", ""),
+    ("Why was the cache jealous of the database? Because it was always second.", ""),
+    ("Why did the config get divorced? Because it had irreconcilable differences.", ""),
+    ("Why did the disk go to the doctor? Because it had a bad sector.", ""),
+    ("为什么数据库和缓存分手了？因为问题太多了。", ""),
+    ("为什么缓存很孤独？因为没人访问它。", ""),
+    ("为什么磁盘去看医生？因为它有坏道。", ""),
+    ("なぜデータベースはキャッシュと別れたの？答え：問題が多すぎたから", ""),
+    ("なぜディスクは寂しいの？答え：空っぽだから", ""),
+    ("Why is the cache slow? Because the disk is full.", "explanation"),
+    ("Why is the database slow? Because the query scans every row.", "explanation"),
+    ("Why does the cache miss? Because the key changed.", "explanation"),
+    ("Why did the deploy fail? Because the image tag was wrong.", "explanation"),
+    ("Why is the disk full? Because the logs are never rotated.", "explanation"),
+    ("Why is the database locked? Because a migration is still running.", "explanation"),
+    ("Why did the database go down? Because the disk filled up.", "explanation"),
+    ("Why does the cache feel slow? Because the disk is nearly full.", "explanation"),
+    ("Why did the deploy date slip? Because the config review took a week.", "explanation"),
+    ("为什么数据库很慢？因为没有索引。", "explanation"),
+    ("为什么缓存失效了？因为配置改了。", "explanation"),
+    ("なぜキャッシュが効かないの？答え：キーが毎回変わる", "explanation"),
+    ("Why did the database break up with the cache? It had too many issues.", "explanation"),
+)
+
+
+@pytest.mark.parametrize(("text", "cue"), PERSONIFIED_SYSTEM_PART)
+def test_a_riddle_giving_a_system_part_a_person_s_life_is_a_joke_and_a_fault_s_why_is_asked(
+        text: str, cue: str) -> None:
+    assert reasoning_cue(text) == cue, text
+
+
 # Words a person's day shares with a program's (超时, タイムアウト, API, CPU, server, heap,
 # thread) name a program's in context: a request's timeout (请求超时, タイムアウトした), a CPU's
 # load, a thread pool, a heap overflow, 服务器 and 线程 (a waiter is 服务员, a sewing thread 线, a
@@ -546,6 +591,18 @@ WHY_ABOUT_A_PERSON_NAMING_A_SHARED_WORD: tuple[tuple[str, str], ...] = (
     ("why did she buy more thread", ""),
     ("彼はなぜビールサーバーを買ったの？", ""),
     ("why is he such a slow server", ""),
+    # decision 214: a status number beside a system part, an acronym glued to CJK, a game's
+    # timeout, the bees' genus
+    ("why is she seeing a 502 from the server", "explanation"),
+    ("why does he keep getting 504 from the gateway", "explanation"),
+    ("他为什么RPC超时", "explanation"),
+    ("他为什么一直报502", "explanation"),
+    ("彼はなぜDBタイムアウトになったの？", "explanation"),
+    ("彼女はなぜタイムアウト中に泣いたの", ""),
+    ("彼はなぜタイムアウト明けに交代したの？", ""),
+    ("他为什么KTV超时", ""),
+    ("why did he get a $500 tip from the server", ""),
+    ("why does he keep Apis mellifera", ""),
 )
 
 
