@@ -82,6 +82,7 @@ from hermes_core.agent.prompt.letter_tables import (
     letter_score,
     one_language_writes,
     untabled_central_in_a_word,
+    where_no_western_letter_stands,
 )
 
 #: Tried when the bytes hold NUL bytes (ASCII text in UTF-16/32 is half NULs).
@@ -349,7 +350,8 @@ def _enough(text: str, codec: str) -> bool:
     if codec == "cp1250":
         lowered = text.lower()
         return (not central_letters()[0].isdisjoint(lowered)
-                or untabled_central_in_a_word(lowered) or hungarian(text))
+                or untabled_central_in_a_word(lowered) or hungarian(text)
+                or where_no_western_letter_stands(text))
     return True
 
 

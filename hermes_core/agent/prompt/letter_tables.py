@@ -67,14 +67,21 @@ def _not_beside_tilde_o() -> frozenset[str]:
 _NOT_BESIDE_U_CIRCUMFLEX = frozenset("áíóúö")
 
 
+#: ő ending a word: cp1252's õ ends no Portuguese word (õe, ões) and no Estonian one (none of
+#: the 2,990 õ of the Estonian gettext catalogues in /usr/share/locale does).
+_FINAL_O_DOUBLE_ACUTE = re.compile(r"(?<=[^\W\d_])[őŐ](?![^\W\d_])")
+
+
 def hungarian(central: str) -> bool:
     """The cp1250 reading ``central`` holds ő not before an e (:data:`_O_DOUBLE_ACUTE`) and a
-    letter no Estonian writes (:func:`_not_beside_tilde_o`): cp1252's õ there is neither
-    Portuguese nor Estonian, so the line is Hungarian ("Idõzítõ" is "Időzítő"). Likewise ű
-    beside a letter French does not write (:data:`_NOT_BESIDE_U_CIRCUMFLEX`)."""
+    letter no Estonian writes (:func:`_not_beside_tilde_o`), or ő ending a word
+    (:data:`_FINAL_O_DOUBLE_ACUTE`: "Felsõ"): cp1252's õ there is neither Portuguese nor
+    Estonian, so the line is Hungarian ("Idõzítõ" is "Időzítő"). Likewise ű beside a letter
+    French does not write (:data:`_NOT_BESIDE_U_CIRCUMFLEX`)."""
     lowered = central.lower()
     return ((_O_DOUBLE_ACUTE.search(central) is not None
-             and not _not_beside_tilde_o().isdisjoint(lowered))
+             and (not _not_beside_tilde_o().isdisjoint(lowered)
+                  or _FINAL_O_DOUBLE_ACUTE.search(central) is not None))
             or ("ű" in lowered and not _NOT_BESIDE_U_CIRCUMFLEX.isdisjoint(lowered)))
 
 
@@ -212,7 +219,28 @@ def no_western_language(western: str, central: str) -> bool:
                                                       .lower()))
            and not one_table_writes(w, "cp1252") for w in words):
         return True
-    return len(own) >= 2 and not one_table_writes(western, "cp1252")
+    return (len(own) >= 2 and not one_table_writes(western, "cp1252")
+            and where_no_western_letter_stands(central))
+
+
+#: A cp1250 letter standing where its cp1252 byte's letter stands in no Western word, beside
+#: ASCII letters (a CJK character's bytes put it beside high bytes): Romanian ş before a letter
+#: (cp1252's ordinal "º", written after a digit or n: "Fiºier"), ă before a consonant (its "ã",
+#: which Portuguese writes last or before o, e, a final s: "gãsit"), Slovene and Croatian č
+#: before a vowel (French and Italian è stand before a consonant or last: "raèunalo"), ć beside
+#: a vowel (Danish and Norwegian æ, a vowel itself: "moguæe", Polish "czekaæ"), Polish ń not
+#: before a vowel (Spanish ñ always is: "Usuñ").
+_WHERE_NO_WESTERN_LETTER_STANDS = re.compile(
+    r"ş(?=[a-z])|ă(?=[b-df-hj-np-rt-z]|s[a-z])|č(?=[aeiou])|(?<=[aeiou])ć|ć(?=[aeiou])"
+    r"|(?<=[a-z])ń(?![^\W\d_])")
+
+
+def where_no_western_letter_stands(central: str) -> bool:
+    """The cp1250 reading ``central`` holds one of its letters where the same byte's cp1252
+    letter stands in no Western language's words (:data:`_WHERE_NO_WESTERN_LETTER_STANDS`):
+    the evidence of a line with one of its page's own letters, which the 26-letter tables
+    cannot give ("proraèunska" is each letter French; "Fişier": Romanian's ş no table lists)."""
+    return _WHERE_NO_WESTERN_LETTER_STANDS.search(central.lower()) is not None
 
 
 def icelandic(western: str) -> frozenset[str]:
@@ -238,7 +266,8 @@ def best_single(fitting: dict[str, str]) -> tuple[str, str] | None:
                                     and one_table_writes(western[0], "cp1252")))
                    or not (only_central() - icelandic(western[0])).isdisjoint(
                        western[0].lower())
-                   or hungarian(eastern[0]) or no_western_language(western[0], eastern[0]))
+                   or hungarian(eastern[0]) or no_western_language(western[0], eastern[0])
+                   or where_no_western_letter_stands(eastern[0]))
         drop = "cp1252" if central else "cp1250"
         fitting = {text: codec for text, codec in fitting.items() if codec != drop}
     if len(fitting) == 1:

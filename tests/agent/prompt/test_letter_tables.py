@@ -159,3 +159,49 @@ def test_one_table_writes_a_line_when_one_language_holds_all_its_listed_letters(
     """Catalan "memòria intermèdia" is Italian's è and ò; Croatian read as cp1252 mixes Danish
     æ with French è."""
     assert one_table_writes(text, codec) is want
+
+
+@pytest.mark.parametrize("text", [
+    "Fişier", "Fişierul nu a fost găsit", "Ştergeţi fişierul", "Nu s-a găsit nimic",
+    "Usuń plik", "Proszę czekać", "Ni mogoče odpreti datoteke", "proračunska tablica",
+    "Pokreni ponovno računalo", "Nije moguće otvoriti datoteku",
+])
+def test_a_central_european_line_whose_one_own_letter_stands_where_no_western_one_can_is_read_as_cp1250(
+        text: str) -> None:
+    """One cp1250 letter whose cp1252 byte stands where no Western language writes it: Romanian
+    ş before a letter is the ordinal "º" ("Fiºier"), ă before a consonant "ã" ("gãsit"), Polish
+    ń not before a vowel Spanish's "ñ" ("Usuñ"), ć beside a vowel Danish's "æ" ("czekaæ",
+    "moguæe"), Slovene and Croatian č before a vowel French's "è" ("mogoèe", "raèunalo").
+    Failed before: read as cp1252."""
+    assert guess_decode(text.encode("cp1250")) == (text, "cp1250")
+
+
+@pytest.mark.parametrize("text", [
+    "Não há informações.", "A irmã e a manhã", "As manhãs de maçãs", "1º lugar, nº 5, 2ª via",
+    "El año de España", "Tengo un niño", "Un træ og et knæ", "Il caffè è pronto",
+    "Très bien, crème brûlée", "Où est le problème?", "Kõik on õige.", "Ça coûte très cher",
+])
+def test_western_lines_with_the_same_letters_where_their_languages_write_them_keep_cp1252(
+        text: str) -> None:
+    """The twins: Portuguese ã at a word's end or before o, e or a final s, ordinals after a
+    digit or n, Spanish ñ before a vowel, Danish æ between consonants, Italian and French è
+    before a consonant or at a word's end, Estonian õ inside a word."""
+    assert guess_decode(text.encode("cp1252")) == (text, "cp1252")
+
+
+@pytest.mark.parametrize("text", ["Felső", "A legördülő menü.", "Felső sáv", "Első"])
+def test_a_hungarian_word_ending_in_o_double_acute_is_read_as_cp1250(text: str) -> None:
+    """cp1252's õ ends no Portuguese word (õe, ões) and no Estonian one: at a word's end it is
+    Hungarian's ő ("Felsõ"). Failed before: read as cp1252 (but "Felső sáv")."""
+    assert guess_decode(text.encode("cp1250")) == (text, "cp1250")
+
+
+@pytest.mark.parametrize("text", [
+    "1 dl crème fraîche og 2 æg",
+    "Languages: Français (très bien), Dansk (Kære venner)",
+])
+def test_a_danish_line_with_a_french_loanword_keeps_cp1252(text: str) -> None:
+    """French è and Danish æ across a line are Croatian č and ć, but where Croatian writes no
+    such letters ("crčme", "ćg", "Kćre"): neither stands before a vowel. Failed before: read
+    as cp1250."""
+    assert guess_decode(text.encode("cp1252")) == (text, "cp1252")
