@@ -255,6 +255,10 @@ _KANA = re.compile(r"[\u3041-\u30ff]")
 #: character of a CJK reading ends in ASCII, as a cp1252 "’s" or "°C" does and Chinese text
 #: (GB2312's two high bytes, Big5's half of high trails) almost never does.
 _HIGH_WITHOUT_ASCII_TRAIL = re.compile(rb"[\x80-\xff](?![\x40-\x7e])")
+#: French spacing inside guillemets (a no-break space after « and before »): the bytes AB A0
+#: and A0 BB are a GBK/4 and a GBK/3 character ("«\xa0%s\xa0»" is "珷%s牷"), no Chinese line's,
+#: so they do not keep the single-byte readings from being weighed.
+_SPACED_GUILLEMETS = re.compile(rb"\xab\xa0|\xa0\xbb")
 _JAMO = re.compile(r"[\u3131-\u318e]")
 #: What EUC-JP's kana rows read as in another CJK code page.
 _KANA_AS = {"gb18030": _KANA, "cp949": _JAMO}
@@ -323,13 +327,14 @@ def single_byte_fits(text: str, codec: str) -> bool:
 
 def _cyrillic_enough(text: str) -> bool:
     """A cp1251 reading with :data:`MIN_CYRILLIC` Cyrillic letters, :data:`MIN_VOWEL_SHARE`
-    of them vowels, and a Cyrillic word of two letters or more: Russian's one-letter words
-    ("и", "в") stand among longer ones, while cp1252's "è" read as "и" between Latin words
-    ("il file и vuoto") is an Italian line, however often it says "è"."""
+    of them vowels, and a Cyrillic word of two letters or more where it has Latin letters:
+    Russian's one-letter words ("и", "в") stand among longer ones, while cp1252's "è" read as
+    "и" between Latin words ("il file и vuoto") is an Italian line, however often it says "è";
+    a line without a Latin letter is not Italian ("А и Б")."""
     letters = len(_CYRILLIC.findall(text))
     return (letters >= MIN_CYRILLIC
             and len(_CYRILLIC_VOWEL.findall(text)) >= MIN_VOWEL_SHARE * letters
-            and _CYRILLIC_WORD.search(text) is not None)
+            and (_CYRILLIC_WORD.search(text) is not None or _ASCII_LETTER.search(text) is None))
 
 
 def _enough(text: str, codec: str) -> bool:
@@ -427,22 +432,27 @@ def _latin_word(word: str) -> bool:
 
 #: Slovak's ŕ sits between consonants ("vŕba"); cp1252's à, its byte, ends words ("déjà", "à").
 _FINAL_R_ACUTE = re.compile(r"ŕ(?![^\W\d_])")
+#: ¿ opening a question that a "?" closes: Spanish's; cp1250 reads its byte as ż, which no
+#: Polish word puts before a question mark's clause without a letter before it ("%s ¿qué?").
+_SPANISH_QUESTION = re.compile(r"(?<![^\W\d_])¿(?=[^?]*\?)")
 
 
 def _western_past_threshold(raw: bytes, sample: bytes,
                             partial: bool) -> tuple[str, str] | None:
     """A cp1252 reading that the detector's default refused in every page, listed again up to
     :data:`LONG_LINE_CHAOS`, when the Central European page cannot be meant: it reads the same
-    text (ä, ö, é, ß) or its reading ends a word with ŕ. Else a Hungarian or Polish line
-    without cp1250's evidence letters would be read as cp1252 ("első" as "elsõ"). A line of at
-    most :data:`FEW_WORDS` words also needs a Latin word (:func:`_latin_word`): without one
-    the accents are another script's bytes (Bulgarian "на" is "íà", cp1250 "íŕ")."""
+    text (ä, ö, é, ß) but for ¿ opening a question (:data:`_SPANISH_QUESTION`), or its reading
+    ends a word with ŕ. Else a Hungarian or Polish line without cp1250's evidence letters
+    would be read as cp1252 ("első" as "elsõ"). A line of at most :data:`FEW_WORDS` words also
+    needs a Latin word (:func:`_latin_word`): without one the accents are another script's
+    bytes (Bulgarian "на" is "íà", cp1250 "íŕ")."""
     # what could be taken is known before the listing: skip it when that cannot be (a KOI8-R
     # file's cp1252 reading is all accents), so a skipped long file is listed once, not twice
     western, central = _decoded(raw, "cp1252", partial), _decoded(raw, "cp1250", partial)
     if (western is None or not single_byte_fits(western, "cp1252")
             or (central != western
-                and (central is None or _FINAL_R_ACUTE.search(central) is None))):
+                and (central is None or _FINAL_R_ACUTE.search(central) is None)
+                and _SPANISH_QUESTION.sub("ż", western) != central)):
         return None
     if len(sample.split()) <= FEW_WORDS and not any(map(_latin_word, LETTERS.findall(western))):
         return None
@@ -560,7 +570,8 @@ def guess_decode(raw: bytes, *, partial: bool = False) -> tuple[str, str] | None
         if text is None:
             continue
         if is_text(text, codec):
-            if (not wide and (_HIGH_WITHOUT_ASCII_TRAIL.search(raw) is None
+            if (not wide and (_HIGH_WITHOUT_ASCII_TRAIL.search(_SPACED_GUILLEMETS.sub(b"", raw))
+                              is None
                               or _greek_shown(raw, partial))
                     and (single := _single_byte(raw, sample, partial)) is not None
                     and (single[1] != "cp1250"
