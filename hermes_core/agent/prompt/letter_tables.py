@@ -209,7 +209,9 @@ def no_western_language(western: str, central: str) -> bool:
     Danish æ, French è, is Croatian "moguće ... proračun"). The 26-letter tables leave letters
     out, so a word mixing them without such a letter is no evidence (Portuguese "configurações"
     is "configuraçőes", Catalan "començà" "començŕ"); nor is one own letter across words
-    (Catalan "dependències ... índex" is Slovak č, í; Danish "højst én" Czech ř, é)."""
+    (Catalan "dependències ... índex" is Slovak č, í; Danish "højst én" Czech ř, é), nor two
+    of which none follows a vowel: French è and Danish æ follow consonants ("crème ... æg" is
+    "crčme ... ćg"), Croatian's č and ć vowels too ("točke", "Mogućnosti")."""
     own = central_letters()[0] & set(central.lower())
     if not own or not one_table_writes(central, "cp1250"):
         return False
@@ -219,20 +221,23 @@ def no_western_language(western: str, central: str) -> bool:
                                                       .lower()))
            and not one_table_writes(w, "cp1252") for w in words):
         return True
+    lowered = central.lower()
     return (len(own) >= 2 and not one_table_writes(western, "cp1252")
-            and where_no_western_letter_stands(central))
+            and any(f"{vowel}{letter}" in lowered for vowel in "aeiou" for letter in own))
 
 
 #: A cp1250 letter standing where its cp1252 byte's letter stands in no Western word, beside
 #: ASCII letters (a CJK character's bytes put it beside high bytes): Romanian ş before a letter
-#: (cp1252's ordinal "º", written after a digit or n: "Fiºier"), ă before a consonant (its "ã",
-#: which Portuguese writes last or before o, e, a final s: "gãsit"), Slovene and Croatian č
-#: before a vowel (French and Italian è stand before a consonant or last: "raèunalo"), ć beside
-#: a vowel (Danish and Norwegian æ, a vowel itself: "moguæe", Polish "czekaæ"), Polish ń not
-#: before a vowel (Spanish ñ always is: "Usuñ").
+#: but after n (cp1252's ordinal "º", written after a digit or n, "nºs": "Fiºier"), ă before a
+#: consonant (its "ã", which Portuguese writes last or before o, e, a final s: "gãsit"),
+#: Slovene and Croatian č before a vowel (French and Italian è stand before a consonant or
+#: last, Catalan's also in "-èix-": "raèunalo"), ć after a vowel and before one or last (Danish
+#: and Icelandic æ, a vowel, meets one only across a compound's seam, on one side: "uændret",
+#: "gagnsæi"; "moguæe", Polish "czekaæ"), Polish ń not before a vowel (Spanish ñ always is:
+#: "Usuñ").
 _WHERE_NO_WESTERN_LETTER_STANDS = re.compile(
-    r"ş(?=[a-z])|ă(?=[b-df-hj-np-rt-z]|s[a-z])|č(?=[aeiou])|(?<=[aeiou])ć|ć(?=[aeiou])"
-    r"|(?<=[a-z])ń(?![^\W\d_])")
+    r"(?<!n)ş(?=[a-z])|ă(?=[b-df-hj-np-rt-z]|s[a-z])|č(?=[aeou]|i(?!x))"
+    r"|(?<=[aeiou])ć(?=[aeiou]|(?![^\W\d_]))|(?<=[a-z])ń(?![^\W\d_])")
 
 
 def where_no_western_letter_stands(central: str) -> bool:

@@ -180,12 +180,18 @@ def test_a_central_european_line_whose_one_own_letter_stands_where_no_western_on
     "Não há informações.", "A irmã e a manhã", "As manhãs de maçãs", "1º lugar, nº 5, 2ª via",
     "El año de España", "Tengo un niño", "Un træ og et knæ", "Il caffè è pronto",
     "Très bien, crème brûlée", "Où est le problème?", "Kõik on õige.", "Ça coûte très cher",
+    "Adgangskoden for %s er uændret.", "Liste over symbolske navne og farveækvivalenter",
+    "Ógagnsæi myndar", "Gvæanskur dollari", "-n\tomitir nºs de linha ao ouvir",
+    "les lletres de les opcions a reconèixer",
 ])
 def test_western_lines_with_the_same_letters_where_their_languages_write_them_keep_cp1252(
         text: str) -> None:
     """The twins: Portuguese ã at a word's end or before o, e or a final s, ordinals after a
     digit or n, Spanish ñ before a vowel, Danish æ between consonants, Italian and French è
-    before a consonant or at a word's end, Estonian õ inside a word."""
+    before a consonant or at a word's end, Estonian õ inside a word. The Danish, Icelandic,
+    Portuguese and Catalan lines (from the gettext catalogues) were misread as cp1250 by the
+    rule's first draft: æ meets a vowel across a compound's seam, "nºs" is an abbreviation,
+    Catalan writes è before "ix"."""
     assert guess_decode(text.encode("cp1252")) == (text, "cp1252")
 
 
