@@ -234,10 +234,11 @@ def no_western_language(western: str, central: str) -> bool:
 #: last, Catalan's also in "-èix-": "raèunalo"), ć after a vowel and before one or last (Danish
 #: and Icelandic æ, a vowel, meets one only across a compound's seam, on one side: "uændret",
 #: "gagnsæi"; "moguæe", Polish "czekaæ"), Polish ń not before a vowel (Spanish ñ always is:
-#: "Usuñ").
+#: "Usuñ"), Polish Ł opening a word (the pound sign "£", written before digits: "£otewski").
 _WHERE_NO_WESTERN_LETTER_STANDS = re.compile(
     r"(?<!n)ş(?=[a-z])|ă(?=[b-df-hj-np-rt-z]|s[a-z])|č(?=[aeou]|i(?!x))"
-    r"|(?<=[aeiou])ć(?=[aeiou]|(?![^\W\d_]))|(?<=[a-z])ń(?![^\W\d_])")
+    r"|(?<=[aeiou])ć(?=[aeiou]|(?![^\W\d_]))|(?<=[a-z])ń(?![^\W\d_])"
+    r"|(?<![^\W\d_])Ł(?=[a-z])")
 
 
 def where_no_western_letter_stands(central: str) -> bool:
@@ -245,7 +246,8 @@ def where_no_western_letter_stands(central: str) -> bool:
     letter stands in no Western language's words (:data:`_WHERE_NO_WESTERN_LETTER_STANDS`):
     the evidence of a line with one of its page's own letters, which the 26-letter tables
     cannot give ("proraèunska" is each letter French; "Fişier": Romanian's ş no table lists)."""
-    return _WHERE_NO_WESTERN_LETTER_STANDS.search(central.lower()) is not None
+    return any(_WHERE_NO_WESTERN_LETTER_STANDS.search(text) is not None
+               for text in (central.lower(), central))
 
 
 def icelandic(western: str) -> frozenset[str]:

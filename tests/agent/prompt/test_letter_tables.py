@@ -164,15 +164,15 @@ def test_one_table_writes_a_line_when_one_language_holds_all_its_listed_letters(
 @pytest.mark.parametrize("text", [
     "Fişier", "Fişierul nu a fost găsit", "Ştergeţi fişierul", "Nu s-a găsit nimic",
     "Usuń plik", "Proszę czekać", "Ni mogoče odpreti datoteke", "proračunska tablica",
-    "Pokreni ponovno računalo", "Nije moguće otvoriti datoteku",
+    "Pokreni ponovno računalo", "Nije moguće otvoriti datoteku", "Łotewski (zaadaptowany)",
 ])
 def test_a_central_european_line_whose_one_own_letter_stands_where_no_western_one_can_is_read_as_cp1250(
         text: str) -> None:
     """One cp1250 letter whose cp1252 byte stands where no Western language writes it: Romanian
     ş before a letter is the ordinal "º" ("Fiºier"), ă before a consonant "ã" ("gãsit"), Polish
     ń not before a vowel Spanish's "ñ" ("Usuñ"), ć beside a vowel Danish's "æ" ("czekaæ",
-    "moguæe"), Slovene and Croatian č before a vowel French's "è" ("mogoèe", "raèunalo").
-    Failed before: read as cp1252."""
+    "moguæe"), Slovene and Croatian č before a vowel French's "è" ("mogoèe", "raèunalo"),
+    Polish Ł opening a word the pound sign ("£otewski"). Failed before: read as cp1252."""
     assert guess_decode(text.encode("cp1250")) == (text, "cp1250")
 
 
