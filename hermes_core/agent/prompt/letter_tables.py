@@ -235,10 +235,10 @@ def no_western_language(western: str, central: str) -> bool:
 #: and Icelandic æ, a vowel, meets one only across a compound's seam, on one side: "uændret",
 #: "gagnsæi"; "moguæe", Polish "czekaæ"), Polish ń not before a vowel (Spanish ñ always is:
 #: "Usuñ"), Polish Ł opening a word (the pound sign "£", written before digits: "£otewski").
-_WHERE_NO_WESTERN_LETTER_STANDS = re.compile(
-    r"(?<!n)ş(?=[a-z])|ă(?=[b-df-hj-np-rt-z]|s[a-z])|č(?=[aeou]|i(?!x))"
-    r"|(?<=[aeiou])ć(?=[aeiou]|(?![^\W\d_]))|(?<=[a-z])ń(?![^\W\d_])"
-    r"|(?<![^\W\d_])Ł(?=[a-z])")
+_WHERE_NO_WESTERN_LETTER_STANDS = re.compile(   # each alternative opens with its letter: one scan
+    r"[şŞ](?<![nN].)(?=[a-zA-Z])|[ăĂ](?=[b-df-hj-np-rt-zB-DF-HJ-NP-RT-Z]|[sS][a-zA-Z])"
+    r"|[čČ](?=[aeouAEOU]|[iI](?![xX]))|[ćĆ](?<=[aeiouAEIOU].)(?=[aeiouAEIOU]|(?![^\W\d_]))"
+    r"|[ńŃ](?<=[a-zA-Z].)(?![^\W\d_])|Ł(?<![^\W\d_].)(?=[a-z])")
 
 
 def where_no_western_letter_stands(central: str) -> bool:
@@ -246,8 +246,7 @@ def where_no_western_letter_stands(central: str) -> bool:
     letter stands in no Western language's words (:data:`_WHERE_NO_WESTERN_LETTER_STANDS`):
     the evidence of a line with one of its page's own letters, which the 26-letter tables
     cannot give ("proraèunska" is each letter French; "Fişier": Romanian's ş no table lists)."""
-    return any(_WHERE_NO_WESTERN_LETTER_STANDS.search(text) is not None
-               for text in (central.lower(), central))
+    return _WHERE_NO_WESTERN_LETTER_STANDS.search(central) is not None
 
 
 def icelandic(western: str) -> frozenset[str]:
