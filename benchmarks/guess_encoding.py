@@ -6,8 +6,10 @@ machine's ``/usr/share/locale`` catalogues, each encoded in its language's Windo
 page (skipped when the page cannot write it, or when it is ASCII: no guess is made for those);
 and ``--jieba`` random words of jieba's dictionary (Han only, 2-6 characters), encoded GBK. For
 each line: right (the text and its page, or the same text in an equal page such as ISO-8859-7
-for cp1253's letters), misread (another text) or skipped (no guess). The baseline module is
-read with ``git show REF:path`` and loaded apart (it imports only the standard library and
+for cp1253's letters), misread (another text) or skipped (no guess); ``differ`` counts the
+lines whose guess (text and codec) is not the baseline's, so 0 says the two guess alike. The
+baseline module and the helper it imports (``letter_tables.py``, where the commit has it) are
+read with ``git show REF:path`` and loaded apart (they import only the standard library and
 charset-normalizer), so both versions see the same lines.
 
     python benchmarks/guess_encoding.py [--baseline main] [--per-language 150] [--jieba 20000]
@@ -29,6 +31,8 @@ from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULE = "hermes_core/agent/prompt/guess_encoding.py"
+#: The modules it imports, each loaded from the same tree or commit before it.
+HELPERS = ("hermes_core/agent/prompt/letter_tables.py",)
 LOCALE = Path("/usr/share/locale")
 #: Each language measured and the page its Windows (or Unix, for EUC-JP) saves it in.
 PAGES: dict[str, tuple[str, ...]] = {
@@ -44,23 +48,39 @@ PAGES: dict[str, tuple[str, ...]] = {
 SAME = {"gbk": "gb18030", "iso8859_7": "cp1253"}
 
 
-def load(ref: str | None) -> ModuleType:
-    """The module of this tree (``ref`` None) or of commit ``ref``."""
+def _source(ref: str | None, path: str) -> str | None:
+    """``path``'s text in this tree (``ref`` None) or at commit ``ref`` (None: not there)."""
     if ref is None:
-        source = (ROOT / MODULE).read_text(encoding="utf-8")
-    else:
-        done = subprocess.run(["git", "-C", str(ROOT), "show", f"{ref}:{MODULE}"],
-                              check=False, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise SystemExit(f"guess_encoding.py: no {MODULE} at baseline {ref!r} in {ROOT} "
-                             f"({done.stderr.strip()}); pass --baseline HEAD or a commit")
-        source = done.stdout
-    name = f"guess_encoding_{ref or 'tree'}".replace("-", "_").replace("/", "_")
-    spec = importlib.util.spec_from_loader(name, loader=None)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module   # dataclasses and functools look the module up by name
-    exec(compile(source, f"{ref or 'tree'}:{MODULE}", "exec"), module.__dict__)
+        file = ROOT / path
+        return file.read_text(encoding="utf-8") if file.exists() else None
+    done = subprocess.run(["git", "-C", str(ROOT), "show", f"{ref}:{path}"],
+                          check=False, capture_output=True, text=True)
+    return done.stdout if done.returncode == 0 else None
+
+
+def load(ref: str | None) -> ModuleType:
+    """The module of this tree (``ref`` None) or of commit ``ref``, with the helper modules it
+    imports (:data:`HELPERS`) from the same tree or commit: imported by their own names they
+    would be this tree's on both sides. A commit from before a helper was split out has none
+    (its module held it)."""
+    tag = (ref or "tree").replace("-", "_").replace("/", "_").replace("~", "_").replace("^", "_")
+    loaded: dict[str, str] = {}   # a helper's package path -> the name it was loaded under
+    for path in (*HELPERS, MODULE):
+        source = _source(ref, path)
+        if source is None:
+            if path != MODULE:
+                continue
+            raise SystemExit(f"guess_encoding.py: no {MODULE} at baseline {ref!r} in {ROOT}; "
+                             "pass --baseline HEAD or a commit")
+        for dotted, name in loaded.items():
+            source = source.replace(f"from {dotted} import", f"from {name} import")
+        name = f"{Path(path).stem}_{tag}"
+        spec = importlib.util.spec_from_loader(name, loader=None)
+        assert spec is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module   # dataclasses and functools look the module up by name
+        exec(compile(source, f"{ref or 'tree'}:{path}", "exec"), module.__dict__)
+        loaded[path.removesuffix(".py").replace("/", ".")] = name
     return module
 
 
@@ -95,9 +115,8 @@ def jieba_words(count: int, rng: random.Random) -> list[str]:
     return rng.sample(words, min(count, len(words)))
 
 
-def verdict(module: ModuleType, text: str, page: str) -> tuple[str, str]:
-    """("right" | "misread" | "skipped", the page guessed)."""
-    got = module.guess_decode(text.encode(page))
+def verdict(got: tuple[str, str] | None, text: str) -> tuple[str, str]:
+    """("right" | "misread" | "skipped", the page guessed) of the guess ``got`` for ``text``."""
     if got is None:
         return "skipped", ""
     return ("right" if got[0] == text else "misread"), got[1]
@@ -111,8 +130,10 @@ def measure(modules: dict[str, ModuleType], cases: list[tuple[str, str, str]]
     for name, text, page in cases:
         by_set.setdefault(name, []).append((text, page))
     for name, rows in by_set.items():
-        results = {label: [verdict(m, text, page) for text, page in rows]
+        guesses = {label: [m.guess_decode(text.encode(page)) for text, page in rows]
                    for label, m in modules.items()}
+        results = {label: [verdict(got, text) for got, (text, _) in zip(g, rows, strict=True)]
+                   for label, g in guesses.items()}
         entry: dict[str, object] = {}
         for label, got in results.items():
             counts = Counter(v for v, _ in got)
@@ -126,6 +147,8 @@ def measure(modules: dict[str, ModuleType], cases: list[tuple[str, str, str]]
         entry["better"] = [rows[i][0] for i in range(len(rows))
                            if (tree[i][0] == "right" and base[i][0] != "right")
                            or (tree[i][0] == "skipped" and base[i][0] == "misread")]
+        entry["differ"] = sum(a != b for a, b in zip(guesses["baseline"], guesses["tree"],
+                                                     strict=True))
         out[name] = entry
     return out
 
@@ -155,11 +178,13 @@ def main(argv: list[str] | None = None) -> int:
     result = {"baseline": args.baseline, "lines": len(cases),
               "worse": sum(len(e["worse"]) for e in sets.values()),   # type: ignore[arg-type]
               "better": sum(len(e["better"]) for e in sets.values()),   # type: ignore[arg-type]
+              "differ": sum(e["differ"] for e in sets.values()),   # type: ignore[misc]
               "right_ratio": round(right["tree"] / max(right["baseline"], 1), 4), "sets": sets}
     if args.json:
         print(json.dumps(result, ensure_ascii=False))
         return 0
     print(f"{result['lines']} lines: worse {result['worse']}, better {result['better']}, "
+          f"differ {result['differ']}, "
           f"right {result['right_ratio']} of the baseline's")
     for name, entry in sets.items():
         b, t = entry["baseline"], entry["tree"]

@@ -207,3 +207,18 @@ def test_stream_watch_times_the_revision_s_watch_not_this_tree_s(rev: str) -> No
         assert against.Watch is not watch.Watch
         assert against.Watch.__module__ != "hermes_core.providers.watch"
     assert hasattr(against, "DeadlineTransport") and hasattr(against, "bounded")
+
+
+@pytest.mark.parametrize("rev", ["HEAD", "20a46ea6"])
+def test_guess_encoding_loads_the_baseline_s_letter_tables_not_this_tree_s(rev: str) -> None:
+    """Since the letter tables moved to ``letter_tables.py``, a baseline's ``guess_encoding``
+    imported by its own import line would weigh readings with this tree's tables, and a change
+    there would be measured on both sides. The baseline's own helper is loaded; a commit from
+    before the split (20a46ea6, one file) still loads."""
+    from hermes_core.agent.prompt import letter_tables
+
+    baseline = _bench_module("guess_encoding.py").load(rev)
+    if rev == "HEAD":
+        assert baseline.best_single is not letter_tables.best_single
+        assert baseline.best_single.__module__ != "hermes_core.agent.prompt.letter_tables"
+    assert baseline.guess_decode("Děkuji".encode("cp1250")) == ("Děkuji", "cp1250")

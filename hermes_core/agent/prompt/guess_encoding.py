@@ -15,15 +15,15 @@ trust, because on a short file its ranking is close to a coin toss:
   like its script's text ("café" as cp1251 is "cafй", a word mixing scripts; Russian as cp1252
   is "Ïðèâåò", a Latin text made of accents), the file is not mostly valid UTF-8 sequences (a
   UTF-8 note with one stray byte would read "cafÃ©"), and the reading has its page's letters
-  to go on. Where several fit, :func:`_best_single` weighs them by charset-normalizer's
+  to go on. Where several fit, :func:`~.letter_tables.best_single` weighs them by charset-normalizer's
   per-language letter frequencies; two Latin readings ("naïve" / "naďve", Portuguese "ê" /
   Polish "ę") keep cp1252's unless it has a grave i/o/u inside a word ("Dìkuji"; not when one
   cp1252 language's table lists its graves and its other letters: Catalan "memòria"), a letter
   both pages write alike that only cp1250's languages' tables list (š, ž, ý: "Poèítaè je
   vypnutý" is Slovak; not ý beside Icelandic's æ, ð, þ), Hungarian's ő where cp1252's õ is
-  neither Portuguese nor Estonian or ű beside a letter French lacks (:func:`_hungarian`), or a
+  neither Portuguese nor Estonian or ű beside a letter French lacks (:func:`~.letter_tables.hungarian`), or a
   cp1252 reading mixing Western languages' letters where one cp1250 language writes the line
-  ("klíè" is Czech "klíč": :func:`_no_western_language`). The detector lists a page only below
+  ("klíè" is Czech "klíč": :func:`~.letter_tables.no_western_language`). The detector lists a page only below
   its chaos threshold; a line it refuses everywhere for its accented words ("déjà", "côté",
   "Työpöytä") is listed again above it and read as cp1252 when cp1250 cannot be meant and, in
   ten words or fewer, a word mixes ASCII and accented letters (:func:`_western_past_threshold`).
@@ -51,7 +51,7 @@ trust, because on a short file its ranking is close to a coin toss:
   is a GBK/3 pair ("Don’t" as "Don抰"), "°C" a frequent Big5 one. To a cp1250 one only when
   the CJK reading has as many ASCII letters as wide characters or more (Polish "Wśród
   właśnie" is "W渞骴 w砤渘ie", 4 and 4; Big5 "增加" is "ĽWĄ["). Hanzi alone whose short single-
-  byte reading is no one language's (:func:`one_language_writes`: "螨虫" as "тэіж") stay GBK.
+  byte reading is no one language's (:func:`~.letter_tables.one_language_writes`: "螨虫" as "тэіж") stay GBK.
 * **Kana mean Japanese.** EUC-JP's kana rows are GB2312's too, so a Japanese note also reads
   cleanly as GB18030 with wrong kanji ("元気" as "傅丹"), or as cp949 Hangul jamo. A GB18030
   reading holding kana, or a cp949 one holding jamo, gives way to EUC-JP when that reads the
@@ -74,6 +74,17 @@ import re
 import unicodedata
 from collections import Counter
 
+from hermes_core.agent.prompt.letter_tables import (
+    LETTERS,
+    best_single,
+    central_letters,
+    hungarian,
+    letter_score,
+    one_language_writes,
+    untabled_central_in_a_word,
+    where_no_western_letter_stands,
+)
+
 #: Tried when the bytes hold NUL bytes (ASCII text in UTF-16/32 is half NULs).
 WIDE_CODECS = ("utf_16_le", "utf_16_be", "utf_32_le", "utf_32_be")
 #: Tried otherwise: the double-byte code pages of Chinese, Japanese and Korean Windows / Unix.
@@ -81,9 +92,6 @@ CJK_CODECS = ("gb18030", "big5", "cp932", "euc_jp", "cp949")
 #: Tried when no double-byte reading fits: Western European, Cyrillic, Central European and
 #: Greek Windows (a Greek line also when a double-byte one fits: see :func:`_greek_shown`).
 SINGLE_BYTE_CODECS = ("cp1252", "cp1251", "cp1250", "cp1253")
-#: The pages of the first two: where two readings fit equally well, one in these is taken only
-#: when it is the one (their rule before the other two were guessed).
-_FIRST_PAGES = ("cp1252", "cp1251")
 #: How much more chaos than the detector's best GB18030 may have and still be taken (see above).
 GB18030_MARGIN = 0.05
 #: Past this many words charset-normalizer counts each word of four letters or more half
@@ -201,7 +209,6 @@ MIN_VOWEL_SHARE = 0.3
 #: A Greek reading needs this many Greek letters.
 MIN_GREEK = 4
 
-_LETTERS = re.compile(r"[^\W\d_]+")
 _CYRILLIC = re.compile(r"[\u0400-\u04ff]")
 _CYRILLIC_WORD = re.compile(r"[\u0400-\u04ff]{2}")
 _CYRILLIC_VOWEL = re.compile(r"[аеёиоуыэюяіїєАЕЁИОУЫЭЮЯІЇЄ]")   # Russian's and Ukrainian's
@@ -248,6 +255,10 @@ _KANA = re.compile(r"[\u3041-\u30ff]")
 #: character of a CJK reading ends in ASCII, as a cp1252 "’s" or "°C" does and Chinese text
 #: (GB2312's two high bytes, Big5's half of high trails) almost never does.
 _HIGH_WITHOUT_ASCII_TRAIL = re.compile(rb"[\x80-\xff](?![\x40-\x7e])")
+#: French spacing inside guillemets (a no-break space after « and before »): the bytes AB A0
+#: and A0 BB are a GBK/4 and a GBK/3 character ("«\xa0%s\xa0»" is "珷%s牷"), no Chinese line's,
+#: so they do not keep the single-byte readings from being weighed.
+_SPACED_GUILLEMETS = re.compile(rb"\xab\xa0|\xa0\xbb")
 _JAMO = re.compile(r"[\u3131-\u318e]")
 #: What EUC-JP's kana rows read as in another CJK code page.
 _KANA_AS = {"gb18030": _KANA, "cp949": _JAMO}
@@ -271,7 +282,7 @@ def single_byte_fits(text: str, codec: str) -> bool:
         return False
     past = 0
     # each distinct word judged once (a long file says the same words again and again)
-    for word, times in Counter(_LETTERS.findall(text)).items():
+    for word, times in Counter(LETTERS.findall(text)).items():
         if word.isascii():
             continue
         for script in (_CYRILLIC, _GREEK):
@@ -316,13 +327,14 @@ def single_byte_fits(text: str, codec: str) -> bool:
 
 def _cyrillic_enough(text: str) -> bool:
     """A cp1251 reading with :data:`MIN_CYRILLIC` Cyrillic letters, :data:`MIN_VOWEL_SHARE`
-    of them vowels, and a Cyrillic word of two letters or more: Russian's one-letter words
-    ("и", "в") stand among longer ones, while cp1252's "è" read as "и" between Latin words
-    ("il file и vuoto") is an Italian line, however often it says "è"."""
+    of them vowels, and a Cyrillic word of two letters or more where it has Latin letters:
+    Russian's one-letter words ("и", "в") stand among longer ones, while cp1252's "è" read as
+    "и" between Latin words ("il file и vuoto") is an Italian line, however often it says "è";
+    a line without a Latin letter is not Italian ("А и Б")."""
     letters = len(_CYRILLIC.findall(text))
     return (letters >= MIN_CYRILLIC
             and len(_CYRILLIC_VOWEL.findall(text)) >= MIN_VOWEL_SHARE * letters
-            and _CYRILLIC_WORD.search(text) is not None)
+            and (_CYRILLIC_WORD.search(text) is not None or _ASCII_LETTER.search(text) is None))
 
 
 def _enough(text: str, codec: str) -> bool:
@@ -331,252 +343,23 @@ def _enough(text: str, codec: str) -> bool:
     more, not in capitals, with its accent (KOI8-R read as cp1253 is "ΪΑΝΕΤΛΙ: ΛΥΠΙΤΨ"), and
     Greek's frequent letters (:data:`GREEK_MAX_RANK`);
     in cp1250, a letter it writes that cp1252 cannot (ł, ą, ę, č, ě, ř, and Slovak ľ, which no
-    frequency table lists, inside a word: :func:`_central_letters`): else the text is cp1252's
+    frequency table lists, inside a word: :func:`~.letter_tables.central_letters`): else the text is cp1252's
     ("été") or a stray byte ("CafĂ" is a cut UTF-8 "é")."""
     if codec == "cp1251":
         return _cyrillic_enough(text)
     if codec == "cp1253":
         return (len(_GREEK.findall(text)) >= MIN_GREEK and any(
             len(w) >= 4 and _GREEK.match(w) and not w.isupper()
-            and any(c in _TONOS_ALONE for c in w) for w in _LETTERS.findall(text))
-            and _letter_score(text, "cp1253")[1] <= GREEK_MAX_RANK)
+            and any(c in _TONOS_ALONE for c in w) for w in LETTERS.findall(text))
+            and letter_score(text, "cp1253")[1] <= GREEK_MAX_RANK)
     if codec == "cp1250":
         lowered = text.lower()
-        return (not _central_letters()[0].isdisjoint(lowered)
-                or _untabled_central_in_a_word(lowered) or _hungarian(text))
+        return (not central_letters()[0].isdisjoint(lowered)
+                or untabled_central_in_a_word(lowered) or hungarian(text)
+                or where_no_western_letter_stands(text))
     return True
 
 
-@functools.cache
-def _page_letters(codec: str) -> frozenset[str]:
-    """The letters past ASCII single-byte ``codec`` writes, small and capital (from the codec)."""
-    decoded = bytes(range(0x80, 0x100)).decode(codec, errors="ignore")
-    return frozenset(c for c in decoded if c.isalpha())
-
-
-@functools.cache
-def _central_letters() -> tuple[frozenset[str], frozenset[str]]:
-    """Small letters cp1250 writes that cp1252 cannot: (those its languages' tables list: ł, ą,
-    ę, ć, č, ě, ř; the others whose byte cp1252 reads as a superscript or fraction: Slovak ľ is
-    "¾"). No Western reading holds one inside a word, so none competes. Not ő, ű (cp1252's õ,
-    û, a Western reading competes), ż ("¿qué"), nor a byte cp1252 lacks (ť: Big5 "行" is "Ťs")."""
-    ranks = _letter_ranks("cp1250")
-
-    def number_in_cp1252(letter: str) -> bool:
-        western = letter.encode("cp1250").decode("cp1252", errors="replace")
-        return unicodedata.category(western) == "No"
-    own = [c for c in _page_letters("cp1250") - _page_letters("cp1252") if c.islower()]
-    return (frozenset(c for c in own if c in ranks),
-            frozenset(c for c in own if c not in ranks and number_in_cp1252(c)))
-
-
-#: Hungarian's ő (cp1252's õ) before anything but an e: Portuguese writes õ only in "ões"
-#: and "õe" ("ações", "põe").
-_O_DOUBLE_ACUTE = re.compile(r"[őŐ](?![eE])")
-
-
-@functools.cache
-def _not_beside_tilde_o() -> frozenset[str]:
-    """Small letters both Latin pages write alike that a cp1252 language's table lists and no
-    table listing õ (Estonian's) does: é, á, í, ó, ...; beside an õ they are not Estonian."""
-    tilde = [table for table in _table_sets("cp1252") if "õ" in table]
-    return frozenset(c for c in _page_letters("cp1252") & _page_letters("cp1250")
-                     if c.islower() and c.encode("cp1252") == c.encode("cp1250")
-                     and c in _letter_ranks("cp1252") and not any(c in t for t in tilde))
-
-
-#: Letters French, the one cp1252 language writing û (cp1250's ű), never writes: beside one,
-#: the û is Hungarian's ű ("mûvelet után" is "művelet után"; French "sûr, créé" keeps it).
-_NOT_BESIDE_U_CIRCUMFLEX = frozenset("áíóúö")
-
-
-def _hungarian(central: str) -> bool:
-    """The cp1250 reading ``central`` holds ő not before an e (:data:`_O_DOUBLE_ACUTE`) and a
-    letter no Estonian writes (:func:`_not_beside_tilde_o`): cp1252's õ there is neither
-    Portuguese nor Estonian, so the line is Hungarian ("Idõzítõ" is "Időzítő"). Likewise ű
-    beside a letter French does not write (:data:`_NOT_BESIDE_U_CIRCUMFLEX`)."""
-    lowered = central.lower()
-    return ((_O_DOUBLE_ACUTE.search(central) is not None
-             and not _not_beside_tilde_o().isdisjoint(lowered))
-            or ("ű" in lowered and not _NOT_BESIDE_U_CIRCUMFLEX.isdisjoint(lowered)))
-
-
-@functools.cache
-def _untabled_before_ascii() -> re.Pattern[str]:
-    """cp1250's own letters no table lists (:func:`_central_letters`) before an ASCII letter."""
-    untabled = "".join(sorted(_central_letters()[1]))
-    return re.compile(f"[{untabled}](?=[A-Za-z])" if untabled else "(?!)")
-
-
-def _untabled_central_in_a_word(lowered: str) -> bool:
-    """One of cp1250's own letters that no table lists (ľ) has an ASCII letter after it and an
-    ASCII letter or a word's start before it, as Slovak writes it ("veľmi", "ľudia"); bytes of
-    CJK characters put it beside other high bytes or at a word's end ("CHECKĽ°" for "CHECK式",
-    "=Ľü" for GBK "=键"). A regular expression finds the few candidates (a long Western text
-    read as cp1250 has none), the letter before each is looked at here."""
-    return any(i == 0 or not lowered[i - 1].isalpha() or lowered[i - 1].isascii()
-               for i in (m.start() for m in _untabled_before_ascii().finditer(lowered)))
-
-
-@functools.cache
-def _only_central() -> frozenset[str]:
-    """Letters cp1252 and cp1250 write with the same byte that only cp1250's languages' tables
-    list (š, ž, ý): a line holding one is Central European, read in cp1250 throughout."""
-    same = {c for c in _page_letters("cp1252") & _page_letters("cp1250")
-            if c.encode("cp1252") == c.encode("cp1250")}
-    return frozenset(c for c in same if c in _letter_ranks("cp1250")
-                     and c not in _letter_ranks("cp1252"))
-
-
-@functools.cache
-def _tables(codec: str) -> tuple[tuple[str, ...], ...]:
-    """The most frequent letters, most frequent first, of each language ``codec`` writes
-    (charset-normalizer's per-language tables; a language is written in the page when all its
-    listed letters are)."""
-    from charset_normalizer.constant import FREQUENCIES
-
-    found = []
-    for letters in FREQUENCIES.values():
-        try:
-            "".join(letters).encode(codec)
-        except UnicodeEncodeError:
-            continue
-        found.append(tuple(letters))
-    return tuple(found)
-
-
-@functools.cache
-def _table_sets(codec: str) -> tuple[frozenset[str], ...]:
-    return tuple(frozenset(letters) for letters in _tables(codec))
-
-
-#: A single-byte reading of at most this many letters is weighed against a line of hanzi alone
-#: (two double-byte characters are four bytes); a longer one reads as its script plainly.
-SHORT_LETTERS = 4
-
-
-def one_language_writes(text: str, codec: str) -> bool:
-    """Each word of ``text`` holding a letter past ASCII has its letters in one language's table
-    among those ``codec`` writes, letters no table lists aside: Russian "Офис" (ф aside) is;
-    GBK "螨虫" read as cp1251 "тэіж" mixes Ukrainian і with letters Ukrainian's table lacks
-    (ж)."""
-    tables, listed = _table_sets(codec), _letter_ranks(codec).keys()
-    for word in _LETTERS.findall(text.lower()):
-        if word.isascii():
-            continue
-        letters = listed & set(word)   # a letter no table lists (ф, ś, ľ) tells no language
-        if not any(letters <= table for table in tables):
-            return False
-    return True
-
-
-def _one_table_writes(text: str, codec: str) -> bool:
-    """Every letter past ASCII of ``text`` that a table lists is in one table among those
-    ``codec`` writes: one language could have written the whole line (Catalan "memòria
-    intermèdia" in cp1252: Italian's è, ò; its cp1250 reading "memňria intermčdia" has none)."""
-    letters = _letter_ranks(codec).keys() & {c for c in set(text.lower()) if not c.isascii()}
-    return any(letters <= table for table in _table_sets(codec))
-
-
-@functools.cache
-def _letter_ranks(codec: str) -> dict[str, int]:
-    """Each letter's best rank among the most frequent letters of the languages ``codec``
-    writes (:func:`_tables`)."""
-    ranks: dict[str, int] = {}
-    for letters in _tables(codec):
-        for rank, letter in enumerate(letters):
-            ranks[letter] = min(rank, ranks.get(letter, rank))
-    return ranks
-
-
-#: The rank given a letter in none of the tables (they list 26 letters a language).
-_UNLISTED = 26
-#: How much lower a reading's mean rank must be to win: the tables rank a language's accents
-#: near their end, a rank or two apart ("très": è is 21st in cp1252's languages, its cp1250
-#: reading's č 20th), so only a clear difference counts (Greek read as cp1251 is about 4 worse).
-RANK_MARGIN = 3.0
-
-
-def _letter_score(text: str, codec: str) -> tuple[float, float]:
-    """How ``text``'s letters past ASCII sit in the languages ``codec`` writes: the share of
-    them in no language's table, and their mean rank. Czech's "ě" is listed, cp1252's "ì" for
-    the same byte is not; Greek read as cp1251 is Russian's rarer letters ("Гейб упх")."""
-    ranks = _letter_ranks(codec)
-    letters = [ranks.get(c, _UNLISTED) for c in text.lower() if c.isalpha() and not c.isascii()]
-    if not letters:
-        return 1.0, float(_UNLISTED)
-    return letters.count(_UNLISTED) / len(letters), sum(letters) / len(letters)
-
-
-def _beats(a: tuple[float, float], b: tuple[float, float]) -> bool:
-    return a[0] < b[0] or (a[0] == b[0] and a[1] + RANK_MARGIN < b[1])
-
-
-#: A grave i, o or u before a letter: cp1252's languages write them at a word's end (Italian
-#: così, però, più); inside a word the byte is Czech's ě, ň or ů ("Dìkuji" is "Děkuji").
-_INNER_GRAVE = re.compile(r"[ìòùÌÒÙ](?=[^\W\d_])")
-
-
-#: Czech's ř (Nordic ø, a vowel, in cp1252) before a consonant but n: Czech writes it before a
-#: vowel, last or in "vnitřní", Norwegian and Faroese their ø there ("kafébesøk", "frásøgn").
-_R_BEFORE_CONSONANT = re.compile(r"ř(?=[b-df-hj-mp-tv-xz])")
-
-
-def _no_western_language(western: str, central: str) -> bool:
-    """One cp1250 language's table holds every listed letter of the cp1250 reading, while the
-    cp1252 reading mixes languages: in a word whose cp1250 reading holds one of cp1250's own
-    listed letters (Spanish í, French è, Danish ø in "klíè", "pøebyteèná" are Czech "klíč",
-    "přebytečná"), or across the line when the cp1250 reading holds two ("moguæe ... proraèun",
-    Danish æ, French è, is Croatian "moguće ... proračun"). The 26-letter tables leave letters
-    out, so a word mixing them without such a letter is no evidence (Portuguese "configurações"
-    is "configuraçőes", Catalan "començà" "començŕ"); nor is one own letter across words
-    (Catalan "dependències ... índex" is Slovak č, í; Danish "højst én" Czech ř, é)."""
-    own = _central_letters()[0] & set(central.lower())
-    if not own or not _one_table_writes(central, "cp1250"):
-        return False
-    # each distinct word once; one byte a character, so its cp1250 reading is its bytes again
-    words = {w for w in _LETTERS.findall(western) if not w.isascii()}
-    if any(not own.isdisjoint(_R_BEFORE_CONSONANT.sub("", w.encode("cp1252").decode("cp1250")
-                                                      .lower()))
-           and not _one_table_writes(w, "cp1252") for w in words):
-        return True
-    return len(own) >= 2 and not _one_table_writes(western, "cp1252")
-
-
-def _icelandic(western: str) -> frozenset[str]:
-    """ý beside æ, ð or þ (cp1250's ć, đ, ţ: no ý-writing language's) is Icelandic's."""
-    return frozenset("ý") if not frozenset("æðþ").isdisjoint(western.lower()) else frozenset()
-
-
-def _best_single(fitting: dict[str, str]) -> tuple[str, str] | None:
-    """Of several fitting single-byte readings, the one that plainly reads as its page.
-
-    Two Latin readings: the tables cannot tell them apart (Polish "ę" and Portuguese "ê" are
-    one byte, each listed for neither language or both), so cp1252's is kept unless it has a
-    grave i/o/u inside a word (:data:`_INNER_GRAVE`). Otherwise the reading whose letters are
-    plainly the more frequent in its page's languages (fewer unlisted, else a lower mean rank
-    by :data:`RANK_MARGIN`: :func:`_letter_score`: Greek against its cp1251 reading); else the
-    one reading in cp1252 / cp1251 if there is exactly one (the rule before cp1250 and cp1253
-    were guessed), else none."""
-    western = [text for text, codec in fitting.items() if codec == "cp1252"]
-    eastern = [text for text, codec in fitting.items() if codec == "cp1250"]
-    if western and eastern:
-        graves = {m.group().lower() for m in _INNER_GRAVE.finditer(western[0])}
-        central = ((graves and not (graves <= _letter_ranks("cp1252").keys()
-                                    and _one_table_writes(western[0], "cp1252")))
-                   or not (_only_central() - _icelandic(western[0])).isdisjoint(
-                       western[0].lower())
-                   or _hungarian(eastern[0]) or _no_western_language(western[0], eastern[0]))
-        drop = "cp1252" if central else "cp1250"
-        fitting = {text: codec for text, codec in fitting.items() if codec != drop}
-    if len(fitting) == 1:
-        return next(iter(fitting.items()))
-    scores = {text: _letter_score(text, codec) for text, codec in fitting.items()}
-    for text, score in scores.items():
-        if all(_beats(score, other) for t, other in scores.items() if t != text):
-            return text, fitting[text]
-    first = [(text, codec) for text, codec in fitting.items() if codec in _FIRST_PAGES]
-    return first[0] if len(first) == 1 else None
 
 
 def _cut_utf8(raw: bytes) -> bool:
@@ -636,7 +419,7 @@ def _single_byte(raw: bytes, sample: bytes, partial: bool,
         if (text is not None and text == _decoded(raw, "cp1251", partial)
                 and single_byte_fits(text, "cp1252")):
             return text, "cp1252"
-    return _best_single(fitting)
+    return best_single(fitting)
 
 
 def _latin_word(word: str) -> bool:
@@ -649,24 +432,29 @@ def _latin_word(word: str) -> bool:
 
 #: Slovak's ŕ sits between consonants ("vŕba"); cp1252's à, its byte, ends words ("déjà", "à").
 _FINAL_R_ACUTE = re.compile(r"ŕ(?![^\W\d_])")
+#: ¿ opening a question that a "?" closes: Spanish's; cp1250 reads its byte as ż, which no
+#: Polish word puts before a question mark's clause without a letter before it ("%s ¿qué?").
+_SPANISH_QUESTION = re.compile(r"(?<![^\W\d_])¿(?=[^?]*\?)")
 
 
 def _western_past_threshold(raw: bytes, sample: bytes,
                             partial: bool) -> tuple[str, str] | None:
     """A cp1252 reading that the detector's default refused in every page, listed again up to
     :data:`LONG_LINE_CHAOS`, when the Central European page cannot be meant: it reads the same
-    text (ä, ö, é, ß) or its reading ends a word with ŕ. Else a Hungarian or Polish line
-    without cp1250's evidence letters would be read as cp1252 ("első" as "elsõ"). A line of at
-    most :data:`FEW_WORDS` words also needs a Latin word (:func:`_latin_word`): without one
-    the accents are another script's bytes (Bulgarian "на" is "íà", cp1250 "íŕ")."""
+    text (ä, ö, é, ß) but for ¿ opening a question (:data:`_SPANISH_QUESTION`), or its reading
+    ends a word with ŕ. Else a Hungarian or Polish line without cp1250's evidence letters
+    would be read as cp1252 ("első" as "elsõ"). A line of at most :data:`FEW_WORDS` words also
+    needs a Latin word (:func:`_latin_word`): without one the accents are another script's
+    bytes (Bulgarian "на" is "íà", cp1250 "íŕ")."""
     # what could be taken is known before the listing: skip it when that cannot be (a KOI8-R
     # file's cp1252 reading is all accents), so a skipped long file is listed once, not twice
     western, central = _decoded(raw, "cp1252", partial), _decoded(raw, "cp1250", partial)
     if (western is None or not single_byte_fits(western, "cp1252")
             or (central != western
-                and (central is None or _FINAL_R_ACUTE.search(central) is None))):
+                and (central is None or _FINAL_R_ACUTE.search(central) is None)
+                and _SPANISH_QUESTION.sub("ż", western) != central)):
         return None
-    if len(sample.split()) <= FEW_WORDS and not any(map(_latin_word, _LETTERS.findall(western))):
+    if len(sample.split()) <= FEW_WORDS and not any(map(_latin_word, LETTERS.findall(western))):
         return None
     single = _single_byte(raw, sample, partial, LONG_LINE_CHAOS)
     return single if single is not None and single == (western, "cp1252") else None
@@ -758,6 +546,11 @@ def _greek_shown(raw: bytes, partial: bool) -> bool:
     return greek is not None and single_byte_fits(greek, "cp1253") and _enough(greek, "cp1253")
 
 
+#: A single-byte reading of at most this many letters is weighed against a line of hanzi alone
+#: (two double-byte characters are four bytes); a longer one reads as its script plainly.
+SHORT_LETTERS = 4
+
+
 def guess_decode(raw: bytes, *, partial: bool = False) -> tuple[str, str] | None:
     """``(text, codec)`` for bytes that are not UTF-8, or None when no encoding fits them.
 
@@ -777,7 +570,8 @@ def guess_decode(raw: bytes, *, partial: bool = False) -> tuple[str, str] | None
         if text is None:
             continue
         if is_text(text, codec):
-            if (not wide and (_HIGH_WITHOUT_ASCII_TRAIL.search(raw) is None
+            if (not wide and (_HIGH_WITHOUT_ASCII_TRAIL.search(_SPACED_GUILLEMETS.sub(b"", raw))
+                              is None
                               or _greek_shown(raw, partial))
                     and (single := _single_byte(raw, sample, partial)) is not None
                     and (single[1] != "cp1250"
@@ -794,7 +588,7 @@ def guess_decode(raw: bytes, *, partial: bool = False) -> tuple[str, str] | None
     if single is None and (rare is None or _HAN_IN_A_WORD.search(rare[0]) is not None):
         single = _western_past_threshold(raw, sample, partial)
     if (single is not None and rare is not None and _ASCII_LETTER.search(rare[0]) is None
-            and sum(map(len, _LETTERS.findall(single[0]))) <= SHORT_LETTERS
+            and sum(map(len, LETTERS.findall(single[0]))) <= SHORT_LETTERS
             and not one_language_writes(*single)):
         return rare   # a line of hanzi alone, read as no one language's letters ("тэіж")
     return single or rare

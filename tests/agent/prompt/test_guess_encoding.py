@@ -310,20 +310,6 @@ def test_an_italian_line_whose_only_accent_is_a_lone_e_grave_is_read_as_cp1252(
     assert guess_decode(text.encode("cp1252")) == (text, "cp1252")
 
 
-@pytest.mark.parametrize("text", [
-    "posa la sortida de --batch en memòria intermèdia",
-    "la referència simbòlica no està acabada",
-    "Mòdul de mètode d'entrada",
-    "Ucraïnès (homofònic)",
-])
-def test_a_catalan_line_with_a_grave_inside_a_word_is_read_as_cp1252(text: str) -> None:
-    """Catalan writes ò inside a word ("memòria"), which cp1250 reads as Czech ň ("memňria"),
-    the sign a grave inside a word was taken for; but its graves are letters one cp1252
-    language's table (Italian's: è, à, ò) lists, with every other listed letter of the line.
-    Failed before: read as cp1250."""
-    assert guess_decode(text.encode("cp1252")) == (text, "cp1252")
-
-
 @pytest.mark.parametrize(("text", "codec"), [
     ("--block-size=大小", "big5"), ("上", "big5"), ("Thomson 卡匣", "big5"), ("越南", "big5"),
     ("[パス]", "cp932"), ("menu ヘッダ", "cp932"), ("%s ビット", "cp932"),
@@ -404,25 +390,6 @@ def test_a_short_line_without_a_mixed_latin_word_is_not_read_as_cp1252_past_the_
     assert got is None or got[0] == text
 
 
-@pytest.mark.parametrize("text", [
-    "Időzítő", "Fájl törlése sikertelen, próbálja újra később",
-    "Több üzenet érkezett, de nem lehetett őket letölteni.", "Előző üzenet törlése",
-])
-def test_a_hungarian_line_with_o_double_acute_is_read_as_cp1250(text: str) -> None:
-    """Hungarian ő is cp1252's õ: "Idõzítõ", "késõbb" (and ű its û). Portuguese writes õ
-    only before e ("ações"), Estonian (the one table listing õ) no é, á, í or ó; a line holding
-    ő not before e and one of those is Hungarian. Failed before: read as cp1252."""
-    assert guess_decode(text.encode("cp1250")) == (text, "cp1250")
-
-
-@pytest.mark.parametrize("text", ["Não há informações disponíveis.", "Põe as opções aqui.",
-                                  "Kõik on õige.", "Le fût est sûr, créé.", "Mõõdik on õige\n"])
-def test_portuguese_and_estonian_tildes_keep_cp1252(text: str) -> None:
-    """The twins: õ before e (Portuguese), õ in a line without é, á, í or ó (Estonian), û
-    without õ (French) stay cp1252."""
-    assert guess_decode(text.encode("cp1252")) == (text, "cp1252")
-
-
 @pytest.mark.parametrize("text", ["määrittämätön", "Näytetään", "AMR-ääni",
                                   "Ei laajennussyöttölaitteita"])
 def test_a_finnish_word_whose_bytes_read_as_rare_hanzi_is_read_as_cp1252(text: str) -> None:
@@ -441,97 +408,28 @@ def test_a_gbk_line_of_rare_traditional_characters_beside_ascii_stays_chinese(te
     assert guess_decode(text.encode("gbk")) == (text, "gb18030")
 
 
-@pytest.mark.parametrize("text", [
-    "Typ činnosti tlačítka plochy", "Pro klíč %s lze provést:", "řádky lze spárovat",
-    "Čtení ze standardního vstupu selhalo", "sériové číslo stopy", "Tlačí sa %d",
-    "direktorij %s nije moguće čitati", "Mogućnosti krajnje točke povezivanja:",
-])
-def test_a_central_european_line_whose_cp1252_reading_mixes_languages_is_read_as_cp1250(
+@pytest.mark.parametrize("text", ["%s ¿qué?", "¿Dónde está %s?", "¿Qué es «%s»?"])
+def test_a_short_spanish_question_the_detector_refuses_everywhere_is_read_as_cp1252(
         text: str) -> None:
-    """Czech č, ř and Croatian ć are cp1252's è, ø, æ: "klíè" (Spanish í, French è in one
-    word), "øádky", "moguæe ... toèke" (Danish æ, French è in one line) are no one Western
-    language's letters, while their cp1250 readings are one language's (Slovak's, Czech's,
-    Croatian's tables). Failed before: read as cp1252."""
-    assert guess_decode(text.encode("cp1250")) == (text, "cp1250")
-
-
-@pytest.mark.parametrize("text", [
-    "Højst én inddatalinje tilladt", "Importér den offentlige nøgle",
-    "el fitxer d'índex invers %s està malmès", "cap advertència per a fitxers a l'índex",
-    "zapotèque de Lachixío", "uma dependência de união só pode conter dependências simples",
-    "Sænsk króna", "Le fût est sûr, créé.",
-])
-def test_a_western_line_of_one_language_a_word_keeps_cp1252(text: str) -> None:
-    """The twins: each word's accents are one Western language's (Danish ø, é; Catalan è, í;
-    Icelandic æ, ó) and the cp1250 reading has fewer than two of its own listed letters
-    ("højst én" is Czech "hřjst én", "dependències ... índex" Slovak č, í): they stay cp1252
-    (judged across the line without that, 19 such lines of 20,000 turned cp1250)."""
+    """¿ is cp1250's ż: "%s żqué?" kept the line from the reading past the detector's
+    threshold, which takes cp1252 only where cp1250 reads the same. A ¿ opening a question
+    that a "?" closes is Spanish's. Failed before: skipped."""
     assert guess_decode(text.encode("cp1252")) == (text, "cp1252")
 
 
 @pytest.mark.parametrize("text", [
-    "A művelet blokkoló lenne", "A betűkészlet-választó párbeszédablak címe",
-    "„Lassú billentyűk” engedélyezése", "Az egyszerű mód ki van kapcsolva",
+    "l'opcode «\xa0%s\xa0» pour «\xa0%s\xa0»", "Le nom d’hôte «\xa0%s\xa0» est invalide",
 ])
-def test_a_hungarian_line_with_u_double_acute_beside_a_letter_french_lacks_is_read_as_cp1250(
+def test_a_french_line_with_spaced_guillemets_is_read_as_cp1252(text: str) -> None:
+    """French puts a no-break space inside its guillemets: the bytes AB A0 and A0 BB are a
+    GBK/4 and a GBK/3 character ("珷%s牷"), and with high bytes so paired the cp1252 reading
+    was never weighed. Failed before: read as GB18030."""
+    assert guess_decode(text.encode("cp1252")) == (text, "cp1252")
+
+
+@pytest.mark.parametrize("text", ["А и Б", "В и С\n"])
+def test_a_russian_line_of_one_letter_words_without_latin_letters_is_read_as_cp1251(
         text: str) -> None:
-    """Hungarian ű is cp1252's û, which only French writes, and French writes no á, í, ó, ú
-    or ö: "mûvelet ... blokkoló" is Hungarian. Failed before: read as cp1252."""
-    assert guess_decode(text.encode("cp1250")) == (text, "cp1250")
-
-
-@pytest.mark.parametrize("text", ["Il a dû partir à l’août.", "Ça coûte cher, sûrement.",
-                                  "Le fût est sûr, créé."])
-def test_a_french_line_with_u_circumflex_keeps_cp1252(text: str) -> None:
-    """The twin: û beside French's own accents (é, à, ç) stays cp1252."""
-    assert guess_decode(text.encode("cp1252")) == (text, "cp1252")
-
-
-@pytest.mark.parametrize("text", ["Græja flýtilykils", "sýningarsvæði",
-                                  "Hong Kong sérstakt stjórnsýslusvæði Kína"])
-def test_an_icelandic_line_with_y_acute_beside_ae_or_eth_is_read_as_cp1252(text: str) -> None:
-    """ý is Slovak's too, but beside æ or ð (cp1250's ć, đ: Croatian's, which writes no ý) it
-    is Icelandic. Failed before: read as cp1250 "Grćja", "sýningarsvćđi"."""
-    assert guess_decode(text.encode("cp1252")) == (text, "cp1252")
-
-
-@pytest.mark.parametrize("text", ["Počítač je vypnutý", "Režim přepisování je zapnutý"])
-def test_a_slovak_or_czech_line_with_y_acute_stays_cp1250(text: str) -> None:
-    """The twin: ý without æ, ð or þ keeps a Central European line in cp1250."""
-    assert guess_decode(text.encode("cp1250")) == (text, "cp1250")
-
-
-@pytest.mark.parametrize("text", [
-    "Referências ou representações sexuais", "Você pode alterar as configurações",
-    "Mostra informações de dependências reversas de um pacote", "Ele vê três opções",
-    "O órgão de você", "Quan començà la guerra, què va passar?",
-    "Les opérations ont échoué en deçà du seuil, très mal",
-    "Creyoles et pidjines, båzés sol francès",
-])
-def test_a_western_word_mixing_tables_without_a_central_letter_in_it_keeps_cp1252(
-        text: str) -> None:
-    """The 26-letter tables leave out letters their languages write (Portuguese õ, ó; French
-    and Catalan ç), so "configurações" (ç Portuguese's, õ Estonian's), "órgão", "començà",
-    "deçà" mix tables in one word while one language writes them; their cp1250 readings
-    ("configuraçőes", "començŕ") hold none of cp1250's own letters, which sit in other words
-    ("você" as Polish "vocę", "què" as "quč"). Failed before: read as cp1250."""
-    assert guess_decode(text.encode("cp1252")) == (text, "cp1252")
-
-
-@pytest.mark.parametrize("text", ["Et kafébesøk er fint", "Vi har en idébørs", "Svøríki",
-                                  "post útberingarfrásøgn", "postkervisfrásøgn"])
-def test_a_nordic_word_with_o_slash_before_a_consonant_keeps_cp1252(text: str) -> None:
-    """Norwegian and Faroese ø is a vowel, before a consonant ("kafébesøk", "frásøgn"), and
-    its word may hold é, á or í; Czech ř, its byte, is a consonant and nearly always stands
-    before a vowel ("řádky", "přílohy") or ends a word ("kalendář"). Failed before: read as
-    cp1250 ("kafébesřk", "frásřgn")."""
-    assert guess_decode(text.encode("cp1252")) == (text, "cp1252")
-
-
-@pytest.mark.parametrize("text", ["Kalendář", "Otevřít přílohy", "Lékař a tvář",
-                                  "Vnitřní chyba"])
-def test_a_czech_word_with_r_caron_before_a_vowel_or_at_its_end_stays_cp1250(text: str) -> None:
-    """The twin: ř before a vowel, at a word's end or before n, beside á, í or é, is Czech
-    (10 of 1,175 ř in the Czech and Slovak catalogues stand before a consonant, 7 of them
-    before n: "vnitřní"; the others' words hold š)."""
-    assert guess_decode(text.encode("cp1250")) == (text, "cp1250")
+    """A Cyrillic word of two letters was asked for so that Italian's "è" ("non и usata")
+    is not Russian's "и"; a line with no Latin letter is not Italian. Failed before: skipped."""
+    assert guess_decode(text.encode("cp1251")) == (text, "cp1251")
