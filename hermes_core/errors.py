@@ -360,7 +360,11 @@ class AllProvidersFailed(HermesError):
 
 # --------------------------------------------------------------------------- retry-after parsing
 
-_DURATION = re.compile(r"(?P<num>\d+(?:\.\d+)?)(?P<unit>ms|h|m|s)")
+# Go's time.Duration text (OpenAI's resets): under a millisecond it says "µs" (U+00B5) or "ns";
+# "us" and the Greek mu (U+03BC) are what a proxy retyping it sends
+_DURATION = re.compile(r"(?P<num>\d+(?:\.\d+)?)(?P<unit>ms|us|\u00b5s|\u03bcs|ns|h|m|s)")
+_UNIT_S = {"ms": 1e-3, "us": 1e-6, "\u00b5s": 1e-6, "\u03bcs": 1e-6, "ns": 1e-9,
+           "h": 3600.0, "m": 60.0, "s": 1.0}
 # the weekday that opens an HTTP date ("Wed, 21 Oct 2026 07:28:00 GMT", RFC 850's "Wednesday,
 # 21-Oct-26 ..."): the comma after it is the date's own, not the one httpx joins values with
 _WEEKDAY = re.compile(r"(?:mon|tue|wed|thu|fri|sat|sun)|(?:mon|tues|wednes|thurs|fri|satur|sun)day",
@@ -410,8 +414,8 @@ def _latest(waits: Sequence[float | None]) -> float | None:
 
 
 def parse_duration(text: str) -> float | None:
-    """OpenAI's ``x-ratelimit-reset-*`` form: ``1s``, ``6m0s``, ``120ms``, ``1h2m3.5s``, or plain
-    seconds; repeated (joined by ", "), the longest."""
+    """OpenAI's ``x-ratelimit-reset-*`` form: ``1s``, ``6m0s``, ``120ms``, ``1h2m3.5s``, ``500µs``,
+    or plain seconds; repeated (joined by ", "), the longest."""
     values = header_values(text)
     if len(values) != 1:
         return _latest([parse_duration(v) for v in values])
@@ -425,7 +429,7 @@ def parse_duration(text: str) -> float | None:
             return None
         pos = m.end()
         n = float(m.group("num"))
-        total += {"ms": n / 1000, "s": n, "m": n * 60, "h": n * 3600}[m.group("unit")]
+        total += n * _UNIT_S[m.group("unit")]
     return total if pos == len(text) and pos else None
 
 
@@ -696,7 +700,10 @@ def error_from_status(status_code: int, headers: Mapping[str, str | Sequence[str
     kw: dict[str, Any] = {"status_code": status_code, "headers": headers, "body": body,
                           "provider": provider}
     if status_code == 429:
-        if code in _QUOTA_CODES or kind in _QUOTA_CODES:
+        # a proxy re-raising the provider's quota error keeps its code only in the words
+        # (LiteLLM's "code": "429"); a gateway answering all refusals with 429 an empty balance
+        if code in _QUOTA_CODES or kind in _QUOTA_CODES or any(
+                m in lowered for m in _QUOTA_CODES + _QUOTA_MARKERS):
             return QuotaExhausted(text, **kw)
         return RateLimited(text, retry_after=parse_retry_after(headers, now=now), **kw)
     if status_code == 402 or (status_code in (400, 403) and (
