@@ -540,13 +540,14 @@ def parse_retry_after(headers: Mapping[str, str | Sequence[str]], *,
     """Seconds to wait, from the strongest signal present; None when no header says.
 
     Order: ``retry-after-ms``, then ``retry-after`` (seconds or HTTP date); when neither is present,
-    the largest of ``x-ratelimit-reset-*`` (OpenAI durations) and ``anthropic-ratelimit-*-reset``
-    (RFC 3339 times) among limits that are exhausted (remaining 0) or say nothing about what
-    remains. A limit with requests left is not why we were refused: its reset time is ignored, and
-    None (the pool's default cool-down) is better than waiting for the wrong clock. Absolute
-    times are read against the server's ``Date`` (:func:`server_now`). A header sent twice (the
-    provider's and a proxy's, joined by ", " or as a list), in one form or mixed, is read as the
-    longest wait among its copies (:func:`_latest`).
+    the largest of ``x-ratelimit-reset-*`` (OpenAI durations), ``anthropic-ratelimit-*-reset``
+    (RFC 3339 times) and a gateway's ``x-ratelimit-reset`` / ``ratelimit-reset`` among limits
+    that are exhausted (remaining 0) or say nothing about what remains. A limit with requests
+    left is not why we were refused: its reset time is ignored, and None (the pool's default
+    cool-down) is better than waiting for the wrong clock. Absolute times are read against the
+    server's ``Date`` (:func:`server_now`). A header sent twice (the provider's and a proxy's,
+    joined by ", " or as a list), in one form or mixed, is read as the longest wait among its
+    copies (:func:`_latest`).
     """
     now = server_now(headers, time.time() if now is None else now)
     h = {k.lower(): v for k, v in headers.items()}
@@ -561,22 +562,27 @@ def parse_retry_after(headers: Mapping[str, str | Sequence[str]], *,
             return when
     resets: list[float] = []
     for k, v in h.items():
-        if k.startswith("x-ratelimit-reset-"):
-            remaining = h.get("x-ratelimit-remaining-" + k.removeprefix("x-ratelimit-reset-"))
-            if _left(remaining):
-                continue
-            d = parse_reset(v, now)
-            if d is not None:
-                resets.append(d)
-        elif k.startswith("anthropic-ratelimit-") and k.endswith("-reset"):
-            stem = k.removesuffix("-reset")
-            remaining = h.get(stem + "-remaining")
-            if _left(remaining):
-                continue
-            d = parse_reset(v, now)
-            if d is not None:
-                resets.append(d)
+        remaining = _remaining_header(k)
+        if remaining is None or _left(h.get(remaining)):
+            continue
+        d = parse_reset(v, now)
+        if d is not None:
+            resets.append(d)
     return max(resets) if resets else None
+
+
+def _remaining_header(reset: str) -> str | None:
+    """The header stating what remains of the limit whose reset header is ``reset`` (lower
+    case), or None when ``reset`` names no reset: OpenAI's per limit (``x-ratelimit-reset-
+    tokens``), Anthropic's (``anthropic-ratelimit-requests-reset``), and a gateway's one limit
+    (Envoy's and Kong's ``x-ratelimit-reset``, the IETF draft's ``ratelimit-reset``)."""
+    if reset.startswith("x-ratelimit-reset-"):
+        return "x-ratelimit-remaining-" + reset.removeprefix("x-ratelimit-reset-")
+    if reset.startswith("anthropic-ratelimit-") and reset.endswith("-reset"):
+        return reset.removesuffix("-reset") + "-remaining"
+    if reset in ("x-ratelimit-reset", "ratelimit-reset"):
+        return reset.removesuffix("reset") + "remaining"
+    return None
 
 
 # --------------------------------------------------------------------------- the one mapping

@@ -647,3 +647,26 @@ def test_a_429_whose_words_say_the_quota_is_spent_is_a_dead_key_not_a_wait(body)
 ])
 def test_a_429_about_a_rate_not_a_balance_stays_a_wait(body):
     assert type(error_from_status(429, {}, body, now=NOW)) is RateLimited
+
+
+@pytest.mark.parametrize("headers,expected", [
+    # a gateway's own limit (Envoy, Kong, an API manager): one reset, no limit name after it,
+    # in delta seconds, a Unix time, or milliseconds since the epoch
+    ({"x-ratelimit-remaining": "0", "x-ratelimit-reset": "23"}, 23.0),
+    ({"x-ratelimit-reset": str(int(NOW) + 40)}, 40.0),
+    ({"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(int(NOW) * 1000 + 7000)}, 7.0),
+    # the IETF draft's spelling
+    ({"ratelimit-remaining": "0", "ratelimit-reset": "12"}, 12.0),
+    ({"RateLimit-Reset": "5"}, 5.0),
+    # a limit with requests left is not why we were refused; Retry-After still comes first
+    ({"x-ratelimit-remaining": "17", "x-ratelimit-reset": "23"}, None),
+    ({"retry-after": "3", "x-ratelimit-remaining": "0", "x-ratelimit-reset": "23"}, 3.0),
+    # beside the named limits the longest exhausted one holds
+    ({"x-ratelimit-remaining": "0", "x-ratelimit-reset": "23",
+      "x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "9s"}, 23.0),
+])
+def test_a_gateway_s_unnamed_reset_is_read_not_left_to_the_default(headers, expected):
+    """Unread, a gateway's 429 saying its window resets in 23 s cooled the key for the pool's
+    default minute (or, saying 2 s, kept a sole key out 30 times as long as asked)."""
+    got = parse_retry_after(headers, now=NOW)
+    assert got == (None if expected is None else pytest.approx(expected))
