@@ -508,11 +508,17 @@ def parse_when(text: str, now: float) -> float | None:
     return max(0.0, dt.timestamp() - now)
 
 
+# a server clock this far from ours is no clock: a proxy's zeroed one (1970), a cache's stale
+# copy of an answer; the times the answer states are not on it
+_SKEW_MAX_S = 86400.0
+
+
 def server_now(headers: Mapping[str, str | Sequence[str]], now: float) -> float:
     """The time the answer was made by the server's own clock (its ``Date`` header), else
     ``now``. The absolute times a server states (a Retry-After HTTP date, Anthropic's resets) are
     on that clock: read against ours, a server a few minutes behind stated waits already past
-    (retried at once, refused again) and one ahead waits its lead too long."""
+    (retried at once, refused again) and one ahead waits its lead too long. A ``Date`` more than
+    a day from ours is not trusted (:data:`_SKEW_MAX_S`)."""
     raw = next((v for k, v in headers.items() if k.lower() == "date"), None)
     values = header_values(raw) if raw is not None else []
     if not values:
@@ -521,7 +527,7 @@ def server_now(headers: Mapping[str, str | Sequence[str]], now: float) -> float:
         dt = email.utils.parsedate_to_datetime(values[0])
     except (TypeError, ValueError, IndexError):
         return now
-    if dt is None or dt.tzinfo is None:
+    if dt is None or dt.tzinfo is None or abs(dt.timestamp() - now) > _SKEW_MAX_S:
         return now
     return dt.timestamp()
 

@@ -670,3 +670,18 @@ def test_a_gateway_s_unnamed_reset_is_read_not_left_to_the_default(headers, expe
     default minute (or, saying 2 s, kept a sole key out 30 times as long as asked)."""
     got = parse_retry_after(headers, now=NOW)
     assert got == (None if expected is None else pytest.approx(expected))
+
+
+@pytest.mark.parametrize("date", [
+    "Thu, 01 Jan 1970 00:00:00 GMT",          # a proxy's zeroed clock
+    email.utils.formatdate(NOW - 3 * 86400, usegmt=True),   # a cache's stale copy
+    email.utils.formatdate(NOW + 40 * 365 * 86400, usegmt=True),
+])
+def test_a_date_header_days_away_from_our_clock_is_a_lie_not_a_skew(date):
+    """A server clock minutes off is read against (:func:`server_now`); a ``Date`` days or
+    years away is no clock the Retry-After was stated on: read against it, a wait of 30 s was
+    56 years (capped: the key out for a quarter hour, fleet wide) or already past."""
+    for h in ({"date": date, "retry-after": email.utils.formatdate(NOW + 30, usegmt=True)},
+              {"date": date, "x-ratelimit-remaining-requests": "0",
+               "x-ratelimit-reset-requests": str(int(NOW) + 30)}):
+        assert parse_retry_after(h, now=NOW) == pytest.approx(30.0)
