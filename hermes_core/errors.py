@@ -458,11 +458,12 @@ def _wait_until(value: str, now: float) -> float | None:
     d = parse_duration(value)
     if d is None:
         return parse_when(value, now)
-    if d >= _EPOCH_MS_FROM:
-        return max(0.0, d / 1000.0 - now)
-    if d >= _EPOCH_FROM:
-        return max(0.0, d - now)
-    return d
+    at = d / 1000.0 if d >= _EPOCH_MS_FROM else d if d >= _EPOCH_FROM else None
+    if at is None:
+        return d
+    # a Unix time years gone is no reset a server states ("retry at once" to a key it refused
+    # a moment ago): a proxy's "very long" (1e9), taken as the duration it is
+    return d if at < now - _SKEW_MAX_S else max(0.0, at - now)
 
 
 def parse_reset(text: str | Sequence[str], now: float) -> float | None:
@@ -470,7 +471,7 @@ def parse_reset(text: str | Sequence[str], now: float) -> float | None:
     durations (``1s``, ``1m30s``, ``120ms``), plain seconds, and what proxies send in their place,
     a Unix time in seconds or milliseconds (read as 1.7e9 seconds it was a day's cool-down, the
     cap) or an HTTP / RFC 3339 date. Repeated (joined by ", " or a list), in one form or mixed,
-    the longest wait holds (:func:`_latest`); one already past is 0."""
+    the longest wait holds (:func:`_latest`); one already past is 0, one years past a long wait."""
     return _latest([_wait_until(v, now) for v in header_values(text)])
 
 

@@ -685,3 +685,11 @@ def test_a_date_header_days_away_from_our_clock_is_a_lie_not_a_skew(date):
               {"date": date, "x-ratelimit-remaining-requests": "0",
                "x-ratelimit-reset-requests": str(int(NOW) + 30)}):
         assert parse_retry_after(h, now=NOW) == pytest.approx(30.0)
+
+
+@pytest.mark.parametrize("value", ["1000000000", "1500000000000", "9999999999999999"])
+def test_a_retry_after_that_is_no_unix_time_of_today_is_a_long_wait_not_none(value):
+    """Read as Unix times, 1e9 (2001) and 1.5e12 ms (2017) are years past: "retry at once" to a
+    key refused a moment ago. No server states a reset years gone; a proxy saying "very long"
+    does (the pool caps the wait at a quarter hour)."""
+    assert parse_retry_after({"retry-after": value}, now=NOW) >= 900.0
