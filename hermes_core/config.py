@@ -243,7 +243,8 @@ class CredentialPoolSettings(_Model):
     max_in_flight_per_key: int | None = Field(32, ge=1)
     # keys without max_rpm take the limit their 429s reveal
     learn_limits: bool = True
-    # Redis backend: key namespace, lease/state TTLs, reconnect probe, socket timeout.
+    # Redis backend: key namespace, lease (at least llm.deadline_s + 30) / state TTLs, reconnect
+    # probe, socket timeout.
     redis_key_prefix: str = Field(default="hermes:pool", min_length=1)
     redis_lease_ttl_s: float = Field(default=300.0, gt=0)
     redis_state_ttl_s: float = Field(default=7 * 86400.0, gt=0)

@@ -360,7 +360,11 @@ class AllProvidersFailed(HermesError):
 
 # --------------------------------------------------------------------------- retry-after parsing
 
-_DURATION = re.compile(r"(?P<num>\d+(?:\.\d+)?)(?P<unit>ms|h|m|s)")
+# Go's time.Duration text (OpenAI's resets): under a millisecond it says "µs" (U+00B5) or "ns";
+# "us" and the Greek mu (U+03BC) are what a proxy retyping it sends
+_DURATION = re.compile(r"(?P<num>\d+(?:\.\d+)?)(?P<unit>ms|us|\u00b5s|\u03bcs|ns|h|m|s)")
+_UNIT_S = {"ms": 1e-3, "us": 1e-6, "\u00b5s": 1e-6, "\u03bcs": 1e-6, "ns": 1e-9,
+           "h": 3600.0, "m": 60.0, "s": 1.0}
 # the weekday that opens an HTTP date ("Wed, 21 Oct 2026 07:28:00 GMT", RFC 850's "Wednesday,
 # 21-Oct-26 ..."): the comma after it is the date's own, not the one httpx joins values with
 _WEEKDAY = re.compile(r"(?:mon|tue|wed|thu|fri|sat|sun)|(?:mon|tues|wednes|thurs|fri|satur|sun)day",
@@ -410,8 +414,8 @@ def _latest(waits: Sequence[float | None]) -> float | None:
 
 
 def parse_duration(text: str) -> float | None:
-    """OpenAI's ``x-ratelimit-reset-*`` form: ``1s``, ``6m0s``, ``120ms``, ``1h2m3.5s``, or plain
-    seconds; repeated (joined by ", "), the longest."""
+    """OpenAI's ``x-ratelimit-reset-*`` form: ``1s``, ``6m0s``, ``120ms``, ``1h2m3.5s``, ``500µs``,
+    or plain seconds; repeated (joined by ", "), the longest."""
     values = header_values(text)
     if len(values) != 1:
         return _latest([parse_duration(v) for v in values])
@@ -425,7 +429,7 @@ def parse_duration(text: str) -> float | None:
             return None
         pos = m.end()
         n = float(m.group("num"))
-        total += {"ms": n / 1000, "s": n, "m": n * 60, "h": n * 3600}[m.group("unit")]
+        total += n * _UNIT_S[m.group("unit")]
     return total if pos == len(text) and pos else None
 
 
@@ -454,11 +458,12 @@ def _wait_until(value: str, now: float) -> float | None:
     d = parse_duration(value)
     if d is None:
         return parse_when(value, now)
-    if d >= _EPOCH_MS_FROM:
-        return max(0.0, d / 1000.0 - now)
-    if d >= _EPOCH_FROM:
-        return max(0.0, d - now)
-    return d
+    at = d / 1000.0 if d >= _EPOCH_MS_FROM else d if d >= _EPOCH_FROM else None
+    if at is None:
+        return d
+    # a Unix time years gone is no reset a server states ("retry at once" to a key it refused
+    # a moment ago): a proxy's "very long" (1e9), taken as the duration it is
+    return d if at < now - _SKEW_MAX_S else max(0.0, at - now)
 
 
 def parse_reset(text: str | Sequence[str], now: float) -> float | None:
@@ -466,7 +471,7 @@ def parse_reset(text: str | Sequence[str], now: float) -> float | None:
     durations (``1s``, ``1m30s``, ``120ms``), plain seconds, and what proxies send in their place,
     a Unix time in seconds or milliseconds (read as 1.7e9 seconds it was a day's cool-down, the
     cap) or an HTTP / RFC 3339 date. Repeated (joined by ", " or a list), in one form or mixed,
-    the longest wait holds (:func:`_latest`); one already past is 0."""
+    the longest wait holds (:func:`_latest`); one already past is 0, one years past a long wait."""
     return _latest([_wait_until(v, now) for v in header_values(text)])
 
 
@@ -504,11 +509,17 @@ def parse_when(text: str, now: float) -> float | None:
     return max(0.0, dt.timestamp() - now)
 
 
+# a server clock this far from ours is no clock: a proxy's zeroed one (1970), a cache's stale
+# copy of an answer; the times the answer states are not on it
+_SKEW_MAX_S = 86400.0
+
+
 def server_now(headers: Mapping[str, str | Sequence[str]], now: float) -> float:
     """The time the answer was made by the server's own clock (its ``Date`` header), else
     ``now``. The absolute times a server states (a Retry-After HTTP date, Anthropic's resets) are
     on that clock: read against ours, a server a few minutes behind stated waits already past
-    (retried at once, refused again) and one ahead waits its lead too long."""
+    (retried at once, refused again) and one ahead waits its lead too long. A ``Date`` more than
+    a day from ours is not trusted (:data:`_SKEW_MAX_S`)."""
     raw = next((v for k, v in headers.items() if k.lower() == "date"), None)
     values = header_values(raw) if raw is not None else []
     if not values:
@@ -517,7 +528,7 @@ def server_now(headers: Mapping[str, str | Sequence[str]], now: float) -> float:
         dt = email.utils.parsedate_to_datetime(values[0])
     except (TypeError, ValueError, IndexError):
         return now
-    if dt is None or dt.tzinfo is None:
+    if dt is None or dt.tzinfo is None or abs(dt.timestamp() - now) > _SKEW_MAX_S:
         return now
     return dt.timestamp()
 
@@ -536,13 +547,14 @@ def parse_retry_after(headers: Mapping[str, str | Sequence[str]], *,
     """Seconds to wait, from the strongest signal present; None when no header says.
 
     Order: ``retry-after-ms``, then ``retry-after`` (seconds or HTTP date); when neither is present,
-    the largest of ``x-ratelimit-reset-*`` (OpenAI durations) and ``anthropic-ratelimit-*-reset``
-    (RFC 3339 times) among limits that are exhausted (remaining 0) or say nothing about what
-    remains. A limit with requests left is not why we were refused: its reset time is ignored, and
-    None (the pool's default cool-down) is better than waiting for the wrong clock. Absolute
-    times are read against the server's ``Date`` (:func:`server_now`). A header sent twice (the
-    provider's and a proxy's, joined by ", " or as a list), in one form or mixed, is read as the
-    longest wait among its copies (:func:`_latest`).
+    the largest of ``x-ratelimit-reset-*`` (OpenAI durations), ``anthropic-ratelimit-*-reset``
+    (RFC 3339 times) and a gateway's ``x-ratelimit-reset`` / ``ratelimit-reset`` among limits
+    that are exhausted (remaining 0) or say nothing about what remains. A limit with requests
+    left is not why we were refused: its reset time is ignored, and None (the pool's default
+    cool-down) is better than waiting for the wrong clock. Absolute times are read against the
+    server's ``Date`` (:func:`server_now`). A header sent twice (the provider's and a proxy's,
+    joined by ", " or as a list), in one form or mixed, is read as the longest wait among its
+    copies (:func:`_latest`).
     """
     now = server_now(headers, time.time() if now is None else now)
     h = {k.lower(): v for k, v in headers.items()}
@@ -557,22 +569,27 @@ def parse_retry_after(headers: Mapping[str, str | Sequence[str]], *,
             return when
     resets: list[float] = []
     for k, v in h.items():
-        if k.startswith("x-ratelimit-reset-"):
-            remaining = h.get("x-ratelimit-remaining-" + k.removeprefix("x-ratelimit-reset-"))
-            if _left(remaining):
-                continue
-            d = parse_reset(v, now)
-            if d is not None:
-                resets.append(d)
-        elif k.startswith("anthropic-ratelimit-") and k.endswith("-reset"):
-            stem = k.removesuffix("-reset")
-            remaining = h.get(stem + "-remaining")
-            if _left(remaining):
-                continue
-            d = parse_reset(v, now)
-            if d is not None:
-                resets.append(d)
+        remaining = _remaining_header(k)
+        if remaining is None or _left(h.get(remaining)):
+            continue
+        d = parse_reset(v, now)
+        if d is not None:
+            resets.append(d)
     return max(resets) if resets else None
+
+
+def _remaining_header(reset: str) -> str | None:
+    """The header stating what remains of the limit whose reset header is ``reset`` (lower
+    case), or None when ``reset`` names no reset: OpenAI's per limit (``x-ratelimit-reset-
+    tokens``), Anthropic's (``anthropic-ratelimit-requests-reset``), and a gateway's one limit
+    (Envoy's and Kong's ``x-ratelimit-reset``, the IETF draft's ``ratelimit-reset``)."""
+    if reset.startswith("x-ratelimit-reset-"):
+        return "x-ratelimit-remaining-" + reset.removeprefix("x-ratelimit-reset-")
+    if reset.startswith("anthropic-ratelimit-") and reset.endswith("-reset"):
+        return reset.removesuffix("-reset") + "-remaining"
+    if reset in ("x-ratelimit-reset", "ratelimit-reset"):
+        return reset.removesuffix("reset") + "remaining"
+    return None
 
 
 # --------------------------------------------------------------------------- the one mapping
@@ -696,7 +713,10 @@ def error_from_status(status_code: int, headers: Mapping[str, str | Sequence[str
     kw: dict[str, Any] = {"status_code": status_code, "headers": headers, "body": body,
                           "provider": provider}
     if status_code == 429:
-        if code in _QUOTA_CODES or kind in _QUOTA_CODES:
+        # a proxy re-raising the provider's quota error keeps its code only in the words
+        # (LiteLLM's "code": "429"); a gateway answering all refusals with 429 an empty balance
+        if code in _QUOTA_CODES or kind in _QUOTA_CODES or any(
+                m in lowered for m in _QUOTA_CODES + _QUOTA_MARKERS):
             return QuotaExhausted(text, **kw)
         return RateLimited(text, retry_after=parse_retry_after(headers, now=now), **kw)
     if status_code == 402 or (status_code in (400, 403) and (

@@ -597,3 +597,99 @@ def test_an_exception_held_by_an_error_or_chained_to_it_pickles_without_its_key(
     assert back.last_error.detail == {"echo": "bearer [REDACTED]"}
     wrapped = pickle.loads(pickle.dumps(cases[1]))
     assert isinstance(wrapped.more["errors"][0], OSError) and wrapped.more["errors"][0].errno == 5
+
+
+@pytest.mark.parametrize("reset,expected", [
+    # OpenAI's resets are Go durations (time.Duration.String): under a millisecond they read
+    # "500µs" (U+00B5), and "17ns"; "us" and the Greek mu (U+03BC) are what proxies retype
+    ("500µs", 0.0005), ("500μs", 0.0005), ("500us", 0.0005), ("17ns", 17e-9),
+    ("1.5µs", 1.5e-6), ("1m0.000250s", 60.00025), ("2s500µs", 2.0005),
+])
+def test_a_go_duration_under_a_millisecond_is_read_not_left_to_the_default(reset, expected):
+    """Unread, an exhausted limit's reset a few microseconds away was "unsaid": the key cooled
+    for the pool's default minute instead of not at all."""
+    h = {"x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": reset}
+    assert parse_retry_after(h, now=NOW) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("reset", ["500 µs", "µs", "5ms µs", "5xs", "5µ"])
+def test_a_malformed_go_duration_stays_unsaid(reset):
+    h = {"x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": reset}
+    assert parse_retry_after(h, now=NOW) is None
+
+
+@pytest.mark.parametrize("body", [
+    # LiteLLM re-raising OpenAI's quota error: its own code ("429"), OpenAI's whole error in words
+    {"error": {"message": "litellm.RateLimitError: OpenAIException - Error code: 429 - "
+                          "{'error': {'message': 'You exceeded your current quota, please check "
+                          "your plan and billing details.', 'type': 'insufficient_quota', "
+                          "'param': None, 'code': 'insufficient_quota'}}",
+               "type": None, "param": None, "code": "429"}},
+    # a gateway answering every refusal with a 429: Anthropic's empty prepaid balance
+    {"error": {"type": "rate_limit_error",
+               "message": "Your credit balance is too low to access the Anthropic API."}},
+    "upstream said: billing_hard_limit_reached",
+])
+def test_a_429_whose_words_say_the_quota_is_spent_is_a_dead_key_not_a_wait(body):
+    """A cool-down and back in a minute, a key with no money left was tried again every minute
+    by every process; as a rejection it is quarantined and rechecked rarely."""
+    assert type(error_from_status(429, {}, body, now=NOW)) is QuotaExhausted
+
+
+@pytest.mark.parametrize("body", [
+    # Gemini says "current quota" of its per-minute limit too: a wait, not a dead key
+    {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED",
+               "message": "You exceeded your current quota, please check your plan and billing "
+                          "details. Quota exceeded for metric: generate_content_free_tier_requests"
+                          ", limit: 15"}},
+    {"error": {"type": "rate_limit_error", "message": "Number of request tokens has exceeded "
+                                                      "your per-minute rate limit"}},
+])
+def test_a_429_about_a_rate_not_a_balance_stays_a_wait(body):
+    assert type(error_from_status(429, {}, body, now=NOW)) is RateLimited
+
+
+@pytest.mark.parametrize("headers,expected", [
+    # a gateway's own limit (Envoy, Kong, an API manager): one reset, no limit name after it,
+    # in delta seconds, a Unix time, or milliseconds since the epoch
+    ({"x-ratelimit-remaining": "0", "x-ratelimit-reset": "23"}, 23.0),
+    ({"x-ratelimit-reset": str(int(NOW) + 40)}, 40.0),
+    ({"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(int(NOW) * 1000 + 7000)}, 7.0),
+    # the IETF draft's spelling
+    ({"ratelimit-remaining": "0", "ratelimit-reset": "12"}, 12.0),
+    ({"RateLimit-Reset": "5"}, 5.0),
+    # a limit with requests left is not why we were refused; Retry-After still comes first
+    ({"x-ratelimit-remaining": "17", "x-ratelimit-reset": "23"}, None),
+    ({"retry-after": "3", "x-ratelimit-remaining": "0", "x-ratelimit-reset": "23"}, 3.0),
+    # beside the named limits the longest exhausted one holds
+    ({"x-ratelimit-remaining": "0", "x-ratelimit-reset": "23",
+      "x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "9s"}, 23.0),
+])
+def test_a_gateway_s_unnamed_reset_is_read_not_left_to_the_default(headers, expected):
+    """Unread, a gateway's 429 saying its window resets in 23 s cooled the key for the pool's
+    default minute (or, saying 2 s, kept a sole key out 30 times as long as asked)."""
+    got = parse_retry_after(headers, now=NOW)
+    assert got == (None if expected is None else pytest.approx(expected))
+
+
+@pytest.mark.parametrize("date", [
+    "Thu, 01 Jan 1970 00:00:00 GMT",          # a proxy's zeroed clock
+    email.utils.formatdate(NOW - 3 * 86400, usegmt=True),   # a cache's stale copy
+    email.utils.formatdate(NOW + 40 * 365 * 86400, usegmt=True),
+])
+def test_a_date_header_days_away_from_our_clock_is_a_lie_not_a_skew(date):
+    """A server clock minutes off is read against (:func:`server_now`); a ``Date`` days or
+    years away is no clock the Retry-After was stated on: read against it, a wait of 30 s was
+    56 years (capped: the key out for a quarter hour, fleet wide) or already past."""
+    for h in ({"date": date, "retry-after": email.utils.formatdate(NOW + 30, usegmt=True)},
+              {"date": date, "x-ratelimit-remaining-requests": "0",
+               "x-ratelimit-reset-requests": str(int(NOW) + 30)}):
+        assert parse_retry_after(h, now=NOW) == pytest.approx(30.0)
+
+
+@pytest.mark.parametrize("value", ["1000000000", "1500000000000", "9999999999999999"])
+def test_a_retry_after_that_is_no_unix_time_of_today_is_a_long_wait_not_none(value):
+    """Read as Unix times, 1e9 (2001) and 1.5e12 ms (2017) are years past: "retry at once" to a
+    key refused a moment ago. No server states a reset years gone; a proxy saying "very long"
+    does (the pool caps the wait at a quarter hour)."""
+    assert parse_retry_after({"retry-after": value}, now=NOW) >= 900.0

@@ -34,6 +34,7 @@ from hermes_core.errors import (
     ContextWindowExceeded,
     NoCredentialAvailable,
     ProviderError,
+    QuotaExhausted,
     RateLimited,
 )
 from hermes_core.providers.base import CallOptions, requires_key
@@ -73,9 +74,12 @@ class Step:
 
 
 def rejected(e: AuthenticationFailed, cred: Credential) -> AuthenticationFailed:
-    """The same error, saying which key was rejected and where it was configured."""
+    """The same error, saying which key was rejected and where it was configured; a spent quota
+    says so (the account needs paying, not the key replacing)."""
     where = f" (from {cred.source})" if cred.source else ""
-    out = type(e)(f"{e} -- API key {cred.fingerprint}{where} was rejected and is out of rotation",
+    why = ("has no quota left (check the account's billing)" if isinstance(e, QuotaExhausted)
+           else "was rejected")
+    out = type(e)(f"{e} -- API key {cred.fingerprint}{where} {why} and is out of rotation",
                   status_code=e.status_code, headers=e.headers, body=e.body, provider=e.provider)
     return out
 

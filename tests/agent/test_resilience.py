@@ -242,6 +242,23 @@ def test_402_quota_removes_key() -> None:
     assert [(x.status, x.decision) for x in attempts] == [("402", "remove_key"), ("ok", "done")]
 
 
+@pytest.mark.parametrize(("error", "says"), [
+    (QuotaExhausted("HTTP 429: insufficient_quota", status_code=429), "has no quota left"),
+    (QuotaExhausted("HTTP 402: pay up", status_code=402), "has no quota left"),
+    (AuthenticationFailed("HTTP 401: bad key", status_code=401), "was rejected"),
+])
+def test_a_key_out_of_quota_is_told_apart_from_a_rejected_one(error: ProviderError,
+                                                              says: str) -> None:
+    """"API key ... was rejected" sent the author to replace a key whose account only needed
+    paying: a spent quota says so, and where to look (billing)."""
+    a = ScriptedProvider("a", script=[error])
+    loop, _ = make({"a": a}, {"a": [A1]})
+    with pytest.raises(AllProvidersFailed) as got:
+        loop.complete(PROMPT, decision(("a", "m1")))
+    assert f"API key {A1.fingerprint} {says}" in str(got.value)
+    assert ("billing" in str(got.value)) is isinstance(error, QuotaExhausted)
+
+
 def test_500_twice_retried_within_budget_then_failover() -> None:
     a = ScriptedProvider("a", script=[ServerError("boom", status_code=500),
                               ServerError("boom", status_code=500)])

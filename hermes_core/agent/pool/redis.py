@@ -791,5 +791,7 @@ def backend_from_settings(settings: Settings) -> RedisPoolState:
     Building never fails because Redis is down: the first call falls back with a warning.
     """
     cp = settings.credential_pool
-    return RedisPoolState(cp.redis_url, options=options_from_settings(cp),
+    # a lease outlives its request, which the deadline bounds (its release a moment after)
+    ttl = max(cp.redis_lease_ttl_s, settings.llm.deadline_s + 30.0)
+    return RedisPoolState(cp.redis_url, options=replace(options_from_settings(cp), lease_ttl_s=ttl),
                           config_file=settings.source)

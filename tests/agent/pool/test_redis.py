@@ -204,7 +204,7 @@ def test_redis_lua_matches_the_pure_decisions(redis_url: str, redis_prefix: str,
 
 def test_redis_backend_from_settings(redis_url: str) -> None:
     assert isinstance(backend_from_settings(load_settings({}, env={})), InMemoryPoolState)
-    settings = load_settings({"credential_pool": {
+    settings = load_settings({"llm": {"deadline_s": 10}, "credential_pool": {
         "backend": "redis", "redis_key_prefix": "hermes-test:build", "workers": 3,
         "redis_lease_ttl_s": 42.0}}, env={"HERMES_REDIS_URL": redis_url})
     be = backend_from_settings(settings)
@@ -212,6 +212,24 @@ def test_redis_backend_from_settings(redis_url: str) -> None:
     assert be.options.workers == 3 and be.options.lease_ttl_s == 42.0
     assert be.options.key_prefix == "hermes-test:build"
     assert be.acquire("p", [KeySpec("a")], PoolPolicy()).fingerprint == "a"
+    be.close()
+
+
+@pytest.mark.parametrize(("deadline_s", "lease_ttl_s"), [(600.0, None), (120.0, 60.0),
+                                                        (3600.0, 900.0)])
+def test_a_lease_outlives_the_request_deadline_it_was_taken_under(
+        redis_url: str, deadline_s: float, lease_ttl_s: float | None) -> None:
+    """A lease that expires while its request still runs stops counting it in flight: under
+    ``deadline_s: 600`` the default 300 s lease let a key with ``max_in_flight_per_key`` take
+    more requests than that for the last five minutes of a long call, fleet wide."""
+    cp: dict[str, object] = {"backend": "redis", "redis_key_prefix": "hermes-test:lease"}
+    if lease_ttl_s is not None:
+        cp["redis_lease_ttl_s"] = lease_ttl_s
+    settings = load_settings({"llm": {"deadline_s": deadline_s}, "credential_pool": cp},
+                             env={"HERMES_REDIS_URL": redis_url})
+    be = backend_from_settings(settings)
+    assert isinstance(be, RedisPoolState)
+    assert be.options.lease_ttl_s > deadline_s
     be.close()
 
 

@@ -18,3 +18,29 @@ from hermes_core.agent.pool.redis_url import redact_url
 ])
 def test_redis_url_redaction(url: str, shown: str) -> None:
     assert redact_url(url) == shown
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    # the scheme forgotten (a console's "user:password@host:port" pasted as is), or mistyped:
+    # urlsplit finds no user info, and redis-py's refusal quoted the password whole
+    ("default:s3cret@redis.internal:6379/0", "***@redis.internal:6379/0"),
+    (":s3cret@10.0.0.5:6379", "***@10.0.0.5:6379"),
+    ("redis:/:s3cret@cache:6379", "***@cache:6379"),
+    ("redis//:s3cret@cache", "***@cache"),
+    ("user:p@ss:s3cret@cache:6379", "***@cache:6379"),
+    # no user info: nothing to hide
+    ("cache:6379", "cache:6379"),
+    ("u:s3cret@", "***@"),
+    ("u:s3cret@cache/0?password=s3cret", "***@cache/0?password=***"),
+])
+def test_a_redis_url_without_its_scheme_still_hides_its_password(url: str, shown: str) -> None:
+    assert redact_url(url) == shown
+
+
+def test_a_redis_url_without_its_scheme_is_refused_without_its_password() -> None:
+    from hermes_core.agent.pool.redis import RedisPoolState
+    from hermes_core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"invalid Redis URL '\*\*\*@redis\.internal") as got:
+        RedisPoolState("default:s3cret@redis.internal:6379/0")
+    assert "s3cret" not in str(got.value) and "s3cret" not in repr(got.value)
