@@ -237,3 +237,57 @@ def test_a_weight_below_zero_names_its_entry() -> None:
     err = info.value
     assert (err.key_path, err.line) == ("skill_utils.weights.dense", 4), str(err)
     assert "0 or more" in err.reason, err.reason
+
+
+def _plain_number_settings() -> list[tuple[str, ...]]:
+    """Every number setting reached through plain sections (no mapping key or list on the way),
+    bounded or not."""
+    return [path for path, _ in _number_settings() if "*" not in path
+            and all(not isinstance(Settings.model_fields.get(p), list) for p in path)
+            and _yaml_at(path, "1") is not None]
+
+
+def _yaml_at(path: tuple[str, ...], value: str) -> str | None:
+    """``value`` written at ``path`` through nested sections; None for a path through a list."""
+    model: Any = Settings
+    for key in path[:-1]:
+        sub, how = _field_model(model.model_fields[key].annotation)
+        if sub is None or how:
+            return None
+        model = sub
+    body = "".join(f"{'  ' * i}{key}:\n" for i, key in enumerate(path[:-1]))
+    return body + f"{'  ' * (len(path) - 1)}{path[-1]}: {value}\n"
+
+
+def _reason_of(body: str) -> tuple[str, str] | None:
+    """The refused setting's key path and reason; None if ``body`` loads."""
+    try:
+        parse_yaml(body, file="c.yaml", env={})
+    except ConfigError as e:
+        return e.key_path or "", e.reason
+    return None
+
+
+_HUGE_BODIES = [*[(".".join(p), lambda v, p=p: _yaml_at(p, v)) for p in _plain_number_settings()],
+                *[(".".join(p), lambda v, p=p: _MAPPED[p].format(entry=ENTRY, value=v))
+                  for p in sorted(_MAPPED)],
+                ("llm.prices.*.input",
+                 lambda v: f"llm:\n  prices:\n    gpt-4o:\n      input: {v}\n      output: 2\n")]
+
+
+@pytest.mark.parametrize("sign", ["", "-"], ids=["positive", "negative"])
+@pytest.mark.parametrize(("path", "body"), _HUGE_BODIES,
+                         ids=lambda p: p if isinstance(p, str) else "")
+def test_a_number_of_400_digits_is_told_what_one_of_15_digits_is_without_its_digits(
+        path: str, body: Any, sign: str) -> None:
+    """A weight of 10**399 said "expected a number, got a very large number": a float setting
+    cannot hold it, so pydantic refused it before the range was checked. It is told the range
+    (and default) a 15-digit one is told, the size in digits, never the digits."""
+    # 10**14 (10**30 for the seed, which takes 64 bits) is refused by the range it is told
+    refused = _reason_of(body(sign + "1" + "0" * 14)) or _reason_of(body(sign + "1" + "0" * 30))
+    assert refused is not None
+    key, said = refused
+    key400, said400 = _reason_of(body(sign + "1" + "0" * 399)) or ("", "")
+    assert key400 == key, (key, key400)
+    assert said400.rpartition("got ")[0] == said.rpartition("got ")[0], (said, said400)
+    assert said400.endswith(f"got a {'negative ' * bool(sign)}number of 400 digits"), said400
