@@ -177,3 +177,18 @@ def test_a_missing_home_error_never_echoes_a_key_or_a_huge_name(home, tmp_path):
     text = str(info.value)
     assert info.value.key_path == "home" and info.value.line == 1 and len(text) < 400
     assert "sk-proj" not in text and "correct-horse" not in text
+
+
+def test_a_home_that_is_a_file_is_one_clear_error(tmp_path, capsys):  # type: ignore[no-untyped-def]
+    from hermes_core.agent.agent import Agent
+    from hermes_core.cli.main import main
+    from hermes_core.errors import ConfigError
+
+    home = tmp_path / "not-a-folder"
+    home.write_text("oops", encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        Agent.from_config(home=home, offline=True)
+    assert str(home) in str(info.value) and "not a folder" in str(info.value)
+    code = main(["chat", "--home", str(home), "--offline"])
+    err = capsys.readouterr().err
+    assert code != 0 and "not a folder" in err and "Traceback" not in err
