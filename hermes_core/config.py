@@ -41,7 +41,7 @@ from hermes_core.config_messages import (
     provider_shown,
     safe_path,
 )
-from hermes_core.config_numbers import PRICE, Float, Weight, Whole, check_numbers, not_a_boolean
+from hermes_core.config_numbers import PRICE, Float, Weight, Whole, as_number, check_numbers
 from hermes_core.errors import ConfigError
 from hermes_core.redact import MIN_SUBSTRING, Redactor, register_secrets, url_passwords
 from hermes_core.types import Credential, clean_text, fingerprint, unfit_model_name
@@ -70,9 +70,11 @@ class _Model(BaseModel):
     @field_validator("*", mode="before")
     @classmethod
     def _no_boolean_numbers(cls, value: Any, info: ValidationInfo) -> Any:
-        """``max_tokens: yes`` is not 1 (see :func:`config_numbers.not_a_boolean`)."""
-        field = cls.model_fields.get(info.field_name or "")
-        return value if field is None else not_a_boolean(value, field.annotation)
+        """``max_tokens: yes`` is not 1; ``weight: 10**399`` is told its range
+        (:func:`config_numbers.as_number`)."""
+        field = cls.model_fields.get(name := info.field_name or "")
+        return value if field is None else as_number(value, field.annotation, field.metadata,
+                                                     name=name, default=field.default)
 
     @model_validator(mode="before")
     @classmethod

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from hermes_core.config_numbers import digits
 from hermes_core.redact import holds_secret
 from hermes_core.yaml_safe import format_path
 
@@ -41,7 +42,7 @@ def describe_value(value: Any, secrets: Iterable[str] = ()) -> str:
     if isinstance(value, bool):
         return f"the boolean {'true' if value else 'false'}"
     if isinstance(value, int):
-        return "a very large number" if value.bit_length() > 64 else f"the number {value}"
+        return digits(value) if value.bit_length() > 64 else f"the number {value}"
     if isinstance(value, float):
         return f"the number {value:g}"
     if isinstance(value, str):

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 from annotated_types import Ge, Gt, Le, Lt
 from pydantic import AfterValidator, BeforeValidator
-from pydantic_core import PydanticCustomError
+from pydantic_core import PydanticCustomError, PydanticKnownError
 
 # Larger than any real duration in seconds (31 years), token count, limit or weight, and below
 # threading.TIMEOUT_MAX (~9.2e9 s), so a timer can always be set from a setting.
@@ -100,9 +100,45 @@ def check_numbers(value: Any, metadata: list[Any], *, non_negative: bool = False
         raise ValueError(f"expected a finite number, got {value}")
     if not _declares_upper_bound(metadata) and abs(value) > MAX_SETTING:
         said = allowed_range(metadata, name=name, default=default, non_negative=non_negative)
-        raise ValueError(f"must be {said}; got a number of {len(str(int(abs(value))))} digits")
+        raise ValueError(f"must be {said}; got {digits(int(value))}")
     if non_negative and value < 0:
         raise ValueError(f"weights must be 0 or more, got {value:g}")
+
+
+def digits(value: int) -> str:
+    """``a number of 400 digits`` (``a negative number of ...``): the size of a number too long
+    to show, never its digits (YAML's reader refuses one past Python's 4,300-digit limit)."""
+    return f"a {'negative ' if value < 0 else ''}number of {len(str(abs(value)))} digits"
+
+
+def as_number(value: Any, annotation: Any, metadata: list[Any], *, name: str = "",
+              default: Any = None, non_negative: bool = False) -> Any:
+    """The checks before pydantic reads a number setting: no boolean (:func:`not_a_boolean`),
+    and a whole number too large for a float (``weights: {dense: 10**399}``) is told what a
+    15-digit one is, not pydantic's "not a number": the bound of the setting's own it breaks
+    (``less than or equal to 2.0``), else the range :func:`check_numbers` says, with its
+    default. Anything else passes unchanged."""
+    value = not_a_boolean(value, annotation)
+    if isinstance(value, bool) or not isinstance(value, int) or _number_kind(annotation) != "float":
+        return value
+    try:
+        float(value)
+    except OverflowError:
+        pass
+    else:
+        return value
+    # pydantic's own error for the bound broken, in a float field's words ("greater than 0.0")
+    for bound in metadata:
+        if value > 0 and isinstance(bound, Le):
+            raise PydanticKnownError("less_than_equal", {"le": float(typing.cast(float, bound.le))})
+        if value > 0 and isinstance(bound, Lt):
+            raise PydanticKnownError("less_than", {"lt": float(typing.cast(float, bound.lt))})
+        if value < 0 and isinstance(bound, Ge):
+            raise PydanticKnownError("greater_than_equal", {"ge": float(typing.cast(float, bound.ge))})
+        if value < 0 and isinstance(bound, Gt):
+            raise PydanticKnownError("greater_than", {"gt": float(typing.cast(float, bound.gt))})
+    check_numbers(value, metadata, non_negative=non_negative, name=name, default=default)
+    return value
 
 
 def _entry(*, non_negative: bool = False) -> AfterValidator:
@@ -137,6 +173,6 @@ def not_a_boolean(value: Any, annotation: Any) -> Any:
 #: ``Whole`` refuses booleans only: it is for whole numbers with a ``Field`` bound of their own
 #: (``le``), which then says the range (``context_windows``).
 Whole = Annotated[int, BeforeValidator(lambda v: not_a_boolean(v, int))]
-Float = Annotated[float, BeforeValidator(lambda v: not_a_boolean(v, float)), _entry()]
-Weight = Annotated[float, BeforeValidator(lambda v: not_a_boolean(v, float)),
+Float = Annotated[float, BeforeValidator(lambda v: as_number(v, float, [])), _entry()]
+Weight = Annotated[float, BeforeValidator(lambda v: as_number(v, float, [], non_negative=True)),
                    _entry(non_negative=True)]

@@ -121,6 +121,13 @@ class _Builder:
             return (*top.path, "?"), top.dotted, True
         return (*top.path, top.key), (f"{top.dotted}.{top.key}" if top.dotted else str(top.key)), False
 
+    def open_path(self) -> Path:
+        """The key path whose value was being read: the last key given (a mapping's next key
+        not yet read is no part of it)."""
+        path = self._where()[0]
+        return path[:-1] if path and (self.stack[-1].key is _NO_KEY
+                                      or isinstance(self.stack[-1].value, list)) else path
+
     def _count(self, n: int, line: int, path: Path) -> None:
         self.total += n
         if self.total > self.max_nodes:
@@ -268,6 +275,7 @@ def load_yaml(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NOD
     """
     if len(text) > max_chars:
         raise YamlLimitError(f"too large ({len(text)} characters; limit {max_chars})")
+    builder: _Builder | None = None
     try:
         try:
             if len(text) > max_nodes:   # room for more entries than allowed: count them first
@@ -297,5 +305,7 @@ def load_yaml(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NOD
             # editors show a tab as spaces: "cannot start any token" left nothing to look for
             problem = "a tab character; YAML indents with spaces, not tabs"
         # the parser quotes the offending text (an alias name, a token), which may be a pasted key
-        raise YamlLimitError(f"invalid YAML: {redact(problem)}", line=line) from None
+        # the events before the error were built: the parser was inside this key's value
+        where = builder.open_path() if builder is not None else ()
+        raise YamlLimitError(f"invalid YAML: {redact(problem)}", line=line, path=where) from None
     return data, builder.lines

@@ -237,3 +237,158 @@ def test_a_weight_below_zero_names_its_entry() -> None:
     err = info.value
     assert (err.key_path, err.line) == ("skill_utils.weights.dense", 4), str(err)
     assert "0 or more" in err.reason, err.reason
+
+
+def _plain_number_settings() -> list[tuple[str, ...]]:
+    """Every number setting reached through plain sections (no mapping key or list on the way),
+    bounded or not."""
+    return [path for path, _ in _number_settings() if "*" not in path
+            and all(not isinstance(Settings.model_fields.get(p), list) for p in path)
+            and _yaml_at(path, "1") is not None]
+
+
+def _yaml_at(path: tuple[str, ...], value: str) -> str | None:
+    """``value`` written at ``path`` through nested sections; None for a path through a list."""
+    model: Any = Settings
+    for key in path[:-1]:
+        sub, how = _field_model(model.model_fields[key].annotation)
+        if sub is None or how:
+            return None
+        model = sub
+    body = "".join(f"{'  ' * i}{key}:\n" for i, key in enumerate(path[:-1]))
+    return body + f"{'  ' * (len(path) - 1)}{path[-1]}: {value}\n"
+
+
+def _reason_of(body: str) -> tuple[str, str] | None:
+    """The refused setting's key path and reason; None if ``body`` loads."""
+    try:
+        parse_yaml(body, file="c.yaml", env={})
+    except ConfigError as e:
+        return e.key_path or "", e.reason
+    return None
+
+
+_HUGE_BODIES = [*[(".".join(p), lambda v, p=p: _yaml_at(p, v)) for p in _plain_number_settings()],
+                *[(".".join(p), lambda v, p=p: _MAPPED[p].format(entry=ENTRY, value=v))
+                  for p in sorted(_MAPPED)],
+                ("llm.prices.*.input",
+                 lambda v: f"llm:\n  prices:\n    gpt-4o:\n      input: {v}\n      output: 2\n")]
+
+
+@pytest.mark.parametrize("sign", ["", "-"], ids=["positive", "negative"])
+@pytest.mark.parametrize(("path", "body"), _HUGE_BODIES,
+                         ids=lambda p: p if isinstance(p, str) else "")
+def test_a_number_of_400_digits_is_told_what_one_of_15_digits_is_without_its_digits(
+        path: str, body: Any, sign: str) -> None:
+    """A weight of 10**399 said "expected a number, got a very large number": a float setting
+    cannot hold it, so pydantic refused it before the range was checked. It is told the range
+    (and default) a 15-digit one is told, the size in digits, never the digits."""
+    # 10**14 (10**30 for the seed, which takes 64 bits) is refused by the range it is told
+    refused = _reason_of(body(sign + "1" + "0" * 14)) or _reason_of(body(sign + "1" + "0" * 30))
+    assert refused is not None
+    key, said = refused
+    key400, said400 = _reason_of(body(sign + "1" + "0" * 399)) or ("", "")
+    assert key400 == key, (key, key400)
+    assert said400.rpartition("got ")[0] == said.rpartition("got ")[0], (said, said400)
+    assert said400.endswith(f"got a {'negative ' * bool(sign)}number of 400 digits"), said400
+
+
+@pytest.mark.parametrize(("yaml_body", "key"), [
+    ("context_engine:\n  busy_timeout_s: .inf\n", "busy_timeout_s"),
+    ("context_engine:\n  recency_bias: .inf\n", "recency_bias"),
+    ("context_engine:\n  recency_bias: .nan\n", "recency_bias"),
+    ("context_engine:\n  recency_weights:\n    week: .inf\n", "week"),
+])
+def test_non_finite_context_engine_numbers_are_config_errors(tmp_path: Path, yaml_body: str,
+                                                              key: str) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml_body, encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_settings(path, home=tmp_path)
+    assert key in str(info.value) and str(path) in str(info.value)
+
+
+def test_finite_values_still_load(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text("context_engine:\n  busy_timeout_s: 86400\n  recency_bias: 2.5\n", encoding="utf-8")
+    s = load_settings(path, home=tmp_path)
+    assert (s.context_engine.busy_timeout_s, s.context_engine.recency_bias) == (86400, 2.5)
+
+
+@pytest.mark.parametrize(("body", "key_path"), [
+    ("llm:\n  request_timeout_s: 1e400\n", "llm.request_timeout_s"),
+    ("llm:\n  request_timeout_s: .inf\n", "llm.request_timeout_s"),
+    ("llm:\n  deadline_s: .nan\n", "llm.deadline_s"),
+    ("llm:\n  temperature: .nan\n", "llm.temperature"),
+    ("llm:\n  max_tokens: 1000000000000000000000000\n", "llm.max_tokens"),
+    ("credential_pool:\n  max_wait_s: .inf\n", "credential_pool.max_wait_s"),
+    ("credential_pool:\n  retry_budget: 99999999999999999999\n", "credential_pool.retry_budget"),
+    ("credential_pool:\n  backoff_max_s: 1e300\n", "credential_pool.backoff_max_s"),
+    ("credentials:\n  openai:\n    keys:\n      - key: abcdefgh12345\n        weight: .nan\n",
+     "credentials.openai.keys[0].weight"),
+    ("credentials:\n  openai:\n    keys:\n      - key: abcdefgh12345\n        max_rpm: 1e400\n",
+     "credentials.openai.keys[0].max_rpm"),
+    ("skill_utils:\n  weights:\n    bm25: .nan\n", "skill_utils.weights.bm25"),
+    ("skill_utils:\n  weights:\n    bm25: -1\n", "skill_utils.weights"),
+    ("skill_utils:\n  weights:\n    bm25: 1e300\n", "skill_utils.weights"),
+    ("skill_utils:\n  gate_thresholds:\n    lexical: -.inf\n", "skill_utils.gate_thresholds.lexical"),
+    ("skill_utils:\n  threshold: 1e300\n", "skill_utils.threshold"),
+    ("llm:\n  routing:\n    context_windows:\n      m: 1000000000000000000000\n",
+     "llm.routing.context_windows"),
+    ("llm:\n  prices:\n    m: {input: .inf, output: 1}\n", "llm.prices.m.input"),
+    ("prompt:\n  max_file_bytes: 1e400\n", "prompt.max_file_bytes"),
+    ("llm:\n  seed: 100000000000000000000000\n", "llm.seed"),
+    ("llm:\n  max_stream_bytes: 100000000000000\n", "llm.max_stream_bytes"),
+])
+def test_an_infinite_or_huge_number_is_one_config_error_with_key_and_line(
+        tmp_path: Path, body: str, key_path: str) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(body, encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_settings(path, home=tmp_path)
+    err = info.value
+    assert err.key_path is not None and err.key_path.startswith(key_path), str(err)
+    assert err.line == body.count("\n") and err.file == str(path)
+    assert "Input should" not in err.reason and "pydantic" not in err.reason   # the config's words
+
+
+@pytest.mark.parametrize(("value", "said"), [
+    ("0", "greater than 0"), ("-1", "greater than 0"), ("true", "boolean"),
+    ("256MiB", "whole number"), ("1.5", "whole number")])
+def test_a_stream_size_limit_not_a_positive_whole_number_is_a_config_error(
+        tmp_path: Path, value: str, said: str) -> None:
+    """``llm.max_stream_bytes`` of 0 would cut every stream at its first byte (and, read as "no
+    limit", none): each is refused at the file's line, naming the key."""
+    path = tmp_path / "config.yaml"
+    path.write_text(f"llm:\n  max_stream_bytes: {value}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=said) as info:
+        load_settings(path, home=tmp_path)
+    assert info.value.key_path == "llm.max_stream_bytes" and info.value.line == 2
+    assert parse_yaml("llm:\n  max_stream_bytes: 1048576\n", env={}).llm.max_stream_bytes == 2**20
+
+
+def test_large_but_plausible_numbers_still_load(tmp_path: Path) -> None:
+    s = parse_yaml("llm:\n  max_tokens: 200000\n  seed: 9223372036854775807\n"
+                   "credential_pool:\n  redis_state_ttl_s: 31536000\n"
+                   "llm_unused: null\n".replace("llm_unused: null\n", ""), env={})
+    assert (s.llm.max_tokens, s.llm.seed, s.credential_pool.redis_state_ttl_s) == (
+        200000, 2**63 - 1, 31536000)
+
+
+@pytest.mark.parametrize(("text", "path", "expected"), [
+    ("llm:\n  max_tokens: true\n", "llm.max_tokens", "expected a whole number (an integer)"),
+    ("llm:\n  max_tokens: yes\n", "llm.max_tokens", "expected a whole number (an integer)"),
+    ("llm:\n  temperature: true\n", "llm.temperature", "expected a number"),
+    ("context_engine:\n  max_results: false\n", "context_engine.max_results",
+     "expected a whole number (an integer)"),
+    ("llm:\n  seed: no\n", "llm.seed", "expected a whole number (an integer)"),
+    ("skill_utils:\n  weights:\n    bm25: true\n", "skill_utils.weights.bm25", "expected a number"),
+])
+def test_a_boolean_is_not_read_as_a_number(text, path, expected):
+    """pydantic turns True into 1 for a number: ``max_tokens: yes`` capped every reply at one
+    token, ``temperature: true`` meant 1.0 and ``max_results: false`` quietly turned recall off."""
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(text, file="c.yaml", env={})
+    err = info.value
+    assert err.key_path == path and err.line == text.count("\n")
+    assert f"{expected}, got the boolean" in str(err)

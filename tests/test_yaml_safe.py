@@ -107,3 +107,22 @@ def test_a_tab_in_the_indentation_is_named_as_a_tab() -> None:
     with pytest.raises(YamlLimitError) as info:
         load_yaml("llm:\n\tmax_tokens: 100\n")
     assert info.value.line == 2 and "tab" in info.value.reason and "spaces" in info.value.reason
+
+
+@pytest.mark.parametrize(("text", "line", "path"), [
+    ("llm:\n\trouting:\n", 2, ("llm",)),
+    # a plain value may go on over lines: the parser was still reading bm25's
+    ("skill_utils:\n  weights:\n    bm25: 1\n\tdense: 2\n", 4, ("skill_utils", "weights", "bm25")),
+    ("llm:\n  routing:\n    providers: [a, b\n", 3, ("llm", "routing", "providers")),
+    ("llm:\n  routing:\n    fast_model: a\n    x\n", 4, ("llm", "routing")),
+    ("credentials:\n  openai:\n    keys:\n      - key: a\n      - [b\n", 5,
+     ("credentials", "openai", "keys", 1)),
+    ("\tllm: 1\n", 1, ()),
+])
+def test_a_syntax_error_names_the_key_path_the_parser_was_in(
+        text: str, line: int, path: tuple[Any, ...]) -> None:
+    """A tab, an unclosed list or a line with no colon inside a section said only the line: it
+    names the section the parser was reading (a top-level one, nothing more to name)."""
+    with pytest.raises(YamlLimitError) as info:
+        load_yaml(text)
+    assert (info.value.line, info.value.path) == (line, path), info.value

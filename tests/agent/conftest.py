@@ -195,6 +195,13 @@ def agent_for(home: Path, provider, **settings) -> Agent:
     return offline_agent(home, provider, fast_model="m-fast", **settings)
 
 
+def usage_events(agent: Agent) -> list[Any]:
+    """What the agent's skill-usage store recorded (views after a hint, feedback); none when
+    learning is off."""
+    usage = agent.retriever.usage
+    return [] if usage is None else usage.store.events()
+
+
 def default_agent_for(home: Path, provider, **settings) -> Agent:
     return offline_agent(home, provider, **settings)
 

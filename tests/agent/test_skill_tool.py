@@ -20,6 +20,7 @@ from hermes_core.testing import FakeProvider
 from hermes_core.types import Completion, Skill, ToolCall
 from tests.agent.conftest import (
     agent_for,
+    usage_events,
 )
 
 
@@ -198,3 +199,26 @@ def test_unknown_skill_name_gets_a_readable_error(home: Path):
     agent.chat("slow sql")
     answer = fake.requests[1].prompt.messages[-1].content
     assert "no skill named 'no-such-skill'" in answer and "sql-query-optimization" in answer
+
+
+
+def test_skill_view_after_a_hint_is_recorded_as_a_use(home: Path):
+    call = ToolCall("call_1", "skill_view", '{"name": "sql-query-optimization"}')
+    fake = FakeProvider([Completion("", "m", "fake", tool_calls=(call,)), "Use an index."])
+    agent = agent_for(home, fake, skill_utils={"embeddings": False})
+    reply = agent.chat("my SQL query is slow, how do I speed it up")
+    assert "sql-query-optimization" in reply.retrieval.names
+    [event] = usage_events(agent)
+    assert (event.query, event.skill, event.kind, event.good) == (
+        "my SQL query is slow, how do I speed it up", "sql-query-optimization", "view", True)
+    assert (home / "usage.sqlite3").exists()
+
+
+
+def test_learn_false_records_nothing(home: Path):
+    call = ToolCall("c", "skill_view", '{"name": "sql-query-optimization"}')
+    fake = FakeProvider([Completion("", "m", "fake", tool_calls=(call,)), "ok"])
+    agent = agent_for(home, fake, skill_utils={"embeddings": False, "learn": False})
+    agent.chat("my SQL query is slow, how do I speed it up")
+    assert agent.retriever.usage is None and not agent.feedback("sql-query-optimization")
+    assert not (home / "usage.sqlite3").exists()
