@@ -60,7 +60,8 @@ _LATIN_MARKS = regex.compile(r"(?<=[a-z])\p{M}+")
 #: without a letter or a digit (a lone ZWJ, selector, mark or connector: :func:`is_word`), each
 #: from its first one (✅️done is done; 🅿 is read as a letter). Stores key on
 #: :func:`tokenizer_key`, which adds the fold's OpenCC config and OpenCC's and jieba's releases.
-TOKENIZER_VERSION = 6
+#: 7: no token keeps a presentation selector (🅿️ is 🅿, 🈁️ ココ).
+TOKENIZER_VERSION = 7
 #: The OpenCC config that folds Han text to simplified for every match key: t2s, characters and
 #: their phrases. Not tw2sp (Taiwan words read as the mainland's, 軟體 -> 软件): it also reads 查詢
 #: as 查找 and 行程 as 进程, so the commonest words stop meeting their simplified spelling
@@ -318,7 +319,8 @@ def _tokens(text: str, split_camel: bool, fold: bool, keep_whole: bool) -> list[
             # letter or digit (✅️done is done, a‍b is a, b), and one of only those is no word
             whole = word.isalnum()      # C's test: a run of letters and digits needs no other
             if not whole:
-                word = _word_head_off(word)
+                # a selector only says how to draw what it follows (🅿️ is 🅿, 🈁️ ココ)
+                word = _word_head_off(word.translate(_PRESENTATION))
                 if not word:
                     continue
             if split_camel:
