@@ -60,7 +60,8 @@ _LATIN_MARKS = regex.compile(r"(?<=[a-z])\p{M}+")
 #: without a letter or a digit (a lone ZWJ, selector, mark or connector: :func:`is_word`), each
 #: from its first one (✅️done is done; 🅿 is read as a letter). Stores key on
 #: :func:`tokenizer_key`, which adds the fold's OpenCC config and OpenCC's and jieba's releases.
-TOKENIZER_VERSION = 6
+#: 7: no token keeps a presentation selector (🅿️ is 🅿, 🈁️ ココ).
+TOKENIZER_VERSION = 7
 #: The OpenCC config that folds Han text to simplified for every match key: t2s, characters and
 #: their phrases. Not tw2sp (Taiwan words read as the mainland's, 軟體 -> 软件): it also reads 查詢
 #: as 查找 and 行程 as 进程, so the commonest words stop meeting their simplified spelling
@@ -318,7 +319,8 @@ def _tokens(text: str, split_camel: bool, fold: bool, keep_whole: bool) -> list[
             # letter or digit (✅️done is done, a‍b is a, b), and one of only those is no word
             whole = word.isalnum()      # C's test: a run of letters and digits needs no other
             if not whole:
-                word = _word_head_off(word)
+                # a selector only says how to draw what it follows (🅿️ is 🅿, 🈁️ ココ)
+                word = _word_head_off(word.translate(_PRESENTATION))
                 if not word:
                     continue
             if split_camel:
@@ -351,7 +353,9 @@ def _tokens(text: str, split_camel: bool, fold: bool, keep_whole: bool) -> list[
 #: file, so a parts table change under the same release needs this bump to re-index.
 #: 11: a gender variant's group by its mixed-tone sequence's people (👨 finds 👯‍♂️), that
 #: sequence by it and its group (👯‍♂️ and 👯 find 👨🏻‍🐰‍👨🏿); a form only of a whole name.
-SEGMENT_VERSION = 11
+#: 12: a group of one code point by the people of its listed gendered forms (👨 finds 👪), those
+#: by it (👪 finds 👨‍👩‍👧); an emoji NFKC reads as one letter (ℹ Ⓜ 🈶) is a term.
+SEGMENT_VERSION = 12
 
 #: What a symbol's term starts with: letters and a hex number, which unicode61 keeps whole and
 #: no word the tokenizer makes is (its words are split from their digits; an identifier kept
@@ -389,6 +393,8 @@ _SYMBOL_OR_RUN = regex.compile(
     f"(?V1){_FLAG}|(?={_PICTOGRAPH})\\X|([[\\p{{P}}\\p{{S}}]--{_PICTOGRAPH}]{{2,}})")
 # Whether a text with words has any symbol term: one scan of a plain class (5 us a summary),
 # where the patterns above, tried at every character, cost ten times that.
+# An emoji NFKC rewrites (ℹ Ⓜ 🈶 ™ ‼): :func:`_letter_emoji` keeps those it reads as a letter.
+_FOLDING_PICTOGRAPH = regex.compile(r"(?V1)[\p{Extended_Pictographic}&&\P{Decomposition_Type=None}]")
 _ANY_SYMBOL_OR_RUN = regex.compile(f"{_PICTOGRAPH}|[\\p{{P}}\\p{{S}}]{{2}}")   # and a keycap's U+20E3
 # What makes an emoji a variant of another: a skin tone, or a gender sign or hair style joined
 # by ZWJ (after the presentation selectors are dropped). Taken off for the base's index terms.
@@ -409,10 +415,12 @@ _TAGS = regex.compile("[\U000E0020-\U000E007F]+")
 # A direction variant (🏃‍➡️, 🧑‍🦯‍➡️: facing right): ZWJ and the arrow, taken off as a gender sign.
 _ARROW = "\u27a1"
 _DIRECTION = regex.compile(f"\u200d{_ARROW}")
-# An emoji that takes a skin tone, alone or toned (👬, 👬🏽): only such a one can be a group
-# whose mixed-tone form is a listed sequence (:func:`_toned_forms`), so only it is looked up in
-# the ``emoji`` data (imported then): indexing 🚀 or ✅ imports nothing.
-_TAKES_TONE = regex.compile(f"\\p{{Emoji_Modifier_Base}}[{_TONES}]?")
+# An emoji that takes a skin tone, alone or toned (👬, 👬🏽), or the family, the one group Unicode
+# gives no tone: only such a one can be a group whose mixed-tone or gendered forms are listed
+# sequences (:func:`_toned_forms`, :func:`_listed_forms`), so only it is looked up in the
+# ``emoji`` data (imported then): indexing 🚀 or ✅ imports nothing. A release giving another
+# untoned emoji parts fails test_every_single_emoji_with_parts_is_read_for_them.
+_HAS_GROUP = regex.compile(f"\\N{{FAMILY}}|\\p{{Emoji_Modifier_Base}}[{_TONES}]?")
 _FLAGS = "\U0001F3F3\U0001F3F4"          # white and black flag: a flag sequence is no sum of parts
 _MODIFIERS = frozenset(_SIGNS + _ARROW)   # what makes a variant: no part of a sequence
 # A word of the index or of a query has a letter or a digit: the word scan also reads a ZWJ or a
@@ -516,106 +524,24 @@ def _listed_parts() -> dict[str, tuple[str, ...]]:
     selectors and skin tones, -> the emoji it joins that a search for one should find it by:
     🐻‍❄ -> 🐻, ❄; 🐈‍⬛ -> 🐈, ⬛; ❤‍🔥 -> ❤, 🔥. A group of people (a family, a couple, a
     kiss) is no sum of its parts: it has its people and the links its name says
-    (:func:`_named_parts`: 👨‍👩‍👧 "family: man, woman, girl" -> 👨 👩 👧; 🧑‍🤝‍🧑 "people
+    (:func:`.emoji_groups.named_parts`: 👨‍👩‍👧 "family: man, woman, girl" -> 👨 👩 👧; 🧑‍🤝‍🧑 "people
     holding hands" -> 🧑 🤝; a kiss -> 💋, not ❤); a flag has what is on it (🏳‍🌈 -> 🌈, not
     the white flag; 🏴‍☠ -> ☠). A group Unicode gives one code point (👬; two tones make it a
-    sequence, 👨🏻‍🤝‍👨🏿: :func:`_toned_forms`) has that sequence's parts (👨 🤝), and the
+    sequence, 👨🏻‍🤝‍👨🏿: :func:`.emoji_groups.toned_forms`) has that sequence's parts (👨 🤝), and the
     sequence has the code point (👬 finds it); so has a gender variant's group (👯‍♂ "men with
-    bunny ears": 👨, and 👨🏻‍🐰‍👨🏿 has 👯‍♂ and 👯). A profession's object is :data:`_ROLE`'s; a
-    gender sign, hair style or direction is a variant (:func:`_bases`).
+    bunny ears": 👨, and 👨🏻‍🐰‍👨🏿 has 👯‍♂ and 👯), and the people of its listed gendered
+    forms (:func:`.emoji_groups.listed_forms`: 👪 -> 👨 👩 👦 👧 🧑 🧒, each family has 👪). A
+    profession's object is :data:`_ROLE`'s; a gender sign, hair style or direction is a variant
+    (:func:`_bases`).
     Only listed sequences: a ZWJ chain anyone can type (🐻‍🔥) has no meaning to split. Empty
     without the package (:func:`emoji_data_digest` keys the index on this table)."""
     try:
         import emoji
     except ImportError:
         return {}
-    data: dict[str, dict[str, Any]] = emoji.EMOJI_DATA
-    table: dict[str, tuple[str, ...]] = {}
-    for seq, about in data.items():
-        if "\u200d" not in seq:
-            continue
-        key = _TONE.sub("", seq.translate(_PRESENTATION))
-        parts = key.split("\u200d")
-        people = sum(p in _PEOPLE for p in parts)
-        if parts[0] in _FLAGS:    # what is on the flag: 🌈, ⚧, ☠ (named "skull and crossbones")
-            own = tuple(dict.fromkeys(p for p in parts[1:] if p and p not in _MODIFIERS))
-        elif people > 1:
-            own = _named_parts(data, about, parts)
-        elif people:
-            continue            # a role or a person's variant: :data:`_ROLE` and :func:`_bases`
-        else:
-            own = tuple(dict.fromkeys(p for p in parts if p and p not in _MODIFIERS))
-            if len(own) < 2:
-                continue        # one emoji and its modifiers: a variant, :func:`_bases`
-        if own:
-            table[key] = tuple(dict.fromkeys((*table.get(key, ()), *own)))
-    for key, single in _toned_forms(data).items():
-        table[single] = tuple(dict.fromkeys((*table.get(single, ()), *table.get(key, ()))))
-        # a gender variant's group too (👯‍♂ -> 👯): 👯 finds 👯‍♂️, so its two-tone form
-        table[key] = tuple(dict.fromkeys((*table.get(key, ()), single,
-                                          _GENDER_HAIR.sub("", single))))
-    return table
+    from hermes_core.emoji_groups import parts_table
 
-
-def _toned_forms(data: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
-    """Each sequence Unicode lists only toned (👨🏻‍🤝‍👨🏿 "men holding hands: light skin tone,
-    dark skin tone"; untoned, 👨‍🤝‍👨, is not listed), without its tones -> the emoji it is a
-    mixed-tone form of: the untoned one whose whole name starts the sequence's, the rest of it
-    only the sequence's own people and tones (👬 "men holding hands"; 💏 "kiss" for "kiss:
-    person, person"; 🤝 "handshake" for 🫱🏻‍🫲🏿; 👯‍♂ "men with bunny ears", a gender variant,
-    for 👨🏻‍🐰‍👨🏿). Unicode gives such a group one emoji untoned or in one tone, a sequence in
-    two: both are the same group. A name that merely starts with another emoji's ("man juggling
-    with man" and 👨 "man") is no form of it: the rest names no person or tone of its own."""
-    listed = {seq.translate(_PRESENTATION) for seq in data}
-    named: dict[str, str] = {}
-    for seq, about in data.items():
-        plain = seq.translate(_PRESENTATION)
-        if not _TONE.search(plain):
-            named.setdefault(about.get("en", "").strip(":"), plain)
-    forms: dict[str, str] = {}
-    for seq, about in data.items():
-        key = _TONE.sub("", seq.translate(_PRESENTATION))
-        if "\u200d" not in seq or key in listed or key in forms:
-            continue
-        own = {w for c in dict.fromkeys(seq) if c in _PEOPLE or _TONE.fullmatch(c)
-               for n in _names(data.get(c, {})) for w in n.split("_")}
-        words = about.get("en", "").strip(":").split("_")
-        single = next((named[name] for n in range(len(words) - 1, 0, -1)
-                       if (name := "_".join(words[:n])) in named and set(words[n:]) <= own),
-                      None)
-        if single:
-            forms[key] = single
-    return forms
-
-
-def _names(about: Mapping[str, Any]) -> list[str]:
-    """An emoji's English CLDR name and its aliases, as the ``emoji`` package spells them
-    (``:red_heart:``, ``:heart:``), without their colons."""
-    return [n.strip(":") for n in (about.get("en", ""), *about.get("alias", ())) if n]
-
-
-def _named_parts(data: Mapping[str, Mapping[str, Any]], about: Mapping[str, Any],
-                 parts: Sequence[str]) -> tuple[str, ...]:
-    """The parts of a group of people: each person in it (a name may say them in the plural:
-    "people", "men holding hands"), and a link whose name (or alias) starts with a word of the
-    group's name, or with a plural's stem ("hands": 🤝 "handshake"). "family: man, woman, girl"
-    names 👨 👩 👧; "couple with heart: woman, man" names ❤ (alias "heart"); "kiss: woman, man"
-    names 💋 ("kiss mark"), not ❤ ("red heart"). Decided by the data, so a release naming a
-    sequence otherwise re-keys the index (:func:`emoji_data_digest`)."""
-    said = {w for n in _names(about) for w in n.split("_")}
-    stems = tuple(w[:-1] for w in said if len(w) > 3 and w.endswith("s") and not w.endswith("ss"))
-    found: dict[str, None] = {}
-    for part in parts:
-        if not part or part in _MODIFIERS or part in found:
-            continue
-        if part in _PEOPLE:
-            found[part] = None
-            continue
-        known = data.get(part) or data.get(part + "\ufe0f")
-        firsts = [n.split("_")[0] for n in _names(known)] if known else []
-        if any(w in said or w.startswith(stems) for w in firsts):
-            found[part] = None
-    return tuple(found)
+    return parts_table(emoji.EMOJI_DATA)
 
 
 def _bases(cluster: str) -> list[str]:
@@ -628,7 +554,7 @@ def _bases(cluster: str) -> list[str]:
     looked up only for an emoji that takes a skin tone) and a direction variant's person
     (🧑‍🦯‍➡ -> 🧑‍🦯 and its bases)."""
     found: dict[str, None] = {}
-    if "\u200d" in cluster or _TAKES_TONE.fullmatch(cluster):
+    if "\u200d" in cluster or _HAS_GROUP.fullmatch(cluster):
         found.update(dict.fromkeys(_listed_parts().get(_TONE.sub("", cluster), ())))
         if _DIRECTION.search(cluster):
             facing = _DIRECTION.sub("", cluster)
@@ -662,18 +588,32 @@ def symbol_terms(text: str, *, bases: bool = False) -> list[str]:
     gendered emoji also yields its base's terms (:func:`_bases`), so 👍 finds 👍🏽 while 👍🏽
     finds only its tone; those come after the text's own terms and are capped apart (at most
     ``MAX_SYMBOL_TERMS`` more), so bases crowd out no emoji of the text. A cluster's term keeps
-    its first ``MAX_CLUSTER_POINTS`` code points."""
+    its first ``MAX_CLUSTER_POINTS`` code points. An emoji NFKC reads as one letter (ℹ Ⓜ 🈶) is a
+    term too, read before the fold (:func:`_letter_emoji`)."""
     if not text:
         return []
-    return _symbol_terms(unicodedata.normalize("NFKC", text), bases)
+    return _symbol_terms(unicodedata.normalize("NFKC", text), bases, _letter_emoji(text))
 
 
-def _symbol_terms(text: str, bases: bool) -> list[str]:
-    """:func:`symbol_terms` of ``text`` already in NFKC."""
+def _letter_emoji(text: str) -> list[str]:
+    """Terms of the emoji in ``text`` (as written, before NFKC) that NFKC reads as one letter:
+    ℹ "information" is i, Ⓜ "circled M" m, 🈶 有. A word, each was a stopword or any text's
+    letter, so a search for ℹ️ had no term; the letter stays a word (:func:`tokenize`). Emoji
+    only (Extended_Pictographic with a compatibility decomposition): Ａ 𝐀 ⓐ are letters."""
+    if text.isascii():
+        return []
+    found = dict.fromkeys(_FOLDING_PICTOGRAPH.findall(text))
+    return [_symbol_term(c) for c in found if len(f := unicodedata.normalize("NFKC", c)) == 1
+            and f.isalpha()]
+
+
+def _symbol_terms(text: str, bases: bool, letters: Sequence[str] = ()) -> list[str]:
+    """:func:`symbol_terms` of ``text`` already in NFKC; ``letters``: its letter emoji's terms
+    (:func:`_letter_emoji`, read before NFKC folded them)."""
     wordless = not _SEGMENTS.search(text)
     if not wordless and not (_ANY_SYMBOL_OR_RUN.search(text) or "\u20e3" in text):
-        return []
-    seen: dict[str, None] = {}
+        return list(letters[:MAX_SYMBOL_TERMS])
+    seen: dict[str, None] = dict.fromkeys(letters[:MAX_SYMBOL_TERMS])
     if "\u20e3" in text:       # keycaps first, then read as spaces: no mark before one runs into it
         # twelve keycaps, each looked for with ``in`` (C's search): no string made a match
         seen.update((_symbol_term(c + "\u20e3"), None) for c in "0123456789#*"
@@ -708,10 +648,11 @@ def segment_for_index(text: str) -> str:
     symbols as terms of their own (:func:`symbol_terms`). A word spelled like a symbol's term
     (``zsym1f680``, kept whole as an identifier) is indexed by its parts only: a 🚀 search must
     not find it. Both halves read the text's NFKC, taken once here (each public function takes its own)."""
+    letters = _letter_emoji(text)
     text = unicodedata.normalize("NFKC", text)
     words = [t for t in _tokens(text, True, True, True)
              if not (t.startswith(SYMBOL_MARK) and _SYMBOL_TERM.fullmatch(t))]
-    return " ".join([*words, *_symbol_terms(text, True)])
+    return " ".join([*words, *_symbol_terms(text, True, letters)])
 
 
 def estimate_tokens(text: str) -> int:

@@ -651,8 +651,19 @@ def test_an_enclosed_letter_emoji_is_still_a_token(letter: str) -> None:
     """🅰️ 🅱️ 🅾️ 🅿️ (and 🅐 .. 🆉) are symbols Unicode calls alphabetic: the word scan reads
     them as letters and NFKC keeps them, so they were the skill index's only emoji terms
     (BM25 reads no symbol terms); a token needs a letter or digit dropped them."""
-    assert tokenize(f"find {letter} parking") == ["find", letter, "parking"]
-    assert tokenize(letter, split_camel=False) == [letter]
+    bare = letter.removesuffix("\ufe0f")
+    assert tokenize(f"find {letter} parking") == ["find", bare, "parking"]
+    assert tokenize(letter, split_camel=False) == [bare]
+
+
+@pytest.mark.parametrize(("text", "token"), [
+    ("🅿\ufe0f", "🅿"), ("🅿\ufe0e", "🅿"), ("🈁\ufe0f", "ココ"), ("🈂\ufe0f", "サ"), ("1\ufe0f", "1")])
+def test_a_token_keeps_no_presentation_selector(text: str, token: str) -> None:
+    """A selector says how to draw the character before it, text or emoji: 🅿️ was a token of
+    its own beside 🅿 (and 🈁️ one beside ココ), so skill search met one spelling and not the
+    other. Dropped as a token is read, as the memory index's symbol term drops it."""
+    for fold in (True, False):
+        assert tokenize(f"find {text} now", fold=fold) == ["find", token, "now"], fold
 
 
 #: Groups Unicode gives one code point (its untoned form; a mixed-tone form is a ZWJ sequence
@@ -693,20 +704,76 @@ def test_a_mixed_tone_sequence_is_found_by_the_single_emoji_it_is_a_toned_form_o
 
 
 @pytest.mark.parametrize(("whole", "part"), [
-    ("👬", "👩"), ("👭", "👨"), ("💏", "\u2764"), ("👪", "👨"), ("👪", "🧑"), ("🤝", "👨")])
+    ("👬", "👩"), ("👭", "👨"), ("💏", "\u2764"), ("👪", "🤝"), ("👪", "\u2764"), ("🤝", "👨")])
 def test_a_single_group_has_no_part_its_sequences_do_not(whole: str, part: str) -> None:
-    """Men holding hands are no woman, a kiss no heart (as its sequences); 👪 "family" has no
-    toned sequence to read people from (a family is never toned), so it has no parts."""
+    """Men holding hands are no woman, a kiss no heart (as its sequences), a family no link."""
     assert not _indexes(whole, part)
 
 
-def test_every_single_emoji_with_parts_takes_a_skin_tone() -> None:
-    """Only an emoji that takes a skin tone can have a mixed-tone sequence: what the segmenter
-    checks (a class of ``regex``'s) before it reads the ``emoji`` data for a lone code point, so
-    indexing 🚀 or ✅ imports nothing."""
+#: Groups of one code point whose gendered forms Unicode lists as sequences named as the group
+#: and then their people ("family: man, woman, girl" of 👪 "family"; "kiss: woman, man" of 💏).
+LISTED_GROUPS = [
+    ("👪", ["👨", "👩", "👦", "👧", "🧑", "🧒"]),
+    ("💏", ["👩", "👨"]), ("💑", ["👩", "👨"])]
+
+
+@pytest.mark.parametrize(("whole", "parts"), LISTED_GROUPS)
+def test_a_group_of_one_code_point_is_found_by_the_people_of_its_listed_forms(
+        whole: str, parts: list[str]) -> None:
+    """👪 "family" had no parts (it takes no skin tone, so no two-tone sequence named it): 👨
+    found 👨‍👩‍👧 but not 👪. Its forms are the listed families ("family: man, woman, girl"),
+    whose people find it, as 👬's are its two-tone sequence's."""
+    for part in parts:
+        assert _indexes(whole, part), (whole, part)
+        assert not _indexes(part, whole), (whole, part)
+    assert len(symbol_terms(whole)) == 1
+
+
+@pytest.mark.parametrize(("form", "single"), [
+    ("👨\u200d👩\u200d👧", "👪"), ("👩\u200d👦\u200d👦", "👪"), ("🧑\u200d🧑\u200d🧒", "👪"),
+    ("👨\u200d\u2764\ufe0f\u200d💋\u200d👨", "💏"), ("👩\u200d\u2764\ufe0f\u200d👨", "💑")])
+def test_a_listed_form_of_a_group_is_found_by_the_group_s_single_emoji(
+        form: str, single: str) -> None:
+    """A search for 👪 found no family a keyboard spells with its people; nor the other way."""
+    assert _indexes(form, single)
+    assert not _indexes(single, form)
+
+
+def test_every_single_emoji_with_parts_is_read_for_them() -> None:
+    """Only an emoji that takes a skin tone, or the family (which Unicode gives none), has parts
+    of its own: what the segmenter checks (a class of ``regex``'s) before it reads the ``emoji``
+    data for a lone code point, so indexing 🚀 or ✅ imports nothing. A release giving another
+    untoned emoji parts fails here, not silently."""
     singles = [k for k in tok._listed_parts() if len(k) == 1]
-    assert {"👬", "👭", "👫", "💏", "💑", "🤝"} <= set(singles)
-    assert all(tok._TAKES_TONE.fullmatch(k) for k in singles), singles
+    assert {"👬", "👭", "👫", "💏", "💑", "🤝", "👪"} <= set(singles)
+    assert all(tok._HAS_GROUP.fullmatch(k) for k in singles), singles
+
+
+#: Emoji NFKC reads as one letter (ℹ "information" is i, Ⓜ "circled M" m, 🈶 有): as a word
+#: each is a stopword or any text's letter.
+LETTER_EMOJI = ["\u2139", "\u24c2", "\U0001F236", "\U0001F237"]
+
+
+@pytest.mark.parametrize("symbol", LETTER_EMOJI)
+def test_an_emoji_nfkc_reads_as_one_letter_is_a_term_of_its_own(symbol: str) -> None:
+    """ℹ️ and Ⓜ️ were i and m after NFKC (both stopwords of a query), so no form of either
+    was found, and 🈶 was 有: each is its own term, with or without its selector; the letter
+    stays a word as before, and a text of the letter alone is not found by the emoji."""
+    forms = [symbol, symbol + "\ufe0f"]
+    for text in forms:
+        for query in forms:
+            assert symbol_terms(query) == symbol_terms(symbol) != [], (text, query)
+            assert _indexes(text, query), (text, query)
+    letter = unicodedata.normalize("NFKC", symbol)
+    assert not _indexes(letter, symbol)
+    assert tokenize(f"see {symbol} here")[1] == letter.casefold()
+
+
+@pytest.mark.parametrize("text", ["Ａ", "𝐀", "ⓐ", "\u2122", "\u203c", "ﬁ"])
+def test_a_letter_nfkc_folds_is_no_symbol_term(text: str) -> None:
+    """Fullwidth, mathematical and circled letters (no emoji) and ™ (two letters, a word) keep
+    folding to their letters only; ‼ stays the run of marks it was."""
+    assert symbol_terms(f"see {text} here") == symbol_terms(f"see {unicodedata.normalize('NFKC', text)} here")
 
 
 @pytest.mark.parametrize("symbol", ["↔", "↕", "◻", "◼", "◽", "◾", "⤴", "⤵", "〰", "〽"])
@@ -757,29 +824,3 @@ def test_a_gendered_group_and_its_mixed_tone_sequence_find_each_other(
     assert _indexes(toned, variant) and _indexes(toned, base), (toned, variant)
     assert _indexes(variant, person) and _indexes(f"{base}\U0001F3FD\u200d{sign}", person)
     assert not _indexes(variant, toned) and not _indexes(person, variant)
-
-
-def _data(**names: str) -> dict[str, dict[str, str]]:
-    """An ``emoji.EMOJI_DATA`` of the given emoji -> CLDR names (the tones and people included)."""
-    tones = {"\U0001F3FB": "light_skin_tone", "\U0001F3FF": "dark_skin_tone",
-             "👨": "man", "👩": "woman", "🧑": "person"}
-    return {k: {"en": f":{v}:"} for k, v in {**tones, **names}.items()}
-
-
-@pytest.mark.parametrize(("seq", "name", "expected"), [
-    # the name of a group and then only its people and tones: its mixed-tone form
-    ("👨🏻\u200d🤝\u200d👨🏿", "men_holding_hands_light_skin_tone_dark_skin_tone", "👬"),
-    ("🧑🏻\u200d❤\u200d💋\u200d🧑🏿", "kiss_person_person_light_skin_tone_dark_skin_tone", "💏"),
-    # a name that merely starts with another emoji's: no form of it
-    ("👨🏻\u200d🤹\u200d👨🏿", "man_juggling_with_man_light_skin_tone_dark_skin_tone", None),
-    ("🧑🏻\u200d🤝\u200d🧑🏿", "person_holding_hands_light_skin_tone_dark_skin_tone", None),
-    ("🧑🏻\u200d💋\u200d🧑🏿", "kiss_on_cheek_person_person_light_skin_tone_dark_skin_tone", None)])
-def test_a_toned_sequence_is_a_form_only_of_the_emoji_its_whole_name_is(
-        seq: str, name: str, expected: str | None) -> None:
-    """The name was matched to any emoji named by its first words, down to one: a release listing
-    a toned-only "man juggling with man" would have made it a form of 👨 (man), and every 👨 a
-    search for a juggler found. Only a name that is an emoji's and then the sequence's own
-    people and tones is a toned form of it."""
-    data = _data(**{"👬": "men_holding_hands", "💏": "kiss", "🤝": "handshake", "🤹": "juggling",
-                    "💋": "kiss_mark", "\u2764": "red_heart"}, **{seq: name})
-    assert tok._toned_forms(data).get(tok._TONE.sub("", seq)) == expected

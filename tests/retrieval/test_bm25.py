@@ -221,6 +221,21 @@ def test_verbatim_bonus_matches_accentless_query_words() -> None:
     assert plain[0] == pytest.approx(idx.token_idf("creme") * (1 / (1 + TF_SATURATION) + DIRECT_MATCH_BONUS))
 
 
+@pytest.mark.parametrize(("written", "typed"), [
+    ("🅿\ufe0f", "🅿"), ("🅿", "🅿\ufe0f"), ("🅰\ufe0f", "🅰\ufe0e"), ("🈁\ufe0f", "🈁")])
+def test_an_emoji_word_finds_its_skill_with_or_without_its_presentation_selector(
+        written: str, typed: str) -> None:
+    """🅿️ and 🅿 (🅰 🅱 🅾, and 🈁 read as ココ) were two BM25 words: the selector stayed on the
+    token, so a skill written with one was not found by the other."""
+    idx = BM25Index([Skill("parking", f"Find a {written} spot near the venue."),
+                     Skill("weather", "Forecast for the venue today.")])
+    assert bm25_tokens(written) == bm25_tokens(typed) != []
+    hits = idx.search(f"{typed} spot")
+    assert hits and hits[0].name == "parking"
+    assert idx.score_array(bm25_tokens(typed)).tolist() == idx.score_array(
+        bm25_tokens(written)).tolist()
+
+
 @pytest.mark.parametrize(("query", "gold"), [("postgresql is slow", "sql-tuning"),
                                              ("run cprofile on it", "py-profile"),
                                              ("open abcmouse", "kids-games")])
