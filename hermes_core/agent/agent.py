@@ -338,6 +338,7 @@ class Agent:
                 sent.turn.retrieval if sent.turn is not None else None, tuple(turn.attempts),
                 tuple(turn.calls), tuple(turn.results), turn.cost,
                 compaction=self.compactor.last, wasted=turn.wasted, wasted_cost=turn.wasted_cost,
+                request_ids=tuple(turn.request_ids),
                 stop_reason="max_tool_rounds" if capped else "max_continuations"
                 if turn.paused_out else stop_reason(done.finish_reason))
         if self.post_llm_call is not None:
@@ -770,8 +771,10 @@ def _require_str(message: object) -> None:
 
 def _after(repaired: Reply, rejected: Reply) -> Reply:
     """A repaired structured reply that reports the reply it replaced: that one's tokens as
-    wasted and in its cost (the session's totals have both turns already)."""
+    wasted and in its cost (the session's totals have both turns already), and its requests'
+    ids before its own."""
     return replace(repaired, wasted=repaired.wasted + rejected.usage + rejected.wasted,
                    wasted_cost=repaired.wasted_cost + rejected.cost,
-                   cost=repaired.cost + rejected.cost)
+                   cost=repaired.cost + rejected.cost,
+                   request_ids=rejected.request_ids + repaired.request_ids)
 

@@ -65,6 +65,7 @@ class Turn:
         self.done: Completion | None = None
         self.calls: list[ToolCall] = []
         self.results: list[ToolResult] = []
+        self.request_ids: list[str] = []   # the provider's id of each round's request, if said
         self.capped = False
         self.continued = 0        # paused replies sent back to go on (Anthropic's pause_turn)
         self.continuing = False   # the last reply was paused: the next one goes on with it
@@ -105,6 +106,8 @@ class Turn:
             self.cost = self.cost + cost
             self.attempts.extend(tried)
             self.calls.extend(done.tool_calls)
+            if done.request_id:
+                self.request_ids.append(done.request_id)
             self.billed(tried)
         self.said = self.said or bool(done.text)
 
