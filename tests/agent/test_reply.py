@@ -154,6 +154,9 @@ TURNS: dict[str, tuple[Callable[[str, bool], list[httpx.Response]], Callable[[st
     "retried after a server error": (lambda k, s: [_said(k, s, "req_failed", status=500),
                                                    _said(k, s, "req_retry", "It is 3.")],
                                      lambda k: ("req_retry",)),
+    # a gateway ignoring ``stream: true`` (the JSON body in every mode): the header's id
+    "answered whole": (lambda k, s: [_said(k, False, "req_whole", "It is 3.")],
+                       lambda k: ("req_whole",)),
     "no header": (lambda k, s: [_said(k, s, None, "It is 3.")], lambda k: (BODY_ID[k],)),
 }
 
