@@ -27,6 +27,7 @@ from collections.abc import (
 )
 from contextlib import aclosing, contextmanager
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar, cast, overload
 
@@ -64,6 +65,7 @@ from hermes_core.errors import Attempt, ConfigError, HermesError
 from hermes_core.providers import build_providers, keep_lessons
 from hermes_core.providers.base import CallOptions, Provider, requires_key
 from hermes_core.providers.offline import OfflineProvider
+from hermes_core.providers.steps import Steps, arun, run
 from hermes_core.types import (
     Completion,
     Message,
@@ -338,6 +340,7 @@ class Agent:
                 sent.turn.retrieval if sent.turn is not None else None, tuple(turn.attempts),
                 tuple(turn.calls), tuple(turn.results), turn.cost,
                 compaction=self.compactor.last, wasted=turn.wasted, wasted_cost=turn.wasted_cost,
+                request_ids=tuple(turn.request_ids),
                 stop_reason="max_tool_rounds" if capped else "max_continuations"
                 if turn.paused_out else stop_reason(done.finish_reason))
         if self.post_llm_call is not None:
@@ -365,14 +368,38 @@ class Agent:
         does not validate, then :class:`~hermes_core.errors.StructuredOutputError`. ``options``:
         CallOptions fields for this turn (``tool_choice``, ``seed``, ``stop``, ...).
         """
-        opts = self._turn_options(output, options)
+        reply = run(self._answering(message, output, self._turn_options(output, options),
+                                    is_async=False))
+        return reply if output is None else cast(T, reply.output)
+
+    def _answering(self, message: str, output: type[BaseModel] | None, opts: CallOptions, *,
+                   is_async: bool) -> Steps[Reply]:
+        """One whole turn, ``chat``'s and ``achat``'s one body (see :mod:`~hermes_core.
+        providers.steps`: :func:`run` calls each step, :func:`arun` awaits it): each message
+        :meth:`_asks` sends is prepared, then its rounds are asked for, their tools run, until a
+        reply is recorded. A failure or an interruption anywhere in the rounds is thrown in
+        here, so the rounds done are billed (:meth:`_lost`) however the turn was driven."""
         asks = self._asks(message, output)
         ask = next(asks)
+        call = self.loop.acomplete if is_async else self.loop.complete
         while True:
+            turn: Turn = yield partial(self._aturn if is_async else self._turn, ask)
+            go_on = turn.anext_round if is_async else turn.next_round
+            while True:
+                try:
+                    done, tried = yield partial(call, turn.prompt, turn.decision, opts,
+                                                fit=turn.fit_for)
+                    more = yield partial(go_on, done, tried)
+                except BaseException as e:   # failed, or interrupted: the rounds done were billed
+                    self._lost(turn, getattr(e, "attempts", ()))
+                    raise
+                if not more:
+                    break
             try:
-                ask = asks.send(self._chat(ask, opts))
-            except StopIteration as done:
-                return done.value if output is None else cast(T, done.value.output)
+                ask = asks.send(self._record(turn))
+            except StopIteration as answered:
+                reply: Reply = answered.value
+                return reply
 
     def _asks(self, message: str, output: type[BaseModel] | None) -> Generator[str, Reply, Reply]:
         """The messages of one turn, each sent back answered by the shell driving it (``chat``,
@@ -412,19 +439,6 @@ class Agent:
             raise structured.refused(output, reply.text)
         self.last_reply = replace(reply, output=structured.parse_output(reply.text, output))
         return self.last_reply
-
-    def _chat(self, message: str, opts: CallOptions) -> Reply:
-        turn = self._turn(message)
-        while True:
-            try:
-                done, tried = self.loop.complete(turn.prompt, turn.decision, opts,
-                                                 fit=turn.fit_for)
-                more = turn.next_round(done, tried)
-            except BaseException as e:   # failed, or interrupted: the rounds done were billed
-                self._lost(turn, getattr(e, "attempts", ()))
-                raise
-            if not more:
-                return self._record(turn)
 
     def stream(self, message: str, *, output: type[BaseModel] | None = None,
                options: Mapping[str, Any] | None = None) -> ReplyStream:
@@ -530,27 +544,9 @@ class Agent:
     async def achat(self, message: str, *, output: type[T] | None = None,
                     options: Mapping[str, Any] | None = None) -> Reply | T:
         """``chat`` for async code: async tools run as tasks, sync ones in threads."""
-        opts = self._turn_options(output, options)
-        asks = self._asks(message, output)
-        ask = next(asks)
-        while True:
-            try:
-                ask = asks.send(await self._achat(ask, opts))
-            except StopIteration as done:
-                return done.value if output is None else cast(T, done.value.output)
-
-    async def _achat(self, message: str, opts: CallOptions) -> Reply:
-        turn = await self._aturn(message)
-        while True:
-            try:
-                done, tried = await self.loop.acomplete(turn.prompt, turn.decision, opts,
-                                                          fit=turn.fit_for)
-                more = await turn.anext_round(done, tried)
-            except BaseException as e:   # failed, or cancelled: the rounds done were billed
-                self._lost(turn, getattr(e, "attempts", ()))
-                raise
-            if not more:
-                return self._record(turn)
+        reply = await arun(self._answering(message, output, self._turn_options(output, options),
+                                           is_async=True))
+        return reply if output is None else cast(T, reply.output)
 
     async def astream(self, message: str, *, output: type[BaseModel] | None = None,
                       options: Mapping[str, Any] | None = None) -> AsyncIterator[str]:
@@ -770,8 +766,10 @@ def _require_str(message: object) -> None:
 
 def _after(repaired: Reply, rejected: Reply) -> Reply:
     """A repaired structured reply that reports the reply it replaced: that one's tokens as
-    wasted and in its cost (the session's totals have both turns already)."""
+    wasted and in its cost (the session's totals have both turns already), and its requests'
+    ids before its own."""
     return replace(repaired, wasted=repaired.wasted + rejected.usage + rejected.wasted,
                    wasted_cost=repaired.wasted_cost + rejected.cost,
-                   cost=repaired.cost + rejected.cost)
+                   cost=repaired.cost + rejected.cost,
+                   request_ids=rejected.request_ids + repaired.request_ids)
 

@@ -67,9 +67,19 @@ class Reply:
     # ``wasted_cost``; ``usage`` is the answer's calls only.
     wasted: Usage = field(default_factory=Usage)
     wasted_cost: Cost = field(default_factory=Cost)
+    # The provider's id of each request that answered a round of this turn (a tool round, a
+    # paused reply, the answer; a structured reply's rejected one before its repair), in order:
+    # the response's request-id header, what a provider's support asks for, else the reply's own
+    # id. A request that failed and was retried or failed over is not here (``attempts``).
+    request_ids: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return self.text
+
+    @property
+    def request_id(self) -> str | None:
+        """The provider's id of the request that gave the answer (the last round's), if any."""
+        return self.request_ids[-1] if self.request_ids else None
 
 
 class ReplyStream:

@@ -117,7 +117,12 @@ class AgentTools:
         return {SKILL_VIEW.name: lambda call: answer_skill_view(call, skills)}
 
     def _should_answer(self, done: Completion, round_no: int) -> bool:
-        return bool(done.tool_calls) and round_no < self.max_rounds
+        return self.answers(bool(done.tool_calls), round_no)
+
+    def answers(self, called: bool, round_no: int) -> bool:
+        """Whether a round (``round_no`` from 0) that ``called`` tools has its calls run: not
+        the last allowed round's (``max_rounds``)."""
+        return called and round_no < self.max_rounds
 
     def _extend(self, prompt: Prompt, done: Completion,
                 results: Sequence[ToolResult]) -> Prompt:

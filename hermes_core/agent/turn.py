@@ -65,6 +65,7 @@ class Turn:
         self.done: Completion | None = None
         self.calls: list[ToolCall] = []
         self.results: list[ToolResult] = []
+        self.request_ids: list[str] = []   # the provider's id of each round's request, if said
         self.capped = False
         self.continued = 0        # paused replies sent back to go on (Anthropic's pause_turn)
         self.continuing = False   # the last reply was paused: the next one goes on with it
@@ -72,9 +73,9 @@ class Turn:
         self.held: list[str] = []   # the text of the paused replies the next reply goes on from
         self.said = False   # a round's reply had text: the next one's starts a paragraph (lead)
         # a structured stream's paused words, scrubbed, not shown yet: the continuation says
-        # whether they lead its answer or are dropped (its output tool's input is the answer)
+        # whether they lead its answer or are dropped (its output tool's input is the answer,
+        # or it is a tool round)
         self.unshown = ""
-        self.unshown_lead = ""   # the paragraph break due before them (see ``lead``)
         # the stream redactor of a paused reply that goes on, for its continuation (``Shown``)
         self.scrub: StreamRedactor | None = None
         self._ids: set[str] | None = None   # tool-call ids in the conversation, once a call came
@@ -105,6 +106,8 @@ class Turn:
             self.cost = self.cost + cost
             self.attempts.extend(tried)
             self.calls.extend(done.tool_calls)
+            if done.request_id:
+                self.request_ids.append(done.request_id)
             self.billed(tried)
         self.said = self.said or bool(done.text)
 
@@ -178,6 +181,11 @@ class Turn:
         """Whether a reply ending so is sent back to go on (see :meth:`_go_on`): paused, with
         its content to send back, and continuations left this turn."""
         return finish == PAUSED and bool(paused) and self.continued < self.agent.max_continuations
+
+    def answers(self, calls: Sequence[ToolCall]) -> bool:
+        """Whether this round's ``calls`` are run and answered, so the turn goes on (none are at
+        the round cap: the round is then the reply; see ``ToolRunner.follow_up``)."""
+        return self.agent.tools.answers(bool(calls), self.rounds)
 
     def next_round(self, done: Completion, tried: Sequence[Attempt]) -> bool:
         """Account for one call; True when another request follows: the model called tools, or
@@ -325,10 +333,14 @@ class Shown:
     ``drafts.latest``). ``acc`` joins every delta into the round's Completion.
 
     ``hold`` (a structured request): the round's text is shown at its end, once it is known
-    whether the reply was paused and goes on. A paused reply's words then wait in the turn
-    (``Turn.unshown``) for its continuation: words lead its answer and are shown with it; the
-    output tool's input is the answer alone (:meth:`Turn.answer`), so they are never shown.
-    Both providers give a structured reply's text whole at its end: holding it delays nothing.
+    whether the reply was paused and goes on, or is a tool round. What is shown is then the
+    reply's text and nothing else (``Reply.text``, the JSON an author parses): a tool round's
+    words (a preamble to its calls, or a guessed object) are not the reply's and are dropped, as
+    ``chat`` drops them; a paused reply's words wait in the turn (``Turn.unshown``) for its
+    continuation: words lead its answer and are shown with it; the output tool's input, or a
+    tool round, drops them (:meth:`Turn.answer`). No paragraph break is due before the reply's
+    text, as none was shown before it. Both providers give a structured reply's text whole at
+    its end: holding it delays nothing.
 
     The drafts start anew with each round but one ``continuing`` a paused reply: the reply is
     the last round's, so an object in a tool round's text is no partial object of it."""
@@ -340,7 +352,8 @@ class Shown:
         # is caught as one split across two pieces is (a flush at the pause released its head)
         carried, turn.scrub = turn.scrub, None
         self.went_on = carried is not None
-        self.lead, self.scrub, self.drafts = turn.lead, carried or scrub or StreamRedactor(), drafts
+        self.lead = "" if hold else turn.lead
+        self.scrub, self.drafts = carried or scrub or StreamRedactor(), drafts
         self.hold, self.kept = hold, ""
         if drafts is not None and not turn.continuing:
             drafts.restart()
@@ -350,22 +363,22 @@ class Shown:
         if self.acc.add(d):
             if d.from_output_tool and self.went_on:
                 self._drop()
-            if self.hold:   # the lead is put before the text at the end (``end``)
+            if self.hold:   # shown at the end, if the reply's (``end``)
                 self.kept += self.scrub.feed(d.text)
                 return None
             shown, self.lead = self.scrub.feed(self.lead + d.text), ""
             return shown or None
         return "" if self.drafts is not None and self.drafts.feed(d) else None
 
-    def _drop(self) -> None:
-        """The paused words this reply goes on from are not shown: the output tool's input is
-        the answer alone (:meth:`Turn.answer`). Their held tail goes with them; the paragraph
-        break they would have followed stays (``Turn.unshown_lead``)."""
+    def _drop(self, why: str = "the output tool's input is the answer") -> None:
+        """The paused words this reply goes on from are not shown, nor, at a tool round's
+        end, the round's own: the output tool's input is the answer alone, a tool round's words
+        are no part of the reply (:meth:`Turn.answer`). Their held tail goes with them."""
         turn, self.went_on = self.turn, False
         dropped = len(turn.unshown) + len(self.scrub.abandon())
         if dropped:
-            log.debug("%d characters of paused words not shown (the output tool's input is the "
-                      "answer)", dropped)
+            log.debug("%d characters of a structured reply's stream not shown (%s)", dropped,
+                      why)
         turn.unshown = ""
 
     def end(self) -> str:
@@ -375,26 +388,24 @@ class Shown:
         turn = self.turn
         if turn.goes_on(self.acc.finish, self.acc.paused):
             turn.scrub = self.scrub
-            if self.hold and self.kept:
-                if not turn.unshown:
-                    turn.unshown_lead = self.lead
-                turn.unshown, self.kept = turn.unshown + self.kept, ""
+            turn.unshown, self.kept = turn.unshown + self.kept, ""
+            return ""
+        if self.hold and turn.answers(self.acc.calls):
+            self.kept, turn.unshown = "", turn.unshown + self.kept
+            self._drop("a tool round's words")
             return ""
         rest = self.kept + self.scrub.flush()
-        return self._with_lead(rest) if self.hold else rest
+        return self._after_unshown(rest) if self.hold else rest
 
-    def _with_lead(self, rest: str) -> str:
-        """``rest`` after the turn's paused words still unshown and the paragraph break due
-        before the first of them or, with none, before ``rest``; the turn's held words cleared."""
-        turn = self.turn
-        lead = turn.unshown_lead if turn.unshown_lead else self.lead
-        rest, turn.unshown, turn.unshown_lead = turn.unshown + rest, "", ""
-        return lead + rest if rest else ""
+    def _after_unshown(self, rest: str) -> str:
+        """``rest`` after the turn's paused words still unshown, which are cleared."""
+        rest, self.turn.unshown = self.turn.unshown + rest, ""
+        return rest
 
     def failed(self) -> str:
         """What a round whose stream failed shows: what arrived, less the start of a key."""
         rest, self.kept = self.kept + self.scrub.abandon(), ""
-        return self._with_lead(rest) if self.hold else rest
+        return self._after_unshown(rest) if self.hold else rest
 
 
 def collect(stream: Any, turn: Turn, scrub: StreamRedactor | None = None,

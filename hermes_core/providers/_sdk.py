@@ -533,7 +533,8 @@ class SDKProvider:
         gateway that ignores ``stream: true``), as a Completion, billed as any whole reply is
         (:meth:`_metered`); None for an event stream. The SDKs parse such a body as a stream of
         no events, so every streamed turn failed over, or failed with one provider. A JSON
-        body of another shape is a ServerError here."""
+        body of another shape is a ServerError here. Its request id is the header's, as a whole
+        request's answer has (the SDKs' ``_request_id``), else the body's id."""
         response = getattr(stream, "response", None)
         if response is None or not _content_type_json(response):
             return None
@@ -541,6 +542,8 @@ class SDKProvider:
         if not isinstance(body, dict):
             return None
         done = self._read(self._whole_type().construct(**body), model)
+        if stated := self._stated_id(stream):
+            done = replace(done, request_id=stated)
         return done if done.usage.reported else self._metered(
             done, self._stream_payload(prompt, model, options))
 

@@ -798,3 +798,59 @@ def test_the_stream_counts_the_voids_of_the_partial_objects_it_yielded(
     assert guessed and set(guessed) == {0}, seen
     assert answered and {voids for _, voids in answered} == {1}, seen
     assert {voids for _, voids in _read_voids(agent, mode)} == {0}
+
+
+class Where(BaseModel):
+    city: str
+
+
+def _stopped_at(agent: Any, mode: str, last: int) -> tuple[int, int, Any]:
+    """Read objects up to the ``last``-th (from 0), then stop (break, then close): the stream's
+    ``voids`` read at the break and after the close, and its ``output``."""
+    if mode == "sync":
+        stream = agent.stream_output("where?", output=Where)
+        for i, _ in enumerate(stream):
+            if i == last:
+                break
+        at_break = stream.voids
+        stream.close()
+        return at_break, stream.voids, stream.output
+
+    async def go() -> tuple[int, int, Any]:
+        stream = agent.astream_output("where?", output=Where)
+        i = 0
+        async for _ in stream:
+            if i == last:
+                break
+            i += 1
+        at_break = stream.voids
+        await stream.aclose()
+        return at_break, stream.voids, stream.output
+    return asyncio.run(go())
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+@pytest.mark.parametrize(("last", "voids"), [(1, 0), (2, 1)],
+                         ids=["at the guess", "after the void"])
+def test_a_stream_stopped_early_keeps_the_voids_it_had_yielded_and_no_output(
+        last: int, voids: int, kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """A tool round's guessed object shows until its call begins (the void). An author who stops
+    at the guess has read no void and gets no ``output`` (only the final object is one); one who
+    stops after the void has read it; closing moves neither, and the turn leaves no trace."""
+    from tests.agent.conftest import wire_response
+
+    guess = (ToolCall("call_1", "add", '{"a": 1, "b": 2}'),)
+    respx_mock.post(URLS[kind]).mock(side_effect=[
+        wire_response(kind, True, '{"city": "Paris"}', guess),
+        wire_response(kind, True, '{"city": "Oslo"}')])
+    agent = make_agent(empty_home, kind)
+
+    @agent.tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    # the objects: {} and Paris (the guess), the void, {} and Oslo as the answer arrives, Oslo
+    assert _stopped_at(agent, mode, last) == (voids, voids, None)
+    assert agent.history == []

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +22,13 @@ from hermes_core.testing import (
     openai_chat_completion,
     openai_chat_stream,
 )
-from hermes_core.types import Completion, Usage
+from hermes_core.types import Completion, ToolCall, Usage
 from tests.agent.conftest import (
     URLS,
     agent_for,
     make_agent,
     run_turn,
+    wire_response,
 )
 
 
@@ -124,3 +126,84 @@ def test_session_cache_hit_ratio(home: Path):
     for text in ("one", "two", "three"):
         agent.chat(text)
     assert agent.stats.cache_hit_ratio == pytest.approx(3000 / (1000 + 1500 + 200 + 1500 + 200 + 1500))
+
+
+HEADER = {"openai": "x-request-id", "anthropic": "request-id"}
+BODY_ID = {"openai": "chatcmpl-test", "anthropic": "msg_test"}
+
+
+def _said(kind: str, streamed: bool, stated: str | None, text: str = "",
+          calls: tuple[ToolCall, ...] = (), status: int = 200) -> httpx.Response:
+    """One reply (or, ``status`` 500, a server error) whose header states ``stated``."""
+    resp = (wire_response(kind, streamed, text, calls) if status == 200
+            else httpx.Response(status, json={"type": "error", "error": {
+                "type": "api_error", "message": "overloaded"}}))
+    if stated is not None:
+        resp.headers[HEADER[kind]] = stated
+    return resp
+
+
+ADD = (ToolCall("call_1", "add", '{"a": 1, "b": 2}'),)
+#: The replies a turn is answered with (kind, streamed -> responses) and the ids its Reply says.
+TURNS: dict[str, tuple[Callable[[str, bool], list[httpx.Response]], Callable[[str], tuple[str, ...]]]] = {
+    "one round": (lambda k, s: [_said(k, s, "req_answer", "It is 3.")],
+                  lambda k: ("req_answer",)),
+    "a tool loop": (lambda k, s: [_said(k, s, "req_round_1", "Adding.", ADD),
+                                  _said(k, s, "req_round_2", "It is 3.")],
+                    lambda k: ("req_round_1", "req_round_2")),
+    "retried after a server error": (lambda k, s: [_said(k, s, "req_failed", status=500),
+                                                   _said(k, s, "req_retry", "It is 3.")],
+                                     lambda k: ("req_retry",)),
+    # a gateway ignoring ``stream: true`` (the JSON body in every mode): the header's id
+    "answered whole": (lambda k, s: [_said(k, False, "req_whole", "It is 3.")],
+                       lambda k: ("req_whole",)),
+    "no header": (lambda k, s: [_said(k, s, None, "It is 3.")], lambda k: (BODY_ID[k],)),
+}
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream", "astream"])
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+@pytest.mark.parametrize("case", sorted(TURNS))
+def test_a_reply_names_the_provider_request_of_each_round_that_made_it(
+        case: str, kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """What a support ticket quotes: the request id each answering round's response header
+    stated (its body's id without one), in order, the answer's last; a retried request's
+    failure is no round of the reply. Failed before: ``Reply`` had no request id."""
+    replies, ids = TURNS[case]
+    respx_mock.post(URLS[kind]).mock(side_effect=replies(kind, mode in ("stream", "astream")))
+    agent = make_agent(empty_home, kind)
+
+    @agent.tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    if mode == "astream":
+        async def read() -> None:
+            async for _ in agent.astream("what is 1 + 2?"):
+                pass
+        asyncio.run(read())
+        reply = agent.last_reply
+    else:
+        reply = run_turn(agent, mode, "what is 1 + 2?")
+    assert reply.text.endswith("It is 3.")
+    assert reply.request_ids == ids(kind) and reply.request_id == ids(kind)[-1]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream"])
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_repaired_structured_reply_names_the_rejected_request_before_its_own(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """The rejected reply's tokens are in the repaired one's ``wasted``; its request is too."""
+    from pydantic import BaseModel
+
+    class Sum(BaseModel):
+        total: int
+
+    streamed = mode == "stream"
+    respx_mock.post(URLS[kind]).mock(side_effect=[_said(kind, streamed, "req_bad", "three"),
+                                                  _said(kind, streamed, "req_good", '{"total": 3}')])
+    agent = make_agent(empty_home, kind)
+    assert run_turn(agent, mode, "1 + 2?", output=Sum) == Sum(total=3)
+    assert agent.last_reply is not None
+    assert agent.last_reply.request_ids == ("req_bad", "req_good")

@@ -34,7 +34,7 @@ from hermes_core.testing import (
     web_search_blocks,
 )
 from hermes_core.tokens import count_tokens
-from hermes_core.types import Delta, Message, Usage
+from hermes_core.types import Delta, Message, ToolCall, Usage
 from tests.agent.conftest import (
     BUDGET,
     LONG,
@@ -998,7 +998,8 @@ ADDING = [Delta(text="Adding. "), Delta(tool_call=tool_call("add", a=1, b=2, id=
           Delta(finish_reason="tool_calls")]
 JSON_ANSWER = '{"city": "Oslo"}'
 #: Turns that pause, by the rounds their provider streams, the ``output`` asked for, and the
-#: text shown, which is the reply's text after any tool round's words (and their break)
+#: text shown, which is the reply's text after any tool round's words (and their break) in a
+#: text stream, the reply's text alone in a structured one
 ACROSS_A_PAUSE: dict[str, tuple[list[list[Delta]], type[BaseModel] | None, str, str]] = {
     # a configured key split across the pause: one reply's text, scrubbed whole
     "key split, structured": (
@@ -1009,15 +1010,15 @@ ACROSS_A_PAUSE: dict[str, tuple[list[list[Delta]], type[BaseModel] | None, str, 
         [[Delta(text="my key is Zq7"), Delta(finish_reason="pause_turn", paused=PAUSED_TEXT)],
          [Delta(text=" odd-key, kept safe."), Delta(finish_reason="end_turn")]],
         None, "", "my key is [key], kept safe."),
-    # the paused words after a tool round dropped by the output tool: their break stays
+    # the paused words after a tool round dropped by the output tool, the tool round's too
     "tool round, output tool": (
         [ADDING, [Delta(text="A guess. "), Delta(finish_reason="pause_turn", paused=PAUSED_TEXT)],
          [Delta(text=JSON_ANSWER, from_output_tool=True), Delta(finish_reason="tool_use")]],
-        City, "Adding. \n\n", JSON_ANSWER),
+        City, "", JSON_ANSWER),
     "tool round, words": (
         [ADDING, [Delta(text="A guess. "), Delta(finish_reason="pause_turn", paused=PAUSED_TEXT)],
          [Delta(text=JSON_ANSWER), Delta(finish_reason="end_turn")]],
-        City, "Adding. \n\n", f"A guess. {JSON_ANSWER}"),
+        City, "", f"A guess. {JSON_ANSWER}"),
     # a paused reply with no text after a tool round: its continuation still starts a paragraph
     "tool round, silent pause": (
         [ADDING, [Delta(finish_reason="pause_turn", paused=PAUSED_TEXT)],
@@ -1031,11 +1032,11 @@ ACROSS_A_PAUSE: dict[str, tuple[list[list[Delta]], type[BaseModel] | None, str, 
 def test_a_stream_shows_a_paused_turn_as_its_reply_keeps_it(
         tmp_path: Path, mode: str, case: str) -> None:
     """What a paused turn shows is its tool rounds' words, a paragraph break, then the reply's
-    text: a key split across the pause is scrubbed in both (the flush at the pause had released
-    its head, and each round's text was scrubbed apart); the break stays when the output tool
-    drops the paused words it was shown with, and when the paused reply had no text. Failed
-    before: both key cases (shown and reply), the output tool's (no break), the silent pause
-    (no break); 8 of 10."""
+    text (a structured stream: the reply's text alone, decision 217): a key split across the
+    pause is scrubbed in both (the flush at the pause had released its head, and each round's
+    text was scrubbed apart); the break stays when the paused reply had no text. Failed
+    before (210): both key cases (shown and reply), the output tool's (no break), the silent
+    pause (no break); 8 of 10."""
     from hermes_core.testing import ScriptedProvider
 
     rounds, output, before, kept = ACROSS_A_PAUSE[case]
@@ -1110,3 +1111,42 @@ def test_a_text_stream_shows_each_piece_before_the_next_is_asked_for(
                 seen.append((p, len(asked)))
         asyncio.run(read())
     assert seen == [("It ", 1), ("is ", 2), ("three ", 3), ("now.", 4)]
+
+
+ADD_CALL = (ToolCall("call_1", "add", '{"a": 1, "b": 2}'),)
+
+
+#: A structured turn whose first round calls a tool after some words: (the words, the second
+#: round's calls, llm.max_tool_rounds). At the cap the second round, calling again, is the reply.
+TOOL_ROUND_WORDS = {
+    "a guessed object": ('{"city": "Paris"}', (), 5),
+    "a preamble": ("Let me add first.", (), 5),
+    "capped": ("Let me add first.", ADD_CALL, 1),
+}
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+@pytest.mark.parametrize("case", sorted(TOOL_ROUND_WORDS))
+def test_a_structured_stream_shows_a_tool_round_s_words_only_when_they_are_the_reply_s(
+        case: str, kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """A tool round's words, a preamble to its calls (a guessed object among them), are no part
+    of a structured reply (``reply.text`` is the last round's JSON); a stream of it showed them,
+    a paragraph break and the JSON, which an author reading the shown text as the object cannot
+    parse. At the round cap the words are the reply and are shown. Failed before: the guessed
+    object's, the preamble's and the capped's: 12 of 12."""
+    words, calls, rounds = TOOL_ROUND_WORDS[case]
+    kept = '{"city": "Oslo"}'
+    respx_mock.post(URLS[kind]).mock(side_effect=[wire_response(kind, True, words, ADD_CALL),
+                                                  wire_response(kind, True, kept, calls)])
+    agent = make_agent(empty_home, kind)
+    agent.tools.max_rounds = rounds
+
+    @agent.tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    shown, reply = _shown_turn(agent, mode, "where?", output=City)
+    assert reply.text == kept and shown == reply.text
+    assert reply.stop_reason == ("max_tool_rounds" if calls else None)

@@ -866,3 +866,22 @@ def test_a_streamed_reply_carries_the_request_id_and_usage_a_whole_one_does(
         assert (done.text, done.request_id) == ("It is sunny.", stated)
         assert (done.usage.input_tokens, done.usage.output_tokens, done.usage.reported) == (
             21, 3, True)
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_a_streamed_request_answered_whole_carries_the_header_s_request_id(
+        kind: str, mode: str, respx_mock: Any) -> None:
+    """A gateway ignoring ``stream: true`` answers with the whole JSON: its id is the one a
+    whole answer to a whole request gets, the response's request-id header (what a provider's
+    support asks for), else the body's. Failed before: the body's id with a header stated."""
+    provider, cred, url, model = make(kind)
+    header = "x-request-id" if kind == "openai" else "request-id"
+    respx_mock.post(url).mock(side_effect=[
+        httpx.Response(200, json=ok_body(kind, "whole"), headers={header: "req_0123abc"}),
+        httpx.Response(200, json=ok_body(kind, "whole"))])
+    for stated in ("req_0123abc", "chatcmpl-test" if kind == "openai" else "msg_test"):
+        acc = Accumulator(model)
+        for d in _deltas(provider, PROMPT, model, cred, OPTS, use_async=mode == "astream"):
+            acc.add(d)
+        assert (acc.completion(kind).text, acc.request_id) == ("whole", stated)
