@@ -649,6 +649,30 @@ def test_a_429_about_a_rate_not_a_balance_stays_a_wait(body):
     assert type(error_from_status(429, {}, body, now=NOW)) is RateLimited
 
 
+@pytest.mark.parametrize("body", [
+    # Qwen (DashScope / Model Studio, OpenAI-compatible mode): its per-minute token limit
+    # (Throttling.AllocationQuota) in OpenAI's quota words and code, pointing at its doc's
+    # token-limit section; the throttle clears within the minute
+    {"error": {"message": "You exceeded your current quota, please check your plan and billing "
+                          "details. For details, see: https://help.aliyun.com/zh/model-studio/"
+                          "error-code#token-limit", "type": "insufficient_quota", "param": None,
+               "code": "insufficient_quota"}},
+    {"error": {"message": "You exceeded your current quota, please check your plan and billing "
+                          "details. For details, see: https://www.alibabacloud.com/help/en/"
+                          "model-studio/error-code#token-limit", "type": "insufficient_quota"}},
+    # the same re-raised by LiteLLM: the code only in the words
+    {"error": {"message": "litellm.RateLimitError: OpenAIException - Error code: 429 - {'error': "
+                          "{'message': 'You exceeded your current quota, please check your plan "
+                          "and billing details. For details, see: https://help.aliyun.com/zh/"
+                          "model-studio/error-code#token-limit', 'type': 'insufficient_quota'}}",
+               "type": "throttling_error", "code": "429"}},
+])
+def test_qwen_s_per_minute_limit_in_quota_words_is_a_wait_not_a_dead_key(body):
+    """Read as a spent quota, a live Qwen key was quarantined (rechecked a minute later, then
+    twice as long after each throttled recheck) for a limit that frees within the minute."""
+    assert type(error_from_status(429, {}, body, now=NOW)) is RateLimited
+
+
 @pytest.mark.parametrize("headers,expected", [
     # a gateway's own limit (Envoy, Kong, an API manager): one reset, no limit name after it,
     # in delta seconds, a Unix time, or milliseconds since the epoch
