@@ -599,6 +599,9 @@ _CONTEXT_MARKERS = ("context_length_exceeded", "prompt is too long", "maximum co
 _QUOTA_CODES = ("insufficient_quota", "billing_hard_limit_reached")
 # Anthropic answers an exhausted prepaid balance with a 400 (or a ``billing_error`` type).
 _QUOTA_MARKERS = ("credit balance is too low",)
+# Qwen (DashScope's OpenAI-compatible mode) sends its per-minute token limit in OpenAI's quota
+# words and code; its link to the token-limit section of its error codes says what it is
+_THROTTLE_MARKERS = ("#token-limit",)
 
 
 _MAX_MESSAGE = 500
@@ -715,8 +718,9 @@ def error_from_status(status_code: int, headers: Mapping[str, str | Sequence[str
     if status_code == 429:
         # a proxy re-raising the provider's quota error keeps its code only in the words
         # (LiteLLM's "code": "429"); a gateway answering all refusals with 429 an empty balance
-        if code in _QUOTA_CODES or kind in _QUOTA_CODES or any(
-                m in lowered for m in _QUOTA_CODES + _QUOTA_MARKERS):
+        if (code in _QUOTA_CODES or kind in _QUOTA_CODES or any(
+                m in lowered for m in _QUOTA_CODES + _QUOTA_MARKERS)) and not any(
+                m in lowered for m in _THROTTLE_MARKERS):
             return QuotaExhausted(text, **kw)
         return RateLimited(text, retry_after=parse_retry_after(headers, now=now), **kw)
     if status_code == 402 or (status_code in (400, 403) and (

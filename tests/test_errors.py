@@ -644,8 +644,56 @@ def test_a_429_whose_words_say_the_quota_is_spent_is_a_dead_key_not_a_wait(body)
                           ", limit: 15"}},
     {"error": {"type": "rate_limit_error", "message": "Number of request tokens has exceeded "
                                                       "your per-minute rate limit"}},
+    # each provider's per-minute 429 as it is sent, none a spent balance
+    {"error": {"message": "Rate limit reached for gpt-4o in organization org-x on tokens per min "
+                          "(TPM): Limit 30000, Used 29000, Requested 2000. Please try again in 2s. "
+                          "Visit https://platform.openai.com/account/rate-limits to learn more.",
+               "type": "tokens", "param": None, "code": "rate_limit_exceeded"}},
+    {"type": "error", "error": {"type": "rate_limit_error", "message": "This request would exceed "
+     "the rate limit for your organization (x) of 50,000 input tokens per minute. For details, "
+     "refer to: https://docs.claude.com/en/api/rate-limits."}},
+    {"error": {"code": "429", "message": "Requests to the ChatCompletions_Create Operation under "
+               "Azure OpenAI API version 2024-05-01-preview have exceeded token rate limit of your "
+               "current OpenAI S0 pricing tier. Please retry after 2 seconds. Please go here: "
+               "https://aka.ms/oai/quotaincrease if you would like to further increase the "
+               "default rate limit."}},
+    {"error": {"message": "litellm.RateLimitError: AzureException RateLimitError - Error code: 429 "
+               "- {'error': {'code': '429', 'message': 'Requests to the ChatCompletions_Create "
+               "Operation have exceeded token rate limit of your current AIServices S0 pricing "
+               "tier.'}}", "type": "throttling_error", "param": None, "code": "429"}},
+    {"error": {"message": "Rate limit exceeded: free-models-per-min. ", "code": 429,
+               "metadata": {"headers": {"X-RateLimit-Remaining": "0"}}}},
+    {"error": {"message": "Rate limit reached for requests", "type": "rate_limit_error"}},
+    {"error": {"message": "Requests rate limit exceeded, please try again later.",
+               "type": "limit_requests", "param": None, "code": "limit_requests"}},
+    {"code": "Throttling.AllocationQuota", "message": "Allocated quota exceeded, please increase "
+                                                      "your quota limit."},
 ])
 def test_a_429_about_a_rate_not_a_balance_stays_a_wait(body):
+    assert type(error_from_status(429, {}, body, now=NOW)) is RateLimited
+
+
+@pytest.mark.parametrize("body", [
+    # Qwen (DashScope / Model Studio, OpenAI-compatible mode): its per-minute token limit
+    # (Throttling.AllocationQuota) in OpenAI's quota words and code, pointing at its doc's
+    # token-limit section; the throttle clears within the minute
+    {"error": {"message": "You exceeded your current quota, please check your plan and billing "
+                          "details. For details, see: https://help.aliyun.com/zh/model-studio/"
+                          "error-code#token-limit", "type": "insufficient_quota", "param": None,
+               "code": "insufficient_quota"}},
+    {"error": {"message": "You exceeded your current quota, please check your plan and billing "
+                          "details. For details, see: https://www.alibabacloud.com/help/en/"
+                          "model-studio/error-code#token-limit", "type": "insufficient_quota"}},
+    # the same re-raised by LiteLLM: the code only in the words
+    {"error": {"message": "litellm.RateLimitError: OpenAIException - Error code: 429 - {'error': "
+                          "{'message': 'You exceeded your current quota, please check your plan "
+                          "and billing details. For details, see: https://help.aliyun.com/zh/"
+                          "model-studio/error-code#token-limit', 'type': 'insufficient_quota'}}",
+               "type": "throttling_error", "code": "429"}},
+])
+def test_qwen_s_per_minute_limit_in_quota_words_is_a_wait_not_a_dead_key(body):
+    """Read as a spent quota, a live Qwen key was quarantined (rechecked a minute later, then
+    twice as long after each throttled recheck) for a limit that frees within the minute."""
     assert type(error_from_status(429, {}, body, now=NOW)) is RateLimited
 
 

@@ -401,6 +401,9 @@ class CredentialPool:
 
     def report(self, held: Held, outcome: Outcome, reason: str = "") -> float:
         """Apply one outcome; returns the key's blocked-until deadline afterwards."""
+        return self._released(held, outcome, reason).blocked_until
+
+    def _released(self, held: Held, outcome: Outcome, reason: str) -> ReleaseResult:
         lease = _lease(held)
         cred = lease.credential
         if lease.probe:
@@ -423,7 +426,7 @@ class CredentialPool:
         elif res.restored:
             log.warning("credential pool: provider %s key %s answered its recheck; back in "
                         "rotation", cred.provider, cred.fingerprint)
-        return res.blocked_until
+        return res
 
     async def areport(self, held: Held, outcome: Outcome) -> float:
         if self.backend.io_bound:
@@ -445,11 +448,12 @@ class CredentialPool:
         ``limit``: the key's request limit per window when the server stated it."""
         return self.report(held, Outcome("rate_limited", retry_after, limit=limit))
 
-    def remove(self, held: Held, reason: str = "") -> None:
+    def remove(self, held: Held, reason: str = "") -> ReleaseResult:
         """401/403/402: quarantined (one request rechecks it later), removed for good after
         ``auth_max_strikes`` rejections in a row (see :func:`.pool.state.after_auth_failure`);
-        alerts at each step with the fingerprint only."""
-        self.report(held, Outcome("removed"), reason)
+        alerts at each step with the fingerprint only. Returns which (``removed``, ``recheck_at``
+        on the pool's clock), for the caller's final error to say whether the key comes back."""
+        return self._released(held, Outcome("removed"), reason)
 
     def failure(self, held: Held) -> None:
         """A retryable failure (5xx, 529, timeout, connection): feeds the breakers."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from hermes_core.agent.credential_pool import Lease, QueuePlace
+from hermes_core.agent.pool.state import ReleaseResult
 from hermes_core.agent.prompt.cache_plan import replan_cache
 from hermes_core.agent.prompt.outbound import scrub_prompt
 from hermes_core.agent.resilience_policy import (
@@ -73,15 +74,28 @@ class Step:
         return self.lease.credential if self.lease is not None else None
 
 
-def rejected(e: AuthenticationFailed, cred: Credential) -> AuthenticationFailed:
-    """The same error, saying which key was rejected and where it was configured; a spent quota
-    says so (the account needs paying, not the key replacing)."""
+def rejected(e: AuthenticationFailed, cred: Credential, fate: str = "is out of rotation",
+             ) -> AuthenticationFailed:
+    """The same error, saying which key was rejected, where it was configured and ``fate``, the
+    pool's verdict (:func:`fate_of`); a spent quota says so (the account needs paying, not the
+    key replacing)."""
     where = f" (from {cred.source})" if cred.source else ""
     why = ("has no quota left (check the account's billing)" if isinstance(e, QuotaExhausted)
            else "was rejected")
-    out = type(e)(f"{e} -- API key {cred.fingerprint}{where} {why} and is out of rotation",
+    out = type(e)(f"{e} -- API key {cred.fingerprint}{where} {why} and {fate}",
                   status_code=e.status_code, headers=e.headers, body=e.body, provider=e.provider)
     return out
+
+
+def fate_of(res: ReleaseResult | None, now: float) -> str:
+    """What the pool did with a rejected key, as the final error says it: a quarantined key
+    comes back when one request rechecks it, and "out of rotation" of it sent the author to
+    replace a key that was back a minute later."""
+    if res is None or res.removed:
+        return "is out of rotation"
+    if res.recheck_at is None:   # quarantined already, by a request in flight beside this one
+        return "is quarantined (one request rechecks it later)"
+    return f"is quarantined (one request rechecks it in {max(0.0, res.recheck_at - now):.0f}s)"
 
 
 class _Run:
@@ -337,31 +351,30 @@ class _Run:
                     "raise_mid_stream", error=error, billed=error.usage)
 
     def _report(self, step: Step, e: ProviderError, how: str | None,
-                cooldown: float | None = None) -> None:
+                cooldown: float | None = None) -> ReleaseResult | None:
+        """Tell the pool how the call ended; a rejection's verdict is returned (None otherwise)."""
         lease = step.lease
         if lease is None:
-            return
+            return None
         pool = self.loop.pool
         if isinstance(e, RateLimited):
             pool.cool_down(lease, cooldown if how == "cool_down" and cooldown is not None
                            else e.retry_after, limit=stated_limit(e))
         elif isinstance(e, AuthenticationFailed):
-            pool.remove(lease, f"after HTTP {e.status_code} ({type(e).__name__})")
+            res = pool.remove(lease, f"after HTTP {e.status_code} ({type(e).__name__})")
             self.removed_here.add(lease.provider)
+            return res
         elif e.retryable:
             pool.failure(lease)
         else:
             pool.release(lease)
+        return None
 
     def on_error(self, step: Step, started: float, error: ProviderError) -> float:
         """Apply :func:`decide_failure` to a failed call; returns seconds to sleep before the next
         step (0 = none). Raises the error itself for a bad request."""
         cand, cred = step.candidate, step.credential
         assert cand is not None
-        if isinstance(error, AuthenticationFailed) and cred is not None:
-            error = rejected(error, cred)
-            self.rejections.append(error)
-        self.last_error = error
         target = (long_context_fallback(cand.model, self.loop.routing)
                   if isinstance(error, ContextWindowExceeded) and not self.context_moved else None)
         state = FailureState(
@@ -373,7 +386,11 @@ class _Run:
         act = decide_failure(error, state, self.loop.policy, self.loop.rng)
         if act.decision == "rotate_key" and cred is not None:
             self.rate_limited[cred.fingerprint] = state.key_429s + 1
-        self._report(step, error, act.report, act.cooldown)
+        verdict = self._report(step, error, act.report, act.cooldown)
+        if isinstance(error, AuthenticationFailed) and cred is not None:
+            error = rejected(error, cred, fate_of(verdict, self.loop.pool.now()))
+            self.rejections.append(error)
+        self.last_error = error
         quiet = act.decision in ("rotate_key", "remove_key")
         hint = (act.cooldown if act.decision == "rotate_key"
                 else round(act.delay, 6) if act.spend_retry else act.asked)

@@ -259,6 +259,26 @@ def test_a_key_out_of_quota_is_told_apart_from_a_rejected_one(error: ProviderErr
     assert ("billing" in str(got.value)) is isinstance(error, QuotaExhausted)
 
 
+@pytest.mark.parametrize(("strikes", "fate", "not_said"), [
+    (3, "is quarantined (one request rechecks it in 60s)", "out of rotation"),
+    (1, "is out of rotation", "quarantined"),
+])
+@pytest.mark.parametrize("error", [AuthenticationFailed("HTTP 401: bad key", status_code=401),
+                                   QuotaExhausted("HTTP 402: pay up", status_code=402)])
+def test_the_final_error_says_a_quarantined_key_comes_back(
+        strikes: int, fate: str, not_said: str, error: ProviderError) -> None:
+    """"is out of rotation" of a key the pool only quarantined sent the author to replace a key
+    that one request rechecks a minute later: the final error states the pool's own verdict."""
+    a = ScriptedProvider("a", script=[error])
+    loop, _ = make({"a": a}, {"a": [A1]},
+                   pool_policy=PoolPolicy(auth_recheck_s=60.0, auth_max_strikes=strikes))
+    with pytest.raises(AllProvidersFailed) as got:
+        loop.complete(PROMPT, decision(("a", "m1")))
+    said = str(got.value)
+    assert fate in said and not_said not in said
+    assert [s.state for s in loop.pool.status()] == ["quarantined" if strikes > 1 else "removed"]
+
+
 def test_500_twice_retried_within_budget_then_failover() -> None:
     a = ScriptedProvider("a", script=[ServerError("boom", status_code=500),
                               ServerError("boom", status_code=500)])
