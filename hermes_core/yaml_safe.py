@@ -15,6 +15,7 @@ and load as ``None``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -67,6 +68,7 @@ class _Frame:
     line: int
     size: int = 1
     key: Any = _NO_KEY
+    key_end: tuple[int, int] = (0, 0)   # the pending key's last line (1-based) and index
 
 
 @dataclass
@@ -121,12 +123,25 @@ class _Builder:
             return (*top.path, "?"), top.dotted, True
         return (*top.path, top.key), (f"{top.dotted}.{top.key}" if top.dotted else str(top.key)), False
 
-    def open_path(self) -> Path:
-        """The key path whose value was being read: the last key given (a mapping's next key
-        not yet read is no part of it)."""
+    def open_path(self, text: str, line: int | None) -> Path:
+        """The key path whose value was being read at ``line``: the last key given (a mapping's
+        next key not yet read is no part of it), unless its value began on the key's own line
+        and the error is on a later one. The parser gives a value only once it has looked a
+        line ahead for a ``:``, so after ``bm25: 1`` a tab-indented ``dense: 2`` found bm25
+        still open; but a value begun beside its key does not own the next lines (YAML reads a
+        tab as no indentation at all): the mapping holding the key is named, as when a comment
+        had ended the value. A key with nothing after it (``llm:``) or a block scalar (``|``)
+        owns the lines below it."""
         path = self._where()[0]
-        return path[:-1] if path and (self.stack[-1].key is _NO_KEY
-                                      or isinstance(self.stack[-1].value, list)) else path
+        if not path:
+            return path
+        top = self.stack[-1]
+        if top.key is _NO_KEY or isinstance(top.value, list):
+            return path[:-1]
+        key_line, index = top.key_end
+        if line is not None and line > key_line and _begun(text[index:index + 4096]):
+            return path[:-1]
+        return path
 
     def _count(self, n: int, line: int, path: Path) -> None:
         self.total += n
@@ -169,6 +184,8 @@ class _Builder:
         value = self._scalar(ev, line, path, is_key)
         if anchor is not None:
             self.anchors[anchor] = (value, 1)
+        if is_key and ev.end_mark is not None:
+            self.stack[-1].key_end = (ev.end_mark.line + 1, ev.end_mark.index)
         return self._place(value, 1, line)
 
     def _anchor(self, ev: Any, line: int, path: Path) -> str | None:
@@ -235,6 +252,19 @@ class _Builder:
             top.value[top.key] = value
             top.key = _NO_KEY
         return _NO_KEY
+
+
+def _begun(rest: str) -> bool:
+    """Whether the text after a key (``: 1 # x`` and on) begins its value on the key's line:
+    not when nothing or a comment follows the colon (an anchor or tag alone is no value
+    either), nor a block scalar (``|``, ``>``), whose lines are below."""
+    rest = re.split(r"[\r\n\x85\u2028\u2029]", rest, maxsplit=1)[0].strip(" \t")
+    if not rest.startswith(":"):
+        return False   # a "? key" whose ":" is on a later line
+    words = rest[1:].split()
+    while words and words[0][:1] in ("&", "!"):
+        words.pop(0)
+    return bool(words) and words[0][:1] not in ("#", "|", ">")
 
 
 def _copy(value: Any) -> Any:
@@ -306,6 +336,6 @@ def load_yaml(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NOD
             problem = "a tab character; YAML indents with spaces, not tabs"
         # the parser quotes the offending text (an alias name, a token), which may be a pasted key
         # the events before the error were built: the parser was inside this key's value
-        where = builder.open_path() if builder is not None else ()
+        where = builder.open_path(text, line) if builder is not None else ()
         raise YamlLimitError(f"invalid YAML: {redact(problem)}", line=line, path=where) from None
     return data, builder.lines

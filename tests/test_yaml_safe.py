@@ -111,8 +111,6 @@ def test_a_tab_in_the_indentation_is_named_as_a_tab() -> None:
 
 @pytest.mark.parametrize(("text", "line", "path"), [
     ("llm:\n\trouting:\n", 2, ("llm",)),
-    # a plain value may go on over lines: the parser was still reading bm25's
-    ("skill_utils:\n  weights:\n    bm25: 1\n\tdense: 2\n", 4, ("skill_utils", "weights", "bm25")),
     ("llm:\n  routing:\n    providers: [a, b\n", 3, ("llm", "routing", "providers")),
     ("llm:\n  routing:\n    fast_model: a\n    x\n", 4, ("llm", "routing")),
     ("credentials:\n  openai:\n    keys:\n      - key: a\n      - [b\n", 5,
@@ -123,6 +121,40 @@ def test_a_syntax_error_names_the_key_path_the_parser_was_in(
         text: str, line: int, path: tuple[Any, ...]) -> None:
     """A tab, an unclosed list or a line with no colon inside a section said only the line: it
     names the section the parser was reading (a top-level one, nothing more to name)."""
+    with pytest.raises(YamlLimitError) as info:
+        load_yaml(text)
+    assert (info.value.line, info.value.path) == (line, path), info.value
+
+
+@pytest.mark.parametrize(("text", "line", "path"), [
+    # the tab line is dense's, not bm25's: a value that began on its key's line is no key path
+    # for the lines after it (YAML reads the tab as no indentation at all)
+    ("skill_utils:\n  weights:\n    bm25: 1\n\tdense: 2\n", 4, ("skill_utils", "weights")),
+    ("llm:\n  model: gpt\n    more words\n\tx: 1\n", 4, ("llm",)),
+    ("llm:\n  model: \"gpt\"\n\tx: 1\n", 3, ("llm",)),
+    ("llm:\n  model: 'gpt'\n\tx: 1\n", 3, ("llm",)),
+    ("llm:\n  model: &m gpt\n\tx: 1\n", 3, ("llm",)),
+    ("llm:\n  routing:\n    fast: a\n  other: 1\n\tx: 2\n", 5, ("llm",)),
+    ("credentials:\n  openai:\n    keys:\n      - key: a\n        label: b\n\t- key: c\n", 6,
+     ("credentials", "openai", "keys", 0)),
+    # as with a comment or an alias ending the value, which the parser had already given
+    ("llm:\n  model: gpt # the default\n\tx: 1\n", 3, ("llm",)),
+    # nothing after the key on its line, or a block scalar: the next lines are its value
+    ("llm:\n  model:\n\tx: 1\n", 3, ("llm", "model")),
+    ("llm:\n  model: # the default\n\tx: 1\n", 3, ("llm", "model")),
+    ("llm:\n  system: |\n    hello\n\tx\n", 4, ("llm", "system")),
+    ("llm:\n  system: >-\n    hello\n\tx\n", 4, ("llm", "system")),
+    # the error on the key's own line: it is that key's
+    ("llm:\n  model: a: b\n", 2, ("llm",)),
+    ("llm:\n  model: \"a\\qb\"\n", 2, ("llm", "model")),
+    ("llm:\n  routing:\n    fast_model: \"abc\n", 3, ("llm", "routing", "fast_model")),
+])
+def test_a_line_after_a_value_begun_on_its_key_s_line_is_named_by_the_mapping_not_the_key(
+        text: str, line: int, path: tuple[Any, ...]) -> None:
+    """``bm25: 1`` then a tab-indented ``dense: 2`` named bm25 for dense's line: the parser had
+    not given the value (it looks one line ahead for a ``:``), so bm25 was still open. A value
+    that began on its key's line does not own the lines after it: the mapping holding the key
+    is named, as when a comment ends the value."""
     with pytest.raises(YamlLimitError) as info:
         load_yaml(text)
     assert (info.value.line, info.value.path) == (line, path), info.value

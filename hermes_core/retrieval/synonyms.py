@@ -26,11 +26,12 @@ import ahocorasick
 import numpy as np
 
 from hermes_core.atomic_write import read_cache
+from hermes_core.config_messages import safe_path
 from hermes_core.errors import ConfigError
 from hermes_core.retrieval.skills import user_path
 from hermes_core.retrieval.triggers import normalize
 from hermes_core.tokenize import content_tokens, has_cjk, is_spaced_word_char, opencc_converter
-from hermes_core.yaml_safe import MAX_CHARS, YamlLimitError, format_path, load_yaml
+from hermes_core.yaml_safe import MAX_CHARS, YamlLimitError, load_yaml
 
 TOKEN_WEIGHT = 1.0
 PHRASE_WEIGHT = 1.5
@@ -171,7 +172,7 @@ def load_mapping_file(path: str | os.PathLike[str], what: str) -> dict[str, tupl
     except YamlLimitError as e:
         reason = "is not valid YAML" if e.reason.startswith("invalid YAML") else f": {e.reason}"
         raise ConfigError(f"{what} file {reason}".replace(" :", ":"), file=str(p),
-                          key_path=format_path(e.path) or None, line=e.line) from None
+                          key_path=safe_path(e.path) or None, line=e.line) from None
     if data is None:
         return {}
     if not isinstance(data, dict):

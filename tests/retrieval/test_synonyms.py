@@ -47,6 +47,21 @@ def test_hostile_mapping_file_is_one_config_error(tmp_path: Path, text: str, why
     assert why in str(info.value) and str(path) in str(info.value)
 
 
+@pytest.mark.parametrize("text", [
+    "{key}: [a, b\n", "{key}:\n\tb: c\n", "{key}:\n  - [a\n", "{key}: a\n{key}: b\n"])
+def test_a_secret_looking_key_is_not_shown_in_a_mapping_file_s_error(tmp_path: Path,
+                                                                      text: str) -> None:
+    """A key pasted into a triggers or synonyms file is masked as config.yaml's are: a syntax
+    error now names the key path the parser was in."""
+    key = "sk-ant-api03-" + "A1b2C3d4" * 5
+    path = tmp_path / "synonyms.yaml"
+    path.write_text(text.format(key=key), encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_mapping_file(path, "synonyms")
+    assert key[:12] not in str(info.value) and "secret-looking key" in str(info.value)
+    assert info.value.line is not None
+
+
 def test_empty_values_and_ordinary_mappings_load(tmp_path: Path) -> None:
     path = tmp_path / "synonyms.yaml"
     path.write_text("deploy: [ship, release]\nweather: forecast\n", encoding="utf-8")
