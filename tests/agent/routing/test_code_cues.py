@@ -336,12 +336,18 @@ def test_a_status_code_named_is_technical_and_a_count_after_a_cjk_number_is_not(
 # is a program's during it or after it too; only a bare or a game's timeout (作戦タイムアウト中)
 # is read as a game's by 中, 明け, 直後, の間. Decision 214 (After review).
 @pytest.mark.parametrize(("text", "found"), [
-    ("彼はなぜ接続タイムアウト中にログを見たの", True), ("彼はなぜ読み取りタイムアウト直後に再送したの", True),
-    ("彼はなぜセッションタイムアウトの間に作業したの", True), ("なぜ通信タイムアウト明けに再接続するの", True),
-    ("彼はなぜリクエストタイムアウト中に待ったの", True), ("彼はなぜ応答タイムアウトの間に止まったの", True),
-    ("彼はなぜネットワークタイムアウト中に泣いたの", True), ("彼はなぜ書き込みタイムアウト直後に落ちたの", True),
-    ("彼はなぜ作戦タイムアウト中に泣いたの", False), ("彼女はなぜタイムアウト中に泣いたの", False),
-    ("彼はなぜタイムアウト明けに交代したの？", False), ("彼はなぜテクニカルタイムアウト明けに笑ったの", False),
+    ("彼はなぜ接続タイムアウト中にログを見たの", True),
+    ("彼はなぜ読み取りタイムアウト直後に再送したの", True),
+    ("彼はなぜセッションタイムアウトの間に作業したの", True),
+    ("なぜ通信タイムアウト明けに再接続するの", True),
+    ("彼はなぜリクエストタイムアウト中に待ったの", True),
+    ("彼はなぜ応答タイムアウトの間に止まったの", True),
+    ("彼はなぜネットワークタイムアウト中に泣いたの", True),
+    ("彼はなぜ書き込みタイムアウト直後に落ちたの", True),
+    ("彼はなぜ作戦タイムアウト中に泣いたの", False),
+    ("彼女はなぜタイムアウト中に泣いたの", False),
+    ("彼はなぜタイムアウト明けに交代したの？", False),
+    ("彼はなぜテクニカルタイムアウト明けに笑ったの", False),
 ])
 def test_a_program_s_named_timeout_stays_a_program_s_during_and_after_it(
         text: str, found: bool) -> None:
