@@ -241,9 +241,14 @@ _CJK_SHARED = (
     # a coach's timeout taken, asked or applied for (タイムアウトを2回取った)
     # and one of a game: a strategy or technical timeout, during or out of one (中, 明け, 直後,
     # の間), one called or left, a coach, a bench or a player beside it
-    r"|(?<!作戦)(?<!テクニカル)(?<!試合の)タイムアウト(?!中|明け|直後|の(?:間|あいだ)"
+    # (a program's named timeout, 接続タイムアウト中, is a program's during it too)
+    r"|(?<!作戦)(?<!テクニカル)(?<!試合の)タイムアウト(?:(?<=接続タイムアウト)|(?<=通信タイムアウト)"
+    r"|(?<=応答タイムアウト)|(?<=読み取りタイムアウト)|(?<=読込タイムアウト)|(?<=読み込みタイムアウト)"
+    r"|(?<=書き込みタイムアウト)|(?<=リクエストタイムアウト)|(?<=セッションタイムアウト)"
+    r"|(?<=ネットワークタイムアウト)|(?<=ソケットタイムアウト)|(?<=アイドルタイムアウト)"
+    r"|(?!中|明け|直後|の(?:間|あいだ)"
     r"|を[^。！？?!、\n]{0,6}?(?:取|と[っるり]|要求|申請|請求|使|コール|残)"
-    r"|[^。！？?!\n]{0,8}?(?:ベンチ|監督|コーチ|選手|作戦|試合|審判|円陣))"
+    r"|[^。！？?!\n]{0,8}?(?:ベンチ|監督|コーチ|選手|作戦|試合|審判|円陣)))"
     # not a beer, coffee, tea, juice or water server, nor a serval (サーバル) or servant
     r"|(?<!ビール)(?<!ビア)(?<!コーヒー)(?<!珈琲)(?<!お茶)(?<!茶)(?<!ジュース)(?<!ウォーター)"
     r"(?<!ウオーター)(?<!ドリンク)サーバ(?:ー(?!ント)|(?![ンルー]))"
@@ -253,7 +258,11 @@ _CJK_SHARED = (
 # "a 500 error", "502 Bad Gateway", 502错误, 503ステータス; after a part that returns, throws or
 # shows it ("the gateway returned 504", 网关返回504, ページが404に). Not a tip from a server ($500),
 # 400 people at a site, a count of errors made, room 502 (502房间, 502号室), a score (502分).
-_STATUS = r"[45]\d\d(?![\d.,])"
+_STATUS = r"[45]\d\d(?![\d,]|\.\d)"
+# a status number ends its phrase or goes on as a status does (an error, again, on a request)
+_STATUS_ENDS = (r"(?=\s*(?:$|[^\w\s]|(?:errors?|status|response|bad|gateway|service|internal|not"
+                r"|forbidden|again|every|each|when|after|on|for|to|and|or|but|because|now"
+                r"|sometimes|randomly|intermittently)\b))")
 _STATUS_NUMBER = (
     rf"(?<![$£€¥]){_STATUS}(?:\s+(?:(?:errors?|status|responses?)\s+)?from\s+"
     r"(?:(?:the|a|an|our|my|his|her|their|its|this|that)\s+)?(?:web\s+|api\s+|app\s+)?"
@@ -264,18 +273,25 @@ _STATUS_NUMBER = (
     r"|\s*(?:错误|錯誤|状态码|狀態碼|エラー|ステータス|を返|が返))"
     # "a 500 error": one error a page shows, not 400 errors made
     r"|(?:(?<=\ba\s)|(?<=\ban\s)|(?<=\bthe\s)|(?<=http\s))"
-    rf"{_STATUS}\s+(?:error|response|status\s+code|page)\b")
+    rf"{_STATUS}\s+(?:error|response|status\s+code|page)\b"
+    # a status or an error named so ("status 404", "error: 500"), the number ending the phrase
+    # or going on as a status does ("status 400 followers" is a count)
+    r"|(?:(?<=status\s)|(?<=error\s)|(?<=status:\s)|(?<=error:\s)|(?<=status=))"
+    rf"{_STATUS}{_STATUS_ENDS}")
 _STATUS_AFTER_PART = (
     r"(?=[bcglnpsuw])(?:prox(?:y|ies)|gateways?|backends?|nginx|cdn|upstream"
     r"|load\s+balancers?|websites?|sites?|pages?)\s+(?:returns?|returned|returning|gives?|gave"
     r"|throws?|threw|sends?|sent|shows?|showed|respond(?:s|ed)?\s+with|is\s+returning"
     r"|keeps\s+(?:returning|giving|throwing))\s+(?:an?\s+|http\s+)?"
-    rf"{_STATUS}(?=\s*(?:$|[^\w\s]|(?:errors?|status|response|bad|gateway|service|internal|not"
-    r"|forbidden|again|every|each|when|after|on|for|to|and|or|but|because|now|sometimes"
-    r"|randomly|intermittently)\b))")
-_NOT_A_COUNT = r"(?![\d号號房室分元块塊人个個名位次天年米页頁点円件回])"
+    rf"{_STATUS}{_STATUS_ENDS}")
+# (nor money, a tally or a unit: 500万, 500多人, 400余, 400美元, 400ドル, 500ポイント, 400枚)
+_NOT_A_COUNT = (r"(?![\d号號房室分元块塊人个個名位次天年米页頁点円件回万萬亿億多余餘来來美港欧歐英"
+                r"韩韓澳加日千百斤克公吨噸岁歳枚本冊頭匹ドポ])")
 _CJK_STATUS = (
     rf"(?:报|報|返回)\s*{_STATUS}{_NOT_A_COUNT}"
+    # a status or error code named so (状态码404, 错误码是500, 返回码: 502)
+    r"|(?:状态|狀態|错误|錯誤|返回|响应|響應)(?:码|碼)(?:是|为|為|[:：=])?\s*"
+    rf"{_STATUS}{_NOT_A_COUNT}"
     r"|(?:网站|網站|网页|網頁|页面|頁面|网关|網關|代理|后端|後端|负载均衡|負載均衡)"
     r"(?:一直|总是|總是|老是|又|还是|還是)?(?:报|報|返回|出现|出現|显示|顯示)?\s*"
     rf"{_STATUS}{_NOT_A_COUNT}"
@@ -313,7 +329,7 @@ SYSTEM_PART = re.compile(
 # places fail this one-step look. Hand-kept; a test compares the look with none.
 CJK_WORD_OPENS = ("bBsS代程正单單単函算演接脚腳関コスユテ报報段内內記空编編エセメビ"
                   "请請连連读讀响響网網服數数调調超伺线線執堆タサマメワシヒ"
-                  "返页頁后後负負ペゲプバ")
+                  "返页頁后後负負ペゲプバ状狀错錯")
 
 # A technical thing named by a word: a code noun, a language no other word spells, a fault, a
 # word shared with a person's day in a program's context. An ASCII word's edges are ASCII ones

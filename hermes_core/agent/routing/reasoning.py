@@ -243,7 +243,10 @@ _PUNCHLINE = re.compile(
 # breaks up with a cache is a riddle's, so the parts of a running system its line names say
 # nothing of a failure. A fault's why ("slow", "fail", "miss", "go down") lives no such life.
 _A_PERSON_S_LIFE = re.compile(
-    r"\b(?:break(?:s|ing)?\s+up|broke\s+up|dump(?:s|ed)?|divorc(?:e|es|ed|ing)"
+    # broken up with or at the question's end ("break up the query" is a program's), dumped as
+    # a partner is (got/was dumped; "the database dump" is a backup's)
+    r"\b(?:(?:break(?:s|ing)?|broke)\s+up(?=\s+with\b|\s*[?？])"
+    r"|(?:got|gets|get|was|were|been)\s+dumped|divorc(?:e|es|ed|ing)"
     r"|marr(?:y|ies|ied)|f[ae]ll(?:s)?\s+in\s+love|(?:go|goes|went)\s+on\s+a\s+date"
     r"|(?:go|goes|went|going)\s+to\s+(?:the\s+|a\s+)?(?:therapy|therapist|doctor|dentist"
     r"|psychiatrist|party|bar|gym|church|prison|jail)|(?:go|goes|went)\s+broke"
@@ -251,7 +254,22 @@ _A_PERSON_S_LIFE = re.compile(
     r"|(?:leave|left)\s+(?:his|her)\s+(?:wife|husband|girlfriend|boyfriend))\b"
     r"|分手|离婚|離婚|结婚|結婚|谈恋爱|談戀愛|约会|約會|看医生|看醫生|心理医生|孤独|孤獨|寂寞"
     r"|伤心|傷心|难过|難過|吃醋|失恋|失戀|嫉妒|派对|派對"
-    r"|別れ|離婚|結婚|付き合|デート|病院|医者|パーティー|寂し|さびし|悲し|失恋|嫉妬|落ち込",
+    r"|別れ|離婚|結婚|付き合|(?<!アップ)デート|病院|医者|パーティー|寂し|さびし|悲し|失恋|嫉妬|落ち込",
+    re.IGNORECASE)
+
+# A fault asked in the why's question (fails, is slow, went down, stale, full; 慢, 挂, 失败;
+# 落ちた, 遅い, 古い): a life word beside one is a modifier or a program's sense (a hospital's
+# database that went down, 约会App的数据库很慢, アップデート後に遅い, the sad path failing), so
+# the line is a fault's why, not a riddle ("feeling down" is a mood).
+_A_FAULT_ASKED = re.compile(
+    r"\b(?:fail\w*|slow\w*|(?<!feeling\s)(?<!feel\s)(?<!feels\s)(?<!felt\s)down|crash\w*"
+    r"|hang(?:s|ing)?|hung|stuck|miss(?:es|ed|ing)?|stale|full|lock(?:s|ed)|errors?|broken"
+    r"|timeouts?|time[sd]?\s+out|leak\w*|corrupt\w*|stop(?:s|ped)?|lag(?:s|ging|gy)?"
+    r"|drop(?:s|ped)?)\b"
+    r"|慢|挂|掛|失败|失敗|崩|报错|報錯|错误|錯誤|满了|滿了|卡住|卡死|超时|超時|宕机|宕機|异常|異常"
+    r"|打不开|打不開|丢失|丟失|坏了|壞了|泄漏|洩漏|失效|过期|過期|连不上|連不上"
+    r"|落ち(?!込)|遅|壊れ|失敗|古い|エラー|止ま|重い|固ま|切れ|消え|漏れ|効かな|繋がらな|つながらな"
+    r"|タイムアウト|いっぱい|満杯",
     re.IGNORECASE)
 
 # The speaker in a why's line (I, my, we; 我; 私, 僕, 俺) or a thing pointed at (this, 这个,
@@ -372,7 +390,8 @@ def _told_as_a_joke(text: str, folded: str, start: int, hi: int, code_shapes: bo
     system (``code_cues.SYSTEM_PART``: "Why does the build fail? Because the cache is stale."
     explains a failure; a joke's answer is about its subject, an atom or a cookie), unless its
     question gives its subject a person's life (``_A_PERSON_S_LIFE``: "Why did the database
-    break up with the cache?"). Each look is bounded to the why's own line."""
+    break up with the cache?") and asks of no fault (``_A_FAULT_ASKED``: "Why did the hospital's
+    database go down?" names a life as a modifier). Each look is bounded to the why's own line."""
     if text[start:start + 1] in _FRAME_OPENS:
         # read to the line's window: cut at 80 characters, a second question after it was
         # an answer's end
@@ -391,7 +410,8 @@ def _told_as_a_joke(text: str, folded: str, start: int, hi: int, code_shapes: bo
         if mark is None or _PUNCHLINE.match(text, mark.start(), min(hi, len(text))) is None \
                 or _SPEAKERS_OWN.search(text, start, hi) is not None \
                 or (SYSTEM_PART.search(text, start, hi) is not None
-                    and _A_PERSON_S_LIFE.search(text, start, mark.start()) is None):
+                    and (_A_PERSON_S_LIFE.search(text, start, mark.start()) is None
+                         or _A_FAULT_ASKED.search(text, start, mark.start()) is not None)):
             return False
     return not technical_starts(text, folded, start, min(hi, len(text)), shapes=code_shapes)
 

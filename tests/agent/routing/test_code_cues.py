@@ -189,7 +189,7 @@ def test_each_first_letter_look_holds_every_letter_its_pattern_can_start_with(
     from hermes_core.agent.routing import code_cues as cc
 
     cjk = first_letters(f"(?:{cc._ZH_CODE_NOUN}|{cc._JA_CODE_NOUN}|{cc._CJK_FAULT}"
-                        f"|{cc._CJK_SHARED})", re.IGNORECASE)
+                        f"|{cc._CJK_SHARED}|{cc._CJK_STATUS})", re.IGNORECASE)
     assert cjk is not None
     assert cjk - set(cc.CJK_WORD_OPENS) == set()
     shared = first_letters(cc._SHARED_IN_CONTEXT.removeprefix("(?=[cdhmrst])"), re.IGNORECASE)
@@ -307,4 +307,48 @@ def test_a_game_s_timeout_in_japanese_is_not_a_program_s(text: str, found: bool)
     ("Apis endpoint returns 500", True),
 ])
 def test_apis_cased_as_a_genus_or_name_is_not_an_api(text: str, found: bool) -> None:
+    assert bool(_named(text)) is found, _named(text)
+
+
+# A status or error code named as one ("status 404", "error 500", 状态码404, 错误码是500) is a
+# program's; a number after "status" or "error" going on as a count is not. A count word after a
+# CJK status-shaped number (500万, 500多人, 400美元, 400ドル, 400枚) is money or a tally, not a
+# status. Decision 214 (After review).
+@pytest.mark.parametrize(("text", "found"), [
+    ("why does he get status 404", True), ("why does she keep getting error 500", True),
+    ("status: 503 on every call", True), ("the status code is 502", True),
+    ("error 429 again", True), ("HTTP status 500", True), ("got error 401.", True),
+    ("他为什么状态码404", True), ("他为什么错误码500", True), ("他为什么返回码是500", True),
+    ("为什么响应码是502", True), ("狀態碼503", True),
+    ("his status 400 followers", False), ("made error 500 times", False),
+    ("a margin of error of 500 votes", False), ("status 500 points", False),
+    ("他为什么返回500万", False), ("他为什么返回500多人", False), ("他为什么报500多个名额", False),
+    ("他为什么返回500美元", False), ("他为什么返回400萬", False), ("她为什么返回400余人", False),
+    ("彼女はなぜサイトで400ドルのバッグを買ったの？", False), ("なぜサイトは500万PVもあるの", False),
+    ("彼はなぜページが400枚もある本を読んだの", False), ("彼はなぜサイトで500ポイント貯めたの", False),
+])
+def test_a_status_code_named_is_technical_and_a_count_after_a_cjk_number_is_not(
+        text: str, found: bool) -> None:
+    assert bool(_named(text)) is found, _named(text)
+
+
+# A program's timeout named as one (接続タイムアウト, 読み取りタイムアウト, セッションタイムアウト)
+# is a program's during it or after it too; only a bare or a game's timeout (作戦タイムアウト中)
+# is read as a game's by 中, 明け, 直後, の間. Decision 214 (After review).
+@pytest.mark.parametrize(("text", "found"), [
+    ("彼はなぜ接続タイムアウト中にログを見たの", True),
+    ("彼はなぜ読み取りタイムアウト直後に再送したの", True),
+    ("彼はなぜセッションタイムアウトの間に作業したの", True),
+    ("なぜ通信タイムアウト明けに再接続するの", True),
+    ("彼はなぜリクエストタイムアウト中に待ったの", True),
+    ("彼はなぜ応答タイムアウトの間に止まったの", True),
+    ("彼はなぜネットワークタイムアウト中に泣いたの", True),
+    ("彼はなぜ書き込みタイムアウト直後に落ちたの", True),
+    ("彼はなぜ作戦タイムアウト中に泣いたの", False),
+    ("彼女はなぜタイムアウト中に泣いたの", False),
+    ("彼はなぜタイムアウト明けに交代したの？", False),
+    ("彼はなぜテクニカルタイムアウト明けに笑ったの", False),
+])
+def test_a_program_s_named_timeout_stays_a_program_s_during_and_after_it(
+        text: str, found: bool) -> None:
     assert bool(_named(text)) is found, _named(text)

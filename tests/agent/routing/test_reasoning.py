@@ -549,6 +549,40 @@ PERSONIFIED_SYSTEM_PART: tuple[tuple[str, str], ...] = (
 )
 
 
+# A real fault's why whose question holds a life word in a program's sense (a database dump,
+# break up a query, the sad path) or as a modifier (a hospital's database, 约会App, 结婚登记系统,
+# アップデート, 病院の, 結婚式場): the life is no subject's, the fault is asked (decision 214,
+# After review). Each was a joke, sent fast, after 214.
+REAL_FAULT_NAMING_A_LIFE_WORD: tuple[tuple[str, str], ...] = (
+    ("Why did the database dump fail? Because the disk was full.", "explanation"),
+    ("Why does the database dump take an hour? Because the disk is slow.", "explanation"),
+    ("Why did the database dump stop? Because the config limits its size.", "explanation"),
+    ("Why does the cache dump its keys? Because the config sets a max memory.", "explanation"),
+    ("Why does the database break up the query into batches? Because the config sets a batch "
+     "size.", "explanation"),
+    ("Why does the cache break up large values? Because the config sets a max item size.",
+     "explanation"),
+    ("Why did the deploy break up the database into shards? Because the disk was full.",
+     "explanation"),
+    ("Why does the hospital database go down at night? Because the backup fills the disk.",
+     "explanation"),
+    ("Why is the sad path of the deploy failing? Because the config is missing.", "explanation"),
+    ("为什么约会App的数据库很慢？因为没有索引。", "explanation"),
+    ("为什么结婚登记系统的数据库挂了？因为磁盘满了。", "explanation"),
+    ("なぜアップデートでキャッシュが壊れたの？答え：設定が変わったから", "explanation"),
+    ("なぜアップデート後にデータベースが遅いの？答え：キャッシュが消えたから", "explanation"),
+    ("なぜ病院のデータベースが落ちたの？答え：ディスクがいっぱいだから", "explanation"),
+    ("なぜ結婚式場の予約サイトのキャッシュが古いの？答え：設定ミス", "explanation"),
+    ("なぜパーティーの予約でデータベースが落ちたの？答え：アクセス集中", "explanation"),
+)
+
+
+@pytest.mark.parametrize(("text", "cue"), REAL_FAULT_NAMING_A_LIFE_WORD)
+def test_a_fault_s_why_holding_a_life_word_in_a_program_s_sense_is_asked(
+        text: str, cue: str) -> None:
+    assert reasoning_cue(text) == cue, text
+
+
 @pytest.mark.parametrize(("text", "cue"), PERSONIFIED_SYSTEM_PART)
 def test_a_riddle_giving_a_system_part_a_person_s_life_is_a_joke_and_a_fault_s_why_is_asked(
         text: str, cue: str) -> None:
