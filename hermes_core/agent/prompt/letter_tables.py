@@ -236,9 +236,11 @@ def no_western_language(western: str, central: str) -> bool:
 #: "gagnsæi"; "moguæe", Polish "czekaæ"), Polish ń not before a vowel (Spanish ñ always is:
 #: "Usuñ"), Polish Ł opening a word (the pound sign "£", written before digits: "£otewski").
 _WHERE_NO_WESTERN_LETTER_STANDS = re.compile(   # each alternative opens with its letter: one scan
-    r"[şŞ](?<![nN].)(?=[a-zA-Z])|[ăĂ](?=[b-df-hj-np-rt-zB-DF-HJ-NP-RT-Z]|[sS][a-zA-Z])"
-    r"|[čČ](?=[aeouAEOU]|[iI](?![xX]))|[ćĆ](?<=[aeiouAEIOU].)(?=[aeiouAEIOU]|(?![^\W\d_]))"
-    r"|[ńŃ](?<=[a-zA-Z].)(?![^\W\d_])|Ł(?<![^\W\d_].)(?=[a-z])")
+    r"[şŞ](?<![nN0-9].)(?=[a-zA-Z])"
+    r"|[ăĂ](?=[b-df-hj-np-rt-zB-DF-HJ-NP-RT-Z]|[sS][a-zA-Z])(?!(?i:zinh|zeir|mente))"
+    r"|[čČ](?=[aeouAEOU]|[iI](?![xX]|[eE][mMuU]))"
+    r"|[ćĆ](?<=[aeiouAEIOU].)(?=[aeiouAEIOU]|(?![^\W\d_]))"
+    r"|[ńŃ](?<=[a-zA-Z].)(?![^\W\d_])|Ł(?<![^\W\d_].)(?=[aeouyąęó])")
 
 
 def where_no_western_letter_stands(central: str) -> bool:

@@ -211,3 +211,40 @@ def test_a_danish_line_with_a_french_loanword_keeps_cp1252(text: str) -> None:
     such letters ("crčme", "ćg", "Kćre"): neither stands before a vowel. Failed before: read
     as cp1250."""
     assert guess_decode(text.encode("cp1252")) == (text, "cp1252")
+
+
+@pytest.mark.parametrize("text", [
+    # the pound sign before a unit: British finance writes "£m", "£bn", "£k"
+    "Revenue (£m) 2023", "Profit (£m): 12.4", "Group revenue £bn 3.4", "Salary: £k 45-50",
+    "Table 3: operating costs, £m", "Costs in £m, see the table below (café budget)",
+    # the ordinal after a digit, glued to the next word
+    "Os 1ºs classificados receberão o prémio", "Classe de 5ºano, escola básica nº2 de Braga",
+    "Gira 45ºa la derecha y después sigue recto", "Ângulo interno de 60ºgraus",
+    # Portuguese ã before a diminutive's z or an adverb's m
+    "A irmãzinha da Joana chegou hoje de manhã", "A romãzeira do quintal já dá romãs",
+    "Comprei uma maçãzinha para a órfãzinha", "Ele falou cristãmente, sem ódio",
+    "Fizeram tudo vãmente, a situação não mudou", "Cortesãmente, o rei saudou a multidão",
+    # Catalan è before the imperfect's "-iem", "-ieu"
+    "Quan érem petits, fèiem castells de sorra", "Des de la finestra vèiem el mar, però no",
+    "Cada estiu trèiem les barques a l'aigua", "Què fèieu ahir a la nit a casa vostra?",
+    "Nosaltres ens sèiem a la vora del foc", "Quan plovia, quèiem sovint a la plaça",
+])
+def test_western_words_whose_letter_stands_where_a_central_one_does_keep_cp1252(
+        text: str) -> None:
+    """Where the position rules' Western letter does stand in Western words: the pound sign
+    before a unit's letters, "º" after a digit and before a word, Portuguese ã before the "z"
+    of "-zinha"/"-zeira" and the "m" of "-mente", Catalan è in the imperfect's "-èiem",
+    "-èieu" (fer, veure, treure, seure, caure). Failed before: read as cp1250 ("Łm", "1şs",
+    "irmăzinha", "fčiem")."""
+    assert guess_decode(text.encode("cp1252")) == (text, "cp1252")
+
+
+@pytest.mark.parametrize("text", [
+    "Łotewski (zaadaptowany)", "Ładowanie pliku", "Łukasz nie odpowiada",
+    "Văzut de toţi", "Rămâne fişierul", "Ştergeţi fişierul", "Računi su plaćeni",
+    "Čitaj dalje", "Nu s-a găsit nimic",
+])
+def test_central_european_words_beside_the_western_exceptions_stay_cp1250(text: str) -> None:
+    """The twins of the Western exceptions: Polish Ł before a vowel, Romanian ă before z and m
+    outside "-zinh", "-zeir", "-mente", ş opening a word or after a letter, č before i."""
+    assert guess_decode(text.encode("cp1250")) == (text, "cp1250")
