@@ -152,7 +152,9 @@ def one_language_writes(text: str, codec: str) -> bool:
 def one_table_writes(text: str, codec: str) -> bool:
     """Every letter past ASCII of ``text`` that a table lists is in one table among those
     ``codec`` writes: one language could have written the whole line (Catalan "memòria
-    intermèdia" in cp1252: Italian's è, ò; its cp1250 reading "memňria intermčdia" has none)."""
+    intermèdia" in cp1252: Italian's è, ò; Croatian "moguće proračun" in cp1250: its č, ć).
+    It does not tell a page: both readings may pass (ň, in no table, leaves "memňria intermčdia"
+    Croatian's č), or only the wrong one fails ("moguæe proraèun" mixes Danish æ, French è)."""
     letters = letter_ranks(codec).keys() & {c for c in set(text.lower()) if not c.isascii()}
     return any(letters <= table for table in table_sets(codec))
 
