@@ -230,22 +230,22 @@ def no_western_language(western: str, central: str) -> bool:
 
 #: A cp1250 letter standing where its cp1252 byte's letter stands in no Western word, beside
 #: ASCII letters (a CJK character's bytes put it beside high bytes): Romanian ş before a letter
-#: but after n or a digit (cp1252's ordinal "º", written after a digit or n, "nºs": "Fiºier"), ă before a
-#: consonant (its "ã", which Portuguese writes last or before o, e, a final s: "gãsit"),
-#: Slovene and Croatian č before a vowel (French and Italian è stand before a consonant or
-#: last, Catalan's also in "-èix-": "raèunalo"), ć after a vowel and before one or last (Danish
-#: and Icelandic æ, a vowel, meets one only across a compound's seam, on one side: "uændret",
-#: "gagnsæi"; "moguæe", Polish "czekaæ"), Polish ń ending a word after e or u (Spanish ñ
-#: stands before a vowel, Breton's nasal ñ ends its words after a or i: "bremañ", "Digeriñ";
-#: "Usuñ", "ustawieñ"), Polish Ł opening a word before a vowel (the pound sign "£", written
-#: before digits or a unit: "£5", "£m", "£bn"; "£otewski"). Each has its Western exception
-#: spelled out: "º" after a digit ("1ºs", "5ºano"), Portuguese ã before the "-zinha",
-#: "-zeira" of a diminutive and the "-mente" of an adverb ("irmãzinha", "cristãmente"), Catalan
-#: è in the imperfect's "-èiem", "-èieu" ("fèiem", "vèieu").
+#: but after n or a digit (cp1252's ordinal "º", written after a digit or n: "nºs", "1ºs",
+#: "5ºano"; "Fiºier"), ă before a consonant (its "ã", which Portuguese writes last, before o,
+#: e, a final s, and before the "-zinha", "-zeira" of a diminutive and the "-mente" of an
+#: adverb: "irmãzinha", "cristãmente"; "gãsit"), Slovene and Croatian č before a vowel after
+#: a, e, i, o or opening a word (French and Italian è stand before a consonant or last,
+#: Catalan's also in "-èix-"; Occitan and Catalan write it before a vowel after a consonant or
+#: u: "vidèo", "tablèu", "dempuèi", "fèiem"; "raèunalo", "mogoèe"), ć after a vowel and
+#: before one or last (Danish and Icelandic æ, a vowel, meets one only across a compound's
+#: seam, on one side: "uændret", "gagnsæi"; "moguæe", Polish "czekaæ"), Polish ń ending a word
+#: after e or u (Spanish ñ stands before a vowel, Breton's nasal ñ ends its words after a or
+#: i: "bremañ", "Digeriñ"; "Usuñ", "ustawieñ"), Polish Ł opening a word before a vowel (the
+#: pound sign "£", written before digits or a unit: "£5", "£m", "£bn"; "£otewski").
 _WHERE_NO_WESTERN_LETTER_STANDS = re.compile(   # each alternative opens with its letter: one scan
     r"[şŞ](?<![nN0-9].)(?=[a-zA-Z])"
     r"|[ăĂ](?=[b-df-hj-np-rt-zB-DF-HJ-NP-RT-Z]|[sS][a-zA-Z])(?!(?i:zinh|zeir|mente))"
-    r"|[čČ](?=[aeouAEOU]|[iI](?![xX]|[eE][mMuU]))"
+    r"|[čČ](?<![^\W\d_aeioAEIO].)(?=[aeouAEOU]|[iI](?![xX]))"
     r"|[ćĆ](?<=[aeiouAEIOU].)(?=[aeiouAEIOU]|(?![^\W\d_]))"
     r"|[ńŃ](?<=[eEuU].)(?![^\W\d_])|Ł(?<![^\W\d_].)(?=[aeouyąęó])")
 
