@@ -234,7 +234,7 @@ def no_western_language(western: str, central: str) -> bool:
 #: "5ºano"; "Fiºier"), ă before a consonant (its "ã", which Portuguese writes last, before o,
 #: e, a final s, and before the "-zinha", "-zeira" of a diminutive and the "-mente" of an
 #: adverb: "irmãzinha", "cristãmente"; "gãsit"), Slovene and Croatian č before a vowel after
-#: a, e, i, o or opening a word (French and Italian è stand before a consonant or last,
+#: a, e, i, o, y, a vowel's acute or opening a word (French and Italian è stand before a consonant or last,
 #: Catalan's also in "-èix-"; Occitan and Catalan write it before a vowel after a consonant or
 #: u: "vidèo", "tablèu", "dempuèi", "fèiem"; "raèunalo", "mogoèe"), ć after a vowel and
 #: before one or last (Danish and Icelandic æ, a vowel, meets one only across a compound's
@@ -245,7 +245,7 @@ def no_western_language(western: str, central: str) -> bool:
 _WHERE_NO_WESTERN_LETTER_STANDS = re.compile(   # each alternative opens with its letter: one scan
     r"[şŞ](?<![nN0-9].)(?=[a-zA-Z])"
     r"|[ăĂ](?=[b-df-hj-np-rt-zB-DF-HJ-NP-RT-Z]|[sS][a-zA-Z])(?!(?i:zinh|zeir|mente))"
-    r"|[čČ](?<![^\W\d_aeioAEIO].)(?=[aeouAEOU]|[iI](?![xX]))"
+    r"|[čČ](?<![^\W\d_aeioyAEIOYáéíóúýÁÉÍÓÚÝ].)(?=[aeouAEOU]|[iI](?![xX]))"
     r"|[ćĆ](?<=[aeiouAEIOU].)(?=[aeiouAEIOU]|(?![^\W\d_]))"
     r"|[ńŃ](?<=[eEuU].)(?![^\W\d_])|Ł(?<![^\W\d_].)(?=[aeouyąęó])")
 

@@ -279,3 +279,13 @@ def test_an_occitan_line_with_e_grave_before_a_vowel_keeps_cp1252(text: str) -> 
     word ("računalo", "mogoče", "čitaj"), the only places the rule now reads. Failed before:
     read as cp1250 ("vidčo")."""
     assert guess_decode(text.encode("cp1252")) == (text, "cp1252")
+
+
+@pytest.mark.parametrize("text", [
+    "obklopujících smyček.", "Soubor klíče", "Računalo je spremno",
+    "Ni mogoče shraniti", "Čitaj dalje",
+])
+def test_czech_croatian_and_slovene_c_caron_after_a_vowel_or_opening_a_word_stays_cp1250(
+        text: str) -> None:
+    """The Occitan twins: č after y or an acute vowel ("smyček", "klíče") is read as before."""
+    assert guess_decode(text.encode("cp1250")) == (text, "cp1250")
