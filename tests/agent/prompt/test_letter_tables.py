@@ -260,9 +260,9 @@ def test_central_european_words_beside_the_western_exceptions_stay_cp1250(text: 
 def test_a_breton_line_with_n_tilde_ending_a_word_keeps_cp1252(text: str) -> None:
     """Breton writes ñ after a vowel at a word's end (its nasal sign: "-añ", "-iñ"), where
     Polish writes ń: 139 of the 363 lines of the Breton catalogues past ASCII were read as
-    cp1250 ("Enrollań"). Polish ends a word in "eń" and "uń" far more often than in "ań",
-    "iń" (599 and 51 of 899 in its catalogues), Breton in "añ", "iñ" (139 of 143): those two
-    alone are cp1250's evidence. Failed before: read as cp1250."""
+    cp1250 ("Enrollań"). Polish ends a word in "eń" and "uń" more often than in "ań", "iń"
+    (650 of the 899 word-final ń of its catalogues), Breton in "añ", "iñ" (143 of 147): the
+    first two alone are cp1250's evidence. Failed before: read as cp1250."""
     assert guess_decode(text.encode("cp1252")) == (text, "cp1252")
 
 
