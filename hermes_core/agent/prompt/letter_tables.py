@@ -152,7 +152,9 @@ def one_language_writes(text: str, codec: str) -> bool:
 def one_table_writes(text: str, codec: str) -> bool:
     """Every letter past ASCII of ``text`` that a table lists is in one table among those
     ``codec`` writes: one language could have written the whole line (Catalan "memòria
-    intermèdia" in cp1252: Italian's è, ò; its cp1250 reading "memňria intermčdia" has none)."""
+    intermèdia" in cp1252: Italian's è, ò; Croatian "moguće proračun" in cp1250: its č, ć).
+    It does not tell a page: both readings may pass (ň, in no table, leaves "memňria intermčdia"
+    Croatian's č), or only the wrong one fails ("moguæe proraèun" mixes Danish æ, French è)."""
     letters = letter_ranks(codec).keys() & {c for c in set(text.lower()) if not c.isascii()}
     return any(letters <= table for table in table_sets(codec))
 
@@ -228,17 +230,24 @@ def no_western_language(western: str, central: str) -> bool:
 
 #: A cp1250 letter standing where its cp1252 byte's letter stands in no Western word, beside
 #: ASCII letters (a CJK character's bytes put it beside high bytes): Romanian ş before a letter
-#: but after n (cp1252's ordinal "º", written after a digit or n, "nºs": "Fiºier"), ă before a
-#: consonant (its "ã", which Portuguese writes last or before o, e, a final s: "gãsit"),
-#: Slovene and Croatian č before a vowel (French and Italian è stand before a consonant or
-#: last, Catalan's also in "-èix-": "raèunalo"), ć after a vowel and before one or last (Danish
-#: and Icelandic æ, a vowel, meets one only across a compound's seam, on one side: "uændret",
-#: "gagnsæi"; "moguæe", Polish "czekaæ"), Polish ń not before a vowel (Spanish ñ always is:
-#: "Usuñ"), Polish Ł opening a word (the pound sign "£", written before digits: "£otewski").
+#: but after n or a digit (cp1252's ordinal "º", written after a digit or n: "nºs", "1ºs",
+#: "5ºano"; "Fiºier"), ă before a consonant (its "ã", which Portuguese writes last, before o,
+#: e, a final s, and before the "-zinha", "-zeira" of a diminutive and the "-mente" of an
+#: adverb: "irmãzinha", "cristãmente"; "gãsit"), Slovene and Croatian č before a vowel after
+#: a, e, i, o, y, a vowel's acute or opening a word (French and Italian è stand before a consonant or last,
+#: Catalan's also in "-èix-"; Occitan and Catalan write it before a vowel after a consonant or
+#: u: "vidèo", "tablèu", "dempuèi", "fèiem"; "raèunalo", "mogoèe"), ć after a vowel and
+#: before one or last (Danish and Icelandic æ, a vowel, meets one only across a compound's
+#: seam, on one side: "uændret", "gagnsæi"; "moguæe", Polish "czekaæ"), Polish ń ending a word
+#: after e or u (Spanish ñ stands before a vowel, Breton's nasal ñ ends its words after a or
+#: i: "bremañ", "Digeriñ"; "Usuñ", "ustawieñ"), Polish Ł opening a word before a vowel (the
+#: pound sign "£", written before digits or a unit: "£5", "£m", "£bn"; "£otewski").
 _WHERE_NO_WESTERN_LETTER_STANDS = re.compile(   # each alternative opens with its letter: one scan
-    r"[şŞ](?<![nN].)(?=[a-zA-Z])|[ăĂ](?=[b-df-hj-np-rt-zB-DF-HJ-NP-RT-Z]|[sS][a-zA-Z])"
-    r"|[čČ](?=[aeouAEOU]|[iI](?![xX]))|[ćĆ](?<=[aeiouAEIOU].)(?=[aeiouAEIOU]|(?![^\W\d_]))"
-    r"|[ńŃ](?<=[a-zA-Z].)(?![^\W\d_])|Ł(?<![^\W\d_].)(?=[a-z])")
+    r"[şŞ](?<![nN0-9].)(?=[a-zA-Z])"
+    r"|[ăĂ](?=[b-df-hj-np-rt-zB-DF-HJ-NP-RT-Z]|[sS][a-zA-Z])(?!(?i:zinh|zeir|mente))"
+    r"|[čČ](?<![^\W\d_aeioyAEIOYáéíóúýÁÉÍÓÚÝ].)(?=[aeouAEOU]|[iI](?![xX]))"
+    r"|[ćĆ](?<=[aeiouAEIOU].)(?=[aeiouAEIOU]|(?![^\W\d_]))"
+    r"|[ńŃ](?<=[eEuU].)(?![^\W\d_])|Ł(?<![^\W\d_].)(?=[aeouyąęó])")
 
 
 def where_no_western_letter_stands(central: str) -> bool:
