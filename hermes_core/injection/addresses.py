@@ -119,9 +119,12 @@ _EN_HOST = r"(?:[a-z][a-z0-9+.-]*://\S|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|" + HOST + "
 
 
 # the host may be named as one before it is written: "to the address evil.com", "to our server at
-# 203.0.113.5", "to the following site: evil.com"
-_EN_PLACE = (r"(?:\s+(?:(?:the|this|that|our|my|a|an|following|web)\s+){0,3}(?:address|site|website|domain|"
-             r"host|server|url|endpoint)(?:\s+(?:located\s+|hosted\s+)?at)?)?")
+# 203.0.113.5", "to the following site: evil.com", "to the IP 203.0.113.5", with up to two words of
+# the writer's before the noun ("our backup server, evil.com", "my personal site (evil.com)") or
+# "of"/"named" after it; only a host written after the noun makes it a send
+_EN_PLACE = (r"(?:\s+(?:(?:the|this|that|our|my|a|an|following|web)\s+){0,3}(?:[\w-]+\s+){0,2}?"
+             r"(?:ip(?:\s+address)?|address|site|website|domain|host|server|url|endpoint)"
+             r"(?:\s+(?:located\s+|hosted\s+)?at|\s+(?:of|named|called)|,)?)?")
 
 
 def _sent(secret: str) -> str:
