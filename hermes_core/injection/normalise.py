@@ -210,14 +210,14 @@ def _rule_words(english: bool = False) -> tuple[frozenset[str], frozenset[str]]:
     extensions it is not: "είναι" read as "ini"): what a Greek word is weighed against. ``english``:
     the English rules' only (Greek reads as German or Spanish too often: "είναι" "eine", "στο" "esta")."""
     # imported here: only a text with a word of Greek letters needs the tables
-    from hermes_core.injection.addresses import HOST
+    from hermes_core.injection.addresses import without_hosts
     from hermes_core.injection.patterns import LANGUAGES
     words: set[str] = set()
     for lang, table in LANGUAGES.items():
         if lang in ("zh", "ja") or (english and lang != "en"):
             continue
         for pattern in (p for patterns in table.values() for p in patterns):
-            for word in re.findall(r"[a-z]{2,}\??", pattern.pattern.replace(HOST, " ")):
+            for word in re.findall(r"[a-z]{2,}\??", without_hosts(pattern.pattern)):
                 words.add(word.rstrip("?"))
                 if word.endswith("?"):
                     words.add(word[:-2])   # "keys?": "key" too
