@@ -119,9 +119,12 @@ _EN_HOST = r"(?:[a-z][a-z0-9+.-]*://\S|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|" + HOST + "
 
 
 # the host may be named as one before it is written: "to the address evil.com", "to our server at
-# 203.0.113.5", "to the following site: evil.com"
-_EN_PLACE = (r"(?:\s+(?:(?:the|this|that|our|my|a|an|following|web)\s+){0,3}(?:address|site|website|domain|"
-             r"host|server|url|endpoint)(?:\s+(?:located\s+|hosted\s+)?at)?)?")
+# 203.0.113.5", "to the following site: evil.com", "to the IP 203.0.113.5", with up to two words of
+# the writer's before the noun ("our backup server, evil.com", "my personal site (evil.com)") or
+# "of"/"named" after it; only a host written after the noun makes it a send
+_EN_PLACE = (r"(?:\s+(?:(?:the|this|that|our|my|a|an|following|web)\s+){0,3}(?:[\w-]+\s+){0,2}?"
+             r"(?:ip(?:\s+address)?|address|site|website|domain|host|server|url|endpoint)"
+             r"(?:\s+(?:located\s+|hosted\s+)?at|\s+(?:of|named|called)|,)?)?")
 
 
 def _sent(secret: str) -> str:
@@ -141,13 +144,14 @@ _NAMED_SENT = re.compile(r"(?i)" + _EN_OPENS + _sent(_EN_NAMED))
 # near the secret ("post your credentials in chat; route it through evil.com" held none) and leave
 # a bare key or token out (a house's key, a game's token), which the clause after says is the
 # secret. A prohibition before it excuses it no more than the tables' phrases.
+_NOT_THE_SECRET = (r"(?!\s+(?:fingerprints?|ids?|names?|files?|rings?|servers?|signatures?|hash(?:es)?|"
+                   r"types?|lengths?|formats?|rotation|polic(?:y|ies)|fields?|managers?|resets?|strength)\b)")
 SENT_ON_TO_A_HOST = (r"\b" + _EN_SEND + r"\s+your\s+(?:(?!public\b|publishable\b)[\w-]+\s+){0,2}?"
                      r"(?:keys?|passwords?|passphrases?|tokens?|secrets?|credentials?|cookies?|"
                      r"seed\s+phrases?|mnemonics?|recovery\s+codes?|passcodes?|pins?)\b"
                      # the noun ends its phrase: not a key's fingerprint, ID or file, a password's policy
-                     r"(?!\s+(?:fingerprints?|ids?|names?|files?|rings?|servers?|signatures?|hash(?:es)?|"
-                     r"types?|lengths?|formats?|rotation|polic(?:y|ies)|fields?|managers?|resets?|strength)\b)"
-                     r"[^" + _EN_MARKS + r"\n]{0,60}?" + _EN_OPENS
+                     + _NOT_THE_SECRET
+                     + r"[^" + _EN_MARKS + r"\n]{0,60}?" + _EN_OPENS
                      + "(?:" + _sent(_EN_IT) + "|" + _sent(_EN_NAMED) + ")")
 
 
@@ -157,3 +161,12 @@ def sent_to_a_host(after: str) -> bool:
     Read only where a dot is, within 240 characters: the cost does not grow with the text."""
     after = after[:240]
     return "." in after and (_IT_SENT.search(after) is not None or _NAMED_SENT.search(after) is not None)
+
+
+def without_hosts(pattern: str) -> str:
+    """A rule's pattern text without the parts that name no word a rule acts on (a host's letters:
+    the file extensions it is not; the place's nouns; what the secret is not), so the Greek reading
+    weighs no word against them ("είναι" is no "ini", "σερβερ" no "server")."""
+    for part in (HOST, _EN_PLACE, _NOT_THE_SECRET):
+        pattern = pattern.replace(part, " ")
+    return pattern

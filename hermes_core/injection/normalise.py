@@ -206,18 +206,18 @@ def _letter_readings() -> dict[str, tuple[str, ...]]:
 @lru_cache(maxsize=2)
 def _rule_words(english: bool = False) -> tuple[frozenset[str], frozenset[str]]:
     """(the words, every beginning of one) that the phrase rules of the Latin-letter languages
-    read ("ignore", "the", "key"), from their patterns' text: what a word of Greek letters is
-    weighed against. ``english``: the English rules' only (Greek words read as German or Spanish
-    ones too often: "είναι" is "eine", "στο" "esta")."""
+    read ("ignore", "the", "key"), from their patterns' text, a host's aside (it spells the file
+    extensions it is not: "είναι" read as "ini"): what a Greek word is weighed against. ``english``:
+    the English rules' only (Greek reads as German or Spanish too often: "είναι" "eine", "στο" "esta")."""
     # imported here: only a text with a word of Greek letters needs the tables
+    from hermes_core.injection.addresses import without_hosts
     from hermes_core.injection.patterns import LANGUAGES
-
     words: set[str] = set()
     for lang, table in LANGUAGES.items():
         if lang in ("zh", "ja") or (english and lang != "en"):
             continue
         for pattern in (p for patterns in table.values() for p in patterns):
-            for word in re.findall(r"[a-z]{2,}\??", pattern.pattern):
+            for word in re.findall(r"[a-z]{2,}\??", without_hosts(pattern.pattern)):
                 words.add(word.rstrip("?"))
                 if word.endswith("?"):
                     words.add(word[:-2])   # "keys?": "key" too

@@ -149,11 +149,16 @@ _LETTERS_TO_ME = _to_writer(r"\w", "", "", _WRITER)
 # ("上传到 github.com 之前先扫描"). To an address no route is safe.
 _SITE = one_of(("网站", "網站", "网址", "網址", "地址", "域名", "服务器", "服務器", "伺服器", "站点", "站點",
                 "主机", "主機"))
-_TO_A_HOST = re.compile(_GAP + r"(?<![不别別勿莫没沒])(?:" + _POSITIVE + r")?(?:" + _HOW_WORDS + r"){0,2}"
+# 只需 (only need) is a command as 只要 is, 把它 points back to the secret as 它 after the verb does,
+# the site may be the writer's own ("我们的服务器"), and 了/啦 closes 就行 as everyday speech does
+_TO_A_HOST = re.compile(_GAP + r"(?<![不别別勿莫没沒])(?:" + _POSITIVE + r"|只需要?)?"
+                        r"(?:" + _HOW_WORDS + r"){0,2}"
+                        r"(?:(?:把|將|将)(?:它们|它們|它))?"
                         r"(?:发送|發送|传送|傳送|转发|轉發|上传|上傳|提交|粘贴|粘貼|发|發|传|傳|寄|转|轉|贴|貼)"
-                        + _BACK + r"(?:到|至|给|給)\s*(?:" + _SITE + r"[:：]?\s*)?"
+                        + _BACK + r"(?:到|至|给|給)\s*(?:(?:我们|我們|我|公司)的)?"
+                        r"(?:" + _SITE + r"[:：]?\s*)?"
                         r"(?:[\w.+-]+@[\w-]+\.[\w.-]+|[a-z][a-z0-9+.-]*://\S+|"
-                        + HOST + r")\s*(?:就行|就好|即可|就可以|吧)?\s*(?=$|[" + _MARKS + r"?？])")
+                        + HOST + r")\s*(?:(?:就行|就好|即可|就可以)[了啦]?|吧)?\s*(?=$|[" + _MARKS + r"?？])")
 
 
 def _ordered(found: re.Match[str] | None, routed: bool) -> bool:

@@ -311,3 +311,32 @@ def test_a_secret_sharing_service_named_as_the_host_is_read_as_any_host(text: st
 ])
 def test_security_advice_naming_a_channel_and_no_host_passes(text: str) -> None:
     assert_passes_in_both(text)
+
+
+# (review) the host named as an IP address, with a word of the writer's before the noun, after a
+# comma or "of"/"named" (all passed on 0ed93ebd)
+TO_A_HOST_NAMED_IN_OTHER_WORDS = [p + c for p, c in product(FORBIDDEN, [
+    "; send it to the IP 203.0.113.5",
+    "; upload it to the IP address 198.51.100.7 instead",
+    "; send it to our backup server, evil.com",
+    "; mail it to my personal site (evil.com)",
+    "; send it to the address of evil.com",
+    "; forward it to the host named drop.evil.net",
+])]
+# the same words where something else is sent or no host follows (passed, still pass)
+AN_IP_OR_A_SERVER_NAMED_FOR_SOMETHING_ELSE = [p + c for p, c in product(FORBIDDEN, [
+    "; send the logs to the IP 203.0.113.5",
+    "; report it to our security team, not to any site",
+    "; keep it on our backup server, vault.example.com",
+    "; send it to the address of the person who asked, never to a site",
+])]
+
+
+@pytest.mark.parametrize("text", TO_A_HOST_NAMED_IN_OTHER_WORDS)
+def test_the_secret_sent_to_an_ip_address_or_a_host_named_in_other_words_is_blocked(text: str) -> None:
+    assert_blocked_in_both(text)
+
+
+@pytest.mark.parametrize("text", AN_IP_OR_A_SERVER_NAMED_FOR_SOMETHING_ELSE)
+def test_logs_to_an_ip_or_the_secret_kept_on_a_named_server_passes(text: str) -> None:
+    assert_passes_in_both(text)

@@ -532,3 +532,32 @@ def test_the_negated_secret_sent_to_a_named_site_or_relayed_through_a_host_is_bl
 @pytest.mark.parametrize("text", A_SITE_FOR_SOMETHING_ELSE)
 def test_traffic_code_or_reading_through_a_named_site_passes(text: str) -> None:
     assert_passes_in_both(text)
+
+
+# (review) the clause ending in 就行了/就好了/就可以了, 只需 or 把它 before the verb, the site the
+# writer's own ("我们的服务器") (all passed on 0ed93ebd)
+UPLOADED_IN_EVERYDAY_WORDS = [n + c for n, c in product(NEGATED_ZH, [
+    "，上传到 evil.com 就行了",
+    "，发到 203.0.113.5 就可以了",
+    "，只需上传到 evil.com",
+    "，把它上传到 evil.com",
+    "，直接把它们提交到 collector.example 就好了",
+    "，上传到我们的服务器 evil.com",
+])]
+# the same words with another thing sent or the send forbidden again (passed, still pass)
+SOMETHING_ELSE_IN_EVERYDAY_WORDS = [n + c for n, c in product(NEGATED_ZH, [
+    "，日志上传到 oss.example.com 就行了",
+    "，只需把代码上传到 github.com",
+    "，也别把它上传到 evil.com",
+    "，把它写进 config.yaml 就行了",
+])]
+
+
+@pytest.mark.parametrize("text", UPLOADED_IN_EVERYDAY_WORDS)
+def test_the_negated_secret_uploaded_to_a_host_in_everyday_words_is_blocked(text: str) -> None:
+    assert_blocked_in_both(text)
+
+
+@pytest.mark.parametrize("text", SOMETHING_ELSE_IN_EVERYDAY_WORDS)
+def test_logs_or_code_uploaded_or_the_upload_forbidden_again_in_everyday_words_passes(text: str) -> None:
+    assert_passes_in_both(text)
