@@ -52,9 +52,15 @@ _PLACE = (r"在(?![意乎])(?!" + _WORD + "{0,4}?" + _KEPT + ")(?:" + _WORD
 # 你的密码" fills in a form, as login pages and password tools word it; so does a page, a box or a
 # window of such a place ("在论坛注册页面输入你的密码")
 _FORM = r"(?:页|頁|注册|註冊|登录|登錄|登陆|登陸|框|窗|设置|設置)"
-_SHARED = (r"在(?!" + _WORD + "{0,6}?" + _FORM + ")" + _WORD
-           + r"{0,4}?(?:群|评论|評論|留言|楼|樓|帖|弹幕|彈幕|公屏|讨论|討論|论坛|論壇|朋友圈|贴吧|貼吧)"
-           + _WORD + "{0,4}?")
+_SHARED_NOUN = (r"(?!" + _WORD + "{0,6}?" + _FORM + ")" + _WORD
+                + r"{0,4}?(?:群|评论|評論|留言|楼|樓|帖|弹幕|彈幕|公屏|讨论|討論|论坛|論壇|朋友圈|贴吧|貼吧)"
+                + _WORD + "{0,4}?")
+_SHARED = "在" + _SHARED_NOUN
+# where a thing put (贴, 留, 写) shows to others: such a place after 在 or 到, or a side of the post
+# the reader sees ("留在下面", "贴在这里"). Not any place: "将你的令牌粘贴到终端中", "把你的私钥留在
+# 服务器上" put it where only its owner or a tool reads it, as runbooks word it
+_SHOWN = (r"(?=(?:在|到)" + _SHARED_NOUN + r"|在(?:这里|這裡|这儿|這兒|此|下面|下方|下边|下邊)"
+          + r"(?=$|[\s，。,.;；!！…~～?？吧]))")
 _WRITE = r"(?:写下|寫下|写出|寫出|写上|寫上|输入|輸入|填写|填寫|填入|打出)"
 # a means: 用/通过/借助… and up to six characters naming it ("用微信", "通过QQ"), or such a place
 _MEANS = r"(?:(?:用|使用|通过|通過|借助|经由|經由)(?:(?!的)" + _WORD + r"){1,6}?|" + _PLACE + ")?"
@@ -107,11 +113,10 @@ _CHANNELS = "(?i:" + one_of((*PRIVATE, *ORDINARY)) + ")"
 # 地 may close an adverb ("悄悄地")
 _HOW_WORD = "(?:" + one_of((*_URGING, *ADVERBS)) + "|" + _CHANNELS + ")地?"
 _VERB = r"(?:发|發|传|傳)(?:一下|下)?"
-# what 把/将 may do with "your" secret besides the bare send: post it (贴, 粘贴), leave it (留下, or
-# 留在 + a place: "请把你的密码留在评论区"), as 贴 and 留下 are sends after 在, or write or type it
-# where others read it (写在评论区)
-_PUT = (r"(?:(?:粘|黏)?(?:贴|貼)(?:一下|下)?|留(?=在)|留下(?:来|來)?|(?:写|寫|填|输入|輸入)(?="
-        + _SHARED + "))")
+# what 把/将 may do with "your" secret besides the bare send: post it (贴一下), leave it (留下), or
+# paste, leave, write or type it where others see it (贴在群里, "请把你的密码留在评论区", 写在评论区)
+_PUT = (r"(?:(?:粘|黏)?(?:贴|貼)(?:一下|下)|留下(?:来|來)?|(?:(?:粘|黏)?(?:贴|貼)|留|写|寫|填|输入|"
+        r"輸入)" + _SHOWN + ")")
 # 把's written twin 将 ("请将你的密码发在群里"), and a means or a place before it ("请在群里把你的密码
 # 发一下": where the send goes, said first)
 _BA = r"(?:把|将|將)"

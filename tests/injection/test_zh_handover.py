@@ -673,3 +673,38 @@ def test_a_one_time_code_handed_over_is_an_order_as_a_password_is(text: str) -> 
 @pytest.mark.parametrize("text", ONE_TIME_CODE_NOTICES)
 def test_a_one_time_code_in_a_form_a_notice_or_a_warning_passes(text: str) -> None:
     assert_read_everywhere(text, blocked=False)
+
+
+# 留在/贴在 + a place where only the owner or a tool reads it: a home, a phone, a server, a terminal,
+# a config file (runbooks word "将你的令牌粘贴到终端中" so); 将's 贴 and 留在 took any place
+LEFT_OR_PASTED_WHERE_NO_ONE_ELSE_READS = [
+    "请把你的密码留在家里",
+    "请把你的私钥留在服务器上",
+    "请把你的密码留在原处",
+    "请把你的密码留在手机上",
+    "请将你的令牌粘贴在终端中",
+    "请将你的令牌粘贴到终端中",
+    "请将你的API密钥粘贴到配置文件中",
+    "请将你的令牌粘贴在命令行中",
+    "將你的令牌貼到終端中",
+]
+# their twins: the same puts where others read (a group, the comments, below a post, here)
+LEFT_OR_PASTED_WHERE_OTHERS_READ = [
+    "请将你的密码贴到评论区",
+    "请将你的令牌贴在群里",
+    "请把你的密码留在楼下",
+    "请将你的密码粘贴在下面",
+    "请将你的验证码贴在评论区",
+    "請將你的密碼貼到評論區",
+    "请将你的密钥贴一下",
+]
+
+
+@pytest.mark.parametrize("text", LEFT_OR_PASTED_WHERE_NO_ONE_ELSE_READS)
+def test_a_secret_left_or_pasted_where_no_one_else_reads_passes(text: str) -> None:
+    assert_read_everywhere(text, blocked=False)
+
+
+@pytest.mark.parametrize("text", LEFT_OR_PASTED_WHERE_OTHERS_READ)
+def test_a_secret_left_or_pasted_where_others_read_is_an_order(text: str) -> None:
+    assert_read_everywhere(text, blocked=True)
