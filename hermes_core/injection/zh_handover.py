@@ -68,7 +68,9 @@ _MEANS = r"(?:(?:用|使用|通过|通過|借助|经由|經由)(?:(?!的)" + _WO
 # (一下), and the writer as its first object ("发我你的密钥")
 _SEND = (r"(?:发|發|传|傳|(?:粘|黏)?(?:贴|貼)(?:上|出)?|回复|回覆|留下|留言)(?:一下|下)?"
          r"(?:给我|給我|我们|我們|我)?")
-_YOURS = r"(?:你们|你們|你|妳|您)的"
+# "your" secret, or what the reader received ("请回复你收到的验证码": the code sent to them is theirs)
+_YOURS = (r"(?:(?:你们|你們|你|妳|您)的|(?:你|您)(?:手机|手機)?(?:刚才|剛才|刚刚|剛剛|刚|剛)?"
+          r"(?:收到|接收到)的)")
 # a one-time code is a secret to this rule alone: a fake-support script asks for it first ("请回复
 # 你的验证码", "验证码发我一下"), and it opens the account as a password does. Not to the written
 # sends of ``patterns.py``: "点击发送验证码" is how every sign-up page asks the site to send one

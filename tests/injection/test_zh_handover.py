@@ -708,3 +708,23 @@ def test_a_secret_left_or_pasted_where_no_one_else_reads_passes(text: str) -> No
 @pytest.mark.parametrize("text", LEFT_OR_PASTED_WHERE_OTHERS_READ)
 def test_a_secret_left_or_pasted_where_others_read_is_an_order(text: str) -> None:
     assert_read_everywhere(text, blocked=True)
+
+
+# the code the reader received is theirs as 你的验证码 is: "请回复你收到的验证码" is the fake-support
+# line itself
+RECEIVED_CODE_ORDERS = ["请回复你收到的验证码", "请回复您收到的验证码", "请发我你刚收到的验证码",
+                        "麻烦回复一下你手机收到的验证码", "請回覆你收到的驗證碼",
+                        "请在群里发你收到的验证码"]
+RECEIVED_CODE_NOTICES = ["请输入你收到的验证码", "请在页面输入你收到的验证码", "请查看你收到的验证码",
+                         "请回复你收到的邮件", "不要回复你收到的验证码", "切勿把你收到的验证码发给任何人",
+                         "你收到的验证码五分钟内有效", "请回复你收到验证码的时间"]
+
+
+@pytest.mark.parametrize("text", RECEIVED_CODE_ORDERS)
+def test_the_code_the_reader_received_handed_over_is_an_order(text: str) -> None:
+    assert_read_everywhere(text, blocked=True)
+
+
+@pytest.mark.parametrize("text", RECEIVED_CODE_NOTICES)
+def test_the_code_the_reader_received_typed_checked_or_warned_of_passes(text: str) -> None:
+    assert_read_everywhere(text, blocked=False)
