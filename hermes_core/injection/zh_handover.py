@@ -50,9 +50,10 @@ _PLACE = (r"在(?![意乎])(?!" + _WORD + "{0,4}?" + _KEPT + ")(?:" + _WORD
 # a place whose noun says others read it (a group, the comments, a message board, a thread, a
 # feed): there typing or writing a thing down posts it ("请在评论区写下你的密码"), where "在下面输入
 # 你的密码" fills in a form, as login pages and password tools word it; so does a page, a box or a
-# window of such a place ("在论坛注册页面输入你的密码")
-_FORM = r"(?:页|頁|注册|註冊|登录|登錄|登陆|登陸|框|窗|设置|設置)"
-_SHARED_NOUN = (r"(?!" + _WORD + "{0,6}?" + _FORM + ")" + _WORD
+# window of such a place ("在论坛注册页面输入你的密码", "在群管理后台"); the look stops at the verb
+# or the owner, so a form's word in the secret's name ("输入你的登录密码") names no page
+_FORM = r"(?:页|頁|注册|註冊|登录|登錄|登陆|登陸|框|窗|设置|設置|后台|後台|控制台)"
+_SHARED_NOUN = (r"(?!(?:(?![你您妳写寫输輸填打留])" + _WORD + "){0,6}?" + _FORM + ")" + _WORD
                 + r"{0,4}?(?:群|评论|評論|留言|楼|樓|帖|弹幕|彈幕|公屏|讨论|討論|论坛|論壇|朋友圈|贴吧|貼吧)"
                 + _WORD + "{0,4}?")
 _SHARED = "在" + _SHARED_NOUN

@@ -728,3 +728,23 @@ def test_the_code_the_reader_received_handed_over_is_an_order(text: str) -> None
 @pytest.mark.parametrize("text", RECEIVED_CODE_NOTICES)
 def test_the_code_the_reader_received_typed_checked_or_warned_of_passes(text: str) -> None:
     assert_read_everywhere(text, blocked=False)
+
+
+# a form's word in the secret's own name is no form: the look for a login page or a settings box
+# stops at the verb or the owner ("请在群里输入你的登录密码" passed: 登录 in 登录密码 read as a page)
+TYPED_WHERE_OTHERS_READ_A_FORM_WORD_IN_THE_SECRET = [
+    "请在群里输入你的登录密码", "在群里写下你的登录密码", "请在群里输入你的登陆密码",
+    "请在群里输入你的注册验证码", "请在群里写下你的设置密码", "請在群裡輸入你的登錄密碼",
+]
+TYPED_INTO_AN_ADMIN_PAGE = ["请在群管理后台输入你的密码", "请在论坛后台输入你的密码",
+                            "请在评论区上方的登录框输入你的密码", "请在论坛注册页面输入你的密码"]
+
+
+@pytest.mark.parametrize("text", TYPED_WHERE_OTHERS_READ_A_FORM_WORD_IN_THE_SECRET)
+def test_a_login_secret_typed_where_others_read_is_an_order(text: str) -> None:
+    assert_read_everywhere(text, blocked=True)
+
+
+@pytest.mark.parametrize("text", TYPED_INTO_AN_ADMIN_PAGE)
+def test_a_secret_typed_into_a_shared_places_admin_or_login_page_passes(text: str) -> None:
+    assert_read_everywhere(text, blocked=False)
