@@ -50,11 +50,18 @@ _PLACE = (r"在(?![意乎])(?!" + _WORD + "{0,4}?" + _KEPT + ")(?:" + _WORD
 # a place whose noun says others read it (a group, the comments, a message board, a thread, a
 # feed): there typing or writing a thing down posts it ("请在评论区写下你的密码"), where "在下面输入
 # 你的密码" fills in a form, as login pages and password tools word it; so does a page, a box or a
-# window of such a place ("在论坛注册页面输入你的密码")
-_FORM = r"(?:页|頁|注册|註冊|登录|登錄|登陆|登陸|框|窗|设置|設置)"
-_SHARED = (r"在(?!" + _WORD + "{0,6}?" + _FORM + ")" + _WORD
-           + r"{0,4}?(?:群|评论|評論|留言|楼|樓|帖|弹幕|彈幕|公屏|讨论|討論|论坛|論壇|朋友圈|贴吧|貼吧)"
-           + _WORD + "{0,4}?")
+# window of such a place ("在论坛注册页面输入你的密码", "在群管理后台"); the look stops at the verb
+# or the owner, so a form's word in the secret's name ("输入你的登录密码") names no page
+_FORM = r"(?:页|頁|注册|註冊|登录|登錄|登陆|登陸|框|窗|设置|設置|后台|後台|控制台)"
+_SHARED_NOUN = (r"(?!(?:(?![你您妳写寫输輸填打留])" + _WORD + "){0,6}?" + _FORM + ")" + _WORD
+                + r"{0,4}?(?:群|评论|評論|留言|楼|樓|帖|弹幕|彈幕|公屏|讨论|討論|论坛|論壇|朋友圈|贴吧|貼吧)"
+                + _WORD + "{0,4}?")
+_SHARED = "在" + _SHARED_NOUN
+# where a thing put (贴, 留, 写) shows to others: such a place after 在 or 到, or a side of the post
+# the reader sees ("留在下面", "贴在这里"). Not any place: "将你的令牌粘贴到终端中", "把你的私钥留在
+# 服务器上" put it where only its owner or a tool reads it, as runbooks word it
+_SHOWN = (r"(?=(?:在|到)" + _SHARED_NOUN + r"|在(?:这里|這裡|这儿|這兒|此|下面|下方|下边|下邊)"
+          + r"(?=$|[\s，。,.;；!！…~～?？吧]))")
 _WRITE = r"(?:写下|寫下|写出|寫出|写上|寫上|输入|輸入|填写|填寫|填入|打出)"
 # a means: 用/通过/借助… and up to six characters naming it ("用微信", "通过QQ"), or such a place
 _MEANS = r"(?:(?:用|使用|通过|通過|借助|经由|經由)(?:(?!的)" + _WORD + r"){1,6}?|" + _PLACE + ")?"
@@ -62,7 +69,9 @@ _MEANS = r"(?:(?:用|使用|通过|通過|借助|经由|經由)(?:(?!的)" + _WO
 # (一下), and the writer as its first object ("发我你的密钥")
 _SEND = (r"(?:发|發|传|傳|(?:粘|黏)?(?:贴|貼)(?:上|出)?|回复|回覆|留下|留言)(?:一下|下)?"
          r"(?:给我|給我|我们|我們|我)?")
-_YOURS = r"(?:你们|你們|你|妳|您)的"
+# "your" secret, or what the reader received ("请回复你收到的验证码": the code sent to them is theirs)
+_YOURS = (r"(?:(?:你们|你們|你|妳|您)的|(?:你|您)(?:手机|手機)?(?:刚才|剛才|刚刚|剛剛|刚|剛)?"
+          r"(?:收到|接收到)的)")
 # a one-time code is a secret to this rule alone: a fake-support script asks for it first ("请回复
 # 你的验证码", "验证码发我一下"), and it opens the account as a password does. Not to the written
 # sends of ``patterns.py``: "点击发送验证码" is how every sign-up page asks the site to send one
@@ -107,11 +116,10 @@ _CHANNELS = "(?i:" + one_of((*PRIVATE, *ORDINARY)) + ")"
 # 地 may close an adverb ("悄悄地")
 _HOW_WORD = "(?:" + one_of((*_URGING, *ADVERBS)) + "|" + _CHANNELS + ")地?"
 _VERB = r"(?:发|發|传|傳)(?:一下|下)?"
-# what 把/将 may do with "your" secret besides the bare send: post it (贴, 粘贴), leave it (留下, or
-# 留在 + a place: "请把你的密码留在评论区"), as 贴 and 留下 are sends after 在, or write or type it
-# where others read it (写在评论区)
-_PUT = (r"(?:(?:粘|黏)?(?:贴|貼)(?:一下|下)?|留(?=在)|留下(?:来|來)?|(?:写|寫|填|输入|輸入)(?="
-        + _SHARED + "))")
+# what 把/将 may do with "your" secret besides the bare send: post it (贴一下), leave it (留下), or
+# paste, leave, write or type it where others see it (贴在群里, "请把你的密码留在评论区", 写在评论区)
+_PUT = (r"(?:(?:粘|黏)?(?:贴|貼)(?:一下|下)|留下(?:来|來)?|(?:(?:粘|黏)?(?:贴|貼)|留|写|寫|填|输入|"
+        r"輸入)" + _SHOWN + ")")
 # 把's written twin 将 ("请将你的密码发在群里"), and a means or a place before it ("请在群里把你的密码
 # 发一下": where the send goes, said first)
 _BA = r"(?:把|将|將)"

@@ -673,3 +673,78 @@ def test_a_one_time_code_handed_over_is_an_order_as_a_password_is(text: str) -> 
 @pytest.mark.parametrize("text", ONE_TIME_CODE_NOTICES)
 def test_a_one_time_code_in_a_form_a_notice_or_a_warning_passes(text: str) -> None:
     assert_read_everywhere(text, blocked=False)
+
+
+# 留在/贴在 + a place where only the owner or a tool reads it: a home, a phone, a server, a terminal,
+# a config file (runbooks word "将你的令牌粘贴到终端中" so); 将's 贴 and 留在 took any place
+LEFT_OR_PASTED_WHERE_NO_ONE_ELSE_READS = [
+    "请把你的密码留在家里",
+    "请把你的私钥留在服务器上",
+    "请把你的密码留在原处",
+    "请把你的密码留在手机上",
+    "请将你的令牌粘贴在终端中",
+    "请将你的令牌粘贴到终端中",
+    "请将你的API密钥粘贴到配置文件中",
+    "请将你的令牌粘贴在命令行中",
+    "將你的令牌貼到終端中",
+]
+# their twins: the same puts where others read (a group, the comments, below a post, here)
+LEFT_OR_PASTED_WHERE_OTHERS_READ = [
+    "请将你的密码贴到评论区",
+    "请将你的令牌贴在群里",
+    "请把你的密码留在楼下",
+    "请将你的密码粘贴在下面",
+    "请将你的验证码贴在评论区",
+    "請將你的密碼貼到評論區",
+    "请将你的密钥贴一下",
+]
+
+
+@pytest.mark.parametrize("text", LEFT_OR_PASTED_WHERE_NO_ONE_ELSE_READS)
+def test_a_secret_left_or_pasted_where_no_one_else_reads_passes(text: str) -> None:
+    assert_read_everywhere(text, blocked=False)
+
+
+@pytest.mark.parametrize("text", LEFT_OR_PASTED_WHERE_OTHERS_READ)
+def test_a_secret_left_or_pasted_where_others_read_is_an_order(text: str) -> None:
+    assert_read_everywhere(text, blocked=True)
+
+
+# the code the reader received is theirs as 你的验证码 is: "请回复你收到的验证码" is the fake-support
+# line itself
+RECEIVED_CODE_ORDERS = ["请回复你收到的验证码", "请回复您收到的验证码", "请发我你刚收到的验证码",
+                        "麻烦回复一下你手机收到的验证码", "請回覆你收到的驗證碼",
+                        "请在群里发你收到的验证码"]
+RECEIVED_CODE_NOTICES = ["请输入你收到的验证码", "请在页面输入你收到的验证码", "请查看你收到的验证码",
+                         "请回复你收到的邮件", "不要回复你收到的验证码", "切勿把你收到的验证码发给任何人",
+                         "你收到的验证码五分钟内有效", "请回复你收到验证码的时间"]
+
+
+@pytest.mark.parametrize("text", RECEIVED_CODE_ORDERS)
+def test_the_code_the_reader_received_handed_over_is_an_order(text: str) -> None:
+    assert_read_everywhere(text, blocked=True)
+
+
+@pytest.mark.parametrize("text", RECEIVED_CODE_NOTICES)
+def test_the_code_the_reader_received_typed_checked_or_warned_of_passes(text: str) -> None:
+    assert_read_everywhere(text, blocked=False)
+
+
+# a form's word in the secret's own name is no form: the look for a login page or a settings box
+# stops at the verb or the owner ("请在群里输入你的登录密码" passed: 登录 in 登录密码 read as a page)
+TYPED_WHERE_OTHERS_READ_A_FORM_WORD_IN_THE_SECRET = [
+    "请在群里输入你的登录密码", "在群里写下你的登录密码", "请在群里输入你的登陆密码",
+    "请在群里输入你的注册验证码", "请在群里写下你的设置密码", "請在群裡輸入你的登錄密碼",
+]
+TYPED_INTO_AN_ADMIN_PAGE = ["请在群管理后台输入你的密码", "请在论坛后台输入你的密码",
+                            "请在评论区上方的登录框输入你的密码", "请在论坛注册页面输入你的密码"]
+
+
+@pytest.mark.parametrize("text", TYPED_WHERE_OTHERS_READ_A_FORM_WORD_IN_THE_SECRET)
+def test_a_login_secret_typed_where_others_read_is_an_order(text: str) -> None:
+    assert_read_everywhere(text, blocked=True)
+
+
+@pytest.mark.parametrize("text", TYPED_INTO_AN_ADMIN_PAGE)
+def test_a_secret_typed_into_a_shared_places_admin_or_login_page_passes(text: str) -> None:
+    assert_read_everywhere(text, blocked=False)
