@@ -421,7 +421,7 @@ _ARROW = "\u27a1"
 _DIRECTION = regex.compile(f"\u200d{_ARROW}")
 # An emoji that takes a skin tone, alone or toned (👬, 👬🏽), or the family, the one group Unicode
 # gives no tone: only such a one can be a group whose mixed-tone or gendered forms are listed
-# sequences (:func:`_toned_forms`, :func:`_listed_forms`), so only it is looked up in the
+# sequences (``emoji_groups.toned_forms``, ``listed_forms``), so only it is looked up in the
 # ``emoji`` data (imported then): indexing 🚀 or ✅ imports nothing. A release giving another
 # untoned emoji parts fails test_every_single_emoji_with_parts_is_read_for_them.
 _HAS_GROUP = regex.compile(f"\\N{{FAMILY}}|\\p{{Emoji_Modifier_Base}}[{_TONES}]?")
