@@ -44,8 +44,6 @@ def parts_table(data: Mapping[str, Mapping[str, Any]]) -> dict[str, tuple[str, .
     return table
 
 
-
-
 def toned_forms(data: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
     """Each sequence Unicode lists only toned (👨🏻‍🤝‍👨🏿 "men holding hands: light skin tone,
     dark skin tone"; untoned, 👨‍🤝‍👨, is not listed), without its tones -> the emoji it is a
@@ -68,11 +66,7 @@ def toned_forms(data: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
             continue
         own = {w for c in dict.fromkeys(seq) if c in _PEOPLE or _TONE.fullmatch(c)
                for n in _names(data.get(c, {})) for w in n.split("_")}
-        words = about.get("en", "").strip(":").split("_")
-        single = next((named[name] for n in range(len(words) - 1, 0, -1)
-                       if (name := "_".join(words[:n])) in named and set(words[n:]) <= own),
-                      None)
-        if single:
+        if single := _form_of(about, named, own):
             forms[key] = single
     return forms
 
@@ -96,13 +90,18 @@ def listed_forms(data: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
             continue
         own = {w for c in dict.fromkeys(key) if c in _PEOPLE
                for n in _names(data.get(c, {})) for w in n.split("_")}
-        words = about.get("en", "").strip(":").split("_")
-        single = next((named[name] for n in range(len(words) - 1, 0, -1)
-                       if (name := "_".join(words[:n])) in named and set(words[n:]) <= own),
-                      None)
-        if single:
+        if single := _form_of(about, named, own):
             forms[key] = single
     return forms
+
+
+def _form_of(about: Mapping[str, Any], named: Mapping[str, str], own: set[str]) -> str | None:
+    """The emoji of ``named`` (CLDR name -> emoji) whose whole name starts the sequence's name
+    (``about``) and is followed only by ``own`` words (its people's, its tones'), longest first:
+    the one rule :func:`toned_forms` and :func:`listed_forms` share."""
+    words = about.get("en", "").strip(":").split("_")
+    return next((named[name] for n in range(len(words) - 1, 0, -1)
+                 if (name := "_".join(words[:n])) in named and set(words[n:]) <= own), None)
 
 
 def _names(about: Mapping[str, Any]) -> list[str]:

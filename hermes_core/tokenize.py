@@ -263,6 +263,7 @@ def normalize(text: str, *, fold: bool = True) -> str:
     text = unicodedata.normalize("NFKC", text).casefold()
     if text.isascii():
         return text
+    text = _SELECTORS.sub("", text)
     folded = unicodedata.normalize("NFC", _LATIN_MARKS.sub("", unicodedata.normalize("NFD", text)))
     return to_simplified(folded) if fold else folded
 
@@ -309,6 +310,10 @@ def _tokens(text: str, split_camel: bool, fold: bool, keep_whole: bool) -> list[
     """:func:`tokenize` of ``text`` already in NFKC."""
     norm = _normalize_word if fold else str.lower
     out: list[str] = []
+    if not text.isascii():
+        # a variation selector ended a CJK run (葛󠄀城 was 葛, 城; 葛城 one word): it only says
+        # which glyph to draw, as a presentation selector does for an emoji (one scan in C)
+        text = _SELECTORS.sub("", text)
     for m in _SEGMENTS.finditer(text):
         cjk, word = m.group(1), m.group(2)
         if cjk:
@@ -319,8 +324,7 @@ def _tokens(text: str, split_camel: bool, fold: bool, keep_whole: bool) -> list[
             # letter or digit (✅️done is done, a‍b is a, b), and one of only those is no word
             whole = word.isalnum()      # C's test: a run of letters and digits needs no other
             if not whole:
-                # a selector only says how to draw what it follows (🅿️ is 🅿, 🈁️ ココ)
-                word = _word_head_off(word.translate(_PRESENTATION))
+                word = _word_head_off(word)     # no selector is left (🅿️ is 🅿, 🈁️ ココ)
                 if not word:
                     continue
             if split_camel:
@@ -417,7 +421,7 @@ _ARROW = "\u27a1"
 _DIRECTION = regex.compile(f"\u200d{_ARROW}")
 # An emoji that takes a skin tone, alone or toned (👬, 👬🏽), or the family, the one group Unicode
 # gives no tone: only such a one can be a group whose mixed-tone or gendered forms are listed
-# sequences (:func:`_toned_forms`, :func:`_listed_forms`), so only it is looked up in the
+# sequences (``emoji_groups.toned_forms``, ``listed_forms``), so only it is looked up in the
 # ``emoji`` data (imported then): indexing 🚀 or ✅ imports nothing. A release giving another
 # untoned emoji parts fails test_every_single_emoji_with_parts_is_read_for_them.
 _HAS_GROUP = regex.compile(f"\\N{{FAMILY}}|\\p{{Emoji_Modifier_Base}}[{_TONES}]?")
@@ -432,6 +436,9 @@ _WORDLIKE = regex.compile(r"[\p{L}\p{N}]")
 _WORD_HEAD = regex.compile(r"(?V1)^[^\p{L}\p{N}[\p{So}&&\p{Alphabetic}]]+")
 _REPEATS = regex.compile(r"(.)\1+", regex.DOTALL)
 _PRESENTATION = str.maketrans("", "", "\ufe0e\ufe0f")   # text / emoji style: the same symbol
+# Every variation selector (a glyph's choice: 葛󠄀 a family's own 葛, ≩︀ a slanted ≩, ↩️ an emoji):
+# no part of a word, dropped before words are read (symbol terms read their own text).
+_SELECTORS = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]+")
 _SYMBOL_TERM = re.compile(f"{SYMBOL_MARK}[0-9a-fx]+")   # a symbol's term, as a word may spell it
 
 

@@ -666,6 +666,25 @@ def test_a_token_keeps_no_presentation_selector(text: str, token: str) -> None:
         assert tokenize(f"find {text} now", fold=fold) == ["find", token, "now"], fold
 
 
+#: Chinese names as an ideographic variation sequence spells them (U+E0100.. after a Han
+#: character: a registered glyph of 葛, 辻, 邊) or a standardised one (U+FE00, U+FE0F after it).
+IVS_NAMES = [("葛\U000E0100城", "葛城"), ("辻\U000E0100本", "辻本"), ("邊\U000E0101志明", "邊志明"),
+             ("王\ufe00小明", "王小明"), ("张\U000E0100伟", "张伟"), ("祇\ufe0f園", "祇園")]
+
+
+@pytest.mark.parametrize(("written", "plain"), IVS_NAMES)
+def test_a_variation_selector_after_a_han_character_breaks_no_word(written: str, plain: str) -> None:
+    """A selector says which glyph of the character before it to draw (a family name's own
+    form of 葛 or 辻): 葛󠄀城 was cut at the selector into 葛, 城 where 葛城 is one word, so a
+    memory of the name written one way was not found by the other (the selector, no CJK
+    character, ended the run jieba reads). Dropped as tokens are read, as a presentation
+    selector is."""
+    for fold in (True, False):
+        assert tokenize(f"和{written}开会", fold=fold) == tokenize(f"和{plain}开会", fold=fold), fold
+    assert segment_for_index(f"和{written}开会") == segment_for_index(f"和{plain}开会")
+    assert tok.normalize(written) == tok.normalize(plain)
+
+
 #: Groups Unicode gives one code point (its untoned form; a mixed-tone form is a ZWJ sequence
 #: named as it is): the people and link those sequences are found by.
 SINGLE_GROUPS = [

@@ -604,6 +604,33 @@ def test_the_re_index_that_folds_traditional_chinese_survives_a_kill_9_and_finds
         assert again.reindexed == 0
 
 
+@pytest.mark.parametrize("kill_after", [1, 37, 89])
+def test_the_re_index_to_family_and_letter_emoji_terms_survives_a_kill_9_and_finds_every_row(
+        tmp_path: Path, kill_after: int) -> None:
+    """An archive of segment version 11 (no 👪 people, no ℹ term, 葛󠄀城 cut at its selector)
+    re-indexed by the installed segmenter, killed mid-way: the next open finishes it, every row
+    is found by the new terms, each once, and the open after re-indexes nothing."""
+    path = tmp_path / "sessions.db"
+    n = 45
+    kinds = ("dinner 👪 on sunday {i}", "the \u2139\ufe0f panel moved {i}", "和葛\U000E0100城开会 {i}")
+    texts = {f"s{i}": kinds[i % 3].format(i=i) for i in range(n)}
+    before = f"hermes-tokenize-{tokenizer_key()}.11{passages.LAYOUT}"
+    with SessionStore(path, segment=_segment_before_symbols, segment_id=before) as old:
+        old.upsert_many([SessionRecord(sid, t, (), AT) for sid, t in texts.items()])
+    proc = _spawn(_fold_reindex_and_die, str(path), kill_after, 10)
+    proc.join(timeout=120)
+    assert proc.exitcode == -signal.SIGKILL
+    with SessionStore(path) as store:
+        assert 0 < store.reindexed <= n
+        assert store.connection.execute("SELECT COUNT(*) FROM sessions_fts").fetchone()[0] == n
+        for match, kind in ((ranking.match_term(symbol_terms("👨")[0]), 0),
+                            (ranking.match_term(symbol_terms("\u2139")[0]), 1), ('"葛城"', 2)):
+            found = sorted(h.session_id for h in store.search(match, n + 1))
+            assert found == sorted(sid for i, sid in enumerate(texts) if i % 3 == kind), match
+    with SessionStore(path) as again:
+        assert again.reindexed == 0
+
+
 def _segment_before_symbols(text: str) -> str:
     """What ``segment_for_index`` indexed before symbols were terms (segment version 2)."""
     return " ".join(tokenize(text, keep_whole=True))

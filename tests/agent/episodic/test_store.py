@@ -1463,6 +1463,24 @@ def _text_default_emoji() -> list[str]:
     return sorted(k[0] for k in emoji.EMOJI_DATA if len(k) == 2 and k[1] == "\ufe0f")
 
 
+def test_a_chinese_name_with_a_variation_selector_and_its_plain_form_find_each_other(
+        tmp_path: Path) -> None:
+    """A name written with an ideographic variation selector (葛󠄀城: the family's own glyph of
+    葛) is the name: each spelling finds a memory of the other, and no other name's."""
+    names = [("葛\U000E0100城", "葛城"), ("王\ufe00小明", "王小明"), ("辻\U000E0100本", "辻本"),
+             ("张\U000E0100伟", "张伟")]
+    with ContextEngine(tmp_path / "sessions.db", clock=lambda: NOW) as engine:
+        for i, (written, plain) in enumerate(names):
+            engine.add(f"ivs-{i}", f"和{written}开会讨论预算", created_at=NOW)
+            engine.add(f"plain-{i}", f"和{plain}开会讨论预算", created_at=NOW)
+        engine.add("other", "和李娜开会讨论预算", created_at=NOW)
+        for i, (written, plain) in enumerate(names):
+            both = {f"ivs-{i}", f"plain-{i}"}
+            for query in (written, plain):
+                found = [m.session_id for m in engine.retrieve(query, max_results=20)]
+                assert set(found[:2]) == both, (query, found)
+
+
 def test_an_emoji_with_or_without_its_presentation_selector_finds_the_other_through_the_store(
         tmp_path: Path) -> None:
     """A memory holding ❤ is found by ❤️ and ❤︎ and the reverse, for each of the data's 207: ↔ ◻
