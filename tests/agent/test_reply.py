@@ -14,6 +14,8 @@ from hermes_core import Reply as PublicReply
 from hermes_core.agent.agent import Agent
 from hermes_core.agent.reply import Reply, ReplyStream, SessionStats
 from hermes_core.config import load_settings
+from hermes_core.providers.anthropic import AnthropicProvider
+from hermes_core.providers.openai import OpenAIProvider
 from hermes_core.testing import (
     SSE_HEADERS,
     FakeProvider,
@@ -167,6 +169,9 @@ TURNS: dict[str, tuple[Callable[[str, bool], list[httpx.Response]], Callable[[st
     "retried after a server error": (lambda k, s: [_said(k, s, "req_failed", status=500),
                                                    _said(k, s, "req_retry", "It is 3.")],
                                      lambda k: ("req_retry",)),
+    "retried after a rate limit": (lambda k, s: [_said(k, s, "req_limited", status=429),
+                                                 _said(k, s, "req_retry", "It is 3.")],
+                                   lambda k: ("req_retry",)),
     # a gateway ignoring ``stream: true`` (the JSON body in every mode): the header's id
     "answered whole": (lambda k, s: [_said(k, False, "req_whole", "It is 3.")],
                        lambda k: ("req_whole",)),
@@ -231,3 +236,35 @@ def test_a_request_id_echoing_the_agent_s_key_is_scrubbed_as_the_reply_s_text_is
     assert reply.text == "It is 3." and len(reply.request_ids) == 1
     assert reply.request_id is not None and reply.request_id.startswith("echo ")
     assert key[:10] not in reply.request_id and key[:10] not in repr(reply)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream", "astream"])
+def test_a_round_failed_over_to_the_backup_provider_names_the_backup_s_request(
+        mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """The first round answered by OpenAI, the second failed over to Anthropic after OpenAI's
+    500s: each round's id is the request that answered it, the failed ones none."""
+    streamed = mode in ("stream", "astream")
+    respx_mock.post(URLS["openai"]).mock(side_effect=[
+        _said("openai", streamed, "req_round_1", "Adding.", ADD),
+        *(_said("openai", streamed, f"req_failed_{i}", status=500) for i in range(8))])
+    respx_mock.post(URLS["anthropic"]).mock(side_effect=[
+        _said("anthropic", streamed, "req_backup", "It is 3.")])
+    cfg = {"home": str(empty_home), "context_engine": {"enabled": False},
+           "credentials": {k: {"keys": [{"key": KEYS[k]}]} for k in URLS},
+           "llm": {"routing": {"default_model": "gpt-4o-mini", "providers": [
+               {"name": "openai", "priority": 1, "models": ["gpt-4o-mini"]},
+               {"name": "anthropic", "priority": 2, "models": ["claude-sonnet-4-5"]}]}}}
+    agent = Agent(load_settings(cfg, env={}),
+                  providers={"openai": OpenAIProvider(), "anthropic": AnthropicProvider()},
+                  loop_options={"sleep": lambda s: None, "audit_path": False})
+
+    @agent.tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+    try:
+        reply = _answered(agent, mode)
+    finally:
+        agent.close(wait_warm=False, summarize=False)
+    assert reply.provider == "anthropic" and reply.text.endswith("It is 3.")
+    assert reply.request_ids == ("req_round_1", "req_backup")
