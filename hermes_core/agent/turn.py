@@ -149,14 +149,17 @@ class Turn:
         """``done`` as the agent keeps, shows and acts on it: a configured key (or a key shape)
         in the model's text or a tool call's arguments replaced by its fingerprint. What is sent
         is scrubbed in the call loop; what comes back is scrubbed here, once, so the reply, the
-        history, the structured output parsed from it and the tools all see the same text."""
+        history, the structured output parsed from it and the tools all see the same text. The
+        request id is the server's text too (a proxy may echo the Authorization value into its
+        header), and ``Reply.request_ids`` is printed and quoted in tickets."""
         scrub = self.agent.redact
         text = scrub(done.text) if done.text else done.text
         calls = tuple(c if (a := scrub(c.arguments)) == c.arguments else replace(c, arguments=a)
                       for c in done.tool_calls)
-        if text == done.text and calls == done.tool_calls:
+        rid = scrub(done.request_id) if done.request_id else done.request_id
+        if text == done.text and calls == done.tool_calls and rid == done.request_id:
             return done
-        return replace(done, text=text, tool_calls=calls)
+        return replace(done, text=text, tool_calls=calls, request_id=rid)
 
     def _go_on(self, done: Completion) -> bool:
         """True when ``done`` was paused (Anthropic's ``pause_turn``: a long server-tool turn)

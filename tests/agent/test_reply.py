@@ -14,6 +14,8 @@ from hermes_core import Reply as PublicReply
 from hermes_core.agent.agent import Agent
 from hermes_core.agent.reply import Reply, ReplyStream, SessionStats
 from hermes_core.config import load_settings
+from hermes_core.providers.anthropic import AnthropicProvider
+from hermes_core.providers.openai import OpenAIProvider
 from hermes_core.testing import (
     SSE_HEADERS,
     FakeProvider,
@@ -24,6 +26,7 @@ from hermes_core.testing import (
 )
 from hermes_core.types import Completion, ToolCall, Usage
 from tests.agent.conftest import (
+    KEYS,
     URLS,
     agent_for,
     make_agent,
@@ -143,6 +146,18 @@ def _said(kind: str, streamed: bool, stated: str | None, text: str = "",
     return resp
 
 
+def _answered(agent: Any, mode: str) -> Any:
+    """The Reply to one question asked through ``mode``'s shell (astream's: ``last_reply``)."""
+    if mode != "astream":
+        return run_turn(agent, mode, "what is 1 + 2?")
+
+    async def read() -> None:
+        async for _ in agent.astream("what is 1 + 2?"):
+            pass
+    asyncio.run(read())
+    return agent.last_reply
+
+
 ADD = (ToolCall("call_1", "add", '{"a": 1, "b": 2}'),)
 #: The replies a turn is answered with (kind, streamed -> responses) and the ids its Reply says.
 TURNS: dict[str, tuple[Callable[[str, bool], list[httpx.Response]], Callable[[str], tuple[str, ...]]]] = {
@@ -154,6 +169,9 @@ TURNS: dict[str, tuple[Callable[[str, bool], list[httpx.Response]], Callable[[st
     "retried after a server error": (lambda k, s: [_said(k, s, "req_failed", status=500),
                                                    _said(k, s, "req_retry", "It is 3.")],
                                      lambda k: ("req_retry",)),
+    "retried after a rate limit": (lambda k, s: [_said(k, s, "req_limited", status=429),
+                                                 _said(k, s, "req_retry", "It is 3.")],
+                                   lambda k: ("req_retry",)),
     # a gateway ignoring ``stream: true`` (the JSON body in every mode): the header's id
     "answered whole": (lambda k, s: [_said(k, False, "req_whole", "It is 3.")],
                        lambda k: ("req_whole",)),
@@ -178,14 +196,7 @@ def test_a_reply_names_the_provider_request_of_each_round_that_made_it(
         """Add two numbers."""
         return a + b
 
-    if mode == "astream":
-        async def read() -> None:
-            async for _ in agent.astream("what is 1 + 2?"):
-                pass
-        asyncio.run(read())
-        reply = agent.last_reply
-    else:
-        reply = run_turn(agent, mode, "what is 1 + 2?")
+    reply = _answered(agent, mode)
     assert reply.text.endswith("It is 3.")
     assert reply.request_ids == ids(kind) and reply.request_id == ids(kind)[-1]
 
@@ -207,3 +218,53 @@ def test_a_repaired_structured_reply_names_the_rejected_request_before_its_own(
     assert run_turn(agent, mode, "1 + 2?", output=Sum) == Sum(total=3)
     assert agent.last_reply is not None
     assert agent.last_reply.request_ids == ("req_bad", "req_good")
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream", "astream"])
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_request_id_echoing_the_agent_s_key_is_scrubbed_as_the_reply_s_text_is(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """A proxy that echoes the Authorization value into the request-id header: the id is
+    provider text like the reply's, which an author prints or files in a ticket, so the agent's
+    key in it is replaced by its fingerprint; an id of the providers' shapes is kept whole (the
+    other ids of this file). Failed before: the key in ``reply.request_ids``."""
+    key = KEYS[kind]
+    respx_mock.post(URLS[kind]).mock(side_effect=[
+        _said(kind, mode in ("stream", "astream"), f"echo {key}", "It is 3.")])
+    agent = make_agent(empty_home, kind)
+    reply = _answered(agent, mode)
+    assert reply.text == "It is 3." and len(reply.request_ids) == 1
+    assert reply.request_id is not None and reply.request_id.startswith("echo ")
+    assert key[:10] not in reply.request_id and key[:10] not in repr(reply)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream", "astream"])
+def test_a_round_failed_over_to_the_backup_provider_names_the_backup_s_request(
+        mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """The first round answered by OpenAI, the second failed over to Anthropic after OpenAI's
+    500s: each round's id is the request that answered it, the failed ones none."""
+    streamed = mode in ("stream", "astream")
+    respx_mock.post(URLS["openai"]).mock(side_effect=[
+        _said("openai", streamed, "req_round_1", "Adding.", ADD),
+        *(_said("openai", streamed, f"req_failed_{i}", status=500) for i in range(8))])
+    respx_mock.post(URLS["anthropic"]).mock(side_effect=[
+        _said("anthropic", streamed, "req_backup", "It is 3.")])
+    cfg = {"home": str(empty_home), "context_engine": {"enabled": False},
+           "credentials": {k: {"keys": [{"key": KEYS[k]}]} for k in URLS},
+           "llm": {"routing": {"default_model": "gpt-4o-mini", "providers": [
+               {"name": "openai", "priority": 1, "models": ["gpt-4o-mini"]},
+               {"name": "anthropic", "priority": 2, "models": ["claude-sonnet-4-5"]}]}}}
+    agent = Agent(load_settings(cfg, env={}),
+                  providers={"openai": OpenAIProvider(), "anthropic": AnthropicProvider()},
+                  loop_options={"sleep": lambda s: None, "audit_path": False})
+
+    @agent.tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+    try:
+        reply = _answered(agent, mode)
+    finally:
+        agent.close(wait_warm=False, summarize=False)
+    assert reply.provider == "anthropic" and reply.text.endswith("It is 3.")
+    assert reply.request_ids == ("req_round_1", "req_backup")
