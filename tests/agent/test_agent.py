@@ -269,9 +269,13 @@ async def test_hooks_and_async_turn_through_the_call_loop(home: Path):
     assert len(agent.history) == 4
 
 
+DEADLOCK_S = 120.0   # a deadlock's bound, not a speed goal: never reached when all is well
+
+
 async def test_async_turns_build_the_prompt_off_the_event_loop(home: Path):
     """Prompt building (retrieval, memory search, hooks) must not stall the event loop: a
-    pre_llm_call hook that waits for the loop itself to act would deadlock if run on it."""
+    pre_llm_call hook that waits for the loop itself to act would deadlock if run on it. Alone in
+    a fresh process the first turn loads the embedding model before the hook: 5 s was too short."""
     import asyncio
     import threading
 
@@ -283,13 +287,13 @@ async def test_async_turns_build_the_prompt_off_the_event_loop(home: Path):
     def hook(message: str, prompt):  # type: ignore[no-untyped-def]
         threads.append(threading.current_thread().name)
         entered.set()
-        assert release.wait(5.0), "the hook ran on the event loop and blocked it"
+        assert release.wait(DEADLOCK_S), "the hook ran on the event loop and blocked it"
         return None
 
     agent.pre_llm_call = hook
 
     async def let_go() -> None:
-        assert await asyncio.to_thread(entered.wait, 5.0)
+        assert await asyncio.to_thread(entered.wait, DEADLOCK_S)
         release.set()
         entered.clear()
 
