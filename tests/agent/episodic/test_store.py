@@ -1212,6 +1212,20 @@ def _table_without_forms(strip: Callable[[str], bool]) -> dict[str, tuple[str, .
             for k, v in _table_before_listed_forms().items() if k not in set(forms.values())}
 
 
+def _digest_under(monkeypatch: pytest.MonkeyPatch, table: dict[str, tuple[str, ...]]) -> str:
+    """The emoji data digest an older release's parts ``table`` gave, checked to differ from
+    today's (else the re-index under test would have nothing to re-key)."""
+    from hermes_core import tokenize as tok
+
+    with monkeypatch.context() as before:
+        before.setattr(tok, "_listed_parts", lambda: table)
+        tok.emoji_data_digest.cache_clear()
+        digest = tok.emoji_data_digest()
+    tok.emoji_data_digest.cache_clear()
+    assert digest != tok.emoji_data_digest()
+    return digest
+
+
 def _table_before_listed_forms() -> dict[str, tuple[str, ...]]:
     """The parts table of segment version 11: no group of one code point had its listed
     gendered forms' people (👪 none), nor they it."""
@@ -1264,15 +1278,8 @@ def test_an_archive_indexed_before_single_groups_and_pictographs_is_re_indexed_o
         for symbol in ("👨", "\u2194"):
             assert old.search(ranking.match_term(symbol_terms(symbol)[0]), 5) == []
 
-    from hermes_core import tokenize as tok
-
     table = _table_before_single_groups()
-    with monkeypatch.context() as before:          # the digest version 9's table had
-        before.setattr(tok, "_listed_parts", lambda: table)
-        tok.emoji_data_digest.cache_clear()
-        digest = tok.emoji_data_digest()
-    tok.emoji_data_digest.cache_clear()
-    assert digest != tok.emoji_data_digest()
+    digest = _digest_under(monkeypatch, table)
     with _re_indexed_once(tmp_path, _segment_before_single_groups, 9, texts, as_old=as_old,
                           digest=digest) as engine:
         assert [m.session_id for m in engine.retrieve("👨")] == ["pair"]
@@ -1301,12 +1308,7 @@ def test_an_archive_indexed_before_gendered_groups_is_re_indexed_once_and_then_f
             hits = old.search(ranking.match_term(symbol_terms(symbol)[0]), 5)
             assert {h.session_id for h in hits} == found, symbol
 
-    with monkeypatch.context() as before:
-        before.setattr(tok, "_listed_parts", lambda: table)
-        tok.emoji_data_digest.cache_clear()
-        digest = tok.emoji_data_digest()
-    tok.emoji_data_digest.cache_clear()
-    assert digest != tok.emoji_data_digest()
+    digest = _digest_under(monkeypatch, table)
     with _re_indexed_once(tmp_path, segment, 10, texts, as_old=as_old, digest=digest) as engine:
         assert {m.session_id for m in engine.retrieve("👨")} == {"party", "mixed"}
         assert {m.session_id for m in engine.retrieve("👯")} == {"party", "mixed"}
@@ -1333,12 +1335,7 @@ def test_an_archive_indexed_before_families_and_letter_emoji_is_re_indexed_once_
         for symbol in ("👨", "\u2139"):
             assert old.search(ranking.match_term(symbol_terms(symbol)[0]), 5) == [], symbol
 
-    with monkeypatch.context() as before:
-        before.setattr(tok, "_listed_parts", lambda: table)
-        tok.emoji_data_digest.cache_clear()
-        digest = tok.emoji_data_digest()
-    tok.emoji_data_digest.cache_clear()
-    assert digest != tok.emoji_data_digest()
+    digest = _digest_under(monkeypatch, table)
     with _re_indexed_once(tmp_path, segment, 11, texts, as_old=as_old, digest=digest) as engine:
         assert [m.session_id for m in engine.retrieve("👨")] == ["family"]
         assert [m.session_id for m in engine.retrieve("\u2139\ufe0f")] == ["info"]
