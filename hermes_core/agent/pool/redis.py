@@ -51,6 +51,7 @@ from hermes_core.agent.pool.fleet_queue import FleetQueue
 from hermes_core.agent.pool.foreign import describe, misplaced_keys
 from hermes_core.agent.pool.outage import REFUSALS, outage_reason
 from hermes_core.agent.pool.quarantine import Standing
+from hermes_core.agent.pool.reconnect import BackgroundProbe
 from hermes_core.agent.pool.redis_options import (
     DEFAULT_PREFIX,
     RedisPoolOptions,
@@ -191,6 +192,7 @@ class RedisPoolState:
         self._standing: dict[tuple[str, str], Standing] = {}
         self._degraded = False
         self._next_probe = 0.0
+        self._prober = BackgroundProbe(self._recover, opts.probe_wait_s)
         # what the local fallback did and learned, replayed into Redis when it returns:
         # deadlines/removals per key, and the requests sent (local time, tokens, window_s)
         self._learned: dict[tuple[str, str], tuple[float, bool]] = {}
@@ -613,7 +615,7 @@ class RedisPoolState:
             self._slot_renew_at = now + ttl / 3
 
     def _call(self, remote: Callable[[], T], local: Callable[[], T]) -> T:
-        if self._degraded and not self._try_recover():
+        if self._degraded and not self._rejoined():
             return local()
         try:
             return remote()
@@ -665,16 +667,24 @@ class RedisPoolState:
                     "budget divided by %d workers until it accepts writes again",
                     self.url, why, self.options.workers)
 
-    def _try_recover(self) -> bool:
-        """Probe Redis at most once per ``reconnect_interval_s``; True when back on Redis.
+    def _rejoined(self) -> bool:
+        """Probe Redis at most once per ``reconnect_interval_s``, in a thread of the probe's own
+        (:class:`.reconnect.BackgroundProbe`: a stuck Redis stalls no request); True when back
+        on Redis."""
+        with self._lock:
+            if self._monotonic() < self._next_probe:
+                return False
+            self._next_probe = self._monotonic() + self.options.reconnect_interval_s
+        self._prober.run()
+        return not self._degraded
+
+    def _recover(self, answered: Callable[[], None]) -> bool:
+        """One probe (``answered`` called once Redis answered PING); True when back on Redis.
 
         Before switching back, this worker's local deadlines, removals and sent requests are
         merged into Redis, so a Redis that restarted empty still counts the fleet's recent
         requests and the budgets are not spent twice in one window."""
         with self._lock:
-            if self._monotonic() < self._next_probe:
-                return False
-            self._next_probe = self._monotonic() + self.options.reconnect_interval_s
             learned = dict(self._learned)
             sent = {k: list(v) for k, v in self._sent.items()}
             # what this merge hands over: other threads may still serve locally meanwhile, and
@@ -688,6 +698,7 @@ class RedisPoolState:
         provider_breakers = self._local.provider_breakers()
         try:
             self._redis.ping()
+            answered()
             # a Redis that answers but refuses writes (OOM, MISCONF, READONLY) is still away:
             # rejoining it would only fall back again on the next call, warning each time
             self._redis.set(f"{self.options.key_prefix}:probe:{self._worker_id}", "1", px=1000)

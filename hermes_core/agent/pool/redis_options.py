@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from hermes_core.agent.pool.reconnect import WAIT_S
+
 if TYPE_CHECKING:  # pragma: no cover
     from hermes_core.config import CredentialPoolSettings
 
@@ -28,6 +30,9 @@ class RedisPoolOptions:
     # renewal; renewed by acquires a third of that apart
     slot_ttl_s: float = 60.0
     reconnect_interval_s: float = 5.0   # how often a degraded backend probes Redis
+    # how long the request that starts a probe waits for Redis to answer it (reconnect.py): the
+    # rest of the probe of a stuck Redis runs in the probe's thread, not in a request
+    probe_wait_s: float = WAIT_S
     socket_timeout_s: float = 0.5       # a hung Redis must not stall calls for long
     # processes take turns in the order they started waiting (fleet_queue; the redis_fleet_queue,
     # redis_queue_grace_s, redis_queue_poll_s settings): a place outlives the time its holder
