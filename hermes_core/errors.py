@@ -596,9 +596,16 @@ def _remaining_header(reset: str) -> str | None:
 
 _CONTEXT_MARKERS = ("context_length_exceeded", "prompt is too long", "maximum context length",
                     "context window", "too many tokens")
-_QUOTA_CODES = ("insufficient_quota", "billing_hard_limit_reached")
-# Anthropic answers an exhausted prepaid balance with a 400 (or a ``billing_error`` type).
-_QUOTA_MARKERS = ("credit balance is too low",)
+_QUOTA_CODES = ("insufficient_quota", "billing_hard_limit_reached",
+                # Moonshot's type and Baidu Qianfan's code for an empty balance (both a 429)
+                "exceeded_current_quota_error", "billing_insufficient_balance")
+# Anthropic answers an exhausted prepaid balance with a 400 (or a ``billing_error`` type); Zhipu
+# an unpaid account with a 429 (code 1113: "余额不足或无可用资源包", "您的账户已欠费", in English
+# "Insufficient balance ...", "... in arrears"); Moonshot "suspended due to insufficient balance";
+# SiliconFlow "Your paid balance is insufficient". Rate limits there speak of 并发, 频率, 限额
+# and 上限, never of a balance (余额) or arrears (欠费)
+_QUOTA_MARKERS = ("credit balance is too low", "insufficient balance", "balance is insufficient",
+                  "in arrears", "余额不足", "欠费")
 # Qwen (DashScope's OpenAI-compatible mode) sends its per-minute token limit in OpenAI's quota
 # words and code; its link to the token-limit section of its error codes says what it is
 _THROTTLE_MARKERS = ("#token-limit",)

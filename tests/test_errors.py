@@ -637,6 +637,33 @@ def test_a_429_whose_words_say_the_quota_is_spent_is_a_dead_key_not_a_wait(body)
 
 
 @pytest.mark.parametrize("body", [
+    # Zhipu (bigmodel.cn / z.ai) answers an unpaid account with a 429, business code 1113, in
+    # Chinese or English as the account's site speaks; proxies pass the message on alone
+    {"error": {"code": "1113", "message": "余额不足或无可用资源包,请充值。"}},
+    "余额不足或无可用资源包,请充值。",
+    {"error": {"code": "1113", "message": "Insufficient balance or no resource package. "
+                                          "Please recharge."}},
+    {"error": {"code": "1113", "message": "您的账户已欠费，请充值后重试"}},
+    {"error": {"code": "1113", "message": "Your account is in arrears, please recharge and try "
+                                          "again"}},
+    # Moonshot (Kimi): a 429 typed exceeded_current_quota_error for an empty balance
+    {"error": {"message": "Your account org-x <ak-y> is suspended due to insufficient balance, "
+                          "please recharge your account or check your plan and billing details",
+               "type": "exceeded_current_quota_error"}},
+    # Baidu Qianfan (AppBuilder): BILLING_INSUFFICIENT_BALANCE
+    {"error": {"code": "BILLING_INSUFFICIENT_BALANCE",
+               "message": "Your account has insufficient balance"}},
+    # SiliconFlow's wording (a 403 there; a gateway may send it as a 429)
+    {"code": 30011, "message": "The selected model requires paid balance. Your paid balance is "
+                               "insufficient. Please top up and try again.", "data": None},
+])
+def test_a_429_saying_the_balance_is_empty_in_any_provider_s_words_is_a_dead_key(body):
+    """Zhipu's 余额不足 and Moonshot's suspended balance were read as a wait: every process
+    tried the unpaid key again after each default minute, all day."""
+    assert type(error_from_status(429, {}, body, now=NOW)) is QuotaExhausted
+
+
+@pytest.mark.parametrize("body", [
     # Gemini says "current quota" of its per-minute limit too: a wait, not a dead key
     {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED",
                "message": "You exceeded your current quota, please check your plan and billing "
@@ -668,6 +695,23 @@ def test_a_429_whose_words_say_the_quota_is_spent_is_a_dead_key_not_a_wait(body)
                "type": "limit_requests", "param": None, "code": "limit_requests"}},
     {"code": "Throttling.AllocationQuota", "message": "Allocated quota exceeded, please increase "
                                                       "your quota limit."},
+    # Zhipu's concurrency (1302), frequency (1303), traffic (1305) limits and a usage cap that
+    # names its reset (1308): waits, however much they speak of 限额
+    {"error": {"code": "1302", "message": "您当前使用该 API 的并发数过高，请降低并发，或联系客服"
+                                          "增加限额"}},
+    {"error": {"code": "1302", "message": "您的账户已达到速率限制，请您控制请求频率"}},
+    {"error": {"code": "1303", "message": "您当前使用该 API 的频率过高，请降低频率，或联系客服增加"
+                                          "限额"}},
+    {"error": {"code": "1305", "message": "该模型当前访问量过大，请您稍后再试"}},
+    {"error": {"code": "1308", "message": "已达到 5 小时 的使用上限。您的限额将在 2026-12-07 "
+                                          "09:00:00 重置"}},
+    {"error": {"code": "1302", "message": "High concurrency usage of this API, please reduce "
+                                          "concurrency or contact customer service to increase "
+                                          "limits"}},
+    # Moonshot's and Qianfan's rate limits
+    {"error": {"message": "Your account org-x <ak-y> request reached max request: 3, please try "
+                          "again after 1 seconds", "type": "rate_limit_reached_error"}},
+    {"error": {"code": "RATE_LIMIT_TOTAL_QPS", "message": "Total API QPS limit exceeded"}},
 ])
 def test_a_429_about_a_rate_not_a_balance_stays_a_wait(body):
     assert type(error_from_status(429, {}, body, now=NOW)) is RateLimited

@@ -168,6 +168,41 @@ def backend_from_settings(settings: Settings,
     return backend
 
 
+def state_names(keys: Mapping[str, Iterable[str]]) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Per provider, the name its keys' state is kept under in the backend, and the providers
+    sharing it. Why: a key's limits are the key's, whatever name it is listed under; two
+    provider names listing one key (aliases of one endpoint) kept a window and a cooldown each,
+    and sent the key twice its limit. Providers linked by a key they list (directly or through
+    others) share one name, their sorted names joined by ``+``; a provider sharing no key keeps
+    its own name (its state where it always was). ``keys``: each provider's key fingerprints."""
+    parent = {p: p for p in keys}
+
+    def root(p: str) -> str:
+        while parent[p] != p:
+            parent[p] = parent[parent[p]]
+            p = parent[p]
+        return p
+
+    owner: dict[str, str] = {}
+    for provider, fps in keys.items():
+        for fp in fps:
+            if fp in owner:
+                a, b = root(owner[fp]), root(provider)
+                if a != b:
+                    parent[max(a, b)] = min(a, b)
+            else:
+                owner[fp] = provider
+    groups: dict[str, list[str]] = {}
+    for p in keys:
+        groups.setdefault(root(p), []).append(p)
+    out: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for members in groups.values():
+        names = tuple(sorted(members))
+        for p in members:
+            out[p] = ("+".join(names) if len(names) > 1 else p, names)
+    return out
+
+
 class CredentialPool:
     """Keys per provider with weights and limits, over a :class:`PoolStateBackend`."""
 
@@ -214,6 +249,11 @@ class CredentialPool:
                 raise ValueError(f"unknown rotation strategy {strategy!r} for provider {provider}")
             self._policies[provider] = (replace(self.policy, strategy=strategy)
                                         if strategy else self.policy)
+        self._state = state_names({p: [c.fingerprint for c in cs] for p, cs in self._creds.items()})
+        for name, group in set(self._state.values()):
+            if len(group) > 1:
+                log.info("providers %s list the same key(s): one state for them (%s)",
+                         ", ".join(group), name)
 
     @classmethod
     def from_settings(cls, settings: Settings, backend: PoolStateBackend | None = None, *,
@@ -274,7 +314,8 @@ class CredentialPool:
         specs = self._specs.get(provider, ())
         if not specs:
             raise NoCredentialAvailable(provider, None)
-        res = self.backend.acquire(provider, specs, self._policies[provider], tokens=tokens,
+        res = self.backend.acquire(self._state[provider][0], specs, self._policies[provider],
+                                   tokens=tokens,
                                    rand=self._rng.random())
         if res.fingerprint is None:
             if res.available_at is None and res.recheck_at is None:
@@ -321,11 +362,12 @@ class CredentialPool:
 
     def _leave(self, provider: str) -> None:
         """Give the place up unless a request of this process wants it again by now."""
-        with self._refused_lock:
-            if self._refused[provider]:
+        name, group = self._state.get(provider, (provider, (provider,)))
+        with self._refused_lock:   # the place is the group's (state_names): any member's
+            if any(self._refused[p] for p in group):
                 return
-        if self.waiters.waiting(provider) == 0:
-            self.backend.leave(provider)
+        if not any(self.waiters.waiting(p) for p in group):
+            self.backend.leave(name)
 
     def drain(self, timeout: float = 10.0) -> bool:
         """Wait up to ``timeout`` seconds for the releases and leaves handed off the event loop
@@ -409,14 +451,16 @@ class CredentialPool:
         if lease.probe:
             outcome = replace(outcome, probe=True)
         policy = self._policies.get(cred.provider, self.policy)
+        name, group = self._state.get(cred.provider, (cred.provider, (cred.provider,)))
         try:
             if lease.lease_id:
-                res = self.backend.release(cred.provider, cred.fingerprint, outcome, policy,
+                res = self.backend.release(name, cred.fingerprint, outcome, policy,
                                            lease=lease.lease_id)
             else:
-                res = self.backend.release(cred.provider, cred.fingerprint, outcome, policy)
+                res = self.backend.release(name, cred.fingerprint, outcome, policy)
         finally:   # one slot freed (even if recording it failed): one waiter asks again
-            self.waiters.wake(cred.provider)
+            for p in group:
+                self.waiters.wake(p)
         if outcome.kind == "removed":
             if res.removed:
                 with self._removed_lock:
@@ -499,7 +543,7 @@ class CredentialPool:
             if not specs:
                 continue
             pol = self._policies[provider]
-            snap = self.backend.snapshot(provider, specs, pol)
+            snap = self.backend.snapshot(self._state[provider][0], specs, pol)
             for spec, k in zip(specs, snap.keys, strict=True):
                 limit = spec.max_rpm if spec.max_rpm is not None else k.learned_rpm
                 at_limit = limit is not None and k.requests_in_window >= limit

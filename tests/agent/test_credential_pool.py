@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from hermes_core.agent.credential_pool import CredentialPool, Lease
+from hermes_core.agent.credential_pool import CredentialPool, Lease, state_names
 from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState
 from hermes_core.agent.pool.state import (
     MAX_COOLDOWN_S,
@@ -95,6 +95,52 @@ def test_duplicate_keys_are_used_once(caplog: pytest.LogCaptureFixture) -> None:
     pool = CredentialPool({"p": [Credential("p", "sk-dup-secret"), Credential("p", "sk-dup-secret")]})
     assert len(pool.credentials("p")) == 1
     assert "twice" in caplog.text and "sk-dup-secret" not in caplog.text
+
+
+@pytest.mark.parametrize("kind", ["memory", "redis"])
+def test_a_key_under_two_provider_names_keeps_one_window_and_one_cooldown(
+        kind: str, request: pytest.FixtureRequest) -> None:
+    """The same key listed under two provider names (two aliases of one endpoint: "zhipu" and
+    "glm") had a window under each, so the pool sent it twice its limit, and a 429 one alias
+    heard left the other sending to the cooling key."""
+    clock = FakeClock(1000.0)
+    backend = (InMemoryPoolState(clock) if kind == "memory" else RedisPoolState(
+        request.getfixturevalue("redis_url"), clock=clock,
+        options=RedisPoolOptions(key_prefix=request.getfixturevalue("redis_prefix"))))
+    shared = "sk-shared-0123456789"
+    pool = CredentialPool({"zhipu": [Credential("zhipu", shared, max_rpm=2)],
+                           "glm": [Credential("glm", shared, max_rpm=2)]}, backend=backend)
+    got = []
+    for provider in ("zhipu", "glm", "zhipu", "glm"):
+        try:
+            lease = pool.acquire(provider)
+        except NoCredentialAvailable:
+            got.append(None)
+            continue
+        got.append(lease.credential.provider)
+        pool.success(lease)
+    assert got == ["zhipu", "glm", None, None]   # two in the window, whoever asked
+    assert [r.requests_last_window for r in pool.status()] == [2, 2]
+    clock.advance(61.0)   # a new window
+    lease = pool.acquire("glm")
+    assert lease.credential.provider == "glm"   # the key is named by the alias that asked
+    pool.cool_down(lease, 30.0)
+    with pytest.raises(NoCredentialAvailable):   # a 429 heard through one name cools both
+        pool.acquire("zhipu")
+    assert [r.state for r in pool.status()] == ["blocked", "blocked"]
+
+
+@pytest.mark.parametrize("keys,expected", [
+    ({"a": ["k1"], "b": ["k2"]}, {"a": "a", "b": "b"}),
+    ({"zhipu": ["k1"], "glm": ["k1", "k2"]}, {"zhipu": "glm+zhipu", "glm": "glm+zhipu"}),
+    # linked through a third: one state for the three; an unrelated one keeps its own
+    ({"c": ["k1"], "a": ["k2"], "b": ["k1", "k2"], "d": ["k3"]},
+     {"a": "a+b+c", "b": "a+b+c", "c": "a+b+c", "d": "d"}),
+    ({"a": [], "b": []}, {"a": "a", "b": "b"}),
+])
+def test_state_names_join_the_providers_that_list_one_key(keys: dict[str, list[str]],
+                                                          expected: dict[str, str]) -> None:
+    assert {p: name for p, (name, _) in state_names(keys).items()} == expected
 
 
 def test_alert_hook_fires_once_with_fingerprint_only() -> None:

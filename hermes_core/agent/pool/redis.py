@@ -40,7 +40,7 @@ import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from hermes_core.agent.pool import lua_acquire, lua_recovery, lua_release, redis_lua
@@ -51,6 +51,12 @@ from hermes_core.agent.pool.fleet_queue import FleetQueue
 from hermes_core.agent.pool.foreign import describe, misplaced_keys
 from hermes_core.agent.pool.outage import REFUSALS, outage_reason
 from hermes_core.agent.pool.quarantine import Standing
+from hermes_core.agent.pool.reconnect import BackgroundProbe
+from hermes_core.agent.pool.redis_options import (
+    DEFAULT_PREFIX,
+    RedisPoolOptions,
+    options_from_settings,
+)
 from hermes_core.agent.pool.redis_url import redact_url
 from hermes_core.agent.pool.state import (
     STRATEGIES,
@@ -68,13 +74,14 @@ from hermes_core.agent.pool.state import (
 from hermes_core.errors import ConfigError, DependencyMissing
 
 if TYPE_CHECKING:  # pragma: no cover
-    from hermes_core.config import CredentialPoolSettings, Settings
+    from hermes_core.config import Settings
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-DEFAULT_PREFIX = "hermes:pool"
+__all__ = ["DEFAULT_PREFIX", "RedisPoolOptions", "RedisPoolState", "backend_from_settings",
+           "options_from_settings"]
 
 
 def _text(value: Any) -> str:
@@ -98,27 +105,6 @@ def _took(left: Counter[Any], entry: Any) -> bool:
         left[entry] -= 1
         return True
     return False
-
-
-@dataclass(frozen=True, slots=True)
-class RedisPoolOptions:
-    """Tuning for :class:`RedisPoolState` (from ``credential_pool`` settings)."""
-
-    key_prefix: str = DEFAULT_PREFIX
-    lease_ttl_s: float = 300.0          # an in-flight lease outlives any request deadline
-    state_ttl_s: float = 7 * 86400.0    # idle pool state (removals, breakers, cursor) expires
-    workers: int = 1                    # processes sharing the keys: divides fallback budgets
-    # how long a worker's slot (its index among the workers, see worker_share) outlives its last
-    # renewal; renewed by acquires a third of that apart
-    slot_ttl_s: float = 60.0
-    reconnect_interval_s: float = 5.0   # how often a degraded backend probes Redis
-    socket_timeout_s: float = 0.5       # a hung Redis must not stall calls for long
-    # processes take turns in the order they started waiting (fleet_queue; the redis_fleet_queue,
-    # redis_queue_grace_s, redis_queue_poll_s settings): a place outlives the time its holder
-    # said it would ask again by grace; one behind others asks every poll
-    fleet_queue: bool = True
-    queue_grace_s: float = 2.0
-    queue_poll_s: float = 0.05
 
 
 class RedisPoolState:
@@ -206,6 +192,7 @@ class RedisPoolState:
         self._standing: dict[tuple[str, str], Standing] = {}
         self._degraded = False
         self._next_probe = 0.0
+        self._prober = BackgroundProbe(self._recover, opts.probe_wait_s)
         # what the local fallback did and learned, replayed into Redis when it returns:
         # deadlines/removals per key, and the requests sent (local time, tokens, window_s)
         self._learned: dict[tuple[str, str], tuple[float, bool]] = {}
@@ -628,7 +615,7 @@ class RedisPoolState:
             self._slot_renew_at = now + ttl / 3
 
     def _call(self, remote: Callable[[], T], local: Callable[[], T]) -> T:
-        if self._degraded and not self._try_recover():
+        if self._degraded and not self._rejoined():
             return local()
         try:
             return remote()
@@ -680,16 +667,24 @@ class RedisPoolState:
                     "budget divided by %d workers until it accepts writes again",
                     self.url, why, self.options.workers)
 
-    def _try_recover(self) -> bool:
-        """Probe Redis at most once per ``reconnect_interval_s``; True when back on Redis.
+    def _rejoined(self) -> bool:
+        """Probe Redis at most once per ``reconnect_interval_s``, in a thread of the probe's own
+        (:class:`.reconnect.BackgroundProbe`: a stuck Redis stalls no request); True when back
+        on Redis."""
+        with self._lock:
+            if self._monotonic() < self._next_probe:
+                return False
+            self._next_probe = self._monotonic() + self.options.reconnect_interval_s
+        self._prober.run()
+        return not self._degraded
+
+    def _recover(self, answered: Callable[[], None]) -> bool:
+        """One probe (``answered`` called once Redis answered PING); True when back on Redis.
 
         Before switching back, this worker's local deadlines, removals and sent requests are
         merged into Redis, so a Redis that restarted empty still counts the fleet's recent
         requests and the budgets are not spent twice in one window."""
         with self._lock:
-            if self._monotonic() < self._next_probe:
-                return False
-            self._next_probe = self._monotonic() + self.options.reconnect_interval_s
             learned = dict(self._learned)
             sent = {k: list(v) for k, v in self._sent.items()}
             # what this merge hands over: other threads may still serve locally meanwhile, and
@@ -703,6 +698,7 @@ class RedisPoolState:
         provider_breakers = self._local.provider_breakers()
         try:
             self._redis.ping()
+            answered()
             # a Redis that answers but refuses writes (OOM, MISCONF, READONLY) is still away:
             # rejoining it would only fall back again on the next call, warning each time
             self._redis.set(f"{self.options.key_prefix}:probe:{self._worker_id}", "1", px=1000)
@@ -771,16 +767,6 @@ class RedisPoolState:
             with self._lock:
                 for item, entries in sent.items():
                     self._sent[item] = sorted([*entries, *self._sent.get(item, [])])
-
-
-def options_from_settings(cp: CredentialPoolSettings) -> RedisPoolOptions:
-    """The ``credential_pool`` settings that tune the Redis backend."""
-    return RedisPoolOptions(
-        key_prefix=cp.redis_key_prefix, lease_ttl_s=cp.redis_lease_ttl_s,
-        state_ttl_s=cp.redis_state_ttl_s, workers=cp.workers,
-        reconnect_interval_s=cp.redis_reconnect_s, socket_timeout_s=cp.redis_timeout_s,
-        fleet_queue=cp.redis_fleet_queue, queue_grace_s=cp.redis_queue_grace_s,
-        queue_poll_s=cp.redis_queue_poll_s)
 
 
 def backend_from_settings(settings: Settings) -> RedisPoolState:

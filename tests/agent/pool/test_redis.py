@@ -339,6 +339,51 @@ def test_redis_still_down_probes_once_per_interval(own_redis: RedisServer,
     be.close()
 
 
+@contextlib.contextmanager
+def _stuck(server: RedisServer) -> Iterator[None]:
+    """``server`` paused (SIGSTOP): it still accepts connections (the kernel does) and answers
+    nothing, as a Redis frozen by a VM pause or a swap storm; resumed on leaving."""
+    import os
+    import signal
+
+    assert server.proc is not None
+    os.kill(server.proc.pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(server.proc.pid, signal.SIGCONT)
+
+
+def test_a_stuck_redis_stalls_no_request_with_its_reconnect_probe(own_redis: RedisServer,
+                                                                  redis_prefix: str) -> None:
+    """The probe of a degraded backend ran in the caller's request: against a Redis that
+    accepts and never answers, one request per reconnect interval waited out PING and its one
+    retry (2 x the socket timeout) before being served locally anyway."""
+    mono = Mono()
+    be = RedisPoolState(own_redis.url, monotonic=mono, options=RedisPoolOptions(
+        key_prefix=redis_prefix, reconnect_interval_s=5.0, socket_timeout_s=1.0))
+    keys = [KeySpec("a")]
+    assert be.acquire("p", keys, PoolPolicy()).fingerprint == "a"
+    with _stuck(own_redis):
+        assert be.acquire("p", keys, PoolPolicy()).fingerprint == "a"   # the call that notices
+        assert be.degraded
+        mono.t += 5.0   # the probe is due
+        t0 = time.perf_counter()
+        assert be.acquire("p", keys, PoolPolicy()).fingerprint == "a"
+        took = time.perf_counter() - t0
+        assert be.degraded
+    # the probe's own wait is bounded, far below one socket timeout (the stall was 2 of them)
+    assert took < 0.5, took
+    # resumed: the probe running, or the next one due, brings the backend back
+    deadline = time.monotonic() + 10.0
+    while be.degraded and time.monotonic() < deadline:
+        mono.t += 5.0
+        be.acquire("p", keys, PoolPolicy())
+        time.sleep(0.05)
+    assert not be.degraded
+    be.close()
+
+
 def test_redis_scripts_reload_after_restart(own_redis: RedisServer,
                                             redis_prefix: str) -> None:
     be = RedisPoolState(own_redis.url, options=RedisPoolOptions(key_prefix=redis_prefix))

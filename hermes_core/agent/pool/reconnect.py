@@ -1,0 +1,78 @@
+"""The reconnect probe of a degraded Redis backend, run in a thread of its own.
+
+Why: the probe used to run in whichever request found it due. Against a Redis that accepts
+connections and never answers (a paused VM, a swap storm, ``DEBUG SLEEP``), PING and redis-py's
+one retry each waited out the socket timeout, so one request per reconnect interval stalled
+2 x ``socket_timeout_s`` before being served locally anyway. Now the request that finds the probe
+due starts it in a thread and waits only for the probe to settle, at most ``wait_s``: a Redis
+that answers PING within that is back, and the request waits for the rest of the rejoin (merging
+the outage into Redis) and is served there, as before; a stuck one is left to the thread, and the
+request is served locally at once. A probe whose PING answers later still rejoins, for the
+requests after it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+log = logging.getLogger("hermes_core.agent.pool.redis")
+
+#: How long the request that starts a probe waits for Redis to answer it: a loopback or LAN
+#: PING takes a millisecond, a stuck Redis never answers.
+WAIT_S = 0.1
+
+
+class _Probe:
+    """One run: ``settled`` once Redis answered PING or the run ended; ``answered`` says which."""
+
+    def __init__(self) -> None:
+        self.settled = threading.Event()
+        self.done = threading.Event()
+        self.answered = False
+        self.error: BaseException | None = None
+
+
+class BackgroundProbe:
+    """Runs ``probe`` (given a callback to call once Redis answered PING) in a daemon thread, one
+    run at a time."""
+
+    def __init__(self, probe: Callable[[Callable[[], None]], object],
+                 wait_s: float = WAIT_S) -> None:
+        self._probe = probe
+        self.wait_s = wait_s
+        self._lock = threading.Lock()
+        self._current: _Probe | None = None
+        self.runs = 0   # how many probes were started (observability, tests)
+
+    def run(self) -> None:
+        """Start a probe unless one is under way; wait for it to settle (at most ``wait_s``) and,
+        when Redis answered, for the rejoin to end. A bug the probe raised (no outage) is raised
+        here when this call waited for it."""
+        with self._lock:
+            current = self._current
+            if current is None or current.done.is_set():
+                current = self._current = _Probe()
+                self.runs += 1
+                threading.Thread(target=self._run, args=(current,), daemon=True,
+                                 name="hermes-pool-redis-probe").start()
+        if current.settled.wait(self.wait_s) and current.answered:
+            current.done.wait()
+        if current.done.is_set() and current.error is not None:
+            raise current.error
+
+    def _run(self, run: _Probe) -> None:
+        def answered() -> None:
+            run.answered = True
+            run.settled.set()
+
+        try:
+            self._probe(answered)
+        except BaseException as exc:  # surfaces in a waiting caller; else said here
+            run.error = exc
+            log.warning("credential pool: the Redis reconnect probe failed: %s",
+                        type(exc).__name__)
+        finally:
+            run.done.set()
+            run.settled.set()
