@@ -22,10 +22,19 @@ _AGENT_KEYWORDS = frozenset(inspect.signature(Agent.__init__).parameters) - {"se
                                                                              "provider"}
 
 
+def _no_sleep(seconds: float) -> None:
+    """The call loop's waits (Retry-After, back-off) return at once."""
+
+
+async def _no_asleep(seconds: float) -> None:
+    """The async forms' waits return at once too (``achat``, ``astream``)."""
+
+
 def offline_agent(home: Path, provider: Any, *, fast_model: str | None = None,
                   **options: Any) -> Agent:
     """An Agent on ``home`` answering through ``provider``, default model "m-default" (and
-    ``fast_model`` when given), no real sleeping, no audit file, no environment keys.
+    ``fast_model`` when given), no real sleeping (sync or async), no audit file, no environment
+    keys.
 
     ``options`` naming an Agent parameter (``tools=[add]``, ``approve=``, ``session_id=``,
     ``loop_options=``, added to the no-sleep, no-audit ones) go to the Agent; the others are
@@ -42,7 +51,8 @@ def offline_agent(home: Path, provider: Any, *, fast_model: str | None = None,
     if fast_model is not None:
         routing["fast_model"] = fast_model
     cfg = {"home": str(home), "llm": {"routing": routing}, **settings}
-    loop = {"sleep": lambda s: None, "audit_path": False, **(agent_kw.pop("loop_options", None) or {})}
+    loop = {"sleep": _no_sleep, "asleep": _no_asleep, "audit_path": False,
+            **(agent_kw.pop("loop_options", None) or {})}
     agent = Agent(load_settings(cfg, env={}), provider=provider, loop_options=loop, **agent_kw)
     if agent.offline_reason is not None and requires_key(provider):
         # the Agent's no-key fallback answers offline: the double would never be called

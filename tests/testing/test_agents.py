@@ -48,3 +48,18 @@ def test_a_double_that_needs_a_key_it_was_not_given_is_refused_not_bypassed(
     assert keyed.chat("hi").text == "scripted"
     keyless = offline_agent(tmp_path, ScriptedProvider("p", kind="offline", script=["scripted"]))
     assert keyless.chat("hi").text == "scripted"
+
+
+def test_no_real_sleeping_in_the_async_forms_either(tmp_path: Path) -> None:
+    """``offline_agent`` promised "no real sleeping" but replaced only the loop's ``sleep``:
+    ``achat`` after a 429 with Retry-After 20 waited 20 s on ``asyncio.sleep``."""
+    import asyncio
+    import time
+
+    from hermes_core.errors import RateLimited
+
+    fake = FakeProvider([RateLimited("slow down", retry_after=20), "ok now"], default=None)
+    agent = offline_agent(tmp_path, fake)
+    started = time.monotonic()
+    assert asyncio.run(agent.achat("hi")).text == "ok now"
+    assert time.monotonic() - started < 5.0 and len(fake.requests) == 2
