@@ -103,7 +103,7 @@ class RecordedRequest:
 
     @property
     def last_user_message(self) -> str:
-        return next((m.content for m in reversed(self.prompt.messages) if m.role == "user"), "")
+        return _user_message(self.prompt)
 
     @property
     def system(self) -> str:
@@ -141,6 +141,11 @@ class RecordedRequest:
     def memories_recalled(self) -> tuple[MemoryFragment, ...]:
         """The past sessions recalled into this turn's context (``.summary``, ``.tags``, ...)."""
         return self.prompt.turn.memories if self.prompt.turn is not None else ()
+
+
+def _user_message(prompt: Prompt) -> str:
+    """The last user message of ``prompt``: the one its turn answers."""
+    return next((m.content for m in reversed(prompt.messages) if m.role == "user"), "")
 
 
 class _RecordingProvider:
@@ -248,8 +253,10 @@ def _deltas(script: Streamed, usage: Usage) -> Iterator[Delta]:
 class FakeProvider(_RecordingProvider):
     """Scripted replies in order (strings, Completions, or exceptions to raise).
 
-    When the script runs out, ``default`` is returned (or, if None, an AssertionError tells the
-    test it made more calls than it scripted). Summary requests (``prompt.purpose == "summary"``)
+    When the script runs out, ``default`` answers every further request ("ok" unless given), so
+    a test that scripts only what it asserts on still runs; ``default=None`` makes one request
+    too many an AssertionError naming the double, the request and the turn's message, for a test
+    that pins how many rounds a turn takes. Summary requests (``prompt.purpose == "summary"``)
     are answered from ``summaries`` instead, in order; with none left they are declined.
     """
 
@@ -257,6 +264,7 @@ class FakeProvider(_RecordingProvider):
                  default: str | None = "ok", summaries: Iterable[Reply] = ()) -> None:
         super().__init__(name)
         self._script = list(replies)
+        self._played = 0
         self._summaries = list(summaries)
         self.default = default
 
@@ -276,9 +284,14 @@ class FakeProvider(_RecordingProvider):
                                  "scripted summary (pass summaries=[...]); the agent falls back "
                                  "to its extractive summary")
         if self._script:
+            self._played += 1
             return self._script.pop(0)
         if self.default is None:
-            return AssertionError(f"FakeProvider {self.name!r}: no scripted reply left")
+            return AssertionError(
+                f"FakeProvider {self.name!r}: no scripted reply left for turn request "
+                f"{len(self.turn_requests)} (the turn {_user_message(prompt)!r}); "
+                f"{self._played} replies were scripted and all played: script more, or pass "
+                "default='...' to answer every further request")
         return self.default
 
 

@@ -31,7 +31,11 @@ class ScriptedProvider:
     list of stream pieces (str or :class:`~hermes_core.types.Delta`, sent as they are, and
     exceptions that cut the stream there; asked whole, its text joined or its first error).
     ``by_key`` maps a credential fingerprint to its own script
-    (taken first); when both are empty, ``default`` answers."""
+    (taken first); when both are empty, ``default`` answers ("ok" unless given; ``None`` makes
+    a call past the script an AssertionError naming the call, the model and the key).
+
+    Like a real provider of its ``kind``, it needs a key: an Agent with no credentials for it
+    answers offline and never calls it (``kind="offline"`` needs none)."""
 
     name: str
     kind: str = "openai"
@@ -52,6 +56,11 @@ class ScriptedProvider:
             return queue.pop(0)
         if self.script:
             return self.script.pop(0)
+        if self.default is None:
+            return AssertionError(
+                f"ScriptedProvider {self.name!r}: no scripted reply left for call {len(self.calls)} "
+                f"(model {model!r}, key {fp or 'none'}): script more, or pass default=... to "
+                "answer every further call")
         return self.default
 
     def render(self, prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from hermes_core.testing import FakeClock, FakeProvider, tool_call, tool_calls
 from hermes_core.testing.agents import offline_agent
 
@@ -24,3 +26,40 @@ def test_agent_keywords_reach_the_agent_and_the_rest_the_settings(tmp_path: Path
     assert [(r.name, r.output) for r in reply.tool_results] == [("add", "3")]
     assert agent.session_id == "s9" and not agent.settings.context_engine.enabled
     assert "session: s9" in fake.last_request.context
+
+
+def test_a_double_that_needs_a_key_it_was_not_given_is_refused_not_bypassed(
+        tmp_path: Path) -> None:
+    """A keyed ``ScriptedProvider`` (kind "openai", the default) with no credentials: the Agent
+    fell back to its offline provider, every turn answered "[offline reply: nothing was sent to
+    a model] ...", the script was never played and a test asserting only that a turn ran passed.
+    """
+    from hermes_core.errors import ConfigError
+    from hermes_core.testing import ScriptedProvider
+
+    script = ScriptedProvider("p", script=["scripted"])
+    with pytest.raises(ConfigError) as info:
+        offline_agent(tmp_path, script)
+    assert "ScriptedProvider 'p' needs a key" in str(info.value)
+    assert "kind='offline'" in str(info.value) and "credentials=" in str(info.value)
+    assert script.calls == []
+    keyed = offline_agent(tmp_path, ScriptedProvider("p", script=["scripted"]),
+                          credentials={"p": {"keys": [{"key": "sk-test-0123456789"}]}})
+    assert keyed.chat("hi").text == "scripted"
+    keyless = offline_agent(tmp_path, ScriptedProvider("p", kind="offline", script=["scripted"]))
+    assert keyless.chat("hi").text == "scripted"
+
+
+def test_no_real_sleeping_in_the_async_forms_either(tmp_path: Path) -> None:
+    """``offline_agent`` promised "no real sleeping" but replaced only the loop's ``sleep``:
+    ``achat`` after a 429 with Retry-After 20 waited 20 s on ``asyncio.sleep``."""
+    import asyncio
+    import time
+
+    from hermes_core.errors import RateLimited
+
+    fake = FakeProvider([RateLimited("slow down", retry_after=20), "ok now"], default=None)
+    agent = offline_agent(tmp_path, fake)
+    started = time.monotonic()
+    assert asyncio.run(agent.achat("hi")).text == "ok now"
+    assert time.monotonic() - started < 5.0 and len(fake.requests) == 2

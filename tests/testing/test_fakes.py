@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from hermes_core import Agent
 from hermes_core.config import load_settings
 from hermes_core.testing import FakeProvider, FunctionProvider, tool_call, tool_calls
@@ -280,3 +282,17 @@ def test_a_scripted_call_may_take_an_argument_called_name() -> None:
     assert tool_call("lookup", name="Oslo").arguments == '{"name": "Oslo"}'
     assert tool_call("get", {"id": 7}, id="c9").arguments == '{"id": 7}'
     assert tool_call("get", {"id": 7}, id="c9").id == "c9"
+
+
+def test_a_script_run_out_names_the_double_the_request_and_the_turn(make_agent: Any) -> None:
+    fake = FakeProvider([tool_calls(tool_call("add", a=1, b=2)), "3"], name="calc", default=None)
+    agent = make_agent(fake, tools=[add])
+    assert agent.chat("what is 1 + 2?").text == "3"
+    asks = [(3, agent.chat), (4, lambda m: "".join(agent.stream(m)))]
+    for number, ask in asks:
+        with pytest.raises(AssertionError) as info:
+            ask("and 2 + 2?")
+        assert str(info.value) == (
+            f"FakeProvider 'calc': no scripted reply left for turn request {number} (the turn "
+            "'and 2 + 2?'); 2 replies were scripted and all played: script more, or pass "
+            "default='...' to answer every further request")

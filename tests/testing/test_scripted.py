@@ -43,3 +43,19 @@ def test_a_stream_script_asked_whole_is_its_text_or_its_error() -> None:
     assert provider.complete(PROMPT, "m", None, CallOptions()).text == "Hello"
     with pytest.raises(IncompleteResponse):
         asyncio.run(provider.acomplete(PROMPT, "m", None, CallOptions()))
+
+
+@pytest.mark.parametrize("by_key", [False, True])
+def test_a_script_run_out_with_no_default_is_an_error_naming_the_call_not_the_reply_none(
+        by_key: bool) -> None:
+    from hermes_core.types import Credential
+    cred = Credential("p", "sk-test-0123456789")
+    provider = ScriptedProvider("p", script=[] if by_key else ["one"],
+                                by_key={cred.fingerprint: ["one"]} if by_key else {}, default=None)
+    provider.complete(PROMPT, "m1", cred, CallOptions())
+    for ask in (provider.complete, lambda *a: list(provider.stream(*a))):
+        with pytest.raises(AssertionError) as info:
+            ask(PROMPT, "m1", cred, CallOptions())
+        assert str(info.value).startswith("ScriptedProvider 'p': no scripted reply left for call ")
+        assert f"model 'm1', key {cred.fingerprint}" in str(info.value)
+        assert "sk-test-0123456789" not in str(info.value)
