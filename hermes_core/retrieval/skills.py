@@ -339,8 +339,8 @@ def _read_text(path: Path) -> str:
         raise _Invalid("not valid UTF-8") from None
 
 
-#: How deep below a configured folder SKILL.md files are looked for, and how many folders one walk
-#: may visit: a symlink to ``~`` (or a checkout with node_modules) inside skills/ must not turn every
+#: How deep below a configured folder SKILL.md files are looked for, and how many folders holding
+#: no SKILL.md one walk may visit: a symlink to ``~`` (or a checkout with node_modules) inside skills/ must not turn every
 #: refresh, and the per-turn change check, into a walk of the whole disk.
 MAX_WALK_DEPTH = 6
 MAX_WALK_DIRS = 5_000
@@ -375,17 +375,19 @@ def _skill_files(folder: Path, seen: set[str] | None = None) -> tuple[list[Path]
                 dirs[:] = []
                 continue
             seen.add(real)
-            visited += 1
-            if visited > MAX_WALK_DIRS:
-                issues.append(CatalogIssue(str(folder), f"stopped looking for skills after {MAX_WALK_DIRS} "
-                                           "folders (a link to a large tree inside it?)"))
-                break
             if SKILL_FILE in files:
                 found.append(Path(root) / SKILL_FILE)
                 # a skill's folders (references/, scripts/, assets/, a vendored copy of an old
                 # package) belong to it: a SKILL.md below is one of its files, not another skill
                 dirs[:] = []
                 continue
+            # only a folder that holds no skill counts against the budget: 5,000 skills in one
+            # folder are what the walk is for, a link to ~ is what the budget stops
+            visited += 1
+            if visited > MAX_WALK_DIRS:
+                issues.append(CatalogIssue(str(folder), f"stopped looking for skills after {MAX_WALK_DIRS} "
+                                           "folders without one (a link to a large tree inside it?)"))
+                break
             miscased = next((f for f in sorted(files) if f.casefold() == SKILL_FILE.casefold()), None)
             if miscased is not None:   # skill.md: passed over in silence, the skill was just missing
                 issues.append(CatalogIssue(str(Path(root) / miscased),

@@ -357,7 +357,20 @@ def test_a_huge_tree_stops_the_walk_with_an_issue(tmp_path: Path, monkeypatch: p
     cat = load_catalog([tmp_path], warn=False)
     assert [s.name for s in cat.skills] == ["alpha"]
     assert [i.reason for i in cat.issues] == [
-        "stopped looking for skills after 5 folders (a link to a large tree inside it?)"]
+        "stopped looking for skills after 5 folders without one (a link to a large tree inside it?)"]
+
+
+@pytest.mark.parametrize("flat", [5, 12])
+def test_a_folder_of_more_skills_than_the_walk_budget_loads_them_all(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flat: int) -> None:
+    # the budget bounds a walk into a large tree of non-skill folders; a skill's own folder is
+    # what the walk is for (5,000 skills in one folder lost the last one, with a misleading issue)
+    monkeypatch.setattr(skills_mod, "MAX_WALK_DIRS", 5)
+    for i in range(flat):
+        write_skill(tmp_path, f"s{i:02d}", skill_md(f"s{i:02d}", f"Skill {i}."))
+    cat = load_catalog([tmp_path], warn=False)
+    assert [s.name for s in cat.skills] == [f"s{i:02d}" for i in range(flat)]
+    assert cat.issues == ()
 
 
 def _front(meta: str, body: str = "Body.") -> str:
