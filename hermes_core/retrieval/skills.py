@@ -340,8 +340,9 @@ def _read_text(path: Path) -> str:
 
 
 #: How deep below a configured folder SKILL.md files are looked for, and how many folders holding
-#: no SKILL.md one walk may visit: a symlink to ``~`` (or a checkout with node_modules) inside skills/ must not turn every
-#: refresh, and the per-turn change check, into a walk of the whole disk.
+#: no SKILL.md one walk may visit: a symlink to ``~`` (or a checkout with node_modules) inside
+#: skills/ must not turn every refresh, and the per-turn change check, into a walk of the whole
+#: disk.
 MAX_WALK_DEPTH = 6
 MAX_WALK_DIRS = 5_000
 _SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "venv", "site-packages"})
@@ -444,13 +445,19 @@ def sources_fingerprint(folders: Iterable[str | os.PathLike[str]],
     return tuple(out)
 
 
+def read_skill_md(path: Path) -> Skill:
+    """The skill one SKILL.md holds; raises ValueError (with ``line`` when known), OSError, or
+    RecursionError."""
+    return parse_skill_md(_read_text(path), str(path))
+
+
 def load_skill_folders(folders: Iterable[str | os.PathLike[str]]) -> tuple[list[Skill], list[CatalogIssue]]:
     """Read every SKILL.md below each folder, in folder order; bad files become issues."""
     skills: list[Skill] = []
     paths, issues = skill_paths(folders)
     for path in paths:
         try:
-            skills.append(parse_skill_md(_read_text(path), str(path)))
+            skills.append(read_skill_md(path))
         except (_Invalid, ValueError) as e:
             issues.append(CatalogIssue(str(path), str(e), getattr(e, "line", None)))
         except RecursionError:
