@@ -301,6 +301,7 @@ def parse_skill_md(text: str, path: str) -> Skill:
     if not isinstance(meta, dict):
         raise _Invalid("front matter must be a YAML mapping", 2)
     meta = {k: v for k, v in meta.items() if k != "body"}
+    folder = Path(path).parent.name if path.endswith(SKILL_FILE) else ""
     try:
         skill = skill_from_mapping(meta, body="\n".join(lines[end + 1:]), path=path)
         problem = _folder_name_problem(skill.name)
@@ -309,7 +310,15 @@ def parse_skill_md(text: str, path: str) -> Skill:
     except _Invalid as e:
         key = _REASON_KEY.match(str(e))
         at = key_lines.get(key.group(1)) if key else None
-        raise _Invalid(str(e), at + 1 if at is not None else None) from None
+        reason = str(e)
+        if reason == "missing or empty 'name'" and folder:
+            reason += f"; add 'name: {folder}' (the folder's name)"
+        raise _Invalid(reason, at + 1 if at is not None else None) from None
+    if folder and skill.name != folder:
+        # the agentskills rule; Anthropic's own template-skill breaks it. Kept (a dropped skill is
+        # a silent loss), but said: skill_view and the hint know it by this name, not the folder's
+        log.warning("%s: 'name' %r differs from its folder %r; loaded as %r", path, skill.name,
+                    folder, skill.name)
     return skill
 
 

@@ -680,3 +680,26 @@ def test_an_unchanged_skill_that_moved_takes_its_new_path_without_counting_as_ch
     assert (delta.added, delta.changed, delta.removed) == ((Skill("new", "z").id,), (), ())
     assert [(s.name, s.path) for s in idx.ordered()] == [
         ("a", "c.jsonl:2"), ("b", "c.jsonl:3"), ("new", "c.jsonl:1")]
+
+
+@pytest.mark.parametrize("folder, front, warned", [
+    # Anthropic's own template/SKILL.md says template-skill; the agentskills spec wants the folder's
+    ("template", "name: template-skill\ndescription: d", "'name' 'template-skill' differs from its "
+     "folder 'template'; loaded as 'template-skill'"),
+    ("same", "name: same\ndescription: d", None),
+])
+def test_a_name_that_differs_from_its_folder_is_kept_and_said(
+        tmp_path: Path, folder: str, front: str, warned: str | None,
+        caplog: pytest.LogCaptureFixture) -> None:
+    path = write_skill(tmp_path, folder, _front(front))
+    with caplog.at_level(logging.WARNING):
+        cat = load_catalog([tmp_path])
+    assert len(cat.skills) == 1 and cat.issues == ()
+    notes = [r.getMessage() for r in caplog.records]
+    assert notes == ([f"{path}: {warned}"] if warned else [])
+
+
+def test_a_missing_name_says_what_to_write(tmp_path: Path) -> None:
+    write_skill(tmp_path, "deploy-app", _front("description: Deploy the app."))
+    [issue] = load_catalog([tmp_path], warn=False).issues
+    assert issue.reason == "missing or empty 'name'; add 'name: deploy-app' (the folder's name)"
