@@ -156,8 +156,10 @@ def _exists(path: Path) -> bool:
 
 def _resolve(folder: Path, file_path: str) -> Path:
     raw = file_path.strip().replace("\\", "/")
-    if not raw or "\x00" in raw:
+    if not raw:
         raise SkillFileError("error: file_path is empty")
+    if "\x00" in raw:
+        raise SkillFileError(f"error: {_named(file_path)} holds a NUL character; no file is named so")
     rel = PurePosixPath(raw)
     if rel.is_absolute():
         rel = _within(folder, raw) or rel
