@@ -471,9 +471,19 @@ def load_skill_folders(folders: Iterable[str | os.PathLike[str]]) -> tuple[list[
             issues.append(CatalogIssue(str(path), str(e), getattr(e, "line", None)))
         except RecursionError:
             issues.append(CatalogIssue(str(path), "nested too deeply to read"))
-        except OSError as e:  # vanished between listing and reading, permissions, ...
+        except FileNotFoundError as e:   # a dangling link, or vanished between listing and reading
+            issues.append(CatalogIssue(str(path), _missing(path) or f"cannot read: {e.strerror or e}"))
+        except OSError as e:  # permissions, a link loop, ...
             issues.append(CatalogIssue(str(path), f"cannot read: {e.strerror or e}"))
     return skills, issues
+
+
+def _missing(path: Path) -> str | None:
+    """What a SKILL.md that `ls` lists but no read finds is: a link to a file moved away."""
+    try:
+        return f"a link to {os.readlink(path)}, which does not exist" if path.is_symlink() else None
+    except OSError:
+        return None
 
 
 def _bounded_int(text: str) -> int:

@@ -703,3 +703,12 @@ def test_a_missing_name_says_what_to_write(tmp_path: Path) -> None:
     write_skill(tmp_path, "deploy-app", _front("description: Deploy the app."))
     [issue] = load_catalog([tmp_path], warn=False).issues
     assert issue.reason == "missing or empty 'name'; add 'name: deploy-app' (the folder's name)"
+
+
+def test_a_skill_md_linked_to_nothing_says_where_the_link_leads(tmp_path: Path) -> None:
+    # "cannot read: No such file or directory" of a file `ls` shows left the author guessing
+    (tmp_path / "moved").mkdir()
+    (tmp_path / "moved" / "SKILL.md").symlink_to(tmp_path / "old" / "SKILL.md")
+    [issue] = load_catalog([tmp_path], warn=False).issues
+    assert issue.path == str(tmp_path / "moved" / "SKILL.md")
+    assert issue.reason == f"a link to {tmp_path / 'old' / 'SKILL.md'}, which does not exist"
