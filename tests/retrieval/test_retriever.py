@@ -543,10 +543,10 @@ def test_skills_search_top_k_one_returns_one(tmp_path: Path, hermes_home: Path,
 def test_dense_layer_mid_refresh_abstains_quietly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                   caplog: pytest.LogCaptureFixture) -> None:
     root = tmp_path / "skills"
-    write_skill(root, "a", skill_md("alpha", "convert currencies"))
+    write_skill(root, "alpha", skill_md("alpha", "convert currencies"))
     r, _ = _retriever(root, tmp_path / "cache")
     r.refresh()
-    write_skill(root, "b", skill_md("beta", "book a flight"))
+    write_skill(root, "beta", skill_md("beta", "book a flight"))
     # the lexical layers are swapped in first; the dense layer has not embedded 'beta' yet
     monkeypatch.setattr(r, "_build_dense", lambda d, skills, digest=None: None)
     r.refresh()
