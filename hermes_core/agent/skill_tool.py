@@ -18,7 +18,12 @@ from typing import Any
 
 from hermes_core.injection import INJECTION_CATEGORIES, guard_cached
 from hermes_core.retrieval.served import served_catalog
-from hermes_core.retrieval.skill_files import SkillFileError, files_listing, read_skill_file
+from hermes_core.retrieval.skill_files import (
+    SkillFileError,
+    files_listing,
+    read_skill_file,
+    skill_now,
+)
 from hermes_core.retrieval.skills import skill_body
 from hermes_core.types import Message, RetrievalQuery, Skill, ToolCall, ToolSpec
 
@@ -173,6 +178,10 @@ def answer_skill_view(call: ToolCall, skills: SkillSelection) -> str:
         return 'error: skill_view needs a \'name\' argument, e.g. {"name": "SKILL"}'
     if skill is None:
         return f"error: no skill named {name!r}. {_known(name, skills.catalog())}"
+    try:   # the index may be a turn behind an edit or a deletion
+        skill = skill_now(skill)
+    except SkillFileError as e:
+        return str(e)
     scan = tuple(getattr(skills.retriever, "scan_categories", INJECTION_CATEGORIES))
     file_path = _argument(call, "file_path").strip()
     if not file_path:

@@ -78,6 +78,7 @@ from hermes_core.retrieval.served import served_catalog
 from hermes_core.retrieval.singleton import build_retriever as build_retriever
 from hermes_core.retrieval.singleton import get_skill_retriever as get_skill_retriever
 from hermes_core.retrieval.singleton import reset_skill_retriever as reset_skill_retriever
+from hermes_core.retrieval.skill_files import as_on_disk
 from hermes_core.retrieval.skills import (
     Catalog,
     CatalogIssue,
@@ -672,7 +673,7 @@ class SkillRetriever(Warmup):
         q = as_retrieval_query(message, history)
         if self.enabled:
             self.refresh_if_changed(background=True)
-            res = self.retrieve(q)
+            res = as_on_disk(self.retrieve(q))   # the index may be a turn behind a deletion
         else:   # the catalog served with retrieval off (read fresh: no index, no model), in index order
             res = RetrievalResult(q.message, "disabled", tuple(index_order(served_catalog(self).skills)))
         return render(res, self.scan_categories), res

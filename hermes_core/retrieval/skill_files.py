@@ -8,10 +8,13 @@ asks. Files are read at most ``MAX_FILE_BYTES`` deep and clipped like a body.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import stat
 from pathlib import Path, PurePosixPath
 
+from hermes_core.retrieval.result import RetrievalResult
+from hermes_core.retrieval.skills import SKILL_FILE, read_skill_md
 from hermes_core.types import Skill
 
 #: The most of one file read (a larger one is cut, with a note).
@@ -26,6 +29,65 @@ _SKIPPED = frozenset({"node_modules", "__pycache__", ".git"})
 
 class SkillFileError(ValueError):
     """A file that cannot be served; the message is what the model is told."""
+
+
+def _skill_file(skill: Skill) -> Path | None:
+    return Path(skill.path) if skill.path and skill.path.endswith(SKILL_FILE) else None
+
+
+def still_there(skill: Skill) -> bool:
+    """Whether ``skill``'s SKILL.md is still on disk (a catalog line has none: always)."""
+    path = _skill_file(skill)
+    return path is None or path.is_file()
+
+
+def skill_now(skill: Skill) -> Skill:
+    """``skill`` as its SKILL.md reads now; raises :class:`SkillFileError` (what the model is told).
+
+    The index is refreshed a turn after a change is noticed (decision 16), so the skill a hint or
+    ``skill_view`` found may have been edited, broken or deleted since: serving the indexed copy
+    gave a deleted skill's old body, and "has no folder of files" for one of its files. One read
+    of one file (a catalog line, which has no file, is served as indexed). The message names the
+    file as "its SKILL.md", never by the home's absolute path; the refresh logs that.
+    """
+    path = _skill_file(skill)
+    if path is None:
+        return skill
+    try:
+        return read_skill_md(path)
+    except FileNotFoundError:
+        raise SkillFileError(f"error: skill {skill.name!r} is gone: its SKILL.md was deleted after "
+                             "the skill list was read; do not use it") from None
+    except OSError as e:
+        raise SkillFileError(f"error: cannot read skill {skill.name!r}: "
+                             f"{e.strerror or type(e).__name__}") from None
+    except (ValueError, RecursionError) as e:
+        line = getattr(e, "line", None)
+        at = f" (line {line})" if line else ""
+        reason = str(e) if isinstance(e, ValueError) else "nested too deeply to read"
+        raise SkillFileError(f"error: skill {skill.name!r} cannot be loaded: its SKILL.md{at} "
+                             f"{reason}") from None
+
+
+def as_on_disk(result: RetrievalResult) -> RetrievalResult:
+    """``result`` without the skills deleted since the index was built, and a trigger's
+    auto-loaded skill as its SKILL.md reads now (left out when broken): the index is a turn behind
+    a change (decision 16), and a hint naming a deleted skill, or the old body of an edited one
+    auto-loaded, is worse than none. A stat per hinted skill; one read when a trigger fired."""
+    if not result.skills:
+        return result
+    if result.layer == "L1":
+        try:
+            fresh = skill_now(result.skills[0])
+        except SkillFileError:
+            return dataclasses.replace(result, skills=(), scores=())
+        return dataclasses.replace(result, skills=(fresh, *result.skills[1:]))
+    kept = [i for i, s in enumerate(result.skills) if still_there(s)]
+    if len(kept) == len(result.skills):
+        return result
+    scores = tuple(result.scores[i] for i in kept) if len(result.scores) == len(result.skills) \
+        else result.scores
+    return dataclasses.replace(result, skills=tuple(result.skills[i] for i in kept), scores=scores)
 
 
 def skill_folder(skill: Skill) -> Path | None:
@@ -94,8 +156,10 @@ def _exists(path: Path) -> bool:
 
 def _resolve(folder: Path, file_path: str) -> Path:
     raw = file_path.strip().replace("\\", "/")
-    if not raw or "\x00" in raw:
+    if not raw:
         raise SkillFileError("error: file_path is empty")
+    if "\x00" in raw:
+        raise SkillFileError(f"error: {_named(file_path)} holds a NUL character; no file is named so")
     rel = PurePosixPath(raw)
     if rel.is_absolute():
         rel = _within(folder, raw) or rel

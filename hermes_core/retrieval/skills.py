@@ -301,6 +301,7 @@ def parse_skill_md(text: str, path: str) -> Skill:
     if not isinstance(meta, dict):
         raise _Invalid("front matter must be a YAML mapping", 2)
     meta = {k: v for k, v in meta.items() if k != "body"}
+    folder = Path(path).parent.name if path.endswith(SKILL_FILE) else ""
     try:
         skill = skill_from_mapping(meta, body="\n".join(lines[end + 1:]), path=path)
         problem = _folder_name_problem(skill.name)
@@ -309,7 +310,15 @@ def parse_skill_md(text: str, path: str) -> Skill:
     except _Invalid as e:
         key = _REASON_KEY.match(str(e))
         at = key_lines.get(key.group(1)) if key else None
-        raise _Invalid(str(e), at + 1 if at is not None else None) from None
+        reason = str(e)
+        if reason == "missing or empty 'name'" and folder:
+            reason += f"; add 'name: {folder}' (the folder's name)"
+        raise _Invalid(reason, at + 1 if at is not None else None) from None
+    if folder and skill.name != folder:
+        # the agentskills rule; Anthropic's own template-skill breaks it. Kept (a dropped skill is
+        # a silent loss), but said: skill_view and the hint know it by this name, not the folder's
+        log.warning("%s: 'name' %r differs from its folder %r; loaded as %r", path, skill.name,
+                    folder, skill.name)
     return skill
 
 
@@ -339,9 +348,10 @@ def _read_text(path: Path) -> str:
         raise _Invalid("not valid UTF-8") from None
 
 
-#: How deep below a configured folder SKILL.md files are looked for, and how many folders one walk
-#: may visit: a symlink to ``~`` (or a checkout with node_modules) inside skills/ must not turn every
-#: refresh, and the per-turn change check, into a walk of the whole disk.
+#: How deep below a configured folder SKILL.md files are looked for, and how many folders holding
+#: no SKILL.md one walk may visit: a symlink to ``~`` (or a checkout with node_modules) inside
+#: skills/ must not turn every refresh, and the per-turn change check, into a walk of the whole
+#: disk.
 MAX_WALK_DEPTH = 6
 MAX_WALK_DIRS = 5_000
 _SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "venv", "site-packages"})
@@ -375,17 +385,19 @@ def _skill_files(folder: Path, seen: set[str] | None = None) -> tuple[list[Path]
                 dirs[:] = []
                 continue
             seen.add(real)
-            visited += 1
-            if visited > MAX_WALK_DIRS:
-                issues.append(CatalogIssue(str(folder), f"stopped looking for skills after {MAX_WALK_DIRS} "
-                                           "folders (a link to a large tree inside it?)"))
-                break
             if SKILL_FILE in files:
                 found.append(Path(root) / SKILL_FILE)
                 # a skill's folders (references/, scripts/, assets/, a vendored copy of an old
                 # package) belong to it: a SKILL.md below is one of its files, not another skill
                 dirs[:] = []
                 continue
+            # only a folder that holds no skill counts against the budget: 5,000 skills in one
+            # folder are what the walk is for, a link to ~ is what the budget stops
+            visited += 1
+            if visited > MAX_WALK_DIRS:
+                issues.append(CatalogIssue(str(folder), f"stopped looking for skills after {MAX_WALK_DIRS} "
+                                           "folders without one (a link to a large tree inside it?)"))
+                break
             miscased = next((f for f in sorted(files) if f.casefold() == SKILL_FILE.casefold()), None)
             if miscased is not None:   # skill.md: passed over in silence, the skill was just missing
                 issues.append(CatalogIssue(str(Path(root) / miscased),
@@ -442,20 +454,36 @@ def sources_fingerprint(folders: Iterable[str | os.PathLike[str]],
     return tuple(out)
 
 
+def read_skill_md(path: Path) -> Skill:
+    """The skill one SKILL.md holds; raises ValueError (with ``line`` when known), OSError, or
+    RecursionError."""
+    return parse_skill_md(_read_text(path), str(path))
+
+
 def load_skill_folders(folders: Iterable[str | os.PathLike[str]]) -> tuple[list[Skill], list[CatalogIssue]]:
     """Read every SKILL.md below each folder, in folder order; bad files become issues."""
     skills: list[Skill] = []
     paths, issues = skill_paths(folders)
     for path in paths:
         try:
-            skills.append(parse_skill_md(_read_text(path), str(path)))
+            skills.append(read_skill_md(path))
         except (_Invalid, ValueError) as e:
             issues.append(CatalogIssue(str(path), str(e), getattr(e, "line", None)))
         except RecursionError:
             issues.append(CatalogIssue(str(path), "nested too deeply to read"))
-        except OSError as e:  # vanished between listing and reading, permissions, ...
+        except FileNotFoundError as e:   # a dangling link, or vanished between listing and reading
+            issues.append(CatalogIssue(str(path), _missing(path) or f"cannot read: {e.strerror or e}"))
+        except OSError as e:  # permissions, a link loop, ...
             issues.append(CatalogIssue(str(path), f"cannot read: {e.strerror or e}"))
     return skills, issues
+
+
+def _missing(path: Path) -> str | None:
+    """What a SKILL.md that `ls` lists but no read finds is: a link to a file moved away."""
+    try:
+        return f"a link to {os.readlink(path)}, which does not exist" if path.is_symlink() else None
+    except OSError:
+        return None
 
 
 def _bounded_int(text: str) -> int:

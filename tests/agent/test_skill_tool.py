@@ -222,3 +222,50 @@ def test_learn_false_records_nothing(home: Path):
     agent.chat("my SQL query is slow, how do I speed it up")
     assert agent.retriever.usage is None and not agent.feedback("sql-query-optimization")
     assert not (home / "usage.sqlite3").exists()
+
+
+def _folder_selection(root: Path) -> SkillSelection:
+    from hermes_core.testing.retrieval import skill_md, write_skill
+    write_skill(root, "zebra-care", skill_md("zebra-care", "Feed zebras hay and groom them.",
+                                             body="ZEBRA BODY V1"))
+    (root / "zebra-care" / "scripts").mkdir()
+    (root / "zebra-care" / "scripts" / "feed.py").write_text("print('hay')\n")
+    write_skill(root, "weather", skill_md("weather", "Get the forecast.", body="WEATHER"))
+    sel = SkillSelection(SkillRetriever(folders=[root], refresh_interval_s=None), learn=False)
+    assert [s.name for s in sel.catalog()] == ["weather", "zebra-care"]   # indexed before the edit
+    return sel
+
+
+def _view(sel: SkillSelection, **args: str) -> str:
+    return answer_skill_view(ToolCall("c", "skill_view", json.dumps(args)), sel)
+
+
+@pytest.mark.parametrize("args", [{"name": "zebra-care"},
+                                  {"name": "zebra-care", "file_path": "scripts/feed.py"}])
+def test_skill_view_of_a_skill_deleted_since_the_index_says_it_is_gone(
+        tmp_path: Path, args: dict[str, str]) -> None:
+    # the index refreshes a turn late (decision 16): until then it still holds the deleted skill,
+    # whose old body was served, or "has no folder of files" for one of its files
+    sel = _folder_selection(tmp_path)
+    import shutil
+    shutil.rmtree(tmp_path / "zebra-care")
+    answer = _view(sel, **args)
+    assert answer.startswith("error: skill 'zebra-care' is gone"), answer
+    assert "ZEBRA" not in answer and "no folder" not in answer
+
+
+def test_skill_view_serves_the_skill_as_edited_since_the_index(tmp_path: Path) -> None:
+    sel = _folder_selection(tmp_path)
+    from hermes_core.testing.retrieval import skill_md, write_skill
+    write_skill(tmp_path, "zebra-care", skill_md("zebra-care", "Feed zebras.", body="ZEBRA BODY V2"))
+    answer = _view(sel, name="zebra-care")
+    assert "ZEBRA BODY V2" in answer and "V1" not in answer
+
+
+def test_skill_view_of_a_skill_broken_since_the_index_names_the_fault(tmp_path: Path) -> None:
+    sel = _folder_selection(tmp_path)
+    (tmp_path / "zebra-care" / "SKILL.md").write_text("---\nname: zebra-care\n---\nno description\n")
+    answer = _view(sel, name="zebra-care")
+    assert answer.startswith("error: skill 'zebra-care' cannot be loaded: its SKILL.md"), answer
+    assert "'description'" in answer and "ZEBRA" not in answer
+    assert str(tmp_path) not in answer     # the model is not told where the home is

@@ -543,10 +543,10 @@ def test_skills_search_top_k_one_returns_one(tmp_path: Path, hermes_home: Path,
 def test_dense_layer_mid_refresh_abstains_quietly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                   caplog: pytest.LogCaptureFixture) -> None:
     root = tmp_path / "skills"
-    write_skill(root, "a", skill_md("alpha", "convert currencies"))
+    write_skill(root, "alpha", skill_md("alpha", "convert currencies"))
     r, _ = _retriever(root, tmp_path / "cache")
     r.refresh()
-    write_skill(root, "b", skill_md("beta", "book a flight"))
+    write_skill(root, "beta", skill_md("beta", "book a flight"))
     # the lexical layers are swapped in first; the dense layer has not embedded 'beta' yet
     monkeypatch.setattr(r, "_build_dense", lambda d, skills, digest=None: None)
     r.refresh()
@@ -1632,3 +1632,32 @@ def test_a_restarted_retriever_parses_only_the_catalog_line_edited_since(
     for q in ["archived invoices", "查询交通违章", "book a flight", "task number 12"]:
         x, y = restarted.retrieve(q), fresh.retrieve(q)
         assert (x.names, x.scores, x.gated) == (y.names, y.scores, y.gated)
+
+
+def _zoo(root: Path) -> SkillRetriever:
+    write_skill(root, "zebra-care", skill_md("zebra-care", "Feed zebras hay and groom zebras.",
+                                             body="ZEBRA BODY V1", extra="triggers: [zebra time]\n"))
+    write_skill(root, "weather", skill_md("weather", "Get the weather forecast.", body="WEATHER"))
+    write_skill(root, "pdf", skill_md("pdf", "Extract text from PDF files.", body="PDF"))
+    r = SkillRetriever(folders=[root], refresh_interval_s=None)
+    assert "zebra-care" in r.select("how do I feed zebras hay")[1].names   # indexed, hinted
+    return r
+
+
+@pytest.mark.parametrize("message", ["how do I feed zebras hay", "zebra time"])
+def test_a_skill_deleted_since_the_index_is_neither_hinted_nor_auto_loaded(
+        tmp_path: Path, message: str) -> None:
+    # the index is a turn behind a deletion (decision 16): the hint named the skill, and a
+    # trigger auto-loaded its old body, on the turn after it was deleted
+    r = _zoo(tmp_path)
+    (tmp_path / "zebra-care" / "SKILL.md").unlink()
+    block, res = r.select(message)
+    assert "zebra-care" not in res.names and "zebra" not in block.lower()
+
+
+def test_a_trigger_auto_loads_the_body_as_edited_since_the_index(tmp_path: Path) -> None:
+    r = _zoo(tmp_path)
+    write_skill(tmp_path, "zebra-care", skill_md("zebra-care", "Feed zebras hay.", body="ZEBRA BODY V2",
+                                                 extra="triggers: [zebra time]\n"))
+    block, res = r.select("zebra time")
+    assert res.layer == "L1" and "ZEBRA BODY V2" in block and "V1" not in block

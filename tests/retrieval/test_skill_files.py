@@ -57,6 +57,7 @@ def test_case_is_forgiven_when_one_file_matches(tmp_path: Path) -> None:
     ("references/../../secret.txt", "not a path inside"),
     ("C:/Windows/win.ini", "not a path inside"),
     ("", "empty"),
+    ("references/guide.md\x00", "NUL character"),   # was "file_path is empty"
     ("missing.md", "has no file"),
     ("references", "not a regular file"),
 ])

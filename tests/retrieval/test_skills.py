@@ -357,7 +357,20 @@ def test_a_huge_tree_stops_the_walk_with_an_issue(tmp_path: Path, monkeypatch: p
     cat = load_catalog([tmp_path], warn=False)
     assert [s.name for s in cat.skills] == ["alpha"]
     assert [i.reason for i in cat.issues] == [
-        "stopped looking for skills after 5 folders (a link to a large tree inside it?)"]
+        "stopped looking for skills after 5 folders without one (a link to a large tree inside it?)"]
+
+
+@pytest.mark.parametrize("flat", [5, 12])
+def test_a_folder_of_more_skills_than_the_walk_budget_loads_them_all(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flat: int) -> None:
+    # the budget bounds a walk into a large tree of non-skill folders; a skill's own folder is
+    # what the walk is for (5,000 skills in one folder lost the last one, with a misleading issue)
+    monkeypatch.setattr(skills_mod, "MAX_WALK_DIRS", 5)
+    for i in range(flat):
+        write_skill(tmp_path, f"s{i:02d}", skill_md(f"s{i:02d}", f"Skill {i}."))
+    cat = load_catalog([tmp_path], warn=False)
+    assert [s.name for s in cat.skills] == [f"s{i:02d}" for i in range(flat)]
+    assert cat.issues == ()
 
 
 def _front(meta: str, body: str = "Body.") -> str:
@@ -667,3 +680,35 @@ def test_an_unchanged_skill_that_moved_takes_its_new_path_without_counting_as_ch
     assert (delta.added, delta.changed, delta.removed) == ((Skill("new", "z").id,), (), ())
     assert [(s.name, s.path) for s in idx.ordered()] == [
         ("a", "c.jsonl:2"), ("b", "c.jsonl:3"), ("new", "c.jsonl:1")]
+
+
+@pytest.mark.parametrize("folder, front, warned", [
+    # Anthropic's own template/SKILL.md says template-skill; the agentskills spec wants the folder's
+    ("template", "name: template-skill\ndescription: d", "'name' 'template-skill' differs from its "
+     "folder 'template'; loaded as 'template-skill'"),
+    ("same", "name: same\ndescription: d", None),
+])
+def test_a_name_that_differs_from_its_folder_is_kept_and_said(
+        tmp_path: Path, folder: str, front: str, warned: str | None,
+        caplog: pytest.LogCaptureFixture) -> None:
+    path = write_skill(tmp_path, folder, _front(front))
+    with caplog.at_level(logging.WARNING):
+        cat = load_catalog([tmp_path])
+    assert len(cat.skills) == 1 and cat.issues == ()
+    notes = [r.getMessage() for r in caplog.records]
+    assert notes == ([f"{path}: {warned}"] if warned else [])
+
+
+def test_a_missing_name_says_what_to_write(tmp_path: Path) -> None:
+    write_skill(tmp_path, "deploy-app", _front("description: Deploy the app."))
+    [issue] = load_catalog([tmp_path], warn=False).issues
+    assert issue.reason == "missing or empty 'name'; add 'name: deploy-app' (the folder's name)"
+
+
+def test_a_skill_md_linked_to_nothing_says_where_the_link_leads(tmp_path: Path) -> None:
+    # "cannot read: No such file or directory" of a file `ls` shows left the author guessing
+    (tmp_path / "moved").mkdir()
+    (tmp_path / "moved" / "SKILL.md").symlink_to(tmp_path / "old" / "SKILL.md")
+    [issue] = load_catalog([tmp_path], warn=False).issues
+    assert issue.path == str(tmp_path / "moved" / "SKILL.md")
+    assert issue.reason == f"a link to {tmp_path / 'old' / 'SKILL.md'}, which does not exist"
