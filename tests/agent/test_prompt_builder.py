@@ -960,3 +960,41 @@ def test_an_edited_file_is_cut_again_in_each_encoding(hermes_home: Path, tmp_pat
     builder.invalidate(hermes_home / "MEMORY.md")
     after = builder.build("hi", encoding="cl100k_base").system
     assert after != before and "0 ผู้ใช้" in after
+
+
+@pytest.mark.parametrize("name", ["SOUL.md", "MEMORY.md", "USER.md", "HERMES.md"])
+def test_a_file_emptied_by_a_writer_about_to_write_it_keeps_its_text_for_that_turn(
+        marked_home: Path, project: Path, name: str) -> None:
+    """``open(path, "w")`` (an in-place save, a script's rewrite) empties the file before writing
+    it: a turn built in between sent a prompt without the file (SOUL.md: the default identity),
+    and the next turn put it back: two rebuilds, two cache writes, one turn with the wrong
+    prefix. An empty file stamped within a tick keeps the text it had that turn."""
+    write(project / "HERMES.md", "Project rule: run `make check` before committing.\n")
+    path = (project if name == "HERMES.md" else marked_home) / name
+    b = builder(marked_home, project / "src" / "pkg", file_clock=time.time_ns)
+    old = path.read_text(encoding="utf-8").strip()
+    for _ in range(3):
+        b.build("hi")
+    time.sleep(0.25)
+    b.build("hi")
+    rebuilds = b.rebuilds
+    with open(path, "w", encoding="utf-8") as fh:
+        system = b.build("hi").system                       # the file is empty, written a moment ago
+        fh.write(old.replace("e", "E") + "\n")
+    assert old in system and b.rebuilds == rebuilds
+    assert old.replace("e", "E") in b.build("hi").system
+    assert b.rebuilds == rebuilds + 1
+
+
+def test_a_file_emptied_for_good_is_dropped_once_it_has_settled(
+        marked_home: Path, project: Path) -> None:
+    path = marked_home / "MEMORY.md"
+    now = [time.time_ns()]
+    b = builder(marked_home, project, file_clock=lambda: now[0])
+    assert "ops/deploy.sh" in b.build("hi").system
+    path.write_text("", encoding="utf-8")
+    now[0] = path.stat().st_mtime_ns                        # in the tick of the truncation
+    assert "ops/deploy.sh" in b.build("hi").system
+    now[0] += 60_000_000_000                                # a minute on: it is empty for good
+    assert "Memory (MEMORY.md)" not in b.build("hi").system
+    assert [e.reason for e in b.events if e.file == str(path)] == ["file is empty; skipped"]
