@@ -998,3 +998,33 @@ def test_a_file_emptied_for_good_is_dropped_once_it_has_settled(
     now[0] += 60_000_000_000                                # a minute on: it is empty for good
     assert "Memory (MEMORY.md)" not in b.build("hi").system
     assert [e.reason for e in b.events if e.file == str(path)] == ["file is empty; skipped"]
+
+
+def test_a_file_read_again_unchanged_or_grown_at_its_end_is_not_scanned_again(
+        marked_home: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The injection scan is most of a changed file's cost (1 MB MEMORY.md: ~2 s a change, its
+    20,000-token head and tail scanned). A file rewritten with the same bytes (a sync tool, a
+    checkout) was scanned whole again, and one grown at its end scanned its unchanged head."""
+    scanned: list[str] = []
+    real = context_files.guard_text
+
+    def counting(text: str, **kw: Any) -> Any:
+        scanned.append(text)
+        return real(text, **kw)
+    monkeypatch.setattr(context_files, "guard_text", counting)
+    path = marked_home / "MEMORY.md"
+    path.write_text("".join(f"scan-memo note {i}: the build server is ci-{i}\n§\n"
+                            for i in range(400)), encoding="utf-8")
+    settings = load_settings({"prompt": {"file_token_budget": 500}}, env={})
+    b = builder(marked_home, project, settings=settings)
+    assert "scan-memo note 0" in b.build("hi").system
+    assert sum("scan-memo" in t for t in scanned) == 2          # its head and its tail
+    scanned.clear()
+    reads, rebuilds = b.file_reads, b.rebuilds
+    path.write_bytes(path.read_bytes())
+    b.build("hi")
+    assert (b.file_reads, b.rebuilds, scanned) == (reads + 1, rebuilds, [])
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write("scan-memo note new: the build server moved\n")
+    assert "the build server moved" in b.build("hi").system
+    assert len(scanned) == 1 and "the build server moved" in scanned[0]   # the tail alone
