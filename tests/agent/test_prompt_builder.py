@@ -11,6 +11,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ import pytest
 from hermes_core.agent.prompt import files as context_files
 from hermes_core.agent.prompt.cache_plan import min_cacheable_tokens
 from hermes_core.agent.prompt.files import notify_file_changed
+from hermes_core.agent.prompt.memory_files import MemoryStore
 from hermes_core.agent.prompt_builder import (
     DEFAULT_IDENTITY,
     SECTION_SEPARATOR,
@@ -1028,3 +1030,81 @@ def test_a_file_read_again_unchanged_or_grown_at_its_end_is_not_scanned_again(
         fh.write("scan-memo note new: the build server moved\n")
     assert "the build server moved" in b.build("hi").system
     assert len(scanned) == 1 and "the build server moved" in scanned[0]   # the tail alone
+
+
+def _marks(body: dict[str, Any]) -> list[str]:
+    """Where an Anthropic request's cache_control breakpoints sit: "system", "tools", "m<i>"."""
+    out = ["system" for b in body.get("system") or () if "cache_control" in b]
+    out += ["tools" for t in body.get("tools") or () if "cache_control" in t]
+    for i, m in enumerate(body["messages"]):
+        blocks = m["content"] if isinstance(m["content"], list) else ()
+        out += [f"m{i}" for b in blocks if "cache_control" in b]
+    return out
+
+
+def _bare(messages: list[dict[str, Any]]) -> list[Any]:
+    """Messages without their breakpoints (which move on as the conversation grows)."""
+    return [{**m, "content": [{k: v for k, v in b.items() if k != "cache_control"} for b in
+                              m["content"]] if isinstance(m["content"], list) else m["content"]}
+            for m in messages]
+
+
+def _system(kind: str, body: dict[str, Any]) -> str:
+    if kind == "anthropic":
+        return "".join(b["text"] for b in body["system"])
+    return str(body["messages"][0]["content"])
+
+
+@pytest.mark.parametrize("kind", ["anthropic", "openai"])
+def test_on_the_wire_the_prefix_changes_once_per_real_edit_and_only_grows_between(
+        kind: str, marked_home: Path, tmp_path: Path, respx_mock: Any) -> None:
+    """Eight turns through the Agent and the official SDK, MEMORY.md edited in between as
+    editors do (a save by rename, the agent's own entry, a rewrite with the same bytes), then
+    a second process on the same home: the system bytes change on each content edit and on
+    nothing else, each request's history is the previous request's plus one exchange, and
+    Anthropic's breakpoints (four at most) sit on the system prompt and the replies before."""
+    import json
+
+    from tests.agent.conftest import URLS, make_agent, wire_response
+
+    write(marked_home / "SOUL.md", "You are the wire test's assistant. " * 300)  # cacheable size
+    bodies: list[dict[str, Any]] = []
+
+    def answer(request: Any) -> Any:
+        bodies.append(json.loads(request.content))
+        return wire_response(kind, False, text=f"answer {len(bodies)}")
+    respx_mock.post(URLS[kind]).mock(side_effect=answer)
+    memory = marked_home / "MEMORY.md"
+
+    def save_by_rename() -> None:
+        tmp = memory.with_name(".MEMORY.md.swp")
+        tmp.write_text(memory.read_text(encoding="utf-8") + "§\nStaging moved to eu-north-1\n",
+                       encoding="utf-8")
+        os.replace(tmp, memory)
+
+    edits = {2: save_by_rename, 4: lambda: MemoryStore(marked_home).add("memory", "Prod is ap-1"),
+             6: lambda: memory.write_bytes(memory.read_bytes())}
+    agent = make_agent(marked_home, kind)
+    for turn in range(8):
+        if turn in edits:
+            edits[turn]()
+            time.sleep(0.15)                                 # past the write's timestamp tick
+        agent.chat(f"question {turn}")
+    rebuilds = agent.builder.rebuilds
+    second = make_agent(marked_home, kind)
+    second.chat("question 0")
+    systems = [_system(kind, b) for b in bodies]
+    assert [systems.index(s) for s in systems] == [0, 0, 2, 2, 4, 4, 4, 4, 4]
+    assert "eu-north-1" in systems[2] and "Prod is ap-1" in systems[4] and rebuilds == 3
+    lead = 1 if kind == "openai" else 0                      # OpenAI's system message
+    for before, after in pairwise(bodies[:-1]):          # the second agent starts afresh
+        assert after.get("tools") == before.get("tools")
+        history = after["messages"][lead: len(before["messages"]) - 1]
+        assert _bare(history) == _bare(before["messages"][lead:-1])   # the turn before, as it was
+    if kind == "anthropic":
+        assert [_marks(b) for b in bodies[:4]] == [
+            ["system"], ["system", "m1"], ["system", "m1", "m3"], ["system", "m3", "m5"]]
+        assert all(len(_marks(b)) <= 4 and _marks(b)[0] == "system" for b in bodies)
+    else:
+        keys = [b.get("prompt_cache_key") for b in bodies]
+        assert keys[0] and [keys.index(k) for k in keys] == [0, 0, 2, 2, 4, 4, 4, 4, 4]
