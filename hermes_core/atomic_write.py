@@ -61,14 +61,16 @@ def _sync_folder(folder: Path) -> None:
 
 
 def write_atomic(path: str | os.PathLike[str], content: Content, *, mode: int | None = None,
-                 durable: bool = True) -> None:
+                 durable: bool = True, check: Callable[[], object] | None = None) -> None:
     """Replace ``path`` by ``content`` atomically (see the module docstring); creates the folder.
 
     ``mode``: the new file's permission bits (default 0o666 less the umask's, like a plain
     ``open``; ``mkstemp`` alone would make it 0o600). ``durable=False`` skips both fsyncs: for a
     cache of many small files, each checked when read (a vector per skill), where a sync costs
     more than the file (about 14 ms against 0.6 ms on this project's disk) and a file lost to a
-    crash is only computed again. Raises ``OSError``, leaving no temp file and the old file as
+    crash is only computed again. ``check`` is called last before the rename: what it raises
+    leaves the old file in place (a caller that read the file makes sure no other writer moved it
+    meanwhile, as late as it can). Raises ``OSError``, leaving no temp file and the old file as
     it was."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
@@ -83,6 +85,8 @@ def write_atomic(path: str | os.PathLike[str], content: Content, *, mode: int | 
             if durable:
                 os.fsync(f.fileno())
         os.chmod(tmp, mode if mode is not None else 0o666 & ~UMASK)
+        if check is not None:
+            check()
         os.replace(tmp, p)
     except BaseException:
         with contextlib.suppress(OSError):

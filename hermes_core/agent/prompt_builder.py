@@ -39,6 +39,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -363,7 +364,9 @@ class PromptBuilder:
             if quiet and src.absent and src.loaded and not src.dirty:
                 continue   # was not there, and no name was added to its folder since
             fp, there = probe(where)
-            if src.dirty or src.racy or self._force or not src.loaded or fp != src.fingerprint:
+            if self._mid_write(src, fp, now):
+                pass
+            elif src.dirty or src.racy or self._force or not src.loaded or fp != src.fingerprint:
                 assert src.path is not None
                 changed |= self._load(src, src.path, now)
             src.absent = not there and src.fingerprint is None
@@ -377,7 +380,9 @@ class PromptBuilder:
                     project.events = unusable_links(self._candidates, None, self._project_root)
             else:
                 path, fp = found
-                if (project.dirty or project.racy or self._force or path != project.path
+                if path == project.path and self._mid_write(project, fp, now):
+                    pass
+                elif (project.dirty or project.racy or self._force or path != project.path
                         or fp != project.fingerprint or not project.loaded):
                     changed |= self._load(project, path, now)
                     project.events = (unusable_links(self._candidates, path, self._project_root)
@@ -388,6 +393,22 @@ class PromptBuilder:
             self.rebuilds += 1
             self._force = False
         return self._stable
+
+    @staticmethod
+    def _mid_write(src: _Source, fp: Fingerprint | None, now: int) -> bool:
+        """``src``'s file, which had text, is empty and stamped within a tick: most likely
+        emptied by a writer about to write it (``open(path, "w")``, an in-place save). Its text
+        stands this turn, without a read, and it is looked at again next turn; once settled
+        (or the same a tick later, see :func:`~hermes_core.agent.prompt.files.held_still`) an
+        empty file is read as one."""
+        if fp is None or fp[1] != 0 or not src.original or not stat.S_ISREG(fp[3]):
+            return False
+        still = held_still(fp, src.seen, now)
+        src.seen = next_look(fp, src.seen, now)
+        if is_settled(fp[0], now) or still:
+            return False
+        src.racy = True
+        return True
 
     def _settle(self, folder: str, fp: Fingerprint | None, settled: bool, now: int) -> None:
         """Remember ``folder``'s fingerprint as the one its absent sources were last seen absent

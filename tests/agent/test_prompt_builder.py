@@ -11,6 +11,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ import pytest
 from hermes_core.agent.prompt import files as context_files
 from hermes_core.agent.prompt.cache_plan import min_cacheable_tokens
 from hermes_core.agent.prompt.files import notify_file_changed
+from hermes_core.agent.prompt.memory_files import MemoryStore
 from hermes_core.agent.prompt_builder import (
     DEFAULT_IDENTITY,
     SECTION_SEPARATOR,
@@ -960,3 +962,149 @@ def test_an_edited_file_is_cut_again_in_each_encoding(hermes_home: Path, tmp_pat
     builder.invalidate(hermes_home / "MEMORY.md")
     after = builder.build("hi", encoding="cl100k_base").system
     assert after != before and "0 ผู้ใช้" in after
+
+
+@pytest.mark.parametrize("name", ["SOUL.md", "MEMORY.md", "USER.md", "HERMES.md"])
+def test_a_file_emptied_by_a_writer_about_to_write_it_keeps_its_text_for_that_turn(
+        marked_home: Path, project: Path, name: str) -> None:
+    """``open(path, "w")`` (an in-place save, a script's rewrite) empties the file before writing
+    it: a turn built in between sent a prompt without the file (SOUL.md: the default identity),
+    and the next turn put it back: two rebuilds, two cache writes, one turn with the wrong
+    prefix. An empty file stamped within a tick keeps the text it had that turn."""
+    write(project / "HERMES.md", "Project rule: run `make check` before committing.\n")
+    path = (project if name == "HERMES.md" else marked_home) / name
+    b = builder(marked_home, project / "src" / "pkg", file_clock=time.time_ns)
+    old = path.read_text(encoding="utf-8").strip()
+    for _ in range(3):
+        b.build("hi")
+    time.sleep(0.25)
+    b.build("hi")
+    rebuilds = b.rebuilds
+    with open(path, "w", encoding="utf-8") as fh:
+        system = b.build("hi").system                       # the file is empty, written a moment ago
+        fh.write(old.replace("e", "E") + "\n")
+    assert old in system and b.rebuilds == rebuilds
+    assert old.replace("e", "E") in b.build("hi").system
+    assert b.rebuilds == rebuilds + 1
+
+
+def test_a_file_emptied_for_good_is_dropped_once_it_has_settled(
+        marked_home: Path, project: Path) -> None:
+    path = marked_home / "MEMORY.md"
+    now = [time.time_ns()]
+    b = builder(marked_home, project, file_clock=lambda: now[0])
+    assert "ops/deploy.sh" in b.build("hi").system
+    path.write_text("", encoding="utf-8")
+    now[0] = path.stat().st_mtime_ns                        # in the tick of the truncation
+    assert "ops/deploy.sh" in b.build("hi").system
+    now[0] += 60_000_000_000                                # a minute on: it is empty for good
+    assert "Memory (MEMORY.md)" not in b.build("hi").system
+    assert [e.reason for e in b.events if e.file == str(path)] == ["file is empty; skipped"]
+
+
+def test_a_file_read_again_unchanged_or_grown_at_its_end_is_not_scanned_again(
+        marked_home: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The injection scan is most of a changed file's cost (1 MB MEMORY.md: ~2 s a change, its
+    20,000-token head and tail scanned). A file rewritten with the same bytes (a sync tool, a
+    checkout) was scanned whole again, and one grown at its end scanned its unchanged head."""
+    scanned: list[str] = []
+    real = context_files.guard_text
+
+    def counting(text: str, **kw: Any) -> Any:
+        scanned.append(text)
+        return real(text, **kw)
+    monkeypatch.setattr(context_files, "guard_text", counting)
+    path = marked_home / "MEMORY.md"
+    path.write_text("".join(f"scan-memo note {i}: the build server is ci-{i}\n§\n"
+                            for i in range(400)), encoding="utf-8")
+    settings = load_settings({"prompt": {"file_token_budget": 500}}, env={})
+    b = builder(marked_home, project, settings=settings)
+    assert "scan-memo note 0" in b.build("hi").system
+    assert sum("scan-memo" in t for t in scanned) == 2          # its head and its tail
+    scanned.clear()
+    reads, rebuilds = b.file_reads, b.rebuilds
+    path.write_bytes(path.read_bytes())
+    b.build("hi")
+    assert (b.file_reads, b.rebuilds, scanned) == (reads + 1, rebuilds, [])
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write("scan-memo note new: the build server moved\n")
+    assert "the build server moved" in b.build("hi").system
+    assert len(scanned) == 1 and "the build server moved" in scanned[0]   # the tail alone
+
+
+def _marks(body: dict[str, Any]) -> list[str]:
+    """Where an Anthropic request's cache_control breakpoints sit: "system", "tools", "m<i>"."""
+    out = ["system" for b in body.get("system") or () if "cache_control" in b]
+    out += ["tools" for t in body.get("tools") or () if "cache_control" in t]
+    for i, m in enumerate(body["messages"]):
+        blocks = m["content"] if isinstance(m["content"], list) else ()
+        out += [f"m{i}" for b in blocks if "cache_control" in b]
+    return out
+
+
+def _bare(messages: list[dict[str, Any]]) -> list[Any]:
+    """Messages without their breakpoints (which move on as the conversation grows)."""
+    return [{**m, "content": [{k: v for k, v in b.items() if k != "cache_control"} for b in
+                              m["content"]] if isinstance(m["content"], list) else m["content"]}
+            for m in messages]
+
+
+def _system(kind: str, body: dict[str, Any]) -> str:
+    if kind == "anthropic":
+        return "".join(b["text"] for b in body["system"])
+    return str(body["messages"][0]["content"])
+
+
+@pytest.mark.parametrize("kind", ["anthropic", "openai"])
+def test_on_the_wire_the_prefix_changes_once_per_real_edit_and_only_grows_between(
+        kind: str, marked_home: Path, tmp_path: Path, respx_mock: Any) -> None:
+    """Eight turns through the Agent and the official SDK, MEMORY.md edited in between as
+    editors do (a save by rename, the agent's own entry, a rewrite with the same bytes), then
+    a second process on the same home: the system bytes change on each content edit and on
+    nothing else, each request's history is the previous request's plus one exchange, and
+    Anthropic's breakpoints (four at most) sit on the system prompt and the replies before."""
+    import json
+
+    from tests.agent.conftest import URLS, make_agent, wire_response
+
+    write(marked_home / "SOUL.md", "You are the wire test's assistant. " * 300)  # cacheable size
+    bodies: list[dict[str, Any]] = []
+
+    def answer(request: Any) -> Any:
+        bodies.append(json.loads(request.content))
+        return wire_response(kind, False, text=f"answer {len(bodies)}")
+    respx_mock.post(URLS[kind]).mock(side_effect=answer)
+    memory = marked_home / "MEMORY.md"
+
+    def save_by_rename() -> None:
+        tmp = memory.with_name(".MEMORY.md.swp")
+        tmp.write_text(memory.read_text(encoding="utf-8") + "§\nStaging moved to eu-north-1\n",
+                       encoding="utf-8")
+        os.replace(tmp, memory)
+
+    edits = {2: save_by_rename, 4: lambda: MemoryStore(marked_home).add("memory", "Prod is ap-1"),
+             6: lambda: memory.write_bytes(memory.read_bytes())}
+    agent = make_agent(marked_home, kind)
+    for turn in range(8):
+        if turn in edits:
+            edits[turn]()
+            time.sleep(0.15)                                 # past the write's timestamp tick
+        agent.chat(f"question {turn}")
+    rebuilds = agent.builder.rebuilds
+    second = make_agent(marked_home, kind)
+    second.chat("question 0")
+    systems = [_system(kind, b) for b in bodies]
+    assert [systems.index(s) for s in systems] == [0, 0, 2, 2, 4, 4, 4, 4, 4]
+    assert "eu-north-1" in systems[2] and "Prod is ap-1" in systems[4] and rebuilds == 3
+    lead = 1 if kind == "openai" else 0                      # OpenAI's system message
+    for before, after in pairwise(bodies[:-1]):          # the second agent starts afresh
+        assert after.get("tools") == before.get("tools")
+        history = after["messages"][lead: len(before["messages"]) - 1]
+        assert _bare(history) == _bare(before["messages"][lead:-1])   # the turn before, as it was
+    if kind == "anthropic":
+        assert [_marks(b) for b in bodies[:4]] == [
+            ["system"], ["system", "m1"], ["system", "m1", "m3"], ["system", "m3", "m5"]]
+        assert all(len(_marks(b)) <= 4 and _marks(b)[0] == "system" for b in bodies)
+    else:
+        keys = [b.get("prompt_cache_key") for b in bodies]
+        assert keys[0] and [keys.index(k) for k in keys] == [0, 0, 2, 2, 4, 4, 4, 4, 4]

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import functools
 import logging
 import os
 import re
@@ -52,6 +53,7 @@ from hermes_core.agent.prompt.guess_encoding import guess_decode, is_text
 from hermes_core.agent.prompt.guess_encoding import shown as shown_codec
 from hermes_core.injection import (  # noqa: F401 - re-exported for callers
     INJECTION_CATEGORIES,
+    GuardedText,
     blocked_notice,
     guard_text,
     scan_for_injection,
@@ -247,6 +249,11 @@ def truncate_to_budget(text: str, budget: int, *, name: str,
 
 class _Skip(Exception):
     """Internal: the file is skipped for the given reason."""
+
+
+#: Parts of context files whose scan is remembered (:func:`_guarded_part`): the head and tail
+#: of the four sources, twice over (each budget holds ~100 KB of text at most).
+GUARD_MEMO = 16
 
 
 #: Byte-order marks and the codec each announces; UTF-32 LE's begins with UTF-16 LE's, so first.
@@ -496,8 +503,7 @@ def _guard(text: str, original: str, name: str, shown: str, policy: ReadPolicy,
         if first == 0:   # the tail: numbered where it sits in the file, after the omitted middle
             at = original.rfind(part)
             first = original.count("\n", 0, at) + 1 if at >= 0 else 1
-        guarded.append(guard_text(part, name=name, categories=policy.scan_categories,
-                                  first_line=first, data=policy.data))
+        guarded.append(_guarded_part(part, name, policy.scan_categories, first, policy.data))
     findings = [f for g in guarded for f in g.findings]
     if guarded and all(g.all_blocked for g in guarded):
         events.append(ContextEvent("blocked", shown, f"{findings[0].describe()}; replaced by a "
@@ -509,6 +515,16 @@ def _guard(text: str, original: str, name: str, shown: str, policy: ReadPolicy,
     if m is None:
         return guarded[0].text, False
     return guarded[0].text + m.group() + guarded[1].text, False
+
+
+@functools.lru_cache(maxsize=GUARD_MEMO)
+def _guarded_part(text: str, name: str, categories: tuple[str, ...], first_line: int,
+                  data: bool) -> GuardedText:
+    """:func:`guard_text`, remembered for the last few parts: a file read again unchanged (a
+    touch, a sync tool's rewrite, a re-read in its write's tick, ``invalidate()``) or grown at
+    its end past its budget (the kept head is as it was) is not scanned again; the scan is most
+    of a changed big file's cost (about 1.4 s for a 20,000-token head and tail)."""
+    return guard_text(text, name=name, categories=categories, first_line=first_line, data=data)
 
 
 def _dangling(path: Path) -> str | None:

@@ -8,7 +8,10 @@ prefix does not grow without bound. Hence:
 * **Entries** are separated by a line holding only ``§`` (the Hermes agent's format); a hand-written
   file without that delimiter is one entry.
 * **File lock** (``filelock``, a hidden ``.MEMORY.md.lock`` beside the file) around
-  read-modify-write, so two processes adding at once both land.
+  read-modify-write, so two processes adding at once both land. A writer that takes no lock (the
+  user's editor saving, ``echo >> MEMORY.md``) is caught by the file's stat: when it moved between
+  our read and our rename (checked after the new file is synced, just before the rename), the
+  edit is redone on that writer's version instead of written over it.
 * **Atomic write** (:func:`~hermes_core.atomic_write.write_atomic`). A symlinked file
   (MEMORY.md kept in a dotfiles repo) is written at its target, so the link survives; the lock
   sits beside the target too, so two homes linking one file still serialise.
@@ -26,13 +29,20 @@ from __future__ import annotations
 import os
 import re
 import stat
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
 from filelock import FileLock
 from filelock import Timeout as LockTimeout
 
-from hermes_core.agent.prompt.files import UndecodableText, decode_text, notify_file_changed
+from hermes_core.agent.prompt.files import (
+    Fingerprint,
+    UndecodableText,
+    decode_text,
+    notify_file_changed,
+    stat_fingerprint,
+)
 from hermes_core.atomic_write import write_atomic
 from hermes_core.config import Settings
 from hermes_core.errors import MemoryWriteError
@@ -44,6 +54,8 @@ ENTRY_DELIMITER = "\n§\n"
 _SPLIT = re.compile(r"^[ \t]*§[ \t\r]*$", re.MULTILINE)
 FILES: dict[str, str] = {"memory": "MEMORY.md", "user": "USER.md"}
 _SURROGATE = re.compile("[\ud800-\udfff]")
+#: Reads of a file another writer (taking no lock) keeps moving before an edit gives up.
+WRITE_RETRIES = 5
 
 
 def parse_entries(text: str) -> tuple[str, ...]:
@@ -148,32 +160,55 @@ class MemoryStore:
             real = Path(os.path.realpath(path))
             lock = FileLock(str(real.with_name(f".{real.name}.lock")), timeout=self.lock_timeout_s)
             with lock:
-                entries = self._read(path)
-                if change == "add":
-                    assert new is not None
-                    if new in entries:
-                        return entries
-                    updated = (*entries, new)
-                else:
-                    assert old is not None
-                    i = self._match(path, entries, old)
-                    rest = entries[:i] + entries[i + 1:]
-                    # a replace onto an entry that already exists elsewhere just drops this one
-                    kept = (new,) if change == "replace" and new and new not in rest else ()
-                    updated = entries[:i] + kept + entries[i + 1:]
-                body = render_entries(updated)
-                limit = self.limit(target)
-                if len(body) > limit and len(body) > len(render_entries(entries)):
-                    raise MemoryWriteError(path, f"would grow to {len(body)} characters, over the "
-                                           f"{limit}-character limit; remove or shorten entries first")
-                write_atomic(real, body.encode("utf-8"), mode=_kept_mode(real))
+                updated, wrote = self._redo_until_still(target, real, change, old, new)
         except LockTimeout:
             raise MemoryWriteError(path, f"could not lock it within {self.lock_timeout_s:g}s "
                                    "(another writer holds it)") from None
         except OSError as e:
             raise MemoryWriteError(path, f"write failed ({e.strerror or e}); file unchanged") from None
-        notify_file_changed(path)
+        if wrote:
+            notify_file_changed(path)
         return updated
+
+    def _redo_until_still(self, target: Target, real: Path, change: str, old: str | None,
+                          new: str | None) -> tuple[tuple[str, ...], bool]:
+        """Read, change and write the file (lock held), again from the top while another writer
+        that took no lock moves it between our read and our rename; the entries, and whether
+        the file was written (an add of an entry already there is not)."""
+        path = self.path(target)
+        for _attempt in range(WRITE_RETRIES):
+            before = stat_fingerprint(real)
+            entries = self._read(path)
+            updated = self._changed(path, entries, change, old, new)
+            if updated == entries:
+                return entries, False
+            body = render_entries(updated)
+            limit = self.limit(target)
+            if len(body) > limit and len(body) > len(render_entries(entries)):
+                raise MemoryWriteError(path, f"would grow to {len(body)} characters, over the "
+                                       f"{limit}-character limit; remove or shorten entries first")
+
+            try:
+                write_atomic(real, body.encode("utf-8"), mode=_kept_mode(real),
+                             check=partial(_still, real, before))
+            except _Moved:
+                continue
+            return updated, True
+        raise MemoryWriteError(path, f"kept changing while being edited ({WRITE_RETRIES} tries): "
+                               "another program is writing it; file left as that program wrote it")
+
+    def _changed(self, path: Path, entries: tuple[str, ...], change: str, old: str | None,
+                 new: str | None) -> tuple[str, ...]:
+        """``entries`` after the change (the same tuple for an add of an entry already there)."""
+        if change == "add":
+            assert new is not None
+            return entries if new in entries else (*entries, new)
+        assert old is not None
+        i = self._match(path, entries, old)
+        rest = entries[:i] + entries[i + 1:]
+        # a replace onto an entry that already exists elsewhere just drops this one
+        kept = (new,) if change == "replace" and new and new not in rest else ()
+        return entries[:i] + kept + entries[i + 1:]
 
     def add(self, target: Target, text: str) -> tuple[str, ...]:
         """Append an entry (a no-op when an identical entry exists); returns the new entries."""
@@ -186,6 +221,16 @@ class MemoryStore:
     def remove(self, target: Target, old: str) -> tuple[str, ...]:
         """Remove the one entry containing ``old``."""
         return self._commit(target, "remove", old=old)
+
+
+class _Moved(Exception):
+    """Internal: another writer moved the file between our read and our rename."""
+
+
+def _still(path: Path, before: Fingerprint | None) -> None:
+    """Raise :class:`_Moved` when ``path``'s stat is no longer ``before``."""
+    if stat_fingerprint(path) != before:
+        raise _Moved
 
 
 def _kept_mode(path: Path) -> int:

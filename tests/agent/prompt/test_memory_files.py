@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -493,3 +494,75 @@ def test_a_gbk_memory_file_is_not_edited(hermes_home: Path) -> None:
     with pytest.raises(MemoryWriteError, match=r"MEMORY\.md: not valid UTF-8"):
         MemoryStore(hermes_home).add("memory", "x")
     assert path.read_bytes() == raw
+
+
+# A writer that does not take the lock (the user's editor, `echo >> MEMORY.md`) editing the file
+# while an entry is added: the add is redone on the user's version, never written over it.
+
+USER_NOTE = "the user's own note"
+
+
+def _append_in_place(path: Path) -> None:
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(f"§\n{USER_NOTE}\n")
+
+
+def _save_by_rename(path: Path) -> None:   # vim, VS Code: a new file renamed over the old
+    tmp = path.with_name(".MEMORY.md.swp")
+    tmp.write_text(path.read_text(encoding="utf-8") + f"§\n{USER_NOTE}\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _after_read(monkeypatch: pytest.MonkeyPatch, edit: Callable[[], None], times: int) -> None:
+    real = MemoryStore._read
+    left = [times]
+
+    def read_then_edit(self: MemoryStore, path: Path) -> tuple[str, ...]:
+        got = real(self, path)
+        if left[0] > 0:
+            left[0] -= 1
+            edit()
+        return got
+    monkeypatch.setattr(MemoryStore, "_read", read_then_edit)
+
+
+def _during_fsync(monkeypatch: pytest.MonkeyPatch, edit: Callable[[], None], times: int) -> None:
+    from hermes_core import atomic_write
+    real = atomic_write.os.fsync
+    left = [times]
+
+    def fsync_then_edit(fd: int) -> None:
+        real(fd)
+        if left[0] > 0:
+            left[0] -= 1
+            edit()
+    monkeypatch.setattr(atomic_write.os, "fsync", fsync_then_edit)
+
+
+@pytest.mark.parametrize(("when", "edit"), [
+    (_after_read, _append_in_place), (_after_read, _save_by_rename),
+    (_during_fsync, _append_in_place), (_during_fsync, _save_by_rename)],
+    ids=["appended after the read", "saved by rename after the read",
+         "appended while the new file is synced", "saved by rename while the new file is synced"])
+def test_an_edit_made_without_the_lock_during_an_add_is_kept(
+        hermes_home: Path, monkeypatch: pytest.MonkeyPatch,
+        when: Callable[[pytest.MonkeyPatch, Callable[[], None], int], None],
+        edit: Callable[[Path], None]) -> None:
+    (hermes_home / "MEMORY.md").write_text("first entry\n", encoding="utf-8")
+    when(monkeypatch, lambda: edit(hermes_home / "MEMORY.md"), 1)
+    entries = MemoryStore(hermes_home).add("memory", "the agent's note")
+    monkeypatch.undo()
+    assert entries == ("first entry", USER_NOTE, "the agent's note")
+    assert MemoryStore(hermes_home).entries("memory") == entries
+
+
+def test_a_file_that_keeps_changing_under_an_edit_is_left_to_its_writer(
+        hermes_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (hermes_home / "MEMORY.md").write_text("first entry\n", encoding="utf-8")
+    _after_read(monkeypatch, lambda: _append_in_place(hermes_home / "MEMORY.md"), 100)
+    with pytest.raises(MemoryWriteError, match=r"MEMORY\.md.*kept changing"):
+        MemoryStore(hermes_home).add("memory", "the agent's note")
+    monkeypatch.undo()
+    entries = MemoryStore(hermes_home).entries("memory")
+    assert entries[0] == "first entry" and "the agent's note" not in entries
+    assert set(entries[1:]) == {USER_NOTE}
