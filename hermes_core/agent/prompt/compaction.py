@@ -157,21 +157,33 @@ def cut_points(history: Sequence[Message], start: int = 0) -> list[int]:
 
 
 def choose_cut(costs: Sequence[int], points: Sequence[int], *, target: int,
-               keep_turns: int) -> int | None:
+               keep_turns: int, ceiling: int | None = None) -> int | None:
     """Where to cut so the verbatim tail costs at most ``target`` tokens and keeps at least
     ``keep_turns`` turns; the earliest such point. When the last ``keep_turns`` turns alone exceed
-    the target, cut just before them. None when no point folds anything."""
-    if not points:
-        return None
-    tail = [0] * (len(costs) + 1)
-    for i in range(len(costs) - 1, -1, -1):
+    the target, cut just before them; when they alone exceed ``ceiling`` (the high-water mark
+    less the summary's room: a pasted log among them), fewer turns are kept, down to none (``len(costs)`` in ``points``: the
+    whole history folded): kept, they were over the mark on every turn until they aged out, each
+    turn folding one more small turn (a summary request and a cold cache) and the history growing
+    past the window. None when no point folds anything."""
+    end = len(costs)
+    turn_starts = [p for p in points if p < end]
+    if not turn_starts:
+        # only the end is left (a call answered after every turn start): folded whole when the
+        # kept turns may give way
+        return end if end in points and ceiling is not None else None
+    tail = [0] * (end + 1)
+    for i in range(end - 1, -1, -1):
         tail[i] = tail[i + 1] + costs[i]
-    allowed = points[: max(0, len(points) - keep_turns) + 1] if keep_turns else points
+    allowed = (turn_starts[: max(0, len(turn_starts) - keep_turns) + 1] if keep_turns
+               else turn_starts)
     # ``allowed`` ends at the point that keeps exactly ``keep_turns`` turns
     for p in allowed:
         if tail[p] <= target:
             return p if p > 0 else None
     last = allowed[-1]
+    if ceiling is not None and tail[last] > ceiling:
+        beyond = [p for p in points if p > last]
+        return next((p for p in beyond if tail[p] <= target), beyond[-1] if beyond else last)
     return last if last > 0 else None
 
 
@@ -594,7 +606,12 @@ class HistoryCompactor:
         cfg = self.settings.prompt.compaction
         summary_room = int(budget.available * cfg.summary_share)
         points = cut_points(history, self.state.folded)
-        cut = choose_cut(costs, points, target=max(0, budget.target), keep_turns=cfg.keep_turns)
+        # the history's end is a turn start too (the new message's; this turn's tool rounds are
+        # not in ``history``): everything may be folded when even the last turn is too large
+        points.append(len(history))
+        # kept turns over the mark beside a summary of its full room would fold again next turn
+        cut = choose_cut(costs, points, target=max(0, budget.target), keep_turns=cfg.keep_turns,
+                         ceiling=budget.high_water - summary_room)
         if cut is None or cut <= self.state.folded:
             log.warning("history is over its budget (%d of %d tokens) but no turn can be folded",
                         used, budget.available)
