@@ -56,6 +56,7 @@ from hermes_core.agent.prompt.token_count import (
     prompt_cost,
 )
 from hermes_core.config import Settings
+from hermes_core.injection import guard_text
 from hermes_core.types import Completion, Message, Prompt, Usage
 
 log = logging.getLogger("hermes_core.compaction")
@@ -327,9 +328,13 @@ def extractive_prose(previous: str, messages: Sequence[Message], max_words: int)
 
 def fold_history(state: CompactionState, messages: Sequence[Message], *, turns: int,
                  summarizer: HistorySummarizer | None, max_words: int,
-                 clock: Callable[[], float] = time.perf_counter) -> tuple[CompactionState, str, str, float]:
+                 clock: Callable[[], float] = time.perf_counter,
+                 vet: Callable[[str], str | None] | None = None
+                 ) -> tuple[CompactionState, str, str, float]:
     """Fold ``messages`` (the turns leaving the verbatim history) into ``state``.
 
+    ``vet`` says why a model's summary must not be used (None: it may), beyond
+    :func:`summary_problem`: the Agent's scans it for prompt injection (:func:`injection_vet`).
     Returns (new state, summary source, why the model was not used, milliseconds taken).
     """
     started = clock()
@@ -340,7 +345,7 @@ def fold_history(state: CompactionState, messages: Sequence[Message], *, turns: 
             got = summarizer(state.prose, messages)
             text = " ".join(str(got).split())
             checked = [Message("user", state.prose), *messages] if state.prose else messages
-            problem = summary_problem(text, checked)
+            problem = summary_problem(text, checked) or (vet(text) if vet is not None else None)
             if problem is None:
                 prose, source = clip_words(text, max_words), "model"
             else:
@@ -355,6 +360,23 @@ def fold_history(state: CompactionState, messages: Sequence[Message], *, turns: 
                           prose=prose, facts=tuple(facts), source=source,
                           compactions=state.compactions + 1)
     return new, source, reason, (clock() - started) * 1000.0
+
+
+def injection_vet(categories: Sequence[str]) -> Callable[[str], str | None]:
+    """A ``vet`` for :func:`fold_history` that refuses a summary the injection scan blocks (the
+    context files' scan, ``categories``). A page or tool answer folded away can order the
+    summariser to carry its words on, and the summary then leads every later request as the
+    user's own message, kept in the home for the next process; the extractive summary takes
+    its place (it is made of the user's and assistant's sentences, never a tool answer's)."""
+    cats = tuple(categories)
+
+    def vet(text: str) -> str | None:
+        guarded = guard_text(text, name="history summary", categories=cats)
+        if not guarded.findings:
+            return None
+        return f"it carries a possible prompt injection ({guarded.findings[0].describe()})"
+
+    return vet
 
 
 def fit_summary(state: CompactionState, room: int,
@@ -620,9 +642,12 @@ class HistoryCompactor:
         turns = sum(1 for m in folding if m.role == "user")
         # words for the prose: the summary's token room, less the facts, at ~1.5 tokens a word
         max_words = max(40, int(summary_room / 1.5))
-        state, source, reason, ms = fold_history(self.state, folding, turns=turns,
-                                                 summarizer=self.summarizer if cfg.use_model else None,
-                                                 max_words=max_words, clock=self.clock)
+        p = self.settings.prompt
+        state, source, reason, ms = fold_history(
+            self.state, folding, turns=turns,
+            summarizer=self.summarizer if cfg.use_model else None, max_words=max_words,
+            clock=self.clock,
+            vet=injection_vet(p.injection_categories) if p.injection_scan else None)
         state = fit_summary(state, summary_room, lambda m: message_cost(m, counter))
         msg = state.message()
         self.state = state
