@@ -162,10 +162,10 @@ def choose_cut(costs: Sequence[int], points: Sequence[int], *, target: int,
     """Where to cut so the verbatim tail costs at most ``target`` tokens and keeps at least
     ``keep_turns`` turns; the earliest such point. When the last ``keep_turns`` turns alone exceed
     the target, cut just before them; when they alone exceed ``ceiling`` (the high-water mark
-    less the summary's room: a pasted log among them), fewer turns are kept, down to none (``len(costs)`` in ``points``: the
-    whole history folded): kept, they were over the mark on every turn until they aged out, each
-    turn folding one more small turn (a summary request and a cold cache) and the history growing
-    past the window. None when no point folds anything."""
+    less the summary's room: a pasted log among them), fewer turns are kept, down to none
+    (``len(costs)`` in ``points``: the whole history folded): kept, they were over the mark on
+    every turn until they aged out, each turn folding one more small turn (a summary request and
+    a cold cache) and the history growing past the window. None when no point folds anything."""
     end = len(costs)
     turn_starts = [p for p in points if p < end]
     if not turn_starts:
@@ -607,13 +607,14 @@ class HistoryCompactor:
             return None
         # each prefix is looked for once: a history over budget that nothing can be folded of
         # comes here every turn, and only its new turn starts may have a fold not looked for
-        new = self._searched.extend(history) if self._searched is not None else None
-        if new is None:   # the first search, or another conversation: every prefix, listed
-            self._searched = PrefixKeys()
-            new = self._searched.extend(history) or {}
-            found = self.store.find_keys(new, listed=True)
-        else:
-            found = self.store.find_keys(new, listed=False)
+        searched = self._searched
+        new = searched.extend(history) if searched is not None else None
+        if searched is None or new is None:   # the first search, or another conversation
+            searched = self._searched = PrefixKeys()
+            new = {**(searched.extend(history) or {}), **searched.end()}
+            found = self.store.find_keys(new, listed=True)   # every prefix, the folder listed
+        else:   # and the whole history: a turn that folded all of it and was not kept
+            found = self.store.find_keys({**new, **searched.end()}, listed=False)
         if found is None:
             return None
         self.state = CompactionState(  # the store checked each field's type
@@ -635,6 +636,14 @@ class HistoryCompactor:
         cut = choose_cut(costs, points, target=max(0, budget.target), keep_turns=cfg.keep_turns,
                          ceiling=budget.high_water - summary_room)
         if cut is None or cut <= self.state.folded:
+            fitted = fit_summary(self.state, summary_room, lambda m: message_cost(m, counter))
+            if fitted != self.state:
+                # a kept fold taken up whole, its summary written for a larger window's room
+                # (nothing after it to fold): clipped to this one's, or it alone went over
+                log.info("the kept summary is fitted to its room in a %d-token window "
+                         "(%d tokens)", budget.window, summary_room)
+                self.state = fitted
+                return None
             log.warning("history is over its budget (%d of %d tokens) but no turn can be folded",
                         used, budget.available)
             return None

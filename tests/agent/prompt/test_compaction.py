@@ -698,6 +698,34 @@ def test_a_kept_fold_is_taken_up_under_another_model_or_window_and_folded_furthe
         assert fitted.tokens["summary"] <= int(report.budget.available * 0.2)   # summary_share
 
 
+@pytest.mark.parametrize("tail_turns", [0, 1])
+def test_a_kept_fold_larger_than_this_window_s_room_is_fitted_to_it_not_sent_over(
+        small_compactor: Callable[..., HistoryCompactor], tmp_path: Path, tail_turns: int):
+    """A fold kept by a process on a 200k-token model has a summary of thousands of words (its
+    room was a fifth of that window). Taken up on a 3,000-token model with nothing after it to
+    fold (the chat's last turn ended where the fold did), it could not be folded further and the
+    summary alone went out over the window: every turn of the chat refused."""
+    history: list[Message] = []
+    for t in range(16):
+        history += [Message("user", f"{FILLER[t % len(FILLER)]} My ticket is T-{t}. " * 4),
+                    Message("assistant", "Check the proxy timeouts and the retry budget. " * 6)]
+    folded = len(history) - 2 * tail_turns
+    prose = " ".join(f"The user asked about ticket T-{t % 12} and the billing service "
+                     f"integration test number {t}." for t in range(300))
+    compactor = small_compactor()   # its home made
+    compactor.store = store = FoldStore(tmp_path / "home" / "cache" / "compaction", lambda s: s)
+    assert store.save(history, {"folded": folded, "turns": folded // 2, "prose": prose,
+                                "facts": [], "source": "model", "compactions": 3})
+    message = Message("user", "and then?")
+    fitted = compactor.fit(Prompt(system="You are helpful.", messages=(*history, message)),
+                           _reloaded(history), model=SMALL_MODEL)
+    report = compactor.last
+    assert report is not None and compactor.state.compactions >= 3
+    assert report.history_tokens <= report.budget.high_water
+    assert fitted.tokens["summary"] <= int(report.budget.available * 0.2)   # summary_share
+    assert "T-0" in fitted.messages[0].content
+
+
 def test_each_model_counts_with_its_own_billed_ratio(
         small_compactor: Callable[..., HistoryCompactor]):
     """The billed-token ratio was one number for the whole process: a turn routed to another
