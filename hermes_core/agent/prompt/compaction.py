@@ -56,6 +56,7 @@ from hermes_core.agent.prompt.token_count import (
     prompt_cost,
 )
 from hermes_core.config import Settings
+from hermes_core.injection import guard_text
 from hermes_core.types import Completion, Message, Prompt, Usage
 
 log = logging.getLogger("hermes_core.compaction")
@@ -157,21 +158,33 @@ def cut_points(history: Sequence[Message], start: int = 0) -> list[int]:
 
 
 def choose_cut(costs: Sequence[int], points: Sequence[int], *, target: int,
-               keep_turns: int) -> int | None:
+               keep_turns: int, ceiling: int | None = None) -> int | None:
     """Where to cut so the verbatim tail costs at most ``target`` tokens and keeps at least
     ``keep_turns`` turns; the earliest such point. When the last ``keep_turns`` turns alone exceed
-    the target, cut just before them. None when no point folds anything."""
-    if not points:
-        return None
-    tail = [0] * (len(costs) + 1)
-    for i in range(len(costs) - 1, -1, -1):
+    the target, cut just before them; when they alone exceed ``ceiling`` (the high-water mark
+    less the summary's room: a pasted log among them), fewer turns are kept, down to none
+    (``len(costs)`` in ``points``: the whole history folded): kept, they were over the mark on
+    every turn until they aged out, each turn folding one more small turn (a summary request and
+    a cold cache) and the history growing past the window. None when no point folds anything."""
+    end = len(costs)
+    turn_starts = [p for p in points if p < end]
+    if not turn_starts:
+        # only the end is left (a call answered after every turn start): folded whole when the
+        # kept turns may give way
+        return end if end in points and ceiling is not None else None
+    tail = [0] * (end + 1)
+    for i in range(end - 1, -1, -1):
         tail[i] = tail[i + 1] + costs[i]
-    allowed = points[: max(0, len(points) - keep_turns) + 1] if keep_turns else points
+    allowed = (turn_starts[: max(0, len(turn_starts) - keep_turns) + 1] if keep_turns
+               else turn_starts)
     # ``allowed`` ends at the point that keeps exactly ``keep_turns`` turns
     for p in allowed:
         if tail[p] <= target:
             return p if p > 0 else None
     last = allowed[-1]
+    if ceiling is not None and tail[last] > ceiling:
+        beyond = [p for p in points if p > last]
+        return next((p for p in beyond if tail[p] <= target), beyond[-1] if beyond else last)
     return last if last > 0 else None
 
 
@@ -315,9 +328,13 @@ def extractive_prose(previous: str, messages: Sequence[Message], max_words: int)
 
 def fold_history(state: CompactionState, messages: Sequence[Message], *, turns: int,
                  summarizer: HistorySummarizer | None, max_words: int,
-                 clock: Callable[[], float] = time.perf_counter) -> tuple[CompactionState, str, str, float]:
+                 clock: Callable[[], float] = time.perf_counter,
+                 vet: Callable[[str], str | None] | None = None
+                 ) -> tuple[CompactionState, str, str, float]:
     """Fold ``messages`` (the turns leaving the verbatim history) into ``state``.
 
+    ``vet`` says why a model's summary must not be used (None: it may), beyond
+    :func:`summary_problem`: the Agent's scans it for prompt injection (:func:`injection_vet`).
     Returns (new state, summary source, why the model was not used, milliseconds taken).
     """
     started = clock()
@@ -328,7 +345,7 @@ def fold_history(state: CompactionState, messages: Sequence[Message], *, turns: 
             got = summarizer(state.prose, messages)
             text = " ".join(str(got).split())
             checked = [Message("user", state.prose), *messages] if state.prose else messages
-            problem = summary_problem(text, checked)
+            problem = summary_problem(text, checked) or (vet(text) if vet is not None else None)
             if problem is None:
                 prose, source = clip_words(text, max_words), "model"
             else:
@@ -343,6 +360,23 @@ def fold_history(state: CompactionState, messages: Sequence[Message], *, turns: 
                           prose=prose, facts=tuple(facts), source=source,
                           compactions=state.compactions + 1)
     return new, source, reason, (clock() - started) * 1000.0
+
+
+def injection_vet(categories: Sequence[str]) -> Callable[[str], str | None]:
+    """A ``vet`` for :func:`fold_history` that refuses a summary the injection scan blocks (the
+    context files' scan, ``categories``). A page or tool answer folded away can order the
+    summariser to carry its words on, and the summary then leads every later request as the
+    user's own message, kept in the home for the next process; the extractive summary takes
+    its place (it is made of the user's and assistant's sentences, never a tool answer's)."""
+    cats = tuple(categories)
+
+    def vet(text: str) -> str | None:
+        guarded = guard_text(text, name="history summary", categories=cats)
+        if not guarded.findings:
+            return None
+        return f"it carries a possible prompt injection ({guarded.findings[0].describe()})"
+
+    return vet
 
 
 def fit_summary(state: CompactionState, room: int,
@@ -573,13 +607,14 @@ class HistoryCompactor:
             return None
         # each prefix is looked for once: a history over budget that nothing can be folded of
         # comes here every turn, and only its new turn starts may have a fold not looked for
-        new = self._searched.extend(history) if self._searched is not None else None
-        if new is None:   # the first search, or another conversation: every prefix, listed
-            self._searched = PrefixKeys()
-            new = self._searched.extend(history) or {}
-            found = self.store.find_keys(new, listed=True)
-        else:
-            found = self.store.find_keys(new, listed=False)
+        searched = self._searched
+        new = searched.extend(history) if searched is not None else None
+        if searched is None or new is None:   # the first search, or another conversation
+            searched = self._searched = PrefixKeys()
+            new = {**(searched.extend(history) or {}), **searched.end()}
+            found = self.store.find_keys(new, listed=True)   # every prefix, the folder listed
+        else:   # and the whole history: a turn that folded all of it and was not kept
+            found = self.store.find_keys({**new, **searched.end()}, listed=False)
         if found is None:
             return None
         self.state = CompactionState(  # the store checked each field's type
@@ -594,8 +629,21 @@ class HistoryCompactor:
         cfg = self.settings.prompt.compaction
         summary_room = int(budget.available * cfg.summary_share)
         points = cut_points(history, self.state.folded)
-        cut = choose_cut(costs, points, target=max(0, budget.target), keep_turns=cfg.keep_turns)
+        # the history's end is a turn start too (the new message's; this turn's tool rounds are
+        # not in ``history``): everything may be folded when even the last turn is too large
+        points.append(len(history))
+        # kept turns over the mark beside a summary of its full room would fold again next turn
+        cut = choose_cut(costs, points, target=max(0, budget.target), keep_turns=cfg.keep_turns,
+                         ceiling=budget.high_water - summary_room)
         if cut is None or cut <= self.state.folded:
+            fitted = fit_summary(self.state, summary_room, lambda m: message_cost(m, counter))
+            if fitted != self.state:
+                # a kept fold taken up whole, its summary written for a larger window's room
+                # (nothing after it to fold): clipped to this one's, or it alone went over
+                log.info("the kept summary is fitted to its room in a %d-token window "
+                         "(%d tokens)", budget.window, summary_room)
+                self.state = fitted
+                return None
             log.warning("history is over its budget (%d of %d tokens) but no turn can be folded",
                         used, budget.available)
             return None
@@ -603,9 +651,12 @@ class HistoryCompactor:
         turns = sum(1 for m in folding if m.role == "user")
         # words for the prose: the summary's token room, less the facts, at ~1.5 tokens a word
         max_words = max(40, int(summary_room / 1.5))
-        state, source, reason, ms = fold_history(self.state, folding, turns=turns,
-                                                 summarizer=self.summarizer if cfg.use_model else None,
-                                                 max_words=max_words, clock=self.clock)
+        p = self.settings.prompt
+        state, source, reason, ms = fold_history(
+            self.state, folding, turns=turns,
+            summarizer=self.summarizer if cfg.use_model else None, max_words=max_words,
+            clock=self.clock,
+            vet=injection_vet(p.injection_categories) if p.injection_scan else None)
         state = fit_summary(state, summary_room, lambda m: message_cost(m, counter))
         msg = state.message()
         self.state = state

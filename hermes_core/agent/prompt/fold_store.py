@@ -75,12 +75,19 @@ class PrefixKeys:
         self._last = history[-1] if history else None
         return keys
 
+    def end(self) -> dict[int, str]:
+        """``{n: key of all n messages seen}`` ({} before any): a fold may end there, when the
+        turn after it (the new message's) made one of the whole history."""
+        return {self._seen: self._hash.hexdigest()[:40]} if self._seen else {}
+
 
 def prefix_keys(history: Sequence[Message]) -> dict[int, str]:
-    """``{k: key of history[:k]}`` for each turn start ``k > 0`` (where a fold may end)."""
-    keys = PrefixKeys().extend(history)
+    """``{k: key of history[:k]}`` for each turn start ``k > 0`` and the end (where a fold may
+    end: the new message starts a turn after it)."""
+    walk = PrefixKeys()
+    keys = walk.extend(history)
     assert keys is not None   # a new one goes on from nothing
-    return keys
+    return {**keys, **walk.end()}
 
 
 class FoldStore:
@@ -167,5 +174,5 @@ class FoldStore:
 
 
 def _key_of_whole(history: Sequence[Message]) -> str:
-    """The key of all of ``history`` (a fold ending at its end: no turn start after it)."""
-    return prefix_keys([*history, Message("user", "")])[len(history)]
+    """The key of all of ``history`` (a fold ending at its end)."""
+    return prefix_keys(history)[len(history)]

@@ -106,7 +106,8 @@ def test_prefix_keys_of_a_growing_history_are_the_keys_of_the_whole_and_only_the
     first = keys.extend(chat[:5])
     later = keys.extend(chat)
     assert first is not None and later is not None
-    assert {**first, **later} == prefix_keys(chat) and set(later) == {6, 8, 10}
+    assert {**first, **later, **keys.end()} == prefix_keys(chat) and set(later) == {6, 8, 10}
+    assert set(keys.end()) == {12}                           # the whole: a fold may end there
     assert keys.extend(chat) == {}                           # nothing new
     assert keys.extend([Message(m.role, m.content) for m in chat]) == {}   # read back equal
     other = [*history(6, " other")[:-1], Message("assistant", "another answer")]
