@@ -69,7 +69,18 @@ def _another_programs_database(path: Path) -> None:
     conn.close()
 
 
-@pytest.mark.parametrize("damage", [_not_a_database, _another_schema, _another_programs_database])
+def _a_foreign_usage_table(path: Path) -> None:
+    """Another program's table that happens to be called usage_events, with a ``skill`` column:
+    the schema script used to add our index and our usage_meta table to it."""
+    import sqlite3
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE usage_events (id INTEGER PRIMARY KEY, skill TEXT, clicks INT)")
+        conn.execute("INSERT INTO usage_events (skill, clicks) VALUES ('pdf-extract', 3)")
+    conn.close()
+
+
+@pytest.mark.parametrize("damage", [_not_a_database, _another_schema, _another_programs_database,
+                                    _a_foreign_usage_table])
 def test_an_unreadable_usage_file_turns_learning_off_with_a_message_and_is_kept(
         damage, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """A usage.sqlite3 that is not a database (or another program's) raised DatabaseError out of
@@ -90,6 +101,76 @@ def test_an_unreadable_usage_file_turns_learning_off_with_a_message_and_is_kept(
     assert path.read_bytes() == before
     r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[], usage=UsageLayer(UsageStore(path)))
     assert r.retrieve("extract the tables from a pdf document").names[0] == "pdf-extract"
+
+
+def _damaged_pages(path: Path) -> None:
+    """A history whose header is sound and whose later pages are garbage (a disk fault, a copy
+    cut short and patched): it opens, and a read fails with "database disk image is malformed"."""
+    st = UsageStore(path)
+    for i in range(200):
+        st.record(f"extract the tables of report number {i} " * 12, "pdf-extract")
+    st.close()
+    data = bytearray(path.read_bytes())
+    for i in range(2 * 4096, len(data), 7):
+        data[i] = 0x5A
+    path.write_bytes(bytes(data))
+    for extra in ("-wal", "-shm"):
+        Path(f"{path}{extra}").unlink(missing_ok=True)
+
+
+def test_a_history_with_damaged_pages_costs_learning_not_the_turn(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Every retrieve (and so every chat turn) raised "database disk image is malformed" from the
+    refresh's prune: the turn goes on zero-shot, learning is off, said once naming the file, and
+    the file is kept as it was."""
+    import logging
+    from hermes_core.testing.retrieval import skill_md, write_skill
+    root = tmp_path / "skills"
+    write_skill(root, "pdf", skill_md("pdf-extract", "Extract text and tables from PDF files."))
+    write_skill(root, "mail", skill_md("email-send", "Send an email to a contact."))
+    path = tmp_path / U.USAGE_FILE
+    _damaged_pages(path)
+    before = path.read_bytes()
+    store = UsageStore(path)
+    r = SkillRetriever(folders=[root], embedders=[], usage=UsageLayer(store), refresh_interval_s=None)
+    with caplog.at_level(logging.WARNING, logger=U.__name__):
+        for _ in range(2):
+            assert r.retrieve("extract the tables from a pdf document").names[0] == "pdf-extract"
+        assert not r.record_use("extract the tables from a pdf document", "pdf-extract")
+        assert store.events() == [] and len(store) == 0 and store.prune({"pdf-extract": ""}) == 0
+    assert store.unreadable and "damaged" in caplog.text
+    assert caplog.text.count(str(path)) == 1
+    store.close()
+    assert path.read_bytes() == before
+
+
+def test_two_processes_recording_at_once_lose_nothing_and_raise_nothing(tmp_path: Path) -> None:
+    """Two chats on one home record into the same fresh file at the same moment (both creating
+    it): every event is kept, none is refused as locked."""
+    import multiprocessing as mp
+    path = tmp_path / U.USAGE_FILE
+    ctx = mp.get_context("fork")
+    start, results = ctx.Event(), ctx.Queue()
+    procs = [ctx.Process(target=_record_many, args=(path, who, 60, start, results)) for who in "ab"]
+    for p in procs:
+        p.start()
+    start.set()
+    got = sorted(results.get(timeout=120) for _ in procs)
+    for p in procs:
+        p.join(timeout=60)
+    assert got == [("a", 60, ""), ("b", 60, "")]
+    assert len(UsageStore(path)) == 120
+
+
+def _record_many(path: Path, who: str, n: int, start: Any, results: Any) -> None:
+    start.wait()
+    st, stored, error = UsageStore(path), 0, ""
+    try:
+        for i in range(n):
+            stored += st.record(f"message {i} from chat {who}", "pdf-extract")
+    except Exception as e:   # reported to the parent, whose assertion shows it
+        error = repr(e)
+    results.put((who, stored, error))
 
 
 def test_a_usage_file_of_a_newer_version_is_learnt_from_but_never_written(
@@ -213,6 +294,29 @@ def test_store_refuses_unknown_kinds_and_skips_empty_queries() -> None:
         st.record("q", "s", "clicked")
     assert not st.record("   ", "s") and not st.record("q", "")
     assert len(st) == 0
+
+
+@pytest.mark.parametrize("good", ["no", "false", "", 0, 1, None, 0.0])
+def test_a_verdict_that_is_not_a_bool_is_refused_not_stored(good: object) -> None:
+    """``good="no"`` was stored as a good use (any non-empty string is true)."""
+    st = UsageStore(None)
+    with pytest.raises(TypeError, match="good must be True or False"):
+        st.record("extract the pdf tables", "pdf-extract", "feedback", good=good)  # type: ignore[arg-type]
+    assert len(st) == 0
+    assert st.record("extract the pdf tables", "pdf-extract", good=np.bool_(False))
+
+
+def test_a_message_recorded_again_and_again_is_one_event_with_the_latest_verdict() -> None:
+    """One user marking one message bad 500 times pushed the whole history out of the cap."""
+    st = UsageStore(None, cap=50)
+    for i in range(40):
+        st.record(f"rain tomorrow in city {i}", "weather-forecast")
+    for _ in range(500):
+        st.record("ping the team about the release", "email-send", "feedback", good=False)
+    st.record("ping the team about the release", "email-send", "feedback", good=True)
+    events = st.events()
+    assert len(events) == 41 and sum(e.query == "ping the team about the release" for e in events) == 1
+    assert events[-1].good and events[-1].kind == "feedback"
 
 
 def test_store_is_capped_oldest_first() -> None:
@@ -500,6 +604,35 @@ def test_layer_abstains_without_history_or_without_a_reliable_neighbour() -> Non
     idx = _index([UsageEvent("q1", "a"), UsageEvent("q2", "b")], names, vecs,
                  Reliability((0.0, 1.0), (0.0, 1.0)))
     assert idx.score("far", np.array([-1.0, 0], dtype=np.float32)) is None   # precision 0 here
+
+
+def test_repeated_events_of_one_message_vote_once_and_do_not_inflate_the_reliability() -> None:
+    """A history written before repeats were merged (or replayed): 60 copies of one bad verdict
+    filled all k neighbours and, each copy the others' nearest neighbour, pushed the measured
+    precision up. The index counts a (message, skill) once, with its latest verdict."""
+    rng = np.random.default_rng(3)
+    names = ["a", "b", "c"]
+    centres = np.eye(3, 16)
+    base, vecs = [], []
+    for k, name in enumerate(names):
+        for i in range(10):
+            v = centres[k] + 0.35 * rng.standard_normal(16)
+            base.append(UsageEvent(f"{name} query {i}", name))
+            vecs.append(v / np.linalg.norm(v))
+    flood_v = centres[0] + 0.35 * rng.standard_normal(16)
+    flood_v /= np.linalg.norm(flood_v)
+    once = UsageIndex([*base, UsageEvent("flooded", "a", good=False)], names,
+                      np.vstack([*vecs, flood_v]).astype(np.float32))
+    flood = [UsageEvent("flooded", "a", good=True)] + [UsageEvent("flooded", "a", good=False)] * 60
+    many = UsageIndex([*base, *flood], names, np.vstack([*vecs, *[flood_v] * 61]).astype(np.float32))
+    assert len(many) == len(once) == 31
+    assert many.reliability == once.reliability
+    q = (centres[0] + 0.2 * rng.standard_normal(16)).astype(np.float32)
+    q /= np.linalg.norm(q)
+    a, b = once.assess("query", q), many.assess("query", q)
+    assert (a.scores is None) == (b.scores is None)
+    if a.scores is not None and b.scores is not None:
+        assert np.allclose(a.scores.scores, b.scores.scores) and a.scores.weight == b.scores.weight
 
 
 def test_events_of_skills_not_in_the_catalog_are_ignored() -> None:
