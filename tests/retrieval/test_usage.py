@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from hermes_core.retrieval import usage as U
+from hermes_core.retrieval import usage_store as S
 from hermes_core.retrieval.retriever import SkillRetriever, build_retriever
 from hermes_core.retrieval.usage import (
     Reliability,
@@ -91,7 +92,7 @@ def test_an_unreadable_usage_file_turns_learning_off_with_a_message_and_is_kept(
     damage(path)
     before = path.read_bytes()
     st = UsageStore(path)
-    with caplog.at_level(logging.WARNING, logger=U.__name__):
+    with caplog.at_level(logging.WARNING, logger=S.__name__):
         assert st.events() == [] and len(st) == 0 and st.prune({"pdf-extract": ""}) == 0
         assert not st.record("extract the pdf tables", "pdf-extract")
         st.clear()
@@ -124,6 +125,7 @@ def test_a_history_with_damaged_pages_costs_learning_not_the_turn(
     refresh's prune: the turn goes on zero-shot, learning is off, said once naming the file, and
     the file is kept as it was."""
     import logging
+
     from hermes_core.testing.retrieval import skill_md, write_skill
     root = tmp_path / "skills"
     write_skill(root, "pdf", skill_md("pdf-extract", "Extract text and tables from PDF files."))
@@ -133,7 +135,7 @@ def test_a_history_with_damaged_pages_costs_learning_not_the_turn(
     before = path.read_bytes()
     store = UsageStore(path)
     r = SkillRetriever(folders=[root], embedders=[], usage=UsageLayer(store), refresh_interval_s=None)
-    with caplog.at_level(logging.WARNING, logger=U.__name__):
+    with caplog.at_level(logging.WARNING, logger=S.__name__):
         for _ in range(2):
             assert r.retrieve("extract the tables from a pdf document").names[0] == "pdf-extract"
         assert not r.record_use("extract the tables from a pdf document", "pdf-extract")
@@ -187,7 +189,7 @@ def test_a_usage_file_of_a_newer_version_is_learnt_from_but_never_written(
         conn.execute(f"PRAGMA user_version = {U.USAGE_SCHEMA_VERSION + 1}")
     conn.close()
     before = path.read_bytes()
-    with caplog.at_level(logging.WARNING, logger=U.__name__):
+    with caplog.at_level(logging.WARNING, logger=S.__name__):
         st = UsageStore(path, secrets=["cu5tom.Key.123456"])
         assert [e.skill for e in st.events()] == ["pdf-extract"]
         assert not st.record("send the mail", "email-send") and st.read_only
@@ -212,7 +214,7 @@ def test_a_usage_file_that_cannot_be_opened_turns_learning_off_without_a_traceba
         path = tmp_path / "home" / U.USAGE_FILE
         path.parent.write_text("not a folder")
     st = UsageStore(path)
-    with caplog.at_level(logging.WARNING, logger=U.__name__):
+    with caplog.at_level(logging.WARNING, logger=S.__name__):
         assert not st.record("extract the pdf tables", "pdf-extract")
         assert st.events() == [] and len(st) == 0 and st.prune({"pdf-extract": ""}) == 0
         st.clear()
@@ -245,10 +247,10 @@ def test_a_read_only_home_learns_from_its_history_records_nothing_and_says_so(
         def read_only(database: str, **kwargs: Any) -> sqlite3.Connection:
             return connect(f"file:{database}?mode=ro", uri=True, **kwargs)
 
-        monkeypatch.setattr(U.sqlite3, "connect", read_only)
+        monkeypatch.setattr(sqlite3, "connect", read_only)
     try:
         st = UsageStore(path)
-        with caplog.at_level(logging.WARNING, logger=U.__name__):
+        with caplog.at_level(logging.WARNING, logger=S.__name__):
             assert [(e.query, e.skill) for e in st.events()] == [("extract the pdf tables", "pdf-extract")]
             assert not st.record("split the pdf into pages", "pdf-extract")
             assert not st.record("merge two pdf files", "pdf-extract")
@@ -257,7 +259,7 @@ def test_a_read_only_home_learns_from_its_history_records_nothing_and_says_so(
         st.close()
     finally:
         path.parent.chmod(0o755)
-    warnings = [r.getMessage() for r in caplog.records if r.name == U.__name__]
+    warnings = [r.getMessage() for r in caplog.records if r.name == S.__name__]
     assert len(warnings) == 1 and "read-only" in warnings[0]
     assert "unreadable" not in warnings[0] and "moved away" not in warnings[0]
 
@@ -372,7 +374,7 @@ def _traced_opens(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         conn = real(*args, **kw)
         conn.set_trace_callback(statements.append)
         return conn
-    monkeypatch.setattr(U.sqlite3, "connect", connect)
+    monkeypatch.setattr(sqlite3, "connect", connect)
     return statements
 
 
