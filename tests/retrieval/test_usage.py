@@ -697,6 +697,34 @@ def test_prototypes_lift_the_used_skill_without_pushing_others_below_zero() -> N
     assert res is not None and res.scores[0] > res.scores[1] >= 0.0 and res.scores[2] == 0.0
 
 
+def test_a_slow_rebuild_runs_beside_the_turn_which_is_served_the_history_as_it_was() -> None:
+    """Every event changes the history, and the next turn rebuilt the index before it could rank:
+    at the 20,000-event cap without embeddings that was 10-50 s a turn (benchmarks/usage_scale.py).
+    Once a rebuild has taken longer than ``inline_s``, the next one runs in a thread and the turn
+    gets the index it already had; the one after sees the new event."""
+    store = UsageStore(None)
+    layer = UsageLayer(store, inline_s=0.0)          # every build counts as slow
+    names = ["email-send", "weather-forecast"]
+    for i in range(12):
+        store.record(f"ping the team about the release {i}", "email-send")
+    first = layer.index(names, None, None)            # no index yet: built in the turn
+    store.record("ping the team about the release 99", "email-send")
+    served = layer.index(names, None, None)
+    assert served is first and len(served) == 12
+    layer.settle(timeout=30)
+    assert len(layer.index(names, None, None)) == 13
+    assert len(layer.index(["email-send"], None, None)) == 13   # another catalog: never a stale one
+
+
+def test_a_fast_rebuild_is_made_in_the_turn() -> None:
+    store = UsageStore(None)
+    layer = UsageLayer(store)
+    store.record("ping the team about the release", "email-send")
+    assert len(layer.index(["email-send"], None, None)) == 1
+    store.record("ping the team about the release again", "email-send")
+    assert len(layer.index(["email-send"], None, None)) == 2
+
+
 # ------------------------------------------------------------------ wiring
 def test_retriever_learns_from_use_and_explains_it(tmp_path: Path) -> None:
     layer = UsageLayer(UsageStore(None))
