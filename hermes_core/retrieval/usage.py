@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,6 +80,8 @@ USAGE_SCALE = 3.0   # the best-voted skill's score, in z units (a clear dense wi
 # The gate lets a query through when its nearest past query, for the skill now ranked first, is
 # this reliable (measured precision, see Reliability).
 USAGE_GATE_PRECISION = 0.9
+# A rebuild of the usage index that took longer than this runs beside the next turns (UsageLayer)
+INLINE_REBUILD_S = 0.25
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,13 +312,23 @@ class UsageLayer:
 
     ``embed(texts)`` turns past queries into vectors with the model that serves the current query;
     vectors are kept per (model, query text), so a new event costs one embedding once.
+
+    Every recorded event changes the history, so the turn after one rebuilds. A rebuild is in the
+    turn while the last one took at most ``inline_s``; past that (a large history without
+    embeddings: 10-50 s at the 20,000-event cap, benchmarks/usage_scale.py) it runs in a thread,
+    one at a time, and the turn is served the index it already had, for the same catalog: one
+    event behind for a few seconds, against a turn held for as long.
     """
 
-    def __init__(self, store: UsageStore, *, full_weight: float = USAGE_WEIGHT) -> None:
+    def __init__(self, store: UsageStore, *, full_weight: float = USAGE_WEIGHT,
+                 inline_s: float = INLINE_REBUILD_S) -> None:
         self.store = store
         self.full_weight = full_weight
+        self.inline_s = inline_s
         self._lock = threading.Lock()
         self._built: dict[str, tuple[tuple[tuple[int, int], int], UsageIndex]] = {}
+        self._took: dict[str, float] = {}
+        self._building: dict[str, threading.Thread] = {}
         self._vectors: dict[tuple[str, str], np.ndarray] = {}
         self._reference: dict[str, np.ndarray] = {}
 
@@ -332,16 +345,46 @@ class UsageLayer:
             built = dict(self._built)
         return {model: idx.gate.report() for model, (_, idx) in sorted(built.items())}
 
+    def settle(self, timeout: float | None = None) -> None:
+        """Wait for the rebuilds running in the background (tests, a clean exit)."""
+        with self._lock:
+            running = list(self._building.values())
+        for t in running:
+            t.join(timeout)
+
     def index(self, names: Sequence[str], model: str | None,
               embed: Callable[[Sequence[str]], np.ndarray] | None, *, unrelated_mean: float = 0.0,
               unrelated_std: float = 1.0) -> UsageIndex:
         """The index for this catalog (``names``, index order) and model (None: lexical only)."""
         stamp = (self.store.version, hash(tuple(names)))
         key = model or ""
+        args = (key, stamp, tuple(names), model, embed, unrelated_mean, unrelated_std)
         with self._lock:
             hit = self._built.get(key)
             if hit is not None and hit[0] == stamp:
                 return hit[1]
+            if hit is not None and hit[0][1] == stamp[1] and self._took.get(key, 0.0) > self.inline_s:
+                if key not in self._building:
+                    t = threading.Thread(target=self._rebuild, args=args, daemon=True,
+                                         name=f"usage-index-{key or 'lexical'}")
+                    self._building[key] = t
+                    t.start()
+                return hit[1]
+        return self._build(*args)
+
+    def _rebuild(self, key: str, *args: Any) -> None:
+        try:
+            self._build(key, *args)
+        except Exception as e:   # the index the turns have is kept; the next change tries again
+            log.warning("usage index rebuild failed: %s", e)
+        finally:
+            with self._lock:
+                self._building.pop(key, None)
+
+    def _build(self, key: str, stamp: tuple[tuple[int, int], int], names: Sequence[str],
+               model: str | None, embed: Callable[[Sequence[str]], np.ndarray] | None,
+               unrelated_mean: float, unrelated_std: float) -> UsageIndex:
+        began = time.perf_counter()
         events = self.store.events()
         vectors = None
         if model is not None and embed is not None and events:
@@ -359,6 +402,7 @@ class UsageLayer:
                          unrelated_std=unrelated_std, full_weight=self.full_weight, reference=reference)
         with self._lock:
             self._built[key] = (stamp, idx)
+            self._took[key] = time.perf_counter() - began
         return idx
 
 
