@@ -856,6 +856,27 @@ def test_a_deleted_skill_in_a_clean_catalog_is_still_forgotten(tmp_path: Path) -
     assert len(store) == 0
 
 
+def test_a_renamed_skill_leaves_no_ghost_to_vote_for(tmp_path: Path) -> None:
+    """Renaming a skill (same folder, new ``name:``) forgets what was learnt under the old name:
+    its events are pruned and none of them votes for a name no skill has."""
+    from hermes_core.testing.retrieval import skill_md, write_skill
+    root = tmp_path / "skills"
+    p = write_skill(root, "mail", skill_md("email-send", "Send an email to a contact."))
+    write_skill(root, "pdf", skill_md("pdf-extract", "Extract text from PDF files."))
+    store = UsageStore(None)
+    r = SkillRetriever(folders=[root], embedders=[], usage=UsageLayer(store), refresh_interval_s=None)
+    r.refresh()
+    for i in range(12):
+        assert r.record_use(f"mail Bob the report number {i}", "email-send")
+        assert r.record_use(f"pull the text out of scan {i}", "pdf-extract")
+    p.write_text(skill_md("mail-send", "Send an email to a contact."), encoding="utf-8")
+    r.refresh()
+    assert {e.skill for e in store.events()} == {"pdf-extract"}
+    got = r.retrieve("mail Bob the report number 3")
+    assert "email-send" not in got.names
+    assert got.usage is None or got.usage.nearest_skill != "email-send"
+
+
 def test_a_key_stored_in_an_encoded_spelling_is_scrubbed_from_the_file_once(tmp_path: Path) -> None:
     """The scan looks for every spelling of the key (a percent-encoded one in a pasted URL), also
     in a history already marked done for the key as written."""
