@@ -651,6 +651,8 @@ class Agent:
         (``good="no"`` would be true)."""
         from hermes_core.retrieval.usage_store import verdict
         good = verdict(good)
+        if not isinstance(skill, str):   # the lookup would fail on it, naming neither
+            raise TypeError(f"skill must be a skill's name (str), not {skill!r} ({type(skill).__name__})")
         turn = self.last_turn
         if self.skills is None or turn is None or turn.query is None:
             return False
