@@ -80,8 +80,11 @@ USAGE_SCALE = 3.0   # the best-voted skill's score, in z units (a clear dense wi
 # The gate lets a query through when its nearest past query, for the skill now ranked first, is
 # this reliable (measured precision, see Reliability).
 USAGE_GATE_PRECISION = 0.9
-# A rebuild of the usage index that took longer than this runs beside the next turns (UsageLayer)
+# A rebuild of the usage index that took longer than this, of a history of at least this many
+# events, runs beside the next turns (UsageLayer); a smaller history is always rebuilt in the turn,
+# so a new user's first lessons (and a test's) count at once whatever a cold start cost
 INLINE_REBUILD_S = 0.25
+BACKGROUND_MIN_EVENTS = 1_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,17 +317,20 @@ class UsageLayer:
     vectors are kept per (model, query text), so a new event costs one embedding once.
 
     Every recorded event changes the history, so the turn after one rebuilds. A rebuild is in the
-    turn while the last one took at most ``inline_s``; past that (a large history without
+    turn while the last one took at most ``inline_s`` or indexed fewer than ``background_min``
+    events; past that (a large history without
     embeddings: 10-50 s at the 20,000-event cap, benchmarks/usage_scale.py) it runs in a thread,
     one at a time, and the turn is served the index it already had, for the same catalog: one
     event behind for a few seconds, against a turn held for as long.
     """
 
     def __init__(self, store: UsageStore, *, full_weight: float = USAGE_WEIGHT,
-                 inline_s: float = INLINE_REBUILD_S) -> None:
+                 inline_s: float = INLINE_REBUILD_S,
+                 background_min: int = BACKGROUND_MIN_EVENTS) -> None:
         self.store = store
         self.full_weight = full_weight
         self.inline_s = inline_s
+        self.background_min = background_min
         self._lock = threading.Lock()
         self._built: dict[str, tuple[tuple[tuple[int, int], int], UsageIndex]] = {}
         self._took: dict[str, float] = {}
@@ -363,7 +369,8 @@ class UsageLayer:
             hit = self._built.get(key)
             if hit is not None and hit[0] == stamp:
                 return hit[1]
-            if hit is not None and hit[0][1] == stamp[1] and self._took.get(key, 0.0) > self.inline_s:
+            if (hit is not None and hit[0][1] == stamp[1] and len(hit[1]) >= self.background_min
+                    and self._took.get(key, 0.0) > self.inline_s):
                 if key not in self._building:
                     t = threading.Thread(target=self._rebuild, args=args, daemon=True,
                                          name=f"usage-index-{key or 'lexical'}")

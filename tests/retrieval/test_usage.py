@@ -703,7 +703,7 @@ def test_a_slow_rebuild_runs_beside_the_turn_which_is_served_the_history_as_it_w
     Once a rebuild has taken longer than ``inline_s``, the next one runs in a thread and the turn
     gets the index it already had; the one after sees the new event."""
     store = UsageStore(None)
-    layer = UsageLayer(store, inline_s=0.0)          # every build counts as slow
+    layer = UsageLayer(store, inline_s=0.0, background_min=12)   # every build counts as slow
     names = ["email-send", "weather-forecast"]
     for i in range(12):
         store.record(f"ping the team about the release {i}", "email-send")
@@ -716,9 +716,12 @@ def test_a_slow_rebuild_runs_beside_the_turn_which_is_served_the_history_as_it_w
     assert len(layer.index(["email-send"], None, None)) == 13   # another catalog: never a stale one
 
 
-def test_a_fast_rebuild_is_made_in_the_turn() -> None:
+@pytest.mark.parametrize("slow", [False, True])
+def test_a_fast_rebuild_or_a_small_history_is_rebuilt_in_the_turn(slow: bool) -> None:
+    """A small history always learns at once: a cold start's slow first build must not put a new
+    user's next lesson (or a test's) one event behind."""
     store = UsageStore(None)
-    layer = UsageLayer(store)
+    layer = UsageLayer(store, inline_s=0.0 if slow else U.INLINE_REBUILD_S)
     store.record("ping the team about the release", "email-send")
     assert len(layer.index(["email-send"], None, None)) == 1
     store.record("ping the team about the release again", "email-send")
