@@ -647,7 +647,12 @@ class Agent:
         it was wrong). Stored as a usage event (redacted) that later, similar messages are ranked
         with; nothing is stored when ``skill_utils.learn`` is off or there is no such skill.
         The name is resolved as ``skill_view`` resolves it (case forgiven when no skill has the
-        exact name). Returns whether it was recorded."""
+        exact name). Returns whether it was recorded; ``good`` that is not a bool is a TypeError
+        (``good="no"`` would be true)."""
+        from hermes_core.retrieval.usage_store import verdict
+        good = verdict(good)
+        if not isinstance(skill, str):   # the lookup would fail on it, naming neither
+            raise TypeError(f"skill must be a skill's name (str), not {skill!r} ({type(skill).__name__})")
         turn = self.last_turn
         if self.skills is None or turn is None or turn.query is None:
             return False

@@ -213,7 +213,8 @@ def evaluate_with_usage(retriever: SkillRetriever, queries: Sequence[LabeledQuer
     split the data so that they do not (the dev files' halves are for that). ``per_layer`` adds
     each side's :func:`evaluate_layers` rows as its ``per_layer``.
     """
-    from hermes_core.retrieval.usage import DEFAULT_CAP, UsageLayer, UsageStore
+    from hermes_core.retrieval.usage import UsageLayer
+    from hermes_core.retrieval.usage_store import DEFAULT_CAP, UsageStore
     saved = retriever.usage
     try:
         retriever.usage = None

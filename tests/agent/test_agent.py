@@ -616,6 +616,27 @@ def test_feedback_records_good_and_bad_uses_of_the_last_message(home: Path):
         ("docker-debugging", "feedback", True), ("python-profiling", "feedback", False)]
 
 
+@pytest.mark.parametrize("good", ["no", "False", 0, None])
+def test_feedback_with_a_verdict_that_is_not_a_bool_is_refused(home: Path, good: object):
+    """``agent.feedback(skill, good="no")`` recorded a good use: any non-empty string is true."""
+    agent = agent_for(home, FakeProvider(default="ok"), skill_utils={"embeddings": False})
+    agent.chat("the container exits right after it starts")
+    with pytest.raises(TypeError, match="good must be True or False"):
+        agent.feedback("docker-debugging", good=good)  # type: ignore[arg-type]
+    assert usage_events(agent) == []
+
+
+@pytest.mark.parametrize("skill", [None, 3, b"docker-debugging", ["docker-debugging"]])
+def test_feedback_for_a_skill_that_is_not_a_name_is_refused_naming_what_came(home: Path, skill: object):
+    """``agent.feedback(None)`` failed inside the name lookup ("'NoneType' object has no attribute
+    'strip'"), which names neither the argument nor what was wrong with it."""
+    agent = agent_for(home, FakeProvider(default="ok"), skill_utils={"embeddings": False})
+    agent.chat("the container exits right after it starts")
+    with pytest.raises(TypeError, match="skill must be a skill's name"):
+        agent.feedback(skill)  # type: ignore[arg-type]
+    assert usage_events(agent) == []
+
+
 def test_feedback_forgives_case_in_the_skill_name_as_skill_view_does(home: Path):
     agent = agent_for(home, FakeProvider(default="ok"), skill_utils={"embeddings": False})
     agent.chat("the container exits right after it starts")

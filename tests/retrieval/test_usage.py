@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from hermes_core.retrieval import usage as U
+from hermes_core.retrieval import usage_store as S
 from hermes_core.retrieval.retriever import SkillRetriever, build_retriever
 from hermes_core.retrieval.usage import (
     Reliability,
@@ -69,7 +70,18 @@ def _another_programs_database(path: Path) -> None:
     conn.close()
 
 
-@pytest.mark.parametrize("damage", [_not_a_database, _another_schema, _another_programs_database])
+def _a_foreign_usage_table(path: Path) -> None:
+    """Another program's table that happens to be called usage_events, with a ``skill`` column:
+    the schema script used to add our index and our usage_meta table to it."""
+    import sqlite3
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE usage_events (id INTEGER PRIMARY KEY, skill TEXT, clicks INT)")
+        conn.execute("INSERT INTO usage_events (skill, clicks) VALUES ('pdf-extract', 3)")
+    conn.close()
+
+
+@pytest.mark.parametrize("damage", [_not_a_database, _another_schema, _another_programs_database,
+                                    _a_foreign_usage_table])
 def test_an_unreadable_usage_file_turns_learning_off_with_a_message_and_is_kept(
         damage, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """A usage.sqlite3 that is not a database (or another program's) raised DatabaseError out of
@@ -80,7 +92,7 @@ def test_an_unreadable_usage_file_turns_learning_off_with_a_message_and_is_kept(
     damage(path)
     before = path.read_bytes()
     st = UsageStore(path)
-    with caplog.at_level(logging.WARNING, logger=U.__name__):
+    with caplog.at_level(logging.WARNING, logger=S.__name__):
         assert st.events() == [] and len(st) == 0 and st.prune({"pdf-extract": ""}) == 0
         assert not st.record("extract the pdf tables", "pdf-extract")
         st.clear()
@@ -90,6 +102,77 @@ def test_an_unreadable_usage_file_turns_learning_off_with_a_message_and_is_kept(
     assert path.read_bytes() == before
     r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[], usage=UsageLayer(UsageStore(path)))
     assert r.retrieve("extract the tables from a pdf document").names[0] == "pdf-extract"
+
+
+def _damaged_pages(path: Path) -> None:
+    """A history whose header is sound and whose later pages are garbage (a disk fault, a copy
+    cut short and patched): it opens, and a read fails with "database disk image is malformed"."""
+    st = UsageStore(path)
+    for i in range(200):
+        st.record(f"extract the tables of report number {i} " * 12, "pdf-extract")
+    st.close()
+    data = bytearray(path.read_bytes())
+    for i in range(2 * 4096, len(data), 7):
+        data[i] = 0x5A
+    path.write_bytes(bytes(data))
+    for extra in ("-wal", "-shm"):
+        Path(f"{path}{extra}").unlink(missing_ok=True)
+
+
+def test_a_history_with_damaged_pages_costs_learning_not_the_turn(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Every retrieve (and so every chat turn) raised "database disk image is malformed" from the
+    refresh's prune: the turn goes on zero-shot, learning is off, said once naming the file, and
+    the file is kept as it was."""
+    import logging
+
+    from hermes_core.testing.retrieval import skill_md, write_skill
+    root = tmp_path / "skills"
+    write_skill(root, "pdf", skill_md("pdf-extract", "Extract text and tables from PDF files."))
+    write_skill(root, "mail", skill_md("email-send", "Send an email to a contact."))
+    path = tmp_path / U.USAGE_FILE
+    _damaged_pages(path)
+    before = path.read_bytes()
+    store = UsageStore(path)
+    r = SkillRetriever(folders=[root], embedders=[], usage=UsageLayer(store), refresh_interval_s=None)
+    with caplog.at_level(logging.WARNING, logger=S.__name__):
+        for _ in range(2):
+            assert r.retrieve("extract the tables from a pdf document").names[0] == "pdf-extract"
+        assert not r.record_use("extract the tables from a pdf document", "pdf-extract")
+        assert store.events() == [] and len(store) == 0 and store.prune({"pdf-extract": ""}) == 0
+    assert store.unreadable and "damaged" in caplog.text
+    assert caplog.text.count(str(path)) == 1
+    store.close()
+    assert path.read_bytes() == before
+
+
+def test_two_processes_recording_at_once_lose_nothing_and_raise_nothing(tmp_path: Path) -> None:
+    """Two chats on one home record into the same fresh file at the same moment (both creating
+    it): every event is kept, none is refused as locked."""
+    import multiprocessing as mp
+    path = tmp_path / U.USAGE_FILE
+    ctx = mp.get_context("fork")
+    start, results = ctx.Event(), ctx.Queue()
+    procs = [ctx.Process(target=_record_many, args=(path, who, 60, start, results)) for who in "ab"]
+    for p in procs:
+        p.start()
+    start.set()
+    got = sorted(results.get(timeout=120) for _ in procs)
+    for p in procs:
+        p.join(timeout=60)
+    assert got == [("a", 60, ""), ("b", 60, "")]
+    assert len(UsageStore(path)) == 120
+
+
+def _record_many(path: Path, who: str, n: int, start: Any, results: Any) -> None:
+    start.wait()
+    st, stored, error = UsageStore(path), 0, ""
+    try:
+        for i in range(n):
+            stored += st.record(f"message {i} from chat {who}", "pdf-extract")
+    except Exception as e:   # reported to the parent, whose assertion shows it
+        error = repr(e)
+    results.put((who, stored, error))
 
 
 def test_a_usage_file_of_a_newer_version_is_learnt_from_but_never_written(
@@ -106,7 +189,7 @@ def test_a_usage_file_of_a_newer_version_is_learnt_from_but_never_written(
         conn.execute(f"PRAGMA user_version = {U.USAGE_SCHEMA_VERSION + 1}")
     conn.close()
     before = path.read_bytes()
-    with caplog.at_level(logging.WARNING, logger=U.__name__):
+    with caplog.at_level(logging.WARNING, logger=S.__name__):
         st = UsageStore(path, secrets=["cu5tom.Key.123456"])
         assert [e.skill for e in st.events()] == ["pdf-extract"]
         assert not st.record("send the mail", "email-send") and st.read_only
@@ -131,7 +214,7 @@ def test_a_usage_file_that_cannot_be_opened_turns_learning_off_without_a_traceba
         path = tmp_path / "home" / U.USAGE_FILE
         path.parent.write_text("not a folder")
     st = UsageStore(path)
-    with caplog.at_level(logging.WARNING, logger=U.__name__):
+    with caplog.at_level(logging.WARNING, logger=S.__name__):
         assert not st.record("extract the pdf tables", "pdf-extract")
         assert st.events() == [] and len(st) == 0 and st.prune({"pdf-extract": ""}) == 0
         st.clear()
@@ -164,10 +247,10 @@ def test_a_read_only_home_learns_from_its_history_records_nothing_and_says_so(
         def read_only(database: str, **kwargs: Any) -> sqlite3.Connection:
             return connect(f"file:{database}?mode=ro", uri=True, **kwargs)
 
-        monkeypatch.setattr(U.sqlite3, "connect", read_only)
+        monkeypatch.setattr(sqlite3, "connect", read_only)
     try:
         st = UsageStore(path)
-        with caplog.at_level(logging.WARNING, logger=U.__name__):
+        with caplog.at_level(logging.WARNING, logger=S.__name__):
             assert [(e.query, e.skill) for e in st.events()] == [("extract the pdf tables", "pdf-extract")]
             assert not st.record("split the pdf into pages", "pdf-extract")
             assert not st.record("merge two pdf files", "pdf-extract")
@@ -176,7 +259,7 @@ def test_a_read_only_home_learns_from_its_history_records_nothing_and_says_so(
         st.close()
     finally:
         path.parent.chmod(0o755)
-    warnings = [r.getMessage() for r in caplog.records if r.name == U.__name__]
+    warnings = [r.getMessage() for r in caplog.records if r.name == S.__name__]
     assert len(warnings) == 1 and "read-only" in warnings[0]
     assert "unreadable" not in warnings[0] and "moved away" not in warnings[0]
 
@@ -213,6 +296,29 @@ def test_store_refuses_unknown_kinds_and_skips_empty_queries() -> None:
         st.record("q", "s", "clicked")
     assert not st.record("   ", "s") and not st.record("q", "")
     assert len(st) == 0
+
+
+@pytest.mark.parametrize("good", ["no", "false", "", 0, 1, None, 0.0])
+def test_a_verdict_that_is_not_a_bool_is_refused_not_stored(good: object) -> None:
+    """``good="no"`` was stored as a good use (any non-empty string is true)."""
+    st = UsageStore(None)
+    with pytest.raises(TypeError, match="good must be True or False"):
+        st.record("extract the pdf tables", "pdf-extract", "feedback", good=good)  # type: ignore[arg-type]
+    assert len(st) == 0
+    assert st.record("extract the pdf tables", "pdf-extract", good=np.bool_(False))
+
+
+def test_a_message_recorded_again_and_again_is_one_event_with_the_latest_verdict() -> None:
+    """One user marking one message bad 500 times pushed the whole history out of the cap."""
+    st = UsageStore(None, cap=50)
+    for i in range(40):
+        st.record(f"rain tomorrow in city {i}", "weather-forecast")
+    for _ in range(500):
+        st.record("ping the team about the release", "email-send", "feedback", good=False)
+    st.record("ping the team about the release", "email-send", "feedback", good=True)
+    events = st.events()
+    assert len(events) == 41 and sum(e.query == "ping the team about the release" for e in events) == 1
+    assert events[-1].good and events[-1].kind == "feedback"
 
 
 def test_store_is_capped_oldest_first() -> None:
@@ -268,7 +374,7 @@ def _traced_opens(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         conn = real(*args, **kw)
         conn.set_trace_callback(statements.append)
         return conn
-    monkeypatch.setattr(U.sqlite3, "connect", connect)
+    monkeypatch.setattr(sqlite3, "connect", connect)
     return statements
 
 
@@ -502,6 +608,35 @@ def test_layer_abstains_without_history_or_without_a_reliable_neighbour() -> Non
     assert idx.score("far", np.array([-1.0, 0], dtype=np.float32)) is None   # precision 0 here
 
 
+def test_repeated_events_of_one_message_vote_once_and_do_not_inflate_the_reliability() -> None:
+    """A history written before repeats were merged (or replayed): 60 copies of one bad verdict
+    filled all k neighbours and, each copy the others' nearest neighbour, pushed the measured
+    precision up. The index counts a (message, skill) once, with its latest verdict."""
+    rng = np.random.default_rng(3)
+    names = ["a", "b", "c"]
+    centres = np.eye(3, 16)
+    base, vecs = [], []
+    for k, name in enumerate(names):
+        for i in range(10):
+            v = centres[k] + 0.35 * rng.standard_normal(16)
+            base.append(UsageEvent(f"{name} query {i}", name))
+            vecs.append(v / np.linalg.norm(v))
+    flood_v = centres[0] + 0.35 * rng.standard_normal(16)
+    flood_v /= np.linalg.norm(flood_v)
+    once = UsageIndex([*base, UsageEvent("flooded", "a", good=False)], names,
+                      np.vstack([*vecs, flood_v]).astype(np.float32))
+    flood = [UsageEvent("flooded", "a", good=True)] + [UsageEvent("flooded", "a", good=False)] * 60
+    many = UsageIndex([*base, *flood], names, np.vstack([*vecs, *[flood_v] * 61]).astype(np.float32))
+    assert len(many) == len(once) == 31
+    assert many.reliability == once.reliability
+    q = (centres[0] + 0.2 * rng.standard_normal(16)).astype(np.float32)
+    q /= np.linalg.norm(q)
+    a, b = once.assess("query", q), many.assess("query", q)
+    assert (a.scores is None) == (b.scores is None)
+    if a.scores is not None and b.scores is not None:
+        assert np.allclose(a.scores.scores, b.scores.scores) and a.scores.weight == b.scores.weight
+
+
 def test_events_of_skills_not_in_the_catalog_are_ignored() -> None:
     idx = UsageIndex([UsageEvent("q", "gone")], ["a"], np.ones((1, 2), dtype=np.float32))
     assert len(idx) == 0 and idx.score("q", np.ones(2, dtype=np.float32)) is None
@@ -560,6 +695,37 @@ def test_prototypes_lift_the_used_skill_without_pushing_others_below_zero() -> N
     q = centres[0] + 0.1 * rng.standard_normal(16)
     res = idx.score("query", (q / np.linalg.norm(q)).astype(np.float32))
     assert res is not None and res.scores[0] > res.scores[1] >= 0.0 and res.scores[2] == 0.0
+
+
+def test_a_slow_rebuild_runs_beside_the_turn_which_is_served_the_history_as_it_was() -> None:
+    """Every event changes the history, and the next turn rebuilt the index before it could rank:
+    at the 20,000-event cap without embeddings that was 10-50 s a turn (benchmarks/usage_scale.py).
+    Once a rebuild has taken longer than ``inline_s``, the next one runs in a thread and the turn
+    gets the index it already had; the one after sees the new event."""
+    store = UsageStore(None)
+    layer = UsageLayer(store, inline_s=0.0, background_min=12)   # every build counts as slow
+    names = ["email-send", "weather-forecast"]
+    for i in range(12):
+        store.record(f"ping the team about the release {i}", "email-send")
+    first = layer.index(names, None, None)            # no index yet: built in the turn
+    store.record("ping the team about the release 99", "email-send")
+    served = layer.index(names, None, None)
+    assert served is first and len(served) == 12
+    layer.settle(timeout=30)
+    assert len(layer.index(names, None, None)) == 13
+    assert len(layer.index(["email-send"], None, None)) == 13   # another catalog: never a stale one
+
+
+@pytest.mark.parametrize("slow", [False, True])
+def test_a_fast_rebuild_or_a_small_history_is_rebuilt_in_the_turn(slow: bool) -> None:
+    """A small history always learns at once: a cold start's slow first build must not put a new
+    user's next lesson (or a test's) one event behind."""
+    store = UsageStore(None)
+    layer = UsageLayer(store, inline_s=0.0 if slow else U.INLINE_REBUILD_S)
+    store.record("ping the team about the release", "email-send")
+    assert len(layer.index(["email-send"], None, None)) == 1
+    store.record("ping the team about the release again", "email-send")
+    assert len(layer.index(["email-send"], None, None)) == 2
 
 
 # ------------------------------------------------------------------ wiring
@@ -691,6 +857,27 @@ def test_a_deleted_skill_in_a_clean_catalog_is_still_forgotten(tmp_path: Path) -
     shutil.rmtree(root / "mail")
     r.refresh()
     assert len(store) == 0
+
+
+def test_a_renamed_skill_leaves_no_ghost_to_vote_for(tmp_path: Path) -> None:
+    """Renaming a skill (same folder, new ``name:``) forgets what was learnt under the old name:
+    its events are pruned and none of them votes for a name no skill has."""
+    from hermes_core.testing.retrieval import skill_md, write_skill
+    root = tmp_path / "skills"
+    p = write_skill(root, "mail", skill_md("email-send", "Send an email to a contact."))
+    write_skill(root, "pdf", skill_md("pdf-extract", "Extract text from PDF files."))
+    store = UsageStore(None)
+    r = SkillRetriever(folders=[root], embedders=[], usage=UsageLayer(store), refresh_interval_s=None)
+    r.refresh()
+    for i in range(12):
+        assert r.record_use(f"mail Bob the report number {i}", "email-send")
+        assert r.record_use(f"pull the text out of scan {i}", "pdf-extract")
+    p.write_text(skill_md("mail-send", "Send an email to a contact."), encoding="utf-8")
+    r.refresh()
+    assert {e.skill for e in store.events()} == {"pdf-extract"}
+    got = r.retrieve("mail Bob the report number 3")
+    assert "email-send" not in got.names
+    assert got.usage is None or got.usage.nearest_skill != "email-send"
 
 
 def test_a_key_stored_in_an_encoded_spelling_is_scrubbed_from_the_file_once(tmp_path: Path) -> None:
