@@ -14,6 +14,8 @@ import json
 import subprocess
 import sys
 import threading
+import time
+import typing
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -910,3 +912,109 @@ def test_an_exception_group_names_the_errors_inside_it(runner_factory: Any,
         "error: fetch_all raised ExceptionGroup: unhandled errors in a TaskGroup (2 "
         "sub-exceptions): ConnectionError: a.example refused the connection; ConnectionError: "
         "b.example refused the connection")
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_call_s_timeout_counts_from_its_own_start_not_from_the_round_s(
+        runner_factory: Any, use_async: bool) -> None:
+    """Twenty calls in one round share ``max_workers`` threads: a call queued behind the first
+    ones was given only what was left of the round's time, and one that ran 0.3 s of its 1 s was
+    answered "timed out after 1s" (the model told to retry work that had succeeded)."""
+    @tool(timeout_s=1.0)
+    def lookup(n: int) -> int:
+        """Look a number up (0.3 s)."""
+        threading.Event().wait(0.3)
+        return n
+
+    runner = runner_factory([lookup], max_workers=4)
+    calls = [ToolCall(f"c{i}", "lookup", json.dumps({"n": i})) for i in range(20)]
+    results = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert [(r.status, r.output) for r in results] == [("ok", str(i)) for i in range(20)]
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_queued_call_still_times_out_once_it_has_run_its_own_time(
+        runner_factory: Any, use_async: bool) -> None:
+    """Counting from a call's start must not let a hung call that started late run forever."""
+    release = threading.Event()
+
+    @tool(timeout_s=0.2)
+    def hang(n: int) -> str:
+        """Never returns in time."""
+        release.wait(10)
+        return "late"
+
+    runner = runner_factory([hang], max_workers=2)
+    calls = [ToolCall(f"c{i}", "hang", json.dumps({"n": i})) for i in range(5)]
+    try:
+        started = time.perf_counter()
+        results = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+        took = time.perf_counter() - started
+    finally:
+        release.set()
+    assert [r.status for r in results] == ["timeout"] * 5
+    assert 0.5 <= took < 2.5   # three waves of 0.2 s, not 0.2 s for all nor forever
+
+
+class _Traced:
+    """A value whose text says which thread made it (its ``__str__`` is how it is shown)."""
+
+    made_on: typing.ClassVar[list[int]] = []
+
+    def __str__(self) -> str:
+        self.made_on.append(threading.get_ident())
+        return "traced"
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_an_async_round_makes_a_tool_s_answer_text_off_the_event_loop(runner_factory: Any,
+                                                                      kind: str) -> None:
+    """A result was encoded and scrubbed on the event loop: a tool returning a 5 MB text held
+    every other task of an async server for 1-2 s (measured 0.8 s for the text, 1.2 s for a
+    100,000-key dict)."""
+    def traced() -> Any:
+        """Returns a traced value."""
+        return _Traced()
+
+    async def atraced() -> Any:
+        """Returns a traced value."""
+        return _Traced()
+
+    chosen = traced if kind == "sync" else atraced
+    chosen.__name__ = "traced"
+    runner = runner_factory([chosen])
+    _Traced.made_on.clear()
+
+    async def turn() -> Any:
+        return threading.get_ident(), await runner.arun([ToolCall("c", "traced")])
+
+    loop_thread, (r,) = asyncio.run(turn())
+    assert (r.status, r.output) == ("ok", '"traced"')
+    assert _Traced.made_on and loop_thread not in _Traced.made_on
+
+
+@pytest.mark.parametrize("status", ["ok", "error"])
+def test_a_huge_answer_is_scrubbed_only_as_far_as_the_model_is_shown_it(runner_factory: Any,
+                                                                        status: str) -> None:
+    """All 5 MB of an answer (or of an error message) went through the redactor before the
+    first 100,000 characters were kept: 1.3 s of regexes for text nobody would see. The head
+    scrubbed, with a margin so a key across the cut is still whole (the test above)."""
+    from hermes_core.agent.tools.runner import MAX_OUTPUT_CHARS
+
+    def dump() -> str:
+        """Dumps a huge text."""
+        if status == "error":
+            raise RuntimeError("y" * 5_000_000)
+        return "y" * 5_000_000
+
+    scrubbed: list[int] = []
+
+    def secrets() -> list[str]:
+        scrubbed.append(0)
+        return [SECRET]
+
+    runner = runner_factory([dump], secrets=secrets)
+    runner._scrub = lambda text, _own=runner._scrub: (scrubbed.append(len(text)), _own(text))[1]
+    (r,) = runner.run([ToolCall("c", "dump")])
+    assert r.status == status and "of 5000" in r.output
+    assert max(scrubbed) < 2 * MAX_OUTPUT_CHARS
