@@ -13,7 +13,9 @@ import asyncio
 import concurrent.futures
 import contextlib
 import contextvars
+import difflib
 import inspect
+import json
 import logging
 import sys
 import threading
@@ -250,6 +252,30 @@ def _unwritten(calls: Sequence[ToolCall], i: int, cut_off: bool) -> bool:
     return cut_off and i == len(calls) - 1 and (calls[i].arguments or "").strip() in ("", "{}", "null")
 
 
+def _unknown(name: str, names: Sequence[str]) -> str:
+    """The answer to a call of a tool there is not, naming the one it most likely meant: the
+    same name in other case, with ``-`` for ``_``, after a namespace ("functions.look_up", as
+    gpt-oss writes it), or one close in spelling."""
+    def key(n: str) -> str:
+        return n.rsplit(".", 1)[-1].casefold().replace("-", "_")
+
+    same = [n for n in names if key(n) == key(name)]
+    near = same or difflib.get_close_matches(key(name), names, n=1, cutoff=0.8)
+    listed = ", ".join(names) or "none"
+    if near:
+        return f"error: unknown tool {name!r}; did you mean {near[0]!r}? The tools are: {listed}"
+    return f"error: unknown tool {name!r}; the tools are: {listed}"
+
+
+def _not_parsed(e: ValueError) -> str:
+    """Why arguments did not parse, with where JSON went wrong: told only "Expecting value", a
+    model could not tell its text was cut short from a comma it left out."""
+    if not isinstance(e, json.JSONDecodeError):
+        return str(e)
+    ended = " (the text ends before the JSON does)" if e.pos >= len(e.doc.rstrip()) else ""
+    return f"not valid JSON: {e.msg} at character {e.pos} of {len(e.doc)}{ended}"
+
+
 def _cut_text(name: str, when: str) -> str:
     return (f"error: this call of {name} was cut off: the reply reached its output token limit "
             f"(max_tokens) {when}; not run. Make the call smaller (e.g. do the work in several "
@@ -477,15 +503,13 @@ class ToolRunner:
                     started))
         tool = self.registry.get(call.name)
         if tool is None:
-            known = ", ".join([*builtins, *self.registry.names]) or "none"
             return _Ready(call, result=self._result(
-                call, f"error: unknown tool {call.name!r}; the tools are: {known}", "unknown",
-                started))
+                call, _unknown(call.name, [*builtins, *self.registry.names]), "unknown", started))
         try:
             args = tool.parse(call.arguments)
         except (ValidationError, ValueError) as e:   # not JSON, not an object, or not valid
-            reason = (validation_message(e) if isinstance(e, ValidationError)
-                      else getattr(e, "msg", None) or str(e))
+            reason = (validation_message(e, parameters=list(tool.parameters.get("properties", {})))
+                      if isinstance(e, ValidationError) else _not_parsed(e))
             text = (_cut_text(tool.name, f"before the arguments were complete ({reason})")
                     if cut_off else f"error: invalid arguments for {tool.name}: {reason}")
             return _Ready(call, result=self._result(call, text, "invalid", started))

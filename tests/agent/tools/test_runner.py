@@ -1018,3 +1018,41 @@ def test_a_huge_answer_is_scrubbed_only_as_far_as_the_model_is_shown_it(runner_f
     (r,) = runner.run([ToolCall("c", "dump")])
     assert r.status == status and "of 5000" in r.output
     assert max(scrubbed) < 2 * MAX_OUTPUT_CHARS
+
+
+@pytest.mark.parametrize("name, raw, says", [
+    ("add", '{"a": 1, "b": 2, "c": 3}',
+     "error: invalid arguments for add: c: no such parameter (the parameters are: a, b)"),
+    ("add", '{"a": 1, "bb": 2}',
+     "error: invalid arguments for add: b: Field required; bb: no such parameter; did you mean "
+     "'b'? (the parameters are: a, b)"),
+    ("add", '{"a": 1, "b": ',
+     "error: invalid arguments for add: not valid JSON: Expecting value at character 14 of 14 "
+     "(the text ends before the JSON does)"),
+    ("add", '{"a": 1 "b": 2}',
+     "error: invalid arguments for add: not valid JSON: Expecting ',' delimiter at character 8 "
+     "of 15"),
+    ("Add", '{"a": 1, "b": 2}',
+     "error: unknown tool 'Add'; did you mean 'add'? The tools are: add, look_up"),
+    ("functions.look_up", "{}",
+     "error: unknown tool 'functions.look_up'; did you mean 'look_up'? The tools are: add, "
+     "look_up"),
+    ("lookup", "{}", "error: unknown tool 'lookup'; did you mean 'look_up'? The tools are: add, "
+     "look_up"),
+    ("weather", "{}", "error: unknown tool 'weather'; the tools are: add, look_up"),
+], ids=["extra-key", "misspelt-key", "truncated", "malformed", "case", "prefixed", "near",
+        "unknown"])
+def test_a_call_the_tool_cannot_take_is_told_what_to_send_instead(
+        runner_factory: Any, name: str, raw: str, says: str) -> None:
+    """Told "c: Extra inputs are not permitted", "Expecting value" or "unknown tool 'Add'", the
+    model had to guess the names it may use, or where its JSON went wrong."""
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    def look_up() -> str:
+        """Look up."""
+        return "found"
+
+    (r,) = runner_factory([add, look_up]).run([ToolCall("c", name, raw)])
+    assert r.output == says
