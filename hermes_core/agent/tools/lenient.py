@@ -1,11 +1,11 @@
 """A model's tool arguments read for what they plainly mean, when they fail as sent.
 
 Models send arguments in a few shapes a strict reading refuses though their meaning is plain:
-the whole object encoded twice (a JSON string holding it: Llama and Qwen behind some servers), a
-list or an object parameter as JSON text (Claude and Qwen with nested parameters), ``null`` for
-a parameter that has a default (OpenAI's models, which learnt to send every key). Refused, the
-model believes it sent the right thing and sends it again; each such round costs a paid call and
-often ends the turn on the cap.
+a list or an object parameter as JSON text (reported of Claude Opus, GLM and local Qwen models:
+anthropics/claude-code#32524, and agent frameworks that now decode such a parameter), the whole
+object encoded twice (a JSON string holding it), ``null`` for a parameter that has a default (a
+model filling in every key the schema lists). Refused, the model believes it sent the right
+thing and sends it again; each such round costs a paid call and may end the turn on the cap.
 
 Read only after validation failed, only where pydantic's own error names the place and the
 value, and only to the one reading that value has: a valid call is never changed, and a value
