@@ -13,6 +13,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import contextvars
+import copy
 import difflib
 import inspect
 import json
@@ -290,6 +291,8 @@ class _Ready:
     tool: Tool | None = None
     args: Mapping[str, Any] | None = None
     result: ToolResult | None = None
+    #: ``args`` as they were before the tool ran, for the result sink (``_as_sent``)
+    sent: Mapping[str, Any] | None = None
 
 
 def render_output(value: Any, limit: int = MAX_OUTPUT_CHARS,
@@ -517,7 +520,18 @@ class ToolRunner:
             refused = self._refusal(tool, args)
             if refused:
                 return _Ready(call, result=self._result(call, refused, "refused", started, args))
-        return _Ready(call, tool, args)
+        return _Ready(call, tool, args, sent=self._as_sent(args))
+
+    def _as_sent(self, args: Mapping[str, Any]) -> Mapping[str, Any]:
+        """What the result sink is told the call was given: a copy taken before it runs. The
+        tool gets the validated objects themselves, and one that drains a list or edits a model
+        was recorded as called with what it left. A value that cannot be copied is shared."""
+        if self.on_result is None:
+            return args
+        try:
+            return copy.deepcopy(args)
+        except Exception:
+            return args
 
     def _refusal(self, tool: Tool, args: Mapping[str, Any]) -> str:
         """Empty when the call may run, else the text the model is told."""
@@ -547,20 +561,20 @@ class ToolRunner:
         assert r.tool is not None
         if isinstance(e, _TimedOut):
             return self._result(r.call, f"error: {r.tool.name} timed out after "
-                                f"{self._timeout(r.tool):g}s", "timeout", started, r.args)
+                                f"{self._timeout(r.tool):g}s", "timeout", started, r.sent)
         if isinstance(e, _Exited):
             return self._result(r.call, f"error: {r.tool.name} exited ({e})", "error", started,
-                                r.args)
+                                r.sent)
         if isinstance(e, _CancelledInside):
             return self._result(r.call, f"error: {r.tool.name} raised CancelledError: its own work "
-                                "was cancelled", "error", started, r.args)
+                                "was cancelled", "error", started, r.sent)
         if isinstance(e, _Unrenderable):
             return self._result(r.call, f"error: {r.tool.name} returned a value that cannot be "
-                                f"shown as text ({e})", "error", started, r.args)
+                                f"shown as text ({e})", "error", started, r.sent)
         e = _own(e)
         log.debug("tool %s raised", r.tool.name, exc_info=e)
         return self._result(r.call, f"error: {r.tool.name} raised {_described(e)}", "error",
-                            started, r.args)
+                            started, r.sent)
 
     # ------------------------------------------------------------------ sync
 
@@ -696,7 +710,7 @@ class ToolRunner:
             except Exception as e:   # a TimeoutError here is the tool's own
                 out.append(self._failure(r, e, started))
                 continue
-            out.append(self._result(r.call, text, "ok", started, r.args))
+            out.append(self._result(r.call, text, "ok", started, r.sent))
         return tuple(out)
 
     # ------------------------------------------------------------------ async
@@ -751,7 +765,7 @@ class ToolRunner:
                 raise
             except Exception as e:
                 return self._failure(r, e, started)
-            return self._result(r.call, text, "ok", started, r.args)
+            return self._result(r.call, text, "ok", started, r.sent)
 
         return tuple(await asyncio.gather(*(one(r) for r in ready)))
 

@@ -1056,3 +1056,25 @@ def test_a_call_the_tool_cannot_take_is_told_what_to_send_instead(
 
     (r,) = runner_factory([add, look_up]).run([ToolCall("c", name, raw)])
     assert r.output == says
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_the_result_sink_sees_the_arguments_as_sent_not_as_the_tool_left_them(
+        runner_factory: Any, use_async: bool) -> None:
+    """The audit record was made after the call from the very objects the tool was given: a
+    tool that drains its list or edits its model was recorded as called with what it left
+    (``items=[]``), not with what the model sent."""
+    seen: list[Any] = []
+
+    def drain(items: list[int], where: Point) -> int:
+        """Drain a queue."""
+        n = len(items)
+        items.clear()
+        where.x = 0
+        return n
+
+    runner = runner_factory([drain], on_result=lambda call, args, result: seen.append(args))
+    calls = [ToolCall("c", "drain", '{"items": [1, 2, 3], "where": {"x": 5, "y": 6}}')]
+    (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert (r.status, r.output) == ("ok", "3")
+    assert seen == [{"items": [1, 2, 3], "where": Point(x=5, y=6)}]
