@@ -255,8 +255,8 @@ def _unwritten(calls: Sequence[ToolCall], i: int, cut_off: bool) -> bool:
 
 def _unknown(name: str, names: Sequence[str]) -> str:
     """The answer to a call of a tool there is not, naming the one it most likely meant: the
-    same name in other case, with ``-`` for ``_``, after a namespace ("functions.look_up", as
-    gpt-oss writes it), or one close in spelling."""
+    same name in other case, with ``-`` for ``_``, after a namespace ("functions.look_up", the
+    harmony format's name for a recipient), or one close in spelling."""
     def key(n: str) -> str:
         return n.rsplit(".", 1)[-1].casefold().replace("-", "_")
 
