@@ -9,6 +9,7 @@ what is sent again for that model's window: a smaller window would refuse the re
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -315,16 +316,25 @@ def unique_ids(calls: Sequence[ToolCall], used: set[str]) -> tuple[ToolCall, ...
     ``-3``, ...; ``used`` gains every id. Anthropic refuses a conversation with one tool_use id
     twice, and each answer must name its own call: a test script that gives the same id in two
     rounds, or a server that numbers calls from call_0 each round, must not end the chat. The
-    first use keeps its id, so an author asserting on it finds it as written."""
+    first use keeps its id, so an author asserting on it finds it as written.
+
+    An id holding a character outside ``[A-Za-z0-9_-]`` (Kimi's ``functions.add:0``) has each
+    such character written ``_`` first: Anthropic refuses the whole request for one, so a
+    conversation begun on such a server could not fail over to Claude."""
     out = []
     for call in calls:
-        cid, n = call.id, 1
+        own = _ID_UNSAFE.sub("_", call.id)
+        cid, n = own, 1
         while cid in used:
             n += 1
-            cid = f"{call.id}-{n}"
+            cid = f"{own}-{n}"
         used.add(cid)
         out.append(call if cid == call.id else replace(call, id=cid))
     return tuple(out)
+
+
+#: A character Anthropic refuses in a tool_use id (its pattern is ``^[a-zA-Z0-9_-]+$``).
+_ID_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
 class Shown:

@@ -947,3 +947,61 @@ def test_a_model_calling_tools_forever_ends_with_a_reply_that_says_the_cap_stopp
     agent.tools.max_rounds = 5
     with agent.override(provider=FakeProvider(["done"])):
         assert agent.chat("stop").stop_reason is None
+
+
+class _Stop(BaseModel):
+    name: str
+
+
+#: Tokens shaped like keys the agent was never given: only their shape says they are secrets.
+_GITHUB_TOKEN = "ghp_" + "Zq8Lm2Xc4Vb6Nn1Aa3Ss5Dd7Ff9Gg0Hh2Jj4"
+_SLACK_TOKEN = "xoxb-" + "1234567890-abcdefghijklmnop"
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_calls_as_models_send_them_are_run_or_told_the_fix_and_no_returned_secret_is_kept(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """Through each SDK: a list sent as JSON text and null for a defaulted parameter run the
+    tool; arguments encoded twice run it; a name in other case is told the tool it meant; a
+    token a tool returns or raises reaches neither the provider, the reply, the history nor any
+    file in the home (the audit log, the session store)."""
+    ran: list[tuple[str, list[str], str]] = []
+
+    def plan(city: str, stops: list[_Stop], pace: typing.Literal["slow", "fast"] = "slow") -> str:
+        """Plan a walk."""
+        ran.append((city, [s.name for s in stops], pace))
+        return f"{city}: {len(stops)} stops"
+
+    def credentials() -> dict[str, str]:
+        """Read the deploy credentials."""
+        return {"github": _GITHUB_TOKEN, "user": "deploy"}
+
+    def notify() -> str:
+        """Notify the team."""
+        raise PermissionError(f"slack refused token {_SLACK_TOKEN}")
+
+    stops = json.dumps([{"name": "harbour"}, {"name": "fort"}])
+    calls = (ToolCall("c1", "plan", json.dumps({"city": "Oslo", "stops": stops, "pace": None})),
+             ToolCall("c2", "Plan", json.dumps({"city": "Oslo", "stops": []})),
+             ToolCall("c3", "plan", json.dumps(json.dumps({"city": "Bergen", "stops": []}))),
+             ToolCall("c4", "credentials", "{}"),
+             ToolCall("c5", "notify", "{}"))
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        wire_response(kind, mode == "stream", "On it.", calls),
+        wire_response(kind, mode == "stream", "Done.")])
+    agent = make_agent(empty_home, kind, tools=[plan, credentials, notify])
+    reply = run_turn(agent, mode, "plan walks and notify the team")
+
+    assert reply.text == "Done."
+    assert ran == [("Oslo", ["harbour", "fort"], "slow"), ("Bergen", [], "slow")]
+    answers = dict(tool_answers(kind, request_json(route, 1)))
+    assert answers["c1"] == "Oslo: 2 stops" and answers["c3"] == "Bergen: 0 stops"
+    assert answers["c2"].startswith("error: unknown tool 'Plan'; did you mean 'plan'?")
+    assert json.loads(answers["c4"]) == {"github": "[REDACTED]", "user": "deploy"}
+    assert answers["c5"] == "error: notify raised PermissionError: slack refused token [REDACTED]"
+    agent.close(wait_warm=False, summarize=False)
+    kept = [json.dumps(request_json(route, 1)), repr(reply), repr(agent.history),
+            *(p.read_bytes().decode("utf-8", "replace") for p in empty_home.rglob("*")
+              if p.is_file())]
+    assert not [k for k in kept if _GITHUB_TOKEN in k or _SLACK_TOKEN in k]

@@ -130,6 +130,23 @@ def test_an_explicit_id_equal_to_a_generated_one_is_made_unique(tmp_path: Path):
     assert_ids_pair_up(fake.last_request.prompt.messages)
 
 
+@pytest.mark.parametrize("mode", ["sync", "async", "stream"])
+def test_an_id_anthropic_would_refuse_is_made_one_it_takes(tmp_path: Path, mode: str):
+    """Kimi numbers its calls ``functions.add:0`` in every round; Anthropic refuses an id outside
+    ``^[A-Za-z0-9_-]+$`` (a 400 for the whole request), so a conversation begun there could not
+    fail over to Claude. The id is made of those characters when it arrives, still recognisable
+    and still unique (``functions_add_0`` sent as such is not merged with it)."""
+    fake = FakeProvider([tool_calls(tool_call("add", a=1, b=2, id="functions.add:0"),
+                                    tool_call("add", a=2, b=2, id="functions_add_0")),
+                         tool_calls(tool_call("add", a=3, b=4, id="functions.add:0")), "done"])
+    reply = run(adder(tmp_path, fake), mode, "add")
+    ids = [c.id for c in reply.tool_calls]
+    assert all(re.fullmatch(r"[A-Za-z0-9_-]+", i) for i in ids), ids
+    assert ids[0] == "functions_add_0" and all(i.startswith("functions_add_0") for i in ids)
+    assert_ids_pair_up(fake.last_request.prompt.messages)
+    assert [r.output for r in reply.tool_results] == ["3", "4", "7"]
+
+
 ODD_KEY = "Zq7 odd-key"   # a custom endpoint's key: short, a space, no shape to recognise
 
 

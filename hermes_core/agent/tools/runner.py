@@ -13,7 +13,10 @@ import asyncio
 import concurrent.futures
 import contextlib
 import contextvars
+import copy
+import difflib
 import inspect
+import json
 import logging
 import sys
 import threading
@@ -232,12 +235,46 @@ def _retrieve(task: asyncio.Future[Any]) -> None:
         task.exception()
 
 
+def _tell(loop: asyncio.AbstractEventLoop, begun: asyncio.Future[None]) -> None:
+    """From a tool's thread: mark ``begun`` done on ``loop`` (gone already: the turn ended)."""
+    def mark() -> None:
+        if not begun.done():
+            begun.set_result(None)
+
+    with contextlib.suppress(RuntimeError):   # the loop closed
+        loop.call_soon_threadsafe(mark)
+
+
 def _unwritten(calls: Sequence[ToolCall], i: int, cut_off: bool) -> bool:
     """Whether ``calls[i]`` was cut before any of its arguments: the last call of a reply that
     reached its token limit, carrying none ("" on OpenAI's wire, the ``{}`` an Anthropic
     ``tool_use`` block starts with). Only a reply's last call can be cut; a whole one with no
     arguments ends the reply, so one that reached the limit was still being written."""
     return cut_off and i == len(calls) - 1 and (calls[i].arguments or "").strip() in ("", "{}", "null")
+
+
+def _unknown(name: str, names: Sequence[str]) -> str:
+    """The answer to a call of a tool there is not, naming the one it most likely meant: the
+    same name in other case, with ``-`` for ``_``, after a namespace ("functions.look_up", the
+    harmony format's name for a recipient), or one close in spelling."""
+    def key(n: str) -> str:
+        return n.rsplit(".", 1)[-1].casefold().replace("-", "_")
+
+    same = [n for n in names if key(n) == key(name)]
+    near = same or difflib.get_close_matches(key(name), names, n=1, cutoff=0.8)
+    listed = ", ".join(names) or "none"
+    if near:
+        return f"error: unknown tool {name!r}; did you mean {near[0]!r}? The tools are: {listed}"
+    return f"error: unknown tool {name!r}; the tools are: {listed}"
+
+
+def _not_parsed(e: ValueError) -> str:
+    """Why arguments did not parse, with where JSON went wrong: told only "Expecting value", a
+    model could not tell its text was cut short from a comma it left out."""
+    if not isinstance(e, json.JSONDecodeError):
+        return str(e)
+    ended = " (the text ends before the JSON does)" if e.pos >= len(e.doc.rstrip()) else ""
+    return f"not valid JSON: {e.msg} at character {e.pos} of {len(e.doc)}{ended}"
 
 
 def _cut_text(name: str, when: str) -> str:
@@ -254,6 +291,8 @@ class _Ready:
     tool: Tool | None = None
     args: Mapping[str, Any] | None = None
     result: ToolResult | None = None
+    #: ``args`` as they were before the tool ran, for the result sink (``_as_sent``)
+    sent: Mapping[str, Any] | None = None
 
 
 def render_output(value: Any, limit: int = MAX_OUTPUT_CHARS,
@@ -280,12 +319,33 @@ def render_output(value: Any, limit: int = MAX_OUTPUT_CHARS,
     # a lone surrogate (a file name os.listdir could not decode) cannot be encoded: the request
     # body carrying it would fail to build
     text, note = clean_text(text), clean_text(_nulled_note(nulled))
+    total = len(text)
     if scrub is not None:   # the note too: it names the answer's keys
-        text, note = scrub(text), scrub(note)
+        (text, total), note = _scrubbed(text, limit, scrub), scrub(note)
     if more:   # a generator stopped once past the limit: its whole length is not known
         return (f"{text[:limit]}\n[... truncated: the first {limit} characters; the tool yielded "
                 f"more, not drawn]{note}")
-    return _cut(text, limit) + note
+    return _cut(text, limit, total) + note
+
+
+#: How far past a cut a text is scrubbed: a key that begins before the cut is whole in the head.
+_SCRUB_MARGIN = 1024
+
+
+def _scrubbed(text: str, limit: int, scrub: Callable[[str], str]) -> tuple[str, int]:
+    """``scrub(text)`` as far as a cut at ``limit`` keeps it, and the length to report cut:
+    the text's own once only a head was scrubbed. Scrubbed whole, 5 MB took 1.3 s of regexes
+    for text the model never sees. The head runs :data:`_SCRUB_MARGIN` past the cut, doubled
+    while markers shortened it below that (as :func:`hermes_core.redact.clip` does)."""
+    cut = limit + _SCRUB_MARGIN
+    if len(text) <= cut:
+        whole = scrub(text)
+        return whole, len(whole)
+    head = scrub(text[:cut])
+    while cut < len(text) and len(head) < limit + _SCRUB_MARGIN:
+        cut *= 2
+        head = scrub(text[:cut])
+    return head, (len(text) if cut < len(text) else len(head))
 
 
 def _nulled_note(places: Sequence[str], shown: int = 5) -> str:
@@ -299,10 +359,12 @@ def _nulled_note(places: Sequence[str], shown: int = 5) -> str:
             f"{more}]")
 
 
-def _cut(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
+def _cut(text: str, limit: int = MAX_OUTPUT_CHARS, total: int | None = None) -> str:
+    """``text`` cut at ``limit`` with a note naming ``total`` (default: its length)."""
     if len(text) <= limit:
         return text
-    return f"{text[:limit]}\n[... truncated: the first {limit} of {len(text)} characters]"
+    return (f"{text[:limit]}\n[... truncated: the first {limit} of "
+            f"{len(text) if total is None else total} characters]")
 
 
 def _bytes_text(data: bytes) -> str:
@@ -372,19 +434,6 @@ def _json_form(value: Any) -> Any:
 _WAKE_S = 0.2
 
 
-def _result(future: concurrent.futures.Future[Any], timeout: float | None) -> Any:
-    """``future.result(timeout)``, waited for in short steps so that a pending signal handler (a
-    Ctrl-C) runs between them. A tool's own ``TimeoutError`` comes out as the tool raised it."""
-    deadline = None if timeout is None else time.monotonic() + timeout
-    while True:
-        left = None if deadline is None else max(0.0, deadline - time.monotonic())
-        try:
-            return future.result(timeout=_WAKE_S if left is None else min(_WAKE_S, left))
-        except TimeoutError:
-            if future.done() or (left is not None and left <= _WAKE_S):
-                raise
-
-
 class ToolRunner:
     """Answers tool calls with the registry's tools (and the agent's built-ins).
 
@@ -406,6 +455,10 @@ class ToolRunner:
         self._slots = threading.Semaphore(max_workers)
         self._held: set[concurrent.futures.Future[Any]] = set()   # calls holding a place
         self._live: set[concurrent.futures.Future[Any]] = set()   # calls not yet ended
+        # when each running call took its place (``time.monotonic``): its timeout counts from
+        # there, not from the round's start, which a call queued behind ``max_workers`` others
+        # had spent waiting
+        self._began: dict[concurrent.futures.Future[Any], float] = {}
         self._count = 0
         self._lock = threading.Lock()
 
@@ -416,9 +469,13 @@ class ToolRunner:
 
     def _result(self, call: ToolCall, output: str, status: ToolStatus, started: float,
                 args: Mapping[str, Any] | None = None) -> ToolResult:
-        text = self._scrub(output)
-        if status != "ok":   # a result was cut when rendered; an error message (a response
-            text = _cut(text)   # body, a process's output) may be as long
+        # a result was cut when rendered; an error message (a response body, a process's
+        # output) may be as long, and is scrubbed only as far as it is kept
+        if status == "ok":
+            text = self._scrub(output)
+        else:
+            head, total = _scrubbed(output, MAX_OUTPUT_CHARS, self._scrub)
+            text = _cut(head, MAX_OUTPUT_CHARS, total)
         result = ToolResult(call.id, call.name, text, status,
                             round((self._clock() - started) * 1000, 3))
         if self.on_result is not None:
@@ -449,15 +506,13 @@ class ToolRunner:
                     started))
         tool = self.registry.get(call.name)
         if tool is None:
-            known = ", ".join([*builtins, *self.registry.names]) or "none"
             return _Ready(call, result=self._result(
-                call, f"error: unknown tool {call.name!r}; the tools are: {known}", "unknown",
-                started))
+                call, _unknown(call.name, [*builtins, *self.registry.names]), "unknown", started))
         try:
             args = tool.parse(call.arguments)
         except (ValidationError, ValueError) as e:   # not JSON, not an object, or not valid
-            reason = (validation_message(e) if isinstance(e, ValidationError)
-                      else getattr(e, "msg", None) or str(e))
+            reason = (validation_message(e, parameters=list(tool.parameters.get("properties", {})))
+                      if isinstance(e, ValidationError) else _not_parsed(e))
             text = (_cut_text(tool.name, f"before the arguments were complete ({reason})")
                     if cut_off else f"error: invalid arguments for {tool.name}: {reason}")
             return _Ready(call, result=self._result(call, text, "invalid", started))
@@ -465,7 +520,18 @@ class ToolRunner:
             refused = self._refusal(tool, args)
             if refused:
                 return _Ready(call, result=self._result(call, refused, "refused", started, args))
-        return _Ready(call, tool, args)
+        return _Ready(call, tool, args, sent=self._as_sent(args))
+
+    def _as_sent(self, args: Mapping[str, Any]) -> Mapping[str, Any]:
+        """What the result sink is told the call was given: a copy taken before it runs. The
+        tool gets the validated objects themselves, and one that drains a list or edits a model
+        was recorded as called with what it left. A value that cannot be copied is shared."""
+        if self.on_result is None:
+            return args
+        try:
+            return copy.deepcopy(args)
+        except Exception:
+            return args
 
     def _refusal(self, tool: Tool, args: Mapping[str, Any]) -> str:
         """Empty when the call may run, else the text the model is told."""
@@ -495,30 +561,33 @@ class ToolRunner:
         assert r.tool is not None
         if isinstance(e, _TimedOut):
             return self._result(r.call, f"error: {r.tool.name} timed out after "
-                                f"{self._timeout(r.tool):g}s", "timeout", started, r.args)
+                                f"{self._timeout(r.tool):g}s", "timeout", started, r.sent)
         if isinstance(e, _Exited):
             return self._result(r.call, f"error: {r.tool.name} exited ({e})", "error", started,
-                                r.args)
+                                r.sent)
         if isinstance(e, _CancelledInside):
             return self._result(r.call, f"error: {r.tool.name} raised CancelledError: its own work "
-                                "was cancelled", "error", started, r.args)
+                                "was cancelled", "error", started, r.sent)
         if isinstance(e, _Unrenderable):
             return self._result(r.call, f"error: {r.tool.name} returned a value that cannot be "
-                                f"shown as text ({e})", "error", started, r.args)
+                                f"shown as text ({e})", "error", started, r.sent)
         e = _own(e)
         log.debug("tool %s raised", r.tool.name, exc_info=e)
         return self._result(r.call, f"error: {r.tool.name} raised {_described(e)}", "error",
-                            started, r.args)
+                            started, r.sent)
 
     # ------------------------------------------------------------------ sync
 
-    def _start(self, fn: Callable[..., Any], *args: Any) -> concurrent.futures.Future[Any]:
+    def _start(self, fn: Callable[..., Any], *args: Any,
+               on_start: Callable[[], None] | None = None) -> concurrent.futures.Future[Any]:
         """``fn(*args)`` in a daemon thread of its own, in a copy of the caller's context, as a
-        future. Not a ``ThreadPoolExecutor``: Python joins every executor thread at exit, also
-        after ``shutdown(wait=False)``, so a tool hung past its timeout (or a cancelled turn's)
-        held the process when its script ended. A daemon thread ends with the process; what the
-        tool was doing is cut off there, and its result was already discarded. At most
-        ``max_workers`` calls run at once; a call let go of gives its place up at once."""
+        future; ``on_start`` is told (in that thread) once it holds a place and runs, the moment
+        its timeout counts from (``_began``). Not a ``ThreadPoolExecutor``: Python joins every
+        executor thread at exit, also after ``shutdown(wait=False)``, so a tool hung past its
+        timeout (or a cancelled turn's) held the process when its script ended. A daemon thread
+        ends with the process; what the tool was doing is cut off there, and its result was
+        already discarded. At most ``max_workers`` calls run at once; a call let go of gives its
+        place up at once."""
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
         ctx = contextvars.copy_context()
 
@@ -529,6 +598,10 @@ class ToolRunner:
             try:
                 if not future.set_running_or_notify_cancel():   # cancelled while queued
                     return
+                with self._lock:
+                    self._began[future] = time.monotonic()
+                if on_start is not None:
+                    on_start()
                 try:
                     value = ctx.run(fn, *args)
                 except BaseException as e:   # the caller reads it from the future
@@ -539,6 +612,7 @@ class ToolRunner:
                 self._release(future)
                 with self._lock:
                     self._live.discard(future)
+                    self._began.pop(future, None)
 
         with self._lock:
             self._live.add(future)
@@ -578,7 +652,7 @@ class ToolRunner:
         # each call in a copy of the caller's context (as ``arun`` does, and as asyncio does for
         # a task): a user or trace id the author set before ``chat`` reaches the tool. A copy
         # each: one context cannot be entered by two threads at once
-        futures = {i: self._start(self._invoke, r.tool, r.args or {})
+        futures = {i: self._start(self._rendered, self._invoke, r.tool, r.args or {})
                    for i, r in enumerate(ready) if r.result is None and r.tool is not None}
         try:
             return self._collect(ready, futures, started)
@@ -587,27 +661,56 @@ class ToolRunner:
                 self._abandon(f)
             raise
 
+    def _rendered(self, call: Callable[..., Any], *args: Any) -> str:
+        """``call(*args)``'s value as the model's text, made in the tool's thread: a 5 MB answer
+        encoded and scrubbed on the agent's thread (or its event loop) held it for seconds."""
+        return render_output(call(*args), scrub=self._scrub)
+
+    def _settle(self, ready: Sequence[_Ready],
+                futures: Mapping[int, concurrent.futures.Future[Any]]) -> set[int]:
+        """Wait until every call in ``futures`` has ended or run past its own timeout (counted
+        from when it took its place); returns the places of those that ran past, let go of.
+        Each wait is short (:data:`_WAKE_S`) and covers every call, not one in call order: a
+        queued call waits for the place a later hung call holds, which only its timeout frees."""
+        pending, late = dict(futures), set()
+        while pending:
+            now, nearest = time.monotonic(), _WAKE_S
+            for i, f in list(pending.items()):
+                tool = ready[i].tool
+                limit = self._timeout(tool) if tool is not None else None
+                with self._lock:
+                    began = self._began.get(f)
+                if f.done():
+                    del pending[i]
+                elif limit is not None and began is not None:
+                    if now >= began + limit:
+                        self._abandon(f)
+                        late.add(i)
+                        del pending[i]
+                    else:
+                        nearest = min(nearest, began + limit - now)
+            if pending:
+                concurrent.futures.wait(pending.values(), timeout=nearest,
+                                        return_when=concurrent.futures.FIRST_COMPLETED)
+        return late
+
     def _collect(self, ready: Sequence[_Ready], futures: Mapping[int, concurrent.futures.Future[Any]],
                  started: float) -> tuple[ToolResult, ...]:
+        late = self._settle(ready, futures)
         out: list[ToolResult] = []
         for i, r in enumerate(ready):
             if r.result is not None:
                 out.append(r.result)
                 continue
-            assert r.tool is not None
-            limit = self._timeout(r.tool)
-            remaining = None if limit is None else max(0.0, limit - (self._clock() - started))
+            if i in late:
+                out.append(self._failure(r, _TimedOut(), started))
+                continue
             try:
-                text = render_output(_result(futures[i], remaining), scrub=self._scrub)
-            except Exception as e:
-                f = futures[i]
-                if isinstance(e, TimeoutError) and not (
-                        f.done() and not f.cancelled() and f.exception() is e):
-                    self._abandon(f)     # the wait ran out, not the tool's own TimeoutError
-                    e = _TimedOut()
+                text = futures[i].result()
+            except Exception as e:   # a TimeoutError here is the tool's own
                 out.append(self._failure(r, e, started))
                 continue
-            out.append(self._result(r.call, text, "ok", started, r.args))
+            out.append(self._result(r.call, text, "ok", started, r.sent))
         return tuple(out)
 
     # ------------------------------------------------------------------ async
@@ -632,10 +735,15 @@ class ToolRunner:
             if r.tool.is_async:
                 work: Awaitable[Any] = _call_async(r.tool.invoke, args)
             else:   # a thread of the runner's, not the loop's pool: one hung tool is let go of
-                thread = self._start(_call_sync, r.tool.invoke, args)
+                loop = asyncio.get_running_loop()
+                begun: asyncio.Future[None] = loop.create_future()
+                thread = self._start(self._rendered, _call_sync, r.tool.invoke, args,
+                                     on_start=lambda: _tell(loop, begun))
                 work = asyncio.wrap_future(thread)
             task = asyncio.ensure_future(work)
             try:
+                if thread is not None:   # its timeout counts once it has a place to run in
+                    await asyncio.wait((task, begun), return_when=asyncio.FIRST_COMPLETED)
                 # not wait_for: it waits for the cancelled tool to finish, and a tool that
                 # swallows its cancellation (``except BaseException: retry``) would hold the
                 # turn for as long as it likes
@@ -646,7 +754,10 @@ class ToolRunner:
                     if thread is not None:
                         self._abandon(thread)
                     raise _TimedOut
-                text = render_output(task.result(), scrub=self._scrub)
+                # an async tool's value is made text off the loop, as a sync tool's is in its
+                # thread: encoding and scrubbing megabytes stalled every other task
+                text = (task.result() if thread is not None else
+                        await asyncio.to_thread(render_output, task.result(), scrub=self._scrub))
             except asyncio.CancelledError:
                 task.cancel()
                 if thread is not None:
@@ -654,7 +765,7 @@ class ToolRunner:
                 raise
             except Exception as e:
                 return self._failure(r, e, started)
-            return self._result(r.call, text, "ok", started, r.args)
+            return self._result(r.call, text, "ok", started, r.sent)
 
         return tuple(await asyncio.gather(*(one(r) for r in ready)))
 

@@ -9,6 +9,7 @@ property description.
 
 from __future__ import annotations
 
+import difflib
 import enum
 import functools
 import inspect
@@ -24,7 +25,7 @@ from pydantic import MISSING, BaseModel, ConfigDict, Field, ValidationError, cre
 from pydantic.fields import FieldInfo
 from pydantic.json_schema import GenerateJsonSchema
 
-from hermes_core.agent.tools import call_shape, docstrings, typed_dicts
+from hermes_core.agent.tools import call_shape, docstrings, lenient, typed_dicts
 from hermes_core.agent.tools.call_shape import CallShape
 from hermes_core.agent.tools.hints import local_names
 from hermes_core.agent.tools.hints import read as read_hints
@@ -156,12 +157,13 @@ class Tool:
             # arguments are the model's words (or an injected page's): "[[[[..." must be an
             # answer the model can read, not a crash of the turn
             raise ValueError("nested too deeply") from None
+        data = lenient.unwrapped(data)   # the object encoded twice: a JSON string holding it
         if data is None:   # some OpenAI-compatible servers send null for "no arguments"
             data = {}
         if not isinstance(data, dict):
             # named in JSON's words: the model knows "array", not "list"
             raise ValueError(f"arguments must be a JSON object, not a JSON {_json_kind(data)}")
-        model = self.arguments.model_validate(data)
+        model = lenient.validated(self.arguments, data)
         # by the function's own parameter names: an alias is only the name the model sees
         own = dict(self.renamed)
         named = {own.get(name, name): value for name in type(model).model_fields
@@ -615,14 +617,35 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
     return wrap(fn) if fn is not None else wrap
 
 
-def validation_message(e: ValidationError, whole: str = "(arguments)") -> str:
-    """A pydantic error as short lines the model can act on (the field and what is wrong);
-    ``whole`` names what an error without a field is about (the arguments, or a reply)."""
+def validation_message(e: ValidationError, whole: str = "(arguments)",
+                       parameters: Sequence[str] = ()) -> str:
+    """A pydantic error as short lines the model can act on (the field, what is wrong and, for
+    a single value, what it sent: "days: Input should be a valid integer (sent null)");
+    ``whole`` names what an error without a field is about (the arguments, or a reply).
+    ``parameters``: the names a call may send, listed for one it may not (pydantic's own
+    "Extra inputs are not permitted" left the model to guess what it meant)."""
     lines = []
     for err in e.errors()[:10]:
-        where = ".".join(str(x) for x in err.get("loc", ())) or whole
-        lines.append(f"{where}: {err.get('msg', 'invalid')}")
+        loc = err.get("loc", ())
+        where = ".".join(str(x) for x in loc) or whole
+        if err.get("type") == "extra_forbidden" and len(loc) == 1 and parameters:
+            near = difflib.get_close_matches(str(loc[0]), parameters, n=1)
+            lines.append(f"{where}: no such parameter{f'; did you mean {near[0]!r}?' if near else ''}"
+                         f" (the parameters are: {', '.join(parameters)})")
+            continue
+        lines.append(f"{where}: {err.get('msg', 'invalid')}{_sent(err)}")
     return "; ".join(lines)
+
+
+def _sent(err: Mapping[str, Any]) -> str:
+    """" (sent <value>)" for an error about one value the model wrote (not a missing field, a
+    name it may not send, or a whole object or list: those are not worth repeating to it)."""
+    given = err.get("input")
+    if err.get("type") in ("missing", "extra_forbidden") or not (
+            given is None or isinstance(given, bool | int | float | str)):
+        return ""
+    text = json.dumps(given, ensure_ascii=False)
+    return f" (sent {text if len(text) <= 40 else text[:37] + '...'})"
 
 
 def describe(tools: Mapping[str, Tool]) -> list[str]:

@@ -14,6 +14,8 @@ import json
 import subprocess
 import sys
 import threading
+import time
+import typing
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -910,3 +912,169 @@ def test_an_exception_group_names_the_errors_inside_it(runner_factory: Any,
         "error: fetch_all raised ExceptionGroup: unhandled errors in a TaskGroup (2 "
         "sub-exceptions): ConnectionError: a.example refused the connection; ConnectionError: "
         "b.example refused the connection")
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_call_s_timeout_counts_from_its_own_start_not_from_the_round_s(
+        runner_factory: Any, use_async: bool) -> None:
+    """Twenty calls in one round share ``max_workers`` threads: a call queued behind the first
+    ones was given only what was left of the round's time, and one that ran 0.3 s of its 1 s was
+    answered "timed out after 1s" (the model told to retry work that had succeeded)."""
+    @tool(timeout_s=1.0)
+    def lookup(n: int) -> int:
+        """Look a number up (0.3 s)."""
+        threading.Event().wait(0.3)
+        return n
+
+    runner = runner_factory([lookup], max_workers=4)
+    calls = [ToolCall(f"c{i}", "lookup", json.dumps({"n": i})) for i in range(20)]
+    results = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert [(r.status, r.output) for r in results] == [("ok", str(i)) for i in range(20)]
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_queued_call_still_times_out_once_it_has_run_its_own_time(
+        runner_factory: Any, use_async: bool) -> None:
+    """Counting from a call's start must not let a hung call that started late run forever."""
+    release = threading.Event()
+
+    @tool(timeout_s=0.2)
+    def hang(n: int) -> str:
+        """Never returns in time."""
+        release.wait(10)
+        return "late"
+
+    runner = runner_factory([hang], max_workers=2)
+    calls = [ToolCall(f"c{i}", "hang", json.dumps({"n": i})) for i in range(5)]
+    try:
+        started = time.perf_counter()
+        results = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+        took = time.perf_counter() - started
+    finally:
+        release.set()
+    assert [r.status for r in results] == ["timeout"] * 5
+    assert 0.5 <= took < 2.5   # three waves of 0.2 s, not 0.2 s for all nor forever
+
+
+class _Traced:
+    """A value whose text says which thread made it (its ``__str__`` is how it is shown)."""
+
+    made_on: typing.ClassVar[list[int]] = []
+
+    def __str__(self) -> str:
+        self.made_on.append(threading.get_ident())
+        return "traced"
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_an_async_round_makes_a_tool_s_answer_text_off_the_event_loop(runner_factory: Any,
+                                                                      kind: str) -> None:
+    """A result was encoded and scrubbed on the event loop: a tool returning a 5 MB text held
+    every other task of an async server for 1-2 s (measured 0.8 s for the text, 1.2 s for a
+    100,000-key dict)."""
+    def traced() -> Any:
+        """Returns a traced value."""
+        return _Traced()
+
+    async def atraced() -> Any:
+        """Returns a traced value."""
+        return _Traced()
+
+    chosen = traced if kind == "sync" else atraced
+    chosen.__name__ = "traced"
+    runner = runner_factory([chosen])
+    _Traced.made_on.clear()
+
+    async def turn() -> Any:
+        return threading.get_ident(), await runner.arun([ToolCall("c", "traced")])
+
+    loop_thread, (r,) = asyncio.run(turn())
+    assert (r.status, r.output) == ("ok", '"traced"')
+    assert _Traced.made_on and loop_thread not in _Traced.made_on
+
+
+@pytest.mark.parametrize("status", ["ok", "error"])
+def test_a_huge_answer_is_scrubbed_only_as_far_as_the_model_is_shown_it(runner_factory: Any,
+                                                                        status: str) -> None:
+    """All 5 MB of an answer (or of an error message) went through the redactor before the
+    first 100,000 characters were kept: 1.3 s of regexes for text nobody would see. The head
+    scrubbed, with a margin so a key across the cut is still whole (the test above)."""
+    from hermes_core.agent.tools.runner import MAX_OUTPUT_CHARS
+
+    def dump() -> str:
+        """Dumps a huge text."""
+        if status == "error":
+            raise RuntimeError("y" * 5_000_000)
+        return "y" * 5_000_000
+
+    scrubbed: list[int] = []
+
+    def secrets() -> list[str]:
+        scrubbed.append(0)
+        return [SECRET]
+
+    runner = runner_factory([dump], secrets=secrets)
+    runner._scrub = lambda text, _own=runner._scrub: (scrubbed.append(len(text)), _own(text))[1]
+    (r,) = runner.run([ToolCall("c", "dump")])
+    assert r.status == status and "of 5000" in r.output
+    assert max(scrubbed) < 2 * MAX_OUTPUT_CHARS
+
+
+@pytest.mark.parametrize("name, raw, says", [
+    ("add", '{"a": 1, "b": 2, "c": 3}',
+     "error: invalid arguments for add: c: no such parameter (the parameters are: a, b)"),
+    ("add", '{"a": 1, "bb": 2}',
+     "error: invalid arguments for add: b: Field required; bb: no such parameter; did you mean "
+     "'b'? (the parameters are: a, b)"),
+    ("add", '{"a": 1, "b": ',
+     "error: invalid arguments for add: not valid JSON: Expecting value at character 14 of 14 "
+     "(the text ends before the JSON does)"),
+    ("add", '{"a": 1 "b": 2}',
+     "error: invalid arguments for add: not valid JSON: Expecting ',' delimiter at character 8 "
+     "of 15"),
+    ("Add", '{"a": 1, "b": 2}',
+     "error: unknown tool 'Add'; did you mean 'add'? The tools are: add, look_up"),
+    ("functions.look_up", "{}",
+     "error: unknown tool 'functions.look_up'; did you mean 'look_up'? The tools are: add, "
+     "look_up"),
+    ("lookup", "{}", "error: unknown tool 'lookup'; did you mean 'look_up'? The tools are: add, "
+     "look_up"),
+    ("weather", "{}", "error: unknown tool 'weather'; the tools are: add, look_up"),
+], ids=["extra-key", "misspelt-key", "truncated", "malformed", "case", "prefixed", "near",
+        "unknown"])
+def test_a_call_the_tool_cannot_take_is_told_what_to_send_instead(
+        runner_factory: Any, name: str, raw: str, says: str) -> None:
+    """Told "c: Extra inputs are not permitted", "Expecting value" or "unknown tool 'Add'", the
+    model had to guess the names it may use, or where its JSON went wrong."""
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    def look_up() -> str:
+        """Look up."""
+        return "found"
+
+    (r,) = runner_factory([add, look_up]).run([ToolCall("c", name, raw)])
+    assert r.output == says
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_the_result_sink_sees_the_arguments_as_sent_not_as_the_tool_left_them(
+        runner_factory: Any, use_async: bool) -> None:
+    """The audit record was made after the call from the very objects the tool was given: a
+    tool that drains its list or edits its model was recorded as called with what it left
+    (``items=[]``), not with what the model sent."""
+    seen: list[Any] = []
+
+    def drain(items: list[int], where: Point) -> int:
+        """Drain a queue."""
+        n = len(items)
+        items.clear()
+        where.x = 0
+        return n
+
+    runner = runner_factory([drain], on_result=lambda call, args, result: seen.append(args))
+    calls = [ToolCall("c", "drain", '{"items": [1, 2, 3], "where": {"x": 5, "y": 6}}')]
+    (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert (r.status, r.output) == ("ok", "3")
+    assert seen == [{"items": [1, 2, 3], "where": Point(x=5, y=6)}]

@@ -1,0 +1,122 @@
+"""A model's tool arguments read for what they plainly mean, when they fail as sent.
+
+Models send arguments in a few shapes a strict reading refuses though their meaning is plain:
+a list or an object parameter as JSON text (reported of Claude Opus, GLM and local Qwen models:
+anthropics/claude-code#32524, and agent frameworks that now decode such a parameter), the whole
+object encoded twice (a JSON string holding it), ``null`` for a parameter that has a default (a
+model filling in every key the schema lists). Refused, the model believes it sent the right
+thing and sends it again; each such round costs a paid call and may end the turn on the cap.
+
+Read only after validation failed, only where pydantic's own error names the place and the
+value, and only to the one reading that value has: a valid call is never changed, and a value
+that reads two ways (text that is not JSON of the kind asked for, a ``null`` for a parameter
+without a default) stays the error it was. A number where text is asked for is not read as its
+digits: the zip code 01234 arrives as 1234, and "1234" would be a wrong answer told as right.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+#: pydantic's error types for a value that should have been an array, or an object.
+_ARRAYS = frozenset({"list_type", "tuple_type", "set_type", "frozen_set_type"})
+_OBJECTS = frozenset({"dict_type", "model_type", "model_attributes_type", "dataclass_type",
+                      "dataclass_exact_type"})
+
+
+def _decoded(text: str) -> Any:
+    """``text`` as JSON, or None when it is none (NaN and Infinity are not JSON either)."""
+    def refuse(constant: str) -> Any:
+        raise ValueError(constant)
+
+    try:
+        return json.loads(text, parse_constant=refuse)
+    except (ValueError, RecursionError):
+        return None
+
+
+def unwrapped(data: Any) -> Any:
+    """The object a JSON string holds, when ``data`` is one (the arguments encoded twice);
+    anything else as it is."""
+    if isinstance(data, str):
+        inner = _decoded(data)
+        if isinstance(inner, dict):
+            return inner
+    return data
+
+
+def _place(data: dict[str, Any], loc: Sequence[int | str]) -> tuple[Any, int | str] | None:
+    """The container and key of the deepest value of ``data`` that ``loc`` reaches (a loc goes
+    on past a value into a union's member names, which are no keys of the data)."""
+    found: tuple[Any, int | str] | None = None
+    here: Any = data
+    for step in loc:
+        keyed = isinstance(here, dict) and isinstance(step, str) and step in here
+        indexed = (isinstance(here, list) and isinstance(step, int)
+                   and not isinstance(step, bool) and 0 <= step < len(here))
+        if not (keyed or indexed):
+            break
+        found = (here, step)
+        here = here[step]
+    return found
+
+
+def _has_default(arguments: type[BaseModel], sent_as: int | str) -> bool:
+    """Whether the parameter the model sends as ``sent_as`` may be left out."""
+    for name, info in arguments.model_fields.items():
+        alias = info.validation_alias if isinstance(info.validation_alias, str) else info.alias
+        if (alias or name) == sent_as:
+            return not info.is_required()
+    return False
+
+
+def reread(data: Mapping[str, Any], error: ValidationError,
+           arguments: type[BaseModel]) -> dict[str, Any] | None:
+    """``data`` with each value ``error`` names read for its plain meaning (see the module), or
+    None when no value has one. ``arguments``: the model ``data`` failed, for which top-level
+    parameters have a default."""
+    out = copy.deepcopy(dict(data))
+    changed = False
+    for err in error.errors():
+        place = _place(out, err.get("loc", ()))
+        given = err.get("input")
+        if place is None:
+            continue
+        holder, key = place
+        value = holder[key]
+        if type(value) is not type(given) or value != given:   # the loc ran past the value
+            continue
+        kind = err.get("type", "")
+        if isinstance(value, str) and kind in _ARRAYS | _OBJECTS:
+            decoded = _decoded(value)
+            if ((isinstance(decoded, list) and kind in _ARRAYS)
+                    or (isinstance(decoded, dict) and kind in _OBJECTS)):
+                holder[key], changed = decoded, True
+        elif value is None and holder is out and _has_default(arguments, key):
+            del out[str(key)]
+            changed = True
+    return out if changed else None
+
+
+#: How many times a call is read again: a list sent as text may hold items sent as text.
+_READINGS = 3
+
+
+def validated(arguments: type[BaseModel], data: Mapping[str, Any]) -> BaseModel:
+    """``data`` validated by ``arguments``, read again by :func:`reread` while it fails and a
+    reading applies; what fails then is the error of the data as read (its places are where the
+    model's values still fall short: inside a list it sent as text, say)."""
+    for _ in range(_READINGS):
+        try:
+            return arguments.model_validate(data)
+        except ValidationError as e:
+            again = reread(data, e, arguments)
+            if again is None:
+                raise
+            data = again
+    return arguments.model_validate(data)

@@ -1,0 +1,77 @@
+"""A model's arguments read for what they plainly mean when they fail as sent (``Tool.parse``
+through ``lenient``), and what stays an error, naming the parameter and the value sent."""
+
+from __future__ import annotations
+
+import enum
+import json
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, ValidationError
+
+from hermes_core.agent.tools.schema import make_tool, validation_message
+
+
+class _Stop(BaseModel):
+    name: str
+    minutes: int = 30
+
+
+class _Unit(enum.Enum):
+    C = "c"
+    F = "f"
+
+
+def _plan(city: str, stops: list[_Stop], unit: _Unit = _Unit.C, days: int = 1,
+          note: str | None = None, zip_code: str = "", tags: set[str] = frozenset()) -> str:
+    """Plan a trip."""
+    return city
+
+
+_STOPS = [{"name": "museum", "minutes": 90}]
+
+
+@pytest.mark.parametrize("raw, sent", [
+    # the whole arguments encoded twice: a JSON string holding the object
+    (json.dumps(json.dumps({"city": "Oslo", "stops": _STOPS})), {}),
+    # a list, an item, a set sent as JSON text (Claude and Qwen do this with nested parameters)
+    (json.dumps({"city": "Oslo", "stops": json.dumps(_STOPS)}), {}),
+    (json.dumps({"city": "Oslo", "stops": [json.dumps(_STOPS[0])]}), {}),
+    (json.dumps({"city": "Oslo", "stops": _STOPS, "tags": '["art"]'}), {"tags": {"art"}}),
+    # null for a parameter that has a default: not set (OpenAI's models send every key)
+    (json.dumps({"city": "Oslo", "stops": _STOPS, "unit": None, "days": None}), {}),
+    (json.dumps({"city": "Oslo", "stops": _STOPS, "note": None}), {}),
+], ids=["arguments-as-json-string", "list-as-json-string", "item-as-json-string",
+        "set-as-json-string", "null-for-defaults", "null-for-optional"])
+def test_arguments_as_models_really_send_them_are_read_for_what_they_mean(
+        raw: str, sent: dict[str, Any]) -> None:
+    """Each form was refused ("arguments must be a JSON object, not a JSON string", "stops:
+    Input should be a valid list", "unit: Input should be 'c' or 'f'"), and a model that
+    believes it sent the right thing sends it again. Read only where the call is invalid as it
+    stands and one reading is plain; a valid call is never changed."""
+    args = make_tool(_plan).parse(raw)
+    expected = {"city": "Oslo", "stops": [_Stop(name="museum", minutes=90)], "unit": _Unit.C,
+                "days": 1, "note": None, "zip_code": "", "tags": frozenset(), **sent}
+    assert args == expected
+
+
+@pytest.mark.parametrize("raw, says", [
+    ('{"city": null, "stops": []}', "city: Input should be a valid string (sent null)"),
+    ('{"city": "Oslo", "stops": "museum"}', "stops: Input should be a valid list"),
+    ('{"city": "Oslo", "stops": "{\\"name\\": \\"museum\\"}"}', "stops: Input should be a "
+     "valid list"),
+    ('{"city": "Oslo", "stops": "[{\\"minutes\\": 5}]"}', "stops.0.name: Field required"),
+    ('{"city": "Oslo", "stops": [], "days": 2.5}', "days: Input should be a valid integer, got "
+     "a number with a fractional part (sent 2.5)"),
+    ('"[1, 2]"', "arguments must be a JSON object, not a JSON string"),
+    # a number for text: 01234 would have arrived as 1234, and "1234" is no reading of it
+    ('{"city": "Oslo", "stops": [], "zip_code": 1234}', "zip_code: Input should be a valid "
+     "string (sent 1234)"),
+], ids=["null-for-required", "text-for-list", "object-text-for-list", "decoded-item-invalid",
+        "fraction-for-int", "string-of-array", "int-for-str"])
+def test_arguments_no_reading_saves_stay_errors_naming_the_parameter(raw: str, says: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        make_tool(_plan).parse(raw)
+    e = caught.value
+    assert says in (validation_message(e) if isinstance(e, ValidationError) else str(e))
