@@ -2,7 +2,8 @@
 
 Reads lines from a terminal (with readline history kept between runs) or, when stdin is not a
 terminal, from stdin, so a chat can be scripted. Every error is one line; the loop survives it.
-Ctrl-C cancels the reply in progress, not the REPL; Ctrl-D or ``/exit`` ends the chat.
+Ctrl-C cancels the reply in progress, not the REPL; Ctrl-D, ``/exit`` or Ctrl-C twice on an empty
+prompt ends the chat.
 """
 
 from __future__ import annotations
@@ -120,13 +121,21 @@ class Repl:
                 pass
         except ImportError:  # pragma: no cover - readline is on every Linux/macOS Python
             readline = None  # type: ignore[assignment]
+        warned = False   # the last key at the prompt was a Ctrl-C on an empty line
         try:
             while True:
                 try:
-                    yield input("you> ")
+                    line = input("you> ")
                 except KeyboardInterrupt:
-                    self.say("")
+                    typed = readline.get_line_buffer() if readline is not None else ""
+                    action = at_the_prompt(typed, warned=warned)
+                    warned = action == "warn"
+                    self.say("" if action != "warn" else f"\n{_LEAVING}")
+                    if action == "end":
+                        return
                     continue
+                warned = False
+                yield line
         except EOFError:
             self.say("")
         finally:
@@ -394,6 +403,26 @@ class Repl:
                 self.say("\n[recorded without the model's summary]")
         except HermesError as e:
             self.error(e)
+
+
+#: What the chat says at the first Ctrl-C on an empty prompt.
+_LEAVING = "[Ctrl-C again, Ctrl-D or /exit ends the chat]"
+
+
+def at_the_prompt(typed: str, *, warned: bool) -> str:
+    """What Ctrl-C at the prompt does, given the line ``typed`` so far and whether the key before
+    it was a Ctrl-C on an empty line (``warned``): ``"drop"`` the typed line, ``"warn"`` how to
+    leave, or ``"end"`` the chat as Ctrl-D does (recorded, exit 0).
+
+    Why two presses: Ctrl-C is how people leave a terminal program, and on an empty prompt it
+    used to print a newline forever, so a user who had not read the banner was stuck until they
+    found Ctrl-D. One press must not end it, though: it clears a line being typed, and a user
+    who presses it twice to stop a reply would lose the conversation. So, as Node's and Python
+    tools' REPLs do, the first press on an empty line says how to leave and the next one leaves;
+    a Ctrl-C that cancels a reply or clears a typed line is not the first of them."""
+    if typed.strip():
+        return "drop"
+    return "end" if warned else "warn"
 
 
 #: What starts a /command: the slash, or the full-width one a Chinese input method types.

@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hermes_core.agent.agent import Agent
-from hermes_core.cli.repl import Repl, command_parts
+from hermes_core.agent.episodic.store import SessionStore
+from hermes_core.cli.repl import Repl, at_the_prompt, command_parts
 from hermes_core.config import load_settings
 from hermes_core.errors import BadRequest, ServerError
 from hermes_core.providers.offline import OfflineProvider
@@ -810,3 +811,66 @@ def test_repl_reset_says_whether_anything_was_recorded(home: Path):
     repl.dispatch("/reset")
     assert "previous conversation recorded" in out.getvalue()
     assert agent.last_reply is None and repl.last_reply is None
+
+
+class _Terminal(io.StringIO):
+    """Standard input that says it is a terminal: the REPL then reads with ``input`` (patched)."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(("typed", "warned", "action"), [
+    ("", False, "warn"), ("", True, "end"), ("   ", True, "end"),
+    ("half a li", False, "drop"), ("half a li", True, "drop"), ("帮我查", True, "drop"),
+])
+def test_ctrl_c_at_the_prompt_drops_a_typed_line_and_only_twice_on_an_empty_one_ends(
+        typed: str, warned: bool, action: str):
+    assert at_the_prompt(typed, warned=warned) == action
+
+
+@pytest.mark.parametrize(("keys", "sent", "ended"), [
+    # a press on the empty prompt says how to leave, the next one leaves (recorded, exit 0)
+    ([("^C", ""), ("^C", ""), "never sent"], ["hello"], True),
+    # a press that clears a typed line is not the first of the two
+    ([("^C", "half"), ("^C", ""), "still here"], ["hello", "still here"], False),
+    # nor is one followed by a line: the warning is forgotten
+    ([("^C", ""), "still here", ("^C", "")], ["hello", "still here"], False),
+])
+def test_ctrl_c_twice_on_an_empty_prompt_ends_the_chat_as_ctrl_d_does(
+        home: Path, monkeypatch: pytest.MonkeyPatch, keys: list[object], sent: list[str],
+        ended: bool):
+    # Ctrl-C on an empty prompt printed a newline and asked again, forever: a user who had not
+    # read the banner could not leave the chat the way every terminal program is left
+    import readline
+
+    script: list[object] = ["hello", *keys]
+    buffer = [""]
+
+    def fake_input(prompt: str) -> str:
+        if not script:
+            raise EOFError
+        key = script.pop(0)
+        if isinstance(key, tuple):
+            buffer[0] = key[1]
+            raise KeyboardInterrupt
+        assert isinstance(key, str)
+        return key
+
+    monkeypatch.setattr("builtins.input", fake_input)
+    monkeypatch.setattr(readline, "get_line_buffer", lambda: buffer[0])
+    agent = offline_agent(home)
+    session = agent.session_id
+    out = io.StringIO()
+    repl = Repl(agent, stdin=_Terminal(), stdout=out, stream=False)
+    repl.finish = lambda: seen.extend(m.content for m in agent.history if m.role == "user")
+    seen: list[str] = []
+    assert repl.run() == 0
+    assert seen == sent
+    assert (script == ["never sent"]) is ended
+    text = out.getvalue()
+    assert text.count("[Ctrl-C again, Ctrl-D or /exit ends the chat]") == sum(
+        1 for k in keys if k == ("^C", "")) - (1 if ended else 0)
+    Repl.finish(repl)   # recorded as Ctrl-D records it
+    with SessionStore(home / "sessions.db", read_only=True) as store:
+        assert store.get(session) is not None
