@@ -63,6 +63,7 @@ class Repl:
         self.stream = agent.settings.llm.stream if stream is None else stream
         self.commands: dict[str, Command] = {}
         self.running = True
+        self.interrupted = False   # Ctrl-C stopped a chat read from a pipe or file (exit 130)
         self.last_reply: Any = None
         self.turn_error: HermesError | None = None   # why the last turn failed (/route, /prompt)
         self.told_withheld: set[str] = set()   # fingerprints of keys the user was told were withheld
@@ -178,7 +179,8 @@ class Repl:
                 self.say(f"[skill embeddings: {status()}; /skills shows it again]")
 
     def run(self) -> int:
-        """0, or 1 when input was piped in and every turn of it failed (a script can tell)."""
+        """0, or 1 when input was piped in and every turn of it failed (a script can tell), or
+        130 when Ctrl-C stopped such a chat."""
         self.banner()
         self.turns = self.failed_turns = 0
         restore = _end_on_signals()
@@ -197,6 +199,8 @@ class Repl:
         finally:
             restore()   # a second signal during the recording ends the process at once
             self.finish()
+        if self.interrupted:
+            return 130
         scripted_and_all_failed = (not self.interactive and self.turns > 0
                                    and self.failed_turns == self.turns)
         return 1 if scripted_and_all_failed else 0
@@ -231,6 +235,7 @@ class Repl:
             cmd.handler(self, unquoted(arg))
         except KeyboardInterrupt:  # Ctrl-C cancels the command (a slow /skills), not the chat
             self.say("\n[cancelled]")
+            self._stop_if_scripted()
         except HermesError as e:
             self.error(e)
         except Exception as e:  # like a turn: a failing command must not end the chat
@@ -361,6 +366,17 @@ class Repl:
             self.say("\n[interrupted: the reply was complete and is kept]")
         else:
             self.say("\n[cancelled]")
+        self._stop_if_scripted()
+
+    def _stop_if_scripted(self) -> None:
+        """Ctrl-C in a chat read from a pipe or a file (``chat < questions.txt``) stops it: the
+        person who pressed it cannot type the next line, the file does, so cancelling only the
+        turn went on to the next line, and stopping a script of 300 questions took 300 presses.
+        The chat is recorded as at the end of its input, and exits 130 (interrupted)."""
+        if not self.interactive:
+            self.running = False
+            self.interrupted = True
+            self.say("[Ctrl-C: the rest of the input is not sent]")
 
     def _no_key_hint(self, err: HermesError) -> None:
         """Every attempt lacked a key (only ANTHROPIC_API_KEY set, the default model is OpenAI's):

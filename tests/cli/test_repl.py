@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from hermes_core.agent.agent import Agent
 from hermes_core.agent.episodic.store import SessionStore
 from hermes_core.cli.repl import Repl, at_the_prompt, command_parts
+from hermes_core.cli.repl_commands import Command
 from hermes_core.config import load_settings
 from hermes_core.errors import BadRequest, ServerError
 from hermes_core.providers.offline import OfflineProvider
@@ -427,7 +428,8 @@ def test_a_configured_key_typed_in_a_turn_is_withheld_and_the_user_told_once(tmp
 
 
 @pytest.mark.parametrize("stream", [True, False])
-def test_ctrl_c_after_the_turn_was_recorded_says_the_reply_was_kept(home: Path, stream: bool):
+def test_ctrl_c_after_the_turn_was_recorded_says_the_reply_was_kept(
+        home: Path, monkeypatch: pytest.MonkeyPatch, stream: bool):
     """Ctrl-C that lands once the finished reply is in the history (the agent holds it back while
     it records the turn, then lets it through): saying [cancelled] would be wrong, the next
     request carries that turn."""
@@ -441,8 +443,8 @@ def test_ctrl_c_after_the_turn_was_recorded_says_the_reply_was_kept(home: Path, 
 
     agent.post_llm_call = ctrl_c_once
     out = io.StringIO()
-    repl = Repl(agent, stdin=io.StringIO("first question\nsecond question\n/exit\n"), stdout=out,
-                stream=stream)
+    _typing(monkeypatch, ["first question", "second question", "/exit"])
+    repl = Repl(agent, stdin=_Terminal(), stdout=out, stream=stream)
     assert repl.run() == 0
     assert "[cancelled]" not in out.getvalue()
     assert "[interrupted: the reply was complete and is kept]" in out.getvalue()
@@ -820,6 +822,27 @@ class _Terminal(io.StringIO):
         return True
 
 
+def _typing(monkeypatch: pytest.MonkeyPatch, script: list[object]) -> None:
+    """``input`` returns the script's lines in turn (consumed from ``script``); a tuple
+    ``("^C", typed)`` is Ctrl-C pressed with ``typed`` on the line; EOFError (Ctrl-D) at its end."""
+    import readline
+
+    buffer = [""]
+
+    def fake_input(prompt: str) -> str:
+        if not script:
+            raise EOFError
+        key = script.pop(0)
+        if isinstance(key, tuple):
+            buffer[0] = key[1]
+            raise KeyboardInterrupt
+        assert isinstance(key, str)
+        return key
+
+    monkeypatch.setattr("builtins.input", fake_input)
+    monkeypatch.setattr(readline, "get_line_buffer", lambda: buffer[0])
+
+
 @pytest.mark.parametrize(("typed", "warned", "action"), [
     ("", False, "warn"), ("", True, "end"), ("   ", True, "end"),
     ("half a li", False, "drop"), ("half a li", True, "drop"), ("帮我查", True, "drop"),
@@ -842,23 +865,8 @@ def test_ctrl_c_twice_on_an_empty_prompt_ends_the_chat_as_ctrl_d_does(
         ended: bool):
     # Ctrl-C on an empty prompt printed a newline and asked again, forever: a user who had not
     # read the banner could not leave the chat the way every terminal program is left
-    import readline
-
     script: list[object] = ["hello", *keys]
-    buffer = [""]
-
-    def fake_input(prompt: str) -> str:
-        if not script:
-            raise EOFError
-        key = script.pop(0)
-        if isinstance(key, tuple):
-            buffer[0] = key[1]
-            raise KeyboardInterrupt
-        assert isinstance(key, str)
-        return key
-
-    monkeypatch.setattr("builtins.input", fake_input)
-    monkeypatch.setattr(readline, "get_line_buffer", lambda: buffer[0])
+    _typing(monkeypatch, script)
     agent = offline_agent(home)
     session = agent.session_id
     out = io.StringIO()
@@ -874,3 +882,31 @@ def test_ctrl_c_twice_on_an_empty_prompt_ends_the_chat_as_ctrl_d_does(
     Repl.finish(repl)   # recorded as Ctrl-D records it
     with SessionStore(home / "sessions.db", read_only=True) as store:
         assert store.get(session) is not None
+
+
+@pytest.mark.parametrize(("stream", "first"), [
+    (True, "first question"), (False, "first question"), (False, "/slow")])
+def test_ctrl_c_in_a_chat_read_from_a_pipe_stops_it_recorded_and_exits_130(
+        home: Path, stream: bool, first: str):
+    # `hermes-core chat < questions.txt`: Ctrl-C cancelled the turn (or command) and the file
+    # went on to its next line, so stopping a script took one press per line left in it
+    agent = offline_agent(home)
+    session = agent.session_id
+    presses: list[object] = []
+
+    def ctrl_c_once(*args: object) -> None:
+        presses.append(args)
+        if len(presses) == 2:   # the line after "hello"
+            raise KeyboardInterrupt
+
+    agent.pre_llm_call = ctrl_c_once
+    out = io.StringIO()
+    repl = Repl(agent, stdin=io.StringIO(f"hello\n{first}\nsecond question\nthird\n"),
+                stdout=out, stream=stream)
+    repl.register(Command("slow", "/slow", "a command Ctrl-C stops", ctrl_c_once))
+    assert repl.run() == 130
+    text = out.getvalue()
+    assert "[cancelled]" in text and "[Ctrl-C: the rest of the input is not sent]" in text
+    assert "second question" not in text
+    with SessionStore(home / "sessions.db", read_only=True) as store:
+        assert store.get(session) is not None   # the chat up to the press was recorded
