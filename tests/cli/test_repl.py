@@ -119,7 +119,8 @@ def agent(copy_example_home, tmp_path: Path) -> Agent:
                              offline=True)
 
 
-def test_ctrl_c_between_streamed_lines_cancels_the_turn_and_the_next_line_is_answered(home: Path):
+def test_ctrl_c_between_streamed_lines_cancels_the_turn_and_the_next_line_is_answered(
+        home: Path, monkeypatch: pytest.MonkeyPatch):
     """Ctrl-C in the pause between two lines of a streamed reply (where a person's key lands, and
     where the pty test presses it): [cancelled], the rest of that reply is not shown, the turn
     leaves nothing in the history, and the next line is answered in full."""
@@ -134,8 +135,8 @@ def test_ctrl_c_between_streamed_lines_cancels_the_turn_and_the_next_line_is_ans
                   provider=OfflineProvider(stream_delay_s=0.4, sleep=pause),
                   loop_options={"sleep": lambda s: None, "audit_path": False})
     out = io.StringIO()
-    repl = Repl(agent, stdin=io.StringIO("a long weekly report\nhello after\n/exit\n"),
-                stdout=out, stream=True)
+    _typing(monkeypatch, ["a long weekly report", "hello after", "/exit"])   # at a terminal
+    repl = Repl(agent, stdin=_Terminal(), stdout=out, stream=True)
     assert repl.run() == 0
     first, _, rest = out.getvalue().partition("[cancelled]")
     assert "model: " in first and "system prompt: " not in first   # cut after its second line
@@ -155,8 +156,8 @@ def test_ctrl_c_during_a_slash_command_keeps_the_chat(agent: Agent, monkeypatch)
 
     monkeypatch.setattr(agent.retriever, "retrieve", interrupted_once)
     out = io.StringIO()
-    repl = Repl(agent, stdin=io.StringIO("/skills slow query\nhello after\n/exit\n"), stdout=out,
-                stream=False)
+    _typing(monkeypatch, ["/skills slow query", "hello after", "/exit"])   # at a terminal
+    repl = Repl(agent, stdin=_Terminal(), stdout=out, stream=False)
     assert repl.run() == 0
     assert "[cancelled]" in out.getvalue()
     # the line after the interrupted command was still answered
