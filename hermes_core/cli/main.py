@@ -49,7 +49,9 @@ EXIT_STATUSES = """exit status:
   2    a usage error: unknown option, missing or malformed argument (same JSON, kind "usage")
   70   a bug in hermes-core: one line naming it on stderr (-v shows its traceback, to report);
        same JSON, kind "bug"
-  130  interrupted (Ctrl-C; same JSON, kind "interrupted")
+  130  interrupted (Ctrl-C; same JSON, kind "interrupted"); `chat` with piped input: Ctrl-C
+       stops it, the chat recorded (at a terminal Ctrl-C cancels a reply; twice on an empty
+       prompt it ends the chat as Ctrl-D does, 0)
   143  `chat` ended by SIGTERM (`kill`; 129: SIGHUP, its terminal closed), the chat recorded
 
 output: a character the output's encoding cannot show (Chinese on an ASCII or Latin-1 stdout,

@@ -2,7 +2,8 @@
 
 Reads lines from a terminal (with readline history kept between runs) or, when stdin is not a
 terminal, from stdin, so a chat can be scripted. Every error is one line; the loop survives it.
-Ctrl-C cancels the reply in progress, not the REPL; Ctrl-D or ``/exit`` ends the chat.
+Ctrl-C cancels the reply in progress, not the REPL; Ctrl-D, ``/exit`` or Ctrl-C twice on an empty
+prompt ends the chat.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ class Repl:
         self.stream = agent.settings.llm.stream if stream is None else stream
         self.commands: dict[str, Command] = {}
         self.running = True
+        self.interrupted = False   # Ctrl-C stopped a chat read from a pipe or file (exit 130)
         self.last_reply: Any = None
         self.turn_error: HermesError | None = None   # why the last turn failed (/route, /prompt)
         self.told_withheld: set[str] = set()   # fingerprints of keys the user was told were withheld
@@ -120,13 +122,21 @@ class Repl:
                 pass
         except ImportError:  # pragma: no cover - readline is on every Linux/macOS Python
             readline = None  # type: ignore[assignment]
+        warned = False   # the last key at the prompt was a Ctrl-C on an empty line
         try:
             while True:
                 try:
-                    yield input("you> ")
+                    line = input("you> ")
                 except KeyboardInterrupt:
-                    self.say("")
+                    typed = readline.get_line_buffer() if readline is not None else ""
+                    action = at_the_prompt(typed, warned=warned)
+                    warned = action == "warn"
+                    self.say("" if action != "warn" else f"\n{_LEAVING}")
+                    if action == "end":
+                        return
                     continue
+                warned = False
+                yield line
         except EOFError:
             self.say("")
         finally:
@@ -169,7 +179,8 @@ class Repl:
                 self.say(f"[skill embeddings: {status()}; /skills shows it again]")
 
     def run(self) -> int:
-        """0, or 1 when input was piped in and every turn of it failed (a script can tell)."""
+        """0, or 1 when input was piped in and every turn of it failed (a script can tell), or
+        130 when Ctrl-C stopped such a chat."""
         self.banner()
         self.turns = self.failed_turns = 0
         restore = _end_on_signals()
@@ -188,6 +199,8 @@ class Repl:
         finally:
             restore()   # a second signal during the recording ends the process at once
             self.finish()
+        if self.interrupted:
+            return 130
         scripted_and_all_failed = (not self.interactive and self.turns > 0
                                    and self.failed_turns == self.turns)
         return 1 if scripted_and_all_failed else 0
@@ -222,6 +235,7 @@ class Repl:
             cmd.handler(self, unquoted(arg))
         except KeyboardInterrupt:  # Ctrl-C cancels the command (a slow /skills), not the chat
             self.say("\n[cancelled]")
+            self._stop_if_scripted()
         except HermesError as e:
             self.error(e)
         except Exception as e:  # like a turn: a failing command must not end the chat
@@ -352,6 +366,17 @@ class Repl:
             self.say("\n[interrupted: the reply was complete and is kept]")
         else:
             self.say("\n[cancelled]")
+        self._stop_if_scripted()
+
+    def _stop_if_scripted(self) -> None:
+        """Ctrl-C in a chat read from a pipe or a file (``chat < questions.txt``) stops it: the
+        person who pressed it cannot type the next line, the file does, so cancelling only the
+        turn went on to the next line, and stopping a script of 300 questions took 300 presses.
+        The chat is recorded as at the end of its input, and exits 130 (interrupted)."""
+        if not self.interactive:
+            self.running = False
+            self.interrupted = True
+            self.say("[Ctrl-C: the rest of the input is not sent]")
 
     def _no_key_hint(self, err: HermesError) -> None:
         """Every attempt lacked a key (only ANTHROPIC_API_KEY set, the default model is OpenAI's):
@@ -394,6 +419,26 @@ class Repl:
                 self.say("\n[recorded without the model's summary]")
         except HermesError as e:
             self.error(e)
+
+
+#: What the chat says at the first Ctrl-C on an empty prompt.
+_LEAVING = "[Ctrl-C again, Ctrl-D or /exit ends the chat]"
+
+
+def at_the_prompt(typed: str, *, warned: bool) -> str:
+    """What Ctrl-C at the prompt does, given the line ``typed`` so far and whether the key before
+    it was a Ctrl-C on an empty line (``warned``): ``"drop"`` the typed line, ``"warn"`` how to
+    leave, or ``"end"`` the chat as Ctrl-D does (recorded, exit 0).
+
+    Why two presses: Ctrl-C is how people leave a terminal program, and on an empty prompt it
+    used to print a newline forever, so a user who had not read the banner was stuck until they
+    found Ctrl-D. One press must not end it, though: it clears a line being typed, and a user
+    who presses it twice to stop a reply would lose the conversation. So, as Node's and Python
+    tools' REPLs do, the first press on an empty line says how to leave and the next one leaves;
+    a Ctrl-C that cancels a reply or clears a typed line is not the first of them."""
+    if typed.strip():
+        return "drop"
+    return "end" if warned else "warn"
 
 
 #: What starts a /command: the slash, or the full-width one a Chinese input method types.

@@ -68,6 +68,9 @@ def _help(repl: Repl, arg: str) -> None:
     for cmd in listed:
         also = f" (also {', '.join('/' + a for a in cmd.aliases)})" if cmd.aliases else ""
         repl.say(f"  {cmd.usage:<24} {cmd.help}{also}")
+    repl.say(f"  {'Ctrl-C':<24} cancel a reply or a slow command; twice on an empty prompt, "
+             "leave")
+    repl.say(f"  {'Ctrl-D':<24} leave, the chat recorded in memory (as /exit)")
 
 
 def _exit(repl: Repl, arg: str) -> None:
@@ -379,6 +382,9 @@ def transcript_name(arg: str, default: str, scrub: Callable[[str], str] = redact
         return default
     if any(unicodedata.category(c).startswith("C") for c in name):
         raise ValueError("the name holds control or invisible characters; choose another name")
+    if "\ufffd" in name:   # what the REPL reads bytes of another encoding as: they are lost
+        raise ValueError("the name holds bytes the input's encoding could not read (shown as "
+                         "\ufffd); type it in UTF-8 or choose another name")
     if "/" in name or "\\" in name or name.startswith((".", "~")):
         raise ValueError("give a file name, not a path")
     if len(name) > MAX_SAVE_NAME:

@@ -19,7 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hermes_core.agent.agent import Agent
-from hermes_core.cli.repl import Repl, command_parts
+from hermes_core.agent.episodic.store import SessionStore
+from hermes_core.cli.repl import Repl, at_the_prompt, command_parts
+from hermes_core.cli.repl_commands import Command
 from hermes_core.config import load_settings
 from hermes_core.errors import BadRequest, ServerError
 from hermes_core.providers.offline import OfflineProvider
@@ -117,7 +119,8 @@ def agent(copy_example_home, tmp_path: Path) -> Agent:
                              offline=True)
 
 
-def test_ctrl_c_between_streamed_lines_cancels_the_turn_and_the_next_line_is_answered(home: Path):
+def test_ctrl_c_between_streamed_lines_cancels_the_turn_and_the_next_line_is_answered(
+        home: Path, monkeypatch: pytest.MonkeyPatch):
     """Ctrl-C in the pause between two lines of a streamed reply (where a person's key lands, and
     where the pty test presses it): [cancelled], the rest of that reply is not shown, the turn
     leaves nothing in the history, and the next line is answered in full."""
@@ -132,8 +135,8 @@ def test_ctrl_c_between_streamed_lines_cancels_the_turn_and_the_next_line_is_ans
                   provider=OfflineProvider(stream_delay_s=0.4, sleep=pause),
                   loop_options={"sleep": lambda s: None, "audit_path": False})
     out = io.StringIO()
-    repl = Repl(agent, stdin=io.StringIO("a long weekly report\nhello after\n/exit\n"),
-                stdout=out, stream=True)
+    _typing(monkeypatch, ["a long weekly report", "hello after", "/exit"])   # at a terminal
+    repl = Repl(agent, stdin=_Terminal(), stdout=out, stream=True)
     assert repl.run() == 0
     first, _, rest = out.getvalue().partition("[cancelled]")
     assert "model: " in first and "system prompt: " not in first   # cut after its second line
@@ -153,8 +156,8 @@ def test_ctrl_c_during_a_slash_command_keeps_the_chat(agent: Agent, monkeypatch)
 
     monkeypatch.setattr(agent.retriever, "retrieve", interrupted_once)
     out = io.StringIO()
-    repl = Repl(agent, stdin=io.StringIO("/skills slow query\nhello after\n/exit\n"), stdout=out,
-                stream=False)
+    _typing(monkeypatch, ["/skills slow query", "hello after", "/exit"])   # at a terminal
+    repl = Repl(agent, stdin=_Terminal(), stdout=out, stream=False)
     assert repl.run() == 0
     assert "[cancelled]" in out.getvalue()
     # the line after the interrupted command was still answered
@@ -426,7 +429,8 @@ def test_a_configured_key_typed_in_a_turn_is_withheld_and_the_user_told_once(tmp
 
 
 @pytest.mark.parametrize("stream", [True, False])
-def test_ctrl_c_after_the_turn_was_recorded_says_the_reply_was_kept(home: Path, stream: bool):
+def test_ctrl_c_after_the_turn_was_recorded_says_the_reply_was_kept(
+        home: Path, monkeypatch: pytest.MonkeyPatch, stream: bool):
     """Ctrl-C that lands once the finished reply is in the history (the agent holds it back while
     it records the turn, then lets it through): saying [cancelled] would be wrong, the next
     request carries that turn."""
@@ -440,8 +444,8 @@ def test_ctrl_c_after_the_turn_was_recorded_says_the_reply_was_kept(home: Path, 
 
     agent.post_llm_call = ctrl_c_once
     out = io.StringIO()
-    repl = Repl(agent, stdin=io.StringIO("first question\nsecond question\n/exit\n"), stdout=out,
-                stream=stream)
+    _typing(monkeypatch, ["first question", "second question", "/exit"])
+    repl = Repl(agent, stdin=_Terminal(), stdout=out, stream=stream)
     assert repl.run() == 0
     assert "[cancelled]" not in out.getvalue()
     assert "[interrupted: the reply was complete and is kept]" in out.getvalue()
@@ -810,3 +814,100 @@ def test_repl_reset_says_whether_anything_was_recorded(home: Path):
     repl.dispatch("/reset")
     assert "previous conversation recorded" in out.getvalue()
     assert agent.last_reply is None and repl.last_reply is None
+
+
+class _Terminal(io.StringIO):
+    """Standard input that says it is a terminal: the REPL then reads with ``input`` (patched)."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def _typing(monkeypatch: pytest.MonkeyPatch, script: list[object]) -> None:
+    """``input`` returns the script's lines in turn (consumed from ``script``); a tuple
+    ``("^C", typed)`` is Ctrl-C pressed with ``typed`` on the line; EOFError (Ctrl-D) at its end."""
+    import readline
+
+    buffer = [""]
+
+    def fake_input(prompt: str) -> str:
+        if not script:
+            raise EOFError
+        key = script.pop(0)
+        if isinstance(key, tuple):
+            buffer[0] = key[1]
+            raise KeyboardInterrupt
+        assert isinstance(key, str)
+        return key
+
+    monkeypatch.setattr("builtins.input", fake_input)
+    monkeypatch.setattr(readline, "get_line_buffer", lambda: buffer[0])
+
+
+@pytest.mark.parametrize(("typed", "warned", "action"), [
+    ("", False, "warn"), ("", True, "end"), ("   ", True, "end"),
+    ("half a li", False, "drop"), ("half a li", True, "drop"), ("帮我查", True, "drop"),
+])
+def test_ctrl_c_at_the_prompt_drops_a_typed_line_and_only_twice_on_an_empty_one_ends(
+        typed: str, warned: bool, action: str):
+    assert at_the_prompt(typed, warned=warned) == action
+
+
+@pytest.mark.parametrize(("keys", "sent", "ended"), [
+    # a press on the empty prompt says how to leave, the next one leaves (recorded, exit 0)
+    ([("^C", ""), ("^C", ""), "never sent"], ["hello"], True),
+    # a press that clears a typed line is not the first of the two
+    ([("^C", "half"), ("^C", ""), "still here"], ["hello", "still here"], False),
+    # nor is one followed by a line: the warning is forgotten
+    ([("^C", ""), "still here", ("^C", "")], ["hello", "still here"], False),
+])
+def test_ctrl_c_twice_on_an_empty_prompt_ends_the_chat_as_ctrl_d_does(
+        home: Path, monkeypatch: pytest.MonkeyPatch, keys: list[object], sent: list[str],
+        ended: bool):
+    # Ctrl-C on an empty prompt printed a newline and asked again, forever: a user who had not
+    # read the banner could not leave the chat the way every terminal program is left
+    script: list[object] = ["hello", *keys]
+    _typing(monkeypatch, script)
+    agent = offline_agent(home)
+    session = agent.session_id
+    out = io.StringIO()
+    repl = Repl(agent, stdin=_Terminal(), stdout=out, stream=False)
+    repl.finish = lambda: seen.extend(m.content for m in agent.history if m.role == "user")
+    seen: list[str] = []
+    assert repl.run() == 0
+    assert seen == sent
+    assert (script == ["never sent"]) is ended
+    text = out.getvalue()
+    assert text.count("[Ctrl-C again, Ctrl-D or /exit ends the chat]") == sum(
+        1 for k in keys if k == ("^C", "")) - (1 if ended else 0)
+    Repl.finish(repl)   # recorded as Ctrl-D records it
+    with SessionStore(home / "sessions.db", read_only=True) as store:
+        assert store.get(session) is not None
+
+
+@pytest.mark.parametrize(("stream", "first"), [
+    (True, "first question"), (False, "first question"), (False, "/slow")])
+def test_ctrl_c_in_a_chat_read_from_a_pipe_stops_it_recorded_and_exits_130(
+        home: Path, stream: bool, first: str):
+    # `hermes-core chat < questions.txt`: Ctrl-C cancelled the turn (or command) and the file
+    # went on to its next line, so stopping a script took one press per line left in it
+    agent = offline_agent(home)
+    session = agent.session_id
+    presses: list[object] = []
+
+    def ctrl_c_once(*args: object) -> None:
+        presses.append(args)
+        if len(presses) == 2:   # the line after "hello"
+            raise KeyboardInterrupt
+
+    agent.pre_llm_call = ctrl_c_once
+    out = io.StringIO()
+    repl = Repl(agent, stdin=io.StringIO(f"hello\n{first}\nsecond question\nthird\n"),
+                stdout=out, stream=stream)
+    repl.register(Command("slow", "/slow", "a command Ctrl-C stops", ctrl_c_once))
+    assert repl.run() == 130
+    text = out.getvalue()
+    assert "[cancelled]" in text and "[Ctrl-C: the rest of the input is not sent]" in text
+    assert "second question" not in text
+    with SessionStore(home / "sessions.db", read_only=True) as store:
+        assert store.get(session) is not None   # the chat up to the press was recorded

@@ -596,3 +596,27 @@ def test_save_again_under_its_name_replaces_its_own_transcript_whatever_its_id_s
     assert said.startswith("[saved 4 messages to "), said
     saved = json.loads((tmp_path / "home" / "transcripts" / "notes.json").read_text(encoding="utf-8"))
     assert saved["session_id"] == session_id and len(saved["messages"]) == 4
+
+
+@pytest.mark.parametrize("name", ["\ufffd", "周报\ufffd", "caf\ufffd notes"])
+def test_save_refuses_a_name_holding_bytes_the_input_could_not_read(tmp_path: Path,
+                                                                    name: str) -> None:
+    # "/save \xff" piped in (or typed at a terminal in another encoding) wrote "\ufffd.json": a
+    # file whose name no one typed and few can type back; the bytes are lost, so say so
+    repl, out = _saving_repl(tmp_path / "home")
+    repl.turn("hello")
+    repl.dispatch(f"/save {name}")
+    assert "error: not saved: the name holds bytes the input's encoding could not read" in (
+        out.getvalue())
+    assert not (tmp_path / "home" / "transcripts").exists()
+
+
+def test_help_lists_every_command_and_the_keys_that_cancel_and_end(tmp_path: Path) -> None:
+    # /help listed the commands only: how to cancel a reply and how to leave were in the banner
+    # alone, which a chat read from a pipe never shows and a long chat scrolls away
+    repl, out = _saving_repl(tmp_path / "home")
+    repl.dispatch("/help")
+    text = out.getvalue()
+    for name in {cmd.name for cmd in repl.commands.values()}:
+        assert f"  /{name}" in text, name
+    assert re.search(r"\n  Ctrl-C +cancel a reply", text) and re.search(r"\n  Ctrl-D +leave", text)

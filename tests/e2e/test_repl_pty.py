@@ -90,7 +90,7 @@ def test_offline_chat_commands_ctrl_d_then_memory(copy_example_home, tmp_path: P
     assert (home / ".chat_history").is_file()  # input history kept between runs
 
 
-def test_ctrl_c_while_a_reply_streams_cancels_it_and_keeps_the_chat(
+def test_ctrl_c_while_a_reply_streams_cancels_it_and_twice_on_the_empty_prompt_ends_the_chat(
         copy_example_home, tmp_path: Path, spawn_python: Spawn):
     """A line of the offline reply every 5 s: Ctrl-C, sent once the first line shows, lands
     mid-reply even when this test process is held up for seconds (a loaded machine). With 0.4 s
@@ -116,7 +116,15 @@ def test_ctrl_c_while_a_reply_streams_cancels_it_and_keeps_the_chat(
     child.expect(r"turns (\d+)")
     assert child.match.group(1) == "0"
     child.expect("you> ")
-    _quit(child)
+    # Ctrl-C on the empty prompt says how to leave (it only printed a newline, forever), and
+    # the next one ends the chat as Ctrl-D does: status 0, the session recorded
+    child.sendintr()
+    child.expect(r"\[Ctrl-C again, Ctrl-D or /exit ends the chat\]")
+    child.expect("you> ")
+    child.sendintr()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before
     # the cancelled turn left no trace in memory
     assert _memory_search(home, "weekly") == []
 
