@@ -9,12 +9,18 @@ that answers PING within that is back, and the request waits for the rest of the
 the outage into Redis) and is served there, as before; a stuck one is left to the thread, and the
 request is served locally at once. A probe whose PING answers later still rejoins, for the
 requests after it.
+
+A process forked while a run was under way inherits that run as under way but not its thread,
+and a lock another thread held across ``Thread.start`` as held: each probe gets a fresh lock and
+no run in a forked child (``os.register_at_fork``), so the child probes on its own.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
+import weakref
 from collections.abc import Callable
 
 log = logging.getLogger("hermes_core.agent.pool.redis")
@@ -45,6 +51,13 @@ class BackgroundProbe:
         self._lock = threading.Lock()
         self._current: _Probe | None = None
         self.runs = 0   # how many probes were started (observability, tests)
+        _PROBES.add(self)
+
+    def _forget_in_child(self) -> None:
+        """In a forked child: the parent's run is not this process's (its thread is not here),
+        and the lock may have been held by a thread of the parent's."""
+        self._lock = threading.Lock()
+        self._current = None
 
     def run(self) -> None:
         """Start a probe unless one is under way; wait for it to settle (at most ``wait_s``) and,
@@ -76,3 +89,14 @@ class BackgroundProbe:
         finally:
             run.done.set()
             run.settled.set()
+
+
+_PROBES: weakref.WeakSet[BackgroundProbe] = weakref.WeakSet()
+
+
+def _forget_in_child() -> None:
+    for probe in list(_PROBES):
+        probe._forget_in_child()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
