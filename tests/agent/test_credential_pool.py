@@ -130,6 +130,30 @@ def test_a_key_under_two_provider_names_keeps_one_window_and_one_cooldown(
     assert [r.state for r in pool.status()] == ["blocked", "blocked"]
 
 
+@pytest.mark.parametrize("order", [("zhipu", "glm"), ("glm", "zhipu")])
+def test_a_key_under_two_names_with_two_limits_keeps_the_stricter(
+        order: tuple[str, str], caplog: pytest.LogCaptureFixture) -> None:
+    """One window for the key, but each name checked it against its own ``max_rpm``: the alias
+    with the larger one filled the window past the smaller (5 requests a minute to a key one
+    entry said takes 2), whichever asked first."""
+    clock = FakeClock(1000.0)
+    shared = "sk-shared-limits-0123456789"
+    pool = CredentialPool({"zhipu": [Credential("zhipu", shared, max_rpm=2, max_tpm=1000)],
+                           "glm": [Credential("glm", shared, max_rpm=5)]},
+                          backend=InMemoryPoolState(clock))
+    granted = 0
+    for provider in order * 3:
+        try:
+            lease = pool.acquire(provider)
+        except NoCredentialAvailable:
+            continue
+        granted += 1
+        pool.success(lease)
+    assert granted == 2
+    assert {r.max_rpm for r in pool.status()} == {2}
+    assert "max_rpm 2 and 5" in caplog.text and shared not in caplog.text
+
+
 @pytest.mark.parametrize("keys,expected", [
     ({"a": ["k1"], "b": ["k2"]}, {"a": "a", "b": "b"}),
     ({"zhipu": ["k1"], "glm": ["k1", "k2"]}, {"zhipu": "glm+zhipu", "glm": "glm+zhipu"}),
