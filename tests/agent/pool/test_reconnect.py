@@ -4,10 +4,14 @@ thread held the probe's lock) probes on its own instead of waiting for a thread 
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import threading
+import time
 from collections.abc import Callable
+
+import pytest
 
 from hermes_core.agent.pool.reconnect import BackgroundProbe
 
@@ -88,4 +92,25 @@ def test_a_child_forked_while_another_thread_held_the_probe_lock_does_not_hang()
     finally:
         go_on.set()
         t.join(JOIN_S)
+        release.set()
+
+
+def test_a_probe_that_does_not_return_by_the_next_due_run_is_said_once(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A probe that never returns (a client given without a socket timeout, a blackholed
+    connection) kept every later run joining it, and the backend on its local fallback for
+    good, without a word."""
+    release = threading.Event()
+    prober = BackgroundProbe(_parent_blocks(os.getpid(), release), wait_s=0.01, late_s=0.05)
+    try:
+        with caplog.at_level(logging.WARNING, logger="hermes_core.agent.pool.redis"):
+            prober.run()
+            prober.run()   # joined before late_s: not said
+            assert "has not returned" not in caplog.text
+            time.sleep(0.05)
+            prober.run()
+            prober.run()
+        assert caplog.text.count("has not returned") == 1
+        assert prober.runs == 1
+    finally:
         release.set()
