@@ -130,6 +130,22 @@ def test_a_key_under_two_provider_names_keeps_one_window_and_one_cooldown(
     assert [r.state for r in pool.status()] == ["blocked", "blocked"]
 
 
+def test_a_group_formed_says_the_state_under_its_members_own_names_is_not_carried_over(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Adding an alias (or upgrading past decision 227) moves the keys' state to the group's
+    name: windows, cooldowns, removals and breakers kept under "zhipu" start afresh, and
+    processes not yet restarted keep the old name (two windows for the key until they are).
+    The log said only that the group shares one state."""
+    shared = "sk-shared-rename-0123456789"
+    with caplog.at_level(logging.INFO, logger="hermes_core.agent.credential_pool"):
+        CredentialPool({"zhipu": [Credential("zhipu", shared)],
+                        "glm": [Credential("glm", shared)]})
+    said = [r.getMessage() for r in caplog.records if "glm+zhipu" in r.getMessage()]
+    assert len(said) == 1
+    assert "not carried over" in said[0] and "not yet restarted" in said[0]
+    assert shared not in caplog.text
+
+
 @pytest.mark.parametrize("order", [("zhipu", "glm"), ("glm", "zhipu")])
 def test_a_key_under_two_names_with_two_limits_keeps_the_stricter(
         order: tuple[str, str], caplog: pytest.LogCaptureFixture) -> None:
