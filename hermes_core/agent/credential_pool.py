@@ -252,8 +252,13 @@ class CredentialPool:
         self._state = state_names({p: [c.fingerprint for c in cs] for p, cs in self._creds.items()})
         for name, group in set(self._state.values()):
             if len(group) > 1:
-                log.info("providers %s list the same key(s): one state for them (%s)",
-                         ", ".join(group), name)
+                # the group's name is new whenever a member is added or removed: say what that
+                # costs (a restart after such an edit starts the keys' state afresh)
+                log.info("providers %s list the same key(s): one state for them, kept under %s; "
+                         "state kept under another name before (the members' own, or an older "
+                         "group's: windows, cooldowns, removals, breakers) is not carried over, "
+                         "and processes not yet restarted keep counting under it", ", ".join(group),
+                         name)
                 self._one_limit_per_key(group)
 
     def _one_limit_per_key(self, group: tuple[str, ...]) -> None:
