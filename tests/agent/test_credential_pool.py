@@ -137,7 +137,7 @@ def test_a_group_formed_says_the_state_under_its_members_own_names_is_not_carrie
     processes not yet restarted keep the old name (two windows for the key until they are).
     The log said only that the group shares one state."""
     shared = "sk-shared-rename-0123456789"
-    with caplog.at_level(logging.INFO, logger="hermes_core.agent.credential_pool"):
+    with caplog.at_level(logging.INFO, logger="hermes_core.pool"):
         CredentialPool({"zhipu": [Credential("zhipu", shared)],
                         "glm": [Credential("glm", shared)]})
     said = [r.getMessage() for r in caplog.records if "glm+zhipu" in r.getMessage()]
