@@ -252,8 +252,35 @@ class CredentialPool:
         self._state = state_names({p: [c.fingerprint for c in cs] for p, cs in self._creds.items()})
         for name, group in set(self._state.values()):
             if len(group) > 1:
-                log.info("providers %s list the same key(s): one state for them (%s)",
-                         ", ".join(group), name)
+                # the group's name is new whenever a member is added or removed: say what that
+                # costs (a restart after such an edit starts the keys' state afresh)
+                log.info("providers %s list the same key(s): one state for them, kept under %s; "
+                         "state kept under another name before (the members' own, or an older "
+                         "group's: windows, cooldowns, removals, breakers) is not carried over, "
+                         "and processes not yet restarted keep counting under it", ", ".join(group),
+                         name)
+                self._one_limit_per_key(group)
+
+    def _one_limit_per_key(self, group: tuple[str, ...]) -> None:
+        """A key listed by several providers of a group with different ``max_rpm`` / ``max_tpm``
+        takes the stricter under every name. Why: the group has one window for the key, and each
+        name checked it against its own limit, so the alias with the larger one filled the window
+        past what the other entry said the key takes. A limit one entry leaves out is no
+        conflict (the stated one applies)."""
+        for fp in {s.fingerprint for p in group for s in self._specs[p]}:
+            specs = [s for p in group for s in self._specs[p] if s.fingerprint == fp]
+            limits: dict[str, int | None] = {}
+            for field in ("max_rpm", "max_tpm"):
+                stated = sorted({v for s in specs if (v := getattr(s, field)) is not None})
+                limits[field] = stated[0] if stated else None
+                if len(stated) > 1:
+                    log.warning("key %s is listed by providers %s with %s %s: the key has one "
+                                "window, so the stricter %d applies under every name", fp,
+                                ", ".join(group), field, " and ".join(map(str, stated)), stated[0])
+            for p in group:
+                self._specs[p] = tuple(replace(s, max_rpm=limits["max_rpm"],
+                                               max_tpm=limits["max_tpm"])
+                                       if s.fingerprint == fp else s for s in self._specs[p])
 
     @classmethod
     def from_settings(cls, settings: Settings, backend: PoolStateBackend | None = None, *,

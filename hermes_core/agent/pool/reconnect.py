@@ -9,12 +9,23 @@ that answers PING within that is back, and the request waits for the rest of the
 the outage into Redis) and is served there, as before; a stuck one is left to the thread, and the
 request is served locally at once. A probe whose PING answers later still rejoins, for the
 requests after it.
+
+A run that has not returned after ``late_s`` (a client given without a socket timeout, a
+connection blackholed mid-read) is said once, by the next due request that finds it: no other run
+starts until it returns, and the backend stays on its local fallback meanwhile.
+
+A process forked while a run was under way inherits that run as under way but not its thread,
+and a lock another thread held across ``Thread.start`` as held: each probe gets a fresh lock and
+no run in a forked child (``os.register_at_fork``), so the child probes on its own.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
+import time
+import weakref
 from collections.abc import Callable
 
 log = logging.getLogger("hermes_core.agent.pool.redis")
@@ -22,6 +33,9 @@ log = logging.getLogger("hermes_core.agent.pool.redis")
 #: How long the request that starts a probe waits for Redis to answer it: a loopback or LAN
 #: PING takes a millisecond, a stuck Redis never answers.
 WAIT_S = 0.1
+#: After how long a run still under way is said: far past what PING, its retry and a merge take
+#: under a socket timeout (RedisPoolState passes the larger of this and 10 timeouts).
+LATE_S = 60.0
 
 
 class _Probe:
@@ -32,6 +46,8 @@ class _Probe:
         self.done = threading.Event()
         self.answered = False
         self.error: BaseException | None = None
+        self.started = time.monotonic()
+        self.said_late = False
 
 
 class BackgroundProbe:
@@ -39,12 +55,20 @@ class BackgroundProbe:
     run at a time."""
 
     def __init__(self, probe: Callable[[Callable[[], None]], object],
-                 wait_s: float = WAIT_S) -> None:
+                 wait_s: float = WAIT_S, late_s: float = LATE_S) -> None:
         self._probe = probe
         self.wait_s = wait_s
+        self.late_s = late_s
         self._lock = threading.Lock()
         self._current: _Probe | None = None
         self.runs = 0   # how many probes were started (observability, tests)
+        _PROBES.add(self)
+
+    def _forget_in_child(self) -> None:
+        """In a forked child: the parent's run is not this process's (its thread is not here),
+        and the lock may have been held by a thread of the parent's."""
+        self._lock = threading.Lock()
+        self._current = None
 
     def run(self) -> None:
         """Start a probe unless one is under way; wait for it to settle (at most ``wait_s``) and,
@@ -57,6 +81,12 @@ class BackgroundProbe:
                 self.runs += 1
                 threading.Thread(target=self._run, args=(current,), daemon=True,
                                  name="hermes-pool-redis-probe").start()
+            elif not current.said_late and time.monotonic() - current.started >= self.late_s:
+                current.said_late = True
+                log.warning("credential pool: the Redis reconnect probe started %.0f s ago has "
+                            "not returned (a connection without a socket timeout?); no other "
+                            "probe starts until it does, and the pool keeps its local state",
+                            time.monotonic() - current.started)
         if current.settled.wait(self.wait_s) and current.answered:
             current.done.wait()
         if current.done.is_set() and current.error is not None:
@@ -76,3 +106,14 @@ class BackgroundProbe:
         finally:
             run.done.set()
             run.settled.set()
+
+
+_PROBES: weakref.WeakSet[BackgroundProbe] = weakref.WeakSet()
+
+
+def _forget_in_child() -> None:
+    for probe in list(_PROBES):
+        probe._forget_in_child()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)

@@ -51,7 +51,7 @@ from hermes_core.agent.pool.fleet_queue import FleetQueue
 from hermes_core.agent.pool.foreign import describe, misplaced_keys
 from hermes_core.agent.pool.outage import REFUSALS, outage_reason
 from hermes_core.agent.pool.quarantine import Standing
-from hermes_core.agent.pool.reconnect import BackgroundProbe
+from hermes_core.agent.pool.reconnect import LATE_S, BackgroundProbe
 from hermes_core.agent.pool.redis_options import (
     DEFAULT_PREFIX,
     RedisPoolOptions,
@@ -192,7 +192,8 @@ class RedisPoolState:
         self._standing: dict[tuple[str, str], Standing] = {}
         self._degraded = False
         self._next_probe = 0.0
-        self._prober = BackgroundProbe(self._recover, opts.probe_wait_s)
+        self._prober = BackgroundProbe(self._recover, opts.probe_wait_s,
+                                       late_s=max(LATE_S, 10 * opts.socket_timeout_s))
         # what the local fallback did and learned, replayed into Redis when it returns:
         # deadlines/removals per key, and the requests sent (local time, tokens, window_s)
         self._learned: dict[tuple[str, str], tuple[float, bool]] = {}
