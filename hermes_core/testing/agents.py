@@ -15,6 +15,7 @@ from hermes_core.agent.agent import Agent
 from hermes_core.config import Settings, load_settings
 from hermes_core.errors import ConfigError
 from hermes_core.providers.base import requires_key
+from hermes_core.testing.scripted import ScriptedProvider
 
 #: The Agent's own keyword parameters (``tools``, ``approve``, ``session_id``, hooks, parts):
 #: given to :func:`offline_agent` they go to the Agent, every other keyword to the settings.
@@ -43,7 +44,8 @@ def offline_agent(home: Path, provider: Any, *, fast_model: str | None = None,
 
     A ``provider`` that needs a key (a ``ScriptedProvider`` of kind "openai", the default) needs
     ``credentials=`` too: without one the Agent would answer offline and never call it, so that
-    is a :class:`~hermes_core.errors.ConfigError`."""
+    is a :class:`~hermes_core.errors.ConfigError` (an author's own double says it needs none with
+    ``requires_key = False``). ``provider=None`` is the Agent's own offline fallback."""
     agent_kw = {k: v for k, v in options.items() if k in _AGENT_KEYWORDS
                 and not (k in Settings.model_fields and isinstance(v, Mapping))}
     settings = {k: v for k, v in options.items() if k not in agent_kw}
@@ -54,11 +56,13 @@ def offline_agent(home: Path, provider: Any, *, fast_model: str | None = None,
     loop = {"sleep": _no_sleep, "asleep": _no_asleep, "audit_path": False,
             **(agent_kw.pop("loop_options", None) or {})}
     agent = Agent(load_settings(cfg, env={}), provider=provider, loop_options=loop, **agent_kw)
-    if agent.offline_reason is not None and requires_key(provider):
+    if provider is not None and agent.offline_reason is not None and requires_key(provider):
         # the Agent's no-key fallback answers offline: the double would never be called
+        keyless = ("ScriptedProvider(..., kind='offline')" if isinstance(provider, ScriptedProvider)
+                   else f"requires_key = False on {type(provider).__name__}")
         raise ConfigError(
             f"offline_agent: {type(provider).__name__} {getattr(provider, 'name', '?')!r} needs a "
             "key and none is configured, so the agent would answer offline and never call it; "
             "give it one (credentials={name: {'keys': [{'key': 'sk-test-...'}]}}) or make it "
-            "keyless (ScriptedProvider(..., kind='offline'))")
+            f"keyless ({keyless})")
     return agent

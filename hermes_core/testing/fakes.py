@@ -30,6 +30,7 @@ from typing import Any
 
 from hermes_core.errors import SummaryFailed
 from hermes_core.providers.base import CallOptions
+from hermes_core.redact import clip
 from hermes_core.tokens import count_tokens
 from hermes_core.types import (
     Completion,
@@ -146,6 +147,18 @@ class RecordedRequest:
 def _user_message(prompt: Prompt) -> str:
     """The last user message of ``prompt``: the one its turn answers."""
     return next((m.content for m in reversed(prompt.messages) if m.role == "user"), "")
+
+
+#: Characters of the turn a run-out message quotes whole; a longer turn is shown by its head.
+_QUOTE_AT = 80
+
+
+def _quoted(text: str) -> str:
+    """``text`` for a test's failure message: redacted, whole when short, else its head and its
+    length (a 10 KB prompt quoted whole buries the message; a key pasted in it is a key)."""
+    if len(text) <= _QUOTE_AT:
+        return repr(clip(text, _QUOTE_AT))
+    return f"{clip(text, _QUOTE_AT // 2)!r}... ({len(text)} characters)"
 
 
 class _RecordingProvider:
@@ -289,7 +302,7 @@ class FakeProvider(_RecordingProvider):
         if self.default is None:
             return AssertionError(
                 f"FakeProvider {self.name!r}: no scripted reply left for turn request "
-                f"{len(self.turn_requests)} (the turn {_user_message(prompt)!r}); "
+                f"{len(self.turn_requests)} (the turn {_quoted(_user_message(prompt))}); "
                 f"{self._played} replies were scripted and all played: script more, or pass "
                 "default='...' to answer every further request")
         return self.default

