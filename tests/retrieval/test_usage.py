@@ -902,3 +902,70 @@ def test_a_key_stored_in_an_encoded_spelling_is_scrubbed_from_the_file_once(tmp_
         dump = "\n".join(conn.iterdump())
     conn.close()
     assert encoded not in dump and "proxy.internal" in dump
+
+
+# ------------------------------------------------------------------ review of decision 222
+def test_a_history_with_damaged_pages_and_a_configured_key_costs_learning_not_the_call(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """With a key configured, opening reads ``usage_meta`` for the keys already scrubbed; a
+    damaged page there raised "database disk image is malformed" out of every read and write
+    (and out of the refresh's prune, so out of every turn), past the handler decision 222 added."""
+    import logging
+    path = tmp_path / U.USAGE_FILE
+    _damaged_pages(path)
+    before = path.read_bytes()
+    for read_only in (False, True):
+        store = UsageStore(path, secrets=["cu5tom.Key.123456"], read_only=read_only)
+        with caplog.at_level(logging.WARNING, logger=S.__name__):
+            assert store.events() == [] and len(store) == 0 and store.prune({"pdf-extract": ""}) == 0
+            assert not store.record("extract the tables from a pdf document", "pdf-extract")
+        assert store.unreadable
+        store.close()
+    assert caplog.text.count("damaged") == 2
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("hash_", [None, 12])
+def test_a_call_that_sqlite_refuses_on_a_sound_file_is_not_called_damage(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture, hash_: object) -> None:
+    """Any DatabaseError that was not an OperationalError counted as damage: a caller's bad
+    argument (a content hash of None breaks the NOT NULL column) closed a sound history, said it
+    was "damaged ... repaired or moved away" and turned learning off for the process."""
+    import logging
+    path = tmp_path / U.USAGE_FILE
+    store = UsageStore(path)
+    assert store.record("extract the tables from a pdf document", "pdf-extract")
+    with caplog.at_level(logging.WARNING, logger=S.__name__):
+        ok = store.record("split the pdf into pages", "pdf-extract", content_hash=hash_)  # type: ignore[arg-type]
+    assert not store.unreadable and "damaged" not in caplog.text
+    assert store.record("merge two pdf files", "pdf-extract")
+    assert len(store.events()) == 3 if ok else len(store.events()) == 2
+    store.close()
+
+
+def test_a_background_rebuild_that_ends_after_the_catalog_changed_keeps_the_newer_index() -> None:
+    """A rebuild started in the background for the old catalog, finishing after the turn built
+    the new catalog's index, replaced it: the next turn of the new catalog rebuilt in the turn
+    (at the cap, the 10-50 s the background rebuild is there to spare it)."""
+    import threading
+    store = UsageStore(None)
+    layer = UsageLayer(store, inline_s=0.0, background_min=12)
+    release, entered = threading.Event(), threading.Event()
+
+    def embed(texts: Any) -> np.ndarray:
+        if threading.current_thread().name.startswith("usage-index"):
+            entered.set()
+            assert release.wait(30)
+        return HashingEmbedder().embed_documents(list(texts)).astype(np.float32)
+
+    old, new = ["email-send", "weather-forecast"], ["email-send"]
+    for i in range(12):
+        store.record(f"ping the team about the release {i}", "email-send")
+    layer.index(old, "m", embed)
+    store.record("ping the team about the release 99", "email-send")
+    layer.index(old, "m", embed)                 # slow before: rebuilt beside the turn
+    assert entered.wait(30)
+    built = layer.index(new, "m", embed)         # a changed catalog: built in the turn
+    release.set()
+    layer.settle(timeout=30)
+    assert layer.index(new, "m", embed) is built
