@@ -905,23 +905,53 @@ def test_a_key_stored_in_an_encoded_spelling_is_scrubbed_from_the_file_once(tmp_
 
 
 # ------------------------------------------------------------------ review of decision 222
-def test_a_history_with_damaged_pages_and_a_configured_key_costs_learning_not_the_call(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def _damaged_meta(path: Path) -> None:
+    """A history whose ``usage_meta`` pages (the keys already scrubbed) are garbage, the rest
+    sound."""
+    import sqlite3
+    st = UsageStore(path, secrets=["cu5tom.Key.123456"])
+    for i in range(50):
+        st.record(f"extract the tables of report number {i}", "pdf-extract")
+    st.close()
+    with sqlite3.connect(path) as conn:
+        size = int(conn.execute("PRAGMA page_size").fetchone()[0])
+        pages = [int(r[0]) for r in conn.execute(
+            "SELECT rootpage FROM sqlite_master WHERE tbl_name = 'usage_meta'")]
+    conn.close()
+    data = bytearray(path.read_bytes())
+    for page in pages:
+        for i in range((page - 1) * size, page * size, 7):
+            data[i] = 0x5A
+    path.write_bytes(bytes(data))
+    for extra in ("-wal", "-shm"):
+        Path(f"{path}{extra}").unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize("read_only", [False, True])
+def test_a_history_with_damaged_pages_and_a_configured_key_costs_learning_not_the_turn(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture, read_only: bool) -> None:
     """With a key configured, opening reads ``usage_meta`` for the keys already scrubbed; a
-    damaged page there raised "database disk image is malformed" out of every read and write
-    (and out of the refresh's prune, so out of every turn), past the handler decision 222 added."""
+    damaged page there raised "database disk image is malformed" out of every read and write,
+    and out of the refresh's prune, so out of every turn: past the handler decision 222 added."""
     import logging
-    path = tmp_path / U.USAGE_FILE
-    _damaged_pages(path)
+
+    from hermes_core.testing.retrieval import skill_md, write_skill
+    root = tmp_path / "skills"
+    write_skill(root, "pdf", skill_md("pdf-extract", "Extract text and tables from PDF files."))
+    write_skill(root, "mail", skill_md("email-send", "Send an email to a contact."))
+    path = tmp_path / "home" / U.USAGE_FILE
+    path.parent.mkdir()
+    _damaged_meta(path)
     before = path.read_bytes()
-    for read_only in (False, True):
-        store = UsageStore(path, secrets=["cu5tom.Key.123456"], read_only=read_only)
-        with caplog.at_level(logging.WARNING, logger=S.__name__):
-            assert store.events() == [] and len(store) == 0 and store.prune({"pdf-extract": ""}) == 0
-            assert not store.record("extract the tables from a pdf document", "pdf-extract")
-        assert store.unreadable
-        store.close()
-    assert caplog.text.count("damaged") == 2
+    store = UsageStore(path, secrets=["another.Key.987654"], read_only=read_only)
+    r = SkillRetriever(folders=[root], embedders=[], usage=UsageLayer(store), refresh_interval_s=None)
+    with caplog.at_level(logging.WARNING, logger=S.__name__):
+        for _ in range(2):
+            assert r.retrieve("extract the tables from a pdf document").names[0] == "pdf-extract"
+        assert not r.record_use("extract the tables from a pdf document", "pdf-extract")
+        assert store.events() == [] and len(store) == 0 and store.prune({"pdf-extract": ""}) == 0
+    assert store.unreadable and caplog.text.count("is damaged") == 1
+    store.close()
     assert path.read_bytes() == before
 
 
