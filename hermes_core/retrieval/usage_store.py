@@ -87,6 +87,15 @@ def verdict(good: object) -> bool:
 #: SQLite's primary result codes for a file whose pages are not a database's: no later call does
 #: better, unlike a lock (SQLITE_BUSY) that another process lets go of
 _DAMAGED = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+
+
+def _damaged(e: sqlite3.Error) -> bool:
+    """SQLite said the file's pages are not a database's (SQLITE_CORRUPT, SQLITE_NOTADB). Only
+    SQLite's own code says so: an IntegrityError or ProgrammingError is a refused call (a caller's
+    bad argument, a bug), and calling it damage closed a sound history and hid the bug."""
+    return (getattr(e, "sqlite_errorcode", 0) & 0xFF) in _DAMAGED
+
+
 #: the columns a usage_events table must have to be ours
 COLUMNS = ("at", "query", "skill", "kind", "good", "content_hash")
 
@@ -158,8 +167,7 @@ class UsageStore:
                 return None
             self._old_rows = int(preview.execute("PRAGMA user_version").fetchone()[0]) < USAGE_SCHEMA_VERSION
             self._conn = preview
-            self._scrub_configured(preview)
-            return preview
+            return self._scrubbed(preview)
         try:   # a folder where the file should be, a file where the home should be
             if self.path is not None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -179,8 +187,7 @@ class UsageStore:
                     return None
                 self._conn = newer
                 self._read_only = True
-                self._scrub_configured(newer)
-                return newer
+                return self._scrubbed(newer)
             # a query redacted in place must leave no copy in the freed part of its page; only
             # some SQLite builds (Debian's) turn this on
             conn.execute("PRAGMA secure_delete = ON")
@@ -199,7 +206,19 @@ class UsageStore:
                 return None
             conn = fallback
         self._conn = conn
-        self._scrub_configured(conn)
+        return self._scrubbed(conn)
+
+    def _scrubbed(self, conn: sqlite3.Connection) -> sqlite3.Connection | None:
+        """``conn`` once :meth:`_scrub_configured` ran on it. The scrub is the first read of
+        ``usage_meta`` and, for a new key, of every query: damaged pages there raised out of the
+        open, so out of every read, write and turn. None then, learning off (said once)."""
+        try:
+            self._scrub_configured(conn)
+        except sqlite3.DatabaseError as e:
+            conn.close()
+            self._conn = None
+            self._give_up(e, "damaged" if _damaged(e) else "unreadable")
+            return None
         return conn
 
     def _ours(self, conn: sqlite3.Connection) -> bool:
@@ -262,6 +281,8 @@ class UsageStore:
                 log.info("usage history %s: %d stored queries held a configured key; redacted",
                          self.path, len(changed))
         except sqlite3.Error as e:
+            if _damaged(e):   # not a key left in clear: a file no later call reads either
+                raise
             log.warning("usage history %s: queries stored before a key was configured could not "
                         "be redacted (%s); they are redacted as they are read", self.path, e)
 
@@ -372,15 +393,16 @@ class UsageStore:
         """A read or write of an open history failed (call with the lock held). Damaged pages
         (a disk fault, a copy cut short) fail every later call too: learning is off, said once,
         and the file is kept. Anything else (a lock another process held past the timeout, a
-        full disk) costs this call only, said each time. Either way nothing reaches the turn."""
-        if (getattr(e, "sqlite_errorcode", 0) & 0xFF) in _DAMAGED or not isinstance(
-                e, sqlite3.OperationalError):
+        full disk, a value SQLite refused) costs this call only, said each time, the error's class
+        named. Either way nothing reaches the turn."""
+        if _damaged(e):
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
             self._give_up(e, "damaged")
         else:
-            log.warning("usage history %s: %s; this use of it is skipped", self.path, e)
+            log.warning("usage history %s: %s: %s; this use of it is skipped", self.path,
+                        type(e).__name__, e)
 
     @property
     def read_only(self) -> bool:
