@@ -1002,3 +1002,28 @@ def test_a_background_rebuild_that_ends_after_the_catalog_changed_keeps_the_newe
     release.set()
     layer.settle(timeout=30)
     assert layer.index(new, "m", embed) is built
+
+
+def test_recording_costs_the_same_however_many_events_the_skill_already_has(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The update of a repeated (message, skill) looked the message up among every event of the
+    skill: at the 20,000 cap with one skill used, a record took 72 ms against 0.6 ms with the
+    history over 500 skills. Counted in SQLite's VM steps, not in time, on a loaded machine."""
+    import sqlite3
+    real, steps = sqlite3.connect, [0]
+
+    def connect(*args: Any, **kw: Any) -> sqlite3.Connection:
+        conn = real(*args, **kw)
+        conn.set_progress_handler(lambda: steps.__setitem__(0, steps[0] + 1) or 0, 50)
+        return conn
+    monkeypatch.setattr(sqlite3, "connect", connect)
+    cost = {}
+    for n in (200, 2_000):
+        st = UsageStore(None)
+        for i in range(n):
+            st.record(f"deploy the staging build number {i} and tail its logs", "deploy-staging")
+        steps[0] = 0
+        assert st.record("deploy the staging build number 7 and tail its logs", "deploy-staging")
+        assert st.record("deploy the staging build once more and tail its logs", "deploy-staging")
+        cost[n] = steps[0]
+    assert cost[2_000] <= 2 * cost[200] + 10, cost
