@@ -7,6 +7,7 @@ into the retriever (fused like the other layers, shown in the result, off with `
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -111,19 +112,49 @@ def _damaged_pages(path: Path) -> None:
     for i in range(200):
         st.record(f"extract the tables of report number {i} " * 12, "pdf-extract")
     st.close()
+    _garble(path, [(2 * 4096, path.stat().st_size)])
+
+
+def _garble(path: Path, spans: Sequence[tuple[int, int]]) -> None:
+    """Every 7th byte of each (start, end) span of the file overwritten, its WAL left out."""
     data = bytearray(path.read_bytes())
-    for i in range(2 * 4096, len(data), 7):
-        data[i] = 0x5A
+    for start, end in spans:
+        for i in range(start, min(end, len(data)), 7):
+            data[i] = 0x5A
     path.write_bytes(bytes(data))
     for extra in ("-wal", "-shm"):
         Path(f"{path}{extra}").unlink(missing_ok=True)
 
 
+def _damaged_meta(path: Path) -> None:
+    """A history whose ``usage_meta`` pages (the keys already scrubbed) are garbage, the rest
+    sound."""
+    import sqlite3
+    st = UsageStore(path, secrets=["cu5tom.Key.123456"])
+    for i in range(50):
+        st.record(f"extract the tables of report number {i}", "pdf-extract")
+    st.close()
+    with sqlite3.connect(path) as conn:
+        size = int(conn.execute("PRAGMA page_size").fetchone()[0])
+        pages = [int(r[0]) for r in conn.execute(
+            "SELECT rootpage FROM sqlite_master WHERE tbl_name = 'usage_meta'")]
+    conn.close()
+    _garble(path, [((page - 1) * size, page * size) for page in pages])
+
+
+@pytest.mark.parametrize(("damage", "secrets", "read_only"), [
+    (_damaged_pages, (), False),
+    (_damaged_meta, ("another.Key.987654",), False),
+    (_damaged_meta, ("another.Key.987654",), True),
+], ids=["pages", "usage_meta_with_a_key", "usage_meta_with_a_key_read_only"])
 def test_a_history_with_damaged_pages_costs_learning_not_the_turn(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+        tmp_path: Path, caplog: pytest.LogCaptureFixture, damage: Callable[[Path], None],
+        secrets: tuple[str, ...], read_only: bool) -> None:
     """Every retrieve (and so every chat turn) raised "database disk image is malformed" from the
     refresh's prune: the turn goes on zero-shot, learning is off, said once naming the file, and
-    the file is kept as it was."""
+    the file is kept as it was. With a key configured the open reads ``usage_meta`` (the keys
+    already scrubbed) first, and a damaged page there raised past the handler (``usage_meta_...``
+    rows)."""
     import logging
 
     from hermes_core.testing.retrieval import skill_md, write_skill
@@ -131,16 +162,16 @@ def test_a_history_with_damaged_pages_costs_learning_not_the_turn(
     write_skill(root, "pdf", skill_md("pdf-extract", "Extract text and tables from PDF files."))
     write_skill(root, "mail", skill_md("email-send", "Send an email to a contact."))
     path = tmp_path / U.USAGE_FILE
-    _damaged_pages(path)
+    damage(path)
     before = path.read_bytes()
-    store = UsageStore(path)
+    store = UsageStore(path, secrets=secrets, read_only=read_only)
     r = SkillRetriever(folders=[root], embedders=[], usage=UsageLayer(store), refresh_interval_s=None)
     with caplog.at_level(logging.WARNING, logger=S.__name__):
         for _ in range(2):
             assert r.retrieve("extract the tables from a pdf document").names[0] == "pdf-extract"
         assert not r.record_use("extract the tables from a pdf document", "pdf-extract")
         assert store.events() == [] and len(store) == 0 and store.prune({"pdf-extract": ""}) == 0
-    assert store.unreadable and "damaged" in caplog.text
+    assert store.unreadable and caplog.text.count("is damaged") == 1
     assert caplog.text.count(str(path)) == 1
     store.close()
     assert path.read_bytes() == before
@@ -905,56 +936,6 @@ def test_a_key_stored_in_an_encoded_spelling_is_scrubbed_from_the_file_once(tmp_
 
 
 # ------------------------------------------------------------------ review of decision 222
-def _damaged_meta(path: Path) -> None:
-    """A history whose ``usage_meta`` pages (the keys already scrubbed) are garbage, the rest
-    sound."""
-    import sqlite3
-    st = UsageStore(path, secrets=["cu5tom.Key.123456"])
-    for i in range(50):
-        st.record(f"extract the tables of report number {i}", "pdf-extract")
-    st.close()
-    with sqlite3.connect(path) as conn:
-        size = int(conn.execute("PRAGMA page_size").fetchone()[0])
-        pages = [int(r[0]) for r in conn.execute(
-            "SELECT rootpage FROM sqlite_master WHERE tbl_name = 'usage_meta'")]
-    conn.close()
-    data = bytearray(path.read_bytes())
-    for page in pages:
-        for i in range((page - 1) * size, page * size, 7):
-            data[i] = 0x5A
-    path.write_bytes(bytes(data))
-    for extra in ("-wal", "-shm"):
-        Path(f"{path}{extra}").unlink(missing_ok=True)
-
-
-@pytest.mark.parametrize("read_only", [False, True])
-def test_a_history_with_damaged_pages_and_a_configured_key_costs_learning_not_the_turn(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture, read_only: bool) -> None:
-    """With a key configured, opening reads ``usage_meta`` for the keys already scrubbed; a
-    damaged page there raised "database disk image is malformed" out of every read and write,
-    and out of the refresh's prune, so out of every turn: past the handler decision 222 added."""
-    import logging
-
-    from hermes_core.testing.retrieval import skill_md, write_skill
-    root = tmp_path / "skills"
-    write_skill(root, "pdf", skill_md("pdf-extract", "Extract text and tables from PDF files."))
-    write_skill(root, "mail", skill_md("email-send", "Send an email to a contact."))
-    path = tmp_path / "home" / U.USAGE_FILE
-    path.parent.mkdir()
-    _damaged_meta(path)
-    before = path.read_bytes()
-    store = UsageStore(path, secrets=["another.Key.987654"], read_only=read_only)
-    r = SkillRetriever(folders=[root], embedders=[], usage=UsageLayer(store), refresh_interval_s=None)
-    with caplog.at_level(logging.WARNING, logger=S.__name__):
-        for _ in range(2):
-            assert r.retrieve("extract the tables from a pdf document").names[0] == "pdf-extract"
-        assert not r.record_use("extract the tables from a pdf document", "pdf-extract")
-        assert store.events() == [] and len(store) == 0 and store.prune({"pdf-extract": ""}) == 0
-    assert store.unreadable and caplog.text.count("is damaged") == 1
-    store.close()
-    assert path.read_bytes() == before
-
-
 @pytest.mark.parametrize("hash_", [None, ["a list"]])
 def test_a_call_that_sqlite_refuses_on_a_sound_file_is_not_called_damage(
         tmp_path: Path, caplog: pytest.LogCaptureFixture, hash_: object) -> None:
