@@ -388,7 +388,7 @@ class UsageLayer:
         try:
             self._build(key, *args)
         except Exception as e:   # the index the turns have is kept; the next change tries again
-            log.warning("usage index rebuild failed: %s", e)
+            log.warning("usage index rebuild failed: %s", e, exc_info=True)   # no caller to see it
         finally:
             with self._lock:
                 self._building.pop(key, None)

@@ -88,6 +88,15 @@ def verdict(good: object) -> bool:
     raise TypeError(f"good must be True or False, not {good!r} ({type(good).__name__})")
 
 
+def message_text(query: object) -> str:
+    """``query`` as the message text it must be: ``None`` or ``b"..."`` was stored as "None" or
+    "b'...'", a past request later ones were ranked against. The value is not shown (a message
+    may hold a key)."""
+    if isinstance(query, str):
+        return query
+    raise TypeError(f"query must be the message's text (str), not {type(query).__name__}")
+
+
 #: SQLite's primary result codes for a file whose pages are not a database's: no later call does
 #: better, unlike a lock (SQLITE_BUSY) that another process lets go of
 _DAMAGED = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
@@ -439,11 +448,11 @@ class UsageStore:
         """Store one event; False (and nothing stored) for an empty query or skill name."""
         if kind not in EVENT_KINDS:
             raise ValueError(f"unknown usage event kind {kind!r}; use {', '.join(EVENT_KINDS)}")
-        good = verdict(good)
+        good, query = verdict(good), message_text(query)
         # redacted before it is cut: a key across the cut would no longer be whole, and its head
         # would be stored in clear (the margin past the cut is thrown away after redaction)
         # a lone surrogate (half an emoji a JSON escape carried) cannot be stored as UTF-8
-        text = redact(clean_text(str(query)[:4 * MAX_QUERY_CHARS]), self.secrets)[:MAX_QUERY_CHARS].strip()
+        text = redact(clean_text(query[:4 * MAX_QUERY_CHARS]), self.secrets)[:MAX_QUERY_CHARS].strip()
         if not text or not skill:
             return False
         # the same message for the same skill again is the same evidence, its verdict the latest:

@@ -1008,3 +1008,41 @@ def test_recording_costs_the_same_however_many_events_the_skill_already_has(
         assert st.record("deploy the staging build once more and tail its logs", "deploy-staging")
         cost[n] = steps[0]
     assert cost[2_000] <= 2 * cost[200] + 10, cost
+
+
+@pytest.mark.parametrize("query", [None, b"extract the pdf tables", 42, ["extract the pdf tables"]])
+def test_a_query_that_is_not_text_is_refused_not_stored_as_its_repr(query: object) -> None:
+    """``record_use(None, skill)`` stored the message "None" (``b"..."``: "b'...'") as a past
+    request that later requests were ranked against."""
+    st = UsageStore(None)
+    r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[], usage=UsageLayer(st))
+    with pytest.raises(TypeError, match="query must be"):
+        r.record_use(query, "pdf-extract")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="query must be"):
+        st.record(query, "pdf-extract")  # type: ignore[arg-type]
+    assert st.events() == []
+
+
+def test_a_failed_background_rebuild_is_logged_with_its_traceback(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A rebuild that failed in its thread said only the exception's text ("index 3 is out of
+    bounds"), not where: a bug there is found from the log or not at all."""
+    import logging
+    import threading
+    store = UsageStore(None)
+    layer = UsageLayer(store, inline_s=0.0, background_min=12)
+
+    def embed(texts: Any) -> np.ndarray:
+        if threading.current_thread().name.startswith("usage-index"):
+            raise IndexError("index 3 is out of bounds")
+        return HashingEmbedder().embed_documents(list(texts)).astype(np.float32)
+
+    for i in range(12):
+        store.record(f"ping the team about the release {i}", "email-send")
+    first = layer.index(["email-send"], "m", embed)
+    store.record("ping the team about the release 99", "email-send")
+    with caplog.at_level(logging.WARNING, logger=U.__name__):
+        assert layer.index(["email-send"], "m", embed) is first
+        layer.settle(timeout=30)
+    [rec] = [r for r in caplog.records if "rebuild failed" in r.getMessage()]
+    assert rec.exc_info is not None and rec.exc_info[0] is IndexError
