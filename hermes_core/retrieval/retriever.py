@@ -101,7 +101,7 @@ from hermes_core.retrieval.translated_gate import judged as judged_across
 from hermes_core.retrieval.triggers import TriggerIndex, merge_triggers
 from hermes_core.retrieval.tuning import as_settings, layer_weights
 from hermes_core.retrieval.usage import UsageAssessment, UsageLayer, UsageScores
-from hermes_core.retrieval.usage_store import verdict
+from hermes_core.retrieval.usage_store import message_text, verdict
 from hermes_core.retrieval.warmup import Warmup, exiting
 from hermes_core.tokenize import head_tokens
 from hermes_core.types import Message, RetrievalQuery, Skill
@@ -425,8 +425,9 @@ class SkillRetriever(Warmup):
 
     def record_use(self, query: str, skill: str, kind: str = "view", *, good: bool = True) -> bool:
         """Remember that ``skill`` served ``query`` (or, ``good=False``, that it should not have).
-        False when learning is off or the skill is unknown; never raises into a turn."""
-        good = verdict(good)   # a caller's mistake is told, not stored as a good use
+        False when learning is off or the skill is unknown; never raises into a turn. A query that
+        is not text or a ``good`` that is not a bool is the caller's mistake: a TypeError."""
+        good, query = verdict(good), message_text(query)   # a caller's mistake is told, not stored
         if self.usage is None:
             return False
         self.ensure_lexical()   # the event needs the skill's hash, never a model

@@ -334,6 +334,11 @@ class UsageLayer:
         self._lock = threading.Lock()
         self._built: dict[str, tuple[tuple[tuple[int, int], int], UsageIndex]] = {}
         self._took: dict[str, float] = {}
+        # builds begun per model, and which one the kept index came from: a background build of
+        # the old catalog that ends after the turn built the new one must not replace it (the
+        # next turn of the new catalog would then rebuild in the turn, the wait it exists to spare)
+        self._begun: dict[str, int] = {}
+        self._kept: dict[str, int] = {}
         self._building: dict[str, threading.Thread] = {}
         self._vectors: dict[tuple[str, str], np.ndarray] = {}
         self._reference: dict[str, np.ndarray] = {}
@@ -383,7 +388,7 @@ class UsageLayer:
         try:
             self._build(key, *args)
         except Exception as e:   # the index the turns have is kept; the next change tries again
-            log.warning("usage index rebuild failed: %s", e)
+            log.warning("usage index rebuild failed: %s", e, exc_info=True)   # no caller to see it
         finally:
             with self._lock:
                 self._building.pop(key, None)
@@ -392,6 +397,8 @@ class UsageLayer:
                model: str | None, embed: Callable[[Sequence[str]], np.ndarray] | None,
                unrelated_mean: float, unrelated_std: float) -> UsageIndex:
         began = time.perf_counter()
+        with self._lock:
+            self._begun[key] = ours = self._begun.get(key, 0) + 1
         events = self.store.events()
         vectors = None
         if model is not None and embed is not None and events:
@@ -408,8 +415,10 @@ class UsageLayer:
         idx = UsageIndex(events, names, vectors, unrelated_mean=unrelated_mean,
                          unrelated_std=unrelated_std, full_weight=self.full_weight, reference=reference)
         with self._lock:
-            self._built[key] = (stamp, idx)
-            self._took[key] = time.perf_counter() - began
+            if ours > self._kept.get(key, 0):
+                self._built[key] = (stamp, idx)
+                self._took[key] = time.perf_counter() - began
+                self._kept[key] = ours
         return idx
 
 

@@ -40,6 +40,9 @@ USAGE_SCHEMA_VERSION = 1
 # the run of key characters a cut query ends with: after a cut, possibly the head of a key
 _KEY_TAIL = re.compile(r"[A-Za-z0-9_\-.+/=:]+$")
 
+# usage_events_repeat finds the row of a repeated (message, skill) that record() updates: without
+# it the update read every event of the skill (72 ms a record at the 20,000 cap with one skill
+# used, 0.6 ms over 500 skills); a 64-character head keeps the index a tenth of the queries' size
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS usage_events (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -51,6 +54,7 @@ CREATE TABLE IF NOT EXISTS usage_events (
     content_hash TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS usage_events_skill ON usage_events(skill);
+CREATE INDEX IF NOT EXISTS usage_events_repeat ON usage_events(skill, substr(query, 1, 64));
 CREATE TABLE IF NOT EXISTS usage_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
@@ -84,9 +88,27 @@ def verdict(good: object) -> bool:
     raise TypeError(f"good must be True or False, not {good!r} ({type(good).__name__})")
 
 
+def message_text(query: object) -> str:
+    """``query`` as the message text it must be: ``None`` or ``b"..."`` was stored as "None" or
+    "b'...'", a past request later ones were ranked against. The value is not shown (a message
+    may hold a key)."""
+    if isinstance(query, str):
+        return query
+    raise TypeError(f"query must be the message's text (str), not {type(query).__name__}")
+
+
 #: SQLite's primary result codes for a file whose pages are not a database's: no later call does
 #: better, unlike a lock (SQLITE_BUSY) that another process lets go of
 _DAMAGED = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+
+
+def _damaged(e: sqlite3.Error) -> bool:
+    """SQLite said the file's pages are not a database's (SQLITE_CORRUPT, SQLITE_NOTADB). Only
+    SQLite's own code says so: an IntegrityError or ProgrammingError is a refused call (a caller's
+    bad argument, a bug), and calling it damage closed a sound history and hid the bug."""
+    return (getattr(e, "sqlite_errorcode", 0) & 0xFF) in _DAMAGED
+
+
 #: the columns a usage_events table must have to be ours
 COLUMNS = ("at", "query", "skill", "kind", "good", "content_hash")
 
@@ -158,8 +180,7 @@ class UsageStore:
                 return None
             self._old_rows = int(preview.execute("PRAGMA user_version").fetchone()[0]) < USAGE_SCHEMA_VERSION
             self._conn = preview
-            self._scrub_configured(preview)
-            return preview
+            return self._scrubbed(preview)
         try:   # a folder where the file should be, a file where the home should be
             if self.path is not None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -179,8 +200,7 @@ class UsageStore:
                     return None
                 self._conn = newer
                 self._read_only = True
-                self._scrub_configured(newer)
-                return newer
+                return self._scrubbed(newer)
             # a query redacted in place must leave no copy in the freed part of its page; only
             # some SQLite builds (Debian's) turn this on
             conn.execute("PRAGMA secure_delete = ON")
@@ -199,7 +219,19 @@ class UsageStore:
                 return None
             conn = fallback
         self._conn = conn
-        self._scrub_configured(conn)
+        return self._scrubbed(conn)
+
+    def _scrubbed(self, conn: sqlite3.Connection) -> sqlite3.Connection | None:
+        """``conn`` once :meth:`_scrub_configured` ran on it. The scrub is the first read of
+        ``usage_meta`` and, for a new key, of every query: damaged pages there raised out of the
+        open, so out of every read, write and turn. None then, learning off (said once)."""
+        try:
+            self._scrub_configured(conn)
+        except sqlite3.DatabaseError as e:
+            conn.close()
+            self._conn = None
+            self._give_up(e, "damaged" if _damaged(e) else "unreadable")
+            return None
         return conn
 
     def _ours(self, conn: sqlite3.Connection) -> bool:
@@ -262,6 +294,8 @@ class UsageStore:
                 log.info("usage history %s: %d stored queries held a configured key; redacted",
                          self.path, len(changed))
         except sqlite3.Error as e:
+            if _damaged(e):   # not a key left in clear: a file no later call reads either
+                raise
             log.warning("usage history %s: queries stored before a key was configured could not "
                         "be redacted (%s); they are redacted as they are read", self.path, e)
 
@@ -372,15 +406,16 @@ class UsageStore:
         """A read or write of an open history failed (call with the lock held). Damaged pages
         (a disk fault, a copy cut short) fail every later call too: learning is off, said once,
         and the file is kept. Anything else (a lock another process held past the timeout, a
-        full disk) costs this call only, said each time. Either way nothing reaches the turn."""
-        if (getattr(e, "sqlite_errorcode", 0) & 0xFF) in _DAMAGED or not isinstance(
-                e, sqlite3.OperationalError):
+        full disk, a value SQLite refused) costs this call only, said each time, the error's class
+        named. Either way nothing reaches the turn."""
+        if _damaged(e):
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
             self._give_up(e, "damaged")
         else:
-            log.warning("usage history %s: %s; this use of it is skipped", self.path, e)
+            log.warning("usage history %s: %s: %s; this use of it is skipped", self.path,
+                        type(e).__name__, e)
 
     @property
     def read_only(self) -> bool:
@@ -413,11 +448,11 @@ class UsageStore:
         """Store one event; False (and nothing stored) for an empty query or skill name."""
         if kind not in EVENT_KINDS:
             raise ValueError(f"unknown usage event kind {kind!r}; use {', '.join(EVENT_KINDS)}")
-        good = verdict(good)
+        good, query = verdict(good), message_text(query)
         # redacted before it is cut: a key across the cut would no longer be whole, and its head
         # would be stored in clear (the margin past the cut is thrown away after redaction)
         # a lone surrogate (half an emoji a JSON escape carried) cannot be stored as UTF-8
-        text = redact(clean_text(str(query)[:4 * MAX_QUERY_CHARS]), self.secrets)[:MAX_QUERY_CHARS].strip()
+        text = redact(clean_text(query[:4 * MAX_QUERY_CHARS]), self.secrets)[:MAX_QUERY_CHARS].strip()
         if not text or not skill:
             return False
         # the same message for the same skill again is the same evidence, its verdict the latest:
@@ -429,7 +464,8 @@ class UsageStore:
             try:
                 if conn is None or not self._write(conn, [
                         ("UPDATE usage_events SET at = ?, kind = ?, good = ?, content_hash = ? "
-                         "WHERE skill = ? AND query = ?", [(at, kind, mark, content_hash, name, text)]),
+                         "WHERE skill = ? AND substr(query, 1, 64) = substr(?, 1, 64) AND query = ?",
+                         [(at, kind, mark, content_hash, name, text, text)]),
                         ("INSERT INTO usage_events (at, query, skill, kind, good, content_hash) "
                          "SELECT ?,?,?,?,?,? WHERE changes() = 0",
                          [(at, text, name, kind, mark, content_hash)]),
