@@ -27,9 +27,11 @@ to past use, against how near the shipped off-topic requests come to it.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -310,6 +312,22 @@ class UsageIndex:
                            int(np.count_nonzero(votes)))
 
 
+class _Closing(Exception):
+    """A background rebuild that meets a closed layer before it embeds: the process is ending."""
+
+
+_OPEN_LAYERS: weakref.WeakSet[UsageLayer] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_layers() -> None:
+    """At exit, let a background rebuild's embedding end and start no other: its thread is a
+    daemon (an exit must not wait out a 10-50 s rebuild), and torch aborts the process in C++ when
+    a daemon thread is cut off inside it (decision 8's warm-up has the same constraint)."""
+    for layer in list(_OPEN_LAYERS):
+        layer.close()
+
+
 class UsageLayer:
     """The store plus the index built from it, rebuilt only when the events or the catalog change.
 
@@ -342,6 +360,12 @@ class UsageLayer:
         self._building: dict[str, threading.Thread] = {}
         self._vectors: dict[tuple[str, str], np.ndarray] = {}
         self._reference: dict[str, np.ndarray] = {}
+        # held while a background rebuild embeds; close() takes it, so the process's exit waits
+        # for an embedding under way (a few new queries: the rest are kept vectors) and no later
+        # one starts
+        self._embedding = threading.Lock()
+        self._closed = False
+        _OPEN_LAYERS.add(self)
 
     def record(self, query: str, skill: str, kind: str = "view", *, good: bool = True,
                content_hash: str = "") -> bool:
@@ -362,6 +386,14 @@ class UsageLayer:
             running = list(self._building.values())
         for t in running:
             t.join(timeout)
+
+    def close(self) -> None:
+        """Stop background rebuilds from embedding (the rest of a rebuild is Python a daemon may be
+        cut off in), once any embedding under way has ended. Turns still build in the turn."""
+        with self._lock:
+            self._closed = True
+        with self._embedding:
+            pass
 
     def index(self, names: Sequence[str], model: str | None,
               embed: Callable[[Sequence[str]], np.ndarray] | None, *, unrelated_mean: float = 0.0,
@@ -386,7 +418,9 @@ class UsageLayer:
 
     def _rebuild(self, key: str, *args: Any) -> None:
         try:
-            self._build(key, *args)
+            self._build(key, *args, background=True)
+        except _Closing:
+            log.debug("usage index rebuild for %r left: the layer closed", key or "lexical")
         except Exception as e:   # the index the turns have is kept; the next change tries again
             log.warning("usage index rebuild failed: %s", e, exc_info=True)   # no caller to see it
         finally:
@@ -395,8 +429,19 @@ class UsageLayer:
 
     def _build(self, key: str, stamp: tuple[tuple[int, int], int], names: Sequence[str],
                model: str | None, embed: Callable[[Sequence[str]], np.ndarray] | None,
-               unrelated_mean: float, unrelated_std: float) -> UsageIndex:
+               unrelated_mean: float, unrelated_std: float, *,
+               background: bool = False) -> UsageIndex:
         began = time.perf_counter()
+
+        def embedded(texts: Sequence[str]) -> Any:
+            assert embed is not None
+            if not background:
+                return embed(texts)
+            with self._embedding:
+                if self._closed:
+                    raise _Closing
+                return embed(texts)
+
         with self._lock:
             self._begun[key] = ours = self._begun.get(key, 0) + 1
         events = self.store.events()
@@ -404,13 +449,14 @@ class UsageLayer:
         if model is not None and embed is not None and events:
             todo = sorted({e.query for e in events if (model, e.query) not in self._vectors})
             if todo:
-                for t, v in zip(todo, embed(todo), strict=True):
+                for t, v in zip(todo, embedded(todo), strict=True):
                     self._vectors[(model, t)] = np.asarray(v, dtype=np.float32)
             vectors = np.vstack([self._vectors[(model, e.query)] for e in events])
         reference = None
         if vectors is not None and model is not None and embed is not None:
             if model not in self._reference:   # the off-topic reference, for the usage gate
-                self._reference[model] = np.asarray(embed(offtopic_requests()), dtype=np.float32)
+                self._reference[model] = np.asarray(embedded(offtopic_requests()),
+                                                    dtype=np.float32)
             reference = self._reference[model]
         idx = UsageIndex(events, names, vectors, unrelated_mean=unrelated_mean,
                          unrelated_std=unrelated_std, full_weight=self.full_weight, reference=reference)

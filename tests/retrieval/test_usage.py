@@ -985,6 +985,47 @@ def test_a_background_rebuild_that_ends_after_the_catalog_changed_keeps_the_newe
     assert layer.index(new, "m", embed) is built
 
 
+def test_closing_waits_for_a_background_embedding_and_starts_no_other() -> None:
+    """The background rebuild's thread is a daemon, and torch aborts the process in C++ when a
+    daemon thread is cut off inside it: an exit (the atexit hook closes every open layer) must
+    wait for the embedding under way and let no later rebuild begin one. Turns still build."""
+    import threading
+    store = UsageStore(None)
+    layer = UsageLayer(store, inline_s=0.0, background_min=12)
+    release, entered = threading.Event(), threading.Event()
+    background_calls: list[int] = []
+
+    def embed(texts: Any) -> np.ndarray:
+        if threading.current_thread().name.startswith("usage-index"):
+            background_calls.append(len(texts))
+            entered.set()
+            assert release.wait(30)
+        return HashingEmbedder().embed_documents(list(texts)).astype(np.float32)
+
+    names = ["email-send", "weather-forecast"]
+    for i in range(12):
+        store.record(f"ping the team about the release {i}", "email-send")
+    layer.index(names, "m", embed)
+    store.record("ping the team about the release 99", "email-send")
+    layer.index(names, "m", embed)                       # rebuilt beside the turn, embedding
+    assert entered.wait(30)
+    closer = threading.Thread(target=layer.close)
+    closer.start()
+    closer.join(0.3)
+    assert closer.is_alive()                             # waits for the embedding under way
+    release.set()
+    closer.join(30)
+    assert not closer.is_alive()
+    layer.settle(timeout=30)
+    assert background_calls == [1]
+    store.record("ping the team about the release 100", "email-send")
+    served = layer.index(names, "m", embed)              # another background rebuild: it leaves
+    layer.settle(timeout=30)
+    assert background_calls == [1] and len(served) == 13
+    assert layer.index(names, "m", embed) is served      # the kept index still serves the turn
+    assert layer in U._OPEN_LAYERS
+
+
 def test_recording_costs_the_same_however_many_events_the_skill_already_has(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The update of a repeated (message, skill) looked the message up among every event of the
