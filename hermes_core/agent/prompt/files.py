@@ -178,6 +178,13 @@ def is_settled(mtime_ns: int, now_ns: int) -> bool:
     return now_ns - mtime_ns > _tick(mtime_ns)
 
 
+def tick_passed(since_ns: int, now_ns: int, mtime_ns: int) -> bool:
+    """Whether more than a tick of ``mtime_ns``'s timestamps went by from ``since_ns`` to
+    ``now_ns`` (both ``time.time_ns()``); a clock that went back counts as one: what was timed
+    from before the jump is not trusted to be recent."""
+    return now_ns < since_ns or now_ns - since_ns > _tick(mtime_ns)
+
+
 Look = tuple[Fingerprint, int]
 """A fingerprint and the clock (``time.time_ns()``) when it was first seen so."""
 
