@@ -67,6 +67,7 @@ from hermes_core.agent.prompt.files import (
     register_watcher,
     search_dirs,
     settled_fingerprint,
+    tick_passed,
     unusable_links,
 )
 from hermes_core.agent.prompt.token_count import TokenCounter, tools_json
@@ -156,6 +157,7 @@ class _Source:
     # leave every stat field as it was, so it is read again until a read finds it settled
     racy: bool = False
     seen: Look | None = None   # its fingerprint, and when a read first found it so
+    held_since: int | None = None   # when a look first kept its text over an emptied file
     original: str = ""   # the file's text as read, before its cut ("" when none was read)
     # encoding -> (text, tokens): the file cut to its budget in another encoding than o200k's
     cuts: dict[str, tuple[str, int]] = field(default_factory=dict)
@@ -292,7 +294,7 @@ class PromptBuilder:
         result: LoadedFile = read_context_file(path, policy, display_name=name)
         self.file_reads += result.reads
         src.path, src.fingerprint, src.loaded, src.dirty = path, result.fingerprint, True, False
-        src.events, src.status = result.events, result.status
+        src.events, src.status, src.held_since = result.events, result.status, None
         # the fingerprint was taken before the read: settled then, any later write moves it; or
         # the same as a tick ago (a stamp ahead of the clock never ages)
         fp = result.fingerprint
@@ -394,20 +396,26 @@ class PromptBuilder:
             self._force = False
         return self._stable
 
-    @staticmethod
-    def _mid_write(src: _Source, fp: Fingerprint | None, now: int) -> bool:
+    def _mid_write(self, src: _Source, fp: Fingerprint | None, now: int) -> bool:
         """``src``'s file, which had text, is empty and stamped within a tick: most likely
         emptied by a writer about to write it (``open(path, "w")``, an in-place save). Its text
         stands this turn, without a read, and it is looked at again next turn; once settled
         (or the same a tick later, see :func:`~hermes_core.agent.prompt.files.held_still`) an
-        empty file is read as one."""
-        if fp is None or fp[1] != 0 or not src.original or not stat.S_ISREG(fp[3]):
+        empty file is read as one. Never over a write we were told of (``notify_file_changed``:
+        the agent's removal of its last entry is a finished write) or ``invalidate()``, and for a
+        tick from the first such turn at most: a file emptied again at every look (a script's
+        loop) gets another fingerprint each time, and would keep its old text for ever."""
+        if (src.dirty or self._force or fp is None or fp[1] != 0 or not src.original
+                or not stat.S_ISREG(fp[3])):
+            src.held_since = None
             return False
         still = held_still(fp, src.seen, now)
         src.seen = next_look(fp, src.seen, now)
-        if is_settled(fp[0], now) or still:
+        since = now if src.held_since is None else src.held_since
+        if is_settled(fp[0], now) or still or tick_passed(since, now, fp[0]):
+            src.held_since = None
             return False
-        src.racy = True
+        src.held_since, src.racy = since, True
         return True
 
     def _settle(self, folder: str, fp: Fingerprint | None, settled: bool, now: int) -> None:

@@ -1108,3 +1108,40 @@ def test_on_the_wire_the_prefix_changes_once_per_real_edit_and_only_grows_betwee
     else:
         keys = [b.get("prompt_cache_key") for b in bodies]
         assert keys[0] and [keys.index(k) for k in keys] == [0, 0, 2, 2, 4, 4, 4, 4, 4]
+
+
+def test_the_last_memory_entry_removed_by_the_agent_is_gone_the_next_turn(
+        marked_home: Path, project: Path) -> None:
+    """Removing the last entries leaves MEMORY.md empty, written a moment ago, and the store says
+    so (``notify_file_changed``): that empty file is the agent's own finished write, not a writer
+    about to write, so the next turn's prompt must not hold the removed entries."""
+    b = builder(marked_home, project, file_clock=time.time_ns)
+    assert "ops/deploy.sh" in b.build("hi").system
+    time.sleep(0.25)
+    b.build("hi")
+    store = b.memory_store()
+    store.remove("memory", "ops/deploy.sh")
+    store.remove("memory", "eu-west-1")
+    system = b.build("hi").system
+    assert "ops/deploy.sh" not in system and "eu-west-1" not in system
+
+
+@pytest.mark.parametrize("step_ns", [3_000_000_000, -3_600_000_000_000],
+                         ids=["a turn every three seconds", "the clock set back an hour a turn"])
+def test_a_file_emptied_again_at_every_turn_is_not_held_past_a_tick(
+        marked_home: Path, project: Path, step_ns: int) -> None:
+    """A file emptied again and again (a script truncating it in a loop) is stamped within a tick
+    at every look, each time with another fingerprint: it was held at every turn, so the text it
+    had once was sent for ever. A hold lasts a tick of the clock from its first turn at most, and
+    a clock gone back ends it."""
+    path = marked_home / "MEMORY.md"
+    now = [time.time_ns()]
+    b = builder(marked_home, project, file_clock=lambda: now[0])
+    assert "ops/deploy.sh" in b.build("hi").system
+    held = []
+    for _turn in range(4):
+        now[0] += step_ns
+        os.truncate(path, 0)
+        os.utime(path, ns=(now[0] - 1_000_000, now[0] - 1_000_000))   # emptied a moment ago
+        held.append("ops/deploy.sh" in b.build("hi").system)
+    assert held == [True, False, False, False]

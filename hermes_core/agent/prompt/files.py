@@ -37,13 +37,14 @@ from __future__ import annotations
 
 import codecs
 import contextlib
-import functools
+import hashlib
 import logging
 import os
 import re
 import stat
 import threading
 import weakref
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -178,6 +179,13 @@ def is_settled(mtime_ns: int, now_ns: int) -> bool:
     return now_ns - mtime_ns > _tick(mtime_ns)
 
 
+def tick_passed(since_ns: int, now_ns: int, mtime_ns: int) -> bool:
+    """Whether more than a tick of ``mtime_ns``'s timestamps went by from ``since_ns`` to
+    ``now_ns`` (both ``time.time_ns()``); a clock that went back counts as one: what was timed
+    from before the jump is not trusted to be recent."""
+    return now_ns < since_ns or now_ns - since_ns > _tick(mtime_ns)
+
+
 Look = tuple[Fingerprint, int]
 """A fingerprint and the clock (``time.time_ns()``) when it was first seen so."""
 
@@ -252,7 +260,7 @@ class _Skip(Exception):
 
 
 #: Parts of context files whose scan is remembered (:func:`_guarded_part`): the head and tail
-#: of the four sources, twice over (each budget holds ~100 KB of text at most).
+#: of the four sources, twice over (a digest and a count each for a clean part, see there).
 GUARD_MEMO = 16
 
 
@@ -517,14 +525,38 @@ def _guard(text: str, original: str, name: str, shown: str, policy: ReadPolicy,
     return guarded[0].text + m.group() + guarded[1].text, False
 
 
-@functools.lru_cache(maxsize=GUARD_MEMO)
+_MemoKey = tuple[bytes, str, tuple[str, ...], int, bool]
+_memo: OrderedDict[_MemoKey, GuardedText | int] = OrderedDict()
+_memo_lock = threading.Lock()
+
+
 def _guarded_part(text: str, name: str, categories: tuple[str, ...], first_line: int,
                   data: bool) -> GuardedText:
     """:func:`guard_text`, remembered for the last few parts: a file read again unchanged (a
     touch, a sync tool's rewrite, a re-read in its write's tick, ``invalidate()``) or grown at
     its end past its budget (the kept head is as it was) is not scanned again; the scan is most
-    of a changed big file's cost (about 1.4 s for a 20,000-token head and tail)."""
-    return guard_text(text, name=name, categories=categories, first_line=first_line, data=data)
+    of a changed big file's cost (about 1.4 s for a 20,000-token head and tail).
+
+    Keyed by the text's SHA-256, and a clean part is remembered by its paragraph count alone:
+    the memo is process-wide and outlives the builder, and a part can be most of a 2 MB file
+    (a 20,000-token head of whitespace-heavy text is 0.7 MB), so holding the text itself kept
+    up to 16 such parts alive for ever. A part with a blocked paragraph keeps its guarded text."""
+    key = (hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest(), name, categories,
+           first_line, data)
+    with _memo_lock:
+        held = _memo.get(key)
+        if held is not None:
+            _memo.move_to_end(key)
+    if held is None:
+        guarded = guard_text(text, name=name, categories=categories, first_line=first_line,
+                             data=data)
+        with _memo_lock:
+            _memo[key] = guarded if guarded.findings else guarded.paragraphs
+            _memo.move_to_end(key)
+            while len(_memo) > GUARD_MEMO:
+                _memo.popitem(last=False)
+        return guarded
+    return held if isinstance(held, GuardedText) else GuardedText(text, (), held)
 
 
 def _dangling(path: Path) -> str | None:

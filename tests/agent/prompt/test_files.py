@@ -819,3 +819,31 @@ def test_the_huge_file_fallback_decodes_the_head_once(tmp_path: Path,
     r = read_context_file(p, ReadPolicy(token_budget=2_000, max_file_bytes=cap))
     assert r.status == "truncated" and r.text.startswith("开始标记")
     assert len(decoded) == 1, decoded
+
+
+def test_the_scan_memo_keeps_no_copy_of_a_clean_part(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memo of the last ``GUARD_MEMO`` parts' scans is process-wide and outlives the builder:
+    keyed by the text itself it held every part whole, 16 parts of 1 MB each (a budget of
+    whitespace-heavy text holds 0.7 MB in its head) being 16 MB kept for ever. A clean part's
+    verdict is its paragraph count alone; the text is the caller's."""
+    import tracemalloc
+
+    from hermes_core.injection import GuardedText
+
+    scans: list[int] = []
+
+    def scan(text: str, **_kw: Any) -> GuardedText:   # the memo, not the scan, is measured
+        scans.append(len(text))
+        return GuardedText(text, (), 1)
+    monkeypatch.setattr(context_files, "guard_text", scan)
+    tracemalloc.start()
+    try:
+        for _look in range(2):
+            for i in range(context_files.GUARD_MEMO):
+                part = f"part {i}\n" + "x" * 1_000_000      # read anew each turn, then let go
+                assert context_files._guarded_part(part, "MEMORY.md", (), 1, True).text == part
+        del part
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert held < 100_000 and len(scans) == context_files.GUARD_MEMO   # the second look: none
