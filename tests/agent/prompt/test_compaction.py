@@ -22,6 +22,7 @@ from hermes_core.agent.prompt.compaction import (
     choose_cut,
     cut_points,
     fact_score,
+    fit_summary,
     fold_history,
     user_facts,
 )
@@ -99,6 +100,7 @@ def test_choose_cut_reaches_the_target_in_one_large_step_and_keeps_recent_turns(
     (100, 400, 16),      # the two kept turns (200) within the ceiling: kept
     (100, 150, 18),      # over it: one fewer kept, down to the target
     (2000, 1000, 20),    # the last turn alone over it (a pasted log): all of it folded
+    (200, 250, 18),      # the last turn over the target but within the ceiling: it stays
     (2000, None, 16),    # no ceiling: the kept turns stay whatever they cost
 ])
 def test_kept_turns_over_the_ceiling_give_way_down_to_the_whole_history(
@@ -495,6 +497,53 @@ def test_a_paste_near_the_window_is_folded_with_its_turn_not_kept_over_the_mark(
     assert all(r.compaction.history_tokens <= r.compaction.budget.high_water for r in replies)
     assert sum(r.compaction.compaction is not None for r in replies) <= 1
     assert any("worker 7" in m.content for m in fake.requests[-1].prompt.messages)   # summarised
+
+
+def test_a_long_last_answer_within_the_ceiling_is_kept_verbatim_for_the_next_question(
+        small_compactor: Callable[..., HistoryCompactor]):
+    """The last turn over the target (a long code answer on a small window) but within the
+    ceiling: a fold that kept it verbatim was under the mark, yet the kept turns gave way down to
+    the target, past it, and folded the whole history: the answer the user now asks about was a
+    few words of summary."""
+    compactor = small_compactor()
+    counter = BpeCounter()
+    history: list[Message] = []
+    for t in range(4):
+        history += [Message("user", FILLER[t]), Message("assistant", "Check the logs first. " * 25)]
+    code = "".join(f"    row_{i} = export(ledger, {i})  # step {i}\n" for i in range(60))
+    history += [Message("user", "Write the billing exporter."), Message("assistant", code)]
+    message = Message("user", "What does step 3 do?")
+    fitted = compactor.fit(Prompt(system="You are helpful.", messages=(*history, message)),
+                           history, model=SMALL_MODEL)
+    report = compactor.last
+    assert report is not None and report.compaction is not None
+    answer = message_cost(history[-1], counter)
+    assert report.budget.target < answer < report.budget.high_water * 0.6   # the case: over target
+    assert fitted.messages[-2:] == (history[-1], message)                  # kept verbatim
+    assert report.history_tokens <= report.budget.high_water
+
+
+@pytest.mark.parametrize("unit", [
+    "사용자는 청구 서비스의 통합 테스트에 대해 물었다. ",           # Korean: no word counted
+    "Пользователь спросил о тестах биллинга и решил выпустить в пятницу. ",
+    "سأل المستخدم عن اختبارات خدمة الفوترة وقرر الإصدار يوم الجمعة. ",
+    "บันทึกไม่มีอะไรใหม่ในวันนี้ ",
+    "ユーザーは請求サービスの統合テストについて質問した。",
+    "Key [REDACTED] was rotated for ticket T-9 today. ",
+])
+def test_a_summary_in_any_script_is_fitted_to_its_room(unit: str):
+    """A kept fold written for a large window's room, taken up on a small one: its prose is cut
+    by words, and Korean, Russian, Arabic or Thai count none (only ASCII words and Chinese
+    characters are counted), so it was not cut at all and went out alone over the window. Cut,
+    it is the same bytes each time and never ends inside a redaction mark."""
+    counter = BpeCounter()
+    state = CompactionState(folded=8, turns=4, prose=unit * 400, source="model", compactions=3)
+    fitted = fit_summary(state, 600, lambda m: message_cost(m, counter))
+    msg = fitted.message()
+    assert msg is not None and message_cost(msg, counter) <= 600
+    assert count_tokens(fitted.prose) >= 300                      # cut to its room, not emptied
+    assert fitted == fit_summary(state, 600, lambda m: message_cost(m, counter))
+    assert fitted.prose.count("[") == fitted.prose.count("]")
 
 
 def test_a_report_of_a_message_too_large_for_the_window_says_so_not_a_full_history() -> None:
