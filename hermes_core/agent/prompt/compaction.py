@@ -68,6 +68,8 @@ MAX_FACTS = 24
 FACT_CHARS = 240
 #: The prose is never clipped below this many words to make room (facts are dropped instead).
 MIN_PROSE_WORDS = 40
+#: Nor below this many characters when it is cut by characters (a script whose words are not counted).
+MIN_PROSE_CHARS = 200
 
 COMPACTION_INSTRUCTIONS = """You maintain the running summary of a long conversation so that the \
 assistant can continue it without the older messages. Merge the summary so far (if any) with the \
@@ -386,6 +388,24 @@ def injection_vet(categories: Sequence[str]) -> Callable[[str], str | None]:
     return vet
 
 
+def clip_chars(text: str, chars: int) -> str:
+    """``text`` cut to about ``chars`` characters, at a space when one is near, never inside a
+    ``[REDACTED]`` mark, "…" at the cut: the cut :func:`fit_summary` falls back on when words do
+    not shorten the prose (:func:`count_words` counts ASCII words and Chinese characters only, so
+    a Korean, Russian, Arabic or Thai summary counts next to none). Same text, same bytes."""
+    body = text.rstrip("…").rstrip()
+    if len(body) <= chars:
+        return body
+    cut = body[:chars]
+    space = max(cut.rfind(" "), cut.rfind("\n"))
+    if space >= chars * 0.8:
+        cut = cut[:space]
+    opened = cut.rfind("[")
+    if opened > cut.rfind("]"):   # a redaction mark (or any bracket) cut open
+        cut = cut[:opened]
+    return cut.rstrip() + "…"
+
+
 def fit_summary(state: CompactionState, room: int,
                 cost: Callable[[Message], int]) -> CompactionState:
     """``state`` with a summary message costing at most ``room`` tokens (when it can be done).
@@ -394,7 +414,8 @@ def fit_summary(state: CompactionState, room: int,
     the summary the largest message of the history (24 facts of a Chinese chat, none of which is
     ever found word for word in the prose, are ~1,200 tokens), so compaction ran again on the next
     turn. The facts may take half of the room, weakest (then newest) dropped first; the prose is
-    clipped to what is left, down to ``MIN_PROSE_WORDS``; facts go next if it still does not fit.
+    clipped to what is left, down to ``MIN_PROSE_WORDS`` (by characters, :func:`clip_chars`, when
+    its words do not shorten it); facts go next if it still does not fit.
     """
     msg = state.message()
     if msg is None:
@@ -408,8 +429,12 @@ def fit_summary(state: CompactionState, room: int,
         state = replace(state, facts=tuple(keep_facts(state.facts, len(state.facts) - 1)))
     while (msg := state.message()) is not None and cost(msg) > room:
         words = count_words(state.prose)
-        if words > MIN_PROSE_WORDS:
-            state = replace(state, prose=clip_words(state.prose, max(MIN_PROSE_WORDS, int(words * 0.8))))
+        clipped = (clip_words(state.prose, max(MIN_PROSE_WORDS, int(words * 0.8)))
+                   if words > MIN_PROSE_WORDS else state.prose)
+        if clipped == state.prose and len(state.prose) > MIN_PROSE_CHARS:
+            clipped = clip_chars(state.prose, max(MIN_PROSE_CHARS, int(len(state.prose) * 0.8)))
+        if clipped != state.prose:
+            state = replace(state, prose=clipped)
         elif state.facts:
             state = replace(state, facts=tuple(keep_facts(state.facts, len(state.facts) - 1)))
         else:
