@@ -823,3 +823,62 @@ def test_a_long_lived_process_counts_with_the_home_s_ratio_while_its_bills_drift
     assert old.ratio_for(SMALL_MODEL) == new.ratio_for(SMALL_MODEL) == kept
     moved = _billed(old, 1.30 * 1.05)
     assert old.ratio_for(SMALL_MODEL) == moved == CalibrationStore(path).get(SMALL_MODEL)
+
+
+def _unpaired_on_the_wire(kind: str, body: dict[str, Any]) -> tuple[set[str], set[str]]:
+    """(calls sent without their answer, answers sent without their call) in one request body."""
+    calls, answers = set(), set()
+    for m in body["messages"]:
+        if kind == "openai":
+            calls |= {c["id"] for c in m.get("tool_calls") or ()}
+            if m["role"] == "tool":
+                answers.add(m["tool_call_id"])
+        elif isinstance(m["content"], list):
+            calls |= {b["id"] for b in m["content"] if b.get("type") == "tool_use"}
+            answers |= {b["tool_use_id"] for b in m["content"] if b.get("type") == "tool_result"}
+    return calls - answers, answers - calls
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_fold_of_the_whole_history_never_parts_a_tool_call_from_its_answer_on_the_wire(
+        kind: str, empty_home: Path, respx_mock: Any) -> None:
+    """A pasted log near the window, beside turns that called a tool, makes the kept turns give
+    way down to the whole history, the history's end a cut point: every request, as OpenAI's and
+    Anthropic's wire formats render it, still carries each call with its answer, this turn's
+    rounds too."""
+    from hermes_core.config import load_settings
+    from hermes_core.providers.anthropic import AnthropicProvider
+    from hermes_core.providers.openai import OpenAIProvider
+    from tests.agent.conftest import KEYS, MODELS, URLS, wire_response
+
+    def fetch_log(name: str) -> str:
+        """Fetch a build log."""
+        return "ERROR worker 7 crashed at line 42 of billing/export.py\n" * 20
+
+    model = MODELS[kind]
+    settings = load_settings({
+        "home": str(empty_home),
+        "llm": {"max_tokens": 256, "routing": {"default_model": model,
+                                               "context_windows": {model: 3000}}},
+        "credentials": {kind: {"keys": [{"key": KEYS[kind]}]}},
+        "context_engine": {"enabled": False}, "skill_utils": {"enabled": False},
+        "prompt": {"compaction": {"use_model": False}}}, env={})
+    replies = []
+    for t in range(8):
+        if t % 3 == 1:   # a turn that calls the tool, then answers
+            replies += [wire_response(kind, False, "", (ToolCall(f"c{t}", "fetch_log",
+                                                                 json.dumps({"name": "b"})),)),
+                        wire_response(kind, False, f"The log shows worker 7 crashing ({t}).")]
+        else:
+            replies.append(wire_response(kind, False, f"Answer {t}: check the exporter."))
+    route = respx_mock.post(URLS[kind]).mock(side_effect=replies)
+    agent = Agent(settings, provider=OpenAIProvider() if kind == "openai" else AnthropicProvider(),
+                  loop_options={"sleep": lambda s: None}, tools=[fetch_log])
+    said = {1: "Step 1: what does the build log say?", 4: "Step 4: and the log now?",
+            7: "Step 7: once more, the log?",
+            2: "Here is the crash output:\n" + "ERROR worker 7 crashed in billing/export.py\n" * 150}
+    reports = [agent.chat(said.get(t, FILLER[t % 4])).compaction for t in range(8)]
+    assert route.call_count == len(replies)
+    assert any(r.compaction is not None and r.verbatim_messages == 0 for r in reports)
+    for sent in route.calls:
+        assert _unpaired_on_the_wire(kind, json.loads(sent.request.content)) == (set(), set())
