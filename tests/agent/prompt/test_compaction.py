@@ -682,8 +682,9 @@ def test_a_few_long_turns_over_the_mark_are_folded_and_searched_for_in_the_store
     """A few long turns, fewer than ``keep_turns``, over the mark: nothing could be folded, so
     every turn listed the fold folder and hashed the whole history again to look for another
     process's fold, and the history grew until the provider refused it. They are folded now
-    (the kept turns alone were over the mark), the folder listed once, and a turn that folds
-    nothing hashes nothing."""
+    (the kept turns alone were over the mark): the folder is listed once, by the first search,
+    which hashes each message once; after it a turn hashes only what a fold it makes keeps
+    (the folded messages, for the key), never the history again."""
     compactor = small_compactor(keep_turns=12)
     compactor.store = FoldStore(tmp_path / "home" / "cache" / "compaction", lambda s: s)
     hashed, listed = [], []
@@ -691,20 +692,20 @@ def test_a_few_long_turns_over_the_mark_are_folded_and_searched_for_in_the_store
     monkeypatch.setattr(fold_store, "_message_bytes", lambda m: hashed.append(m) or real_bytes(m))
     monkeypatch.setattr(os, "listdir", lambda p: listed.append(p) or real_listdir(p))
     history: list[Message] = []
-    over, searched = 0, []
+    over, expected = 0, 0
     for t in range(10):
         message = Message("user", f"Here is log {t}: " + "ERROR disk full on node-7 " * 60)
-        before = len(hashed)
+        searches = len(listed)
         compactor.fit(Prompt(system="You are helpful.", messages=(*history, message)), history,
                       model=SMALL_MODEL)
         report = compactor.last
         assert report is not None
         over += report.budget.over(report.history_tokens)
-        if report.compaction is None:   # a fold kept hashes what it folds, once
-            searched.append(len(hashed) - before)
+        expected += len(history) * (len(listed) - searches)            # a search: each once
+        expected += compactor.state.folded if report.compaction is not None else 0   # the key
         history += [message, Message("assistant", "Noted.")]
     assert over == 0 and compactor.state.compactions >= 2   # each turn within its mark
-    assert len(listed) <= 1 and sum(searched) == 0
+    assert len(listed) == 1 and len(hashed) == expected
 
 
 @pytest.mark.parametrize("model, window", [("m-large", 6000), ("m-tiny", 2200)])
