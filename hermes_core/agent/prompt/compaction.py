@@ -165,7 +165,7 @@ def choose_cut(costs: Sequence[int], points: Sequence[int], *, target: int,
     ``keep_turns`` turns; the earliest such point. When the last ``keep_turns`` turns alone exceed
     the target, cut just before them; when they alone exceed ``ceiling`` (the high-water mark
     less the summary's room: a pasted log among them), fewer turns are kept (down to the target,
-    else to the ceiling: a last turn within it stays verbatim), down to none
+    else the last turn alone when within the ceiling: it stays verbatim), down to none
     (``len(costs)`` in ``points``: the whole history folded): kept, they were over the mark on
     every turn until they aged out, each turn folding one more small turn (a summary request and
     a cold cache) and the history growing past the window. None when no point folds anything."""
@@ -186,14 +186,14 @@ def choose_cut(costs: Sequence[int], points: Sequence[int], *, target: int,
             return p if p > 0 else None
     last = allowed[-1]
     if ceiling is not None and tail[last] > ceiling:
-        # as many turns kept as the target allows, else as the ceiling allows (a long last answer
-        # the next question is about stays verbatim), else none: only a turn over the ceiling
-        # is folded whole
+        # as many turns kept as the target allows, else the last turn alone when it is within
+        # the ceiling (a long answer the next question is about stays verbatim), else none:
+        # only a last turn over the ceiling is folded whole
         beyond = [p for p in points if p > last]
         starts = [p for p in beyond if p < end]
+        alone = starts[-1] if starts and tail[starts[-1]] <= ceiling else None
         return next((p for p in starts if tail[p] <= target),
-                    next((p for p in starts if tail[p] <= ceiling),
-                         beyond[-1] if beyond else last))
+                    alone if alone is not None else beyond[-1] if beyond else last)
     return last if last > 0 else None
 
 
