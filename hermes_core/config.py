@@ -364,7 +364,8 @@ class CompactionSettings(_Model):
     the per-turn context, the message and ``safety_margin`` of the window. Crossing
     ``high_water`` of that budget folds the oldest turns into a summary until the verbatim history
     is at most ``target`` of it: one large step, so the prefix then stays byte-identical (and
-    cached) for many turns. ``keep_turns`` recent turns always stay verbatim.
+    cached) for many turns. ``keep_turns`` recent turns stay verbatim; fewer (none: a pasted log)
+    when they alone are over ``high_water`` less the summary's room (decision 220).
     """
 
     enabled: bool = True

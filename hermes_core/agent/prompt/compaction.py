@@ -68,6 +68,8 @@ MAX_FACTS = 24
 FACT_CHARS = 240
 #: The prose is never clipped below this many words to make room (facts are dropped instead).
 MIN_PROSE_WORDS = 40
+#: Nor below this many characters when it is cut by characters (a script whose words are not counted).
+MIN_PROSE_CHARS = 200
 
 COMPACTION_INSTRUCTIONS = """You maintain the running summary of a long conversation so that the \
 assistant can continue it without the older messages. Merge the summary so far (if any) with the \
@@ -162,7 +164,8 @@ def choose_cut(costs: Sequence[int], points: Sequence[int], *, target: int,
     """Where to cut so the verbatim tail costs at most ``target`` tokens and keeps at least
     ``keep_turns`` turns; the earliest such point. When the last ``keep_turns`` turns alone exceed
     the target, cut just before them; when they alone exceed ``ceiling`` (the high-water mark
-    less the summary's room: a pasted log among them), fewer turns are kept, down to none
+    less the summary's room: a pasted log among them), fewer turns are kept (down to the target,
+    else the last turn alone when within the ceiling: it stays verbatim), down to none
     (``len(costs)`` in ``points``: the whole history folded): kept, they were over the mark on
     every turn until they aged out, each turn folding one more small turn (a summary request and
     a cold cache) and the history growing past the window. None when no point folds anything."""
@@ -183,8 +186,14 @@ def choose_cut(costs: Sequence[int], points: Sequence[int], *, target: int,
             return p if p > 0 else None
     last = allowed[-1]
     if ceiling is not None and tail[last] > ceiling:
+        # as many turns kept as the target allows, else the last turn alone when it is within
+        # the ceiling (a long answer the next question is about stays verbatim), else none:
+        # only a last turn over the ceiling is folded whole
         beyond = [p for p in points if p > last]
-        return next((p for p in beyond if tail[p] <= target), beyond[-1] if beyond else last)
+        starts = [p for p in beyond if p < end]
+        alone = starts[-1] if starts and tail[starts[-1]] <= ceiling else None
+        return next((p for p in starts if tail[p] <= target),
+                    alone if alone is not None else beyond[-1] if beyond else last)
     return last if last > 0 else None
 
 
@@ -379,6 +388,24 @@ def injection_vet(categories: Sequence[str]) -> Callable[[str], str | None]:
     return vet
 
 
+def clip_chars(text: str, chars: int) -> str:
+    """``text`` cut to about ``chars`` characters, at a space when one is near, never inside a
+    ``[REDACTED]`` mark, "…" at the cut: the cut :func:`fit_summary` falls back on when words do
+    not shorten the prose (:func:`count_words` counts ASCII words and Chinese characters only, so
+    a Korean, Russian, Arabic or Thai summary counts next to none). Same text, same bytes."""
+    body = text.rstrip("…").rstrip()
+    if len(body) <= chars:
+        return body
+    cut = body[:chars]
+    space = max(cut.rfind(" "), cut.rfind("\n"))
+    if space >= chars * 0.8:
+        cut = cut[:space]
+    opened = cut.rfind("[")
+    if opened > cut.rfind("]"):   # a redaction mark (or any bracket) cut open
+        cut = cut[:opened]
+    return cut.rstrip() + "…"
+
+
 def fit_summary(state: CompactionState, room: int,
                 cost: Callable[[Message], int]) -> CompactionState:
     """``state`` with a summary message costing at most ``room`` tokens (when it can be done).
@@ -387,7 +414,8 @@ def fit_summary(state: CompactionState, room: int,
     the summary the largest message of the history (24 facts of a Chinese chat, none of which is
     ever found word for word in the prose, are ~1,200 tokens), so compaction ran again on the next
     turn. The facts may take half of the room, weakest (then newest) dropped first; the prose is
-    clipped to what is left, down to ``MIN_PROSE_WORDS``; facts go next if it still does not fit.
+    clipped to what is left, down to ``MIN_PROSE_WORDS`` (by characters, :func:`clip_chars`, when
+    its words do not shorten it); facts go next if it still does not fit.
     """
     msg = state.message()
     if msg is None:
@@ -401,8 +429,12 @@ def fit_summary(state: CompactionState, room: int,
         state = replace(state, facts=tuple(keep_facts(state.facts, len(state.facts) - 1)))
     while (msg := state.message()) is not None and cost(msg) > room:
         words = count_words(state.prose)
-        if words > MIN_PROSE_WORDS:
-            state = replace(state, prose=clip_words(state.prose, max(MIN_PROSE_WORDS, int(words * 0.8))))
+        clipped = (clip_words(state.prose, max(MIN_PROSE_WORDS, int(words * 0.8)))
+                   if words > MIN_PROSE_WORDS else state.prose)
+        if clipped == state.prose and len(state.prose) > MIN_PROSE_CHARS:
+            clipped = clip_chars(state.prose, max(MIN_PROSE_CHARS, int(len(state.prose) * 0.8)))
+        if clipped != state.prose:
+            state = replace(state, prose=clipped)
         elif state.facts:
             state = replace(state, facts=tuple(keep_facts(state.facts, len(state.facts) - 1)))
         else:

@@ -22,6 +22,7 @@ from hermes_core.agent.prompt.compaction import (
     choose_cut,
     cut_points,
     fact_score,
+    fit_summary,
     fold_history,
     user_facts,
 )
@@ -99,6 +100,7 @@ def test_choose_cut_reaches_the_target_in_one_large_step_and_keeps_recent_turns(
     (100, 400, 16),      # the two kept turns (200) within the ceiling: kept
     (100, 150, 18),      # over it: one fewer kept, down to the target
     (2000, 1000, 20),    # the last turn alone over it (a pasted log): all of it folded
+    (200, 250, 18),      # the last turn over the target but within the ceiling: it stays
     (2000, None, 16),    # no ceiling: the kept turns stay whatever they cost
 ])
 def test_kept_turns_over_the_ceiling_give_way_down_to_the_whole_history(
@@ -497,6 +499,55 @@ def test_a_paste_near_the_window_is_folded_with_its_turn_not_kept_over_the_mark(
     assert any("worker 7" in m.content for m in fake.requests[-1].prompt.messages)   # summarised
 
 
+def test_a_long_last_answer_within_the_ceiling_is_kept_verbatim_for_the_next_question(
+        small_compactor: Callable[..., HistoryCompactor]):
+    """The last turn over the target (a long code answer on a small window) but within the
+    ceiling: a fold that kept it verbatim was under the mark, yet the kept turns gave way down to
+    the target, past it, and folded the whole history: the answer the user now asks about was a
+    few words of summary."""
+    compactor = small_compactor()
+    counter = BpeCounter()
+    history: list[Message] = []
+    for t in range(6):
+        history += [Message("user", FILLER[t % 4]),
+                    Message("assistant", "Check the logs first. " * 25)]
+    code = "".join(f"    row_{i} = export(ledger, {i})  # step {i}\n" for i in range(60))
+    history += [Message("user", "Write the billing exporter."), Message("assistant", code)]
+    message = Message("user", "What does step 3 do?")
+    fitted = compactor.fit(Prompt(system="You are helpful.", messages=(*history, message)),
+                           history, model=SMALL_MODEL)
+    report = compactor.last
+    assert report is not None and report.compaction is not None
+    answer = message_cost(history[-1], counter)
+    ceiling = report.budget.high_water - int(report.budget.available * 0.2)   # summary_share
+    assert report.budget.target < answer <= ceiling            # the case: over the target only
+    assert fitted.messages[-2:] == (history[-1], message)                  # kept verbatim
+    assert report.history_tokens <= report.budget.high_water
+
+
+@pytest.mark.parametrize("unit", [
+    "사용자는 청구 서비스의 통합 테스트에 대해 물었다. ",           # Korean: no word counted
+    "Пользователь спросил о тестах биллинга и решил выпустить в пятницу. ",
+    "سأل المستخدم عن اختبارات خدمة الفوترة وقرر الإصدار يوم الجمعة. ",
+    "บันทึกไม่มีอะไรใหม่ในวันนี้ ",
+    "ユーザーは請求サービスの統合テストについて質問した。",
+    "Key [REDACTED] was rotated for ticket T-9 today. ",
+])
+def test_a_summary_in_any_script_is_fitted_to_its_room(unit: str):
+    """A kept fold written for a large window's room, taken up on a small one: its prose is cut
+    by words, and Korean, Russian, Arabic or Thai count none (only ASCII words and Chinese
+    characters are counted), so it was not cut at all and went out alone over the window. Cut,
+    it is the same bytes each time and never ends inside a redaction mark."""
+    counter = BpeCounter()
+    state = CompactionState(folded=8, turns=4, prose=unit * 400, source="model", compactions=3)
+    fitted = fit_summary(state, 600, lambda m: message_cost(m, counter))
+    msg = fitted.message()
+    assert msg is not None and message_cost(msg, counter) <= 600
+    assert count_tokens(fitted.prose) >= 300                      # cut to its room, not emptied
+    assert fitted == fit_summary(state, 600, lambda m: message_cost(m, counter))
+    assert fitted.prose.count("[") == fitted.prose.count("]")
+
+
 def test_a_report_of_a_message_too_large_for_the_window_says_so_not_a_full_history() -> None:
     """A pasted megabyte is refused before any request: ``/stats`` then read "history 0 of 0
     tokens (100%; compacts at 75%)", a full history in a chat that has none. The report of a
@@ -631,8 +682,9 @@ def test_a_few_long_turns_over_the_mark_are_folded_and_searched_for_in_the_store
     """A few long turns, fewer than ``keep_turns``, over the mark: nothing could be folded, so
     every turn listed the fold folder and hashed the whole history again to look for another
     process's fold, and the history grew until the provider refused it. They are folded now
-    (the kept turns alone were over the mark), the folder listed once, and a turn that folds
-    nothing hashes nothing."""
+    (the kept turns alone were over the mark): the folder is listed once, by the first search,
+    which hashes each message once; after it a turn hashes only what a fold it makes keeps
+    (the folded messages, for the key), never the history again."""
     compactor = small_compactor(keep_turns=12)
     compactor.store = FoldStore(tmp_path / "home" / "cache" / "compaction", lambda s: s)
     hashed, listed = [], []
@@ -640,20 +692,20 @@ def test_a_few_long_turns_over_the_mark_are_folded_and_searched_for_in_the_store
     monkeypatch.setattr(fold_store, "_message_bytes", lambda m: hashed.append(m) or real_bytes(m))
     monkeypatch.setattr(os, "listdir", lambda p: listed.append(p) or real_listdir(p))
     history: list[Message] = []
-    over, searched = 0, []
+    over, expected = 0, 0
     for t in range(10):
         message = Message("user", f"Here is log {t}: " + "ERROR disk full on node-7 " * 60)
-        before = len(hashed)
+        searches = len(listed)
         compactor.fit(Prompt(system="You are helpful.", messages=(*history, message)), history,
                       model=SMALL_MODEL)
         report = compactor.last
         assert report is not None
         over += report.budget.over(report.history_tokens)
-        if report.compaction is None:   # a fold kept hashes what it folds, once
-            searched.append(len(hashed) - before)
+        expected += len(history) * (len(listed) - searches)            # a search: each once
+        expected += compactor.state.folded if report.compaction is not None else 0   # the key
         history += [message, Message("assistant", "Noted.")]
     assert over == 0 and compactor.state.compactions >= 2   # each turn within its mark
-    assert len(listed) <= 1 and sum(searched) == 0
+    assert len(listed) == 1 and len(hashed) == expected
 
 
 @pytest.mark.parametrize("model, window", [("m-large", 6000), ("m-tiny", 2200)])
@@ -772,3 +824,62 @@ def test_a_long_lived_process_counts_with_the_home_s_ratio_while_its_bills_drift
     assert old.ratio_for(SMALL_MODEL) == new.ratio_for(SMALL_MODEL) == kept
     moved = _billed(old, 1.30 * 1.05)
     assert old.ratio_for(SMALL_MODEL) == moved == CalibrationStore(path).get(SMALL_MODEL)
+
+
+def _unpaired_on_the_wire(kind: str, body: dict[str, Any]) -> tuple[set[str], set[str]]:
+    """(calls sent without their answer, answers sent without their call) in one request body."""
+    calls, answers = set(), set()
+    for m in body["messages"]:
+        if kind == "openai":
+            calls |= {c["id"] for c in m.get("tool_calls") or ()}
+            if m["role"] == "tool":
+                answers.add(m["tool_call_id"])
+        elif isinstance(m["content"], list):
+            calls |= {b["id"] for b in m["content"] if b.get("type") == "tool_use"}
+            answers |= {b["tool_use_id"] for b in m["content"] if b.get("type") == "tool_result"}
+    return calls - answers, answers - calls
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_fold_of_the_whole_history_never_parts_a_tool_call_from_its_answer_on_the_wire(
+        kind: str, empty_home: Path, respx_mock: Any) -> None:
+    """A pasted log near the window, beside turns that called a tool, makes the kept turns give
+    way down to the whole history, the history's end a cut point: every request, as OpenAI's and
+    Anthropic's wire formats render it, still carries each call with its answer, this turn's
+    rounds too."""
+    from hermes_core.config import load_settings
+    from hermes_core.providers.anthropic import AnthropicProvider
+    from hermes_core.providers.openai import OpenAIProvider
+    from tests.agent.conftest import KEYS, MODELS, URLS, wire_response
+
+    def fetch_log(name: str) -> str:
+        """Fetch a build log."""
+        return "ERROR worker 7 crashed at line 42 of billing/export.py\n" * 20
+
+    model = MODELS[kind]
+    settings = load_settings({
+        "home": str(empty_home),
+        "llm": {"max_tokens": 256, "routing": {"default_model": model,
+                                               "context_windows": {model: 3000}}},
+        "credentials": {kind: {"keys": [{"key": KEYS[kind]}]}},
+        "context_engine": {"enabled": False}, "skill_utils": {"enabled": False},
+        "prompt": {"compaction": {"use_model": False}}}, env={})
+    replies = []
+    for t in range(8):
+        if t % 3 == 1:   # a turn that calls the tool, then answers
+            replies += [wire_response(kind, False, "", (ToolCall(f"c{t}", "fetch_log",
+                                                                 json.dumps({"name": "b"})),)),
+                        wire_response(kind, False, f"The log shows worker 7 crashing ({t}).")]
+        else:
+            replies.append(wire_response(kind, False, f"Answer {t}: check the exporter."))
+    route = respx_mock.post(URLS[kind]).mock(side_effect=replies)
+    agent = Agent(settings, provider=OpenAIProvider() if kind == "openai" else AnthropicProvider(),
+                  loop_options={"sleep": lambda s: None}, tools=[fetch_log])
+    said = {1: "Step 1: what does the build log say?", 4: "Step 4: and the log now?",
+            7: "Step 7: once more, the log?",
+            2: "Here is the crash output:\n" + "ERROR worker 7 crashed in billing/export.py\n" * 150}
+    reports = [agent.chat(said.get(t, FILLER[t % 4])).compaction for t in range(8)]
+    assert route.call_count == len(replies)
+    assert any(r.compaction is not None and r.verbatim_messages == 0 for r in reports)
+    for sent in route.calls:
+        assert _unpaired_on_the_wire(kind, json.loads(sent.request.content)) == (set(), set())
