@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -185,3 +186,21 @@ def test_an_absolute_path_inside_the_skills_folder_is_served_and_one_outside_ref
                     tmp_path / "deploy" / ".." / "secret.txt"):
         with pytest.raises(SkillFileError, match=r"not a path inside|leads outside"):
             read_skill_file(skill, str(outside))
+
+
+@pytest.mark.parametrize("folder, front", [
+    ("template", "name: template-skill\ndescription: d"),                 # a name unlike its folder
+    ("deploy", "name: deploy\ndescription: " + "long " * 230),            # over 1,024 characters
+])
+def test_a_skill_re_read_for_a_turn_does_not_warn_again(
+        tmp_path: Path, folder: str, front: str, caplog: pytest.LogCaptureFixture) -> None:
+    # the index load warned once; skill_now runs on every skill_view and every triggered turn, and
+    # repeated the warning each time (the refresh warns again when the file changes)
+    path = write(tmp_path / folder, "SKILL.md", f"---\n{front}\n---\nBody.\n")
+    with caplog.at_level(logging.WARNING):
+        [indexed] = load_catalog([tmp_path]).skills
+        assert [r.getMessage().split(": ")[0] for r in caplog.records] == [str(path)]
+        caplog.clear()
+        again = [skill_files.skill_now(indexed) for _ in range(3)]
+    assert again == [indexed] * 3
+    assert caplog.records == []
