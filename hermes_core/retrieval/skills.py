@@ -275,11 +275,13 @@ def _folder_name_problem(name: str) -> str | None:
     return None
 
 
-def parse_skill_md(text: str, path: str) -> Skill:
+def parse_skill_md(text: str, path: str, notes: list[str] | None = None) -> Skill:
     """Parse a SKILL.md: ``---`` YAML front matter, then the Markdown body.
 
     A refusal carries the line of the file it is about (the front matter's text starts on
-    line 2): the fence, the YAML error, or the field at fault."""
+    line 2): the fence, the YAML error, or the field at fault. What is kept but said (a long
+    description, a name unlike its folder) is logged naming ``path``, or with ``notes`` appended
+    to it instead, as :func:`skill_from_mapping` does."""
     if text.startswith("\ufeff"):
         text = text[1:]
     lines = _lines(text)
@@ -303,7 +305,7 @@ def parse_skill_md(text: str, path: str) -> Skill:
     meta = {k: v for k, v in meta.items() if k != "body"}
     folder = Path(path).parent.name if path.endswith(SKILL_FILE) else ""
     try:
-        skill = skill_from_mapping(meta, body="\n".join(lines[end + 1:]), path=path)
+        skill = skill_from_mapping(meta, body="\n".join(lines[end + 1:]), path=path, notes=notes)
         problem = _folder_name_problem(skill.name)
         if problem:
             raise _Invalid(problem)
@@ -317,8 +319,11 @@ def parse_skill_md(text: str, path: str) -> Skill:
     if folder and skill.name != folder:
         # the agentskills rule; Anthropic's own template-skill breaks it. Kept (a dropped skill is
         # a silent loss), but said: skill_view and the hint know it by this name, not the folder's
-        log.warning("%s: 'name' %r differs from its folder %r; loaded as %r", path, skill.name,
-                    folder, skill.name)
+        note = f"'name' {skill.name!r} differs from its folder {folder!r}; loaded as {skill.name!r}"
+        if notes is None:
+            log.warning("%s: %s", path, note)
+        else:
+            notes.append(note)
     return skill
 
 
@@ -454,10 +459,10 @@ def sources_fingerprint(folders: Iterable[str | os.PathLike[str]],
     return tuple(out)
 
 
-def read_skill_md(path: Path) -> Skill:
+def read_skill_md(path: Path, notes: list[str] | None = None) -> Skill:
     """The skill one SKILL.md holds; raises ValueError (with ``line`` when known), OSError, or
-    RecursionError."""
-    return parse_skill_md(_read_text(path), str(path))
+    RecursionError. ``notes``: as :func:`parse_skill_md`'s."""
+    return parse_skill_md(_read_text(path), str(path), notes)
 
 
 def load_skill_folders(folders: Iterable[str | os.PathLike[str]]) -> tuple[list[Skill], list[CatalogIssue]]:
