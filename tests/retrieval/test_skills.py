@@ -712,3 +712,24 @@ def test_a_skill_md_linked_to_nothing_says_where_the_link_leads(tmp_path: Path) 
     [issue] = load_catalog([tmp_path], warn=False).issues
     assert issue.path == str(tmp_path / "moved" / "SKILL.md")
     assert issue.reason == f"a link to {tmp_path / 'old' / 'SKILL.md'}, which does not exist"
+
+
+@pytest.mark.parametrize("front", [
+    "name: template-skill\ndescription: d",                   # a name unlike its folder
+    "name: template\ndescription: " + "long " * 230,          # a description over 1,024 characters
+])
+def test_a_kept_skill_s_warning_is_logged_once_across_refreshes(
+        tmp_path: Path, front: str, caplog: pytest.LogCaptureFixture) -> None:
+    # the index re-reads every SKILL.md on each refresh (any skill edited): an unchanged skill's
+    # warning was logged again each time, as a bad file's issue is not (``warned``)
+    path = write_skill(tmp_path, "template", _front(front))
+    write_skill(tmp_path, "weather", _front("name: weather\ndescription: Forecast."))
+    warned: set[str] = set()
+    with caplog.at_level(logging.WARNING):
+        load_catalog([tmp_path], warned=warned)
+        assert [r.getMessage().split(": ")[0] for r in caplog.records] == [str(path)]
+        caplog.clear()
+        write_skill(tmp_path, "weather", _front("name: weather\ndescription: The forecast."))
+        again = load_catalog([tmp_path], warned=warned)
+    assert sorted(s.name for s in again.skills) == sorted(["weather", front.split("\n")[0][6:]])
+    assert caplog.records == []
