@@ -465,13 +465,18 @@ def read_skill_md(path: Path, notes: list[str] | None = None) -> Skill:
     return parse_skill_md(_read_text(path), str(path), notes)
 
 
-def load_skill_folders(folders: Iterable[str | os.PathLike[str]]) -> tuple[list[Skill], list[CatalogIssue]]:
-    """Read every SKILL.md below each folder, in folder order; bad files become issues."""
+def load_skill_folders(folders: Iterable[str | os.PathLike[str]], notes: list[str] | None = None,
+                       ) -> tuple[list[Skill], list[CatalogIssue]]:
+    """Read every SKILL.md below each folder, in folder order; bad files become issues. What a
+    kept skill warns is logged, or with ``notes`` appended to it as ``path: note``."""
     skills: list[Skill] = []
     paths, issues = skill_paths(folders)
     for path in paths:
+        said: list[str] | None = None if notes is None else []
         try:
-            skills.append(read_skill_md(path))
+            skills.append(read_skill_md(path, said))
+            if notes is not None and said:
+                notes.extend(f"{path}: {n}" for n in said)
         except (_Invalid, ValueError) as e:
             issues.append(CatalogIssue(str(path), str(e), getattr(e, "line", None)))
         except RecursionError:
@@ -609,13 +614,20 @@ def load_catalog(folders: Iterable[str | os.PathLike[str]] = (),
                  memo: CatalogMemo | None = None) -> Catalog:
     """Skills from folders (SKILL.md) then JSONL catalogs, de-duplicated, with issues logged
     (each once, when the caller keeps a ``warned`` set across loads: a catalog is re-read on every
-    refresh, and one bad file is one warning). ``memo`` keeps what each JSONL line parsed to for
+    refresh, and one bad file is one warning; so is a SKILL.md kept with a warning, whatever
+    ``warn``, as before). ``memo`` keeps what each JSONL line parsed to for
     the next load (``catalog_memo``).
 
     A skill whose ``platforms`` leave out this machine's (``platform``, default the running one)
     is set apart in ``Catalog.unavailable`` with the reason: neither hinted nor loadable here.
     """
-    skills, issues = load_skill_folders(folders)
+    notes: list[str] = []   # kept but said (a long description, a name unlike its folder)
+    skills, issues = load_skill_folders(folders, notes)
+    for note in notes:   # every refresh re-reads each SKILL.md: an unchanged one is not said again
+        if warned is None or note not in warned:
+            log.warning("%s", note)
+            if warned is not None:
+                warned.add(note)
     read: set[str] = set()
     for cat in catalogs:
         real = os.path.realpath(os.path.expanduser(os.fspath(cat)))
