@@ -733,3 +733,22 @@ def test_a_kept_skill_s_warning_is_logged_once_across_refreshes(
         again = load_catalog([tmp_path], warned=warned)
     assert sorted(s.name for s in again.skills) == sorted(["weather", front.split("\n")[0][6:]])
     assert caplog.records == []
+
+
+def test_a_tree_of_empty_folders_with_a_skill_in_every_twentieth_is_still_bounded(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # skill folders no longer count against the budget: the folders without one still stop the
+    # walk, and the folders listed stay within budget x 20/19 (100,000 of them: 5,265 listings)
+    budget = 50
+    monkeypatch.setattr(skills_mod, "MAX_WALK_DIRS", budget)
+    for i in range(2_000):
+        (tmp_path / f"d{i:04d}").mkdir()
+        if i % 20 == 0:
+            write_skill(tmp_path, f"d{i:04d}", skill_md(f"d{i:04d}", f"Skill {i}."))
+    listed: list[object] = []
+    scandir = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda p=".": listed.append(p) or scandir(p))
+    cat = load_catalog([tmp_path], warn=False)
+    assert [i.reason for i in cat.issues] == [f"stopped looking for skills after {budget} folders "
+                                              "without one (a link to a large tree inside it?)"]
+    assert len(listed) <= budget * 20 // 19 + 2 and 0 < len(cat.skills) < budget // 19 + 2
