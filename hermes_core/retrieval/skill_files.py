@@ -48,13 +48,16 @@ def skill_now(skill: Skill) -> Skill:
     ``skill_view`` found may have been edited, broken or deleted since: serving the indexed copy
     gave a deleted skill's old body, and "has no folder of files" for one of its files. One read
     of one file (a catalog line, which has no file, is served as indexed). The message names the
-    file as "its SKILL.md", never by the home's absolute path; the refresh logs that.
+    file as "its SKILL.md", never by the home's absolute path; the refresh logs that. What the read
+    would warn (a long description, a name unlike its folder) is dropped: this runs on every
+    ``skill_view`` and every turn a trigger fires, and the index's read already said it once (a
+    refresh says it again when the file changes).
     """
     path = _skill_file(skill)
     if path is None:
         return skill
     try:
-        return read_skill_md(path)
+        return read_skill_md(path, notes=[])
     except FileNotFoundError:
         raise SkillFileError(f"error: skill {skill.name!r} is gone: its SKILL.md was deleted after "
                              "the skill list was read; do not use it") from None
@@ -63,9 +66,9 @@ def skill_now(skill: Skill) -> Skill:
                              f"{e.strerror or type(e).__name__}") from None
     except (ValueError, RecursionError) as e:
         line = getattr(e, "line", None)
-        at = f" (line {line})" if line else ""
+        at = f", line {line}" if line else ""
         reason = str(e) if isinstance(e, ValueError) else "nested too deeply to read"
-        raise SkillFileError(f"error: skill {skill.name!r} cannot be loaded: its SKILL.md{at} "
+        raise SkillFileError(f"error: skill {skill.name!r} cannot be loaded: its SKILL.md{at}: "
                              f"{reason}") from None
 
 

@@ -275,11 +275,13 @@ def _folder_name_problem(name: str) -> str | None:
     return None
 
 
-def parse_skill_md(text: str, path: str) -> Skill:
+def parse_skill_md(text: str, path: str, notes: list[str] | None = None) -> Skill:
     """Parse a SKILL.md: ``---`` YAML front matter, then the Markdown body.
 
     A refusal carries the line of the file it is about (the front matter's text starts on
-    line 2): the fence, the YAML error, or the field at fault."""
+    line 2): the fence, the YAML error, or the field at fault. What is kept but said (a long
+    description, a name unlike its folder) is logged naming ``path``, or with ``notes`` appended
+    to it instead, as :func:`skill_from_mapping` does."""
     if text.startswith("\ufeff"):
         text = text[1:]
     lines = _lines(text)
@@ -303,7 +305,7 @@ def parse_skill_md(text: str, path: str) -> Skill:
     meta = {k: v for k, v in meta.items() if k != "body"}
     folder = Path(path).parent.name if path.endswith(SKILL_FILE) else ""
     try:
-        skill = skill_from_mapping(meta, body="\n".join(lines[end + 1:]), path=path)
+        skill = skill_from_mapping(meta, body="\n".join(lines[end + 1:]), path=path, notes=notes)
         problem = _folder_name_problem(skill.name)
         if problem:
             raise _Invalid(problem)
@@ -317,8 +319,11 @@ def parse_skill_md(text: str, path: str) -> Skill:
     if folder and skill.name != folder:
         # the agentskills rule; Anthropic's own template-skill breaks it. Kept (a dropped skill is
         # a silent loss), but said: skill_view and the hint know it by this name, not the folder's
-        log.warning("%s: 'name' %r differs from its folder %r; loaded as %r", path, skill.name,
-                    folder, skill.name)
+        note = f"'name' {skill.name!r} differs from its folder {folder!r}; loaded as {skill.name!r}"
+        if notes is None:
+            log.warning("%s: %s", path, note)
+        else:
+            notes.append(note)
     return skill
 
 
@@ -454,19 +459,24 @@ def sources_fingerprint(folders: Iterable[str | os.PathLike[str]],
     return tuple(out)
 
 
-def read_skill_md(path: Path) -> Skill:
+def read_skill_md(path: Path, notes: list[str] | None = None) -> Skill:
     """The skill one SKILL.md holds; raises ValueError (with ``line`` when known), OSError, or
-    RecursionError."""
-    return parse_skill_md(_read_text(path), str(path))
+    RecursionError. ``notes``: as :func:`parse_skill_md`'s."""
+    return parse_skill_md(_read_text(path), str(path), notes)
 
 
-def load_skill_folders(folders: Iterable[str | os.PathLike[str]]) -> tuple[list[Skill], list[CatalogIssue]]:
-    """Read every SKILL.md below each folder, in folder order; bad files become issues."""
+def load_skill_folders(folders: Iterable[str | os.PathLike[str]], notes: list[str] | None = None,
+                       ) -> tuple[list[Skill], list[CatalogIssue]]:
+    """Read every SKILL.md below each folder, in folder order; bad files become issues. What a
+    kept skill warns is logged, or with ``notes`` appended to it as ``path: note``."""
     skills: list[Skill] = []
     paths, issues = skill_paths(folders)
     for path in paths:
+        said: list[str] | None = None if notes is None else []
         try:
-            skills.append(read_skill_md(path))
+            skills.append(read_skill_md(path, said))
+            if notes is not None and said:
+                notes.extend(f"{path}: {n}" for n in said)
         except (_Invalid, ValueError) as e:
             issues.append(CatalogIssue(str(path), str(e), getattr(e, "line", None)))
         except RecursionError:
@@ -604,13 +614,20 @@ def load_catalog(folders: Iterable[str | os.PathLike[str]] = (),
                  memo: CatalogMemo | None = None) -> Catalog:
     """Skills from folders (SKILL.md) then JSONL catalogs, de-duplicated, with issues logged
     (each once, when the caller keeps a ``warned`` set across loads: a catalog is re-read on every
-    refresh, and one bad file is one warning). ``memo`` keeps what each JSONL line parsed to for
+    refresh, and one bad file is one warning; so is a SKILL.md kept with a warning, whatever
+    ``warn``, as before). ``memo`` keeps what each JSONL line parsed to for
     the next load (``catalog_memo``).
 
     A skill whose ``platforms`` leave out this machine's (``platform``, default the running one)
     is set apart in ``Catalog.unavailable`` with the reason: neither hinted nor loadable here.
     """
-    skills, issues = load_skill_folders(folders)
+    notes: list[str] = []   # kept but said (a long description, a name unlike its folder)
+    skills, issues = load_skill_folders(folders, notes)
+    for note in notes:   # every refresh re-reads each SKILL.md: an unchanged one is not said again
+        if warned is None or note not in warned:
+            log.warning("%s", note)
+            if warned is not None:
+                warned.add(note)
     read: set[str] = set()
     for cat in catalogs:
         real = os.path.realpath(os.path.expanduser(os.fspath(cat)))

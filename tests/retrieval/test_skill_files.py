@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -185,3 +186,44 @@ def test_an_absolute_path_inside_the_skills_folder_is_served_and_one_outside_ref
                     tmp_path / "deploy" / ".." / "secret.txt"):
         with pytest.raises(SkillFileError, match=r"not a path inside|leads outside"):
             read_skill_file(skill, str(outside))
+
+
+@pytest.mark.parametrize("folder, front", [
+    ("template", "name: template-skill\ndescription: d"),                 # a name unlike its folder
+    ("deploy", "name: deploy\ndescription: " + "long " * 230),            # over 1,024 characters
+])
+def test_a_skill_re_read_for_a_turn_does_not_warn_again(
+        tmp_path: Path, folder: str, front: str, caplog: pytest.LogCaptureFixture) -> None:
+    # the index load warned once; skill_now runs on every skill_view and every triggered turn, and
+    # repeated the warning each time (the refresh warns again when the file changes)
+    path = write(tmp_path / folder, "SKILL.md", f"---\n{front}\n---\nBody.\n")
+    with caplog.at_level(logging.WARNING):
+        [indexed] = load_catalog([tmp_path]).skills
+        assert [r.getMessage().split(": ")[0] for r in caplog.records] == [str(path)]
+        caplog.clear()
+        again = [skill_files.skill_now(indexed) for _ in range(3)]
+    assert again == [indexed] * 3
+    assert caplog.records == []
+
+
+@pytest.mark.parametrize("now, told", [
+    (b"no front matter\n", "its SKILL.md, line 1: no YAML front matter"),
+    (b"---\nname: deploy\n---\nBody.\n", "its SKILL.md: missing or empty 'description'"),
+    (b"---\nname: deploy\ndescription: \xff\n---\n", "its SKILL.md: not valid UTF-8"),
+    (None, "its SKILL.md: not a regular file"),                     # a folder in its place
+])
+def test_a_skill_broken_since_the_index_is_told_in_a_sentence(
+        tmp_path: Path, now: bytes | None, told: str) -> None:
+    # "its SKILL.md (line 1) no YAML front matter" / "its SKILL.md not a regular file" read as
+    # fragments; the model is told the fault after a colon, the line where there is one
+    indexed = _skill(tmp_path / "deploy")
+    md = tmp_path / "deploy" / "SKILL.md"
+    md.unlink()
+    if now is None:
+        md.mkdir()
+    else:
+        md.write_bytes(now)
+    with pytest.raises(SkillFileError) as e:
+        skill_files.skill_now(indexed)
+    assert str(e.value).startswith(f"error: skill 'deploy' cannot be loaded: {told}"), e.value
+    assert str(tmp_path) not in str(e.value)

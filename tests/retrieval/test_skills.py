@@ -712,3 +712,43 @@ def test_a_skill_md_linked_to_nothing_says_where_the_link_leads(tmp_path: Path) 
     [issue] = load_catalog([tmp_path], warn=False).issues
     assert issue.path == str(tmp_path / "moved" / "SKILL.md")
     assert issue.reason == f"a link to {tmp_path / 'old' / 'SKILL.md'}, which does not exist"
+
+
+@pytest.mark.parametrize("front", [
+    "name: template-skill\ndescription: d",                   # a name unlike its folder
+    "name: template\ndescription: " + "long " * 230,          # a description over 1,024 characters
+])
+def test_a_kept_skill_s_warning_is_logged_once_across_refreshes(
+        tmp_path: Path, front: str, caplog: pytest.LogCaptureFixture) -> None:
+    # the index re-reads every SKILL.md on each refresh (any skill edited): an unchanged skill's
+    # warning was logged again each time, as a bad file's issue is not (``warned``)
+    path = write_skill(tmp_path, "template", _front(front))
+    write_skill(tmp_path, "weather", _front("name: weather\ndescription: Forecast."))
+    warned: set[str] = set()
+    with caplog.at_level(logging.WARNING):
+        load_catalog([tmp_path], warned=warned)
+        assert [r.getMessage().split(": ")[0] for r in caplog.records] == [str(path)]
+        caplog.clear()
+        write_skill(tmp_path, "weather", _front("name: weather\ndescription: The forecast."))
+        again = load_catalog([tmp_path], warned=warned)
+    assert sorted(s.name for s in again.skills) == sorted(["weather", front.split("\n")[0][6:]])
+    assert caplog.records == []
+
+
+def test_a_tree_of_empty_folders_with_a_skill_in_every_twentieth_is_still_bounded(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # skill folders no longer count against the budget: the folders without one still stop the
+    # walk, and the folders listed stay within budget x 20/19 (100,000 of them: 5,265 listings)
+    budget = 50
+    monkeypatch.setattr(skills_mod, "MAX_WALK_DIRS", budget)
+    for i in range(2_000):
+        (tmp_path / f"d{i:04d}").mkdir()
+        if i % 20 == 0:
+            write_skill(tmp_path, f"d{i:04d}", skill_md(f"d{i:04d}", f"Skill {i}."))
+    listed: list[object] = []
+    scandir = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda p=".": listed.append(p) or scandir(p))
+    cat = load_catalog([tmp_path], warn=False)
+    assert [i.reason for i in cat.issues] == [f"stopped looking for skills after {budget} folders "
+                                              "without one (a link to a large tree inside it?)"]
+    assert len(listed) <= budget * 20 // 19 + 2 and 0 < len(cat.skills) < budget // 19 + 2
