@@ -109,8 +109,11 @@ class Repl:
 
     def _raw_lines(self) -> Iterator[str]:
         if not self.interactive:
-            for line in self.stdin:
-                yield line.rstrip("\n")
+            try:
+                for line in self.stdin:
+                    yield line.rstrip("\n")
+            except KeyboardInterrupt:   # pressed while the pipe's next line had not come
+                self._stop_if_scripted()
             return
         try:
             import readline
@@ -128,10 +131,12 @@ class Repl:
                 try:
                     line = input("you> ")
                 except KeyboardInterrupt:
-                    typed = readline.get_line_buffer() if readline is not None else ""
-                    action = at_the_prompt(typed, warned=warned)
+                    editing = readline is not None and _line_editing()
+                    action = at_the_prompt(readline.get_line_buffer() if editing else None,
+                                           warned=warned)
                     warned = action == "warn"
-                    self.say("" if action != "warn" else f"\n{_LEAVING}")
+                    self.say(f"\n{_SAID_AT_THE_PROMPT[action]}" if action in _SAID_AT_THE_PROMPT
+                             else "")
                     if action == "end":
                         return
                     continue
@@ -421,14 +426,29 @@ class Repl:
             self.error(e)
 
 
-#: What the chat says at the first Ctrl-C on an empty prompt.
-_LEAVING = "[Ctrl-C again, Ctrl-D or /exit ends the chat]"
+#: What the chat says at a Ctrl-C on the prompt, by :func:`at_the_prompt`'s answer.
+_SAID_AT_THE_PROMPT = {"warn": "[Ctrl-C again, Ctrl-D or /exit ends the chat]",
+                       "hint": "[Ctrl-D or /exit ends the chat]"}
 
 
-def at_the_prompt(typed: str, *, warned: bool) -> str:
-    """What Ctrl-C at the prompt does, given the line ``typed`` so far and whether the key before
-    it was a Ctrl-C on an empty line (``warned``): ``"drop"`` the typed line, ``"warn"`` how to
-    leave, or ``"end"`` the chat as Ctrl-D does (recorded, exit 0).
+def _line_editing() -> bool:
+    """Whether ``input()`` reads through readline, so ``readline.get_line_buffer()`` holds the
+    line typed when Ctrl-C came. CPython uses readline only when stdin and stdout are both the
+    process's terminal; with the output piped (``hermes-core chat | tee -i chat.log``) the
+    kernel holds the typed line and readline's buffer is empty, so a Ctrl-C that clears a typed
+    line would count as a press on an empty prompt and the second one would end the chat."""
+    try:
+        return all(f.fileno() == n and f.isatty() for n, f in ((0, sys.stdin), (1, sys.stdout)))
+    except (AttributeError, ValueError, OSError):   # replaced, closed or detached streams
+        return False
+
+
+def at_the_prompt(typed: str | None, *, warned: bool) -> str:
+    """What Ctrl-C at the prompt does, given the line ``typed`` so far (None: unknown, the line
+    is not read through readline) and whether the key before it was a Ctrl-C on an empty line
+    (``warned``): ``"drop"`` the typed line, ``"warn"`` how to leave, ``"end"`` the chat as
+    Ctrl-D does (recorded, exit 0), or, the line unknown, ``"hint"`` how to leave: never end,
+    since the press may have cleared a line being typed.
 
     Why two presses: Ctrl-C is how people leave a terminal program, and on an empty prompt it
     used to print a newline forever, so a user who had not read the banner was stuck until they
@@ -436,6 +456,8 @@ def at_the_prompt(typed: str, *, warned: bool) -> str:
     who presses it twice to stop a reply would lose the conversation. So, as Node's and Python
     tools' REPLs do, the first press on an empty line says how to leave and the next one leaves;
     a Ctrl-C that cancels a reply or clears a typed line is not the first of them."""
+    if typed is None:
+        return "hint"
     if typed.strip():
         return "drop"
     return "end" if warned else "warn"

@@ -823,19 +823,23 @@ class _Terminal(io.StringIO):
         return True
 
 
-def _typing(monkeypatch: pytest.MonkeyPatch, script: list[object]) -> None:
+def _typing(monkeypatch: pytest.MonkeyPatch, script: list[object], *,
+            editing: bool = True) -> None:
     """``input`` returns the script's lines in turn (consumed from ``script``); a tuple
-    ``("^C", typed)`` is Ctrl-C pressed with ``typed`` on the line; EOFError (Ctrl-D) at its end."""
+    ``("^C", typed)`` is Ctrl-C pressed with ``typed`` on the line; EOFError (Ctrl-D) at its end.
+    ``editing=False`` is a terminal whose output is not one (``chat | tee -i log``): ``input``
+    then reads without readline, the kernel holds the typed line, readline's buffer stays empty."""
     import readline
 
     buffer = [""]
+    monkeypatch.setattr("hermes_core.cli.repl._line_editing", lambda: editing, raising=False)
 
     def fake_input(prompt: str) -> str:
         if not script:
             raise EOFError
         key = script.pop(0)
         if isinstance(key, tuple):
-            buffer[0] = key[1]
+            buffer[0] = key[1] if editing else ""
             raise KeyboardInterrupt
         assert isinstance(key, str)
         return key
@@ -847,6 +851,7 @@ def _typing(monkeypatch: pytest.MonkeyPatch, script: list[object]) -> None:
 @pytest.mark.parametrize(("typed", "warned", "action"), [
     ("", False, "warn"), ("", True, "end"), ("   ", True, "end"),
     ("half a li", False, "drop"), ("half a li", True, "drop"), ("帮我查", True, "drop"),
+    (None, False, "hint"), (None, True, "hint"),   # not read through readline: never ends
 ])
 def test_ctrl_c_at_the_prompt_drops_a_typed_line_and_only_twice_on_an_empty_one_ends(
         typed: str, warned: bool, action: str):
@@ -911,3 +916,38 @@ def test_ctrl_c_in_a_chat_read_from_a_pipe_stops_it_recorded_and_exits_130(
     assert "second question" not in text
     with SessionStore(home / "sessions.db", read_only=True) as store:
         assert store.get(session) is not None   # the chat up to the press was recorded
+
+
+def test_ctrl_c_on_a_terminal_whose_output_is_piped_never_ends_the_chat(
+        home: Path, monkeypatch: pytest.MonkeyPatch):
+    # `hermes-core chat | tee -i chat.log`: input() reads without readline when stdout is not a
+    # terminal, so the line typed is unknown (the kernel holds it) and read as empty: Ctrl-C to
+    # clear "abc" warned, and Ctrl-C to clear "def" then ended the chat
+    script: list[object] = ["hello", ("^C", "abc"), ("^C", "def"), ("^C", ""), "still here"]
+    _typing(monkeypatch, script, editing=False)
+    agent = offline_agent(home)
+    out = io.StringIO()
+    repl = Repl(agent, stdin=_Terminal(), stdout=out, stream=False)
+    assert repl.run() == 0
+    assert script == []   # every key was read: no press ended the chat
+    assert [m.content for m in agent.history if m.role == "user"] == ["hello", "still here"]
+    text = out.getvalue()
+    assert "Ctrl-C again" not in text
+    assert text.count("[Ctrl-D or /exit ends the chat]") == 3
+
+
+def test_ctrl_c_while_a_piped_chat_waits_for_its_next_line_stops_it_the_same_way(home: Path):
+    # `(echo hello; sleep 60; echo more) | hermes-core chat`: a press while the chat waited on
+    # the pipe left run() by the KeyboardInterrupt, silent; a press during a turn said why
+    class SlowPipe(io.StringIO):
+        def __iter__(self) -> Iterator[str]:
+            yield "hello\n"
+            raise KeyboardInterrupt   # pressed while the next line had not come
+
+    agent = offline_agent(home)
+    session = agent.session_id
+    out = io.StringIO()
+    assert Repl(agent, stdin=SlowPipe(), stdout=out, stream=False).run() == 130
+    assert out.getvalue().endswith("[Ctrl-C: the rest of the input is not sent]\n")
+    with SessionStore(home / "sessions.db", read_only=True) as store:
+        assert store.get(session) is not None
