@@ -105,3 +105,15 @@ def test_a_valid_call_is_read_without_a_word_logged(caplog: pytest.LogCaptureFix
     with caplog.at_level("DEBUG", logger="hermes_core.agent.tools.lenient"):
         make_tool(_plan).parse(json.dumps({"city": "Oslo", "stops": _STOPS, "zip_code": "[1]"}))
     assert caplog.records == []
+
+
+def test_many_readings_in_one_call_are_one_log_line(caplog: pytest.LogCaptureFixture) -> None:
+    """A list of 2,000 stops each sent as JSON text was 2,000 log lines for one call, burying
+    the rest of the log: one line, the first places named and how many more."""
+    raw = json.dumps({"city": "Oslo", "stops": [json.dumps(_STOPS[0])] * 2000})
+    with caplog.at_level("INFO", logger="hermes_core.agent.tools.lenient"):
+        assert len(make_tool(_plan).parse(raw)["stops"]) == 2000
+    assert [r.getMessage() for r in caplog.records] == [
+        "_plan: stops.0 sent as JSON text, read as the object it holds; stops.1 sent as JSON "
+        "text, read as the object it holds; stops.2 sent as JSON text, read as the object it "
+        "holds; and 1997 more places"]
