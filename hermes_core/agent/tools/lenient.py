@@ -85,13 +85,14 @@ def _has_default(arguments: type[BaseModel], sent_as: int | str) -> bool:
     return False
 
 
-def reread(data: Mapping[str, Any], error: ValidationError,
-           arguments: type[BaseModel], tool: str = "") -> dict[str, Any] | None:
+def reread(data: Mapping[str, Any], error: ValidationError, arguments: type[BaseModel],
+           readings: list[str] | None = None) -> dict[str, Any] | None:
     """``data`` with each value ``error`` names read for its plain meaning (see the module), or
     None when no value has one. ``arguments``: the model ``data`` failed, for which top-level
-    parameters have a default; ``tool``: the name each reading is logged under."""
+    parameters have a default; ``readings`` gains a line for each reading made."""
     out = copy.deepcopy(dict(data))
     changed = False
+    said = readings if readings is not None else []
     for err in error.errors():
         place = _place(out, err.get("loc", ()))
         given = err.get("input")
@@ -107,12 +108,12 @@ def reread(data: Mapping[str, Any], error: ValidationError,
             if ((isinstance(decoded, list) and kind in _ARRAYS)
                     or (isinstance(decoded, dict) and kind in _OBJECTS)):
                 holder[key], changed = decoded, True
-                log.info("%s: %s sent as JSON text, read as the %s it holds", tool, where,
-                         "array" if isinstance(decoded, list) else "object")
+                said.append(f"{where} sent as JSON text, read as the "
+                            f"{'array' if isinstance(decoded, list) else 'object'} it holds")
         elif value is None and holder is out and _has_default(arguments, key):
             del out[str(key)]
             changed = True
-            log.info("%s: %s sent as null, left out for its default", tool, where)
+            said.append(f"{where} sent as null, left out for its default")
     return out if changed else None
 
 
@@ -123,14 +124,25 @@ _READINGS = 3
 def validated(arguments: type[BaseModel], data: Mapping[str, Any], tool: str = "") -> BaseModel:
     """``data`` validated by ``arguments``, read again by :func:`reread` while it fails and a
     reading applies; what fails then is the error of the data as read (its places are where the
-    model's values still fall short: inside a list it sent as text, say). ``tool``: the name a
-    reading is logged under."""
-    for _ in range(_READINGS):
-        try:
-            return arguments.model_validate(data)
-        except ValidationError as e:
-            again = reread(data, e, arguments, tool)
-            if again is None:
-                raise
-            data = again
-    return arguments.model_validate(data)
+    model's values still fall short: inside a list it sent as text, say). ``tool``: the name
+    the readings are logged under, in one line (2,000 items sent as text are not 2,000 lines)."""
+    readings: list[str] = []
+    try:
+        for _ in range(_READINGS):
+            try:
+                return arguments.model_validate(data)
+            except ValidationError as e:
+                again = reread(data, e, arguments, readings)
+                if again is None:
+                    raise
+                data = again
+        return arguments.model_validate(data)
+    finally:
+        if readings:
+            more = len(readings) - _LOGGED
+            log.info("%s: %s%s", tool, "; ".join(readings[:_LOGGED]),
+                     f"; and {more} more places" if more > 0 else "")
+
+
+#: How many readings of one call its log line names.
+_LOGGED = 3
