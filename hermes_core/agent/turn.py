@@ -8,6 +8,7 @@ what is sent again for that model's window: a smaller window would refuse the re
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
 from collections.abc import Generator, Mapping, Sequence
@@ -318,16 +319,16 @@ def unique_ids(calls: Sequence[ToolCall], used: set[str]) -> tuple[ToolCall, ...
     rounds, or a server that numbers calls from call_0 each round, must not end the chat. The
     first use keeps its id, so an author asserting on it finds it as written.
 
-    An id holding a character outside ``[A-Za-z0-9_-]`` (Kimi's ``functions.add:0``) has each
-    such character written ``_`` first: Anthropic refuses the whole request for one, so a
-    conversation begun on such a server could not fail over to Claude."""
+    An id is made one every wire takes first (:func:`_wire_safe`), and a renamed one stays
+    within :data:`_ID_MAX` with its ``-2``: a conversation begun on one server must be able to
+    fail over to another and back."""
     out = []
     for call in calls:
-        own = _ID_UNSAFE.sub("_", call.id)
+        own = _wire_safe(call.id)
         cid, n = own, 1
         while cid in used:
             n += 1
-            cid = f"{own}-{n}"
+            cid = f"{own[:_ID_MAX - len(str(n)) - 1]}-{n}"
         used.add(cid)
         out.append(call if cid == call.id else replace(call, id=cid))
     return tuple(out)
@@ -335,6 +336,22 @@ def unique_ids(calls: Sequence[ToolCall], used: set[str]) -> tuple[ToolCall, ...
 
 #: A character Anthropic refuses in a tool_use id (its pattern is ``^[a-zA-Z0-9_-]+$``).
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+#: The longest tool-call id OpenAI takes ("string too long. Expected a string with maximum
+#: length 40": a 400 for the whole request).
+_ID_MAX = 40
+
+
+def _wire_safe(cid: str) -> str:
+    """``cid`` as an id both wires take. Each character Anthropic refuses (Kimi numbers calls
+    ``functions.add:0``) is written ``_``; an id over :data:`_ID_MAX` (the 53-character
+    ``fc_...`` ids of OpenAI's Responses API, replayed by gateways) keeps its head, still
+    recognisable, and a digest of the whole, so two ids alike in their head stay apart."""
+    own = _ID_UNSAFE.sub("_", cid)
+    if len(own) <= _ID_MAX:
+        return own
+    digest = hashlib.blake2s(cid.encode("utf-8", "surrogatepass"), digest_size=4).hexdigest()
+    return f"{own[:_ID_MAX - len(digest) - 1]}_{digest}"
 
 
 class Shown:

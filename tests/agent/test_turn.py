@@ -37,6 +37,7 @@ from hermes_core.tokens import count_tokens
 from hermes_core.types import Delta, Message, ToolCall, Usage
 from tests.agent.conftest import (
     BUDGET,
+    KEYS,
     LONG,
     MODELS,
     URLS,
@@ -49,6 +50,7 @@ from tests.agent.conftest import (
     routed_agent,
     run_turn,
     thai_memory_agent,
+    tool_answers,
     wire_response,
 )
 from tests.conftest import CancelledOnce, Loopback
@@ -145,6 +147,60 @@ def test_an_id_anthropic_would_refuse_is_made_one_it_takes(tmp_path: Path, mode:
     assert ids[0] == "functions_add_0" and all(i.startswith("functions_add_0") for i in ids)
     assert_ids_pair_up(fake.last_request.prompt.messages)
     assert [r.output for r in reply.tool_results] == ["3", "4", "7"]
+
+
+#: A call id as OpenAI's Responses API and gateways replaying it number calls: 53 characters.
+_LONG_ID = "fc_0f0e50a1476a6c35006912c58dc9f8819192c25864eb16f07f"
+
+
+def test_ids_a_server_sent_are_ones_both_wires_take_across_a_failover_and_back(
+        tmp_path: Path, respx_mock: Any) -> None:
+    """A conversation begun on an OpenAI-compatible server fails over to Claude and comes back to
+    OpenAI. Anthropic refuses an id outside ``^[A-Za-z0-9_-]+$`` and OpenAI one over 40
+    characters, each with a 400 for the whole request (agno#5382, openclaw#31934: the 53-character
+    ``fc_...`` ids): ids made safe only for Anthropic still ended the chat back on OpenAI. Each
+    id is made one both take, still unique, and every answer still names its own call."""
+    from hermes_core.providers.anthropic import AnthropicProvider
+    from hermes_core.providers.openai import OpenAIProvider
+
+    cfg = {"home": str(tmp_path), "llm": {"routing": {"default_model": MODELS["openai"]}},
+           "credentials": {kind: {"keys": [{"key": KEYS[kind]}]} for kind in KEYS},
+           "context_engine": {"enabled": False}}
+    agent = Agent(load_settings(cfg, env={}), provider=OpenAIProvider(),
+                  loop_options={"sleep": lambda s: None, "audit_path": False})
+
+    @agent.tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    sent = (ToolCall("functions.add:0", "add", '{"a": 1, "b": 2}'),
+            ToolCall(_LONG_ID, "add", '{"a": 2, "b": 2}'),
+            ToolCall(_LONG_ID, "add", '{"a": 5, "b": 5}'),
+            ToolCall(_LONG_ID[:39], "add", '{"a": 6, "b": 5}'),
+            ToolCall(_LONG_ID[:39], "add", '{"a": 7, "b": 5}'))
+    openai = respx_mock.post(URLS["openai"]).mock(side_effect=[
+        wire_response("openai", False, "", sent), wire_response("openai", False, "one"),
+        wire_response("openai", False, "three")])
+    claude = respx_mock.post(URLS["anthropic"]).mock(side_effect=[
+        wire_response("anthropic", False, "two")])
+    try:
+        first = agent.chat("add")
+        with agent.override(provider=AnthropicProvider()):
+            agent.chat("and now?")
+        agent.chat("and back?")
+    finally:
+        agent.close(wait_warm=False, summarize=False)
+    ids = [c.id for c in first.tool_calls]
+    assert all(re.fullmatch(r"[A-Za-z0-9_-]{1,40}", i) for i in ids), ids
+    assert len(set(ids)) == 5 and ids[0] == "functions_add_0" and ids[3] == _LONG_ID[:39]
+    assert [r.output for r in first.tool_results] == ["3", "4", "10", "11", "12"]
+    for body, answers in ((request_json(claude, 0), tool_answers("anthropic",
+                                                                 request_json(claude, 0))),
+                          (request_json(openai, 2), tool_answers("openai",
+                                                                 request_json(openai, 2)))):
+        assert [cid for cid, _ in answers] == ids, body
+        assert [text for _, text in answers] == ["3", "4", "10", "11", "12"]
 
 
 ODD_KEY = "Zq7 odd-key"   # a custom endpoint's key: short, a space, no shape to recognise

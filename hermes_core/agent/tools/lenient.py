@@ -12,16 +12,23 @@ value, and only to the one reading that value has: a valid call is never changed
 that reads two ways (text that is not JSON of the kind asked for, a ``null`` for a parameter
 without a default) stays the error it was. A number where text is asked for is not read as its
 digits: the zip code 01234 arrives as 1234, and "1234" would be a wrong answer told as right.
+
+Each reading is logged (INFO, naming the tool and the place, never the value, which may hold a
+key): read silently, the model's mistake was hidden from the author, who could fix the prompt or
+the schema that caused it, or learn which model to watch.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+
+log = logging.getLogger(__name__)
 
 #: pydantic's error types for a value that should have been an array, or an object.
 _ARRAYS = frozenset({"list_type", "tuple_type", "set_type", "frozen_set_type"})
@@ -40,28 +47,31 @@ def _decoded(text: str) -> Any:
         return None
 
 
-def unwrapped(data: Any) -> Any:
+def unwrapped(data: Any, tool: str = "") -> Any:
     """The object a JSON string holds, when ``data`` is one (the arguments encoded twice);
-    anything else as it is."""
+    anything else as it is. ``tool``: the name a reading is logged under."""
     if isinstance(data, str):
         inner = _decoded(data)
         if isinstance(inner, dict):
+            log.info("%s: the arguments sent as a JSON string, read as the object it holds", tool)
             return inner
     return data
 
 
-def _place(data: dict[str, Any], loc: Sequence[int | str]) -> tuple[Any, int | str] | None:
-    """The container and key of the deepest value of ``data`` that ``loc`` reaches (a loc goes
-    on past a value into a union's member names, which are no keys of the data)."""
-    found: tuple[Any, int | str] | None = None
+def _place(data: dict[str, Any], loc: Sequence[int | str]
+           ) -> tuple[Any, int | str, str] | None:
+    """The container and key of the deepest value of ``data`` that ``loc`` reaches, and its
+    place as the error names it ("stops.0"; a loc goes on past a value into a union's member
+    names, which are no keys of the data)."""
+    found: tuple[Any, int | str, str] | None = None
     here: Any = data
-    for step in loc:
+    for depth, step in enumerate(loc, 1):
         keyed = isinstance(here, dict) and isinstance(step, str) and step in here
         indexed = (isinstance(here, list) and isinstance(step, int)
                    and not isinstance(step, bool) and 0 <= step < len(here))
         if not (keyed or indexed):
             break
-        found = (here, step)
+        found = (here, step, ".".join(str(x) for x in loc[:depth]))
         here = here[step]
     return found
 
@@ -75,19 +85,20 @@ def _has_default(arguments: type[BaseModel], sent_as: int | str) -> bool:
     return False
 
 
-def reread(data: Mapping[str, Any], error: ValidationError,
-           arguments: type[BaseModel]) -> dict[str, Any] | None:
+def reread(data: Mapping[str, Any], error: ValidationError, arguments: type[BaseModel],
+           readings: list[str] | None = None) -> dict[str, Any] | None:
     """``data`` with each value ``error`` names read for its plain meaning (see the module), or
     None when no value has one. ``arguments``: the model ``data`` failed, for which top-level
-    parameters have a default."""
+    parameters have a default; ``readings`` gains a line for each reading made."""
     out = copy.deepcopy(dict(data))
     changed = False
+    said = readings if readings is not None else []
     for err in error.errors():
         place = _place(out, err.get("loc", ()))
         given = err.get("input")
         if place is None:
             continue
-        holder, key = place
+        holder, key, where = place
         value = holder[key]
         if type(value) is not type(given) or value != given:   # the loc ran past the value
             continue
@@ -97,9 +108,12 @@ def reread(data: Mapping[str, Any], error: ValidationError,
             if ((isinstance(decoded, list) and kind in _ARRAYS)
                     or (isinstance(decoded, dict) and kind in _OBJECTS)):
                 holder[key], changed = decoded, True
+                said.append(f"{where} sent as JSON text, read as the "
+                            f"{'array' if isinstance(decoded, list) else 'object'} it holds")
         elif value is None and holder is out and _has_default(arguments, key):
             del out[str(key)]
             changed = True
+            said.append(f"{where} sent as null, left out for its default")
     return out if changed else None
 
 
@@ -107,16 +121,28 @@ def reread(data: Mapping[str, Any], error: ValidationError,
 _READINGS = 3
 
 
-def validated(arguments: type[BaseModel], data: Mapping[str, Any]) -> BaseModel:
+def validated(arguments: type[BaseModel], data: Mapping[str, Any], tool: str = "") -> BaseModel:
     """``data`` validated by ``arguments``, read again by :func:`reread` while it fails and a
     reading applies; what fails then is the error of the data as read (its places are where the
-    model's values still fall short: inside a list it sent as text, say)."""
-    for _ in range(_READINGS):
-        try:
-            return arguments.model_validate(data)
-        except ValidationError as e:
-            again = reread(data, e, arguments)
-            if again is None:
-                raise
-            data = again
-    return arguments.model_validate(data)
+    model's values still fall short: inside a list it sent as text, say). ``tool``: the name
+    the readings are logged under, in one line (2,000 items sent as text are not 2,000 lines)."""
+    readings: list[str] = []
+    try:
+        for _ in range(_READINGS):
+            try:
+                return arguments.model_validate(data)
+            except ValidationError as e:
+                again = reread(data, e, arguments, readings)
+                if again is None:
+                    raise
+                data = again
+        return arguments.model_validate(data)
+    finally:
+        if readings:
+            more = len(readings) - _LOGGED
+            log.info("%s: %s%s", tool, "; ".join(readings[:_LOGGED]),
+                     f"; and {more} more places" if more > 0 else "")
+
+
+#: How many readings of one call its log line names.
+_LOGGED = 3

@@ -277,6 +277,14 @@ def _not_parsed(e: ValueError) -> str:
     return f"not valid JSON: {e.msg} at character {e.pos} of {len(e.doc)}{ended}"
 
 
+def _copied(value: Any) -> Any:
+    """A deep copy of ``value``, or ``value`` itself when it cannot be copied (a lock, a file)."""
+    try:
+        return copy.deepcopy(value)
+    except Exception:
+        return value
+
+
 def _cut_text(name: str, when: str) -> str:
     return (f"error: this call of {name} was cut off: the reply reached its output token limit "
             f"(max_tokens) {when}; not run. Make the call smaller (e.g. do the work in several "
@@ -525,13 +533,11 @@ class ToolRunner:
     def _as_sent(self, args: Mapping[str, Any]) -> Mapping[str, Any]:
         """What the result sink is told the call was given: a copy taken before it runs. The
         tool gets the validated objects themselves, and one that drains a list or edits a model
-        was recorded as called with what it left. A value that cannot be copied is shared."""
+        was recorded as called with what it left. Each value on its own: one that cannot be
+        copied (a file a validator opened) is shared, and the others are still copied."""
         if self.on_result is None:
             return args
-        try:
-            return copy.deepcopy(args)
-        except Exception:
-            return args
+        return {name: _copied(value) for name, value in args.items()}
 
     def _refusal(self, tool: Tool, args: Mapping[str, Any]) -> str:
         """Empty when the call may run, else the text the model is told."""

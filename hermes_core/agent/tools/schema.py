@@ -157,13 +157,13 @@ class Tool:
             # arguments are the model's words (or an injected page's): "[[[[..." must be an
             # answer the model can read, not a crash of the turn
             raise ValueError("nested too deeply") from None
-        data = lenient.unwrapped(data)   # the object encoded twice: a JSON string holding it
+        data = lenient.unwrapped(data, self.name)   # the object encoded twice: a JSON string holding it
         if data is None:   # some OpenAI-compatible servers send null for "no arguments"
             data = {}
         if not isinstance(data, dict):
             # named in JSON's words: the model knows "array", not "list"
             raise ValueError(f"arguments must be a JSON object, not a JSON {_json_kind(data)}")
-        model = lenient.validated(self.arguments, data)
+        model = lenient.validated(self.arguments, data, self.name)
         # by the function's own parameter names: an alias is only the name the model sees
         own = dict(self.renamed)
         named = {own.get(name, name): value for name in type(model).model_fields

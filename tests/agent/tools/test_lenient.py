@@ -75,3 +75,45 @@ def test_arguments_no_reading_saves_stay_errors_naming_the_parameter(raw: str, s
         make_tool(_plan).parse(raw)
     e = caught.value
     assert says in (validation_message(e) if isinstance(e, ValidationError) else str(e))
+
+
+@pytest.mark.parametrize("raw, said", [
+    (json.dumps({"city": "Oslo", "stops": json.dumps(_STOPS)}),
+     "_plan: stops sent as JSON text, read as the array it holds"),
+    (json.dumps({"city": "Oslo", "stops": [json.dumps(_STOPS[0])]}),
+     "_plan: stops.0 sent as JSON text, read as the object it holds"),
+    (json.dumps({"city": "Oslo", "stops": _STOPS, "days": None}),
+     "_plan: days sent as null, left out for its default"),
+    (json.dumps(json.dumps({"city": "Oslo", "stops": _STOPS})),
+     "_plan: the arguments sent as a JSON string, read as the object it holds"),
+], ids=["list-as-text", "item-as-text", "null-for-default", "arguments-as-text"])
+def test_a_reading_is_logged_naming_the_tool_and_the_place_not_the_value(
+        caplog: pytest.LogCaptureFixture, raw: str, said: str) -> None:
+    """A reading hid the model's own mistake from the author: the call ran as if sent right, and
+    nothing said the model sends lists as text (a prompt or schema the author could fix, and a
+    model to watch). Each reading is logged; the value is not (it may hold a key)."""
+    secret = "sk-" + "Zq8Lm2Xc4Vb6Nn1Aa3Ss5Dd7"
+    raw = raw.replace("museum", secret)
+    with caplog.at_level("INFO", logger="hermes_core.agent.tools.lenient"):
+        make_tool(_plan).parse(raw)
+    said_lines = [r.getMessage() for r in caplog.records]
+    assert said_lines == [said]
+    assert secret not in caplog.text
+
+
+def test_a_valid_call_is_read_without_a_word_logged(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level("DEBUG", logger="hermes_core.agent.tools.lenient"):
+        make_tool(_plan).parse(json.dumps({"city": "Oslo", "stops": _STOPS, "zip_code": "[1]"}))
+    assert caplog.records == []
+
+
+def test_many_readings_in_one_call_are_one_log_line(caplog: pytest.LogCaptureFixture) -> None:
+    """A list of 2,000 stops each sent as JSON text was 2,000 log lines for one call, burying
+    the rest of the log: one line, the first places named and how many more."""
+    raw = json.dumps({"city": "Oslo", "stops": [json.dumps(_STOPS[0])] * 2000})
+    with caplog.at_level("INFO", logger="hermes_core.agent.tools.lenient"):
+        assert len(make_tool(_plan).parse(raw)["stops"]) == 2000
+    assert [r.getMessage() for r in caplog.records] == [
+        "_plan: stops.0 sent as JSON text, read as the object it holds; stops.1 sent as JSON "
+        "text, read as the object it holds; stops.2 sent as JSON text, read as the object it "
+        "holds; and 1997 more places"]

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import BaseModel
+from pydantic import AfterValidator, BaseModel
 
 from hermes_core.agent.tools.registry import ToolRegistry
 from hermes_core.agent.tools.runner import ToolRunner, render_output
@@ -1078,3 +1078,31 @@ def test_the_result_sink_sees_the_arguments_as_sent_not_as_the_tool_left_them(
     (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
     assert (r.status, r.output) == ("ok", "3")
     assert seen == [{"items": [1, 2, 3], "where": Point(x=5, y=6)}]
+
+
+#: A parameter whose validated value is an open file (which no deep copy takes); the tool closes it.
+_OPENED = AfterValidator(lambda p: open(p, encoding="utf-8"))   # noqa: SIM115
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_an_argument_that_cannot_be_copied_leaves_the_others_recorded_as_sent(
+        runner_factory: Any, use_async: bool, tmp_path: Path) -> None:
+    """One value a deep copy refuses (a file a validator opened, a lock) made the whole record
+    share the tool's objects again: the list the tool drained was recorded as ``items=[]``. Each
+    value is copied on its own; the one that cannot be is shared, and the call runs."""
+    seen: list[Any] = []
+    path = tmp_path / "in.txt"
+    path.write_text("x", encoding="utf-8")
+
+    def drain(log: typing.Annotated[str, _OPENED], items: list[int]) -> int:
+        """Drain a queue into a log."""
+        with log:
+            n = len(items)
+            items.clear()
+        return n
+
+    runner = runner_factory([drain], on_result=lambda call, args, result: seen.append(args))
+    calls = [ToolCall("c", "drain", json.dumps({"log": str(path), "items": [1, 2, 3]}))]
+    (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert (r.status, r.output) == ("ok", "3")
+    assert seen[0]["items"] == [1, 2, 3] and seen[0]["log"].name == str(path)
