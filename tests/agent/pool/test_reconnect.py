@@ -53,6 +53,14 @@ def test_a_run_waits_at_most_wait_s_for_a_probe_that_does_not_answer() -> None:
     release.set()
 
 
+def _assert_the_child_probes(prober: BackgroundProbe) -> None:
+    """Fork a child that runs its own probe of ``prober`` (``_in_child``) and wait for it to pass."""
+    kid = FORK.Process(target=_in_child, args=(prober,))
+    kid.start()
+    kid.join(JOIN_S)
+    assert kid.exitcode == 0
+
+
 def test_a_child_forked_while_a_probe_was_under_way_probes_again() -> None:
     """The child inherited the parent's run as under way, but not its thread: each due request
     there joined a run that never ended, so the child never probed and never rejoined Redis."""
@@ -60,10 +68,7 @@ def test_a_child_forked_while_a_probe_was_under_way_probes_again() -> None:
     prober = BackgroundProbe(_parent_blocks(os.getpid(), release), wait_s=0.05)
     prober.run()   # under way in the parent
     try:
-        kid = FORK.Process(target=_in_child, args=(prober,))
-        kid.start()
-        kid.join(JOIN_S)
-        assert kid.exitcode == 0
+        _assert_the_child_probes(prober)
     finally:
         release.set()
 
@@ -85,10 +90,7 @@ def test_a_child_forked_while_another_thread_held_the_probe_lock_does_not_hang()
     t.start()
     held.wait(JOIN_S)
     try:
-        kid = FORK.Process(target=_in_child, args=(prober,))
-        kid.start()
-        kid.join(JOIN_S)
-        assert kid.exitcode == 0
+        _assert_the_child_probes(prober)
     finally:
         go_on.set()
         t.join(JOIN_S)
