@@ -136,12 +136,15 @@ _HOSTILE = [
 
 def _shipped_descriptions() -> list[tuple[str, str]]:
     """Every skill description the repo ships as test data: the anthropics/skills catalog, the
+    converted tool catalogs (ACEBench, HammerBench: 5,492 descriptions, most in Chinese), the
     SKILL.md folders under tests/data/skills and the example home."""
     out: list[tuple[str, str]] = []
-    for line in (_REPO / "tests/data/catalogs/anthropics_skills.jsonl").read_text("utf-8").splitlines():
-        if line.strip():
-            row = json.loads(line)
-            out.append((row["name"], row["description"]))
+    catalogs = _REPO / "tests/data/catalogs"
+    for path in [catalogs / "anthropics_skills.jsonl", *sorted(catalogs.glob("*.skills.jsonl"))]:
+        for line in path.read_text("utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                out.append((row["name"], row["description"]))
     catalog = load_catalog([_REPO / "tests/data/skills", _REPO / "examples/home/skills"], warn=False)
     out += [(s.name, s.description) for s in (*catalog.skills, *(s for s, _why in catalog.unavailable))]
     return out
@@ -167,7 +170,7 @@ def test_a_home_with_the_scan_off_shows_descriptions_as_before(render_list: Call
 
 def test_every_description_shipped_as_test_data_is_shown_unchanged() -> None:
     shipped = _shipped_descriptions()
-    assert len(shipped) >= 40     # 17 anthropics catalog lines + the SKILL.md folders
+    assert len(shipped) >= 5_500   # 5,509 catalog lines + the SKILL.md folders
     skills = [Skill(n, d) for n, d in shipped]
     out = render_full_list(skills)
     assert notices_in(out) == []
@@ -184,6 +187,7 @@ def test_a_description_seen_before_is_not_scanned_again(monkeypatch: pytest.Monk
         calls.append(len(texts))
         return real(texts, **kw)  # type: ignore[arg-type]
     monkeypatch.setattr(result, "guard_many", counting)
+    result.DESCRIPTION_VERDICTS.clear()
     skills = [Skill(f"memo-{i}", f"Unique memo description number {i} for the cache test.")
               for i in range(5)]
     first = render_hint(skills)
@@ -193,3 +197,22 @@ def test_a_description_seen_before_is_not_scanned_again(monkeypatch: pytest.Monk
     # keyed by content: the same text under another name is not scanned again either
     render_hint([Skill("memo-renamed", skills[0].description)])
     assert calls == [5]
+
+
+def test_the_description_memo_keeps_the_most_recent_verdicts(monkeypatch: pytest.MonkeyPatch) -> None:
+    import hermes_core.retrieval.result as result
+    scanned: list[str] = []
+    real = result.guard_many
+
+    def counting(texts: Sequence[str], **kw: object) -> list[GuardedText]:
+        scanned.extend(texts)
+        return real(texts, **kw)  # type: ignore[arg-type]
+    monkeypatch.setattr(result, "guard_many", counting)
+    memo = result._DescriptionVerdicts(size=2)
+    cats = result.INJECTION_CATEGORIES
+    assert memo.findings(["a one", "b two", "a one"], cats) == [None, None, None]
+    assert scanned == ["a one", "b two"]           # a repeat in one list is scanned once
+    memo.findings(["a one", "c three"], cats)      # "a one" is fresh again, "b two" drops out
+    memo.findings(["a one", "b two"], cats)
+    assert scanned == ["a one", "b two", "c three", "b two"]
+    assert memo.findings(["x", ""], ()) == [None, None] and len(scanned) == 4  # scan off: no scan
