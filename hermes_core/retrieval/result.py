@@ -82,27 +82,29 @@ def hint_description(skill: Skill, limit: int = MAX_DESCRIPTION) -> str:
 
 
 class _DescriptionVerdicts:
-    """The scan's verdict on each description shown, keyed by a digest of the text shown and the
-    categories (not the skill's name: a renamed skill is not scanned again; no copy of the text
-    is kept). Shared by every retriever in the process, so the full list of a large catalog is
-    scanned once, on its first turn, and a hint costs a dictionary look-up per skill after."""
+    """The scan's verdict on each description shown, keyed by a digest of the text shown salted
+    with the categories (not the skill's name: a renamed skill is not scanned again; no copy of
+    the text is kept). Shared by every retriever in the process, so the full list of a large
+    catalog is scanned once, on its first turn, and a hint costs a digest per skill after."""
 
     def __init__(self, size: int = DESCRIPTION_MEMO) -> None:
         self.size = size
-        self._known: OrderedDict[tuple[bytes, tuple[str, ...]], InjectionFinding | None] = OrderedDict()
+        self._known: OrderedDict[bytes, InjectionFinding | None] = OrderedDict()
         self._lock = threading.Lock()
 
     def findings(self, texts: Sequence[str], scan: tuple[str, ...]) -> list[InjectionFinding | None]:
         if not scan:
             return [None] * len(texts)
-        keys = [(hashlib.blake2b(t.encode("utf-8", "surrogatepass"), digest_size=16).digest(), scan)
+        salt = hashlib.blake2b("\x1f".join(scan).encode("utf-8"), digest_size=16).digest()
+        keys = [hashlib.blake2b(t.encode("utf-8", "surrogatepass"), digest_size=16, salt=salt).digest()
                 for t in texts]
-        found: dict[tuple[bytes, tuple[str, ...]], InjectionFinding | None] = {}
+        found: dict[bytes, InjectionFinding | None] = {}
         with self._lock:
+            known = self._known
             for k in keys:
-                if k in self._known:
-                    found[k] = self._known[k]
-                    self._known.move_to_end(k)
+                if k in known:
+                    found[k] = known[k]
+                    known.move_to_end(k)
         missing = {k: t for k, t in zip(keys, texts, strict=True) if k not in found and t}
         if missing:   # one batch: the learned scorer's cost is mostly per call
             guarded = guard_many(list(missing.values()), name="skill description", categories=scan)
