@@ -92,6 +92,12 @@ log = logging.getLogger("hermes_core.prompt")
 
 SECTION_SEPARATOR = "\n\n---\n\n"
 HISTORY_CLIP_CHARS = 300
+# how a turn's record tells each kind of BLOCKED notice found in the skill selector's block
+_BLOCKED_TOLD = {
+    "file": "replaced by a BLOCKED notice",
+    "paragraph": "that paragraph was replaced by a BLOCKED notice, the rest is loaded",
+    "description": "the description was withheld; the skill is still listed by name",
+}
 
 DEFAULT_IDENTITY = (
     "You are Hermes, a helpful, knowledgeable and direct AI assistant. You answer accurately and "
@@ -555,10 +561,8 @@ class PromptBuilder:
             block, got[0] = select_turn(query)
             return str(block)
         block = self._call_block("skill selector", call, events)
-        for name, why, whole in notices_in(block):   # an auto-loaded SKILL.md's blocked parts
-            events.append(ContextEvent("blocked", name, f"{why}; " + (
-                "replaced by a BLOCKED notice" if whole
-                else "that paragraph was replaced by a BLOCKED notice, the rest is loaded")))
+        for name, why, what in notices_in(block):   # an auto-loaded SKILL.md's blocked parts,
+            events.append(ContextEvent("blocked", name, f"{why}; " + _BLOCKED_TOLD[what]))  # a hint's
         return block, got[0]
 
     def _recall(self, source: MemorySource, query: RetrievalQuery, session_id: str | None,

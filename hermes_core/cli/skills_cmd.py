@@ -112,10 +112,14 @@ def _retriever(args: argparse.Namespace, **kw: Any) -> Any:
 
 
 def _search(args: argparse.Namespace) -> int:
+    from hermes_core.injection import notices_in
     from hermes_core.retrieval.result import render
     from hermes_core.retrieval.second_opinion import MARGIN, keeps
     r = _retriever(args, top_k=args.top_k, read_only=True)
     res = r.retrieve(args.query)
+    shown = render(res, r.scan_categories) if res.skills else ""
+    # the skills whose description the scan kept out of the block (decision 228)
+    withheld = [name for name, _why, what in notices_in(shown) if what == "description"]
     if args.json:
         out: dict[str, Any] = {
             "query": res.query, "layer": res.layer, "gated": res.gated,
@@ -145,6 +149,7 @@ def _search(args: argparse.Namespace) -> int:
                 "nearest": u.nearest, "nearest_skill": u.nearest_skill, "precision": round(u.precision, 4),
                 "weight": round(u.weight, 4), "neighbours": u.neighbours}
             out["usage_events"] = None if r.usage is None else len(r.usage.store)
+            out["withheld"] = withheld
         print(json_text(out))
         return 0
     if not res.skills:
@@ -153,10 +158,13 @@ def _search(args: argparse.Namespace) -> int:
         if res.layer == "none":
             _where_looked(r)
     else:
-        print(terminal_safe(render(res)), end="")
+        print(terminal_safe(shown), end="")
     if args.explain:
         print(f"\nlayer={res.layer} answered={','.join(res.answered)} "
               f"total={res.timings_ms.get('total', 0):.1f}ms")
+        if withheld:
+            print(f"withheld: {', '.join(withheld)} (description blocked as a possible prompt "
+                  "injection; the skill is still listed)")
         if res.gate is not None:
             g = res.gate
             print(f"gate: {'pass' if g.passed else 'reject'} rule={g.rule} "

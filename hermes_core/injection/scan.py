@@ -734,19 +734,30 @@ def blocked_notice(name: str, finding: InjectionFinding) -> str:
     return f"[BLOCKED: {name} was not loaded: {finding.describe()}]"
 
 
-_NOTICE = re.compile(r"\[BLOCKED: (?:a paragraph of (?P<par>[^\]\n]+?) was removed|"
+_NOTICE = re.compile(r"\[BLOCKED: (?:a paragraph of (?P<paragraph>[^\]\n]+?) was removed|"
+                     r"the description of (?P<description>[^\]\n]+?) was withheld|"
                      r"(?P<file>[^\]\n]+?) was not loaded): (?P<why>possible prompt injection "
                      r"\([^)\n]*\))\]")
 
 
-def notices_in(text: str) -> list[tuple[str, str, bool]]:
-    """The BLOCKED notices in an assembled block: (name, why, whole file) for each, so a block put
-    together elsewhere (an auto-loaded skill) can still be reported where the user looks."""
-    return [(m.group("par") or m.group("file"), m.group("why"), m.group("file") is not None)
-            for m in _NOTICE.finditer(text)]
+def notices_in(text: str) -> list[tuple[str, str, str]]:
+    """The BLOCKED notices in an assembled block: (name, why, what) for each, ``what`` being
+    "file", "paragraph" or "description" (a hinted skill's), so a block put together elsewhere (an
+    auto-loaded skill, a hint list) can still be reported where the user looks."""
+    out: list[tuple[str, str, str]] = []
+    for m in _NOTICE.finditer(text):
+        what = next(k for k in ("paragraph", "description", "file") if m.group(k) is not None)
+        out.append((m.group(what), m.group("why"), what))
+    return out
 
 
 def paragraph_notice(name: str, finding: InjectionFinding) -> str:
     """The one line that replaces one blocked paragraph; the rest of the file is kept."""
     return f"[BLOCKED: a paragraph of {name} was removed: {finding.describe()}]"
 
+
+
+def description_notice(name: str, finding: InjectionFinding) -> str:
+    """What a hint or skill list shows after a skill's name when its description is hostile: the
+    skill stays listed (skill_view still scans its body), the matched text stays out."""
+    return f"[BLOCKED: the description of {name} was withheld: {finding.describe()}]"
