@@ -88,6 +88,13 @@ def load_script() -> Callable[..., ModuleType]:
 
 @pytest.fixture(autouse=True)
 def verdict_cache_detached() -> Iterator[None]:
+    """Each test starts with no home verdict cache and no process-wide scan memo (context-file
+    parts, skill descriptions): a memo left by an earlier test skips the scan a test watches."""
+    from hermes_core.agent.prompt import files as prompt_files
+    from hermes_core.retrieval.result import DESCRIPTION_VERDICTS
+    with prompt_files._memo_lock:
+        prompt_files._memo.clear()
+    DESCRIPTION_VERDICTS.clear()
     yield
     use_home_cache(None)
 
