@@ -92,8 +92,7 @@ def verdict_cache_detached() -> Iterator[None]:
     parts, skill descriptions): a memo left by an earlier test skips the scan a test watches."""
     from hermes_core.agent.prompt import files as prompt_files
     from hermes_core.retrieval.result import DESCRIPTION_VERDICTS
-    with prompt_files._memo_lock:
-        prompt_files._memo.clear()
+    prompt_files._PARTS.clear()
     DESCRIPTION_VERDICTS.clear()
     yield
     use_home_cache(None)

@@ -7,9 +7,6 @@ readers of a result (the agent, the REPL, the CLI) need not import the ranking m
 
 from __future__ import annotations
 
-import hashlib
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -17,11 +14,10 @@ import numpy as np
 
 from hermes_core.injection import (
     INJECTION_CATEGORIES,
-    InjectionFinding,
     description_notice,
     guard_cached,
-    guard_many,
 )
+from hermes_core.injection.memo import GuardMemo
 from hermes_core.retrieval.fusion import UNJUDGED, GateDecision
 from hermes_core.retrieval.skills import MAX_DESCRIPTION, skill_body
 from hermes_core.retrieval.triggers import TriggerHit
@@ -81,48 +77,10 @@ def hint_description(skill: Skill, limit: int = MAX_DESCRIPTION) -> str:
     return d if len(d) <= limit else d[: limit - 1].rstrip() + "…"
 
 
-class _DescriptionVerdicts:
-    """The scan's verdict on each description shown, keyed by a digest of the text shown salted
-    with the categories (not the skill's name: a renamed skill is not scanned again; no copy of
-    the text is kept). Shared by every retriever in the process, so the full list of a large
-    catalog is scanned once, on its first turn, and a hint costs a digest per skill after."""
-
-    def __init__(self, size: int = DESCRIPTION_MEMO) -> None:
-        self.size = size
-        self._known: OrderedDict[bytes, InjectionFinding | None] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def findings(self, texts: Sequence[str], scan: tuple[str, ...]) -> list[InjectionFinding | None]:
-        if not scan:
-            return [None] * len(texts)
-        salt = hashlib.blake2b("\x1f".join(scan).encode("utf-8"), digest_size=16).digest()
-        keys = [hashlib.blake2b(t.encode("utf-8", "surrogatepass"), digest_size=16, salt=salt).digest()
-                for t in texts]
-        found: dict[bytes, InjectionFinding | None] = {}
-        with self._lock:
-            known = self._known
-            for k in keys:
-                if k in known:
-                    found[k] = known[k]
-                    known.move_to_end(k)
-        missing = {k: t for k, t in zip(keys, texts, strict=True) if k not in found and t}
-        if missing:   # one batch: the learned scorer's cost is mostly per call
-            guarded = guard_many(list(missing.values()), name="skill description", categories=scan)
-            fresh = {k: (g.findings[0] if g.findings else None)
-                     for k, g in zip(missing, guarded, strict=True)}
-            found.update(fresh)
-            with self._lock:
-                self._known.update(fresh)
-                while len(self._known) > self.size:
-                    self._known.popitem(last=False)
-        return [found.get(k) for k in keys]
-
-    def clear(self) -> None:
-        with self._lock:
-            self._known.clear()
-
-
-DESCRIPTION_VERDICTS = _DescriptionVerdicts()
+#: The scan of each description shown, by a digest of the text (not the skill's name: a renamed
+#: skill is not scanned again), shared by every retriever in the process: the full list of a large
+#: catalog is scanned once, on its first turn, and a hint costs a digest per skill after.
+DESCRIPTION_VERDICTS = GuardMemo(DESCRIPTION_MEMO)
 
 
 def skill_lines(skills: Sequence[Skill], scan: tuple[str, ...] = INJECTION_CATEGORIES) -> list[str]:
@@ -131,9 +89,11 @@ def skill_lines(skills: Sequence[Skill], scan: tuple[str, ...] = INJECTION_CATEG
     as a BLOCKED notice after the name, never dropped: the user sees why a skill has no
     description, and skill_view still loads (and scans) its body."""
     shown = [hint_description(s) for s in skills]
-    verdicts = DESCRIPTION_VERDICTS.findings(shown, scan)
-    return [f"- {s.name}: {d if f is None else description_notice(s.name, f)}"
-            for s, d, f in zip(skills, shown, verdicts, strict=True)]
+    if not scan:
+        return [f"- {s.name}: {d}" for s, d in zip(skills, shown, strict=True)]
+    guarded = DESCRIPTION_VERDICTS.guard(shown, name="skill description", categories=scan)
+    return [f"- {s.name}: {description_notice(s.name, g.findings[0]) if g.findings else d}"
+            for s, d, g in zip(skills, shown, guarded, strict=True)]
 
 
 def render_hint(skills: Sequence[Skill], scan: tuple[str, ...] = INJECTION_CATEGORIES) -> str:

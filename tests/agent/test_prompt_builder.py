@@ -1022,13 +1022,14 @@ def test_a_file_read_again_unchanged_or_grown_at_its_end_is_not_scanned_again(
     """The injection scan is most of a changed file's cost (1 MB MEMORY.md: ~2 s a change, its
     20,000-token head and tail scanned). A file rewritten with the same bytes (a sync tool, a
     checkout) was scanned whole again, and one grown at its end scanned its unchanged head."""
+    from hermes_core.injection import memo as injection_memo
     scanned: list[str] = []
-    real = context_files.guard_text
+    real = injection_memo.guard_many
 
-    def counting(text: str, **kw: Any) -> Any:
-        scanned.append(text)
-        return real(text, **kw)
-    monkeypatch.setattr(context_files, "guard_text", counting)
+    def counting(texts: list[str], **kw: Any) -> Any:
+        scanned.extend(texts)
+        return real(texts, **kw)
+    monkeypatch.setattr(injection_memo, "guard_many", counting)
     path = marked_home / "MEMORY.md"
     path.write_text("".join(f"scan-memo note {i}: the build server is ci-{i}\n§\n"
                             for i in range(400)), encoding="utf-8")

@@ -179,14 +179,15 @@ def test_every_description_shipped_as_test_data_is_shown_unchanged() -> None:
 
 
 def test_a_description_seen_before_is_not_scanned_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    import hermes_core.injection.memo as memo
     import hermes_core.retrieval.result as result
     calls: list[int] = []
-    real = result.guard_many
+    real = memo.guard_many
 
     def counting(texts: Sequence[str], **kw: object) -> list[GuardedText]:
         calls.append(len(texts))
         return real(texts, **kw)  # type: ignore[arg-type]
-    monkeypatch.setattr(result, "guard_many", counting)
+    monkeypatch.setattr(memo, "guard_many", counting)
     result.DESCRIPTION_VERDICTS.clear()
     skills = [Skill(f"memo-{i}", f"Unique memo description number {i} for the cache test.")
               for i in range(5)]
@@ -197,22 +198,5 @@ def test_a_description_seen_before_is_not_scanned_again(monkeypatch: pytest.Monk
     # keyed by content: the same text under another name is not scanned again either
     render_hint([Skill("memo-renamed", skills[0].description)])
     assert calls == [5]
-
-
-def test_the_description_memo_keeps_the_most_recent_verdicts(monkeypatch: pytest.MonkeyPatch) -> None:
-    import hermes_core.retrieval.result as result
-    scanned: list[str] = []
-    real = result.guard_many
-
-    def counting(texts: Sequence[str], **kw: object) -> list[GuardedText]:
-        scanned.extend(texts)
-        return real(texts, **kw)  # type: ignore[arg-type]
-    monkeypatch.setattr(result, "guard_many", counting)
-    memo = result._DescriptionVerdicts(size=2)
-    cats = result.INJECTION_CATEGORIES
-    assert memo.findings(["a one", "b two", "a one"], cats) == [None, None, None]
-    assert scanned == ["a one", "b two"]           # a repeat in one list is scanned once
-    memo.findings(["a one", "c three"], cats)      # "a one" is fresh again, "b two" drops out
-    memo.findings(["a one", "b two"], cats)
-    assert scanned == ["a one", "b two", "c three", "b two"]
-    assert memo.findings(["x", ""], ()) == [None, None] and len(scanned) == 4  # scan off: no scan
+    fresh = [Skill("memo-off", "A description no list showed before, with the scan off.")]
+    assert render_hint(fresh, scan=()) and calls == [5]   # scan off: no scan

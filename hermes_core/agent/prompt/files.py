@@ -37,14 +37,12 @@ from __future__ import annotations
 
 import codecs
 import contextlib
-import hashlib
 import logging
 import os
 import re
 import stat
 import threading
 import weakref
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +57,7 @@ from hermes_core.injection import (  # noqa: F401 - re-exported for callers
     guard_text,
     scan_for_injection,
 )
+from hermes_core.injection.memo import GuardMemo
 from hermes_core.tokens import DEFAULT_ENCODING, count_tokens, head_tokens, tail_tokens
 
 log = logging.getLogger("hermes_core.prompt")
@@ -259,9 +258,12 @@ class _Skip(Exception):
     """Internal: the file is skipped for the given reason."""
 
 
-#: Parts of context files whose scan is remembered (:func:`_guarded_part`): the head and tail
-#: of the four sources, twice over (a digest and a count each for a clean part, see there).
+#: Parts of context files whose scan is remembered: the head and tail of the four sources, twice
+#: over (a digest and a count each for a clean part, see ``injection/memo.py``). A file read again
+#: unchanged, or grown at its end past its budget (the kept head is as it was), is not scanned
+#: again.
 GUARD_MEMO = 16
+_PARTS = GuardMemo(GUARD_MEMO)
 
 
 #: Byte-order marks and the codec each announces; UTF-32 LE's begins with UTF-16 LE's, so first.
@@ -511,7 +513,8 @@ def _guard(text: str, original: str, name: str, shown: str, policy: ReadPolicy,
         if first == 0:   # the tail: numbered where it sits in the file, after the omitted middle
             at = original.rfind(part)
             first = original.count("\n", 0, at) + 1 if at >= 0 else 1
-        guarded.append(_guarded_part(part, name, policy.scan_categories, first, policy.data))
+        guarded.append(_PARTS.guard([part], name=name, categories=policy.scan_categories,
+                                    first_line=first, data=policy.data)[0])
     findings = [f for g in guarded for f in g.findings]
     if guarded and all(g.all_blocked for g in guarded):
         events.append(ContextEvent("blocked", shown, f"{findings[0].describe()}; replaced by a "
@@ -525,38 +528,6 @@ def _guard(text: str, original: str, name: str, shown: str, policy: ReadPolicy,
     return guarded[0].text + m.group() + guarded[1].text, False
 
 
-_MemoKey = tuple[bytes, str, tuple[str, ...], int, bool]
-_memo: OrderedDict[_MemoKey, GuardedText | int] = OrderedDict()
-_memo_lock = threading.Lock()
-
-
-def _guarded_part(text: str, name: str, categories: tuple[str, ...], first_line: int,
-                  data: bool) -> GuardedText:
-    """:func:`guard_text`, remembered for the last few parts: a file read again unchanged (a
-    touch, a sync tool's rewrite, a re-read in its write's tick, ``invalidate()``) or grown at
-    its end past its budget (the kept head is as it was) is not scanned again; the scan is most
-    of a changed big file's cost (about 1.4 s for a 20,000-token head and tail).
-
-    Keyed by the text's SHA-256, and a clean part is remembered by its paragraph count alone:
-    the memo is process-wide and outlives the builder, and a part can be most of a 2 MB file
-    (a 20,000-token head of whitespace-heavy text is 0.7 MB), so holding the text itself kept
-    up to 16 such parts alive for ever. A part with a blocked paragraph keeps its guarded text."""
-    key = (hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest(), name, categories,
-           first_line, data)
-    with _memo_lock:
-        held = _memo.get(key)
-        if held is not None:
-            _memo.move_to_end(key)
-    if held is None:
-        guarded = guard_text(text, name=name, categories=categories, first_line=first_line,
-                             data=data)
-        with _memo_lock:
-            _memo[key] = guarded if guarded.findings else guarded.paragraphs
-            _memo.move_to_end(key)
-            while len(_memo) > GUARD_MEMO:
-                _memo.popitem(last=False)
-        return guarded
-    return held if isinstance(held, GuardedText) else GuardedText(text, (), held)
 
 
 def _dangling(path: Path) -> str | None:

@@ -829,20 +829,23 @@ def test_the_scan_memo_keeps_no_copy_of_a_clean_part(monkeypatch: pytest.MonkeyP
     import tracemalloc
 
     from hermes_core.injection import GuardedText
+    from hermes_core.injection import memo as injection_memo
 
     scans: list[int] = []
 
-    def scan(text: str, **_kw: Any) -> GuardedText:   # the memo, not the scan, is measured
-        scans.append(len(text))
-        return GuardedText(text, (), 1)
-    monkeypatch.setattr(context_files, "guard_text", scan)
+    def scan(texts: list[str], **_kw: Any) -> list[GuardedText]:   # the memo is measured
+        scans.extend(len(text) for text in texts)
+        return [GuardedText(text, (), 1) for text in texts]
+    monkeypatch.setattr(injection_memo, "guard_many", scan)
     tracemalloc.start()
     try:
         for _look in range(2):
             for i in range(context_files.GUARD_MEMO):
                 part = f"part {i}\n" + "x" * 1_000_000      # read anew each turn, then let go
-                assert context_files._guarded_part(part, "MEMORY.md", (), 1, True).text == part
-        del part
+                [guarded] = context_files._PARTS.guard([part], name="MEMORY.md", categories=(),
+                                                       first_line=1, data=True)
+                assert guarded.text == part
+        del part, guarded
         held = tracemalloc.get_traced_memory()[0]
     finally:
         tracemalloc.stop()
