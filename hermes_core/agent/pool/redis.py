@@ -51,13 +51,14 @@ from hermes_core.agent.pool.fleet_queue import FleetQueue
 from hermes_core.agent.pool.foreign import describe, misplaced_keys
 from hermes_core.agent.pool.outage import REFUSALS, outage_reason
 from hermes_core.agent.pool.quarantine import Standing
-from hermes_core.agent.pool.reconnect import LATE_S, BackgroundProbe
+from hermes_core.agent.pool.reconnect import LATE_S, BackgroundProbe, retries_off
 from hermes_core.agent.pool.redis_options import (
     DEFAULT_PREFIX,
     RedisPoolOptions,
     options_from_settings,
 )
 from hermes_core.agent.pool.redis_url import redact_url
+from hermes_core.agent.pool.rename import carry_over
 from hermes_core.agent.pool.state import (
     STRATEGIES,
     AcquireResult,
@@ -137,15 +138,16 @@ class RedisPoolState:
         self.options = opts = options or RedisPoolOptions()
         if opts.workers < 1:
             raise ConfigError("must be >= 1", file=config_file, key_path="credential_pool.workers")
+        self._retry: Retry | None = None   # a client built here: close() cuts with no retry
         if client is None:
             if not url:
                 raise ConfigError("the redis backend needs a URL (or HERMES_REDIS_URL)",
                                   file=config_file, key_path="credential_pool.redis_url")
+            self._retry = Retry(NoBackoff(), 1)
             try:
                 client = redis.Redis.from_url(
                     url, decode_responses=True, socket_timeout=opts.socket_timeout_s,
-                    socket_connect_timeout=opts.socket_timeout_s,
-                    retry=Retry(NoBackoff(), 1),
+                    socket_connect_timeout=opts.socket_timeout_s, retry=self._retry,
                     retry_on_error=[redis.exceptions.ConnectionError, redis.exceptions.TimeoutError])
             except ValueError as exc:
                 raise ConfigError(f"invalid Redis URL {redact_url(url)!r}: {exc}",
@@ -451,11 +453,16 @@ class RedisPoolState:
             self._call(lambda: fleet.leave(provider), lambda: None)
 
     def close(self) -> None:
-        """Close the client's connections (the backend may still be used; it reconnects)."""
-        try:
-            self._redis.close()
-        except Exception:  # pragma: no cover - best effort
-            pass
+        """Close the client's connections and stop a reconnect probe under way, waiting for its
+        thread (the backend may still be used; it reconnects): reconnect.py says why."""
+        with retries_off(self._retry):
+            self._prober.stop(self._redis.close, 2 * self.options.socket_timeout_s + 1.0)
+            self._redis.close()   # what the stopped run opened meanwhile
+
+    def adopt(self, name: str, former: Sequence[str], fingerprints: Sequence[str]) -> None:
+        """The keys' state kept under a former state name read into ``name`` (:mod:`.rename`)."""
+        self._call(lambda: carry_over(self._redis, name, former, fingerprints, self._key_names,
+                                      self._name), list)
 
     # ------------------------------------------------------------------ internals
 
@@ -679,8 +686,9 @@ class RedisPoolState:
         self._prober.run()
         return not self._degraded
 
-    def _recover(self, answered: Callable[[], None]) -> bool:
-        """One probe (``answered`` called once Redis answered PING); True when back on Redis.
+    def _recover(self, answered: Callable[[], bool]) -> bool:
+        """One probe (``answered`` called once Redis answered PING; False: the backend was closed
+        meanwhile, go no further); True when back on Redis.
 
         Before switching back, this worker's local deadlines, removals and sent requests are
         merged into Redis, so a Redis that restarted empty still counts the fleet's recent
@@ -699,7 +707,8 @@ class RedisPoolState:
         provider_breakers = self._local.provider_breakers()
         try:
             self._redis.ping()
-            answered()
+            if not answered():   # the backend was closed meanwhile
+                return False
             # a Redis that answers but refuses writes (OOM, MISCONF, READONLY) is still away:
             # rejoining it would only fall back again on the next call, warning each time
             self._redis.set(f"{self.options.key_prefix}:probe:{self._worker_id}", "1", px=1000)
@@ -713,6 +722,8 @@ class RedisPoolState:
                 before = {k: v for k, v in self._before.items() if k[0] in lost}
             for item, entries in before.items():
                 sent[item] = sorted([*entries, *sent.get(item, [])])
+            if not answered():
+                return False
             self._merge_back(learned, sent, standings, provider_breakers)
             with self._lock:
                 ended = list(self._ended)
