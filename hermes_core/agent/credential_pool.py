@@ -354,18 +354,20 @@ class CredentialPool:
 
     # ------------------------------------------------------------------ acquire
 
-    def acquire(self, provider: str, *, tokens: int = 0) -> Lease:
+    def acquire(self, provider: str, *, tokens: int = 0, hold_s: float | None = None) -> Lease:
         """A lease on the next key for ``provider``; raises :class:`NoCredentialAvailable` with
-        the time the earliest key frees (None when no key can ever serve)."""
+        the time the earliest key frees (None when no key can ever serve). ``hold_s``: the
+        longest the request may run (its deadline's remainder), which bounds its lease in a
+        shared backend (:attr:`PoolPolicy.hold_s`); None, the backend's lease TTL."""
         specs = self._specs.get(provider, ())
         if not specs:
             raise NoCredentialAvailable(provider, None)
         name, group = self._state[provider]
         if name not in self._adopted:
             self._adopt(name, group)
-        res = self.backend.acquire(name, specs, self._policies[provider],
-                                   tokens=tokens,
-                                   rand=self._rng.random())
+        policy = self._policies[provider]
+        res = self.backend.acquire(name, specs, policy if hold_s is None else replace(
+            policy, hold_s=hold_s), tokens=tokens, rand=self._rng.random())
         if res.fingerprint is None:
             if res.available_at is None and res.recheck_at is None:
                 self._note_all_removed(provider)
@@ -444,10 +446,12 @@ class CredentialPool:
         with self._removed_lock:
             self._removed.update((provider, c.fingerprint) for c in self._creds.get(provider, ()))
 
-    async def aacquire(self, provider: str, *, tokens: int = 0) -> Lease:
+    async def aacquire(self, provider: str, *, tokens: int = 0,
+                       hold_s: float | None = None) -> Lease:
         if self.backend.io_bound:
-            return await self.in_thread(lambda: self.acquire(provider, tokens=tokens), lambda c: c)
-        return self.acquire(provider, tokens=tokens)
+            return await self.in_thread(lambda: self.acquire(provider, tokens=tokens,
+                                                             hold_s=hold_s), lambda c: c)
+        return self.acquire(provider, tokens=tokens, hold_s=hold_s)
 
     async def in_thread(self, fn: Callable[[], T], held: Callable[[T], Held | None]) -> T:
         """``fn()`` (which may acquire a key) in a worker thread, safe against cancellation.
@@ -606,7 +610,10 @@ class CredentialPool:
             if not specs:
                 continue
             pol = self._policies[provider]
-            snap = self.backend.snapshot(self._state[provider][0], specs, pol)
+            name, group = self._state[provider]
+            if name not in self._adopted:
+                self._adopt(name, group)
+            snap = self.backend.snapshot(name, specs, pol)
             for spec, k in zip(specs, snap.keys, strict=True):
                 limit = spec.max_rpm if spec.max_rpm is not None else k.learned_rpm
                 at_limit = limit is not None and k.requests_in_window >= limit
@@ -643,20 +650,20 @@ class QueuePlace:
         self.provider = provider
         self._refused = False   # refused and neither served nor gone since: wants the place
 
-    def acquire(self, *, tokens: int = 0) -> Lease:
+    def acquire(self, *, tokens: int = 0, hold_s: float | None = None) -> Lease:
         """:meth:`CredentialPool.acquire`, keeping the place across refusals."""
         try:
-            lease = self.pool.acquire(self.provider, tokens=tokens)
+            lease = self.pool.acquire(self.provider, tokens=tokens, hold_s=hold_s)
         except NoCredentialAvailable as e:
             self._refused_by(e)
             raise
         self._end(served=True)      # a grant gave the place up inside the acquire
         return lease
 
-    async def aacquire(self, *, tokens: int = 0) -> Lease:
+    async def aacquire(self, *, tokens: int = 0, hold_s: float | None = None) -> Lease:
         """:meth:`CredentialPool.aacquire`, keeping the place across refusals."""
         try:
-            lease = await self.pool.aacquire(self.provider, tokens=tokens)
+            lease = await self.pool.aacquire(self.provider, tokens=tokens, hold_s=hold_s)
         except NoCredentialAvailable as e:
             self._refused_by(e)
             raise

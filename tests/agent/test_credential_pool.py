@@ -186,9 +186,70 @@ def test_a_restart_after_an_alias_edit_keeps_the_shared_key_s_window(
                              options=RedisPoolOptions(key_prefix=redis_prefix))
     pool = CredentialPool({p: [Credential(p, _SHARED, max_rpm=2)] for p in after},
                           backend=backend)
+    # `keys status` first, as an operator checks a deploy: the carried-over window shows
+    assert [r.requests_last_window for r in pool.status()] == [2] * len(after)
     with pytest.raises(NoCredentialAvailable):
         pool.acquire(after[-1])
-    assert [r.requests_last_window for r in pool.status()] == [2] * len(after)
+    backend.close()
+
+
+def test_a_request_in_flight_across_an_alias_edit_frees_its_slot_under_the_new_name(
+        redis_url: str, redis_prefix: str) -> None:
+    """An alias removed while a request of the old config is in flight: the restarted process
+    reads the group's state (its window, cooldowns) under its own name, but the request's
+    lease stays where its process releases it. Carried over too, it held the key's slot under
+    the new name until the lease expired (300 s), with ``max_in_flight_per_key: 1`` the key
+    refused all that time."""
+    clock = FakeClock(1000.0)
+
+    def pool(*providers: str) -> CredentialPool:
+        backend = RedisPoolState(redis_url, clock=clock,
+                                 options=RedisPoolOptions(key_prefix=redis_prefix))
+        return CredentialPool({p: [Credential(p, _SHARED)] for p in providers},
+                              policy=PoolPolicy(max_in_flight=1), backend=backend)
+
+    old = pool("zhipu", "glm")
+    in_flight = old.acquire("glm")
+    new = pool("zhipu")                        # glm removed from the config, a process restarted
+    assert [r.requests_last_window for r in new.status()] == [1]   # the window came along
+    old.success(in_flight)                     # the old process ends its request under its name
+    new.success(new.acquire("zhipu"))          # and the slot is free under the new one
+    assert [r.requests_last_window for r in new.status()] == [2]
+
+
+def _lease_expiries(url: str, prefix: str, name: str, fp: str) -> list[float]:
+    client = redis.Redis.from_url(url, decode_responses=True)
+    try:
+        return [score for _, score in client.zrange(f"{prefix}:{{{name}}}:l:{fp}", 0, -1,
+                                                    withscores=True)]
+    finally:
+        client.close()
+
+
+def test_a_request_s_lease_lasts_its_deadline_not_the_backend_s_whole_ttl(
+        redis_url: str, redis_prefix: str) -> None:
+    """Every lease lived the backend's TTL, max(redis_lease_ttl_s, deadline_s + 30): 300 s under
+    the default 120 s deadline. A process killed (``kill -9``) with requests in flight held their
+    slots of ``max_in_flight_per_key`` that long (measured: the slot frees exactly the TTL after
+    the acquire), 150 s past any request the loop could still be running. A request the loop
+    makes holds its lease for what is left of its deadline and 30 s; one without (a caller's own
+    ``pool.acquire``) keeps the TTL."""
+    clock = FakeClock(1000.0)
+    backend = RedisPoolState(redis_url, clock=clock, options=RedisPoolOptions(
+        key_prefix=redis_prefix, lease_ttl_s=300.0))
+    a1 = Credential("a", "sk-lease-a1-0123456789")
+    pool = CredentialPool({"a": [a1]}, backend=backend)
+    a = ScriptedProvider("a", script=[["he", "llo"]])
+    loop = CallLoop({"a": a}, pool, clock=FakeClock(0.0), sleep=lambda s: None,  # type: ignore[dict-item]
+                    audit_path=False, policy=LoopPolicy(deadline_s=20.0))
+    s = loop.stream(PROMPT, RouteDecision("m", (Candidate("a", "m"),), "t"))
+    it = iter(s)
+    assert next(it).text == "he"   # the stream's request is in flight: its lease is open
+    assert _lease_expiries(redis_url, redis_prefix, "a", a1.fingerprint) == [1000.0 + 20 + 30]
+    assert "".join(d.text for d in it) == "llo"
+    lease = pool.acquire("a")      # a caller's own acquire: no deadline known, the whole TTL
+    assert _lease_expiries(redis_url, redis_prefix, "a", a1.fingerprint) == [1000.0 + 300]
+    pool.release(lease)
     backend.close()
 
 

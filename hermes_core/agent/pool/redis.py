@@ -60,6 +60,7 @@ from hermes_core.agent.pool.redis_options import (
 from hermes_core.agent.pool.redis_url import redact_url
 from hermes_core.agent.pool.rename import carry_over
 from hermes_core.agent.pool.state import (
+    LEASE_MARGIN_S,
     STRATEGIES,
     AcquireResult,
     KeySnapshot,
@@ -69,6 +70,7 @@ from hermes_core.agent.pool.state import (
     ProviderSnapshot,
     ReleaseResult,
     exhausted_wait,
+    lease_ttl,
     sane_limit,
     sane_retry_after,
 )
@@ -242,6 +244,8 @@ class RedisPoolState:
             raise ValueError(f"unknown rotation strategy {policy.strategy!r}; "
                              f"use one of {', '.join(STRATEGIES)}")
 
+        ttl = lease_ttl(self.options.lease_ttl_s, policy.hold_s)
+
         def remote(keys: Sequence[KeySpec] = keys) -> AcquireResult:
             if self.options.workers > 1 and self._monotonic() >= self._slot_renew_at:
                 self._claim_slot()
@@ -251,7 +255,7 @@ class RedisPoolState:
                          self._name(provider, "e")]
                 args: list[Any] = [self._now_arg(), policy.strategy, policy.window_s,
                                    policy.breaker_cooldown_s, max(0, int(tokens)), rand, lease,
-                                   self.options.lease_ttl_s, self.options.state_ttl_s, len(keys),
+                                   ttl, self.options.state_ttl_s, len(keys),
                                    policy.burst, policy.max_in_flight or 0,
                                    self._epochs.get(provider, ""),
                                    os.urandom(8).hex(), "1" if policy.learn_limits else "0",
@@ -301,7 +305,8 @@ class RedisPoolState:
                     self._window_s = policy.window_s
                 fingerprint = fp or None
                 if fingerprint is not None:
-                    self._hold(provider, fingerprint, lease, max(0, int(tokens)), policy.window_s)
+                    self._hold(provider, fingerprint, lease, max(0, int(tokens)), policy.window_s,
+                               ttl=ttl)
                 at = 6 + 6 * len(keys)
                 recheck = _opt_float(raw[at]) if len(raw) > at else None
                 return AcquireResult(fingerprint, _opt_float(available), probe == "1",
@@ -556,7 +561,7 @@ class RedisPoolState:
                               standing.strikes, *pairs])
 
     def _hold(self, provider: str, fingerprint: str, lease: str, tokens: int | None,
-              window_s: float, lease_tokens: int = 0) -> None:
+              window_s: float, lease_tokens: int = 0, ttl: float | None = None) -> None:
         """Remember an open lease and (``tokens`` not None) a request sent through Redis."""
         now = self._monotonic()
         local_now = self._local.now() if tokens is not None else 0.0
@@ -564,7 +569,7 @@ class RedisPoolState:
             held = self._leases.setdefault((provider, fingerprint), [])
             while held and held[0][1] <= now:
                 held.pop(0)
-            held.append((lease, now + self.options.lease_ttl_s,
+            held.append((lease, now + (ttl or self.options.lease_ttl_s),
                          tokens if tokens is not None else lease_tokens))
             if tokens is not None:
                 recent = self._recent.setdefault((provider, fingerprint), deque())
@@ -790,6 +795,6 @@ def backend_from_settings(settings: Settings) -> RedisPoolState:
     """
     cp = settings.credential_pool
     # a lease outlives its request, which the deadline bounds (its release a moment after)
-    ttl = max(cp.redis_lease_ttl_s, settings.llm.deadline_s + 30.0)
+    ttl = max(cp.redis_lease_ttl_s, settings.llm.deadline_s + LEASE_MARGIN_S)
     return RedisPoolState(cp.redis_url, options=replace(options_from_settings(cp), lease_ttl_s=ttl),
                           config_file=settings.source)
