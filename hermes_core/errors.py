@@ -598,14 +598,18 @@ _CONTEXT_MARKERS = ("context_length_exceeded", "prompt is too long", "maximum co
                     "context window", "too many tokens")
 _QUOTA_CODES = ("insufficient_quota", "billing_hard_limit_reached",
                 # Moonshot's type and Baidu Qianfan's code for an empty balance (both a 429)
-                "exceeded_current_quota_error", "billing_insufficient_balance")
+                "exceeded_current_quota_error", "billing_insufficient_balance",
+                # an account in arrears: Volcengine Ark's 403 ("... has an overdue balance"),
+                # DashScope's 400 ("Access denied, please make sure your account is in good
+                # standing."), as the providers send them or behind a gateway's 429
+                "accountoverdueerror", "arrearage")
 # Anthropic answers an exhausted prepaid balance with a 400 (or a ``billing_error`` type); Zhipu
 # an unpaid account with a 429 (code 1113: "余额不足或无可用资源包", "您的账户已欠费", in English
 # "Insufficient balance ...", "... in arrears"); Moonshot "suspended due to insufficient balance";
 # SiliconFlow "Your paid balance is insufficient". Rate limits there speak of 并发, 频率, 限额
 # and 上限, never of a balance (余额) or arrears (欠费)
 _QUOTA_MARKERS = ("credit balance is too low", "insufficient balance", "balance is insufficient",
-                  "in arrears", "余额不足", "欠费")
+                  "in arrears", "overdue balance", "余额不足", "欠费")
 # Qwen (DashScope's OpenAI-compatible mode) sends its per-minute token limit in OpenAI's quota
 # words and code; its link to the token-limit section of its error codes says what it is
 _THROTTLE_MARKERS = ("#token-limit",)
@@ -731,7 +735,8 @@ def error_from_status(status_code: int, headers: Mapping[str, str | Sequence[str
             return QuotaExhausted(text, **kw)
         return RateLimited(text, retry_after=parse_retry_after(headers, now=now), **kw)
     if status_code == 402 or (status_code in (400, 403) and (
-            kind == "billing_error" or any(m in lowered for m in _QUOTA_MARKERS))):
+            kind == "billing_error" or code in _QUOTA_CODES or kind in _QUOTA_CODES
+            or any(m in lowered for m in _QUOTA_CODES + _QUOTA_MARKERS))):
         return QuotaExhausted(text, **kw)
     if status_code in (401, 403):
         return AuthenticationFailed(text, **kw)

@@ -785,3 +785,44 @@ def test_a_retry_after_that_is_no_unix_time_of_today_is_a_long_wait_not_none(val
     key refused a moment ago. No server states a reset years gone; a proxy saying "very long"
     does (the pool caps the wait at a quarter hour)."""
     assert parse_retry_after({"retry-after": value}, now=NOW) >= 900.0
+
+
+# Volcengine Ark (火山方舟) answers an account in arrears with 403 code AccountOverdueError (its
+# public error codes; coze-studio #2195), DashScope (Qwen / Model Studio) with 400 code Arrearage,
+# "Access denied, please make sure your account is in good standing." (supersonic #1572; in its
+# OpenAI-compatible mode, TradingAgents-CN #170): each as sent, and as a gateway answering every
+# refusal with 429 sends it
+_OVERDUE = [
+    {"code": "AccountOverdueError", "message": "The request failed because your account has an "
+     "overdue balance. Request id: 0217580791812", "param": "", "type": "Forbidden"},
+    {"error": {"code": "AccountOverdueError", "message": "The request failed because your account "
+               "has an overdue balance. Request ID: 0217", "param": "", "type": "Forbidden"}},
+    {"statusCode": 400, "message": "Access denied, please make sure your account is in good "
+     "standing.", "code": "Arrearage", "isJson": True, "requestId": "8af536f9"},
+    {"error": {"code": "Arrearage", "param": None, "message": "Access denied, please make sure "
+               "your account is in good standing.", "type": "Arrearage"}},
+    # LiteLLM's re-raise: the code only in the words
+    {"error": {"message": "litellm.BadRequestError: OpenAIException - Error code: 400 - {'error': "
+               "{'code': 'Arrearage', 'param': None, 'message': 'Access denied, please make sure "
+               "your account is in good standing.', 'type': 'Arrearage'}}", "code": "400"}},
+]
+
+
+@pytest.mark.parametrize("status", [400, 403, 429])
+@pytest.mark.parametrize("body", _OVERDUE)
+def test_an_account_in_arrears_in_volcengine_s_or_dashscope_s_words_is_a_dead_key(status, body):
+    """Read as a 403 the Ark key was rejected for good ("replace the key") when the account
+    needed paying; DashScope's 400 was a bad request, failing every call while the pool kept
+    handing out the unpaid key; behind a gateway's 429 both were a wait, retried each minute."""
+    assert type(error_from_status(status, {}, body, now=NOW)) is QuotaExhausted
+
+
+@pytest.mark.parametrize("body", [
+    # Moonshot's daily token cap (TPD; cc-switch #240, kimi-cli #2318): a limit that resets, not
+    # an empty balance
+    {"error": {"message": "Your account org-x / proj-y <ak-z> request reached organization TPD "
+                          "rate limit, current: 1508351, limit: 1500000",
+               "type": "rate_limit_reached_error"}},
+])
+def test_a_daily_token_cap_stays_a_wait(body):
+    assert type(error_from_status(429, {}, body, now=NOW)) is RateLimited

@@ -173,8 +173,10 @@ def state_names(keys: Mapping[str, Iterable[str]]) -> dict[str, tuple[str, tuple
     sharing it. Why: a key's limits are the key's, whatever name it is listed under; two
     provider names listing one key (aliases of one endpoint) kept a window and a cooldown each,
     and sent the key twice its limit. Providers linked by a key they list (directly or through
-    others) share one name, their sorted names joined by ``+``; a provider sharing no key keeps
-    its own name (its state where it always was). ``keys``: each provider's key fingerprints."""
+    others) share one name, ``shared:`` and the least fingerprint among the keys more than one
+    of them lists: named by a key, not by the members, so adding or removing an alias (while
+    two still list that key) leaves the state where it is. A provider sharing no key keeps its
+    own name (its state where it always was). ``keys``: each provider's key fingerprints."""
     parent = {p: p for p in keys}
 
     def root(p: str) -> str:
@@ -184,9 +186,12 @@ def state_names(keys: Mapping[str, Iterable[str]]) -> dict[str, tuple[str, tuple
         return p
 
     owner: dict[str, str] = {}
+    shared: set[str] = set()
     for provider, fps in keys.items():
         for fp in fps:
             if fp in owner:
+                if owner[fp] != provider:
+                    shared.add(fp)
                 a, b = root(owner[fp]), root(provider)
                 if a != b:
                     parent[max(a, b)] = min(a, b)
@@ -198,9 +203,23 @@ def state_names(keys: Mapping[str, Iterable[str]]) -> dict[str, tuple[str, tuple
     out: dict[str, tuple[str, tuple[str, ...]]] = {}
     for members in groups.values():
         names = tuple(sorted(members))
+        tag = min((fp for p in members for fp in keys[p] if fp in shared), default="")
         for p in members:
-            out[p] = ("+".join(names) if len(names) > 1 else p, names)
+            out[p] = (f"shared:{tag}" if len(names) > 1 else p, names)
     return out
+
+
+def former_names(name: str, group: tuple[str, ...], fingerprints: Iterable[str]) -> list[str]:
+    """The names the state kept under ``name`` may have had before an edit of the config, most
+    recent first: for a group, its name as decision 227 joined it (``glm+zhipu``), then another
+    key's group (the least shared key rotated out), then each member's own (the group newly
+    formed); for a provider alone, the group of each of its keys it was in (its aliases
+    removed). Read once by a backend that keeps state across restarts (``adopt``)."""
+    fps = sorted(set(fingerprints))
+    if len(group) > 1:
+        return ["+".join(group), *(f"shared:{fp}" for fp in fps if f"shared:{fp}" != name),
+                *group]
+    return [f"shared:{fp}" for fp in fps]
 
 
 class CredentialPool:
@@ -250,15 +269,15 @@ class CredentialPool:
             self._policies[provider] = (replace(self.policy, strategy=strategy)
                                         if strategy else self.policy)
         self._state = state_names({p: [c.fingerprint for c in cs] for p, cs in self._creds.items()})
+        # state names whose state under a former name (former_names) was read, or is being
+        self._adopted: set[str] = set()
+        self._adopt_lock = threading.Lock()
         for name, group in set(self._state.values()):
             if len(group) > 1:
-                # the group's name is new whenever a member is added or removed: say what that
-                # costs (a restart after such an edit starts the keys' state afresh)
                 log.info("providers %s list the same key(s): one state for them, kept under %s; "
-                         "state kept under another name before (the members' own, or an older "
-                         "group's: windows, cooldowns, removals, breakers) is not carried over, "
-                         "and processes not yet restarted keep counting under it", ", ".join(group),
-                         name)
+                         "state a shared backend kept under a former name (the members' own, "
+                         "an older group's) is read once, and processes not yet restarted keep "
+                         "counting under that name", ", ".join(group), name)
                 self._one_limit_per_key(group)
 
     def _one_limit_per_key(self, group: tuple[str, ...]) -> None:
@@ -335,21 +354,40 @@ class CredentialPool:
 
     # ------------------------------------------------------------------ acquire
 
-    def acquire(self, provider: str, *, tokens: int = 0) -> Lease:
+    def acquire(self, provider: str, *, tokens: int = 0, hold_s: float | None = None) -> Lease:
         """A lease on the next key for ``provider``; raises :class:`NoCredentialAvailable` with
-        the time the earliest key frees (None when no key can ever serve)."""
+        the time the earliest key frees (None when no key can ever serve). ``hold_s``: the
+        longest the request may run (its deadline's remainder), which bounds its lease in a
+        shared backend (:attr:`PoolPolicy.hold_s`); None, the backend's lease TTL."""
         specs = self._specs.get(provider, ())
         if not specs:
             raise NoCredentialAvailable(provider, None)
-        res = self.backend.acquire(self._state[provider][0], specs, self._policies[provider],
-                                   tokens=tokens,
-                                   rand=self._rng.random())
+        name, group = self._state[provider]
+        if name not in self._adopted:
+            self._adopt(name, group)
+        policy = self._policies[provider]
+        res = self.backend.acquire(name, specs, policy if hold_s is None else replace(
+            policy, hold_s=hold_s), tokens=tokens, rand=self._rng.random())
         if res.fingerprint is None:
             if res.available_at is None and res.recheck_at is None:
                 self._note_all_removed(provider)
             raise NoCredentialAvailable(provider, res.available_at, now=res.now,
                                         recheck_at=res.recheck_at)
         return Lease(self._lookup(provider, res.fingerprint), res.lease, res.probe)
+
+    def _adopt(self, name: str, group: tuple[str, ...]) -> None:
+        """Once per state name, before its first acquire: a backend that keeps state across
+        restarts (``adopt``, Redis) reads the keys' state kept under a former name of it, so an
+        alias added or removed does not restart the keys from an empty window. Under a lock, so
+        no request of this process starts state under the new name first."""
+        adopt = getattr(self.backend, "adopt", None)
+        with self._adopt_lock:
+            if name in self._adopted:
+                return
+            if adopt is not None:
+                fps = sorted({s.fingerprint for p in group for s in self._specs[p]})
+                adopt(name, former_names(name, group, fps), fps)
+            self._adopted.add(name)
 
     def place(self, provider: str) -> QueuePlace:
         """A caller's own wait for ``provider``'s keys: ``with pool.place("openai") as place:``
@@ -408,10 +446,12 @@ class CredentialPool:
         with self._removed_lock:
             self._removed.update((provider, c.fingerprint) for c in self._creds.get(provider, ()))
 
-    async def aacquire(self, provider: str, *, tokens: int = 0) -> Lease:
+    async def aacquire(self, provider: str, *, tokens: int = 0,
+                       hold_s: float | None = None) -> Lease:
         if self.backend.io_bound:
-            return await self.in_thread(lambda: self.acquire(provider, tokens=tokens), lambda c: c)
-        return self.acquire(provider, tokens=tokens)
+            return await self.in_thread(lambda: self.acquire(provider, tokens=tokens,
+                                                             hold_s=hold_s), lambda c: c)
+        return self.acquire(provider, tokens=tokens, hold_s=hold_s)
 
     async def in_thread(self, fn: Callable[[], T], held: Callable[[T], Held | None]) -> T:
         """``fn()`` (which may acquire a key) in a worker thread, safe against cancellation.
@@ -570,7 +610,10 @@ class CredentialPool:
             if not specs:
                 continue
             pol = self._policies[provider]
-            snap = self.backend.snapshot(self._state[provider][0], specs, pol)
+            name, group = self._state[provider]
+            if name not in self._adopted:
+                self._adopt(name, group)
+            snap = self.backend.snapshot(name, specs, pol)
             for spec, k in zip(specs, snap.keys, strict=True):
                 limit = spec.max_rpm if spec.max_rpm is not None else k.learned_rpm
                 at_limit = limit is not None and k.requests_in_window >= limit
@@ -607,20 +650,20 @@ class QueuePlace:
         self.provider = provider
         self._refused = False   # refused and neither served nor gone since: wants the place
 
-    def acquire(self, *, tokens: int = 0) -> Lease:
+    def acquire(self, *, tokens: int = 0, hold_s: float | None = None) -> Lease:
         """:meth:`CredentialPool.acquire`, keeping the place across refusals."""
         try:
-            lease = self.pool.acquire(self.provider, tokens=tokens)
+            lease = self.pool.acquire(self.provider, tokens=tokens, hold_s=hold_s)
         except NoCredentialAvailable as e:
             self._refused_by(e)
             raise
         self._end(served=True)      # a grant gave the place up inside the acquire
         return lease
 
-    async def aacquire(self, *, tokens: int = 0) -> Lease:
+    async def aacquire(self, *, tokens: int = 0, hold_s: float | None = None) -> Lease:
         """:meth:`CredentialPool.aacquire`, keeping the place across refusals."""
         try:
-            lease = await self.pool.aacquire(self.provider, tokens=tokens)
+            lease = await self.pool.aacquire(self.provider, tokens=tokens, hold_s=hold_s)
         except NoCredentialAvailable as e:
             self._refused_by(e)
             raise

@@ -297,7 +297,9 @@ class _Run:
             if self.place is None:
                 self.place = loop.pool.place(cand.provider)
             try:
-                lease = self.place.acquire(tokens=self.tokens)
+                # what is left of the deadline bounds the request, so its lease too: a killed
+                # process's slot frees when the request would have ended anyway
+                lease = self.place.acquire(tokens=self.tokens, hold_s=remaining)
             except NoCredentialAvailable as e:
                 if e.available_at is None:    # the place went with the refusal
                     self._no_key(cand, e)

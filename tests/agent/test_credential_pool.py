@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from hermes_core.agent.credential_pool import CredentialPool, Lease, state_names
+from hermes_core.agent.credential_pool import CredentialPool, Lease, former_names, state_names
 from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState
 from hermes_core.agent.pool.state import (
     MAX_COOLDOWN_S,
@@ -38,7 +38,7 @@ from hermes_core.providers import build_providers
 from hermes_core.providers.base import CallOptions
 from hermes_core.testing import FakeClock, ScriptedProvider
 from hermes_core.testing.server import MockLLMServer
-from hermes_core.types import Candidate, Credential, Message, Prompt, RouteDecision
+from hermes_core.types import Candidate, Credential, Message, Prompt, RouteDecision, fingerprint
 from tests.agent.conftest import SlowRedis
 
 
@@ -130,20 +130,127 @@ def test_a_key_under_two_provider_names_keeps_one_window_and_one_cooldown(
     assert [r.state for r in pool.status()] == ["blocked", "blocked"]
 
 
-def test_a_group_formed_says_the_state_under_its_members_own_names_is_not_carried_over(
+def test_a_group_formed_says_where_its_state_is_kept_and_what_is_read_once(
         caplog: pytest.LogCaptureFixture) -> None:
-    """Adding an alias (or upgrading past decision 227) moves the keys' state to the group's
-    name: windows, cooldowns, removals and breakers kept under "zhipu" start afresh, and
-    processes not yet restarted keep the old name (two windows for the key until they are).
-    The log said only that the group shares one state."""
+    """Adding an alias moves the keys' state to the group's name: the log says under which
+    (named by a key's fingerprint, never the key), that state under a former name is read once
+    (by a shared backend), and that processes not yet restarted keep counting under it."""
     shared = "sk-shared-rename-0123456789"
     with caplog.at_level(logging.INFO, logger="hermes_core.pool"):
         CredentialPool({"zhipu": [Credential("zhipu", shared)],
                         "glm": [Credential("glm", shared)]})
-    said = [r.getMessage() for r in caplog.records if "glm+zhipu" in r.getMessage()]
+    name = f"shared:{fingerprint(shared)}"
+    said = [r.getMessage() for r in caplog.records if name in r.getMessage()]
     assert len(said) == 1
-    assert "not carried over" in said[0] and "not yet restarted" in said[0]
+    assert "read once" in said[0] and "not yet restarted" in said[0]
     assert shared not in caplog.text
+
+
+_SHARED = "sk-shared-restart-0123456789"
+
+
+def _full_window(url: str, prefix: str, clock: FakeClock, before: tuple[str, ...] | str) -> None:
+    """Two requests to the shared key (``max_rpm: 2``) by a process of the config before the
+    edit: listed by the providers ``before``, or (a string) kept under that state name as an
+    older release kept it."""
+    backend = RedisPoolState(url, clock=clock, options=RedisPoolOptions(key_prefix=prefix))
+    cred = Credential("zhipu", _SHARED, max_rpm=2)
+    for _ in range(2):
+        if isinstance(before, str):
+            res = backend.acquire(before, [KeySpec(cred.fingerprint, max_rpm=2)], PoolPolicy())
+            backend.release(before, cred.fingerprint, Outcome("success"), PoolPolicy(),
+                            lease=res.lease)
+        else:
+            pool = CredentialPool({p: [Credential(p, _SHARED, max_rpm=2)] for p in before},
+                                  backend=backend)
+            pool.success(pool.acquire(before[0]))
+    backend.close()
+
+
+@pytest.mark.parametrize("before,after", [
+    (("zhipu", "glm"), ("zhipu", "glm", "bigmodel")),   # an alias added
+    (("zhipu", "glm", "bigmodel"), ("zhipu", "glm")),   # an alias removed
+    (("zhipu",), ("zhipu", "glm")),                     # a provider's first alias
+    (("zhipu", "glm"), ("zhipu",)),                     # its last alias removed
+    ("glm+zhipu", ("zhipu", "glm")),                    # state as decision 227 named it
+])
+def test_a_restart_after_an_alias_edit_keeps_the_shared_key_s_window(
+        before: tuple[str, ...] | str, after: tuple[str, ...], redis_url: str,
+        redis_prefix: str) -> None:
+    """The group's state name joined its members' names, so adding or removing an alias renamed
+    it and the restarted fleet started the key from an empty window (and cooldowns, removals,
+    breakers): twice the key's limit in that minute."""
+    clock = FakeClock(1000.0)
+    _full_window(redis_url, redis_prefix, clock, before)
+    backend = RedisPoolState(redis_url, clock=clock,
+                             options=RedisPoolOptions(key_prefix=redis_prefix))
+    pool = CredentialPool({p: [Credential(p, _SHARED, max_rpm=2)] for p in after},
+                          backend=backend)
+    # `keys status` first, as an operator checks a deploy: the carried-over window shows
+    assert [r.requests_last_window for r in pool.status()] == [2] * len(after)
+    with pytest.raises(NoCredentialAvailable):
+        pool.acquire(after[-1])
+    backend.close()
+
+
+def test_a_request_in_flight_across_an_alias_edit_frees_its_slot_under_the_new_name(
+        redis_url: str, redis_prefix: str) -> None:
+    """An alias removed while a request of the old config is in flight: the restarted process
+    reads the group's state (its window, cooldowns) under its own name, but the request's
+    lease stays where its process releases it. Carried over too, it held the key's slot under
+    the new name until the lease expired (300 s), with ``max_in_flight_per_key: 1`` the key
+    refused all that time."""
+    clock = FakeClock(1000.0)
+
+    def pool(*providers: str) -> CredentialPool:
+        backend = RedisPoolState(redis_url, clock=clock,
+                                 options=RedisPoolOptions(key_prefix=redis_prefix))
+        return CredentialPool({p: [Credential(p, _SHARED)] for p in providers},
+                              policy=PoolPolicy(max_in_flight=1), backend=backend)
+
+    old = pool("zhipu", "glm")
+    in_flight = old.acquire("glm")
+    new = pool("zhipu")                        # glm removed from the config, a process restarted
+    assert [r.requests_last_window for r in new.status()] == [1]   # the window came along
+    old.success(in_flight)                     # the old process ends its request under its name
+    new.success(new.acquire("zhipu"))          # and the slot is free under the new one
+    assert [r.requests_last_window for r in new.status()] == [2]
+
+
+def _lease_expiries(url: str, prefix: str, name: str, fp: str) -> list[float]:
+    client = redis.Redis.from_url(url, decode_responses=True)
+    try:
+        return [score for _, score in client.zrange(f"{prefix}:{{{name}}}:l:{fp}", 0, -1,
+                                                    withscores=True)]
+    finally:
+        client.close()
+
+
+def test_a_request_s_lease_lasts_its_deadline_not_the_backend_s_whole_ttl(
+        redis_url: str, redis_prefix: str) -> None:
+    """Every lease lived the backend's TTL, max(redis_lease_ttl_s, deadline_s + 30): 300 s under
+    the default 120 s deadline. A process killed (``kill -9``) with requests in flight held their
+    slots of ``max_in_flight_per_key`` that long (measured: the slot frees exactly the TTL after
+    the acquire), 150 s past any request the loop could still be running. A request the loop
+    makes holds its lease for what is left of its deadline and 30 s; one without (a caller's own
+    ``pool.acquire``) keeps the TTL."""
+    clock = FakeClock(1000.0)
+    backend = RedisPoolState(redis_url, clock=clock, options=RedisPoolOptions(
+        key_prefix=redis_prefix, lease_ttl_s=300.0))
+    a1 = Credential("a", "sk-lease-a1-0123456789")
+    pool = CredentialPool({"a": [a1]}, backend=backend)
+    a = ScriptedProvider("a", script=[["he", "llo"]])
+    loop = CallLoop({"a": a}, pool, clock=FakeClock(0.0), sleep=lambda s: None,  # type: ignore[dict-item]
+                    audit_path=False, policy=LoopPolicy(deadline_s=20.0))
+    s = loop.stream(PROMPT, RouteDecision("m", (Candidate("a", "m"),), "t"))
+    it = iter(s)
+    assert next(it).text == "he"   # the stream's request is in flight: its lease is open
+    assert _lease_expiries(redis_url, redis_prefix, "a", a1.fingerprint) == [1000.0 + 20 + 30]
+    assert "".join(d.text for d in it) == "llo"
+    lease = pool.acquire("a")      # a caller's own acquire: no deadline known, the whole TTL
+    assert _lease_expiries(redis_url, redis_prefix, "a", a1.fingerprint) == [1000.0 + 300]
+    pool.release(lease)
+    backend.close()
 
 
 @pytest.mark.parametrize("order", [("zhipu", "glm"), ("glm", "zhipu")])
@@ -172,15 +279,32 @@ def test_a_key_under_two_names_with_two_limits_keeps_the_stricter(
 
 @pytest.mark.parametrize("keys,expected", [
     ({"a": ["k1"], "b": ["k2"]}, {"a": "a", "b": "b"}),
-    ({"zhipu": ["k1"], "glm": ["k1", "k2"]}, {"zhipu": "glm+zhipu", "glm": "glm+zhipu"}),
-    # linked through a third: one state for the three; an unrelated one keeps its own
+    ({"zhipu": ["k1"], "glm": ["k1", "k2"]}, {"zhipu": "shared:k1", "glm": "shared:k1"}),
+    # an alias added or removed: the name stays
+    ({"zhipu": ["k1"], "glm": ["k1", "k2"], "bigmodel": ["k1"]},
+     {"zhipu": "shared:k1", "glm": "shared:k1", "bigmodel": "shared:k1"}),
+    # linked through a third: one state for the three, named by the least shared key; an
+    # unrelated one keeps its own
     ({"c": ["k1"], "a": ["k2"], "b": ["k1", "k2"], "d": ["k3"]},
-     {"a": "a+b+c", "b": "a+b+c", "c": "a+b+c", "d": "d"}),
+     {"a": "shared:k1", "b": "shared:k1", "c": "shared:k1", "d": "d"}),
+    # a key only one member lists does not name the group
+    ({"a": ["k0", "k5"], "b": ["k5"]}, {"a": "shared:k5", "b": "shared:k5"}),
     ({"a": [], "b": []}, {"a": "a", "b": "b"}),
 ])
 def test_state_names_join_the_providers_that_list_one_key(keys: dict[str, list[str]],
                                                           expected: dict[str, str]) -> None:
     assert {p: name for p, (name, _) in state_names(keys).items()} == expected
+
+
+@pytest.mark.parametrize("name,group,fps,expected", [
+    ("shared:k1", ("glm", "zhipu"), ["k2", "k1"],
+     ["glm+zhipu", "shared:k2", "glm", "zhipu"]),
+    ("zhipu", ("zhipu",), ["k1", "k2"], ["shared:k1", "shared:k2"]),
+    ("solo", ("solo",), [], []),
+])
+def test_former_names_are_tried_most_recent_first(name: str, group: tuple[str, ...],
+                                                  fps: list[str], expected: list[str]) -> None:
+    assert former_names(name, group, fps) == expected
 
 
 def test_alert_hook_fires_once_with_fingerprint_only() -> None:

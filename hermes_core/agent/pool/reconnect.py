@@ -17,16 +17,25 @@ starts until it returns, and the backend stays on its local fallback meanwhile.
 A process forked while a run was under way inherits that run as under way but not its thread,
 and a lock another thread held across ``Thread.start`` as held: each probe gets a fresh lock and
 no run in a forked child (``os.register_at_fork``), so the child probes on its own.
+
+A backend closed while a run is under way stops it (:meth:`BackgroundProbe.stop`): the run is
+marked stopped (``answered`` then returns False: no rejoin, no merge after the close), the caller
+closes its connections, and the stop waits for the thread to end, so a closed pool leaves no
+thread talking to Redis. Closing a connection does not cut a PING blocked on a stuck Redis short
+(redis-py reconnects under it and reads the handshake until its socket timeout): the wait is the
+timeout in progress, the retry after it turned off while closing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import Any
 
 log = logging.getLogger("hermes_core.agent.pool.redis")
 
@@ -48,13 +57,14 @@ class _Probe:
         self.error: BaseException | None = None
         self.started = time.monotonic()
         self.said_late = False
+        self.stopped = False
 
 
 class BackgroundProbe:
-    """Runs ``probe`` (given a callback to call once Redis answered PING) in a daemon thread, one
-    run at a time."""
+    """Runs ``probe`` (given a callback to call once Redis answered PING, which returns whether
+    the run may go on) in a daemon thread, one run at a time."""
 
-    def __init__(self, probe: Callable[[Callable[[], None]], object],
+    def __init__(self, probe: Callable[[Callable[[], bool]], object],
                  wait_s: float = WAIT_S, late_s: float = LATE_S) -> None:
         self._probe = probe
         self.wait_s = wait_s
@@ -92,10 +102,26 @@ class BackgroundProbe:
         if current.done.is_set() and current.error is not None:
             raise current.error
 
+    def stop(self, interrupt: Callable[[], None], timeout: float) -> bool:
+        """Stop the run under way, if any: marked stopped (its ``answered`` says no more), then
+        ``interrupt`` (closing the connections it may use), then wait for its thread to end, at
+        most ``timeout``; False (and said) when it had not ended by then."""
+        with self._lock:
+            current = self._current
+            if current is not None:
+                current.stopped = True
+        interrupt()
+        if current is None or current.done.wait(timeout):
+            return True
+        log.warning("credential pool: the Redis reconnect probe did not stop within %.1f s of "
+                    "the close (a client without a socket timeout?)", timeout)
+        return False
+
     def _run(self, run: _Probe) -> None:
-        def answered() -> None:
+        def answered() -> bool:
             run.answered = True
             run.settled.set()
+            return not run.stopped
 
         try:
             self._probe(answered)
@@ -106,6 +132,21 @@ class BackgroundProbe:
         finally:
             run.done.set()
             run.settled.set()
+
+
+@contextlib.contextmanager
+def retries_off(retry: Any) -> Iterator[None]:
+    """A redis-py ``Retry`` turned to no retry meanwhile (None: a client given, whose own policy
+    is not ours to change): a probe's command cut by the close is not sent again."""
+    if retry is None:
+        yield
+        return
+    retries = retry.get_retries()
+    retry.update_retries(0)
+    try:
+        yield
+    finally:
+        retry.update_retries(retries)
 
 
 _PROBES: weakref.WeakSet[BackgroundProbe] = weakref.WeakSet()

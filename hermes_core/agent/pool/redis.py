@@ -51,14 +51,16 @@ from hermes_core.agent.pool.fleet_queue import FleetQueue
 from hermes_core.agent.pool.foreign import describe, misplaced_keys
 from hermes_core.agent.pool.outage import REFUSALS, outage_reason
 from hermes_core.agent.pool.quarantine import Standing
-from hermes_core.agent.pool.reconnect import LATE_S, BackgroundProbe
+from hermes_core.agent.pool.reconnect import LATE_S, BackgroundProbe, retries_off
 from hermes_core.agent.pool.redis_options import (
     DEFAULT_PREFIX,
     RedisPoolOptions,
     options_from_settings,
 )
 from hermes_core.agent.pool.redis_url import redact_url
+from hermes_core.agent.pool.rename import carry_over
 from hermes_core.agent.pool.state import (
+    LEASE_MARGIN_S,
     STRATEGIES,
     AcquireResult,
     KeySnapshot,
@@ -68,6 +70,7 @@ from hermes_core.agent.pool.state import (
     ProviderSnapshot,
     ReleaseResult,
     exhausted_wait,
+    lease_ttl,
     sane_limit,
     sane_retry_after,
 )
@@ -137,15 +140,16 @@ class RedisPoolState:
         self.options = opts = options or RedisPoolOptions()
         if opts.workers < 1:
             raise ConfigError("must be >= 1", file=config_file, key_path="credential_pool.workers")
+        self._retry: Retry | None = None   # a client built here: close() cuts with no retry
         if client is None:
             if not url:
                 raise ConfigError("the redis backend needs a URL (or HERMES_REDIS_URL)",
                                   file=config_file, key_path="credential_pool.redis_url")
+            self._retry = Retry(NoBackoff(), 1)
             try:
                 client = redis.Redis.from_url(
                     url, decode_responses=True, socket_timeout=opts.socket_timeout_s,
-                    socket_connect_timeout=opts.socket_timeout_s,
-                    retry=Retry(NoBackoff(), 1),
+                    socket_connect_timeout=opts.socket_timeout_s, retry=self._retry,
                     retry_on_error=[redis.exceptions.ConnectionError, redis.exceptions.TimeoutError])
             except ValueError as exc:
                 raise ConfigError(f"invalid Redis URL {redact_url(url)!r}: {exc}",
@@ -240,6 +244,8 @@ class RedisPoolState:
             raise ValueError(f"unknown rotation strategy {policy.strategy!r}; "
                              f"use one of {', '.join(STRATEGIES)}")
 
+        ttl = lease_ttl(self.options.lease_ttl_s, policy.hold_s)
+
         def remote(keys: Sequence[KeySpec] = keys) -> AcquireResult:
             if self.options.workers > 1 and self._monotonic() >= self._slot_renew_at:
                 self._claim_slot()
@@ -249,7 +255,7 @@ class RedisPoolState:
                          self._name(provider, "e")]
                 args: list[Any] = [self._now_arg(), policy.strategy, policy.window_s,
                                    policy.breaker_cooldown_s, max(0, int(tokens)), rand, lease,
-                                   self.options.lease_ttl_s, self.options.state_ttl_s, len(keys),
+                                   ttl, self.options.state_ttl_s, len(keys),
                                    policy.burst, policy.max_in_flight or 0,
                                    self._epochs.get(provider, ""),
                                    os.urandom(8).hex(), "1" if policy.learn_limits else "0",
@@ -299,7 +305,8 @@ class RedisPoolState:
                     self._window_s = policy.window_s
                 fingerprint = fp or None
                 if fingerprint is not None:
-                    self._hold(provider, fingerprint, lease, max(0, int(tokens)), policy.window_s)
+                    self._hold(provider, fingerprint, lease, max(0, int(tokens)), policy.window_s,
+                               ttl=ttl)
                 at = 6 + 6 * len(keys)
                 recheck = _opt_float(raw[at]) if len(raw) > at else None
                 return AcquireResult(fingerprint, _opt_float(available), probe == "1",
@@ -451,11 +458,16 @@ class RedisPoolState:
             self._call(lambda: fleet.leave(provider), lambda: None)
 
     def close(self) -> None:
-        """Close the client's connections (the backend may still be used; it reconnects)."""
-        try:
-            self._redis.close()
-        except Exception:  # pragma: no cover - best effort
-            pass
+        """Close the client's connections and stop a reconnect probe under way, waiting for its
+        thread (the backend may still be used; it reconnects): reconnect.py says why."""
+        with retries_off(self._retry):
+            self._prober.stop(self._redis.close, 2 * self.options.socket_timeout_s + 1.0)
+            self._redis.close()   # what the stopped run opened meanwhile
+
+    def adopt(self, name: str, former: Sequence[str], fingerprints: Sequence[str]) -> None:
+        """The keys' state kept under a former state name read into ``name`` (:mod:`.rename`)."""
+        self._call(lambda: carry_over(self._redis, name, former, fingerprints, self._key_names,
+                                      self._name), list)
 
     # ------------------------------------------------------------------ internals
 
@@ -549,7 +561,7 @@ class RedisPoolState:
                               standing.strikes, *pairs])
 
     def _hold(self, provider: str, fingerprint: str, lease: str, tokens: int | None,
-              window_s: float, lease_tokens: int = 0) -> None:
+              window_s: float, lease_tokens: int = 0, ttl: float | None = None) -> None:
         """Remember an open lease and (``tokens`` not None) a request sent through Redis."""
         now = self._monotonic()
         local_now = self._local.now() if tokens is not None else 0.0
@@ -557,7 +569,7 @@ class RedisPoolState:
             held = self._leases.setdefault((provider, fingerprint), [])
             while held and held[0][1] <= now:
                 held.pop(0)
-            held.append((lease, now + self.options.lease_ttl_s,
+            held.append((lease, now + (ttl or self.options.lease_ttl_s),
                          tokens if tokens is not None else lease_tokens))
             if tokens is not None:
                 recent = self._recent.setdefault((provider, fingerprint), deque())
@@ -679,8 +691,9 @@ class RedisPoolState:
         self._prober.run()
         return not self._degraded
 
-    def _recover(self, answered: Callable[[], None]) -> bool:
-        """One probe (``answered`` called once Redis answered PING); True when back on Redis.
+    def _recover(self, answered: Callable[[], bool]) -> bool:
+        """One probe (``answered`` called once Redis answered PING; False: the backend was closed
+        meanwhile, go no further); True when back on Redis.
 
         Before switching back, this worker's local deadlines, removals and sent requests are
         merged into Redis, so a Redis that restarted empty still counts the fleet's recent
@@ -699,7 +712,8 @@ class RedisPoolState:
         provider_breakers = self._local.provider_breakers()
         try:
             self._redis.ping()
-            answered()
+            if not answered():   # the backend was closed meanwhile
+                return False
             # a Redis that answers but refuses writes (OOM, MISCONF, READONLY) is still away:
             # rejoining it would only fall back again on the next call, warning each time
             self._redis.set(f"{self.options.key_prefix}:probe:{self._worker_id}", "1", px=1000)
@@ -713,6 +727,8 @@ class RedisPoolState:
                 before = {k: v for k, v in self._before.items() if k[0] in lost}
             for item, entries in before.items():
                 sent[item] = sorted([*entries, *sent.get(item, [])])
+            if not answered():
+                return False
             self._merge_back(learned, sent, standings, provider_breakers)
             with self._lock:
                 ended = list(self._ended)
@@ -779,6 +795,6 @@ def backend_from_settings(settings: Settings) -> RedisPoolState:
     """
     cp = settings.credential_pool
     # a lease outlives its request, which the deadline bounds (its release a moment after)
-    ttl = max(cp.redis_lease_ttl_s, settings.llm.deadline_s + 30.0)
+    ttl = max(cp.redis_lease_ttl_s, settings.llm.deadline_s + LEASE_MARGIN_S)
     return RedisPoolState(cp.redis_url, options=replace(options_from_settings(cp), lease_ttl_s=ttl),
                           config_file=settings.source)

@@ -90,6 +90,23 @@ class PoolPolicy:
     auth_recheck_s: float = 60.0
     auth_recheck_max_s: float = 3600.0
     auth_max_strikes: int = 8
+    # how long the request asking may run at most (what is left of its deadline; None: unknown,
+    # a caller's own acquire): a lease a shared backend keeps outlives it by LEASE_MARGIN_S, not
+    # by the backend's whole lease TTL, so a killed process's slots free when its requests would
+    # have ended anyway
+    hold_s: float | None = None
+
+
+#: how long a lease outlives the longest its request may run (its release a moment after)
+LEASE_MARGIN_S = 30.0
+
+
+def lease_ttl(ttl: float, hold_s: float | None) -> float:
+    """The lease a request gets: the backend's ``ttl``, or, when the request runs at most
+    ``hold_s`` (:attr:`PoolPolicy.hold_s`), that and :data:`LEASE_MARGIN_S` if shorter."""
+    if hold_s is None or not math.isfinite(hold_s):
+        return ttl
+    return min(ttl, max(0.0, hold_s) + LEASE_MARGIN_S)
 
 
 @dataclass(frozen=True, slots=True)

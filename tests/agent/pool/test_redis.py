@@ -384,6 +384,40 @@ def test_a_stuck_redis_stalls_no_request_with_its_reconnect_probe(own_redis: Red
     be.close()
 
 
+def _probes() -> list[threading.Thread]:
+    return [t for t in threading.enumerate()
+            if t.name == "hermes-pool-redis-probe" and t.is_alive()]
+
+
+def test_a_closed_backend_leaves_no_probe_talking_to_a_stuck_redis(own_redis: RedisServer,
+                                                                    redis_prefix: str) -> None:
+    """``close()`` closed the client's connections but not the probe under way: its thread,
+    blocked in PING on a stuck Redis, outlived the close (redis-py reconnects a connection cut
+    under it), and, had Redis answered, would have rejoined it and merged the outage after it."""
+    mono = Mono()
+    be = RedisPoolState(own_redis.url, monotonic=mono, options=RedisPoolOptions(
+        key_prefix=redis_prefix, reconnect_interval_s=5.0, socket_timeout_s=1.0))
+    keys = [KeySpec("a")]
+    assert be.acquire("p", keys, PoolPolicy()).fingerprint == "a"
+    with _stuck(own_redis):
+        assert be.acquire("p", keys, PoolPolicy()).fingerprint == "a"   # the call that notices
+        mono.t += 5.0
+        assert be.acquire("p", keys, PoolPolicy()).fingerprint == "a"   # starts the probe
+        assert _probes(), "the probe is under way, blocked on the stuck Redis"
+        t0 = time.perf_counter()
+        be.close()
+        took = time.perf_counter() - t0
+        left = _probes()
+    assert not left, "a probe thread outlived close()"
+    # waited for at most the one socket timeout in progress (1 s): no retry while closing
+    assert took < 1.5, took
+    # resumed, nothing of this worker's reaches Redis: no probe mark, no merge
+    time.sleep(0.2)
+    probe = redis.Redis.from_url(own_redis.url)
+    assert probe.keys(f"{redis_prefix}:probe:*") == []
+    probe.close()
+
+
 def test_redis_scripts_reload_after_restart(own_redis: RedisServer,
                                             redis_prefix: str) -> None:
     be = RedisPoolState(own_redis.url, options=RedisPoolOptions(key_prefix=redis_prefix))

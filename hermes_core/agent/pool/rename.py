@@ -1,0 +1,70 @@
+"""State a Redis pool kept under a former state name, read once into the current one.
+
+Why: the providers that list one key keep its state under one name
+(:func:`hermes_core.agent.credential_pool.state_names`). A name that changes with the config (a
+group formed when a provider gets its first alias, dissolved when it loses its last, or named as
+decision 227 named groups, by their members) left the key's window, cooldown, removal, breaker
+and leases under the old name, and the restarted fleet started the key afresh: twice its limit
+in that minute, a removed key tried again. :func:`carry_over` copies each key's state and window
+(not its leases: their requests end where their processes release them) from the first former
+name holding it, where the current name holds none yet (another process may have carried it
+over already, or started it afresh: it is not overwritten).
+
+The keys of two names are in two hash slots (the name is their hash tag), so no script can move
+them at once: each is copied by ``DUMP`` and ``RESTORE`` with its remaining TTL, ``RESTORE``
+refusing a key that exists (BUSYKEY), so two processes carrying over at once copy it once.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+log = logging.getLogger("hermes_core.agent.pool.redis")
+
+#: a state name's per-key names (state hash, window, leases) and its provider-wide ones
+KeyNames = Callable[[str, str], list[str]]
+ProviderName = Callable[[str, str], str]
+
+
+def _copy(client: Any, src: str, dst: str) -> bool:
+    """``src`` copied to ``dst`` with its TTL, unless ``dst`` exists or ``src`` does not."""
+    blob = client.dump(src)
+    if blob is None:
+        return False
+    ttl = client.pttl(src)
+    try:
+        client.restore(dst, max(0, int(ttl)), blob)
+    except Exception as exc:   # redis-py's ResponseError; the extra is imported by the caller
+        if "BUSYKEY" in str(exc):
+            return False
+        raise
+    return True
+
+
+def carry_over(client: Any, name: str, former: Sequence[str], fingerprints: Sequence[str],
+               key_names: KeyNames, provider_name: ProviderName) -> list[str]:
+    """Each key's state and window (and the provider breaker) from the first of ``former``
+    holding them into ``name``, where ``name`` holds none of it; returns the former names read.
+    Redis errors reach the caller (the backend's fallback)."""
+    read: list[str] = []
+    for fp in fingerprints:
+        if client.exists(*key_names(name, fp)):
+            continue
+        for old in former:
+            if old == name or not client.exists(*key_names(old, fp)[:2]):
+                continue
+            # the state hash and the window; not the leases: their requests end under the old
+            # name (their processes release there), and a copy held the key's slot under the
+            # new one until it expired
+            for src, dst in zip(key_names(old, fp)[:2], key_names(name, fp)[:2], strict=True):
+                _copy(client, src, dst)
+            if old not in read:
+                read.append(old)
+            break
+    for old in read[:1]:   # the breaker of the group whose keys came first
+        _copy(client, provider_name(old, "p"), provider_name(name, "p"))
+    if read:
+        log.info("credential pool: the state of %s carried over from %s", name, ", ".join(read))
+    return read
