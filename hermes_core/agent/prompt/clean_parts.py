@@ -12,8 +12,9 @@ scanner's fingerprint, then one line per clean part: a 128-bit BLAKE2b digest of
 the part's text and everything its verdict depends on (name, categories, first line, data or
 not), its paragraph count, and a CRC of the line. Never the text. A part with a finding is not
 stored (scanned again: its notices need the findings). The fingerprint is a SHA-256 of every
-source and data file of the package, the Python version (Unicode tables) and the confusables
-table: any change of a rule, a fold or a model scans everything again, as the first time.
+source and data file of the package, the Python version (Unicode tables), the confusables table
+and which scorers' libraries can be imported: any change of a rule, a fold, a model or an
+installed extra scans everything again, as the first time.
 
 It is a cache: a damaged line is skipped, an unreadable or unwritable file costs a scan, never a
 turn; the file is rewritten atomically with the most recent ``CAP`` parts (two processes racing
@@ -23,6 +24,7 @@ lose an entry to the later rewrite: one more scan).
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import logging
 import os
 import sys
@@ -47,10 +49,15 @@ CAP = 64
 def scanner_fingerprint() -> str:
     """A digest of everything a scan's verdict may depend on: the package's sources and data
     (rules, folds, the learned and semantic models), the Python version (its Unicode tables),
-    and the confusables table the folds are built from. About 3 MB read once per process."""
+    the confusables table the folds are built from, and which scorers' libraries are there.
+    About 3 MB read once per process, when a context file is first scanned."""
     import confusable_homoglyphs
 
     h = hashlib.sha256(sys.version.encode())
+    # a scorer that could not load (no scikit-learn, no embeddings extra) let parts through that
+    # it would judge once installed: which of them can be imported is part of the verdict
+    h.update(repr([importlib.util.find_spec(m) is not None
+                   for m in ("sklearn", "sentence_transformers", "torch")]).encode())
     roots = (Path(__file__).resolve().parents[2], Path(confusable_homoglyphs.__file__).parent)
     for root in roots:
         for path in sorted(root.rglob("*")):
