@@ -64,7 +64,10 @@ def scanner_fingerprint() -> str:
             if "__pycache__" in path.parts or not path.is_file() or path.suffix == ".pyc":
                 continue
             h.update(str(path.relative_to(root)).encode("utf-8", "surrogatepass") + b"\x00")
-            h.update(path.read_bytes())
+            try:
+                h.update(path.read_bytes())
+            except OSError:   # a file the process cannot read is part of no scan either
+                h.update(b"\x00unreadable\x00")
     return h.hexdigest()
 
 
@@ -97,6 +100,11 @@ class CleanParts:
         with self._lock:
             self._path = None if directory is None else Path(directory) / FILE_NAME
             self._known = None
+
+    @property
+    def attached(self) -> bool:
+        """Whether a home's folder holds the parts (else nothing is looked up or kept)."""
+        return self._path is not None
 
     def get(self, key: str) -> int | None:
         """The paragraph count of a part stored clean, or None."""

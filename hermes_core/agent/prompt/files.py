@@ -534,14 +534,16 @@ def _guard(text: str, original: str, name: str, shown: str, policy: ReadPolicy,
 def _guarded_part(part: str, name: str, policy: ReadPolicy, first: int) -> GuardedText:
     """One part guarded: found clean by an earlier process (:mod:`.clean_parts`), by this one
     (``_PARTS``), or scanned now (and a clean one stored for the next process)."""
-    key = part_key(part, name=name, categories=policy.scan_categories, first_line=first,
-                   data=policy.data)
-    paragraphs = CLEAN_PARTS.get(key)
-    if paragraphs is not None:
-        return GuardedText(part, (), paragraphs)
+    key = None
+    if CLEAN_PARTS.attached:   # no home, no fingerprint to compute
+        key = part_key(part, name=name, categories=policy.scan_categories, first_line=first,
+                       data=policy.data)
+        paragraphs = CLEAN_PARTS.get(key)
+        if paragraphs is not None:
+            return GuardedText(part, (), paragraphs)
     got = _PARTS.guard([part], name=name, categories=policy.scan_categories, first_line=first,
                        data=policy.data)[0]
-    if not got.findings:
+    if key is not None and not got.findings:
         CLEAN_PARTS.put(key, got.paragraphs)
     return got
 
