@@ -91,11 +91,13 @@ def verdict_cache_detached() -> Iterator[None]:
     """Each test starts with no home verdict cache and no process-wide scan memo (context-file
     parts, skill descriptions): a memo left by an earlier test skips the scan a test watches."""
     from hermes_core.agent.prompt import files as prompt_files
+    from hermes_core.agent.prompt.clean_parts import STORE as CLEAN_PARTS
     from hermes_core.retrieval.result import DESCRIPTION_VERDICTS
     prompt_files._PARTS.clear()
     DESCRIPTION_VERDICTS.clear()
     yield
     use_home_cache(None)
+    CLEAN_PARTS.attach(None)
 
 
 @pytest.fixture

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from hermes_core.agent.prompt.cache_plan import message_tokens, plan_cache
+from hermes_core.agent.prompt.clean_parts import STORE as CLEAN_PARTS
 from hermes_core.agent.prompt.files import (
     ContextEvent,
     Fingerprint,
@@ -68,7 +69,7 @@ from hermes_core.agent.prompt.files import (
     search_dirs,
     settled_fingerprint,
     tick_passed,
-    unusable_links,
+    unusable_candidates,
 )
 from hermes_core.agent.prompt.token_count import TokenCounter, tools_json
 from hermes_core.config import Settings
@@ -208,7 +209,18 @@ class PromptBuilder:
                  file_clock: Callable[[], int] = time.time_ns) -> None:
         self.settings = settings or Settings(source=None)
         self.home = Path(home).expanduser().absolute()
-        self.cwd = (Path(cwd) if cwd is not None else Path.cwd()).expanduser().absolute()
+        # None when the working folder was deleted under the process: os.getcwd() then raises,
+        # and there is no project to read context from (said once, the rest of the prompt stands)
+        self.cwd: Path | None = None
+        self._gone: tuple[ContextEvent, ...] = ()
+        try:
+            self.cwd = (Path(cwd) if cwd is not None else Path.cwd()).expanduser().absolute()
+        except OSError as e:
+            self._gone = (ContextEvent("warning", str(cwd or "the current folder"),
+                                       f"no longer exists ({e.strerror or e}): deleted under this "
+                                       "process; no project context (HERMES.md, AGENTS.md) is "
+                                       "loaded"),)
+            log.warning("%s", self._gone[0])
         self.skill_selector = skill_selector
         self.memory_source = memory_source
         self._clock = clock or (lambda: datetime.now(UTC))
@@ -225,6 +237,9 @@ class PromptBuilder:
             # the learned scorer's verdicts on this home's files (and recalled memories) are kept
             # in it by content hash, so a restart with nothing changed never imports scikit-learn
             use_home_cache(self.home / "cache" / "injection")
+            # and the parts of its context files the rules found clean: a restart with nothing
+            # changed scans nothing
+            CLEAN_PARTS.attach(self.home / "cache" / "injection")
         self._sources = (_Source("soul", self.home / "SOUL.md"),
                          _Source("memory", self.home / "MEMORY.md"),
                          _Source("user", self.home / "USER.md"),
@@ -273,6 +288,11 @@ class PromptBuilder:
     def _find_candidates(self) -> None:
         """The project-file candidates for ``cwd``, their folders, and the real path of the
         topmost folder searched: a candidate that is a link may not lead out of it."""
+        self._candidates: tuple[str, ...] = ()
+        self._candidate_dirs: tuple[str, ...] = ()
+        self._project_root: str | None = None
+        if self.cwd is None:
+            return
         dirs = search_dirs(self.cwd, find_git_root(self.cwd))
         self._candidates = project_candidates(dirs)
         self._candidate_dirs = _folders_of(self._candidates)
@@ -384,8 +404,10 @@ class PromptBuilder:
             found, any_there = look_for_project_file(self._candidates, self._project_root)
             if found is None:
                 if self._force or not project.loaded or project.path is not None:
+                    gone = self._gone_under(project)
                     changed |= self._clear(project)
-                    project.events = unusable_links(self._candidates, None, self._project_root)
+                    project.events = self._gone + gone + unusable_candidates(
+                        self._candidates, None, self._project_root)
             else:
                 path, fp = found
                 if path == project.path and self._mid_write(project, fp, now):
@@ -393,7 +415,7 @@ class PromptBuilder:
                 elif (project.dirty or project.racy or self._force or path != project.path
                         or fp != project.fingerprint or not project.loaded):
                     changed |= self._load(project, path, now)
-                    project.events = (unusable_links(self._candidates, path, self._project_root)
+                    project.events = (unusable_candidates(self._candidates, path, self._project_root)
                                       + project.events)
             project.absent = found is None and not any_there
         if changed or self._force or self._stable is None:
@@ -401,6 +423,17 @@ class PromptBuilder:
             self.rebuilds += 1
             self._force = False
         return self._stable
+
+    def _gone_under(self, project: _Source) -> tuple[ContextEvent, ...]:
+        """A warning (logged once, here) when the project file was lost with the working folder:
+        deleted under the process (a branch switch, ``rm -r`` in another shell)."""
+        if project.path is None or self.cwd is None or os.path.isdir(self.cwd):
+            return ()
+        event = ContextEvent("warning", str(self.cwd), "no longer exists: the working folder was "
+                             f"deleted under this process; its project context ({project.path.name})"
+                             " is dropped")
+        log.warning("%s", event)
+        return (event,)
 
     def _mid_write(self, src: _Source, fp: Fingerprint | None, now: int) -> bool:
         """``src``'s file, which had text, is empty and stamped within a tick: most likely

@@ -5,7 +5,9 @@ PromptBuilder: stable prefix, dirty-flag cache, per-turn context, cache plan.
 
 from __future__ import annotations
 
+import logging
 import os
+import stat
 import threading
 import time
 from collections.abc import Sequence
@@ -1161,3 +1163,84 @@ def test_a_file_emptied_again_at_every_turn_is_not_held_past_a_tick(
         os.utime(path, ns=(now[0] - 1_000_000, now[0] - 1_000_000))   # emptied a moment ago
         held.append("ops/deploy.sh" in b.build("hi").system)
     assert held == [True, False, False, False]
+
+
+def _not_a_file(path: Path, kind: str) -> None:
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    else:   # a character device, as /dev/null is (making one needs root)
+        try:
+            os.mknod(path, 0o600 | stat.S_IFCHR, os.makedev(1, 3))
+        except PermissionError:
+            pytest.skip("making a device file needs root")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "device"])
+def test_a_project_file_that_is_not_a_file_is_named_in_one_warning(
+        marked_home: Path, project: Path, kind: str, caplog: pytest.LogCaptureFixture) -> None:
+    """A HERMES.md that is a FIFO, a folder or a device is passed over (never opened: a FIFO
+    would block the turn) for the next candidate, and said once, naming it: it was passed over
+    without a word, so a user whose rules were not loaded had nothing to go on."""
+    odd = project / "src" / "HERMES.md"
+    _not_a_file(odd, kind)
+    write(project / "AGENTS.md", "agents rules\n")
+    b = builder(marked_home, project / "src" / "pkg")
+    with caplog.at_level(logging.WARNING, logger="hermes_core.prompt"):
+        first = b.build("hi").system
+        assert b.build("again").system == first
+    assert "agents rules" in first and "Staging is eu-west-1" in first
+    said = [r.getMessage() for r in caplog.records if str(odd) in r.getMessage()]
+    assert len(said) == 1, said
+    assert ("is a directory" if kind == "directory" else "not a regular file") in said[0]
+    assert [str(e) for e in b.events if e.file == str(odd)] == said
+
+
+def test_a_project_file_turned_into_a_fifo_mid_session_is_said_and_the_turn_goes_on(
+        marked_home: Path, project: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = project / "HERMES.md"
+    write(path, "project rules\n")
+    b = builder(marked_home, project)
+    assert "project rules" in b.build("hi").system
+    path.unlink()
+    os.mkfifo(path)
+    with caplog.at_level(logging.WARNING, logger="hermes_core.prompt"):
+        system = b.build("again").system
+        b.build("and again")
+    assert "project rules" not in system and "Staging is eu-west-1" in system
+    assert len([r for r in caplog.records if str(path) in r.getMessage()]) == 1
+
+
+def test_a_builder_made_in_a_deleted_folder_warns_once_and_builds_the_rest(
+        marked_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """``hermes-core chat`` started in a folder another shell removed: ``Path.cwd()`` raised
+    FileNotFoundError out of the constructor, a traceback instead of a chat."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    with caplog.at_level(logging.WARNING, logger="hermes_core.prompt"):
+        b = PromptBuilder(marked_home, clock=clock, file_clock=a_minute_later)
+        system = b.build("hi").system
+        b.build("again")
+    assert "Hermes-of-the-test" in system and "Staging is eu-west-1" in system
+    said = [r.getMessage() for r in caplog.records if "no longer exists" in r.getMessage()]
+    assert len(said) == 1 and "project context" in said[0]
+
+
+def test_a_working_folder_deleted_under_the_builder_is_said_once(
+        marked_home: Path, project: Path, caplog: pytest.LogCaptureFixture) -> None:
+    cwd = project / "src" / "pkg"
+    write(cwd / "HERMES.md", "package rules\n")
+    b = builder(marked_home, cwd)
+    assert "package rules" in b.build("hi").system
+    (cwd / "HERMES.md").unlink()
+    cwd.rmdir()
+    with caplog.at_level(logging.WARNING, logger="hermes_core.prompt"):
+        system = b.build("again").system
+        b.build("and again")
+    assert "package rules" not in system and "Staging is eu-west-1" in system
+    said = [r.getMessage() for r in caplog.records if str(cwd) in r.getMessage()]
+    assert len(said) == 1 and "no longer exists" in said[0]

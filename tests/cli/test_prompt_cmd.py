@@ -431,7 +431,8 @@ def test_a_damaged_verdict_cache_costs_one_warning_and_the_prompt_is_built(
     from hermes_core.injection.verdicts import STORE
     STORE.clear()   # as a new process would start: nothing in memory, the damaged file on disk
     from hermes_core.agent.prompt import files as prompt_files
-    prompt_files._PARTS.clear()   # nor the scans of the context files' unchanged parts
+    prompt_files._PARTS.clear()   # nor the scans of the context files' unchanged parts,
+    (cache.parent / "clean_parts.log").unlink()   # nor found clean by an earlier process
     with caplog.at_level("WARNING", logger="hermes_core.injection.verdicts"):
         again = run_json(capsys, "first message", "--home", str(marked_home))
     assert again["system"] == first["system"]

@@ -48,6 +48,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
+from hermes_core.agent.prompt.clean_parts import STORE as CLEAN_PARTS
+from hermes_core.agent.prompt.clean_parts import part_key
 from hermes_core.agent.prompt.guess_encoding import guess_decode, is_text
 from hermes_core.agent.prompt.guess_encoding import shown as shown_codec
 from hermes_core.injection import (  # noqa: F401 - re-exported for callers
@@ -513,8 +515,7 @@ def _guard(text: str, original: str, name: str, shown: str, policy: ReadPolicy,
         if first == 0:   # the tail: numbered where it sits in the file, after the omitted middle
             at = original.rfind(part)
             first = original.count("\n", 0, at) + 1 if at >= 0 else 1
-        guarded.append(_PARTS.guard([part], name=name, categories=policy.scan_categories,
-                                    first_line=first, data=policy.data)[0])
+        guarded.append(_guarded_part(part, name, policy, first))
     findings = [f for g in guarded for f in g.findings]
     if guarded and all(g.all_blocked for g in guarded):
         events.append(ContextEvent("blocked", shown, f"{findings[0].describe()}; replaced by a "
@@ -528,6 +529,23 @@ def _guard(text: str, original: str, name: str, shown: str, policy: ReadPolicy,
     return guarded[0].text + m.group() + guarded[1].text, False
 
 
+
+
+def _guarded_part(part: str, name: str, policy: ReadPolicy, first: int) -> GuardedText:
+    """One part guarded: found clean by an earlier process (:mod:`.clean_parts`), by this one
+    (``_PARTS``), or scanned now (and a clean one stored for the next process)."""
+    key = None
+    if CLEAN_PARTS.attached:   # no home, no fingerprint to compute
+        key = part_key(part, name=name, categories=policy.scan_categories, first_line=first,
+                       data=policy.data)
+        paragraphs = CLEAN_PARTS.get(key)
+        if paragraphs is not None:
+            return GuardedText(part, (), paragraphs)
+    got = _PARTS.guard([part], name=name, categories=policy.scan_categories, first_line=first,
+                       data=policy.data)[0]
+    if key is not None and not got.findings:
+        CLEAN_PARTS.put(key, got.paragraphs)
+    return got
 
 
 def _dangling(path: Path) -> str | None:
@@ -627,12 +645,28 @@ def link_escapes(path: str, root: str) -> str | None:
     return real
 
 
-def unusable_links(candidates: Sequence[str], until: Path | None,
-                   root: str | None = None) -> tuple[ContextEvent, ...]:
+def _not_a_file(path: str) -> str | None:
+    """Why ``path`` (symlinks followed) is no file to read, or None when it is one (or cannot
+    be stat-ed: :func:`look_for_project_file` passed it over as missing then)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "is a directory, not a file; skipped"
+    kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a file")
+    return f"not a regular file ({kind}); skipped, never opened"
+
+
+def unusable_candidates(candidates: Sequence[str], until: Path | None,
+                        root: str | None = None) -> tuple[ContextEvent, ...]:
     """A warning (logged once, here) for each candidate ahead of ``until`` (all of them when
-    None) that is a link to a missing target, or one leading out of ``root``: a project file that
-    silently stopped counting, or gave its place to a lower one. Called when the chosen file
-    changes, not every turn."""
+    None) that is a link to a missing target, one leading out of ``root``, or no regular file
+    (a folder, a FIFO, a device): a project file that silently stopped counting, or gave its
+    place to a lower one. Called when the chosen file changes, not every turn."""
     events: list[ContextEvent] = []
     for c in candidates:
         if until is not None and c == str(until):
@@ -645,7 +679,7 @@ def unusable_links(candidates: Sequence[str], until: Path | None,
             reason = (f"is a link to {real}, outside the repository {root}; skipped: a project "
                       "file may lead out of its repository only to a Markdown (.md) file")
         else:
-            reason = None
+            reason = _not_a_file(c)
         if reason is not None:
             events.append(ContextEvent("warning", c, reason))
             _emit(events[-1])

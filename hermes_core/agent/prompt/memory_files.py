@@ -58,14 +58,21 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 WRITE_RETRIES = 5
 
 
+def _lf(text: str) -> str:
+    """``text`` with CRLF and lone CR line ends as LF: the line breaks the prompt builder reads
+    (``files.read_context_file``), so an entry here is an entry there."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def parse_entries(text: str) -> tuple[str, ...]:
     """Entries of a memory file: blocks separated by ``§`` lines, stripped, empty ones dropped.
 
-    CRLF (a Windows editor) becomes LF, so an entry spanning lines matches what a caller quotes,
-    is not added twice, and a rewrite does not leave the file with mixed line endings.
+    CRLF (a Windows editor) and a lone CR (classic Mac, some exporters) become LF, as the prompt
+    builder reads them: an entry spanning lines matches what a caller quotes, is not added twice,
+    a rewrite does not leave the file with mixed line endings, and a CR-only file is its entries,
+    not one entry a remove would take whole.
     """
-    text = text.replace("\r\n", "\n")
-    return tuple(e.strip() for e in _SPLIT.split(text) if e.strip())
+    return tuple(e.strip() for e in _SPLIT.split(_lf(text)) if e.strip())
 
 
 def render_entries(entries: tuple[str, ...]) -> str:
@@ -116,14 +123,21 @@ class MemoryStore:
 
     # ------------------------------------------------------------------ writing
 
-    def _check_entry(self, path: Path, text: str) -> str:
-        # a lone surrogate (half an emoji from a tool call's JSON) cannot be written as UTF-8
-        entry = _SURROGATE.sub("\ufffd", text).replace("\r\n", "\n").strip()
+    def _check_entry(self, path: Path, text: str, limit: int | None = None) -> str:
+        """The entry as stored, or a :class:`MemoryWriteError`; ``limit``: the file's cap, which
+        an added entry alone may not pass (known before the scan, which costs a second per
+        200 KB)."""
+        # a lone surrogate (half an emoji from a tool call's JSON) cannot be written as UTF-8;
+        # a lone CR is a line break to the prompt builder, so a "§" between two is a delimiter
+        entry = _lf(_SURROGATE.sub("\ufffd", text)).strip()
         if not entry:
             raise MemoryWriteError(path, "an entry cannot be empty")
         if _SPLIT.search(entry):
             raise MemoryWriteError(path, "an entry cannot contain a line holding only '§' "
                                    "(the entry delimiter)")
+        if limit is not None and len(entry) > limit:
+            raise MemoryWriteError(path, f"the entry alone is {len(entry)} characters, over the "
+                                   f"{limit}-character limit; shorten it")
         if self.settings.redactor()(entry) != entry:
             # the file is in every system prompt, to every provider: never store a key there
             raise MemoryWriteError(path, "entry refused: it holds an API key or a configured "
@@ -153,7 +167,7 @@ class MemoryStore:
                 new: str | None = None) -> tuple[str, ...]:
         path = self.path(target)
         if new is not None:
-            new = self._check_entry(path, new)
+            new = self._check_entry(path, new, self.limit(target) if change == "add" else None)
         try:
             self.home.mkdir(parents=True, exist_ok=True)
             # os.replace on the link itself would swap the symlink for a regular file

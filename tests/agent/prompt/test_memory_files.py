@@ -566,3 +566,56 @@ def test_a_file_that_keeps_changing_under_an_edit_is_left_to_its_writer(
     entries = MemoryStore(hermes_home).entries("memory")
     assert entries[0] == "first entry" and "the agent's note" not in entries
     assert set(entries[1:]) == {USER_NOTE}
+
+
+@pytest.mark.parametrize("text", [
+    "first\n§\nsecond",
+    "first\r\n§\r\nsecond",
+    "first\r§\rsecond",          # classic Mac line ends: the prompt reads a line of its own
+    "first\r  §\t\rsecond",
+])
+def test_an_entry_holding_the_delimiter_in_any_line_ending_is_refused(hermes_home: Path,
+                                                                      text: str) -> None:
+    """The prompt builder reads a lone CR as a line break: an entry the store took as one would
+    be two entries in the prompt, and a later remove of one would take the other with it."""
+    store = MemoryStore(hermes_home)
+    with pytest.raises(MemoryWriteError, match="delimiter"):
+        store.add("memory", text)
+    with pytest.raises(MemoryWriteError, match="delimiter"):
+        store.replace("memory", "x", text)
+    assert not (hermes_home / "MEMORY.md").exists()
+
+
+@pytest.mark.parametrize(("raw", "entries"), [
+    (b"alpha\r\xc2\xa7\rbeta\r", ("alpha", "beta")),                       # CR only
+    (b"alpha\r\n\xc2\xa7\r\nbeta\r\n", ("alpha", "beta")),                 # CRLF
+    (b"alpha\r\xc2\xa7\r\nbeta\n\xc2\xa7\ngamma", ("alpha", "beta", "gamma")),   # mixed
+    (b"one\rline two\r\rthree", ("one\nline two\n\nthree",)),              # no delimiter
+])
+def test_entries_are_the_ones_the_prompt_reads_whatever_the_line_endings(
+        hermes_home: Path, raw: bytes, entries: tuple[str, ...]) -> None:
+    (hermes_home / "MEMORY.md").write_bytes(raw)
+    store = MemoryStore(hermes_home)
+    assert store.entries("memory") == entries
+    if len(entries) > 1:   # a remove takes that entry only, and the file is rewritten in LF
+        assert store.remove("memory", entries[-1]) == entries[:-1]
+        assert b"\r" not in (hermes_home / "MEMORY.md").read_bytes()
+
+
+def test_an_entry_over_the_limit_is_refused_before_it_is_scanned(
+        hermes_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 200 KB entry can never fit a 20,000-character file: it is refused by its length, not
+    after a scan of 200 KB (over a second) that cannot change the answer."""
+    scanned: list[int] = []
+    real = memory_files.scan_for_injection
+
+    def counting(text: str, *args: object, **kwargs: object) -> object:
+        scanned.append(len(text))
+        return real(text, *args, **kwargs)  # type: ignore[arg-type]
+    monkeypatch.setattr(memory_files, "scan_for_injection", counting)
+    store = MemoryStore(hermes_home)
+    store.add("memory", "kept")
+    scanned.clear()
+    with pytest.raises(MemoryWriteError, match=r"MEMORY\.md: .*200000 characters.*20000-character"):
+        store.add("memory", "x" * 200_000)
+    assert scanned == [] and store.entries("memory") == ("kept",)
