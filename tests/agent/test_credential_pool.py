@@ -193,6 +193,32 @@ def test_a_restart_after_an_alias_edit_keeps_the_shared_key_s_window(
     backend.close()
 
 
+@pytest.mark.parametrize("first,second,third", [
+    (("zhipu",), ("zhipu", "glm"), ("zhipu",)),          # an alias tried, then taken back
+    (("zhipu", "glm"), ("zhipu",), ("zhipu", "glm")),   # an alias taken out, then put back
+])
+def test_an_alias_edit_undone_keeps_the_requests_made_meanwhile(
+        first: tuple[str, ...], second: tuple[str, ...], third: tuple[str, ...],
+        redis_url: str, redis_prefix: str) -> None:
+    """The carry-over read a former name only where the current one held nothing: after an edit
+    undone within the state's TTL (7 days) the current name still held the key's state from
+    before the edit, and the requests made under the edit's name were not counted: twice the
+    key's limit in that minute. A window is the requests sent with the key under any name: the
+    former names' are added to it (by request, so twice read is counted once)."""
+    clock = FakeClock(1000.0)
+    _full_window(redis_url, redis_prefix, clock, first)     # the key's state under the first name
+    clock.advance(61.0)                                       # a minute later: that window is over
+    _full_window(redis_url, redis_prefix, clock, second)    # the edit: two requests under its name
+    backend = RedisPoolState(redis_url, clock=clock,
+                             options=RedisPoolOptions(key_prefix=redis_prefix))
+    pool = CredentialPool({p: [Credential(p, _SHARED, max_rpm=2)] for p in third},
+                          backend=backend)
+    assert [r.requests_last_window for r in pool.status()] == [2] * len(third)
+    with pytest.raises(NoCredentialAvailable):
+        pool.acquire(third[-1])
+    backend.close()
+
+
 def test_a_request_in_flight_across_an_alias_edit_frees_its_slot_under_the_new_name(
         redis_url: str, redis_prefix: str) -> None:
     """An alias removed while a request of the old config is in flight: the restarted process
