@@ -926,3 +926,20 @@ def test_an_ordinary_refusal_quoting_the_user_s_words_of_money_is_no_dead_key(st
     prompt ("欠费", "in arrears") as the provider's own."""
     got = error_from_status(status, {}, body, now=NOW)
     assert type(got) is (BadRequest if status == 400 else AuthenticationFailed)
+
+
+@pytest.mark.parametrize("body", [
+    # LiteLLM re-raising Anthropic's empty prepaid balance: the provider's JSON in the words
+    {"error": {"message": "litellm.BadRequestError: AnthropicException - {\"type\":\"error\","
+               "\"error\":{\"type\":\"invalid_request_error\",\"message\":\"Your credit balance "
+               "is too low to access the Anthropic API. Please go to Plans & Billing to upgrade "
+               "or purchase credits.\"}}"}},
+    # claude-code-router's "Error from provider" (its #429 shape): Zhipu's 1113, quotes escaped
+    {"error": {"message": "Error from provider: {\\\"error\\\":{\\\"code\\\":\\\"1113\\\","
+               "\\\"message\\\":\\\"余额不足或无可用资源包,请充值。\\\"}}", "type": "api_error",
+               "code": "provider_response_error"}},
+])
+def test_a_gateway_quoting_the_provider_s_empty_balance_still_reads_it(body):
+    """The request a validation error quotes back is not read (error_echo); the provider's own
+    message a gateway quotes whole is."""
+    assert type(error_from_status(400, {}, body, now=NOW)) is QuotaExhausted
