@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from hermes_core.error_echo import own_words
 from hermes_core.redact import clip, redact, redact_cut, redact_data, redact_headers
 
 if TYPE_CHECKING:
@@ -615,6 +616,23 @@ _QUOTA_MARKERS = ("credit balance is too low", "insufficient balance", "balance 
 _THROTTLE_MARKERS = ("#token-limit",)
 
 
+# a quota code in a gateway's words is a field's value ('code': 'arrearage'; own_words keeps a
+# code's), not a word a quoted request may hold (a tool named list_arrearage_accounts)
+_QUOTA_FIELD = re.compile(r"[:=]\s*['\"](?:" + "|".join(_QUOTA_CODES) + r")['\"]")
+
+
+def _says_unpaid(kind: str, code: str, lowered: str) -> bool:
+    """A 400 or 403 saying the account has no money: its code or type, a gateway's re-raise of
+    them, or a balance marker in the provider's own words (not in the request a validation error
+    quotes back: :mod:`hermes_core.error_echo`)."""
+    if kind == "billing_error" or code in _QUOTA_CODES or kind in _QUOTA_CODES:
+        return True
+    if not any(m in lowered for m in _QUOTA_CODES + _QUOTA_MARKERS):
+        return False   # most refusals: no quotation to take apart
+    own = own_words(lowered)
+    return _QUOTA_FIELD.search(own) is not None or any(m in own for m in _QUOTA_MARKERS)
+
+
 _MAX_MESSAGE = 500
 # "does not exist" (OpenAI, vLLM), "not a valid model" (Anthropic, OpenRouter), "Model Not Exist"
 # (DeepSeek), "Invalid model name" (LiteLLM), "not found" (Ollama)
@@ -734,9 +752,7 @@ def error_from_status(status_code: int, headers: Mapping[str, str | Sequence[str
                 m in lowered for m in _THROTTLE_MARKERS):
             return QuotaExhausted(text, **kw)
         return RateLimited(text, retry_after=parse_retry_after(headers, now=now), **kw)
-    if status_code == 402 or (status_code in (400, 403) and (
-            kind == "billing_error" or code in _QUOTA_CODES or kind in _QUOTA_CODES
-            or any(m in lowered for m in _QUOTA_CODES + _QUOTA_MARKERS))):
+    if status_code == 402 or (status_code in (400, 403) and _says_unpaid(kind, code, lowered)):
         return QuotaExhausted(text, **kw)
     if status_code in (401, 403):
         return AuthenticationFailed(text, **kw)

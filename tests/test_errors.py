@@ -826,3 +826,120 @@ def test_an_account_in_arrears_in_volcengine_s_or_dashscope_s_words_is_a_dead_ke
 ])
 def test_a_daily_token_cap_stays_a_wait(body):
     assert type(error_from_status(429, {}, body, now=NOW)) is RateLimited
+
+
+# Ordinary 400s as providers sent them (issue threads found by search: zhipuai-sdk #14,
+# FastGPT #2673, crush #1237, chatgpt-plugin #696, agno #5317, MindSearch #307, PillOCR #21,
+# ai.nvim #13, gemini-cli #4701, openai-openapi #11, kibitz #87, LibreChat #3111, OpenHands
+# #4643, vllm #3906, copilot-api #176, qwen-code #656 and #2384, Langchain-Chatchat #2815)
+_ORDINARY_400 = [
+    {"error": {"code": "1210", "message": "API 调用参数有误，请检查文档。"}},
+    {"error": {"code": "1214", "message": "messages 参数非法。请检查文档。"}},
+    {"code": "1210", "message": "Invalid API parameter, please check the documentation."},
+    {"code": "InvalidParameter", "message": "Role must be user or assistant and Content length "
+     "must be greater than 0", "request_id": "a1a17b2c-ab3a-9b6f-8994-858509d1361b"},
+    {"code": "InvalidParameter", "message": "Tool names are not allowed to be [search]"},
+    {"error": {"code": "invalid_parameter_error", "param": None, "message": "<400> InternalError."
+               "Algo.InvalidParameter: 'messages' must contain the word 'json' in some form, to "
+               "use 'response_format' of type 'json_object'.", "type": "invalid_request_error"}},
+    {"error": {"code": "missing_required_parameter", "param": "message",
+               "message": "you must provide a messages parameter", "type": "invalid_request_error"}},
+    {"error": {"code": "InvalidParameter", "message": "The parameter `max_tokens` specified in "
+               "the request are not valid: expected an integer, but got `\"1000\"` instead. "
+               "Request id: 0217", "param": "max_tokens", "type": "BadRequest"}},
+    {"error": {"code": 400, "message": "Invalid JSON payload received. Unknown name \"role\" at "
+               "'contents[0].parts': Cannot find field.", "status": "INVALID_ARGUMENT"}},
+    {"error": {"code": 400, "message": "Request contains an invalid argument.",
+               "status": "INVALID_ARGUMENT"}},
+    {"error": {"code": None, "message": "Your request was rejected as a result of our safety "
+               "system. Your prompt may contain text that is not allowed by our safety system.",
+               "param": None, "type": "invalid_request_error"}},
+    {"type": "error", "error": {"type": "invalid_request_error",
+                                "message": "messages: text content blocks must contain "
+                                           "non-whitespace text"}},
+    {"error": {"message": "Invalid type for 'messages[0].content': expected a string, but got an "
+               "array instead.", "type": "invalid_request_error", "param": "messages[0].content",
+               "code": "invalid_type"}},
+    {"error": {"message": "litellm.BadRequestError: GroqException - Error code: 400 - {'error': "
+               "{'message': \"'messages.0' : for 'role:system' the following must be satisfied"
+               "[('messages.0.content' : value must be a string)]\", 'type': "
+               "'invalid_request_error'}}"}},
+    {"object": "error", "message": "[{'type': 'string_type', 'loc': ('body', 'messages', 2, "
+     "'function_call'), 'msg': 'Input should be a valid string', 'input': {'name': "
+     "'function call', 'arguments': '{}'}, 'url': 'https://errors.pydantic.dev/2.6/v/string_type'"
+     "}]", "type": "BadRequestError", "param": None, "code": 400},
+    {"error": {"message": "invalid request body, failed to validate schema: (1) Reason: got "
+               "array, want string, Location: /properties/messages/items/properties/content/"
+               "oneOf/0/type.", "code": "invalid_request_body"}},
+    {"error": {"message": "<400> InternalError.Algo.InvalidParameter: An assistant message with "
+               "\"tool_calls\" must be followed by tool messages responding to each "
+               "\"tool_call_id\".", "type": "invalid_request_error"}},
+    {"error": {"message": "[1214][prompt 参数非法。请检查文档。]", "type": "invalid_request_error",
+               "param": None, "code": None}},
+]
+
+# The same servers' 400s quoting back a part of the request (a prompt, a tool's name): vLLM's
+# and SGLang's validation errors carry the offending input (vllm #49239: "the request's entire
+# input payload is echoed"; the DeepSeek deployment of MiaAI-Lab #138 echoed the whole
+# conversation), OpenAI's schema errors name the function; the user's words here speak of a
+# balance, arrears, a quota, as an accountant's, a telecom help desk's or a developer's do
+_ECHOING_400 = [
+    {"object": "error", "message": "[{'type': 'missing', 'loc': ('body', 'messages', 1, "
+     "'content'), 'msg': 'Field required', 'input': {'role': 'user', 'contnt': 'Draft a polite "
+     "reminder about the overdue balance on invoice 1042'}}]", "type": "BadRequestError",
+     "param": None, "code": 400},
+    {"error": {"message": "240 validation errors:\n  {'type': 'string_type', 'loc': ('body', "
+               "'input', 'str'), 'msg': 'Input should be a valid string', 'input': [{'role': "
+               "'system', 'content': '你是电信客服，回答用户关于账户欠费、余额不足的问题'}, "
+               "{'role': 'user', 'content': [{'type': 'input_text', 'text': '我欠费了吗'}]}]}"}},
+    {"error": {"message": "1 validation error for ChatCompletionRequest\nmessages.0.content.str\n"
+               "  Input should be a valid string [type=string_type, input_value=[{'text': 'Why "
+               "is my account in arrears?', 'type': 'input_text'}], input_type=list]"}},
+    {"error": {"message": "Invalid schema for function 'list_arrearage_accounts': In context=(), "
+               "'additionalProperties' is required to be supplied and to be false.",
+               "type": "invalid_request_error", "param": "tools[0].function.parameters",
+               "code": "invalid_function_parameters"}},
+    {"error": {"message": "'why does my app get insufficient_quota errors?' is not of type "
+               "'object' - 'messages.1'", "type": "invalid_request_error", "param": None,
+               "code": None}},
+    {"error": {"message": "litellm.BadRequestError: OpenAIException - Error code: 400 - "
+               "{'object': 'error', 'message': \"[{'type': 'string_type', 'loc': ('body', "
+               "'messages', 1, 'content', 'str'), 'msg': 'Input should be a valid string', "
+               "'input': [{'type': 'txt', 'text': 'Customer 88 has had an overdue balance "
+               "since May'}]}]\", 'type': 'BadRequestError', 'param': None, 'code': 400}",
+               "code": "400"}},
+    {"object": "error", "message": "[{'type': 'literal_error', 'loc': ('body', 'tools', 0, "
+     "'type'), 'msg': \"Input should be 'function'\", 'input': {'type': 'fn', 'function': "
+     "{'name': 'overdue', 'description': 'List the customers in arrears, each with the overdue "
+     "balance and 欠费 days'}}}]", "type": "BadRequestError", "param": None, "code": 400},
+]
+
+
+@pytest.mark.parametrize("status", [400, 403])
+@pytest.mark.parametrize("body", _ORDINARY_400 + _ECHOING_400)
+def test_an_ordinary_refusal_quoting_the_user_s_words_of_money_is_no_dead_key(status, body):
+    """A 400 or 403 read as an empty balance takes the key out of rotation for every process
+    (rechecked hourly at most): the pool's every key, one malformed request each, when the
+    words were the user's, quoted back by a validation error. Decision 234 read the quota
+    codes anywhere in the words of a 400 or 403 ("arrearage" in a tool's name, a developer's
+    "insufficient_quota"), and "overdue balance"; the balance markers before it read an echoed
+    prompt ("欠费", "in arrears") as the provider's own."""
+    got = error_from_status(status, {}, body, now=NOW)
+    assert type(got) is (BadRequest if status == 400 else AuthenticationFailed)
+
+
+@pytest.mark.parametrize("body", [
+    # LiteLLM re-raising Anthropic's empty prepaid balance: the provider's JSON in the words
+    {"error": {"message": "litellm.BadRequestError: AnthropicException - {\"type\":\"error\","
+               "\"error\":{\"type\":\"invalid_request_error\",\"message\":\"Your credit balance "
+               "is too low to access the Anthropic API. Please go to Plans & Billing to upgrade "
+               "or purchase credits.\"}}"}},
+    # claude-code-router's "Error from provider" (its #429 shape): Zhipu's 1113, quotes escaped
+    {"error": {"message": "Error from provider: {\\\"error\\\":{\\\"code\\\":\\\"1113\\\","
+               "\\\"message\\\":\\\"余额不足或无可用资源包,请充值。\\\"}}", "type": "api_error",
+               "code": "provider_response_error"}},
+])
+def test_a_gateway_quoting_the_provider_s_empty_balance_still_reads_it(body):
+    """The request a validation error quotes back is not read (error_echo); the provider's own
+    message a gateway quotes whole is."""
+    assert type(error_from_status(400, {}, body, now=NOW)) is QuotaExhausted

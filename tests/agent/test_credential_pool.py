@@ -182,15 +182,39 @@ def test_a_restart_after_an_alias_edit_keeps_the_shared_key_s_window(
     breakers): twice the key's limit in that minute."""
     clock = FakeClock(1000.0)
     _full_window(redis_url, redis_prefix, clock, before)
-    backend = RedisPoolState(redis_url, clock=clock,
-                             options=RedisPoolOptions(key_prefix=redis_prefix))
+    _restart_finds_the_window_full(redis_url, redis_prefix, clock, after)
+
+
+def _restart_finds_the_window_full(url: str, prefix: str, clock: FakeClock,
+                                   after: tuple[str, ...]) -> None:
+    """A process of the config ``after`` counts the key's two requests of the minute: `keys
+    status` first, as an operator checks a deploy, then a third request is refused."""
+    backend = RedisPoolState(url, clock=clock, options=RedisPoolOptions(key_prefix=prefix))
     pool = CredentialPool({p: [Credential(p, _SHARED, max_rpm=2)] for p in after},
                           backend=backend)
-    # `keys status` first, as an operator checks a deploy: the carried-over window shows
     assert [r.requests_last_window for r in pool.status()] == [2] * len(after)
     with pytest.raises(NoCredentialAvailable):
         pool.acquire(after[-1])
     backend.close()
+
+
+@pytest.mark.parametrize("first,second,third", [
+    (("zhipu",), ("zhipu", "glm"), ("zhipu",)),          # an alias tried, then taken back
+    (("zhipu", "glm"), ("zhipu",), ("zhipu", "glm")),   # an alias taken out, then put back
+])
+def test_an_alias_edit_undone_keeps_the_requests_made_meanwhile(
+        first: tuple[str, ...], second: tuple[str, ...], third: tuple[str, ...],
+        redis_url: str, redis_prefix: str) -> None:
+    """The carry-over read a former name only where the current one held nothing: after an edit
+    undone within the state's TTL (7 days) the current name still held the key's state from
+    before the edit, and the requests made under the edit's name were not counted: twice the
+    key's limit in that minute. A window is the requests sent with the key under any name: the
+    former names' are added to it (by request, so twice read is counted once)."""
+    clock = FakeClock(1000.0)
+    _full_window(redis_url, redis_prefix, clock, first)     # the key's state under the first name
+    clock.advance(61.0)                                       # a minute later: that window is over
+    _full_window(redis_url, redis_prefix, clock, second)    # the edit: two requests under its name
+    _restart_finds_the_window_full(redis_url, redis_prefix, clock, third)
 
 
 def test_a_request_in_flight_across_an_alias_edit_frees_its_slot_under_the_new_name(

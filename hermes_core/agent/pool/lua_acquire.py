@@ -320,7 +320,10 @@ redis.call('ZADD', k.wkey, fmt(now), lease .. ':' .. tostring(math.max(0, need))
 redis.call('PEXPIRE', k.wkey, ms(window))
 redis.call('ZREMRANGEBYSCORE', k.lkey, '-inf', fmt(now))
 redis.call('ZADD', k.lkey, fmt(now + lease_ttl), lease)
-redis.call('PEXPIRE', k.lkey, ms(lease_ttl))
+-- the set lives as long as its latest lease: a lease shorter than the others (a request late in
+-- its deadline) must not expire the set, and with it the leases of requests still running
+local last = redis.call('ZRANGE', k.lkey, -1, -1, 'WITHSCORES')
+redis.call('PEXPIRE', k.lkey, ms(math.max(lease_ttl, tonumber(last[2]) - now)))
 local probe = '0'
 if k.probe or pprobe then probe = '1' end
 settle(nil)

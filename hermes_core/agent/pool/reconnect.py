@@ -134,25 +134,41 @@ class BackgroundProbe:
             run.settled.set()
 
 
+# per Retry turned off: (closes under way, its retries before the first of them)
+_OFF: dict[int, tuple[int, int]] = {}
+_OFF_LOCK = threading.Lock()
+
+
 @contextlib.contextmanager
 def retries_off(retry: Any) -> Iterator[None]:
     """A redis-py ``Retry`` turned to no retry meanwhile (None: a client given, whose own policy
-    is not ours to change): a probe's command cut by the close is not sent again."""
+    is not ours to change): a probe's command cut by the close is not sent again. Closes that
+    overlap (two threads' shutdown) share one count: the last to end gives back what the first
+    found, not the 0 the others found."""
     if retry is None:
         yield
         return
-    retries = retry.get_retries()
-    retry.update_retries(0)
+    with _OFF_LOCK:
+        n, saved = _OFF.get(id(retry), (0, retry.get_retries()))
+        _OFF[id(retry)] = (n + 1, saved)
+        retry.update_retries(0)
     try:
         yield
     finally:
-        retry.update_retries(retries)
+        with _OFF_LOCK:
+            n, saved = _OFF.pop(id(retry))
+            if n > 1:
+                _OFF[id(retry)] = (n - 1, saved)
+            else:
+                retry.update_retries(saved)
 
 
 _PROBES: weakref.WeakSet[BackgroundProbe] = weakref.WeakSet()
 
 
 def _forget_in_child() -> None:
+    global _OFF_LOCK
+    _OFF_LOCK = threading.Lock()   # a parent's thread may have held it across the fork
     for probe in list(_PROBES):
         probe._forget_in_child()
 

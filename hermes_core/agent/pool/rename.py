@@ -5,14 +5,17 @@ Why: the providers that list one key keep its state under one name
 group formed when a provider gets its first alias, dissolved when it loses its last, or named as
 decision 227 named groups, by their members) left the key's window, cooldown, removal, breaker
 and leases under the old name, and the restarted fleet started the key afresh: twice its limit
-in that minute, a removed key tried again. :func:`carry_over` copies each key's state and window
-(not its leases: their requests end where their processes release them) from the first former
-name holding it, where the current name holds none yet (another process may have carried it
-over already, or started it afresh: it is not overwritten).
+in that minute, a removed key tried again. :func:`carry_over` copies each key's state (not its
+leases: their requests end where their processes release them) from the first former name
+holding it, where the current name holds none yet (another process may have carried it over
+already, or started it afresh: it is not overwritten), and adds every former name's window of
+the key to the current one's: an edit undone within the state's TTL finds the name's state from
+before it, and the requests sent under the edit's name still count.
 
 The keys of two names are in two hash slots (the name is their hash tag), so no script can move
-them at once: each is copied by ``DUMP`` and ``RESTORE`` with its remaining TTL, ``RESTORE``
-refusing a key that exists (BUSYKEY), so two processes carrying over at once copy it once.
+them at once: a state hash is copied by ``DUMP`` and ``RESTORE`` with its remaining TTL,
+``RESTORE`` refusing a key that exists (BUSYKEY), so two processes carrying over at once copy it
+once; a window's requests are added by their members (lease ids), so twice added is once.
 """
 
 from __future__ import annotations
@@ -43,23 +46,43 @@ def _copy(client: Any, src: str, dst: str) -> bool:
     return True
 
 
+def _add_window(client: Any, src: str, dst: str) -> bool:
+    """The requests of window ``src`` added to window ``dst`` (each by its member, a request's
+    lease id: read twice, or already copied, it counts once), ``dst`` living as long as either."""
+    sent = client.zrange(src, 0, -1, withscores=True)
+    if not sent:
+        return False
+    ttl = max(int(client.pttl(src)), int(client.pttl(dst)))
+    client.zadd(dst, dict(sent))
+    if ttl > 0:   # else ``src`` had none (no script writes a window so): nor has the sum
+        client.pexpire(dst, ttl)
+    return True
+
+
 def carry_over(client: Any, name: str, former: Sequence[str], fingerprints: Sequence[str],
                key_names: KeyNames, provider_name: ProviderName) -> list[str]:
-    """Each key's state and window (and the provider breaker) from the first of ``former``
-    holding them into ``name``, where ``name`` holds none of it; returns the former names read.
-    Redis errors reach the caller (the backend's fallback)."""
+    """Each key's state (and the provider breaker) from the first of ``former`` holding it into
+    ``name``, where ``name`` holds none of it, and each former name's window of the key added to
+    ``name``'s; returns the former names read. Redis errors reach the caller (the backend's
+    fallback)."""
     read: list[str] = []
     for fp in fingerprints:
-        if client.exists(*key_names(name, fp)):
+        state, window = key_names(name, fp)[:2]
+        # the window: the requests sent with the key under any name count, whatever ``name``
+        # holds already (an edit undone within the state's TTL finds its state from before)
+        for old in former:
+            if old != name and _add_window(client, key_names(old, fp)[1], window) \
+                    and old not in read:
+                read.append(old)
+        if client.exists(state):
             continue
         for old in former:
-            if old == name or not client.exists(*key_names(old, fp)[:2]):
+            if old == name or not client.exists(key_names(old, fp)[0]):
                 continue
-            # the state hash and the window; not the leases: their requests end under the old
-            # name (their processes release there), and a copy held the key's slot under the
-            # new one until it expired
-            for src, dst in zip(key_names(old, fp)[:2], key_names(name, fp)[:2], strict=True):
-                _copy(client, src, dst)
+            # the state hash; not the leases: their requests end under the old name (their
+            # processes release there), and a copy held the key's slot under the new one until
+            # it expired
+            _copy(client, key_names(old, fp)[0], state)
             if old not in read:
                 read.append(old)
             break

@@ -12,8 +12,10 @@ import time
 from collections.abc import Callable
 
 import pytest
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
-from hermes_core.agent.pool.reconnect import BackgroundProbe
+from hermes_core.agent.pool.reconnect import BackgroundProbe, retries_off
 
 FORK = multiprocessing.get_context("fork")
 #: A guard against a hung child only (a deadlock would otherwise hang the suite); never a timing.
@@ -116,3 +118,28 @@ def test_a_probe_that_does_not_return_by_the_next_due_run_is_said_once(
         assert prober.runs == 1
     finally:
         release.set()
+
+
+@pytest.mark.parametrize("order", [
+    ("a+", "b+", "a-", "b-"),   # two closes at once (two threads' shutdown), the first ends first
+    ("a+", "b+", "b-", "a-"),
+    ("a+", "a-", "b+", "b-"),   # one after the other
+])
+def test_closes_that_overlap_give_the_client_its_retry_back(order: tuple[str, ...]) -> None:
+    """Each close saved the retries it found and put them back: a second close started while the
+    first was waiting for the probe saved the first's 0, and when it ended last the backend had
+    no retry for the rest of its life (a connection reset on any later command fell back to the
+    local state, warning). No retry while any close is under way; the client's own once none
+    is."""
+    retry = Retry(NoBackoff(), 1)
+    closes = {"a": retries_off(retry), "b": retries_off(retry)}
+    open_ = set()
+    for step in order:
+        name, what = step[0], step[1]
+        if what == "+":
+            closes[name].__enter__()
+            open_.add(name)
+        else:
+            closes[name].__exit__(None, None, None)
+            open_.discard(name)
+        assert retry.get_retries() == (0 if open_ else 1), step

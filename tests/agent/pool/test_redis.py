@@ -1264,3 +1264,31 @@ def test_data_of_another_kind_under_the_prefix_is_served_around_with_one_warning
     assert held.fingerprint == "key-a" and not be.degraded
     be.release("p", "key-a", Outcome("ok"), pol, lease=held.lease)
     be.close()
+
+
+@pytest.mark.parametrize("first_hold,second_hold", [
+    (None, 0.0),    # a caller's own acquire (the whole TTL), then a loop request near its deadline
+    (60.0, 0.0),    # two loop requests, the later one with less of its deadline left
+])
+def test_a_short_lease_does_not_expire_the_longer_ones_beside_it(
+        redis_url: str, redis_prefix: str, clock: FakeClock, monkeypatch: pytest.MonkeyPatch,
+        first_hold: float | None, second_hold: float) -> None:
+    """A key's leases are one sorted set, and each acquire set its expiry to the new lease's TTL.
+    With every lease the backend's TTL that only ever moved it later; with a lease bounded by
+    its request's deadline (decision 234), a request late in its deadline cut the set's expiry
+    short, and when it passed Redis dropped every lease in it: the requests still running no
+    longer counted, and ``max_in_flight`` let as many again out. The margin is shortened here so
+    the set's expiry passes in a moment (Redis expires by its own clock)."""
+    monkeypatch.setattr("hermes_core.agent.pool.state.LEASE_MARGIN_S", 0.2)
+    be = RedisPoolState(redis_url, clock=clock, options=RedisPoolOptions(
+        key_prefix=redis_prefix, lease_ttl_s=300.0))
+    keys = [KeySpec("a")]
+    pol = PoolPolicy(max_in_flight=2)
+    assert be.acquire("p", keys, replace(pol, hold_s=first_hold)).fingerprint == "a"
+    assert be.acquire("p", keys, replace(pol, hold_s=second_hold)).fingerprint == "a"
+    time.sleep(1.4)   # the set's expiry, 0.2 s and the second Redis rounds on (ms()), is over
+    clock.advance(1.4)
+    # the second request's lease has run out, the first's has not: one slot, not two
+    assert be.acquire("p", keys, pol).fingerprint == "a"
+    assert be.acquire("p", keys, pol).fingerprint is None
+    be.close()

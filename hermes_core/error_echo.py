@@ -1,0 +1,61 @@
+"""A provider's error message without the parts of the request it quotes back.
+
+Why: a 400 or 403 whose words say the balance is spent takes the key out of rotation for every
+process (:func:`hermes_core.errors.error_from_status`), and the words searched are the whole
+message. Validation errors quote the request: vLLM's and SGLang's carry the offending input,
+often the whole conversation (``'input': [{'role': 'user', 'content': ...}]``, ``input_value=``),
+OpenAI's name the function or quote the value (``'...' is not of type 'object'``). A user's
+prompt about an overdue balance, a telecom help desk's 欠费, a tool named for arrears, sent in a
+malformed request, read as the provider's own words of an empty balance, and every key went.
+
+:func:`own_words` blanks each quotation (``'...'``, ``"..."``, a backtick span), except the
+value of a message, code or type field, which a gateway re-raising the provider's error quotes
+whole (LiteLLM's ``{'error': {'code': 'Arrearage', 'message': 'Access denied, ...'}}``): that
+one is kept, and what it quotes in turn is blanked the same way (a tool's result in an echoed
+conversation holding an API error's code goes with the rest of that message's content). A
+quotation opens after a space or punctuation (not inside a word: ``don't``, ``users'``) and
+closes at the same mark not followed by a letter or a digit; an opening never closed (a message
+cut short) blanks the rest.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+__all__ = ["own_words"]
+
+_OPEN = re.compile(r"(?<![\w\\])['\"`]")
+_CLOSE = re.compile(r"(?<!\\)['\"`](?!\w)")
+# the fields whose quoted value is the provider's (or a gateway's) own: its message, its code
+# (not a description's: a tool's, echoed with the tools, may well speak of arrears)
+_KEPT = re.compile(r"(?:message|msg|error|code|type)['\"]?\s*[:=]\s*$")
+_DEPTH = 4          # a gateway's message quoting a provider's quoting a validation error's
+_MAX_CHARS = 65_536  # an empty balance is said in the first words, not past an echoed 100 MB
+
+
+def own_words(text: str, depth: int = 0) -> str:
+    """``text`` (lower-cased by the caller, or not) with the request it quotes blanked out."""
+    text = text[:_MAX_CHARS]
+    ends: dict[str, list[int]] = {q: [] for q in "'\"`"}
+    for close in _CLOSE.finditer(text):
+        ends[close.group()].append(close.start())
+    out: list[str] = []
+    at = 0
+    pos = 0
+    while (m := _OPEN.search(text, pos)) is not None:
+        start = m.start()
+        closes = ends[m.group()]
+        i = bisect.bisect_right(closes, start)
+        if i == len(closes):          # never closed: cut short, or an opening apostrophe
+            out.append(text[at:start])
+            return "".join(out)
+        end = closes[i]
+        out.append(text[at:start])
+        if depth < _DEPTH and _KEPT.search(text, max(0, start - 24), start):
+            out.append(m.group() + own_words(text[start + 1:end], depth + 1) + m.group())
+        else:
+            out.append(" ")
+        at = pos = end + 1
+    out.append(text[at:])
+    return "".join(out)
