@@ -18,6 +18,7 @@ from hermes_core.injection import (
     guard_cached,
 )
 from hermes_core.injection.memo import GuardMemo
+from hermes_core.injection.memo_log import DESCRIPTIONS
 from hermes_core.retrieval.fusion import UNJUDGED, GateDecision
 from hermes_core.retrieval.skills import MAX_DESCRIPTION, skill_body
 from hermes_core.retrieval.triggers import TriggerHit
@@ -79,8 +80,10 @@ def hint_description(skill: Skill, limit: int = MAX_DESCRIPTION) -> str:
 
 #: The scan of each description shown, by a digest of the text (not the skill's name: a renamed
 #: skill is not scanned again), shared by every retriever in the process: the full list of a large
-#: catalog is scanned once, on its first turn, and a hint costs a digest per skill after.
-DESCRIPTION_VERDICTS = GuardMemo(DESCRIPTION_MEMO)
+#: catalog is scanned once, on its first turn, and a hint costs a digest per skill after. The clean
+#: verdicts are kept in the home too (``memo_log``, attached with the learned scorer's by
+#: ``use_home_cache``): a restart scans none of the descriptions it found clean.
+DESCRIPTION_VERDICTS = GuardMemo(DESCRIPTION_MEMO, DESCRIPTIONS)
 
 
 def skill_lines(skills: Sequence[Skill], scan: tuple[str, ...] = INJECTION_CATEGORIES) -> list[str]:

@@ -200,3 +200,34 @@ def test_a_description_seen_before_is_not_scanned_again(monkeypatch: pytest.Monk
     assert calls == [5]
     fresh = [Skill("memo-off", "A description no list showed before, with the scan off.")]
     assert render_hint(fresh, scan=()) and calls == [5]   # scan off: no scan
+
+
+def test_a_restarted_process_scans_no_description_its_home_found_clean(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the memo lasted the process: a 2,000-skill home with retrieval off paid its first turn's
+    # second of scanning again at every start, for the same descriptions
+    import hermes_core.injection.memo as memo
+    import hermes_core.retrieval.result as result
+    from hermes_core.injection import verdicts
+    calls: list[str] = []
+    real = memo.guard_many
+
+    def counting(texts: Sequence[str], **kw: object) -> list[GuardedText]:
+        calls.extend(texts)
+        return real(texts, **kw)  # type: ignore[arg-type]
+    monkeypatch.setattr(memo, "guard_many", counting)
+    hostile = Skill(*_HOSTILE[0])
+    skills = [Skill(f"restart-{i}", f"Summarise meeting notes from room {i} into action items.")
+              for i in range(20)] + [hostile]
+    home = tmp_path / "home" / "cache" / "injection"
+    verdicts.use_home_cache(home)
+    first = render_full_list(skills)
+    assert len(calls) == 21
+    for _ in range(2):   # a new process on the same home, twice
+        result.DESCRIPTION_VERDICTS.clear()
+        verdicts.STORE.clear()
+        verdicts.use_home_cache(None)
+        verdicts.use_home_cache(home)
+        calls.clear()
+        assert render_full_list(skills) == first
+        assert calls == [hostile.description]   # only the withheld one is scanned again
