@@ -14,6 +14,7 @@ import numpy as np
 
 from hermes_core.injection import (
     INJECTION_CATEGORIES,
+    InjectionFinding,
     description_notice,
     guard_cached,
 )
@@ -86,17 +87,26 @@ def hint_description(skill: Skill, limit: int = MAX_DESCRIPTION) -> str:
 DESCRIPTION_VERDICTS = GuardMemo(DESCRIPTION_MEMO, DESCRIPTIONS)
 
 
-def skill_lines(skills: Sequence[Skill], scan: tuple[str, ...] = INJECTION_CATEGORIES) -> list[str]:
-    """One ``- name: description`` line per skill, each description scanned like a body (a
-    third-party SKILL.md's front matter reaches every turn that hints it); a hostile one is shown
-    as a BLOCKED notice after the name, never dropped: the user sees why a skill has no
-    description, and skill_view still loads (and scans) its body."""
+def shown_descriptions(skills: Sequence[Skill], scan: tuple[str, ...] = INJECTION_CATEGORIES,
+                       ) -> list[tuple[str, InjectionFinding | None]]:
+    """What a list shows of each skill's description, and why it was withheld (None when shown):
+    the clipped description, scanned like a body (a third-party SKILL.md's front matter reaches
+    every turn that hints it), or a BLOCKED notice in its place. Shared by the model's lists and
+    ``skills list``, so the user sees what the model is shown."""
     shown = [hint_description(s) for s in skills]
     if not scan:
-        return [f"- {s.name}: {d}" for s, d in zip(skills, shown, strict=True)]
+        return [(d, None) for d in shown]
     guarded = DESCRIPTION_VERDICTS.guard(shown, name="skill description", categories=scan)
-    return [f"- {s.name}: {description_notice(s.name, g.findings[0]) if g.findings else d}"
+    return [(description_notice(s.name, g.findings[0]), g.findings[0]) if g.findings else (d, None)
             for s, d, g in zip(skills, shown, guarded, strict=True)]
+
+
+def skill_lines(skills: Sequence[Skill], scan: tuple[str, ...] = INJECTION_CATEGORIES) -> list[str]:
+    """One ``- name: description`` line per skill (:func:`shown_descriptions`); a hostile
+    description is shown as a BLOCKED notice after the name, never dropped: the user sees why a
+    skill has no description, and skill_view still loads (and scans) its body."""
+    return [f"- {s.name}: {d}" for s, (d, _why) in zip(skills, shown_descriptions(skills, scan),
+                                                        strict=True)]
 
 
 def render_hint(skills: Sequence[Skill], scan: tuple[str, ...] = INJECTION_CATEGORIES) -> str:
