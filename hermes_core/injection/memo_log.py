@@ -48,15 +48,16 @@ KEY_HEX = 32
 @lru_cache(maxsize=1)
 def scanner_code() -> str:
     """A digest of the files the scan's verdicts come from, as loaded (``.py`` or ``.pyc``): the
-    injection package and the two modules outside it that it calls (CJK folding, text cleaning).
+    injection package and the modules outside it that it calls (look-alike letters, CJK folding,
+    text cleaning).
     Read once a process (about a millisecond): a fingerprint of the functions' bytecode
     (``code_fingerprint``) took 40 ms, and adding the releases of the libraries they import 0.6 s,
     on a turn that should cost nothing."""
-    from hermes_core import tokenize, types
+    from hermes_core import look_alike, tokenize, types
 
     here = Path(__file__).parent
     files = sorted(p for p in here.iterdir() if p.suffix in (".py", ".pyc") and p.is_file())
-    files += [Path(m.__file__) for m in (tokenize, types) if m.__file__]
+    files += [Path(m.__file__) for m in (look_alike, tokenize, types) if m.__file__]
     h = hashlib.sha256()
     for path in files:
         h.update(f"\x00{path.name}\x00".encode())

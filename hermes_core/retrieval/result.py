@@ -75,8 +75,16 @@ def render_auto_loaded(skill: Skill, scan: tuple[str, ...] = INJECTION_CATEGORIE
 def hint_description(skill: Skill, limit: int = MAX_DESCRIPTION) -> str:
     """The description as a hint shows it: clipped at the agentskills limit (a longer one is kept
     in the catalog, and whole in skill_view, but must not crowd the per-turn context)."""
-    d = skill.description
+    d = one_line(skill.description)
     return d if len(d) <= limit else d[: limit - 1].rstrip() + "…"
+
+
+def one_line(text: str) -> str:
+    """``text`` with its line breaks and runs of white space as one space, as the loader folds a
+    description: a skill given in code (``SkillRetriever(skills=...)``) is not read through it,
+    and a line break in its name or description forged headings, fences, tables and skill lines
+    in the middle of the list. A printable text (every loaded one) is returned as it is."""
+    return text if text.isprintable() else " ".join(text.split())
 
 
 #: The scan of each description shown, by a digest of the text (not the skill's name: a renamed
@@ -97,16 +105,16 @@ def shown_descriptions(skills: Sequence[Skill], scan: tuple[str, ...] = INJECTIO
     if not scan:
         return [(d, None) for d in shown]
     guarded = DESCRIPTION_VERDICTS.guard(shown, name="skill description", categories=scan)
-    return [(description_notice(s.name, g.findings[0]), g.findings[0]) if g.findings else (d, None)
-            for s, d, g in zip(skills, shown, guarded, strict=True)]
+    return [(description_notice(one_line(s.name), g.findings[0]), g.findings[0]) if g.findings
+            else (d, None) for s, d, g in zip(skills, shown, guarded, strict=True)]
 
 
 def skill_lines(skills: Sequence[Skill], scan: tuple[str, ...] = INJECTION_CATEGORIES) -> list[str]:
     """One ``- name: description`` line per skill (:func:`shown_descriptions`); a hostile
     description is shown as a BLOCKED notice after the name, never dropped: the user sees why a
     skill has no description, and skill_view still loads (and scans) its body."""
-    return [f"- {s.name}: {d}" for s, (d, _why) in zip(skills, shown_descriptions(skills, scan),
-                                                        strict=True)]
+    return [f"- {one_line(s.name)}: {d}"
+            for s, (d, _why) in zip(skills, shown_descriptions(skills, scan), strict=True)]
 
 
 def render_hint(skills: Sequence[Skill], scan: tuple[str, ...] = INJECTION_CATEGORIES) -> str:
