@@ -40,6 +40,9 @@ def register(sub: Any) -> None:
                          examples=("hermes-core skills list --home examples/home",))
     source(ls)
     ls.add_argument("--json", action="store_true")
+    ls.add_argument("--raw", action="store_true",
+                    help="descriptions as written: whole, and unscanned (by default each is shown "
+                         "as the model sees it: clipped, a hostile one withheld)")
     ls.set_defaults(handler=_list)
 
     r = ssub.add_parser("reindex", help="refresh the index and embedding cache",
@@ -97,11 +100,16 @@ def _retriever(args: argparse.Namespace, **kw: Any) -> Any:
         r = SkillRetriever(su, catalogs=[] if folder else [catalog], folders=[catalog] if folder else [],
                            embedders=embedders, cache_dir=settings.home_path / "cache" / "embeddings",
                            layers=kw.get("layers") or LAYERS)
+        p = settings.prompt   # as build_retriever does: the home's scan settings hold here too
+        r.scan_categories = tuple(p.injection_categories) if p.injection_scan else ()
     else:
         # search and list only read: the usage history is learnt from, never written (not even
         # the once-per-key rewrite of queries stored before a key was configured: shown redacted)
         r = build_retriever(settings, home=getattr(args, "home", None),
                             read_only=bool(kw.get("read_only")))
+    if r.scan_categories:   # the descriptions found clean are kept in the home, as by a chat
+        from hermes_core.injection.verdicts import use_home_cache
+        use_home_cache(settings.home_path / "cache" / "injection")
     if kw.get("top_k"):
         r.top_k = kw["top_k"]
     if kw.get("layers"):
@@ -201,17 +209,22 @@ def _usage_silence(r: Any) -> str:
 
 
 def _list(args: argparse.Namespace) -> int:
+    from hermes_core.retrieval.result import shown_descriptions
     r = _retriever(args, read_only=True)
     catalog = r.load_catalog(warn=False)  # no index build, no model load
     skills = sorted(catalog.skills, key=lambda s: s.name)
     unavailable = sorted(catalog.unavailable, key=lambda pair: pair[0].name)
+    # what the model is shown of each (decision 232): clipped, a hostile one withheld
+    shown = [(s.description, None) for s in skills] if args.raw \
+        else shown_descriptions(skills, tuple(r.scan_categories))
     if args.json:
-        rows = [_row(s) for s in skills]
+        rows = [{**_row(s), "withheld": why.describe() if why is not None else None}
+                for s, (_d, why) in zip(skills, shown, strict=True)]
         rows += [{**_row(s), "available": False, "reason": why} for s, why in unavailable]
         print(json_text(rows))
     else:
-        for s in skills:
-            print(terminal_safe(f"{s.name}\t{s.description}"))
+        for s, (description, _why) in zip(skills, shown, strict=True):
+            print(terminal_safe(f"{s.name}\t{description}"))
         for s, why in unavailable:
             print(terminal_safe(f"{s.name}\t(not available here: {why})"))
     for issue in catalog.issues:

@@ -8,7 +8,8 @@ keeping the text alive. A key is a digest of the text with everything the verdic
 (name, categories, first line, data), and a clean text is kept as its paragraph count alone: a
 remembered part can be most of a 2 MB file, so holding the text itself kept every part whole for
 the life of the process. A text with a blocked paragraph keeps its guarded text (short notices
-and the text around them).
+and the text around them). With a ``log`` (``memo_log``) the clean verdicts outlive the process:
+a text the memory does not hold is looked up in the home's file before it is scanned.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+from hermes_core.injection.memo_log import CleanLog
 from hermes_core.injection.scan import GuardedText, guard_many
 
 _Key = tuple[bytes, str, tuple[str, ...], int, bool]
@@ -27,10 +29,11 @@ class GuardMemo:
     """:func:`~hermes_core.injection.scan.guard_many`, remembered for the ``size`` most recently
     used texts. Thread-safe: the memo is read and written under a lock, scanning happens outside
     it; the texts not seen before are scanned in one batch (the learned scorer costs mostly per
-    call)."""
+    call). ``log``: where clean verdicts are kept across restarts (the home it is attached to)."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, log: CleanLog | None = None) -> None:
         self.size = size
+        self.log = log
         self._known: OrderedDict[_Key, GuardedText | int] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -46,20 +49,35 @@ class GuardMemo:
                     held[k] = got
                     self._known.move_to_end(k)
         missing = {k: t for k, t in zip(keys, texts, strict=True) if k not in held}
+        filed: dict[_Key, str] = {}
+        if missing and self.log is not None and self.log.path is not None:
+            filed = {k: self.log.key(*k) for k in missing}
+            found = self.log.known(list(filed.values()))
+            kept_before = {k: found[f] for k, f in filed.items() if f in found}
+            self._keep(kept_before)
+            held.update(kept_before)
+            missing = {k: t for k, t in missing.items() if k not in kept_before}
         if missing:
             fresh = guard_many(list(missing.values()), name=name, categories=categories,
                                first_line=first_line, data=data)
             kept = {k: (g if g.findings else g.paragraphs)
                     for k, g in zip(missing, fresh, strict=True)}
-            with self._lock:
-                self._known.update(kept)
-                for k in kept:
-                    self._known.move_to_end(k)
-                while len(self._known) > self.size:
-                    self._known.popitem(last=False)
+            if filed and self.log is not None:
+                self.log.add([(filed[k], v) for k, v in kept.items() if isinstance(v, int)])
+            self._keep(kept)
             held.update(zip(missing, fresh, strict=True))
         return [g if isinstance(g := held[k], GuardedText) else GuardedText(t, (), g)
                 for k, t in zip(keys, texts, strict=True)]
+
+    def _keep(self, kept: Mapping[_Key, GuardedText | int]) -> None:
+        if not kept:
+            return
+        with self._lock:
+            self._known.update(kept)
+            for k in kept:
+                self._known.move_to_end(k)
+            while len(self._known) > self.size:
+                self._known.popitem(last=False)
 
     def clear(self) -> None:
         with self._lock:

@@ -17,46 +17,20 @@ import base64
 import binascii
 import codecs
 import html
-import json
 import re
 import unicodedata
 import urllib.parse
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 
 from anyascii import anyascii
 
 from hermes_core.injection.greek_lexicon import SMALL_WORDS, known_greek
 from hermes_core.injection.greek_sounds import bare, known_readings, letter_ways
+from hermes_core.look_alike import IGNORABLE as _IGNORABLE
+from hermes_core.look_alike import confusable_map as _confusable_map
 
-# Unicode's Default_Ignorable_Code_Point property (DerivedCoreProperties.txt): rendered as nothing.
-_IGNORABLE = re.compile(
-    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
-    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8\U0001bca0-\U0001bca3"
-    "\U0001d173-\U0001d17a\U000e0000-\U000e0fff]")
 _TAG_TEXT = re.compile("[\U000e0020-\U000e007e]+")
-# Letters in scripts where a look-alike of a Latin letter is an ordinary letter of that script
-# (CJK, kana, Hangul) are never folded: only Latin look-alikes from other alphabets are.
-_NO_FOLD_FROM = 0x2E80
-
-
-@lru_cache(maxsize=1)
-def _confusable_map() -> dict[str, str]:
-    """Non-ASCII letter -> the ASCII letter or digit it is confusable with (TR39 data)."""
-    raw = resources.files("confusable_homoglyphs").joinpath("confusables.json").read_text("utf-8")
-    data = json.loads(raw)
-    out: dict[str, str] = {}
-    for char, entries in data.items():
-        if len(char) != 1 or char.isascii() or ord(char) >= _NO_FOLD_FROM:
-            continue
-        for entry in entries:
-            c = entry.get("c", "") if isinstance(entry, dict) else ""
-            if len(c) == 1 and c.isascii() and c.isalnum():
-                out.setdefault(char, c)
-                break
-    return out
-
 
 @lru_cache(maxsize=1)
 def _confusable_tables() -> tuple[dict[int, str], dict[int, str]]:

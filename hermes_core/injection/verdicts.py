@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hermes_core.atomic_write import read_cache, write_atomic
+from hermes_core.injection.memo_log import DESCRIPTIONS
 
 if TYPE_CHECKING:
     from hermes_core.injection.learned import LearnedScorer
@@ -358,8 +359,10 @@ STORE = VerdictStore()
 
 
 def use_home_cache(directory: str | os.PathLike[str] | None) -> None:
-    """Keep the process's verdicts under ``directory`` (a home's ``cache/injection``)."""
+    """Keep the process's verdicts under ``directory`` (a home's ``cache/injection``): the learned
+    scorer's, and the skill descriptions found clean (``memo_log``)."""
     STORE.attach(directory)
+    DESCRIPTIONS.attach(directory)
 
 
 def learned_scores(model: ModelRef, views: Sequence[str],

@@ -14,10 +14,12 @@ import numpy as np
 
 from hermes_core.injection import (
     INJECTION_CATEGORIES,
+    InjectionFinding,
     description_notice,
     guard_cached,
 )
 from hermes_core.injection.memo import GuardMemo
+from hermes_core.injection.memo_log import DESCRIPTIONS
 from hermes_core.retrieval.fusion import UNJUDGED, GateDecision
 from hermes_core.retrieval.skills import MAX_DESCRIPTION, skill_body
 from hermes_core.retrieval.triggers import TriggerHit
@@ -73,27 +75,46 @@ def render_auto_loaded(skill: Skill, scan: tuple[str, ...] = INJECTION_CATEGORIE
 def hint_description(skill: Skill, limit: int = MAX_DESCRIPTION) -> str:
     """The description as a hint shows it: clipped at the agentskills limit (a longer one is kept
     in the catalog, and whole in skill_view, but must not crowd the per-turn context)."""
-    d = skill.description
+    d = one_line(skill.description)
     return d if len(d) <= limit else d[: limit - 1].rstrip() + "…"
+
+
+def one_line(text: str) -> str:
+    """``text`` with its line breaks and runs of white space as one space, as the loader folds a
+    description: a skill given in code (``SkillRetriever(skills=...)``) is not read through it,
+    and a line break in its name or description forged headings, fences, tables and skill lines
+    in the middle of the list. A printable text (every loaded one) is returned as it is."""
+    return text if text.isprintable() else " ".join(text.split())
 
 
 #: The scan of each description shown, by a digest of the text (not the skill's name: a renamed
 #: skill is not scanned again), shared by every retriever in the process: the full list of a large
-#: catalog is scanned once, on its first turn, and a hint costs a digest per skill after.
-DESCRIPTION_VERDICTS = GuardMemo(DESCRIPTION_MEMO)
+#: catalog is scanned once, on its first turn, and a hint costs a digest per skill after. The clean
+#: verdicts are kept in the home too (``memo_log``, attached with the learned scorer's by
+#: ``use_home_cache``): a restart scans none of the descriptions it found clean.
+DESCRIPTION_VERDICTS = GuardMemo(DESCRIPTION_MEMO, DESCRIPTIONS)
+
+
+def shown_descriptions(skills: Sequence[Skill], scan: tuple[str, ...] = INJECTION_CATEGORIES,
+                       ) -> list[tuple[str, InjectionFinding | None]]:
+    """What a list shows of each skill's description, and why it was withheld (None when shown):
+    the clipped description, scanned like a body (a third-party SKILL.md's front matter reaches
+    every turn that hints it), or a BLOCKED notice in its place. Shared by the model's lists and
+    ``skills list``, so the user sees what the model is shown."""
+    shown = [hint_description(s) for s in skills]
+    if not scan:
+        return [(d, None) for d in shown]
+    guarded = DESCRIPTION_VERDICTS.guard(shown, name="skill description", categories=scan)
+    return [(description_notice(one_line(s.name), g.findings[0]), g.findings[0]) if g.findings
+            else (d, None) for s, d, g in zip(skills, shown, guarded, strict=True)]
 
 
 def skill_lines(skills: Sequence[Skill], scan: tuple[str, ...] = INJECTION_CATEGORIES) -> list[str]:
-    """One ``- name: description`` line per skill, each description scanned like a body (a
-    third-party SKILL.md's front matter reaches every turn that hints it); a hostile one is shown
-    as a BLOCKED notice after the name, never dropped: the user sees why a skill has no
-    description, and skill_view still loads (and scans) its body."""
-    shown = [hint_description(s) for s in skills]
-    if not scan:
-        return [f"- {s.name}: {d}" for s, d in zip(skills, shown, strict=True)]
-    guarded = DESCRIPTION_VERDICTS.guard(shown, name="skill description", categories=scan)
-    return [f"- {s.name}: {description_notice(s.name, g.findings[0]) if g.findings else d}"
-            for s, d, g in zip(skills, shown, guarded, strict=True)]
+    """One ``- name: description`` line per skill (:func:`shown_descriptions`); a hostile
+    description is shown as a BLOCKED notice after the name, never dropped: the user sees why a
+    skill has no description, and skill_view still loads (and scans) its body."""
+    return [f"- {one_line(s.name)}: {d}"
+            for s, (d, _why) in zip(skills, shown_descriptions(skills, scan), strict=True)]
 
 
 def render_hint(skills: Sequence[Skill], scan: tuple[str, ...] = INJECTION_CATEGORIES) -> str:

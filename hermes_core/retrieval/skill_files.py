@@ -14,7 +14,7 @@ import stat
 from pathlib import Path, PurePosixPath
 
 from hermes_core.retrieval.result import RetrievalResult
-from hermes_core.retrieval.skills import SKILL_FILE, read_skill_md
+from hermes_core.retrieval.skills import SKILL_FILE, current_platform, platform_mismatch, read_skill_md
 from hermes_core.types import Skill
 
 #: The most of one file read (a larger one is cut, with a note).
@@ -51,13 +51,15 @@ def skill_now(skill: Skill) -> Skill:
     file as "its SKILL.md", never by the home's absolute path; the refresh logs that. What the read
     would warn (a long description, a name unlike its folder) is dropped: this runs on every
     ``skill_view`` and every turn a trigger fires, and the index's read already said it once (a
-    refresh says it again when the file changes).
+    refresh says it again when the file changes). A file edited to name platforms that leave this
+    machine out is refused as the refresh will set it apart (``Catalog.unavailable``): until then
+    its new body was served, triggers and all, on a machine it says it is not for.
     """
     path = _skill_file(skill)
     if path is None:
         return skill
     try:
-        return read_skill_md(path, notes=[])
+        fresh = read_skill_md(path, notes=[])
     except FileNotFoundError:
         raise SkillFileError(f"error: skill {skill.name!r} is gone: its SKILL.md was deleted after "
                              "the skill list was read; do not use it") from None
@@ -70,6 +72,11 @@ def skill_now(skill: Skill) -> Skill:
         reason = str(e) if isinstance(e, ValueError) else "nested too deeply to read"
         raise SkillFileError(f"error: skill {skill.name!r} cannot be loaded: its SKILL.md{at}: "
                              f"{reason}") from None
+    why = platform_mismatch(fresh, current_platform())
+    if why is not None:
+        raise SkillFileError(f"error: skill {skill.name!r} is not available on this machine: its "
+                             f"SKILL.md now says it is {why}; do not use it")
+    return fresh
 
 
 def as_on_disk(result: RetrievalResult) -> RetrievalResult:

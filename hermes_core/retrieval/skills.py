@@ -8,6 +8,7 @@ does not depend on the file system's listing order.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core.atomic_write import read_cache, write_cache
+from hermes_core.look_alike import name_key
 from hermes_core.retrieval import cache_sweep
 from hermes_core.retrieval.catalog_memo import BLANK, CatalogMemo, LastRead, ParsedLine
 from hermes_core.types import Skill
@@ -594,14 +596,42 @@ def _parse_line(line_bytes: bytes, where: str) -> ParsedLine:
     return ParsedLine(skill, None, tuple(notes))
 
 
+def look_alike_key(name: str) -> str:
+    """What ``name`` looks like (:func:`~hermes_core.look_alike.name_key`): two names with one key
+    and different letters read the same to the model and to whoever reads the hint."""
+    return name.casefold() if name.isascii() else _name_key(name)
+
+
+_name_key = functools.lru_cache(maxsize=65_536)(name_key)
+
+
+def _disguise(name: str, like: str) -> str:
+    """The first character of ``name`` that makes it look like ``like`` without being it."""
+    c = next((c for c in name if not c.isascii() and c not in like), None)
+    return "" if c is None else f" (U+{ord(c):04X} {unicodedata.name(c, 'unnamed character')})"
+
+
 def dedupe(skills: Sequence[Skill]) -> tuple[list[Skill], list[CatalogIssue]]:
-    """Keep the first skill of each name (search order); each loser becomes an issue naming both."""
+    """Keep the first skill of each name (search order); each loser becomes an issue naming both.
+    So is a later name that only looks like a kept one (``dеploy`` with a Cyrillic е, a zero-width
+    joiner or a full-width letter beside ``deploy``): the model would see two skills of one name,
+    and load whichever it typed back. Names that differ by case alone are kept as written
+    (``Deploy`` and ``deploy`` read differently, and skill_view asks which is meant)."""
     seen: dict[str, Skill] = {}
+    looks: dict[str, Skill] = {}
     issues: list[CatalogIssue] = []
     for s in skills:
         first = seen.get(s.name)
         if first is None:
-            seen[s.name] = s
+            key = look_alike_key(s.name)
+            like = looks.get(key)
+            if like is None or like.name.casefold() == s.name.casefold():
+                seen[s.name] = s
+                looks.setdefault(key, s)
+                continue
+            issues.append(CatalogIssue(s.path or "<catalog>", f"skill name {s.name!r} looks like "
+                                       f"{like.name!r}{_disguise(s.name, like.name)}; keeping "
+                                       f"{like.path or '<catalog>'}"))
             continue
         issues.append(CatalogIssue(s.path or "<catalog>",
                                    f"duplicate skill name '{s.name}'; keeping {first.path or '<catalog>'}"))

@@ -43,7 +43,7 @@ from hermes_core.retrieval.retriever import (
     ranking_text,
     render,
 )
-from hermes_core.retrieval.skills import sources_fingerprint
+from hermes_core.retrieval.skills import current_platform, sources_fingerprint
 from hermes_core.retrieval.synonyms import load_mapping_file
 from hermes_core.retrieval.tuning import DEFAULT_WEIGHTS
 from hermes_core.testing import FakeClock
@@ -1678,6 +1678,18 @@ def test_a_triggered_turn_does_not_repeat_the_skill_s_load_warning(
         turns = [r.select("zebra time")[1] for _ in range(3)]
     assert [(t.layer, t.names) for t in turns] == [("L1", ("zebra-care",))] * 3
     assert [x.getMessage() for x in caplog.records] == []
+
+
+def test_a_trigger_s_skill_edited_to_another_platform_is_not_auto_loaded(tmp_path: Path) -> None:
+    # the edit's `platforms` leaves this machine out: the refresh will set the skill apart as
+    # unavailable, and until then the re-read (as_on_disk) auto-loaded its new body anyway
+    r = _zoo(tmp_path)
+    other = "windows" if current_platform() != "windows" else "linux"
+    write_skill(tmp_path, "zebra-care", skill_md("zebra-care", "Feed zebras hay.", body="ZEBRA BODY V2",
+                                                 extra=f"triggers: [zebra time]\nplatforms: [{other}]\n"))
+    block, res = r.select("zebra time")
+    assert "ZEBRA BODY V2" not in block and "ZEBRA BODY V1" not in block
+    assert res.names == ()
 
 
 @pytest.mark.parametrize("hostile", [

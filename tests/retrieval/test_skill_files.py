@@ -227,3 +227,28 @@ def test_a_skill_broken_since_the_index_is_told_in_a_sentence(
         skill_files.skill_now(indexed)
     assert str(e.value).startswith(f"error: skill 'deploy' cannot be loaded: {told}"), e.value
     assert str(tmp_path) not in str(e.value)
+
+
+@pytest.mark.parametrize("platforms, served", [
+    ("[windows]", False),                      # edited to another platform only
+    ("[macos, windows]", False),
+    ("[linux, windows]", True),                # still this machine's
+    ("[]", True),                              # no platform named: every machine's
+])
+def test_a_skill_edited_to_leave_out_this_platform_is_not_served(
+        tmp_path: Path, platforms: str, served: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the index is a turn behind the edit (decision 16): skill_now re-read the file and served it
+    # whatever its new `platforms` said, until the refresh set it apart as unavailable here
+    monkeypatch.setattr(skill_files, "current_platform", lambda: "linux")
+    indexed = _skill(tmp_path / "deploy")
+    md = tmp_path / "deploy" / "SKILL.md"
+    md.write_text(f"---\nname: deploy\ndescription: d\nplatforms: {platforms}\n---\nNew body.\n",
+                  encoding="utf-8")
+    if served:
+        assert skill_files.skill_now(indexed).body == "New body."
+        return
+    with pytest.raises(SkillFileError) as e:
+        skill_files.skill_now(indexed)
+    assert str(e.value).startswith("error: skill 'deploy' is not available on this machine: "
+                                   f"its SKILL.md now says it is for {platforms[1:-1]} only; "
+                                   "this machine is linux"), e.value

@@ -752,3 +752,42 @@ def test_a_tree_of_empty_folders_with_a_skill_in_every_twentieth_is_still_bounde
     assert [i.reason for i in cat.issues] == [f"stopped looking for skills after {budget} folders "
                                               "without one (a link to a large tree inside it?)"]
     assert len(listed) <= budget * 20 // 19 + 2 and 0 < len(cat.skills) < budget // 19 + 2
+
+
+@pytest.mark.parametrize("look_alike, what", [
+    ("dеploy", "U+0435 CYRILLIC SMALL LETTER IE"),        # Cyrillic е
+    ("deplοy", "U+03BF GREEK SMALL LETTER OMICRON"),      # Greek ο
+    ("ｄｅｐｌｏｙ", "U+FF44 FULLWIDTH LATIN SMALL LETTER D"),
+    ("deploy\u200d", "U+200D ZERO WIDTH JOINER"),          # invisible, kept for Persian and emoji
+    ("deploy\u034f", "U+034F COMBINING GRAPHEME JOINER"),
+    ("deploy\ufe0f", "U+FE0F VARIATION SELECTOR-16"),
+    ("deploy\u3164", "U+3164 HANGUL FILLER"),
+    ("DЕPLOY", "U+0415 CYRILLIC CAPITAL LETTER IE"),      # a look-alike of another case
+])
+def test_a_name_that_looks_like_another_skill_s_is_set_aside_as_a_duplicate(
+        tmp_path: Path, look_alike: str, what: str) -> None:
+    # both were listed: the model saw "- deploy: ..." twice, one of them anyone's, and whichever
+    # it typed back loaded; an exact duplicate already keeps the first in search order
+    write_skill(tmp_path, "a-deploy", skill_md("deploy", "Deploy the app to production."))
+    write_skill(tmp_path, "b-other", skill_md(look_alike, "Deploy the app, the better way."))
+    cat = load_catalog([tmp_path], warn=False)
+    assert [s.name for s in cat.skills] == ["deploy"]
+    (issue,) = cat.issues
+    assert issue.path == str(tmp_path / "b-other" / "SKILL.md")
+    assert issue.reason == (f"skill name {look_alike!r} looks like 'deploy' ({what}); keeping "
+                            f"{tmp_path / 'a-deploy' / 'SKILL.md'}")
+
+
+@pytest.mark.parametrize("names", [
+    ("Deploy", "deploy"),                 # case alone: both shown as written (skill_view asks)
+    ("部署应用", "部署服务"),
+    ("नमस्ते", "नमस्त"),                   # a vowel sign is a letter of the name, not a disguise
+    ("deploy", "deploy-app"),
+    ("café", "cafe"),
+    ("👨\u200d💻-helper", "💻-helper"),    # a joiner among emoji is how they are written: kept
+])
+def test_names_that_differ_visibly_are_all_kept(tmp_path: Path, names: tuple[str, str]) -> None:
+    for i, name in enumerate(names):
+        write_skill(tmp_path, f"s{i}", skill_md(name, f"Skill number {i}."))
+    cat = load_catalog([tmp_path], warn=False)
+    assert sorted(s.name for s in cat.skills) == sorted(names) and cat.issues == ()

@@ -1,0 +1,281 @@
+"""Clean scan verdicts kept in the home, so a restart does not scan again a text it found clean.
+
+Why: a home of 2,000 skills with retrieval off shows every description on its first turn, and
+scanning them costs about a second (~0.5 ms each, the rules mostly: the learned scorer's verdicts
+are already kept in the home, ``verdicts.py``). The memory memo (``memo.py``) saves that second
+on every later turn but not at the next start, which pays it again for the same texts. This log
+keeps, per text found clean, what the memo keeps in memory: its paragraph count.
+
+What is stored (``HOME/cache/injection/<name>.log``): a header line naming the format and the
+scanner's version, with a CRC, then one line per clean text: a 128-bit BLAKE2b hash of (the
+learned model's fingerprint for the categories, the memo's key: the text's digest, its name,
+categories, first line and whether it is data), the paragraph count, and a CRC of both. Never
+the text. The scanner's version is a digest of the files the scan runs (this package, and the
+tokeniser and text cleaning it imports): after an upgrade or an edited rule the file is started
+again, so no verdict of older rules is ever reused. A text with a finding is not kept: it is
+rare (none of the 5,554 descriptions the repository ships), and scanned again it gives its notice
+as the scan words it now.
+
+As ``verdicts.log``: appended one ``write`` at a time on an ``O_APPEND`` descriptor (two
+processes on one home interleave whole lines); rewritten atomically with the most recent
+entries when damaged, another version's, or past twice its cap. It is a cache: an unreadable or
+damaged file (a torn line, flipped bytes, a FIFO or a folder in its place) is said once and costs
+a scan, never the turn.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import threading
+import zlib
+from collections import OrderedDict
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+from hermes_core.atomic_write import make_folders, read_cache, write_atomic
+
+log = logging.getLogger(__name__)
+
+MAGIC = "hermes-clean-scans"
+FORMAT = 1
+DISK_CAP = 16_384   # clean texts kept in the file after a rewrite (about 750 kB, twice that at most)
+KEY_HEX = 32
+
+
+@lru_cache(maxsize=1)
+def scanner_code() -> str:
+    """A digest of the files the scan's verdicts come from, as loaded (``.py`` or ``.pyc``): the
+    injection package and the modules outside it that it calls (look-alike letters, CJK folding,
+    text cleaning).
+    Read once a process (about a millisecond): a fingerprint of the functions' bytecode
+    (``code_fingerprint``) took 40 ms, and adding the releases of the libraries they import 0.6 s,
+    on a turn that should cost nothing."""
+    from hermes_core import look_alike, tokenize, types
+
+    here = Path(__file__).parent
+    files = sorted(p for p in here.iterdir() if p.suffix in (".py", ".pyc") and p.is_file())
+    files += [Path(m.__file__) for m in (look_alike, tokenize, types) if m.__file__]
+    h = hashlib.sha256()
+    for path in files:
+        h.update(f"\x00{path.name}\x00".encode())
+        try:
+            h.update(path.read_bytes())
+        except OSError:
+            h.update(b"\x00unreadable")
+    return h.hexdigest()
+
+
+@lru_cache(maxsize=8)
+def _model_salt(categories: tuple[str, ...]) -> bytes:
+    """The learned model's fingerprint for these categories ("none" when they leave it out or it
+    is missing): its verdict is part of the scan's, and a new model must not reuse the old one's."""
+    from hermes_core.injection.scan import SEMANTIC, SEMANTIC_DATA
+    from hermes_core.injection.verdicts import shipped_model
+
+    if "learned" not in categories:
+        return b"none"
+    model = shipped_model(SEMANTIC in categories, SEMANTIC_DATA in categories)
+    return (model.fingerprint if model is not None else "none").encode()
+
+
+def _line(key: str, paragraphs: int) -> str:
+    body = f"{key} {paragraphs}"
+    return f"{body} {zlib.crc32(body.encode()):08x}\n"
+
+
+def _header(version: str) -> str:
+    body = f"{MAGIC} {FORMAT} {version}"
+    return f"{body} {zlib.crc32(body.encode()):08x}\n"
+
+
+def _parse_header(line: str) -> str | None:
+    parts = line.split(" ")
+    if len(parts) != 4 or parts[0] != MAGIC or parts[1] != str(FORMAT):
+        return None
+    try:
+        ok = int(parts[3], 16) == zlib.crc32(" ".join(parts[:3]).encode())
+    except ValueError:
+        return None
+    return parts[2] if ok else None
+
+
+def _paragraphs(key: str, rest: str) -> int | None:
+    count, sep, crc = rest.partition(" ")
+    try:
+        if not sep or int(crc, 16) != zlib.crc32(f"{key} {count}".encode()):
+            return None
+        n = int(count)
+    except ValueError:
+        return None
+    return n if n >= 0 else None
+
+
+class CleanLog:
+    """The clean verdicts of one memo, in one file of the attached folder. Thread-safe; the file
+    is read on the first lookup after :meth:`attach`, never at attach time."""
+
+    def __init__(self, file_name: str, disk_cap: int = DISK_CAP) -> None:
+        self.file_name = file_name
+        self.disk_cap = disk_cap
+        self._lock = threading.Lock()
+        self._path: Path | None = None
+        self._entries: OrderedDict[str, str] = OrderedDict()   # key -> "count crc", as filed
+        self._loaded = False
+        self._version: str | None = None   # the scanner version the file on disk was written by
+        self._lines = 0
+        self._needs_rewrite = False
+        self._warned = False
+
+    @property
+    def path(self) -> Path | None:
+        return self._path
+
+    def attach(self, directory: str | os.PathLike[str] | None) -> None:
+        """Keep the verdicts in ``directory`` (made on the first write); None: in memory only."""
+        path = Path(directory) / self.file_name if directory is not None else None
+        with self._lock:
+            if path == self._path:
+                return
+            self._path, self._loaded, self._version = path, False, None
+            self._entries.clear()
+            self._lines, self._needs_rewrite = 0, False
+            self._warned = False   # said once per file attached, as a new process would
+
+    @staticmethod
+    def key(digest: bytes, name: str, categories: tuple[str, ...], first_line: int,
+            data: bool) -> str:
+        """The hash a clean text is filed under (the text itself is never stored)."""
+        h = hashlib.blake2b(digest_size=KEY_HEX // 2)
+        h.update(_model_salt(categories))
+        h.update(f"\x00{name}\x00{chr(31).join(categories)}\x00{first_line}\x00{int(data)}\x00"
+                 .encode("utf-8", "surrogatepass"))
+        h.update(digest)
+        return h.hexdigest()
+
+    def known(self, keys: Sequence[str]) -> dict[str, int]:
+        """The paragraph counts of the keys filed as clean (none when no folder is attached)."""
+        if self._path is None:
+            return {}
+        version = scanner_code()
+        out: dict[str, int] = {}
+        with self._lock:
+            self._load(version)
+            for k in keys:
+                raw = self._entries.get(k)
+                if raw is None:
+                    continue
+                n = _paragraphs(k, raw)
+                if n is None:
+                    self._warn("scan cache %s is damaged (an unreadable line skipped); it will be "
+                               "rewritten", self._path)
+                    del self._entries[k]
+                    self._needs_rewrite = True
+                    continue
+                self._entries.move_to_end(k)
+                out[k] = n
+        return out
+
+    def add(self, clean: Sequence[tuple[str, int]]) -> None:
+        """File texts just found clean (key, paragraph count); a failure costs only the cache."""
+        if self._path is None or not clean:
+            return
+        version = scanner_code()
+        with self._lock:
+            self._load(version)
+            fresh = [(k, n) for k, n in clean if k not in self._entries]
+            for k, n in fresh:
+                self._entries[k] = _line(k, n).split(" ", 1)[1].rstrip("\n")
+            if fresh or self._needs_rewrite:
+                self._write(version, fresh)
+
+    # ------------------------------------------------------------------ the file
+    def _warn(self, message: str, *args: object) -> None:
+        log.log(logging.DEBUG if self._warned else logging.WARNING, message, *args)
+        self._warned = True
+
+    def _load(self, version: str) -> None:
+        if self._loaded or self._path is None:
+            return
+        self._loaded = True
+        try:
+            text = read_cache(self._path).decode("utf-8")   # a FIFO there: not read
+        except FileNotFoundError:
+            return
+        except (OSError, UnicodeDecodeError) as e:
+            self._warn("scan cache %s is unreadable (%s); texts are scanned again",
+                       self._path, getattr(e, "strerror", None) or type(e).__name__)
+            self._needs_rewrite = True
+            return
+        lines = text.split("\n")
+        self._version = _parse_header(lines[0])
+        if self._version is None:
+            if text:
+                self._warn("scan cache %s is damaged (no valid header); texts are scanned again",
+                           self._path)
+            self._needs_rewrite = True
+            return
+        if self._version != version:   # another scanner's verdicts: none applies
+            self._needs_rewrite = True
+            return
+        body = lines[1:]
+        # a last line without its newline: a crash mid-append; appending after it would glue two
+        self._needs_rewrite = bool(body) and body[-1] != ""
+        bad = 0
+        for raw in body[:-1]:
+            key, sep, rest = raw.partition(" ")
+            if len(key) != KEY_HEX or not sep:
+                bad += 1
+                continue
+            self._entries[key] = rest
+        self._lines = len(body) - 1
+        if bad:
+            self._warn("scan cache %s is damaged (%d unreadable line(s) skipped); it will be "
+                       "rewritten", self._path, bad)
+            self._needs_rewrite = True
+
+    def _write(self, version: str, fresh: list[tuple[str, int]]) -> None:
+        assert self._path is not None
+        if (self._version != version or self._needs_rewrite
+                or self._lines + len(fresh) > 2 * self.disk_cap):
+            self._rewrite(version)
+            return
+        try:
+            fd = os.open(self._path, os.O_WRONLY | os.O_APPEND)
+        except FileNotFoundError:   # removed since it was read (a cleaned cache folder)
+            self._rewrite(version)
+            return
+        except OSError as e:
+            self._warn("scan cache: cannot write %s: %s (kept in memory only)", self._path,
+                       e.strerror or e)
+            return
+        try:
+            os.write(fd, "".join(_line(k, n) for k, n in fresh).encode())
+            self._lines += len(fresh)
+        except OSError as e:
+            self._warn("scan cache: cannot write %s: %s (kept in memory only)", self._path,
+                       e.strerror or e)
+        finally:
+            os.close(fd)
+
+    def _rewrite(self, version: str) -> None:
+        assert self._path is not None
+        while len(self._entries) > self.disk_cap:   # the least recently asked for go
+            self._entries.popitem(last=False)
+        lines = "".join(f"{k} {rest}\n" for k, rest in self._entries.items())
+        if not make_folders(self._path, 2, "scan cache", logger=log):   # no home: said at debug
+            return
+        try:
+            write_atomic(self._path, (_header(version) + lines).encode(), durable=False)
+        except OSError as e:   # once said (a folder in its place was said unreadable already)
+            self._warn("scan cache: cannot write %s: %s (kept in memory only)", self._path,
+                       e.strerror or e)
+            return
+        self._version, self._lines, self._needs_rewrite = version, len(self._entries), False
+
+
+#: The skill descriptions' clean verdicts (``retrieval.result.DESCRIPTION_VERDICTS``), kept in the
+#: home that ``verdicts.use_home_cache`` attaches with the learned scorer's.
+DESCRIPTIONS = CleanLog("descriptions.log")
