@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from hermes_core.agent.tools.printed import Printed, captured
 from hermes_core.agent.tools.registry import ToolRegistry
 from hermes_core.agent.tools.render import (
     MAX_OUTPUT_CHARS,
@@ -157,6 +158,13 @@ def _run_awaitable(value: Awaitable[Any]) -> Any:
         return helper.submit(asyncio.run, _awaited(value)).result()
 
 
+async def _printing(call: Callable[[Mapping[str, Any]], Any], args: Mapping[str, Any]
+                    ) -> tuple[Any, Printed]:
+    """An async tool's value and what it printed (its task's own context holds the capture)."""
+    with captured() as printed:
+        return await _call_async(call, args), printed
+
+
 def _retrieve(task: asyncio.Future[Any]) -> None:
     """A timed-out tool that ends later: its outcome is read, so asyncio logs no "exception was
     never retrieved" for a result nobody waits for any more."""
@@ -236,6 +244,9 @@ class _Ready:
 # the process (the tool's, say) only flags it: a main thread parked on a lock with no timeout never
 # runs the handler, and the turn ignored Ctrl-C until the tool ended (forever for a hung one).
 _WAKE_S = 0.2
+
+#: How much of what a tool printed beside its answer is logged.
+_PRINT_LOGGED = 300
 
 
 class ToolRunner:
@@ -454,7 +465,7 @@ class ToolRunner:
         # each call in a copy of the caller's context (as ``arun`` does, and as asyncio does for
         # a task): a user or trace id the author set before ``chat`` reaches the tool. A copy
         # each: one context cannot be entered by two threads at once
-        futures = {i: self._start(self._rendered, self._invoke, r.tool, r.args or {})
+        futures = {i: self._start(self._rendered, r.tool.name, self._invoke, r.tool, r.args or {})
                    for i, r in enumerate(ready) if r.result is None and r.tool is not None}
         try:
             return self._collect(ready, futures, started)
@@ -463,10 +474,30 @@ class ToolRunner:
                 self._abandon(f)
             raise
 
-    def _rendered(self, call: Callable[..., Any], *args: Any) -> str:
+    def _rendered(self, name: str, call: Callable[..., Any], *args: Any) -> str:
         """``call(*args)``'s value as the model's text, made in the tool's thread: a 5 MB answer
-        encoded and scrubbed on the agent's thread (or its event loop) held it for seconds."""
-        return render_output(call(*args), scrub=self._scrub)
+        encoded and scrubbed on the agent's thread (or its event loop) held it for seconds.
+        What it prints is kept for it (:mod:`printed`), not written to the process's stdout."""
+        with captured() as printed:
+            value = call(*args)
+        return self._answer(name, value, printed)
+
+    def _answer(self, name: str, value: Any, printed: Printed) -> str:
+        """The text of a call that returned ``value`` and printed ``printed``. A tool that
+        returns nothing and prints (a command-line function wrapped as a tool) is answered with
+        what it printed, cut and scrubbed like a value; else what it printed is logged, keys
+        scrubbed, for the author, and the model reads what the tool returned."""
+        if not printed.total:
+            return render_output(value, scrub=self._scrub)
+        text = printed.text
+        if value is None:
+            if printed.total == len(text):   # whole: the last line's newline is no content
+                return render_output(text.removesuffix("\n"), scrub=self._scrub)
+            head, _ = scrubbed(text, MAX_OUTPUT_CHARS, self._scrub)
+            return cut(head, MAX_OUTPUT_CHARS, printed.total)
+        log.info("%s printed %d characters, not shown to the model: %r%s", name, printed.total,
+                 self._scrub(text[:_PRINT_LOGGED]), "..." if printed.total > _PRINT_LOGGED else "")
+        return render_output(value, scrub=self._scrub)
 
     def _settle(self, ready: Sequence[_Ready],
                 futures: Mapping[int, concurrent.futures.Future[Any]]) -> set[int]:
@@ -535,11 +566,11 @@ class ToolRunner:
             args = dict(r.args or {})
             thread: concurrent.futures.Future[Any] | None = None
             if r.tool.is_async:
-                work: Awaitable[Any] = _call_async(r.tool.invoke, args)
+                work: Awaitable[Any] = _printing(r.tool.invoke, args)
             else:   # a thread of the runner's, not the loop's pool: one hung tool is let go of
                 loop = asyncio.get_running_loop()
                 begun: asyncio.Future[None] = loop.create_future()
-                thread = self._start(self._rendered, _call_sync, r.tool.invoke, args,
+                thread = self._start(self._rendered, r.tool.name, _call_sync, r.tool.invoke, args,
                                      on_start=lambda: _tell(loop, begun))
                 work = asyncio.wrap_future(thread)
             task = asyncio.ensure_future(work)
@@ -559,7 +590,7 @@ class ToolRunner:
                 # an async tool's value is made text off the loop, as a sync tool's is in its
                 # thread: encoding and scrubbing megabytes stalled every other task
                 text = (task.result() if thread is not None else
-                        await asyncio.to_thread(render_output, task.result(), scrub=self._scrub))
+                        await asyncio.to_thread(self._answer, r.tool.name, *task.result()))
             except asyncio.CancelledError:
                 task.cancel()
                 if thread is not None:

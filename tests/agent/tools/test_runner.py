@@ -988,3 +988,110 @@ def test_an_argument_that_cannot_be_copied_leaves_the_others_recorded_as_sent(
     (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
     assert (r.status, r.output) == ("ok", "3")
     assert seen[0]["items"] == [1, 2, 3] and seen[0]["log"].name == str(path)
+
+
+def _printing_tool(kind: str, lines: list[str], returns: Any) -> Any:
+    """A tool named ``chatty`` that prints ``lines`` (yielding to others between them) and
+    returns ``returns``."""
+    if kind == "async":
+        async def chatty() -> Any:
+            """Prints as it works."""
+            for line in lines:
+                print(line)
+                await asyncio.sleep(0.001)
+            return returns
+        return chatty
+
+    def chatty() -> Any:   # type: ignore[misc]  # the sync twin
+        """Prints as it works."""
+        for line in lines:
+            print(line)
+            time.sleep(0.001)
+        return returns
+    return chatty
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_what_a_tool_prints_stays_out_of_the_process_stdout_and_is_logged(
+        runner_factory: Any, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture,
+        use_async: bool, kind: str) -> None:
+    """A tool's ``print`` went to the process's stdout: in ``hermes-core chat``, into the middle
+    of the streamed reply, where the user took it for the model's words. It is the call's own
+    now: logged (naming the tool, keys scrubbed), and the answer is what the tool returned."""
+    runner = runner_factory([_printing_tool(kind, ["working on it", f"key {SECRET}"], 6)],
+                            secrets=lambda: [SECRET])
+    with caplog.at_level("INFO", logger="hermes_core.agent.tools"):
+        calls = [ToolCall("c", "chatty")]
+        (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert (r.status, r.output) == ("ok", "6")
+    assert "working on it" not in capsys.readouterr().out
+    said = [rec.getMessage() for rec in caplog.records if "printed" in rec.getMessage()]
+    assert len(said) == 1 and said[0].startswith("chatty printed ")
+    assert "working on it" in said[0] and SECRET not in caplog.text
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_tool_that_prints_its_answer_and_returns_nothing_is_answered_with_what_it_printed(
+        runner_factory: Any, capsys: pytest.CaptureFixture[str], use_async: bool,
+        kind: str) -> None:
+    """A command-line function wrapped as a tool prints its output and returns None: the model
+    was answered ``null`` (and the user saw the output mid-reply). What it printed is its
+    answer, cut and scrubbed like any other."""
+    lines = ["Oslo: sunny", "奥斯陆：晴", f"token {SECRET}"]
+    runner = runner_factory([_printing_tool(kind, lines, None)], secrets=lambda: [SECRET])
+    calls = [ToolCall("c", "chatty")]
+    (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert r.status == "ok"
+    assert r.output.startswith("Oslo: sunny\n奥斯陆：晴\ntoken ") and SECRET not in r.output
+    assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_tool_printing_more_than_the_model_is_shown_is_cut_with_a_note(
+        runner_factory: Any, use_async: bool) -> None:
+    from hermes_core.agent.tools.render import MAX_OUTPUT_CHARS
+
+    def flood() -> None:
+        """Prints a lot."""
+        for _ in range(3000):
+            print("x" * 99)
+
+    calls = [ToolCall("c", "flood")]
+    runner = runner_factory([flood])
+    (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert r.output.startswith("x" * 99 + "\n")
+    assert r.output.endswith(f"[... truncated: the first {MAX_OUTPUT_CHARS} of 300000 characters]")
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_concurrent_calls_each_get_only_what_they_printed_and_other_prints_reach_stdout(
+        runner_factory: Any, capsys: pytest.CaptureFixture[str], use_async: bool) -> None:
+    """Sixteen calls print at once, sync and async alike, while a thread of the process that
+    is no tool prints too: each call is answered with its own lines only, and the process's
+    own print reaches its stdout (``redirect_stdout`` would have taken every thread's)."""
+    tools = []
+    for i in range(8):
+        for kind in ("sync", "async"):
+            made = _printing_tool(kind, [f"{kind}{i}"] * 30, None)
+            tools.append(tool(made, name=f"{kind}{i}"))
+    stop = threading.Event()
+
+    def bystander() -> None:
+        while not stop.is_set():
+            print("not a tool")
+            time.sleep(0.001)
+
+    other = threading.Thread(target=bystander)
+    other.start()
+    try:
+        runner = runner_factory(tools, max_workers=16)
+        calls = [ToolCall(f"c{n}", t.name) for n, t in enumerate(tools)]
+        results = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    finally:
+        stop.set()
+        other.join()
+    assert [r.output for r in results] == ["\n".join([t.name] * 30) for t in tools]
+    out = capsys.readouterr().out
+    assert "not a tool" in out and not any(t.name in out for t in tools)
