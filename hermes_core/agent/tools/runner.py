@@ -495,8 +495,10 @@ class ToolRunner:
                 return render_output(text.removesuffix("\n"), scrub=self._scrub)
             head, _ = scrubbed(text, MAX_OUTPUT_CHARS, self._scrub)
             return cut(head, MAX_OUTPUT_CHARS, printed.total)
-        log.info("%s printed %d characters, not shown to the model: %r%s", name, printed.total,
-                 self._scrub(text[:_PRINT_LOGGED]), "..." if printed.total > _PRINT_LOGGED else "")
+        if log.isEnabledFor(logging.INFO):   # the scrub is regexes: not for a line nobody reads
+            log.info("%s printed %d characters, not shown to the model: %r%s", name,
+                     printed.total, self._scrub(text[:_PRINT_LOGGED]),
+                     "..." if printed.total > _PRINT_LOGGED else "")
         return render_output(value, scrub=self._scrub)
 
     def _settle(self, ready: Sequence[_Ready],
