@@ -254,7 +254,8 @@ class ToolRunner:
 
     ``approve`` is asked for tools marked ``needs_approval``; without one, such calls are refused.
     ``timeout_s`` applies to tools that set none. ``secrets`` returns the keys to redact from what
-    goes back to the model. Sync tools run on a small thread pool owned by the runner (``close``).
+    goes back to the model. Sync tools run in daemon threads of the runner's (``close``), at most
+    ``max_workers`` of one round's at once.
     """
 
     def __init__(self, registry: ToolRegistry, *, approve: Approver | None = None,
@@ -267,8 +268,9 @@ class ToolRunner:
         self.on_result = on_result
         self._secrets = secrets
         self._clock = clock
-        self._slots = threading.Semaphore(max_workers)
-        self._held: set[concurrent.futures.Future[Any]] = set()   # calls holding a place
+        self.max_workers = max_workers
+        # the calls holding a place, each with its round's places (:meth:`_places`)
+        self._held: dict[concurrent.futures.Future[Any], threading.Semaphore] = {}
         self._live: set[concurrent.futures.Future[Any]] = set()   # calls not yet ended
         # when each running call took its place (``time.monotonic``): its timeout counts from
         # there, not from the round's start, which a call queued behind ``max_workers`` others
@@ -392,22 +394,23 @@ class ToolRunner:
     # ------------------------------------------------------------------ sync
 
     def _start(self, fn: Callable[..., Any], *args: Any,
-               on_start: Callable[[], None] | None = None) -> concurrent.futures.Future[Any]:
+               places: threading.Semaphore, on_start: Callable[[], None] | None = None
+               ) -> concurrent.futures.Future[Any]:
         """``fn(*args)`` in a daemon thread of its own, in a copy of the caller's context, as a
         future; ``on_start`` is told (in that thread) once it holds a place and runs, the moment
         its timeout counts from (``_began``). Not a ``ThreadPoolExecutor``: Python joins every
         executor thread at exit, also after ``shutdown(wait=False)``, so a tool hung past its
         timeout (or a cancelled turn's) held the process when its script ended. A daemon thread
         ends with the process; what the tool was doing is cut off there, and its result was
-        already discarded. At most ``max_workers`` calls run at once; a call let go of gives its
-        place up at once."""
+        already discarded. It runs once it holds one of ``places`` (its round's); a call let go of
+        gives its place up at once."""
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
         ctx = contextvars.copy_context()
 
         def work() -> None:
-            self._slots.acquire()
+            places.acquire()
             with self._lock:
-                self._held.add(future)
+                self._held[future] = places
             try:
                 if not future.set_running_or_notify_cancel():   # cancelled while queued
                     return
@@ -435,13 +438,19 @@ class ToolRunner:
         return future
 
     def _release(self, future: concurrent.futures.Future[Any]) -> None:
-        """``future``'s place among the ``max_workers``, given back once (by its thread when the
-        tool ends, or by :meth:`_abandon` when the runner stops waiting, whichever comes first)."""
+        """``future``'s place among its round's, given back once (by its thread when the tool
+        ends, or by :meth:`_abandon` when the runner stops waiting, whichever comes first)."""
         with self._lock:
-            if future not in self._held:
-                return
-            self._held.discard(future)
-        self._slots.release()
+            places = self._held.pop(future, None)
+        if places is not None:
+            places.release()
+
+    def _places(self) -> threading.Semaphore:
+        """One round's places: ``max_workers`` of its calls run at once. Per round, not per
+        runner: two turns on one agent share its runner, and a turn whose tools hang with no
+        timeout held every place, so the other turn's calls waited for them (their timeouts count
+        from their own start), for as long as the tools hung."""
+        return threading.Semaphore(self.max_workers)
 
     def _abandon(self, future: concurrent.futures.Future[Any]) -> None:
         """A call the runner no longer waits for (past its timeout, or its turn cancelled). Not
@@ -465,7 +474,9 @@ class ToolRunner:
         # each call in a copy of the caller's context (as ``arun`` does, and as asyncio does for
         # a task): a user or trace id the author set before ``chat`` reaches the tool. A copy
         # each: one context cannot be entered by two threads at once
-        futures = {i: self._start(self._rendered, r.tool.name, self._invoke, r.tool, r.args or {})
+        places = self._places()
+        futures = {i: self._start(self._rendered, r.tool.name, self._invoke, r.tool, r.args or {},
+                                  places=places)
                    for i, r in enumerate(ready) if r.result is None and r.tool is not None}
         try:
             return self._collect(ready, futures, started)
@@ -559,6 +570,7 @@ class ToolRunner:
         ready = await asyncio.to_thread(
             lambda: [self._prepare(c, builtins or {}, cut_off, _unwritten(calls, i, cut_off))
                      for i, c in enumerate(calls)])
+        places = self._places()
 
         async def one(r: _Ready) -> ToolResult:
             if r.result is not None:
@@ -573,7 +585,7 @@ class ToolRunner:
                 loop = asyncio.get_running_loop()
                 begun: asyncio.Future[None] = loop.create_future()
                 thread = self._start(self._rendered, r.tool.name, _call_sync, r.tool.invoke, args,
-                                     on_start=lambda: _tell(loop, begun))
+                                     places=places, on_start=lambda: _tell(loop, begun))
                 work = asyncio.wrap_future(thread)
             task = asyncio.ensure_future(work)
             try:

@@ -1095,3 +1095,40 @@ def test_concurrent_calls_each_get_only_what_they_printed_and_other_prints_reach
     assert [r.output for r in results] == ["\n".join([t.name] * 30) for t in tools]
     out = capsys.readouterr().out
     assert "not a tool" in out and not any(t.name in out for t in tools)
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_round_does_not_queue_behind_another_round_s_hung_calls(runner_factory: Any,
+                                                                  use_async: bool) -> None:
+    """Two turns on one agent share its runner. A turn whose tools hang with no timeout held
+    every place (``max_workers``), and the other turn's call, under a 0.5 s timeout, waited for
+    a place until those tools ended (its timeout counts from its own start): forever, for a
+    hung tool. A round's calls no longer queue behind another round's."""
+    release = threading.Event()
+
+    def hang() -> str:
+        """Hangs until released."""
+        release.wait(30)
+        return "late"
+
+    def quick() -> str:
+        """Answers at once."""
+        return "quick"
+
+    runner = runner_factory([hang, tool(quick, timeout_s=0.5)], max_workers=2)
+    other = threading.Thread(target=runner.run, args=([ToolCall("h1", "hang"),
+                                                       ToolCall("h2", "hang")],))
+    other.start()
+    try:
+        deadline = time.monotonic() + 5
+        while len(runner._began) < 2 and time.monotonic() < deadline:   # both hung calls run
+            time.sleep(0.01)
+        began = time.monotonic()
+        calls = [ToolCall("q", "quick")]
+        (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+        took = time.monotonic() - began
+    finally:
+        release.set()
+        other.join()
+    assert (r.status, r.output) == ("ok", "quick")
+    assert took < 0.5
