@@ -78,6 +78,23 @@ class _Raised(Exception):
         self.raised = raised
 
 
+def _maybe_ctrl_c(e: BaseException) -> bool:
+    """Whether ``e`` may be the user's Ctrl-C, which ends the turn: a KeyboardInterrupt on the
+    main thread. Python delivers signals there only, so one raised in a tool's own thread is the
+    tool's doing (a wrapped command-line function's, a library's "abort"): that call's error."""
+    return isinstance(e, KeyboardInterrupt) and threading.current_thread() is threading.main_thread()
+
+
+class _Told(Exception):
+    """A call's failure, already put in words in the call's own thread: describing it
+    (``str(e)``) runs the tool's code, and one whose ``__str__`` hangs held the agent's thread
+    past every timeout."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+
 def _own(e: BaseException) -> BaseException:
     """What the call's error reports: ``e``, or a BaseException ``e`` carries as a tool's."""
     return e.raised if isinstance(e, _Raised) else e
@@ -122,7 +139,7 @@ def _call_sync(call: Callable[[Mapping[str, Any]], Any], args: Mapping[str, Any]
     except asyncio.CancelledError:   # nothing cancels a worker thread's call: the tool's own
         raise _CancelledInside from None
     except BaseException as e:
-        if isinstance(e, Exception | KeyboardInterrupt):
+        if isinstance(e, Exception) or _maybe_ctrl_c(e):
             raise
         raise _Raised(e) from None
 
@@ -130,7 +147,12 @@ def _call_sync(call: Callable[[Mapping[str, Any]], Any], args: Mapping[str, Any]
 async def _call_async(call: Callable[[Mapping[str, Any]], Any], args: Mapping[str, Any]) -> Any:
     # caught inside the coroutine: a SystemExit reaching the task machinery stops the event loop
     try:
-        return await call(args)
+        value = await call(args)
+        while inspect.isawaitable(value):   # ``return fetch(city)``, its await left out
+            value = await value
+        if inspect.isasyncgen(value):
+            value = await adraw(value)
+        return value
     except SystemExit as e:
         raise _Exited(e.code) from None
     except asyncio.CancelledError:
@@ -139,7 +161,7 @@ async def _call_async(call: Callable[[Mapping[str, Any]], Any], args: Mapping[st
             raise
         raise _CancelledInside from None
     except BaseException as e:
-        if isinstance(e, Exception | KeyboardInterrupt):
+        if isinstance(e, Exception) or _maybe_ctrl_c(e):
             raise
         raise _Raised(e) from None
 
@@ -226,6 +248,19 @@ def _cut_text(name: str, when: str) -> str:
     return (f"error: this call of {name} was cut off: the reply reached its output token limit "
             f"(max_tokens) {when}; not run. Make the call smaller (e.g. do the work in several "
             "calls)")
+
+
+def _failure_text(name: str, e: BaseException) -> str:
+    """What the model is told of a call that raised ``e`` (its timeout aside)."""
+    if isinstance(e, _Exited):
+        return f"error: {name} exited ({e})"
+    if isinstance(e, _CancelledInside):
+        return f"error: {name} raised CancelledError: its own work was cancelled"
+    if isinstance(e, Unrenderable):
+        return f"error: {name} returned a value that cannot be shown as text ({e})"
+    e = _own(e)
+    log.debug("tool %s raised", name, exc_info=e)
+    return f"error: {name} raised {_described(e)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -377,24 +412,13 @@ class ToolRunner:
         if isinstance(e, _TimedOut):
             return self._result(r.call, f"error: {r.tool.name} timed out after "
                                 f"{self._timeout(r.tool):g}s", "timeout", started, r.sent)
-        if isinstance(e, _Exited):
-            return self._result(r.call, f"error: {r.tool.name} exited ({e})", "error", started,
-                                r.sent)
-        if isinstance(e, _CancelledInside):
-            return self._result(r.call, f"error: {r.tool.name} raised CancelledError: its own work "
-                                "was cancelled", "error", started, r.sent)
-        if isinstance(e, Unrenderable):
-            return self._result(r.call, f"error: {r.tool.name} returned a value that cannot be "
-                                f"shown as text ({e})", "error", started, r.sent)
-        e = _own(e)
-        log.debug("tool %s raised", r.tool.name, exc_info=e)
-        return self._result(r.call, f"error: {r.tool.name} raised {_described(e)}", "error",
-                            started, r.sent)
+        text = e.text if isinstance(e, _Told) else _failure_text(r.tool.name, e)
+        return self._result(r.call, text, "error", started, r.sent)
 
     # ------------------------------------------------------------------ sync
 
     def _start(self, fn: Callable[..., Any], *args: Any,
-               places: threading.Semaphore, on_start: Callable[[], None] | None = None
+               places: threading.Semaphore | None, on_start: Callable[[], None] | None = None
                ) -> concurrent.futures.Future[Any]:
         """``fn(*args)`` in a daemon thread of its own, in a copy of the caller's context, as a
         future; ``on_start`` is told (in that thread) once it holds a place and runs, the moment
@@ -402,15 +426,16 @@ class ToolRunner:
         executor thread at exit, also after ``shutdown(wait=False)``, so a tool hung past its
         timeout (or a cancelled turn's) held the process when its script ended. A daemon thread
         ends with the process; what the tool was doing is cut off there, and its result was
-        already discarded. It runs once it holds one of ``places`` (its round's); a call let go of
-        gives its place up at once."""
+        already discarded. It runs once it holds one of ``places`` (its round's; None: at once);
+        a call let go of gives its place up at once."""
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
         ctx = contextvars.copy_context()
 
         def work() -> None:
-            places.acquire()
-            with self._lock:
-                self._held[future] = places
+            if places is not None:
+                places.acquire()
+                with self._lock:
+                    self._held[future] = places
             try:
                 if not future.set_running_or_notify_cancel():   # cancelled while queued
                     return
@@ -489,9 +514,33 @@ class ToolRunner:
         """``call(*args)``'s value as the model's text, made in the tool's thread: a 5 MB answer
         encoded and scrubbed on the agent's thread (or its event loop) held it for seconds.
         What it prints is kept for it (:mod:`printed`), not written to the process's stdout."""
-        with captured() as printed:
-            value = call(*args)
-        return self._answer(name, value, printed)
+        try:
+            with captured() as printed:
+                value = call(*args)
+        except Exception as e:   # put in words here too: its ``__str__`` is the tool's code
+            raise _Told(_failure_text(name, e)) from None
+        return self._answered(name, value, printed)
+
+    def _answered(self, name: str, value: Any, printed: Printed) -> str:
+        """:meth:`_answer`, a failure to make the text put in words as well."""
+        try:
+            return self._answer(name, value, printed)
+        except Exception as e:
+            raise _Told(_failure_text(name, e)) from None
+
+    async def _atext(self, name: str, call: Callable[[Mapping[str, Any]], Any],
+                     args: Mapping[str, Any]) -> str:
+        """An async tool's answer: its value (or its error) made text in a thread of the
+        runner's, within the call's task, so under its timeout: encoding megabytes on the loop
+        stalled every other task, and a ``__str__`` that hangs held the turn."""
+        try:
+            value, printed = await _printing(call, args)
+        except Exception as e:
+            told = self._start(_failure_text, name, e, places=None)
+            raise _Told(await asyncio.wrap_future(told)) from None
+        text: str = await asyncio.wrap_future(
+            self._start(self._answered, name, value, printed, places=None))
+        return text
 
     def _answer(self, name: str, value: Any, printed: Printed) -> str:
         """The text of a call that returned ``value`` and printed ``printed``. A tool that
@@ -580,7 +629,7 @@ class ToolRunner:
             args = dict(r.args or {})
             thread: concurrent.futures.Future[Any] | None = None
             if r.tool.is_async:
-                work: Awaitable[Any] = _printing(r.tool.invoke, args)
+                work: Awaitable[Any] = self._atext(r.tool.name, r.tool.invoke, args)
             else:   # a thread of the runner's, not the loop's pool: one hung tool is let go of
                 loop = asyncio.get_running_loop()
                 begun: asyncio.Future[None] = loop.create_future()
@@ -601,10 +650,7 @@ class ToolRunner:
                     if thread is not None:
                         self._abandon(thread)
                     raise _TimedOut
-                # an async tool's value is made text off the loop, as a sync tool's is in its
-                # thread: encoding and scrubbing megabytes stalled every other task
-                text = (task.result() if thread is not None else
-                        await asyncio.to_thread(self._answer, r.tool.name, *task.result()))
+                text = task.result()   # made text in a thread (``_rendered``, ``_atext``)
             except asyncio.CancelledError:
                 task.cancel()
                 if thread is not None:

@@ -6,12 +6,14 @@ import asyncio
 import contextvars
 import dataclasses
 import functools
+import gc
 import json
 import subprocess
 import sys
 import threading
 import time
 import typing
+import warnings
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -1132,3 +1134,166 @@ def test_a_round_does_not_queue_behind_another_round_s_hung_calls(runner_factory
         other.join()
     assert (r.status, r.output) == ("ok", "quick")
     assert took < 0.5
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_tool_raising_keyboard_interrupt_off_the_main_thread_is_that_call_s_error(
+        runner_factory: Any, use_async: bool, kind: str) -> None:
+    """Python delivers Ctrl-C to the main thread only, so a KeyboardInterrupt raised in a
+    tool's own thread (a sync tool; an async one run from ``run``) is the tool's doing (a
+    wrapped command-line function, a library's "abort"): it ended the whole turn, the other
+    calls' answers lost. On the main thread it may be the user's Ctrl-C and still ends it."""
+    def odd() -> str:
+        """Interrupts itself."""
+        raise KeyboardInterrupt
+
+    async def aodd() -> str:
+        """Interrupts itself."""
+        raise KeyboardInterrupt
+
+    chosen = odd if kind == "sync" else aodd
+    chosen.__name__ = "odd"
+    if kind == "async" and use_async:   # a task on this (the main) thread's loop
+        with pytest.raises(KeyboardInterrupt):
+            _run_beside_a_fine_tool(runner_factory, chosen, use_async)
+        return
+    first, second = _run_beside_a_fine_tool(runner_factory, chosen, use_async)
+    assert (first.status, first.output) == ("error", "error: odd raised KeyboardInterrupt")
+    assert (second.status, second.output) == ("ok", "fine")
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_coroutine_a_tool_returns_is_awaited_for_its_value(runner_factory: Any,
+                                                             use_async: bool, kind: str) -> None:
+    """An ``async def`` returning another coroutine (``return fetch(city)``, the await left
+    out) was answered "coroutine has no JSON form", and Python warned that it was never
+    awaited; a sync tool's returned coroutine was already awaited. Both are now."""
+    async def fetch(city: str) -> str:
+        await asyncio.sleep(0)
+        return f"sunny in {city}"
+
+    def weather(city: str) -> Any:
+        """Weather."""
+        return fetch(city)
+
+    async def aweather(city: str) -> Any:
+        """Weather."""
+        return fetch(city)
+
+    chosen = weather if kind == "sync" else aweather
+    chosen.__name__ = "weather"
+    runner = runner_factory([chosen])
+    calls = [ToolCall("c", "weather", '{"city": "Oslo"}')]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+        gc.collect()
+    assert (r.status, r.output) == ("ok", "sunny in Oslo")
+
+
+class _Stuck:
+    """A value whose text never comes (its ``__str__`` waits on a lock nobody releases)."""
+
+    gate = threading.Event()
+
+    def __str__(self) -> str:
+        self.gate.wait(20)
+        return "stuck"
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_value_whose_text_hangs_is_answered_at_the_call_s_timeout(
+        runner_factory: Any, use_async: bool, kind: str) -> None:
+    """A sync tool's value is made text in its own thread, under its timeout; an async tool's
+    was made text in ``asyncio.to_thread``, under none: a ``__str__`` that hangs held the turn
+    (and ``asyncio.run`` waits for the default executor's threads when it ends)."""
+    def stuck() -> Any:
+        """Returns a stuck value."""
+        return _Stuck()
+
+    async def astuck() -> Any:
+        """Returns a stuck value."""
+        return _Stuck()
+
+    chosen = stuck if kind == "sync" else astuck
+    chosen.__name__ = "stuck"
+    runner = runner_factory([tool(chosen, timeout_s=0.3)])
+    began = time.monotonic()
+    try:
+        calls = [ToolCall("c", "stuck")]
+        (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+        took = time.monotonic() - began
+    finally:
+        _Stuck.gate.set()
+    _Stuck.gate.clear()
+    assert (r.status, r.output) == ("timeout", "error: stuck timed out after 0.3s")
+    assert took < 3
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_an_exception_whose_text_hangs_is_answered_at_the_call_s_timeout(
+        runner_factory: Any, use_async: bool) -> None:
+    """A tool's exception was described (``str(e)``) on the agent's thread after the tool
+    ended: one whose ``__str__`` hangs held the turn past every timeout."""
+    class Wedged(Exception):
+        def __str__(self) -> str:
+            _Stuck.gate.wait(20)
+            return "wedged"
+
+    def fail() -> str:
+        """Fails oddly."""
+        raise Wedged
+
+    runner = runner_factory([tool(fail, timeout_s=0.3)])
+    began = time.monotonic()
+    try:
+        calls = [ToolCall("c", "fail")]
+        (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+        took = time.monotonic() - began
+    finally:
+        _Stuck.gate.set()
+    _Stuck.gate.clear()
+    assert (r.status, r.output) == ("timeout", "error: fail timed out after 0.3s")
+    assert took < 3
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_sync_tool_running_its_own_event_loop_works_in_either_round(
+        runner_factory: Any, use_async: bool) -> None:
+    """``asyncio.run`` inside a sync tool (a sync wrapper over an async client) raises "cannot
+    be called from a running event loop" when called on a loop's thread; tools run in threads
+    of their own, so it works from ``run`` and from ``arun`` alike."""
+    async def inner(n: int) -> int:
+        await asyncio.sleep(0)
+        return n * 2
+
+    def double(n: int) -> int:
+        """Doubles through an async client."""
+        return asyncio.run(inner(n))
+
+    runner = runner_factory([double])
+    calls = [ToolCall(f"c{i}", "double", json.dumps({"n": i})) for i in range(4)]
+    results = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert [r.output for r in results] == ["0", "2", "4", "6"]
+
+
+def _keep(items: list[int] = [1], seen: dict[str, int] = {}) -> int:  # noqa: B006
+    """Appends to its arguments and its defaults."""
+    items.append(len(items))
+    seen["n"] = seen.get("n", 0) + 1
+    return len(items) * 10 + seen["n"]
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_tool_that_changes_its_arguments_or_defaults_changes_no_later_call(
+        runner_factory: Any, use_async: bool) -> None:
+    """A mutable default (``items=[1]``) changed by one call is Python's classic trap: each call
+    gets its own copy of the default (pydantic's), and the model's own lists are the call's."""
+    runner = runner_factory([_keep])
+    calls = [ToolCall("a", "_keep"), ToolCall("b", "_keep", '{"items": [5, 6]}')]
+    for _ in range(3):
+        results = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+        assert [r.output for r in results] == ["21", "31"]
