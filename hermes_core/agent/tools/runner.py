@@ -27,7 +27,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from hermes_core.agent.tools.printed import Printed, captured
-from hermes_core.agent.tools.registry import ToolRegistry
+from hermes_core.agent.tools.registry import ToolRegistry, folded
 from hermes_core.agent.tools.render import (
     MAX_OUTPUT_CHARS,
     Unrenderable,
@@ -217,7 +217,7 @@ def _unknown(name: str, names: Sequence[str]) -> str:
     same name in other case, with ``-`` for ``_``, after a namespace ("functions.look_up", the
     harmony format's name for a recipient), or one close in spelling."""
     def key(n: str) -> str:
-        return n.rsplit(".", 1)[-1].casefold().replace("-", "_")
+        return folded(n.rsplit(".", 1)[-1])
 
     same = [n for n in names if key(n) == key(name)]
     near = same or difflib.get_close_matches(key(name), names, n=1, cutoff=0.8)
