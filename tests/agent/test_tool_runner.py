@@ -1104,3 +1104,38 @@ def test_sixty_four_calls_in_one_message_each_get_their_own_answer_in_order(
     assert [text for _, text in answers] == expected
     assert [m.role for m in agent.history] == ["user", "assistant", *["tool"] * 64, "assistant"]
     assert "n is" not in capsys.readouterr().out
+
+
+# Anthropic's adapter reads any ``structured_output`` tool_use as the structured answer, asked
+# for or not (``providers/anthropic.py``), so on that wire the call never reaches the runner
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", ["openai"])
+def test_a_tool_offered_last_turn_but_not_this_one_is_answered_as_unknown_and_the_turn_goes_on(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """A turn asked for structured output; the next, plain, turn's model calls the output tool
+    (``structured_output``, offered on another wire) beside a tool of the author's. Each call is
+    answered (the output tool as unknown, naming the tools there are), and the turn ends on the
+    model's reply."""
+    streamed = mode == "stream"
+
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    again = (ToolCall("s2", STRUCTURED_OUTPUT_TOOL, json.dumps({"city": "Oslo", "high_c": 3})),
+             ToolCall("a1", "add", '{"a": 2, "b": 3}'))
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        _structured(kind, streamed, {"city": "Paris", "high_c": 21.5}),
+        wire_response(kind, streamed, "", again),
+        wire_response(kind, streamed, "5, and no forecast tool this time.")])
+    agent = make_agent(empty_home, kind, tools=[add])
+    run_turn(agent, mode, "forecast for Paris", output=Forecast)
+    reply = run_turn(agent, mode, "and 2+3?")
+    assert reply.text == "5, and no forecast tool this time." and route.call_count == 3
+    second = request_json(route, 1)
+    offered = ([t["function"]["name"] for t in second["tools"]] if kind == "openai"
+               else [t["name"] for t in second["tools"]])
+    assert offered == ["add"]
+    answers = dict(tool_answers(kind, request_json(route, 2)))
+    assert answers["s2"] == f"error: unknown tool {STRUCTURED_OUTPUT_TOOL!r}; the tools are: add"
+    assert answers["a1"] == "5"
