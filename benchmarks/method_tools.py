@@ -39,7 +39,11 @@ def measure(samples: int) -> dict[str, float]:
     """The figures for the hermes_core on ``sys.path`` (this process's)."""
     from pydantic import BaseModel
 
-    from hermes_core.agent.tools.runner import _call_sync, render_output
+    from hermes_core.agent.tools.runner import _call_sync
+    try:
+        from hermes_core.agent.tools.render import render_output
+    except ImportError:   # a baseline checkout from before rendering had its own module
+        from hermes_core.agent.tools.runner import render_output  # type: ignore[attr-defined,no-redef]
     from hermes_core.agent.tools.schema import make_tool, tool
     from hermes_core.agent.tools.structured import response_format
 

@@ -1005,3 +1005,137 @@ def test_calls_as_models_send_them_are_run_or_told_the_fix_and_no_returned_secre
             *(p.read_bytes().decode("utf-8", "replace") for p in empty_home.rglob("*")
               if p.is_file())]
     assert not [k for k in kept if _GITHUB_TOKEN in k or _SLACK_TOKEN in k]
+
+
+class _Spot(BaseModel):
+    name: str
+    score: float
+
+
+def _hostile_tools() -> list[Any]:
+    def echo(n: int) -> int:
+        """Doubles n."""
+        return n * 2
+
+    async def aecho(n: int) -> int:
+        """Triples n."""
+        await asyncio.sleep(0.001)
+        return n * 3
+
+    def shout(n: int) -> None:
+        """Prints n."""
+        print(f"n is {n}")
+
+    def odd(kind: str) -> Any:
+        """Returns or raises something odd."""
+        if kind == "cycle":
+            loop: dict[str, Any] = {}
+            loop["self"] = loop
+            return loop
+        if kind == "interrupt":
+            raise KeyboardInterrupt
+        if kind == "exit":
+            raise SystemExit(3)
+        if kind == "genexit":
+            raise GeneratorExit
+        import numpy as np
+        return {"nan": float("nan"), "bytes": b"\xff\x00", "numpy": np.arange(3),
+                "model": _Spot(name="Oslo", score=0.5)}[kind]
+
+    return [echo, aecho, shout, odd]
+
+
+_ODD = {"cycle": "error: odd returned a value that cannot be shown as text (it holds itself (a "
+                 "cycle))",
+        "interrupt": "error: odd raised KeyboardInterrupt",
+        "exit": "error: odd exited (status 3)",
+        "genexit": "error: odd raised GeneratorExit",
+        "nan": "null\n[note: JSON has no NaN or Infinity; null stands for $ (NaN)]",
+        "bytes": "[binary data: 2 bytes, not shown]",
+        "numpy": "[0, 1, 2]",
+        "model": '{"name": "Oslo", "score": 0.5}'}
+
+
+def _hostile_round() -> tuple[tuple[ToolCall, ...], list[str]]:
+    """64 calls in one message and the answer each must get."""
+    calls, answers = [], []
+    odd_kinds = list(_ODD)
+    for i in range(64):
+        slot = i % 8
+        if slot in (0, 1, 2):
+            calls.append(ToolCall(f"c{i}", "echo", json.dumps({"n": i})))
+            answers.append(str(i * 2))
+        elif slot in (3, 4):
+            calls.append(ToolCall(f"c{i}", "aecho", json.dumps({"n": i})))
+            answers.append(str(i * 3))
+        elif slot == 5:
+            calls.append(ToolCall(f"c{i}", "shout", json.dumps({"n": i})))
+            answers.append(f"n is {i}")
+        elif slot == 6:
+            kind = odd_kinds[(i // 8) % len(odd_kinds)]
+            calls.append(ToolCall(f"c{i}", "odd", json.dumps({"kind": kind})))
+            answers.append(_ODD[kind])
+        else:   # true for a number
+            calls.append(ToolCall(f"c{i}", "echo", '{"n": true}'))
+            answers.append("error: invalid arguments for echo: n: a JSON true or false is no "
+                           "number; send a number (sent true)")
+    return tuple(calls), answers
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_sixty_four_calls_in_one_message_each_get_their_own_answer_in_order(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """One message calling 64 tools at once, sync and async, some returning or raising what an
+    author's tool should not (a cycle, NaN, binary, numpy, a model; KeyboardInterrupt,
+    SystemExit, GeneratorExit), printing, or sent ``true`` for a number: every call is answered,
+    in call order, on the wire through the real SDK, and the turn ends on the model's reply."""
+    calls, expected = _hostile_round()
+    streamed = mode == "stream"
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        wire_response(kind, streamed, "Working.", calls),
+        wire_response(kind, streamed, "All done.")])
+    agent = make_agent(empty_home, kind, tools=_hostile_tools())
+    reply = run_turn(agent, mode, "do all of it")
+    assert reply.text == "All done." and route.call_count == 2
+    answers = tool_answers(kind, request_json(route, 1))
+    assert [cid for cid, _ in answers] == [c.id for c in calls]
+    assert [text for _, text in answers] == expected
+    assert [m.role for m in agent.history] == ["user", "assistant", *["tool"] * 64, "assistant"]
+    assert "n is" not in capsys.readouterr().out
+
+
+# Anthropic's adapter reads any ``structured_output`` tool_use as the structured answer, asked
+# for or not (``providers/anthropic.py``), so on that wire the call never reaches the runner
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", ["openai"])
+def test_a_tool_offered_last_turn_but_not_this_one_is_answered_as_unknown_and_the_turn_goes_on(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """A turn asked for structured output; the next, plain, turn's model calls the output tool
+    (``structured_output``, offered on another wire) beside a tool of the author's. Each call is
+    answered (the output tool as unknown, naming the tools there are), and the turn ends on the
+    model's reply."""
+    streamed = mode == "stream"
+
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    again = (ToolCall("s2", STRUCTURED_OUTPUT_TOOL, json.dumps({"city": "Oslo", "high_c": 3})),
+             ToolCall("a1", "add", '{"a": 2, "b": 3}'))
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        _structured(kind, streamed, {"city": "Paris", "high_c": 21.5}),
+        wire_response(kind, streamed, "", again),
+        wire_response(kind, streamed, "5, and no forecast tool this time.")])
+    agent = make_agent(empty_home, kind, tools=[add])
+    run_turn(agent, mode, "forecast for Paris", output=Forecast)
+    reply = run_turn(agent, mode, "and 2+3?")
+    assert reply.text == "5, and no forecast tool this time." and route.call_count == 3
+    second = request_json(route, 1)
+    offered = ([t["function"]["name"] for t in second["tools"]] if kind == "openai"
+               else [t["name"] for t in second["tools"]])
+    assert offered == ["add"]
+    answers = dict(tool_answers(kind, request_json(route, 2)))
+    assert answers["s2"] == f"error: unknown tool {STRUCTURED_OUTPUT_TOOL!r}; the tools are: add"
+    assert answers["a1"] == "5"

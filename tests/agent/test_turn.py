@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import _thread
 import asyncio
 import json
 import re
+import threading
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -701,13 +703,20 @@ def test_ctrl_c_while_a_tool_runs_counts_the_round_that_called_it(tmp_path: Path
                          "never asked"])
     agent = adder(tmp_path, fake)
 
+    given_up = threading.Event()
+
     @agent.tool
     def stall() -> str:
         """Wait for something slow."""
-        raise KeyboardInterrupt   # the user gives up waiting
+        _thread.interrupt_main()   # the user gives up waiting: Ctrl-C reaches the main thread
+        given_up.wait(10)
+        return "late"
 
-    with pytest.raises(KeyboardInterrupt):
-        _read_turn(agent, mode, "go")
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _read_turn(agent, mode, "go")
+    finally:
+        given_up.set()
     assert agent.history == [] and agent.stats.usage == Usage()
     assert agent.stats.wasted == Usage(40, 5)
     assert agent.stats.cost == agent.prices.cost("m", Usage(40, 5))

@@ -951,3 +951,24 @@ def test_ctrl_c_while_a_piped_chat_waits_for_its_next_line_stops_it_the_same_way
     assert out.getvalue().endswith("[Ctrl-C: the rest of the input is not sent]\n")
     with SessionStore(home / "sessions.db", read_only=True) as store:
         assert store.get(session) is not None
+
+
+def test_what_a_tool_prints_during_a_streamed_turn_stays_out_of_the_reply(
+        home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An author's REPL over an agent with tools writes to the process's stdout, and so did
+    the tool's ``print``: "DEBUG working" appeared between "Let me look." and the answer, read
+    as the model's words. The reply is shown whole and the tool's line is not."""
+    from hermes_core.types import ToolCall
+
+    def chatty() -> str:
+        """Works noisily."""
+        print("DEBUG working")
+        return "42"
+
+    fake = FakeProvider([Completion("Let me look. ", "m-default", "fake",
+                                    tool_calls=(ToolCall("c1", "chatty", "{}"),)),
+                         Completion("It is 42.", "m-default", "fake")], name="fake")
+    agent = agent_for(home, fake, tools=[chatty])
+    Repl(agent, stdin=io.StringIO(""), stream=True).turn("what is it?")
+    shown = capsys.readouterr().out
+    assert "It is 42." in shown and "DEBUG working" not in shown

@@ -12,6 +12,10 @@ value, and only to the one reading that value has: a valid call is never changed
 that reads two ways (text that is not JSON of the kind asked for, a ``null`` for a parameter
 without a default) stays the error it was. A number where text is asked for is not read as its
 digits: the zip code 01234 arrives as 1234, and "1234" would be a wrong answer told as right.
+Nor is ``true`` or ``false`` where a number is asked for (pydantic's lax mode takes them as 1
+and 0): the model meant a flag, or filled in the wrong parameter, and the tool would run on a
+number it never wrote (:func:`flags_for_numbers`). A flag keeps pydantic's plain spellings
+("true", "False", "1", "0", 1, 0: the text forms are what Nemotron and Qwen send).
 
 Each reading is logged (INFO, naming the tool and the place, never the value, which may hold a
 key): read silently, the model's mistake was hidden from the author, who could fix the prompt or
@@ -27,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 log = logging.getLogger(__name__)
 
@@ -130,13 +135,15 @@ def validated(arguments: type[BaseModel], data: Mapping[str, Any], tool: str = "
     try:
         for _ in range(_READINGS):
             try:
-                return arguments.model_validate(data)
+                return _no_flags_for_numbers(arguments, data, arguments.model_validate(data))
             except ValidationError as e:
+                if e.title == _FLAGS:
+                    raise
                 again = reread(data, e, arguments, readings)
                 if again is None:
                     raise
                 data = again
-        return arguments.model_validate(data)
+        return _no_flags_for_numbers(arguments, data, arguments.model_validate(data))
     finally:
         if readings:
             more = len(readings) - _LOGGED
@@ -146,3 +153,72 @@ def validated(arguments: type[BaseModel], data: Mapping[str, Any], tool: str = "
 
 #: How many readings of one call its log line names.
 _LOGGED = 3
+
+
+#: pydantic's strict-mode errors for a value that should have been a number.
+_NUMBER_TYPES = frozenset({"int_type", "float_type", "decimal_type", "complex_type"})
+#: The title of the error :func:`_no_flags_for_numbers` raises (no reading saves it).
+_FLAGS = "a flag for a number"
+_FLAG_FOR_NUMBER = PydanticCustomError("bool_for_number",
+                                       "a JSON true or false is no number; send a number")
+
+
+def _holds_a_flag(data: Any) -> bool:
+    """Whether ``true`` or ``false`` is anywhere in ``data`` (most calls hold none)."""
+    stack = [data]
+    while stack:
+        here = stack.pop()
+        if isinstance(here, bool):
+            return True
+        if isinstance(here, dict):
+            stack.extend(here.values())
+        elif isinstance(here, list):
+            stack.extend(here)
+    return False
+
+
+def _data_place(data: Any, loc: Sequence[int | str]) -> tuple[tuple[int | str, ...], Any]:
+    """The path through ``data`` that ``loc`` names and the value there: the steps that are no
+    key or index of the data (a union's member names, "int" in ``size.int``) are passed over."""
+    here, path = data, []
+    for step in loc:
+        keyed = isinstance(here, dict) and isinstance(step, str) and step in here
+        indexed = (isinstance(here, list) and isinstance(step, int)
+                   and not isinstance(step, bool) and 0 <= step < len(here))
+        if keyed or indexed:
+            here = here[step]
+            path.append(step)
+    return tuple(path), here
+
+
+def flags_for_numbers(arguments: type[BaseModel], data: Mapping[str, Any]
+                      ) -> list[tuple[int | str, ...]]:
+    """The places in ``data`` where a ``true`` or ``false`` stands for a number: pydantic's lax
+    mode takes them as 1 and 0 (``bool`` is an ``int`` in Python), its strict mode names each
+    (a flag is no number in JSON), read here only for those errors; strict's other complaints
+    ("3" for an int) are lax readings kept. A parameter that takes a bool (``bool | int``)
+    takes one. Checked only when the data holds a flag: a second validation, in strict mode."""
+    if not _holds_a_flag(data):
+        return []
+    try:
+        arguments.model_validate_json(json.dumps(data), strict=True)
+    except ValidationError as e:
+        found: list[tuple[int | str, ...]] = []
+        for err in e.errors():
+            path, value = _data_place(data, err.get("loc", ()))
+            if (err.get("type") in _NUMBER_TYPES and isinstance(value, bool)
+                    and value is err.get("input") and path not in found):
+                found.append(path)
+        return found
+    return []
+
+
+def _no_flags_for_numbers(arguments: type[BaseModel], data: Mapping[str, Any],
+                          model: BaseModel) -> BaseModel:
+    """``model``, or the error naming each place a flag was sent for a number."""
+    places = flags_for_numbers(arguments, data)
+    if not places:
+        return model
+    raise ValidationError.from_exception_data(_FLAGS, [
+        InitErrorDetails(type=_FLAG_FOR_NUMBER, loc=place, input=_data_place(data, place)[1])
+        for place in places])

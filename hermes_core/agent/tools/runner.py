@@ -18,33 +18,29 @@ import difflib
 import inspect
 import json
 import logging
-import sys
 import threading
 import time
-from collections.abc import (
-    AsyncGenerator,
-    Awaitable,
-    Callable,
-    Generator,
-    ItemsView,
-    Iterable,
-    KeysView,
-    Mapping,
-    Sequence,
-    Set,
-    ValuesView,
-)
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
-from pydantic_core import to_jsonable_python
 
-from hermes_core.agent.tools.registry import ToolRegistry
+from hermes_core.agent.tools.printed import Printed, captured
+from hermes_core.agent.tools.registry import ToolRegistry, folded
+from hermes_core.agent.tools.render import (
+    MAX_OUTPUT_CHARS,
+    Unrenderable,
+    adraw,
+    cut,
+    draw,
+    render_output,
+    scrubbed,
+    text_of,
+)
 from hermes_core.agent.tools.schema import Tool, validation_message
-from hermes_core.finite_json import dumps
 from hermes_core.redact import redact
-from hermes_core.types import ToolCall, ToolResult, ToolStatus, clean_text
+from hermes_core.types import ToolCall, ToolResult, ToolStatus
 
 log = logging.getLogger("hermes_core.agent.tools")
 
@@ -55,9 +51,6 @@ Approver = Callable[[str, Mapping[str, Any]], bool | Awaitable[bool]]
 Builtin = Callable[[ToolCall], str]
 #: Told of every finished call (the audit log): the call, its validated arguments (or None), result.
 ResultSink = Callable[[ToolCall, Mapping[str, Any] | None, ToolResult], None]
-
-#: The most of one tool result handed to the model (about 25k tokens).
-MAX_OUTPUT_CHARS = 100_000
 
 
 class _Exited(Exception):
@@ -85,6 +78,23 @@ class _Raised(Exception):
         self.raised = raised
 
 
+def _maybe_ctrl_c(e: BaseException) -> bool:
+    """Whether ``e`` may be the user's Ctrl-C, which ends the turn: a KeyboardInterrupt on the
+    main thread. Python delivers signals there only, so one raised in a tool's own thread is the
+    tool's doing (a wrapped command-line function's, a library's "abort"): that call's error."""
+    return isinstance(e, KeyboardInterrupt) and threading.current_thread() is threading.main_thread()
+
+
+class _Told(Exception):
+    """A call's failure, already put in words in the call's own thread: describing it
+    (``str(e)``) runs the tool's code, and one whose ``__str__`` hangs held the agent's thread
+    past every timeout."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+
 def _own(e: BaseException) -> BaseException:
     """What the call's error reports: ``e``, or a BaseException ``e`` carries as a tool's."""
     return e.raised if isinstance(e, _Raised) else e
@@ -95,30 +105,17 @@ class _TimedOut(Exception):
     own request timing out) is the tool's error, not this."""
 
 
-def _text_of(e: BaseException) -> str:
-    """``str(e)``, or a note when the exception's own ``__str__`` raises: describing a tool's
-    failure must not become a failure of the turn."""
-    try:
-        return str(e)
-    except Exception:
-        return "(its message cannot be shown)"
-
-
 def _described(e: BaseException, depth: int = 0) -> str:
     """``Type: message``; for an exception group (a TaskGroup's), its errors after it: its own
     message only counts them ("unhandled errors in a TaskGroup (2 sub-exceptions)"), and the
     model must know what failed to do anything else. At most five, one level of nesting."""
-    text = _text_of(e)
+    text = text_of(e)
     own = f"{type(e).__name__}: {text}" if text else type(e).__name__
     if not isinstance(e, BaseExceptionGroup) or depth > 1:
         return own
     inner = [_described(x, depth + 1) for x in e.exceptions[:5]]
     more = f"; and {len(e.exceptions) - 5} more" if len(e.exceptions) > 5 else ""
     return f"{own}: {'; '.join(inner)}{more}"
-
-
-class _Unrenderable(Exception):
-    """The tool's return value cannot become text (its ``__str__`` or serializer raised)."""
 
 
 def _call_sync(call: Callable[[Mapping[str, Any]], Any], args: Mapping[str, Any]) -> Any:
@@ -133,16 +130,16 @@ def _call_sync(call: Callable[[Mapping[str, Any]], Any], args: Mapping[str, Any]
         if inspect.isgenerator(value):
             # a tool that yields: its items are the result, drawn here under the timeout (left
             # to the renderer, its body ran in the agent's thread, unbounded)
-            value = _draw(value)
+            value = draw(value)
         elif inspect.isasyncgen(value):   # an ``async def`` with ``yield``: not a coroutine
-            value = _run_awaitable(_adraw(value))
+            value = _run_awaitable(adraw(value))
         return value
     except SystemExit as e:
         raise _Exited(e.code) from None
     except asyncio.CancelledError:   # nothing cancels a worker thread's call: the tool's own
         raise _CancelledInside from None
     except BaseException as e:
-        if isinstance(e, Exception | KeyboardInterrupt):
+        if isinstance(e, Exception) or _maybe_ctrl_c(e):
             raise
         raise _Raised(e) from None
 
@@ -150,7 +147,12 @@ def _call_sync(call: Callable[[Mapping[str, Any]], Any], args: Mapping[str, Any]
 async def _call_async(call: Callable[[Mapping[str, Any]], Any], args: Mapping[str, Any]) -> Any:
     # caught inside the coroutine: a SystemExit reaching the task machinery stops the event loop
     try:
-        return await call(args)
+        value = await call(args)
+        while inspect.isawaitable(value):   # ``return fetch(city)``, its await left out
+            value = await value
+        if inspect.isasyncgen(value):
+            value = await adraw(value)
+        return value
     except SystemExit as e:
         raise _Exited(e.code) from None
     except asyncio.CancelledError:
@@ -159,59 +161,9 @@ async def _call_async(call: Callable[[Mapping[str, Any]], Any], args: Mapping[st
             raise
         raise _CancelledInside from None
     except BaseException as e:
-        if isinstance(e, Exception | KeyboardInterrupt):
+        if isinstance(e, Exception) or _maybe_ctrl_c(e):
             raise
         raise _Raised(e) from None
-
-
-@dataclass(slots=True)
-class _Drawn:
-    """What a generator tool yielded, as the JSON text of each item, kept until the answer is
-    past ``limit`` characters (the most the model is shown); ``more``: it had more when drawing
-    stopped; ``nulled``: the places of NaNs and infinities written null.
-
-    Each item is encoded once, as it is drawn: its text measures the answer and is the answer
-    (the list was encoded again whole to write it, every item's serializer run twice)."""
-
-    limit: int = MAX_OUTPUT_CHARS
-    texts: list[str] = field(default_factory=list)
-    size: int = 0
-    more: bool = False
-    nulled: list[str] = field(default_factory=list)
-
-    def take(self, item: Any) -> bool:
-        """Keep ``item``; False once the answer is full (the item left, drawing to stop)."""
-        self.more = self.size > self.limit
-        if not self.more:
-            text = _json_text(item, self.nulled, f"$[{len(self.texts)}]")
-            self.texts.append(text)
-            self.size += len(text) + 2
-        return not self.more
-
-    @property
-    def text(self) -> str:
-        """The items as one JSON array, spaced as ``json.dumps`` spaces a list."""
-        return f"[{', '.join(self.texts)}]"
-
-
-def _draw(items: Generator[Any, Any, Any]) -> _Drawn:
-    """``items`` drawn until the answer is full, then closed (its ``finally`` runs). Drawn
-    whole, a generator without end (tailing a log) never let the turn end and grew until memory
-    ran out."""
-    drawn = _Drawn()
-    with contextlib.closing(items):
-        all(map(drawn.take, items))   # stops at the first False
-    return drawn
-
-
-async def _adraw(items: AsyncGenerator[Any, Any]) -> _Drawn:
-    """:func:`_draw` for an ``async def`` that yields."""
-    drawn = _Drawn()
-    async with contextlib.aclosing(items):
-        async for item in items:
-            if not drawn.take(item):
-                break
-    return drawn
 
 
 async def _awaited(value: Awaitable[Any]) -> Any:
@@ -226,6 +178,13 @@ def _run_awaitable(value: Awaitable[Any]) -> Any:
         return asyncio.run(_awaited(value))
     with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="hermes-approve") as helper:
         return helper.submit(asyncio.run, _awaited(value)).result()
+
+
+async def _printing(call: Callable[[Mapping[str, Any]], Any], args: Mapping[str, Any]
+                    ) -> tuple[Any, Printed]:
+    """An async tool's value and what it printed (its task's own context holds the capture)."""
+    with captured() as printed:
+        return await _call_async(call, args), printed
 
 
 def _retrieve(task: asyncio.Future[Any]) -> None:
@@ -258,7 +217,7 @@ def _unknown(name: str, names: Sequence[str]) -> str:
     same name in other case, with ``-`` for ``_``, after a namespace ("functions.look_up", the
     harmony format's name for a recipient), or one close in spelling."""
     def key(n: str) -> str:
-        return n.rsplit(".", 1)[-1].casefold().replace("-", "_")
+        return folded(n.rsplit(".", 1)[-1])
 
     same = [n for n in names if key(n) == key(name)]
     near = same or difflib.get_close_matches(key(name), names, n=1, cutoff=0.8)
@@ -291,6 +250,19 @@ def _cut_text(name: str, when: str) -> str:
             "calls)")
 
 
+def _failure_text(name: str, e: BaseException) -> str:
+    """What the model is told of a call that raised ``e`` (its timeout aside)."""
+    if isinstance(e, _Exited):
+        return f"error: {name} exited ({e})"
+    if isinstance(e, _CancelledInside):
+        return f"error: {name} raised CancelledError: its own work was cancelled"
+    if isinstance(e, Unrenderable):
+        return f"error: {name} returned a value that cannot be shown as text ({e})"
+    e = _own(e)
+    log.debug("tool %s raised", name, exc_info=e)
+    return f"error: {name} raised {_described(e)}"
+
+
 @dataclass(frozen=True, slots=True)
 class _Ready:
     """A call that runs (``tool`` and ``args`` set) or is already answered (``result`` set)."""
@@ -303,143 +275,13 @@ class _Ready:
     sent: Mapping[str, Any] | None = None
 
 
-def render_output(value: Any, limit: int = MAX_OUTPUT_CHARS,
-                  scrub: Callable[[str], str] | None = None) -> str:
-    """A tool's return value as the text the model reads: strings as they are, bytes as their
-    UTF-8 text or their size, anything else as its JSON form (see :func:`_json_text`); cut at
-    ``limit`` with a note. A value with no JSON form raises ``_Unrenderable`` (the call's error).
-
-    ``scrub`` (the redactor) runs *before* the cut: cut first, a key across the cut is no longer
-    whole, nothing downstream knows its head, and it reaches the model and the audit log.
-
-    A float NaN or infinity is written ``null`` (JSON has neither, and strict servers refuse the
-    ``NaN`` Python writes), the places named in a note after the answer."""
-    more = isinstance(value, _Drawn) and value.more
-    nulled: list[str] = []
-    if isinstance(value, _Drawn):
-        text, nulled = value.text, value.nulled
-    elif isinstance(value, str):
-        text = value
-    elif isinstance(value, bytes | bytearray | memoryview):
-        text = _bytes_text(bytes(value))
-    else:
-        text = _json_text(value, nulled)
-    # a lone surrogate (a file name os.listdir could not decode) cannot be encoded: the request
-    # body carrying it would fail to build
-    text, note = clean_text(text), clean_text(_nulled_note(nulled))
-    total = len(text)
-    if scrub is not None:   # the note too: it names the answer's keys
-        (text, total), note = _scrubbed(text, limit, scrub), scrub(note)
-    if more:   # a generator stopped once past the limit: its whole length is not known
-        return (f"{text[:limit]}\n[... truncated: the first {limit} characters; the tool yielded "
-                f"more, not drawn]{note}")
-    return _cut(text, limit, total) + note
-
-
-#: How far past a cut a text is scrubbed: a key that begins before the cut is whole in the head.
-_SCRUB_MARGIN = 1024
-
-
-def _scrubbed(text: str, limit: int, scrub: Callable[[str], str]) -> tuple[str, int]:
-    """``scrub(text)`` as far as a cut at ``limit`` keeps it, and the length to report cut:
-    the text's own once only a head was scrubbed. Scrubbed whole, 5 MB took 1.3 s of regexes
-    for text the model never sees. The head runs :data:`_SCRUB_MARGIN` past the cut, doubled
-    while markers shortened it below that (as :func:`hermes_core.redact.clip` does)."""
-    cut = limit + _SCRUB_MARGIN
-    if len(text) <= cut:
-        whole = scrub(text)
-        return whole, len(whole)
-    head = scrub(text[:cut])
-    while cut < len(text) and len(head) < limit + _SCRUB_MARGIN:
-        cut *= 2
-        head = scrub(text[:cut])
-    return head, (len(text) if cut < len(text) else len(head))
-
-
-def _nulled_note(places: Sequence[str], shown: int = 5) -> str:
-    """The line saying which values of an answer stand as ``null`` for a NaN or an infinity
-    (the first ``shown`` of them): told only ``null``, the model would take an unbounded
-    radius or an undefined mean for a missing one."""
-    if not places:
-        return ""
-    more = f", and {len(places) - shown} more" if len(places) > shown else ""
-    return (f"\n[note: JSON has no NaN or Infinity; null stands for {', '.join(places[:shown])}"
-            f"{more}]")
-
-
-def _cut(text: str, limit: int = MAX_OUTPUT_CHARS, total: int | None = None) -> str:
-    """``text`` cut at ``limit`` with a note naming ``total`` (default: its length)."""
-    if len(text) <= limit:
-        return text
-    return (f"{text[:limit]}\n[... truncated: the first {limit} of "
-            f"{len(text) if total is None else total} characters]")
-
-
-def _bytes_text(data: bytes) -> str:
-    """Bytes a tool returned: their text when they are UTF-8, else their size. The repr of binary
-    data is four characters of escapes a byte, none of which the model can use."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return f"[binary data: {len(data)} bytes, not shown]"
-
-
-class _NoJSONForm(Exception):
-    """A value inside a tool's result that has neither a JSON form nor a text of its own."""
-
-    def __init__(self, value: object) -> None:
-        kind = type(value)
-        where = "" if kind.__module__ == "builtins" else f"{kind.__module__}."
-        super().__init__(f"{where}{kind.__qualname__} has no JSON form; return a str, a dict, "
-                         "a dataclass or a pydantic model")
-
-
-def _json_text(value: Any, nulled: list[str] | None = None, at: str = "$") -> str:
-    """``value`` as JSON text, through pydantic's encoder: models, dataclasses, enums, sets,
-    datetimes, UUIDs, paths, also nested, are data, not the Python reprs ``str`` gives
-    ("Unit.C", "Place(city='Oslo')"). What the encoder does not know goes to
-    :func:`_json_form`; a value with no form at all is an error, never its repr. A NaN or an
-    infinity is written ``null``, its place (``at`` being ``value``'s) added to ``nulled``."""
-    try:
-        # the dump too: an int past Python's 4,300-digit str limit fails only there
-        text, places = dumps(to_jsonable_python(value, fallback=_json_form), at)
-    except _NoJSONForm as e:
-        raise _Unrenderable(str(e)) from None
-    except UnicodeDecodeError:
-        # bytes inside the result: the encoder sends them as UTF-8 text or refuses; their raw
-        # escapes are nothing a model can use (and their size alone only for a top-level value)
-        raise _Unrenderable("it holds bytes that are not UTF-8 text; return them alone to have "
-                            "their size named, or leave them out") from None
-    except Exception as e:   # a cycle; a model's own serializer or a __str__ that raises
-        if isinstance(e, ValueError) and "Circular reference" in str(e):
-            raise _Unrenderable("it holds itself (a cycle)") from None
-        raise _Unrenderable(f"{type(e).__name__}: {_text_of(e)}") from None
-    if nulled is not None:
-        nulled.extend(places)
-    return text
-
-
-def _json_form(value: Any) -> Any:
-    """What pydantic's encoder does not know: numpy's values as their Python ones (``tolist``),
-    mappings and sequences, sets and views as objects and arrays, an object whose class writes its own
-    ``__str__`` (a ``Fraction``, an exception) as that text. Anything else raises: its ``str``
-    is its repr ("<Report object at 0x7f..>"), which tells the model nothing."""
-    numpy = sys.modules.get("numpy")   # not loaded: the value cannot be numpy's
-    if numpy is not None and isinstance(value, numpy.generic | numpy.ndarray):
-        return value.tolist()
-    if isinstance(value, Mapping):
-        return dict(value)
-    if isinstance(value, Sequence | Set | KeysView | ValuesView | ItemsView):
-        return list(value)   # range, deque, a dict's views
-    if getattr(type(value), "__str__", None) is not object.__str__:
-        return str(value)
-    raise _NoJSONForm(value)
-
-
 # How often a blocking wait for a tool wakes. A Ctrl-C the kernel delivers to another thread of
 # the process (the tool's, say) only flags it: a main thread parked on a lock with no timeout never
 # runs the handler, and the turn ignored Ctrl-C until the tool ended (forever for a hung one).
 _WAKE_S = 0.2
+
+#: How much of what a tool printed beside its answer is logged.
+_PRINT_LOGGED = 300
 
 
 class ToolRunner:
@@ -447,7 +289,8 @@ class ToolRunner:
 
     ``approve`` is asked for tools marked ``needs_approval``; without one, such calls are refused.
     ``timeout_s`` applies to tools that set none. ``secrets`` returns the keys to redact from what
-    goes back to the model. Sync tools run on a small thread pool owned by the runner (``close``).
+    goes back to the model. Sync tools run in daemon threads of the runner's (``close``), at most
+    ``max_workers`` of one round's at once.
     """
 
     def __init__(self, registry: ToolRegistry, *, approve: Approver | None = None,
@@ -460,8 +303,9 @@ class ToolRunner:
         self.on_result = on_result
         self._secrets = secrets
         self._clock = clock
-        self._slots = threading.Semaphore(max_workers)
-        self._held: set[concurrent.futures.Future[Any]] = set()   # calls holding a place
+        self.max_workers = max_workers
+        # the calls holding a place, each with its round's places (:meth:`_places`)
+        self._held: dict[concurrent.futures.Future[Any], threading.Semaphore] = {}
         self._live: set[concurrent.futures.Future[Any]] = set()   # calls not yet ended
         # when each running call took its place (``time.monotonic``): its timeout counts from
         # there, not from the round's start, which a call queued behind ``max_workers`` others
@@ -482,8 +326,8 @@ class ToolRunner:
         if status == "ok":
             text = self._scrub(output)
         else:
-            head, total = _scrubbed(output, MAX_OUTPUT_CHARS, self._scrub)
-            text = _cut(head, MAX_OUTPUT_CHARS, total)
+            head, total = scrubbed(output, MAX_OUTPUT_CHARS, self._scrub)
+            text = cut(head, MAX_OUTPUT_CHARS, total)
         result = ToolResult(call.id, call.name, text, status,
                             round((self._clock() - started) * 1000, 3))
         if self.on_result is not None:
@@ -510,7 +354,7 @@ class ToolRunner:
                 return _Ready(call, result=self._result(call, builtin(call), "ok", started))
             except Exception as e:
                 return _Ready(call, result=self._result(
-                    call, f"error: {call.name} failed: {type(e).__name__}: {_text_of(e)}", "error",
+                    call, f"error: {call.name} failed: {type(e).__name__}: {text_of(e)}", "error",
                     started))
         tool = self.registry.get(call.name)
         if tool is None:
@@ -568,39 +412,30 @@ class ToolRunner:
         if isinstance(e, _TimedOut):
             return self._result(r.call, f"error: {r.tool.name} timed out after "
                                 f"{self._timeout(r.tool):g}s", "timeout", started, r.sent)
-        if isinstance(e, _Exited):
-            return self._result(r.call, f"error: {r.tool.name} exited ({e})", "error", started,
-                                r.sent)
-        if isinstance(e, _CancelledInside):
-            return self._result(r.call, f"error: {r.tool.name} raised CancelledError: its own work "
-                                "was cancelled", "error", started, r.sent)
-        if isinstance(e, _Unrenderable):
-            return self._result(r.call, f"error: {r.tool.name} returned a value that cannot be "
-                                f"shown as text ({e})", "error", started, r.sent)
-        e = _own(e)
-        log.debug("tool %s raised", r.tool.name, exc_info=e)
-        return self._result(r.call, f"error: {r.tool.name} raised {_described(e)}", "error",
-                            started, r.sent)
+        text = e.text if isinstance(e, _Told) else _failure_text(r.tool.name, e)
+        return self._result(r.call, text, "error", started, r.sent)
 
     # ------------------------------------------------------------------ sync
 
     def _start(self, fn: Callable[..., Any], *args: Any,
-               on_start: Callable[[], None] | None = None) -> concurrent.futures.Future[Any]:
+               places: threading.Semaphore | None, on_start: Callable[[], None] | None = None
+               ) -> concurrent.futures.Future[Any]:
         """``fn(*args)`` in a daemon thread of its own, in a copy of the caller's context, as a
         future; ``on_start`` is told (in that thread) once it holds a place and runs, the moment
         its timeout counts from (``_began``). Not a ``ThreadPoolExecutor``: Python joins every
         executor thread at exit, also after ``shutdown(wait=False)``, so a tool hung past its
         timeout (or a cancelled turn's) held the process when its script ended. A daemon thread
         ends with the process; what the tool was doing is cut off there, and its result was
-        already discarded. At most ``max_workers`` calls run at once; a call let go of gives its
-        place up at once."""
+        already discarded. It runs once it holds one of ``places`` (its round's; None: at once);
+        a call let go of gives its place up at once."""
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
         ctx = contextvars.copy_context()
 
         def work() -> None:
-            self._slots.acquire()
-            with self._lock:
-                self._held.add(future)
+            if places is not None:
+                places.acquire()
+                with self._lock:
+                    self._held[future] = places
             try:
                 if not future.set_running_or_notify_cancel():   # cancelled while queued
                     return
@@ -628,13 +463,19 @@ class ToolRunner:
         return future
 
     def _release(self, future: concurrent.futures.Future[Any]) -> None:
-        """``future``'s place among the ``max_workers``, given back once (by its thread when the
-        tool ends, or by :meth:`_abandon` when the runner stops waiting, whichever comes first)."""
+        """``future``'s place among its round's, given back once (by its thread when the tool
+        ends, or by :meth:`_abandon` when the runner stops waiting, whichever comes first)."""
         with self._lock:
-            if future not in self._held:
-                return
-            self._held.discard(future)
-        self._slots.release()
+            places = self._held.pop(future, None)
+        if places is not None:
+            places.release()
+
+    def _places(self) -> threading.Semaphore:
+        """One round's places: ``max_workers`` of its calls run at once. Per round, not per
+        runner: two turns on one agent share its runner, and a turn whose tools hang with no
+        timeout held every place, so the other turn's calls waited for them (their timeouts count
+        from their own start), for as long as the tools hung."""
+        return threading.Semaphore(self.max_workers)
 
     def _abandon(self, future: concurrent.futures.Future[Any]) -> None:
         """A call the runner no longer waits for (past its timeout, or its turn cancelled). Not
@@ -658,7 +499,9 @@ class ToolRunner:
         # each call in a copy of the caller's context (as ``arun`` does, and as asyncio does for
         # a task): a user or trace id the author set before ``chat`` reaches the tool. A copy
         # each: one context cannot be entered by two threads at once
-        futures = {i: self._start(self._rendered, self._invoke, r.tool, r.args or {})
+        places = self._places()
+        futures = {i: self._start(self._rendered, r.tool.name, self._invoke, r.tool, r.args or {},
+                                  places=places)
                    for i, r in enumerate(ready) if r.result is None and r.tool is not None}
         try:
             return self._collect(ready, futures, started)
@@ -667,10 +510,56 @@ class ToolRunner:
                 self._abandon(f)
             raise
 
-    def _rendered(self, call: Callable[..., Any], *args: Any) -> str:
+    def _rendered(self, name: str, call: Callable[..., Any], *args: Any) -> str:
         """``call(*args)``'s value as the model's text, made in the tool's thread: a 5 MB answer
-        encoded and scrubbed on the agent's thread (or its event loop) held it for seconds."""
-        return render_output(call(*args), scrub=self._scrub)
+        encoded and scrubbed on the agent's thread (or its event loop) held it for seconds.
+        What it prints is kept for it (:mod:`printed`), not written to the process's stdout."""
+        try:
+            with captured() as printed:
+                value = call(*args)
+        except Exception as e:   # put in words here too: its ``__str__`` is the tool's code
+            raise _Told(_failure_text(name, e)) from None
+        return self._answered(name, value, printed)
+
+    def _answered(self, name: str, value: Any, printed: Printed) -> str:
+        """:meth:`_answer`, a failure to make the text put in words as well."""
+        try:
+            return self._answer(name, value, printed)
+        except Exception as e:
+            raise _Told(_failure_text(name, e)) from None
+
+    async def _atext(self, name: str, call: Callable[[Mapping[str, Any]], Any],
+                     args: Mapping[str, Any]) -> str:
+        """An async tool's answer: its value (or its error) made text in a thread of the
+        runner's, within the call's task, so under its timeout: encoding megabytes on the loop
+        stalled every other task, and a ``__str__`` that hangs held the turn."""
+        try:
+            value, printed = await _printing(call, args)
+        except Exception as e:
+            told = self._start(_failure_text, name, e, places=None)
+            raise _Told(await asyncio.wrap_future(told)) from None
+        text: str = await asyncio.wrap_future(
+            self._start(self._answered, name, value, printed, places=None))
+        return text
+
+    def _answer(self, name: str, value: Any, printed: Printed) -> str:
+        """The text of a call that returned ``value`` and printed ``printed``. A tool that
+        returns nothing and prints (a command-line function wrapped as a tool) is answered with
+        what it printed, cut and scrubbed like a value; else what it printed is logged, keys
+        scrubbed, for the author, and the model reads what the tool returned."""
+        if not printed.total:
+            return render_output(value, scrub=self._scrub)
+        text = printed.text
+        if value is None:
+            if printed.total == len(text):   # whole: the last line's newline is no content
+                return render_output(text.removesuffix("\n"), scrub=self._scrub)
+            head, _ = scrubbed(text, MAX_OUTPUT_CHARS, self._scrub)
+            return cut(head, MAX_OUTPUT_CHARS, printed.total)
+        if log.isEnabledFor(logging.INFO):   # the scrub is regexes: not for a line nobody reads
+            log.info("%s printed %d characters, not shown to the model: %r%s", name,
+                     printed.total, self._scrub(text[:_PRINT_LOGGED]),
+                     "..." if printed.total > _PRINT_LOGGED else "")
+        return render_output(value, scrub=self._scrub)
 
     def _settle(self, ready: Sequence[_Ready],
                 futures: Mapping[int, concurrent.futures.Future[Any]]) -> set[int]:
@@ -730,6 +619,7 @@ class ToolRunner:
         ready = await asyncio.to_thread(
             lambda: [self._prepare(c, builtins or {}, cut_off, _unwritten(calls, i, cut_off))
                      for i, c in enumerate(calls)])
+        places = self._places()
 
         async def one(r: _Ready) -> ToolResult:
             if r.result is not None:
@@ -739,12 +629,12 @@ class ToolRunner:
             args = dict(r.args or {})
             thread: concurrent.futures.Future[Any] | None = None
             if r.tool.is_async:
-                work: Awaitable[Any] = _call_async(r.tool.invoke, args)
+                work: Awaitable[Any] = self._atext(r.tool.name, r.tool.invoke, args)
             else:   # a thread of the runner's, not the loop's pool: one hung tool is let go of
                 loop = asyncio.get_running_loop()
                 begun: asyncio.Future[None] = loop.create_future()
-                thread = self._start(self._rendered, _call_sync, r.tool.invoke, args,
-                                     on_start=lambda: _tell(loop, begun))
+                thread = self._start(self._rendered, r.tool.name, _call_sync, r.tool.invoke, args,
+                                     places=places, on_start=lambda: _tell(loop, begun))
                 work = asyncio.wrap_future(thread)
             task = asyncio.ensure_future(work)
             try:
@@ -760,10 +650,7 @@ class ToolRunner:
                     if thread is not None:
                         self._abandon(thread)
                     raise _TimedOut
-                # an async tool's value is made text off the loop, as a sync tool's is in its
-                # thread: encoding and scrubbing megabytes stalled every other task
-                text = (task.result() if thread is not None else
-                        await asyncio.to_thread(render_output, task.result(), scrub=self._scrub))
+                text = task.result()   # made text in a thread (``_rendered``, ``_atext``)
             except asyncio.CancelledError:
                 task.cancel()
                 if thread is not None:

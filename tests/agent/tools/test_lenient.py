@@ -117,3 +117,60 @@ def test_many_readings_in_one_call_are_one_log_line(caplog: pytest.LogCaptureFix
         "_plan: stops.0 sent as JSON text, read as the object it holds; stops.1 sent as JSON "
         "text, read as the object it holds; stops.2 sent as JSON text, read as the object it "
         "holds; and 1997 more places"]
+
+
+class _Leg(BaseModel):
+    km: float
+
+
+def _book(seats: int = 1, price: float = 0.0, legs: list[_Leg] = [], caps: dict[str, int] = {},  # noqa: B006
+          limit: int | None = None, size: int | str = 0, pair: tuple[int, int] = (0, 0),
+          flag: bool = False, either: bool | int = 0) -> str:
+    """Book seats."""
+    return ""
+
+
+@pytest.mark.parametrize("sent, says", [
+    ({"seats": True}, "seats: a JSON true or false is no number; send a number (sent true)"),
+    ({"price": False}, "price: a JSON true or false is no number; send a number (sent false)"),
+    ({"legs": [{"km": 3}, {"km": True}]}, "legs.1.km: a JSON true or false is no number"),
+    ({"caps": {"adults": True}}, "caps.adults: a JSON true or false is no number"),
+    ({"limit": True}, "limit: a JSON true or false is no number"),
+    ({"size": True}, "size: a JSON true or false is no number"),
+    ({"pair": [1, True]}, "pair.1: a JSON true or false is no number"),
+], ids=["int", "float", "model-field-in-list", "dict-value", "optional-int", "int-or-str",
+        "tuple-item"])
+def test_true_or_false_for_a_number_is_refused_naming_the_place(sent: dict[str, Any],
+                                                                says: str) -> None:
+    """pydantic's lax mode took ``true`` for an ``int`` as 1 and ``false`` for a ``float`` as
+    0.0: the tool ran on a number the model never wrote (it meant a flag, or filled the wrong
+    parameter), and nothing told it so. Refused wherever a number is asked for, nested too."""
+    with pytest.raises(ValidationError) as caught:
+        make_tool(_book).parse(json.dumps(sent))
+    assert says in validation_message(caught.value)
+
+
+@pytest.mark.parametrize("sent, value", [
+    ({"flag": True}, {"flag": True}), ({"flag": False}, {"flag": False}),
+    # a flag written as text or as 1/0 has one meaning (Nemotron and Qwen send "True"/"False":
+    # NVIDIA-NeMo/Nemotron#52, logancyang/obsidian-copilot#2232)
+    ({"flag": "True"}, {"flag": True}), ({"flag": "false"}, {"flag": False}),
+    ({"flag": "1"}, {"flag": True}), ({"flag": "0"}, {"flag": False}),
+    ({"flag": 1}, {"flag": True}), ({"flag": 0}, {"flag": False}),
+    # a parameter that takes a bool takes one, even beside a number
+    ({"either": True}, {"either": True}), ({"either": 3}, {"either": 3}),
+    ({"seats": 3, "price": 2.5}, {"seats": 3, "price": 2.5}),
+], ids=["true", "false", "True-text", "false-text", "1-text", "0-text", "1", "0",
+        "bool-or-int-true", "bool-or-int-3", "numbers"])
+def test_a_flag_takes_true_false_and_their_plain_spellings(sent: dict[str, Any],
+                                                           value: dict[str, Any]) -> None:
+    args = make_tool(_book).parse(json.dumps(sent))
+    assert {k: args[k] for k in value} == value
+    assert all(type(args[k]) is type(v) for k, v in value.items())
+
+
+@pytest.mark.parametrize("sent", [{"flag": 2}, {"flag": "maybe"}, {"flag": "2"}])
+def test_a_flag_refuses_what_is_neither_true_nor_false(sent: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError) as caught:
+        make_tool(_book).parse(json.dumps(sent))
+    assert "flag: Input should be a valid boolean" in validation_message(caught.value)

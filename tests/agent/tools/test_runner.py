@@ -3,33 +3,27 @@
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextvars
 import dataclasses
-import datetime
-import enum
-import fractions
 import functools
+import gc
 import json
 import subprocess
 import sys
 import threading
 import time
 import typing
+import warnings
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 from pydantic import AfterValidator, BaseModel
 
 from hermes_core.agent.tools.registry import ToolRegistry
-from hermes_core.agent.tools.runner import ToolRunner, render_output
+from hermes_core.agent.tools.runner import ToolRunner
 from hermes_core.agent.tools.schema import tool
-from hermes_core.finite_json import non_finite, nulled
 from hermes_core.types import ToolCall
 
 SECRET = "sk-proj-runnerSECRET0123456789abcdef"
@@ -237,44 +231,8 @@ class Point(BaseModel):
     y: int
 
 
-@pytest.mark.parametrize("value, text", [
-    ("plain", "plain"),
-    (Point(x=1, y=2), '{"x": 1, "y": 2}'),
-    ({"a": [1, 2]}, '{"a": [1, 2]}'),
-    (None, "null"),
-])
-def test_outputs_are_rendered_as_text(value: Any, text: str) -> None:
-    assert render_output(value) == text
-
-
-class Unit(enum.Enum):
-    CELSIUS = "c"
-
-
-@dataclasses.dataclass
-class Place:
-    city: str
-
-
-def test_values_inside_a_returned_dict_are_json_not_python_reprs() -> None:
-    """A dict holding an Enum, a dataclass, a pydantic model, a set or a datetime went to the
-    model as ``"Unit.CELSIUS"``, ``"Place(city='Oslo')"``, ``"x=1 y=2"``: Python reprs, not data."""
-    value = {"unit": Unit.CELSIUS, "place": Place("Oslo"), "point": Point(x=1, y=2),
-             "tags": {"a"}, "at": datetime.datetime(2026, 1, 2, 3, 4), "名": "奥斯陆"}
-    assert json.loads(render_output(value)) == {
-        "unit": "c", "place": {"city": "Oslo"}, "point": {"x": 1, "y": 2}, "tags": ["a"],
-        "at": "2026-01-02T03:04:00", "名": "奥斯陆"}
-    assert json.loads(render_output([Place("Bergen")])) == [{"city": "Bergen"}]
-    assert render_output(Place("Oslo")) == '{"city": "Oslo"}'
-
-
 class _Bare:
     """A class with no JSON form and no text of its own: its str is its repr."""
-
-
-class _Worded:
-    def __str__(self) -> str:
-        return "three apples"
 
 
 @dataclasses.dataclass
@@ -287,22 +245,6 @@ def _cycle() -> dict[str, Any]:
     loop: dict[str, Any] = {}
     loop["self"] = loop
     return loop
-
-
-@pytest.mark.parametrize("value, data", [
-    (np.int64(5), 5), (np.bool_(True), True), (np.float32(0.5), 0.5),
-    (np.arange(3), [0, 1, 2]), ({"n": np.int64(3), "m": np.array([[1.5]])}, {"n": 3, "m": [[1.5]]}),
-    ({"a": 1}.keys(), ["a"]), (range(3), [0, 1, 2]),
-    (collections.OrderedDict(a=Place("Oslo")), {"a": {"city": "Oslo"}}),
-    ({"frac": fractions.Fraction(1, 3), "err": ValueError("bad")}, {"frac": "1/3", "err": "bad"}),
-    (_Blob("a.txt", b"hi"), {"name": "a.txt", "data": "hi"}),
-], ids=["np-int", "np-bool", "np-float32", "np-array", "np-nested", "keys-view", "range",
-        "mapping", "own-str", "utf8-bytes-field"])
-def test_each_kind_of_return_value_is_sent_as_its_json_form(value: Any, data: Any) -> None:
-    """What a tool naturally returns reached the model as a Python repr: numpy's scalars as
-    strings ("5", "True"), an array as "[0 1 2]", a dict view as "dict_keys(['a'])". Each is
-    JSON now; an object whose class writes its own ``__str__`` is that text."""
-    assert json.loads(render_output(value)) == data
 
 
 @pytest.mark.parametrize("use_async", [False, True])
@@ -333,18 +275,13 @@ def test_a_value_with_no_json_form_is_an_error_naming_the_tool_and_the_type(
     assert (second.status, second.output) == ("ok", "fine")
 
 
-def test_long_outputs_are_cut_with_a_note() -> None:
-    out = render_output("x" * 50, limit=10)
-    assert out.startswith("x" * 10) and "first 10 of 50 characters" in out
-
-
 @pytest.mark.parametrize("secret", [SECRET, "zq9Horse7battery.Staple-42"])
 @pytest.mark.parametrize("before_cut", [5, 12, 20])
 def test_a_key_across_the_output_cut_leaves_no_piece_of_itself(runner_factory: Any, secret: str,
                                                                before_cut: int) -> None:
     """The output was cut at MAX_OUTPUT_CHARS before it was redacted: a key straddling the cut
     was no longer whole and its head went to the model (and the audit log) in clear."""
-    from hermes_core.agent.tools.runner import MAX_OUTPUT_CHARS
+    from hermes_core.agent.tools.render import MAX_OUTPUT_CHARS
 
     def dump() -> str:
         """Dumps a long text."""
@@ -570,33 +507,6 @@ def test_a_tool_raising_its_own_timeout_error_is_its_error_not_the_runners_timeo
         "error", "error: fetch raised TimeoutError: the upstream read timed out")
 
 
-def test_a_result_with_undecodable_bytes_as_surrogates_can_be_sent() -> None:
-    """A tool listing a folder with a Latin-1 file name (os.listdir gives a lone surrogate for
-    each undecodable byte): a surrogate cannot be encoded, so the request body failed to build and
-    the turn ended in a UnicodeEncodeError."""
-    import os
-    name = os.fsdecode(b"caf\xe9.txt")
-    for value in (name, [name], {"files": [name]}):
-        text = render_output(value)
-        text.encode("utf-8")             # raised UnicodeEncodeError
-        assert "caf" in text and ".txt" in text
-
-
-@pytest.mark.parametrize("value", [b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40,
-                                   bytearray(b"\x00\xff" * 5000),
-                                   memoryview(b"\xff\xfe\x00" * 4000)])
-def test_binary_results_are_named_by_size_not_sent_as_a_python_repr(value: Any) -> None:
-    """The repr of 10 kB of binary ("b'\\x89PNG...") is 40 kB of escapes the model cannot use,
-    and a memoryview rendered as "<memory at 0x7f...>"."""
-    text = render_output(value)
-    assert text == f"[binary data: {len(bytes(value))} bytes, not shown]"
-
-
-def test_bytes_that_are_utf8_text_are_sent_as_the_text() -> None:
-    assert render_output(b"hello\nworld") == "hello\nworld"
-    assert render_output("ok") == "ok"
-
-
 class _Unprintable(Exception):
     def __str__(self) -> str:
         raise ValueError("no text")
@@ -724,7 +634,7 @@ def test_a_generator_is_drawn_only_as_far_as_its_answer_is_shown(runner_factory:
     until memory ran out (here the generators stop at 20,000 items, all drawn before). Drawing
     stops once the answer is past what the model is shown, the generator is closed (its
     ``finally`` runs) and the answer says more was left."""
-    from hermes_core.agent.tools.runner import MAX_OUTPUT_CHARS
+    from hermes_core.agent.tools.render import MAX_OUTPUT_CHARS
     drawn = {"sync": 0, "async": 0}
     closed: list[str] = []
 
@@ -763,7 +673,7 @@ def test_a_huge_error_message_is_cut_like_a_huge_result(runner_factory: Any,
                                                         use_async: bool) -> None:
     """An exception carrying a whole response body or a process's output (megabytes) was sent
     whole: the 100,000-character cap held for results only."""
-    from hermes_core.agent.tools.runner import MAX_OUTPUT_CHARS
+    from hermes_core.agent.tools.render import MAX_OUTPUT_CHARS
 
     def fetch() -> str:
         """Fetch the page."""
@@ -793,32 +703,6 @@ def test_a_tool_whose_own_work_was_cancelled_is_its_error_not_the_turn_s_end(
     assert (first.status, first.output) == (
         "error", "error: fetch raised CancelledError: its own work was cancelled")
     assert (second.status, second.output) == ("ok", "fine")
-
-
-_NUMBERS = st.recursive(
-    st.floats() | st.integers() | st.text(max_size=5) | st.none(),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
-        st.text(alphabet="abc xy", min_size=1, max_size=4), inner, max_size=4),
-    max_leaves=20)
-
-
-def _strict(text: str) -> Any:
-    def refuse(constant: str) -> Any:
-        raise ValueError(f"{constant} is not JSON")
-    return json.loads(text, parse_constant=refuse)
-
-
-@given(_NUMBERS)
-def test_a_nan_or_infinity_anywhere_in_an_answer_is_null_with_a_note_naming_its_place(
-        value: Any) -> None:
-    """Python writes ``NaN``/``Infinity``: not JSON, refused by strict servers and proxies."""
-    out = render_output({"v": value})
-    places = [at for at, _ in non_finite({"v": value})]
-    head, _, note = out.partition("\n[note: JSON has no NaN or Infinity; null stands for ")
-    assert _strict(head) == nulled({"v": value})
-    assert bool(note) == bool(places)
-    for at in places[:5]:
-        assert at in note
 
 
 @pytest.mark.parametrize("use_async", [False, True])
@@ -999,7 +883,7 @@ def test_a_huge_answer_is_scrubbed_only_as_far_as_the_model_is_shown_it(runner_f
     """All 5 MB of an answer (or of an error message) went through the redactor before the
     first 100,000 characters were kept: 1.3 s of regexes for text nobody would see. The head
     scrubbed, with a margin so a key across the cut is still whole (the test above)."""
-    from hermes_core.agent.tools.runner import MAX_OUTPUT_CHARS
+    from hermes_core.agent.tools.render import MAX_OUTPUT_CHARS
 
     def dump() -> str:
         """Dumps a huge text."""
@@ -1106,3 +990,310 @@ def test_an_argument_that_cannot_be_copied_leaves_the_others_recorded_as_sent(
     (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
     assert (r.status, r.output) == ("ok", "3")
     assert seen[0]["items"] == [1, 2, 3] and seen[0]["log"].name == str(path)
+
+
+def _printing_tool(kind: str, lines: list[str], returns: Any) -> Any:
+    """A tool named ``chatty`` that prints ``lines`` (yielding to others between them) and
+    returns ``returns``."""
+    if kind == "async":
+        async def chatty() -> Any:
+            """Prints as it works."""
+            for line in lines:
+                print(line)
+                await asyncio.sleep(0.001)
+            return returns
+        return chatty
+
+    def chatty() -> Any:   # type: ignore[misc]  # the sync twin
+        """Prints as it works."""
+        for line in lines:
+            print(line)
+            time.sleep(0.001)
+        return returns
+    return chatty
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_what_a_tool_prints_stays_out_of_the_process_stdout_and_is_logged(
+        runner_factory: Any, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture,
+        use_async: bool, kind: str) -> None:
+    """A tool's ``print`` went to the process's stdout: in ``hermes-core chat``, into the middle
+    of the streamed reply, where the user took it for the model's words. It is the call's own
+    now: logged (naming the tool, keys scrubbed), and the answer is what the tool returned."""
+    runner = runner_factory([_printing_tool(kind, ["working on it", f"key {SECRET}"], 6)],
+                            secrets=lambda: [SECRET])
+    with caplog.at_level("INFO", logger="hermes_core.agent.tools"):
+        calls = [ToolCall("c", "chatty")]
+        (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert (r.status, r.output) == ("ok", "6")
+    assert "working on it" not in capsys.readouterr().out
+    said = [rec.getMessage() for rec in caplog.records if "printed" in rec.getMessage()]
+    assert len(said) == 1 and said[0].startswith("chatty printed ")
+    assert "working on it" in said[0] and SECRET not in caplog.text
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_tool_that_prints_its_answer_and_returns_nothing_is_answered_with_what_it_printed(
+        runner_factory: Any, capsys: pytest.CaptureFixture[str], use_async: bool,
+        kind: str) -> None:
+    """A command-line function wrapped as a tool prints its output and returns None: the model
+    was answered ``null`` (and the user saw the output mid-reply). What it printed is its
+    answer, cut and scrubbed like any other."""
+    lines = ["Oslo: sunny", "奥斯陆：晴", f"token {SECRET}"]
+    runner = runner_factory([_printing_tool(kind, lines, None)], secrets=lambda: [SECRET])
+    calls = [ToolCall("c", "chatty")]
+    (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert r.status == "ok"
+    assert r.output.startswith("Oslo: sunny\n奥斯陆：晴\ntoken ") and SECRET not in r.output
+    assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_tool_printing_more_than_the_model_is_shown_is_cut_with_a_note(
+        runner_factory: Any, use_async: bool) -> None:
+    from hermes_core.agent.tools.render import MAX_OUTPUT_CHARS
+
+    def flood() -> None:
+        """Prints a lot."""
+        for _ in range(3000):
+            print("x" * 99)
+
+    calls = [ToolCall("c", "flood")]
+    runner = runner_factory([flood])
+    (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert r.output.startswith("x" * 99 + "\n")
+    assert r.output.endswith(f"[... truncated: the first {MAX_OUTPUT_CHARS} of 300000 characters]")
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_concurrent_calls_each_get_only_what_they_printed_and_other_prints_reach_stdout(
+        runner_factory: Any, capsys: pytest.CaptureFixture[str], use_async: bool) -> None:
+    """Sixteen calls print at once, sync and async alike, while a thread of the process that
+    is no tool prints too: each call is answered with its own lines only, and the process's
+    own print reaches its stdout (``redirect_stdout`` would have taken every thread's)."""
+    tools = []
+    for i in range(8):
+        for kind in ("sync", "async"):
+            made = _printing_tool(kind, [f"{kind}{i}"] * 30, None)
+            tools.append(tool(made, name=f"{kind}{i}"))
+    stop = threading.Event()
+
+    def bystander() -> None:
+        while not stop.is_set():
+            print("not a tool")
+            time.sleep(0.001)
+
+    other = threading.Thread(target=bystander)
+    other.start()
+    try:
+        runner = runner_factory(tools, max_workers=16)
+        calls = [ToolCall(f"c{n}", t.name) for n, t in enumerate(tools)]
+        results = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    finally:
+        stop.set()
+        other.join()
+    assert [r.output for r in results] == ["\n".join([t.name] * 30) for t in tools]
+    out = capsys.readouterr().out
+    assert "not a tool" in out and not any(t.name in out for t in tools)
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_round_does_not_queue_behind_another_round_s_hung_calls(runner_factory: Any,
+                                                                  use_async: bool) -> None:
+    """Two turns on one agent share its runner. A turn whose tools hang with no timeout held
+    every place (``max_workers``), and the other turn's call, under a 0.5 s timeout, waited for
+    a place until those tools ended (its timeout counts from its own start): forever, for a
+    hung tool. A round's calls no longer queue behind another round's."""
+    release = threading.Event()
+
+    def hang() -> str:
+        """Hangs until released."""
+        release.wait(30)
+        return "late"
+
+    def quick() -> str:
+        """Answers at once."""
+        return "quick"
+
+    runner = runner_factory([hang, tool(quick, timeout_s=0.5)], max_workers=2)
+    other = threading.Thread(target=runner.run, args=([ToolCall("h1", "hang"),
+                                                       ToolCall("h2", "hang")],))
+    other.start()
+    try:
+        deadline = time.monotonic() + 5
+        while len(runner._began) < 2 and time.monotonic() < deadline:   # both hung calls run
+            time.sleep(0.01)
+        began = time.monotonic()
+        calls = [ToolCall("q", "quick")]
+        (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+        took = time.monotonic() - began
+    finally:
+        release.set()
+        other.join()
+    assert (r.status, r.output) == ("ok", "quick")
+    assert took < 0.5
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_tool_raising_keyboard_interrupt_off_the_main_thread_is_that_call_s_error(
+        runner_factory: Any, use_async: bool, kind: str) -> None:
+    """Python delivers Ctrl-C to the main thread only, so a KeyboardInterrupt raised in a
+    tool's own thread (a sync tool; an async one run from ``run``) is the tool's doing (a
+    wrapped command-line function, a library's "abort"): it ended the whole turn, the other
+    calls' answers lost. On the main thread it may be the user's Ctrl-C and still ends it."""
+    def odd() -> str:
+        """Interrupts itself."""
+        raise KeyboardInterrupt
+
+    async def aodd() -> str:
+        """Interrupts itself."""
+        raise KeyboardInterrupt
+
+    chosen = odd if kind == "sync" else aodd
+    chosen.__name__ = "odd"
+    if kind == "async" and use_async:   # a task on this (the main) thread's loop
+        with pytest.raises(KeyboardInterrupt):
+            _run_beside_a_fine_tool(runner_factory, chosen, use_async)
+        return
+    first, second = _run_beside_a_fine_tool(runner_factory, chosen, use_async)
+    assert (first.status, first.output) == ("error", "error: odd raised KeyboardInterrupt")
+    assert (second.status, second.output) == ("ok", "fine")
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_coroutine_a_tool_returns_is_awaited_for_its_value(runner_factory: Any,
+                                                             use_async: bool, kind: str) -> None:
+    """An ``async def`` returning another coroutine (``return fetch(city)``, the await left
+    out) was answered "coroutine has no JSON form", and Python warned that it was never
+    awaited; a sync tool's returned coroutine was already awaited. Both are now."""
+    async def fetch(city: str) -> str:
+        await asyncio.sleep(0)
+        return f"sunny in {city}"
+
+    def weather(city: str) -> Any:
+        """Weather."""
+        return fetch(city)
+
+    async def aweather(city: str) -> Any:
+        """Weather."""
+        return fetch(city)
+
+    chosen = weather if kind == "sync" else aweather
+    chosen.__name__ = "weather"
+    runner = runner_factory([chosen])
+    calls = [ToolCall("c", "weather", '{"city": "Oslo"}')]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+        gc.collect()
+    assert (r.status, r.output) == ("ok", "sunny in Oslo")
+
+
+class _Stuck:
+    """A value whose text never comes (its ``__str__`` waits on a lock nobody releases)."""
+
+    gate = threading.Event()
+
+    def __str__(self) -> str:
+        self.gate.wait(20)
+        return "stuck"
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_value_whose_text_hangs_is_answered_at_the_call_s_timeout(
+        runner_factory: Any, use_async: bool, kind: str) -> None:
+    """A sync tool's value is made text in its own thread, under its timeout; an async tool's
+    was made text in ``asyncio.to_thread``, under none: a ``__str__`` that hangs held the turn
+    (and ``asyncio.run`` waits for the default executor's threads when it ends)."""
+    def stuck() -> Any:
+        """Returns a stuck value."""
+        return _Stuck()
+
+    async def astuck() -> Any:
+        """Returns a stuck value."""
+        return _Stuck()
+
+    chosen = stuck if kind == "sync" else astuck
+    chosen.__name__ = "stuck"
+    runner = runner_factory([tool(chosen, timeout_s=0.3)])
+    began = time.monotonic()
+    try:
+        calls = [ToolCall("c", "stuck")]
+        (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+        took = time.monotonic() - began
+    finally:
+        _Stuck.gate.set()
+    _Stuck.gate.clear()
+    assert (r.status, r.output) == ("timeout", "error: stuck timed out after 0.3s")
+    assert took < 3
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_an_exception_whose_text_hangs_is_answered_at_the_call_s_timeout(
+        runner_factory: Any, use_async: bool) -> None:
+    """A tool's exception was described (``str(e)``) on the agent's thread after the tool
+    ended: one whose ``__str__`` hangs held the turn past every timeout."""
+    class Wedged(Exception):
+        def __str__(self) -> str:
+            _Stuck.gate.wait(20)
+            return "wedged"
+
+    def fail() -> str:
+        """Fails oddly."""
+        raise Wedged
+
+    runner = runner_factory([tool(fail, timeout_s=0.3)])
+    began = time.monotonic()
+    try:
+        calls = [ToolCall("c", "fail")]
+        (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+        took = time.monotonic() - began
+    finally:
+        _Stuck.gate.set()
+    _Stuck.gate.clear()
+    assert (r.status, r.output) == ("timeout", "error: fail timed out after 0.3s")
+    assert took < 3
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_sync_tool_running_its_own_event_loop_works_in_either_round(
+        runner_factory: Any, use_async: bool) -> None:
+    """``asyncio.run`` inside a sync tool (a sync wrapper over an async client) raises "cannot
+    be called from a running event loop" when called on a loop's thread; tools run in threads
+    of their own, so it works from ``run`` and from ``arun`` alike."""
+    async def inner(n: int) -> int:
+        await asyncio.sleep(0)
+        return n * 2
+
+    def double(n: int) -> int:
+        """Doubles through an async client."""
+        return asyncio.run(inner(n))
+
+    runner = runner_factory([double])
+    calls = [ToolCall(f"c{i}", "double", json.dumps({"n": i})) for i in range(4)]
+    results = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert [r.output for r in results] == ["0", "2", "4", "6"]
+
+
+def _keep(items: list[int] = [1], seen: dict[str, int] = {}) -> int:  # noqa: B006
+    """Appends to its arguments and its defaults."""
+    items.append(len(items))
+    seen["n"] = seen.get("n", 0) + 1
+    return len(items) * 10 + seen["n"]
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_tool_that_changes_its_arguments_or_defaults_changes_no_later_call(
+        runner_factory: Any, use_async: bool) -> None:
+    """A mutable default (``items=[1]``) changed by one call is Python's classic trap: each call
+    gets its own copy of the default (pydantic's), and the model's own lists are the call's."""
+    runner = runner_factory([_keep])
+    calls = [ToolCall("a", "_keep"), ToolCall("b", "_keep", '{"items": [5, 6]}')]
+    for _ in range(3):
+        results = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+        assert [r.output for r in results] == ["21", "31"]

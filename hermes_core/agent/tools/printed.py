@@ -1,0 +1,112 @@
+"""What a tool prints, kept for its own call instead of written to the process's stdout.
+
+``sys.stdout`` is one object for every thread, so a tool's ``print`` landed wherever the
+process's output goes: in ``hermes-core chat``, into the middle of the streamed reply, read as
+the model's words. ``contextlib.redirect_stdout`` is no way out: it swaps that one object for the
+whole process while it is in force, taking the prints of every other thread (the REPL's, another
+call's) and handing them back in a jumble.
+
+So ``sys.stdout`` is wrapped once by :class:`RoutedStdout`, which looks up a context variable on
+each write: set (by :func:`captured`, around one call), the text goes to that call's
+:class:`Printed`; unset, to the stream it wraps, unchanged. A context variable, not a
+thread-local: a sync tool runs in a thread of its own, in a copy of the caller's context, and an
+async tool in a task, which has its own context too, so concurrent calls on one event loop are
+told apart as well as calls in threads. A thread a tool starts itself begins with an empty context
+(Python's ``threading``), so its prints go to stdout as before; so does anything written below
+``sys.stdout`` (``sys.stdout.buffer``, ``os.write(1, ...)``, a subprocess's output).
+
+Whoever replaces ``sys.stdout`` later (a test's capture, the CLI) simply wins: the next call wraps
+the new stream.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import sys
+import threading
+from collections.abc import Iterable, Iterator
+from typing import Any, TextIO
+
+#: The most of one call's printed text kept (more is counted, not kept): a tool printing in a loop
+#: must not grow without bound. Past the most a model is shown, with room for the scrub's margin.
+KEEP_CHARS = 200_000
+
+
+class Printed:
+    """The text one call printed: its first :data:`KEEP_CHARS` characters and how many it
+    printed in all. Written from the call's own thread or task only."""
+
+    __slots__ = ("_kept", "_parts", "total")
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self._kept = 0
+        self.total = 0
+
+    def write(self, text: str) -> int:
+        self.total += len(text)
+        room = KEEP_CHARS - self._kept
+        if room > 0:
+            piece = text[:room]
+            self._parts.append(piece)
+            self._kept += len(piece)
+        return len(text)
+
+    @property
+    def text(self) -> str:
+        return "".join(self._parts)
+
+
+_CALL: contextvars.ContextVar[Printed | None] = contextvars.ContextVar("hermes_printed",
+                                                                      default=None)
+
+
+class RoutedStdout:
+    """``sys.stdout`` as a tool call sees it: writes go to the call's :class:`Printed` while one
+    is set in the writer's context, else to ``target``; every other attribute (``encoding``,
+    ``buffer``, ``isatty``, ``fileno``) is the target's."""
+
+    def __init__(self, target: TextIO | None) -> None:
+        self.target = target
+
+    def write(self, text: str) -> int:
+        call = _CALL.get()
+        if call is not None:
+            return call.write(text)
+        if self.target is None:   # no stdout at all (pythonw): print() writes nowhere
+            return len(text)
+        return self.target.write(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        if _CALL.get() is None and self.target is not None:
+            self.target.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.target, name)
+
+
+_INSTALL = threading.Lock()
+
+
+def route_stdout() -> None:
+    """Wrap ``sys.stdout`` in a :class:`RoutedStdout`, unless it is one already."""
+    with _INSTALL:
+        if not isinstance(sys.stdout, RoutedStdout):
+            sys.stdout = RoutedStdout(sys.stdout)
+
+
+@contextlib.contextmanager
+def captured() -> Iterator[Printed]:
+    """What the code inside prints, in this context (and tasks it starts): kept, not written."""
+    route_stdout()
+    printed = Printed()
+    token = _CALL.set(printed)
+    try:
+        yield printed
+    finally:
+        _CALL.reset(token)
