@@ -90,6 +90,23 @@ INLINE_REBUILD_S = 0.25
 BACKGROUND_MIN_EVENTS = 1_000
 
 
+# A past message's name in the lexical index: its key in base 5, written with the invisible
+# format characters U+2060-U+2064, which the tokenizer drops. BM25 indexes a skill's name with its
+# description, and "event-12" made every past message match "event" and "12" (and the bonus for
+# any word inside the name), so a request saying either met messages nobody had asked.
+_NAME_DIGITS = "\u2060\u2061\u2062\u2063\u2064"
+
+
+def document_name(key: int) -> str:
+    """A name unique to ``key`` (>= 0) that has no word in it."""
+    digits = ""
+    while True:
+        key, d = divmod(key, len(_NAME_DIGITS))
+        digits = _NAME_DIGITS[d] + digits
+        if not key:
+            return digits
+
+
 @dataclass(frozen=True, slots=True)
 class UsageScores:
     """The layer's answer for one query: per-skill scores (catalog order), the fusion weight its
@@ -181,7 +198,7 @@ class UsageIndex:
         self.used = frozenset(e.skill for e in self.events if e.good)
         self._good = self._sign > 0
         self._has_good = bool(self._good.any())
-        # without vectors: one BM25 document per past query, named by its event id when the
+        # without vectors: one BM25 document per past query, keyed by its event id when the
         # events come from a store (ids rising), so the next history's index is an update of this
         # one and its leave-one-out is carried (usage_nearest.py)
         n = len(self.events)
@@ -202,7 +219,8 @@ class UsageIndex:
         if self.vectors is None:
             # a kept event's document is the same Skill object (the update carries it by identity)
             for key, e, j in zip(self._keys.tolist(), self.events, self._was or [-1] * n, strict=True):
-                self._docs.append(Skill(f"event-{key}", e.query) if prev is None or j < 0 else prev._docs[j])
+                self._docs.append(Skill(document_name(key), e.query) if prev is None or j < 0
+                                  else prev._docs[j])
             self._lex = (prev._lex.updated(self._docs) if prev is not None and prev._lex is not None
                          else BM25Index(self._docs))
             self._digests = np.fromiter(
