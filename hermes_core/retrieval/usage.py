@@ -43,7 +43,7 @@ from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens
 from hermes_core.retrieval.calibration import offtopic_requests, query_language
 from hermes_core.retrieval.fusion import GateDecision
 from hermes_core.retrieval.usage_gate import UsageGate, calibrate_usage_gate
-from hermes_core.retrieval.usage_nearest import Nearest, carried, measure, sample, similarities
+from hermes_core.retrieval.usage_nearest import Nearest, carried, digest, measure, sample, similarities
 from hermes_core.retrieval.usage_reliability import (  # noqa: F401  (re-exported)
     LOO_SAMPLE,
     MIN_PRECISION,
@@ -213,6 +213,7 @@ class UsageIndex:
         self.measured = 0       # requests measured whole by this build (the rest were carried)
         self._lex: BM25Index | None = None
         self._docs: list[Skill] = []
+        self._digests = np.zeros(0, dtype=np.uint64)
         self._was: list[int] = []   # each event's position in the index carried from, or -1
         prev = self._carrying(previous)
         if self.vectors is None:
@@ -222,6 +223,9 @@ class UsageIndex:
                                   else prev._docs[j])
             self._lex = (prev._lex.updated(self._docs) if prev is not None and prev._lex is not None
                          else BM25Index(self._docs))
+            self._digests = np.fromiter(
+                (digest(e.query, e.skill) if prev is None or j < 0 else int(prev._digests[j])
+                 for e, j in zip(self.events, self._was or [-1] * n, strict=True)), np.uint64, n)
         pick, best, hit = self._leave_one_out(prev)
         self.reliability = (reliability_from(best, hit, RELIABILITY_BINS)
                             if len(pick) >= 2 * RELIABILITY_BINS else Reliability())
@@ -276,7 +280,7 @@ class UsageIndex:
         idx = np.flatnonzero(good)
         if len(idx) < 2:
             return np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
-        pick = sample(self._keys, good, self.sample)
+        pick = sample(self._digests, good, self.sample)
         best, hit = [], []
         for i in pick.tolist():
             e, key = self.events[i], int(self._keys[i])

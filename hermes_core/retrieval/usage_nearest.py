@@ -24,12 +24,14 @@ nearest left the history, the request is measured whole. Either way the result i
 what a measurement from scratch gives; tests/retrieval/test_usage_nearest.py holds that over
 random histories.
 
-The sample itself must not move when one event arrives and the oldest goes: every n-th good
-past message by event id, not by position (which picked other messages after every shift).
+The sample itself must not move when one event arrives and the oldest goes: the good past
+messages whose digest (of message and skill) is among the ``size`` smallest, not every n-th
+by position (which picked other messages after every shift).
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -127,11 +129,18 @@ def carried(before: Nearest, old: BM25Index, new: BM25Index, candidates: np.ndar
     return Nearest(toks, scale, key, best, margin)
 
 
-def sample(keys: np.ndarray, good: np.ndarray, size: int) -> np.ndarray:
-    """Positions (ascending) of every n-th good past message by key (key divisible by n), n the
-    smallest stride that leaves at most ``size`` of them (1: all of them): spread evenly over the
-    history as every n-th by position was, and an arriving or leaving event changes it by at most
-    one while the number of good messages keeps n (at the cap, always)."""
+def digest(query: str, skill: str) -> int:
+    """A past message's place in the sample: 8 bytes of BLAKE2b over message and skill, the same
+    in every process (Python's ``hash`` of a str is salted per process)."""
+    data = f"{skill}\x00{query}".encode("utf-8", "surrogatepass")
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big")
+
+
+def sample(digests: np.ndarray, good: np.ndarray, size: int) -> np.ndarray:
+    """Positions (ascending) of the ``size`` good past messages with the smallest digests (all
+    of them when there are no more): a sample an arriving or leaving event changes by one."""
     idx = np.flatnonzero(good)
-    stride = max(1, -(-len(idx) // size))
-    return idx[keys[idx] % stride == 0] if stride > 1 else idx
+    if len(idx) <= size:
+        return idx
+    order = np.argsort(digests[idx], kind="stable")[:size]
+    return np.sort(idx[order])
