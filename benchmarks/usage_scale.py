@@ -18,6 +18,13 @@ the turn, or the index it had while one runs beside it). Prints medians, ``recor
 small`` and ``turn_index_ratio``, the full file's rows (must be C) and its size before and after
 the R records plus as many again (must not grow: freed pages are reused).
 
+CPU per event (decision 231): K more times an event is recorded in each file and the new history's
+index is built both ways, alternated, CPU time (``time.process_time``) of each: ``whole`` (a
+``UsageIndex`` from scratch, which every event cost before: BM25 over every past message and
+every sampled leave-one-out measured) and ``updated`` (from the last history's index, as the layer
+now builds). ``rebuild_cpu_ms_p50`` and, against the small file's update in the same run,
+``rebuild_cpu_ratio``; ``updated_equals_whole`` checks the two agree on the leave-one-out.
+
     python benchmarks/usage_scale.py --json [--events N] [--cap C] [--records R] [--rebuilds K]
 """
 
@@ -33,7 +40,7 @@ import time
 from pathlib import Path
 
 from hermes_core.cli.argtypes import positive_int
-from hermes_core.retrieval.usage import USAGE_FILE, UsageLayer, UsageStore
+from hermes_core.retrieval.usage import USAGE_FILE, UsageIndex, UsageLayer, UsageStore
 
 WORDS = ("deploy", "staging", "docker", "logs", "parcel", "track", "weather", "tomorrow", "send",
          "mail", "invoice", "pdf", "extract", "table", "translate", "summary", "calendar", "meeting",
@@ -98,6 +105,22 @@ def main(argv: list[str] | None = None) -> int:
                 layers[name].index(SKILLS, None, None)                   # what this turn waits for
                 turn[name].append((time.perf_counter() - t) * 1e3)
                 layers[name].settle()                                    # before the next event
+        cpu: dict[str, dict[str, list[float]]] = {n: {"whole": [], "updated": []} for n in layers}
+        stores = {"small": small, "full": full}
+        last = {name: UsageIndex(store.events(), SKILLS) for name, store in stores.items()}
+        same = True
+        for i in range(args.rebuilds):
+            for name, store in stores.items():
+                store.record(message(rng, 40_000_000 + i), SKILLS[i])
+                events = store.events()
+                t = time.process_time()
+                whole = UsageIndex(events, SKILLS)
+                cpu[name]["whole"].append((time.process_time() - t) * 1e3)
+                t = time.process_time()
+                last[name] = UsageIndex(events, SKILLS, previous=last[name])
+                cpu[name]["updated"].append((time.process_time() - t) * 1e3)
+                same &= (whole.reliability == last[name].reliability
+                         and whole.gate.report() == last[name].gate.report())
         small.close()
         full.close()
     rec = {k: statistics.median(v) for k, v in times.items()}
@@ -108,7 +131,13 @@ def main(argv: list[str] | None = None) -> int:
            "first_build_ms": {k: round(v, 1) for k, v in build.items()},
            "turn_index_ms_p50": {k: round(v, 3) for k, v in trn.items()},
            "turn_index_ratio": round(trn["full"] / trn["small"], 3),
-           "full_rows": rows, "full_bytes_before": size_before, "full_bytes_after": size_after}
+           "full_rows": rows, "full_bytes_before": size_before, "full_bytes_after": size_after,
+           "rebuild_cpu_ms_p50": {n: {w: round(statistics.median(v), 1) for w, v in c.items()}
+                                  for n, c in cpu.items()},
+           "rebuild_cpu_ratio": {w: round(statistics.median(cpu["full"][w])
+                                          / statistics.median(cpu["small"]["updated"]), 1)
+                                 for w in ("whole", "updated")},
+           "updated_equals_whole": same}
     print(json.dumps(out) if args.json else "\n".join(f"{k}: {v}" for k, v in out.items()))
     return 0
 

@@ -157,6 +157,9 @@ def _search(args: argparse.Namespace) -> int:
                 "nearest": u.nearest, "nearest_skill": u.nearest_skill, "precision": round(u.precision, 4),
                 "weight": round(u.weight, 4), "neighbours": u.neighbours}
             out["usage_events"] = None if r.usage is None else len(r.usage.store)
+            # why the layer is silent, as the text form says it (null where that says nothing)
+            out["usage_reason"] = (_usage_silence(r).removeprefix("usage: ")
+                                   if u is None and res.layer == "L5" else None)
             out["withheld"] = withheld
         print(json_text(out))
         return 0

@@ -264,6 +264,7 @@ class BM25Index:
         self._indptr = parts.bonus.indptr(n_terms)
         self._docs = parts.bonus.docs
         self._weights = DIRECT_MATCH_BONUS * self._idf[parts.bonus.rows]
+        self._by_doc: tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...] | None = None
 
     def __len__(self) -> int:
         return len(self.names)
@@ -295,6 +296,33 @@ class BM25Index:
         sel = np.concatenate([np.arange(ptr[r], ptr[r + 1]) for r in rows])
         np.add.at(scores, self._docs[sel], self._weights[sel])
         return scores
+
+    def score_of(self, query_tokens: Sequence[str], docs: np.ndarray) -> np.ndarray:
+        """``score_array(query_tokens)[docs]`` to the bit, without scoring the others: a few
+        documents' scores for a query whose postings are long (the usage index's new past
+        messages against its sampled ones). Each document's score is added up as bm25s and
+        :meth:`score_array` add it: its tf/idf entries in the query's token order from 0.0, then
+        its bonus entries in the same order (IEEE addition, in Python as in numpy), read from a
+        document-major copy of both matrices made on the first call."""
+        out = np.zeros(len(docs), dtype=np.float64)
+        rows = [r for r in (self._vocab.get(t) for t in dict.fromkeys(query_tokens)) if r is not None]
+        if not rows or self._bm25 is None or not len(docs):
+            return out
+        if self._by_doc is None:   # a race builds it twice, the same
+            tf = self._bm25.scores
+            self._by_doc = (_doc_major(self._parts.tf.rows, tf["indices"], tf["data"], len(self.names)),
+                            _doc_major(self._parts.bonus.rows, self._docs, self._weights, len(self.names)))
+        for k, d in enumerate(np.asarray(docs, dtype=np.int64).tolist()):
+            total = 0.0
+            for ptr, entry_rows, values in self._by_doc:
+                lo, hi = int(ptr[d]), int(ptr[d + 1])
+                mine = dict(zip(entry_rows[lo:hi].tolist(), values[lo:hi].tolist(), strict=True))
+                for r in rows:
+                    v = mine.get(r)
+                    if v is not None:
+                        total += v
+            out[k] = total
+        return out
 
     def reached(self, query_tokens: Sequence[str]) -> np.ndarray:
         """Per skill (index order), whether some of these tokens scores it: ``score_array(tokens)
@@ -352,6 +380,16 @@ def _carried(old: Sequence[Skill], new: Sequence[Skill]) -> tuple[np.ndarray, li
         else:
             fresh.append(j)
     return np.asarray(doc_map, dtype=np.int64), fresh
+
+
+def _doc_major(rows: np.ndarray, docs: np.ndarray, values: np.ndarray,
+               n_docs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Entries sorted by (row, doc) regrouped by document, each document's rows still rising:
+    a pointer per document, the rows and the values."""
+    order = np.argsort(docs, kind="stable")
+    ptr = np.zeros(n_docs + 1, dtype=np.int64)
+    np.cumsum(np.bincount(docs, minlength=n_docs), out=ptr[1:])
+    return ptr, rows[order], values[order]
 
 
 def _bm25s_scorer(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, n_docs: int,

@@ -43,6 +43,7 @@ from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens
 from hermes_core.retrieval.calibration import offtopic_requests, query_language
 from hermes_core.retrieval.fusion import GateDecision
 from hermes_core.retrieval.usage_gate import UsageGate, calibrate_usage_gate
+from hermes_core.retrieval.usage_nearest import Nearest, carried, digest, measure, sample, similarities
 from hermes_core.retrieval.usage_reliability import (  # noqa: F401  (re-exported)
     LOO_SAMPLE,
     MIN_PRECISION,
@@ -87,6 +88,23 @@ USAGE_GATE_PRECISION = 0.9
 # so a new user's first lessons (and a test's) count at once whatever a cold start cost
 INLINE_REBUILD_S = 0.25
 BACKGROUND_MIN_EVENTS = 1_000
+
+
+# A past message's name in the lexical index: its key in base 5, written with the invisible
+# format characters U+2060-U+2064, which the tokenizer drops. BM25 indexes a skill's name with its
+# description, and "event-12" made every past message match "event" and "12" (and the bonus for
+# any word inside the name), so a request saying either met messages nobody had asked.
+_NAME_DIGITS = "\u2060\u2061\u2062\u2063\u2064"
+
+
+def document_name(key: int) -> str:
+    """A name unique to ``key`` (>= 0) that has no word in it."""
+    digits = ""
+    while True:
+        key, d = divmod(key, len(_NAME_DIGITS))
+        digits = _NAME_DIGITS[d] + digits
+        if not key:
+            return digits
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,9 +169,13 @@ class UsageIndex:
     def __init__(self, events: Sequence[UsageEvent], names: Sequence[str],
                  vectors: np.ndarray | None = None, *, unrelated_mean: float = 0.0,
                  unrelated_std: float = 1.0, k: int = KNN_K, full_weight: float = USAGE_WEIGHT,
-                 reference: np.ndarray | None = None) -> None:
+                 reference: np.ndarray | None = None, previous: UsageIndex | None = None,
+                 sample: int = LOO_SAMPLE) -> None:
         """``reference``: the off-topic reference requests (``offtopic_requests()``, in order)
-        embedded by the model of ``vectors``; without vectors they are scored lexically."""
+        embedded by the model of ``vectors``; without vectors they are scored lexically.
+        ``previous``: the lexical index of an earlier history of the same store, which this one
+        is updated from (usage_nearest.py) with the same result as a build from scratch;
+        ``sample``: how many good past messages the leave-one-out measures."""
         pos = {n: i for i, n in enumerate(names)}
         # a (message, skill) counts once, with its latest verdict: copies (a history written before
         # the store merged repeats) filled all k neighbours of their message and, each the others'
@@ -171,17 +193,43 @@ class UsageIndex:
         self.unrelated_std = max(unrelated_std, 1e-6)
         self.k = k
         self.full_weight = full_weight
-        # without vectors: one BM25 document per past query
-        self._lex = (BM25Index([Skill(f"event-{i}", e.query) for i, e in enumerate(self.events)])
-                     if self.vectors is None else None)
+        self.sample = sample
         self._langs = [query_language(e.query) for e in self.events]
         self.used = frozenset(e.skill for e in self.events if e.good)
         self._good = self._sign > 0
         self._has_good = bool(self._good.any())
-        pick, best, hit = self._leave_one_out()
+        # without vectors: one BM25 document per past query, keyed by its event id when the
+        # events come from a store (ids rising), so the next history's index is an update of this
+        # one and its leave-one-out is carried (usage_nearest.py)
+        n = len(self.events)
+        ids = np.fromiter((e.id for e in self.events), np.int64, n)
+        self._stable = not n or bool(ids[0] > 0 and np.all(np.diff(ids) > 0))
+        self._keys = ids if self._stable else np.arange(n, dtype=np.int64)   # an event's key
+        self._pos = {int(key): i for i, key in enumerate(self._keys.tolist())}
+        self._near: dict[int, Nearest] = {}
+        self._ref_near: list[Nearest] = []
+        self._fresh = np.zeros(0, dtype=np.int64)
+        self._idf_moved: dict[str, float] = {}   # from the index carried from (usage_nearest.carried)
+        self.measured = 0       # requests measured whole by this build (the rest were carried)
+        self._lex: BM25Index | None = None
+        self._docs: list[Skill] = []
+        self._digests = np.zeros(0, dtype=np.uint64)
+        self._was: list[int] = []   # each event's position in the index carried from, or -1
+        prev = self._carrying(previous)
+        if self.vectors is None:
+            # a kept event's document is the same Skill object (the update carries it by identity)
+            for key, e, j in zip(self._keys.tolist(), self.events, self._was or [-1] * n, strict=True):
+                self._docs.append(Skill(document_name(key), e.query) if prev is None or j < 0
+                                  else prev._docs[j])
+            self._lex = (prev._lex.updated(self._docs) if prev is not None and prev._lex is not None
+                         else BM25Index(self._docs))
+            self._digests = np.fromiter(
+                (digest(e.query, e.skill) if prev is None or j < 0 else int(prev._digests[j])
+                 for e, j in zip(self.events, self._was or [-1] * n, strict=True)), np.uint64, n)
+        pick, best, hit = self._leave_one_out(prev)
         self.reliability = (reliability_from(best, hit, RELIABILITY_BINS)
                             if len(pick) >= 2 * RELIABILITY_BINS else Reliability())
-        self.gate = self._calibrate_gate(pick, best, reference)
+        self.gate = self._calibrate_gate(pick, best, reference, prev)
         self._protos: np.ndarray | None = None
         self.prototype_accuracy = 0.0
         self.prototype_weight = 0.0
@@ -195,28 +243,56 @@ class UsageIndex:
     def __len__(self) -> int:
         return len(self.events)
 
-    def _leave_one_out(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _carrying(self, previous: UsageIndex | None) -> UsageIndex | None:
+        """``previous`` when this index can be updated from it: both lexical and named by event
+        id, and every event new since it after every event kept (the store's ids rise)."""
+        if (previous is None or self.vectors is not None or previous._lex is None
+                or not (self._stable and previous._stable)):
+            return None
+        at, was = previous._pos, previous.events
+        self._was = [j if (j := at.get(e.id, -1)) >= 0 and was[j] == e else -1 for e in self.events]
+        self._fresh = np.flatnonzero(np.asarray(self._was, dtype=np.int64) < 0)
+        if len(self._fresh) and self._fresh[0] != len(self.events) - len(self._fresh):
+            self._was = []
+            return None
+        return previous
+
+    def _nearest(self, prev: UsageIndex | None, before: Nearest | None, tokens: Sequence[str],
+                 candidates: np.ndarray, own: int = -1) -> Nearest:
+        """``tokens``' nearest candidate: carried from ``before`` (on ``prev``) when it can be,
+        else measured whole."""
+        assert self._lex is not None
+        if prev is not None and before is not None and prev._lex is not None:
+            fresh = self._fresh[candidates[self._fresh]] if len(self._fresh) else self._fresh
+            got = carried(before, prev._lex, self._lex, candidates, self._keys, self._pos, fresh,
+                          self._idf_moved, own)
+            if got is not None:
+                return got
+        self.measured += 1
+        return measure(self._lex, tokens, candidates, self._keys, own)
+
+    def _leave_one_out(self, prev: UsageIndex | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Sampled good past queries, their nearest other good past query's similarity, and
         whether it named the same skill."""
         good = self._sign > 0
         if self.vectors is not None:
-            return leave_one_out(self.vectors, self._skill_idx, good)
+            return leave_one_out(self.vectors, self._skill_idx, good, self.sample)
         idx = np.flatnonzero(good)
         if len(idx) < 2:
             return np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
-        pick = idx[np.unique(np.linspace(0, len(idx) - 1, min(LOO_SAMPLE, len(idx))).astype(np.int64))]
+        pick = sample(self._digests, good, self.sample)
         best, hit = [], []
-        for i in pick:
-            sims = self._similarities(self.events[int(i)].query)
-            sims[i] = -np.inf                                   # not itself
-            sims[~good] = -np.inf
-            j = int(np.argmax(sims))
-            best.append(float(sims[j]))
-            hit.append(float(self._skill_idx[j] == self._skill_idx[i]))
+        for i in pick.tolist():
+            e, key = self.events[i], int(self._keys[i])
+            before = prev._near.get(key) if prev is not None and self._was[i] >= 0 else None
+            near = self._nearest(prev, before, before.tokens if before else bm25_tokens(e.query), good, i)
+            self._near[key] = near
+            best.append(near.similarity)
+            hit.append(float(self._skill_idx[self._pos[near.key]] == self._skill_idx[i]))
         return pick, np.asarray(best), np.asarray(hit)
 
-    def _calibrate_gate(self, pick: np.ndarray, best: np.ndarray,
-                        reference: np.ndarray | None) -> UsageGate:
+    def _calibrate_gate(self, pick: np.ndarray, best: np.ndarray, reference: np.ndarray | None,
+                        prev: UsageIndex | None = None) -> UsageGate:
         """The usage gate (usage_gate.py): past queries' leave-one-out similarities per language
         against the off-topic reference's nearest-past similarities."""
         if not len(pick):
@@ -232,7 +308,11 @@ class UsageIndex:
             ref_sims = np.asarray(np.asarray(reference, dtype=np.float32) @ self.vectors[good].T,
                                   dtype=np.float64).max(axis=1)
         else:
-            ref_sims = np.array([float(self._similarities(t)[good].max()) for t in texts])
+            before = prev._ref_near if prev is not None and len(prev._ref_near) == len(texts) else []
+            self._ref_near = [self._nearest(prev, before[n] if before else None,
+                                            before[n].tokens if before else bm25_tokens(t), good)
+                              for n, t in enumerate(texts)]
+            ref_sims = np.array([r.similarity for r in self._ref_near])
         off: dict[str, list[float]] = {}
         for text, s in zip(texts, ref_sims, strict=True):
             off.setdefault(query_language(text), []).append(float(s))
@@ -244,10 +324,7 @@ class UsageIndex:
             return np.asarray(self.vectors @ np.asarray(vector, dtype=np.float32), dtype=np.float64)
         if self._lex is None:
             return np.zeros(len(self.events))
-        toks = bm25_tokens(query)
-        mx = self._lex.max_score(toks)
-        raw = self._lex.score_array(toks)
-        return raw / mx if mx > 0 else np.zeros(len(self.events))
+        return similarities(self._lex, bm25_tokens(query))
 
     def score(self, query: str, vector: np.ndarray | None = None) -> UsageScores | None:
         """Scores for ``query`` (``vector``: its embedding by the same model as the past queries;
@@ -458,8 +535,11 @@ class UsageLayer:
                 self._reference[model] = np.asarray(embedded(offtopic_requests()),
                                                     dtype=np.float32)
             reference = self._reference[model]
+        with self._lock:   # the last index of this model: a lexical one is updated from it
+            last = self._built.get(key)
         idx = UsageIndex(events, names, vectors, unrelated_mean=unrelated_mean,
-                         unrelated_std=unrelated_std, full_weight=self.full_weight, reference=reference)
+                         unrelated_std=unrelated_std, full_weight=self.full_weight, reference=reference,
+                         previous=None if last is None else last[1])
         with self._lock:
             if ours > self._kept.get(key, 0):
                 self._built[key] = (stamp, idx)

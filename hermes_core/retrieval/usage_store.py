@@ -39,6 +39,16 @@ MAX_QUERY_CHARS = 1_000      # a stored query is cut here: the head says what wa
 USAGE_SCHEMA_VERSION = 1
 # the run of key characters a cut query ends with: after a cut, possibly the head of a key
 _KEY_TAIL = re.compile(r"[A-Za-z0-9_\-.+/=:]+$")
+# what a terminal interprets rather than shows (ECMA-48): a control sequence (ESC [ ... final
+# byte), an operating-system command (ESC ] ... BEL or ESC \\), or ESC and one character
+_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+# C0 and C1 controls but tab, line feed and carriage return (which are text), with a space on
+# either side: a run of them stands for one space
+_CONTROLS = re.compile(r" ?[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]+ ?")
+_ODD = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd]")
+# a message more than this share of odd characters (controls, U+FFFD) is a file's bytes, not
+# words: Perl's -B file test draws the line there; a NUL anywhere is binary too, as git decides
+BINARY_SHARE = 0.3
 
 # usage_events_repeat finds the row of a repeated (message, skill) that record() updates: without
 # it the update read every event of the skill (72 ms a record at the 20,000 cap with one skill
@@ -109,6 +119,19 @@ def _damaged(e: sqlite3.Error) -> bool:
     return (getattr(e, "sqlite_errorcode", 0) & 0xFF) in _DAMAGED
 
 
+def message_words(query: str) -> str | None:
+    """``query`` without what a terminal would interpret (escape sequences go whole, any other
+    control character becomes a space), or None when it is binary: a NUL, or more than
+    BINARY_SHARE of its characters controls or replacement characters. A past request is
+    matched by its words; a colour code pasted from a terminal is none, and a file's bytes handed
+    over as the message would be matched as if they were."""
+    if query.isprintable():
+        return query
+    if "\x00" in query or len(_ODD.findall(query)) > BINARY_SHARE * len(query):
+        return None
+    return _CONTROLS.sub(" ", _ESCAPE.sub("", query))
+
+
 #: the columns a usage_events table must have to be ours
 COLUMNS = ("at", "query", "skill", "kind", "good", "content_hash")
 
@@ -133,6 +156,7 @@ class UsageEvent:
     good: bool = True
     content_hash: str = ""
     at: float = 0.0
+    id: int = 0          # the row's id: later events have larger ones (0: not from a store)
 
 
 class UsageStore:
@@ -445,31 +469,36 @@ class UsageStore:
 
     def record(self, query: str, skill: str, kind: str = "view", *, good: bool = True,
                content_hash: str = "") -> bool:
-        """Store one event; False (and nothing stored) for an empty query or skill name."""
+        """Store one event; False (and nothing stored) for an empty query or skill name, or a
+        binary one (:func:`message_words`)."""
         if kind not in EVENT_KINDS:
             raise ValueError(f"unknown usage event kind {kind!r}; use {', '.join(EVENT_KINDS)}")
         good, query = verdict(good), message_text(query)
         # redacted before it is cut: a key across the cut would no longer be whole, and its head
         # would be stored in clear (the margin past the cut is thrown away after redaction)
         # a lone surrogate (half an emoji a JSON escape carried) cannot be stored as UTF-8
-        text = redact(clean_text(query[:4 * MAX_QUERY_CHARS]), self.secrets)[:MAX_QUERY_CHARS].strip()
+        words = message_words(clean_text(query[:4 * MAX_QUERY_CHARS]))
+        text = "" if words is None else redact(words, self.secrets)[:MAX_QUERY_CHARS].strip()
         if not text or not skill:
             return False
-        # the same message for the same skill again is the same evidence, its verdict the latest:
-        # the row is updated in place (a new row per repeat let one user's repeated feedback push
-        # the rest of the history out of the cap, and filled every neighbour of that message)
+        # the same message for the same skill again is the same evidence, its verdict the latest,
+        # and it is as recent as its last mark: its row goes and the event is written anew, and
+        # the cap drops the oldest rows beyond ``cap`` by count. A new row per repeat let one
+        # user's repeated feedback fill every neighbour of that message; an update in place kept
+        # its first id, so the cap dropped it as old; a cap by id range with a repeat's new id
+        # would drop one other event per repeat.
         at, name, mark = float(self.clock()), str(skill), 1 if good else 0
         with self._lock:
             conn = self._open()
             try:
                 if conn is None or not self._write(conn, [
-                        ("UPDATE usage_events SET at = ?, kind = ?, good = ?, content_hash = ? "
+                        ("DELETE FROM usage_events "
                          "WHERE skill = ? AND substr(query, 1, 64) = substr(?, 1, 64) AND query = ?",
-                         [(at, kind, mark, content_hash, name, text, text)]),
+                         [(name, text, text)]),
                         ("INSERT INTO usage_events (at, query, skill, kind, good, content_hash) "
-                         "SELECT ?,?,?,?,?,? WHERE changes() = 0",
-                         [(at, text, name, kind, mark, content_hash)]),
-                        ("DELETE FROM usage_events WHERE id <= (SELECT MAX(id) FROM usage_events) - ?",
+                         "VALUES (?,?,?,?,?,?)", [(at, text, name, kind, mark, content_hash)]),
+                        ("DELETE FROM usage_events WHERE id IN (SELECT id FROM usage_events "
+                         "ORDER BY id LIMIT max(0, (SELECT COUNT(*) FROM usage_events) - ?))",
                          [(self.cap,)])]):
                     return False
             except sqlite3.DatabaseError as e:
@@ -483,13 +512,13 @@ class UsageStore:
             conn = self._open(create=False)
             try:
                 rows = [] if conn is None else conn.execute(
-                    "SELECT query, skill, kind, good, content_hash, at FROM usage_events ORDER BY id"
+                    "SELECT query, skill, kind, good, content_hash, at, id FROM usage_events ORDER BY id"
                 ).fetchall()
             except sqlite3.DatabaseError as e:
                 self._failed(e)
                 rows = []
-        events = [UsageEvent(self._shown(_text(q)), _text(s), _text(k), bool(g), _text(h), _time(a))
-                  for q, s, k, g, h, a in rows]
+        events = [UsageEvent(self._shown(_text(q)), _text(s), _text(k), bool(g), _text(h), _time(a), i)
+                  for q, s, k, g, h, a, i in rows]
         return [e for e in events if e.query]   # a schema-0 row with nothing safe left
 
     def __len__(self) -> int:

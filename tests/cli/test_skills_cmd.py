@@ -300,6 +300,29 @@ def test_search_explain_says_when_the_usage_layer_abstains(capsys: pytest.Captur
     assert code == 0 and "usage: off (skill_utils.learn: false)" in out
 
 
+@pytest.mark.parametrize(("config", "events", "reason"), [
+    ("", 0, "abstained (no past use recorded)"),
+    ("", 1, "abstained (1 past use, too little to trust)"),
+    ("skill_utils:\n  learn: false\n", 0, "off (skill_utils.learn: false)"),
+])
+def test_search_json_explain_gives_the_reason_the_text_form_gives_for_a_silent_usage_layer(
+        config: str, events: int, reason: str, capsys: pytest.CaptureFixture[str],
+        hermes_home: Path) -> None:
+    """``--json --explain`` said ``"usage": null`` and no more where the text form says why."""
+    from hermes_core.retrieval.usage import USAGE_FILE, UsageStore
+    write_skill(hermes_home / "skills", "mail", skill_md("email-send", "Send an email to a contact."))
+    if events:
+        store = UsageStore(hermes_home / USAGE_FILE)
+        store.record("mail my landlord", "email-send")
+        store.close()
+    if config:
+        (hermes_home / "config.yaml").write_text(config, encoding="utf-8")
+    args = ("skills", "search", "send an email", "--home", str(hermes_home), "--no-embeddings", "--explain")
+    assert f"usage: {reason}" in run(capsys, *args)[1]
+    data = json.loads(run(capsys, *args, "--json")[1])
+    assert data["usage"] is None and data["usage_reason"] == reason
+
+
 def test_search_explain_says_an_unreadable_usage_history_is_off_not_empty(
         capsys: pytest.CaptureFixture[str], hermes_home: Path) -> None:
     """Beside the warning that the history is unreadable and learning off, --explain said

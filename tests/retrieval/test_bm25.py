@@ -448,6 +448,19 @@ def test_reached_is_exactly_the_skills_the_tokens_score_above_zero(texts: list[l
     assert idx.reached(toks).tolist() == (idx.score_array(toks) > 0).tolist()
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=st.lists(st.lists(st.sampled_from(REACH_WORDS), min_size=1, max_size=6), min_size=1, max_size=8),
+       query=st.lists(st.sampled_from([*REACH_WORDS, "unseen", "未知"]), max_size=6),
+       picked=st.lists(st.integers(0, 7), max_size=5))
+def test_a_few_documents_score_as_the_whole_array_scores_them_to_the_bit(
+        texts: list[list[str]], query: list[str], picked: list[int]) -> None:
+    # the usage index's incremental leave-one-out compares these with kept similarities by ==
+    idx = BM25Index([Skill(f"s{i}", " ".join(words)) for i, words in enumerate(texts)])
+    toks = bm25_tokens(" ".join(query))
+    docs = np.asarray([d for d in picked if d < len(texts)], dtype=np.int64)
+    assert idx.score_of(toks, docs).tolist() == idx.score_array(toks)[docs].tolist()
+
+
 HAN_VARIANTS = [Skill("db-fix", "排查数据库连接错误"), Skill("traffic", "查詢車輛的交通違章記錄"),
                 Skill("meeting", "预订会议室并邀请参会人"), Skill("weather", "查看天气预报")]
 

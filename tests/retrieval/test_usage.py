@@ -684,6 +684,19 @@ def test_lexical_usage_without_embeddings() -> None:
     assert UsageIndex(events[:3], ["email-send", "快递查询"]).score("where is my parcel") is None
 
 
+@pytest.mark.parametrize("query", ["event 3", "show event logs", "5", "tell me about event-2"])
+def test_a_past_message_is_matched_by_its_words_not_by_its_name_in_the_index(query: str) -> None:
+    """Each past message was indexed as a skill named "event-<n>", and a skill's name is indexed
+    with its description: a request saying "event" or a number met past messages by their index
+    names, not by anything anyone had asked."""
+    store = UsageStore(None)
+    for i in range(8):
+        store.record(f"where is my parcel {'abcdefgh'[i]}", "快递查询")
+        store.record(f"mail the landlord about issue {'abcdefgh'[i]}", "email-send")
+    for events in (store.events(), [UsageEvent(e.query, e.skill) for e in store.events()]):
+        assert UsageIndex(events, ["email-send", "快递查询"]).assess(query).similarity == 0.0
+
+
 def test_prototypes_are_normalised_means_and_their_accuracy_is_leave_one_out() -> None:
     eye = np.eye(4)
     # skill 0: three queries around axis 0; skill 1: three around axis 1; skill 2: one query
