@@ -152,12 +152,14 @@ class Settings(SectionModel):
 
 
 def jieba_cache_dir_setting() -> str:
-    """Where jieba should keep its 9 MB dictionary cache: ``HERMES_JIEBA_CACHE``, else a folder of
-    ours in the temp dir (jieba's own default leaves a stray file in /tmp for every user)."""
+    """Where jieba should keep its 9 MB dictionary cache: ``HERMES_JIEBA_CACHE``, else the user's
+    own folder in the temp dir (jieba's default, one /tmp/jieba.cache, belongs to whoever ran it
+    first; another user could not write it and jieba printed a traceback at every command)."""
     import tempfile
 
-    return os.environ.get("HERMES_JIEBA_CACHE") or os.path.join(tempfile.gettempdir(),
-                                                                "hermes-core-jieba")
+    getuid = getattr(os, "getuid", None)   # POSIX; Windows' temp dir is per user already
+    name = "hermes-core-jieba" if getuid is None else f"hermes-core-jieba-{getuid()}"
+    return os.environ.get("HERMES_JIEBA_CACHE") or os.path.join(tempfile.gettempdir(), name)
 
 
 def jieba_disabled() -> bool:
