@@ -787,3 +787,22 @@ def test_the_cache_idle_limit_is_thirty_days_unless_set() -> None:
     assert parse_yaml("{}", file="c.yaml", env={}).skill_utils.cache_idle_days == 30.0
     assert parse_yaml("skill_utils:\n  cache_idle_days: 7.5\n", file="c.yaml",
                       env={}).skill_utils.cache_idle_days == 7.5
+
+
+def test_the_default_jieba_cache_folder_is_the_users_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    # one shared /tmp/hermes-core-jieba: the second user of a machine could not write it, fell
+    # back to jieba's own /tmp/jieba.cache (the first user's too, mode 600), and every command that
+    # segments Chinese (prompt, skills list) printed jieba's "Dump cache file failed" traceback
+    import os
+    import tempfile
+
+    from hermes_core.config import jieba_cache_dir_setting
+
+    monkeypatch.delenv("HERMES_JIEBA_CACHE", raising=False)
+    path = jieba_cache_dir_setting()
+    assert os.path.dirname(path) == tempfile.gettempdir()
+    getuid = getattr(os, "getuid", None)   # Windows: the temp dir is the user's already
+    assert os.path.basename(path) == ("hermes-core-jieba" if getuid is None
+                                      else f"hermes-core-jieba-{getuid()}")
+    monkeypatch.setenv("HERMES_JIEBA_CACHE", "/srv/cache/jieba")
+    assert jieba_cache_dir_setting() == "/srv/cache/jieba"

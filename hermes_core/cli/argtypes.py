@@ -272,3 +272,11 @@ def print_mapping(data: Mapping[str, Any], *, as_json: bool) -> None:
     width = max((len(k) for k in data), default=0) + 2
     for key, value in data.items():
         print(f"{key:{width}}{value}")
+
+
+def stdin_text() -> str:
+    """The message piped in: bytes that are not UTF-8 become U+FFFD rather than a traceback. A
+    file saved on Windows is read as the text it holds: no byte order mark, "\\n" line ends, and
+    the line end that closes the file (``echo``'s, an editor's) is no part of the message."""
+    data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+    return data.decode("utf-8-sig", "replace").replace("\r\n", "\n").removesuffix("\n")

@@ -203,8 +203,8 @@ def _forget(args: argparse.Namespace) -> int:
         gone = engine.forget(args.session_id)
         db = str(engine.db_path)
     if not gone:   # a typo must not look like success
-        return fail(args, f"hermes-core memory forget: no session {args.session_id!r} is stored "
-                          f"in {db}", 1)
+        return fail(args, f"hermes-core memory forget: no session {shorten(args.session_id)!r} "
+                          f"is stored in {db}", 1)
     if args.json:
         print(json.dumps({"forgotten": True, "session_id": args.session_id, "db": db},
                          ensure_ascii=False))

@@ -20,12 +20,11 @@ from __future__ import annotations
 import argparse
 import json
 import stat
-import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from hermes_core.cli.argtypes import json_text, model_name, shorten, terminal_safe
+from hermes_core.cli.argtypes import json_text, model_name, shorten, stdin_text, terminal_safe
 from hermes_core.config import ProviderSettings, Settings, load_settings
 from hermes_core.errors import HermesError, PromptInputError
 from hermes_core.providers import build_provider
@@ -213,14 +212,6 @@ def render_request(prompt: Prompt, settings: Settings, provider: str, model: str
     return adapter.render(prompt, model, options)
 
 
-def _stdin_text() -> str:
-    """The message piped in: bytes that are not UTF-8 become U+FFFD rather than a traceback. A
-    file saved on Windows is read as the text it holds: no byte order mark, "\\n" line ends, and
-    the line end that closes the file (``echo``'s, an editor's) is no part of the message."""
-    data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
-    return data.decode("utf-8-sig", "replace").replace("\r\n", "\n").removesuffix("\n")
-
-
 def _skill_warnings(retriever: Any) -> list[dict[str, str]]:
     """The SKILL.md files (and JSONL lines) the catalog skipped, as warnings beside the context
     files': on stderr only, a script reading ``--json`` would see a skill silently missing."""
@@ -263,7 +254,7 @@ def run(args: argparse.Namespace) -> int:
     # As Agent.prepare does: the context names a model only when one was asked for (with routing
     # on auto the model is not known while the prompt is built), then the cache plan is redone
     # for the provider and model that will be called.
-    message = _stdin_text() if args.message == "-" else args.message
+    message = stdin_text() if args.message == "-" else args.message
     prompt = builder.build(clean_text(message), history, session_id=args.session, model=args.model,
                            provider_kind=provider, tools=tools,
                            encoding=encoding_for(model, provider))

@@ -133,7 +133,8 @@ class Repl:
                 except KeyboardInterrupt:
                     editing = readline is not None and _line_editing()
                     action = at_the_prompt(readline.get_line_buffer() if editing else None,
-                                           warned=warned)
+                                           warned=warned,
+                                           edited=editing and _keys_pressed(readline))
                     warned = action == "warn"
                     self.say(f"\n{_SAID_AT_THE_PROMPT[action]}" if action in _SAID_AT_THE_PROMPT
                              else "")
@@ -277,8 +278,10 @@ class Repl:
             if seconds < 1 or provider in told:
                 return
             told.add(provider)
+            # a chat read from a pipe or file stops whole at Ctrl-C (_stop_if_scripted)
+            ctrl_c = "cancels" if self.interactive else "ends the chat"
             self.say(f"[{provider}: every key is at its rate limit; waiting "
-                     f"{math.ceil(seconds)} s for one to free (Ctrl-C cancels)]")
+                     f"{math.ceil(seconds)} s for one to free (Ctrl-C {ctrl_c})]")
         return report
 
     def _attempt_reporter(self, previous: Callable[[Attempt], None] | None
@@ -443,10 +446,26 @@ def _line_editing() -> bool:
         return False
 
 
-def at_the_prompt(typed: str | None, *, warned: bool) -> str:
+def _keys_pressed(readline: Any) -> bool:
+    """Whether a key was pressed on the line since its prompt (a line typed and erased leaves
+    the buffer empty, but the press that follows clears it, not a step toward leaving). GNU
+    readline resets ``rl_last_func`` when a prompt starts and sets it at every key it runs;
+    CPython's Ctrl-C clean-up leaves it, and no Python API shows it. Another library (libedit)
+    lacks it: then False, the buffer alone decides, as before."""
+    try:
+        import ctypes
+
+        last = ctypes.c_void_p.in_dll(ctypes.CDLL(readline.__file__), "rl_last_func")
+    except (AttributeError, OSError, ValueError, TypeError):
+        return False
+    return last.value is not None
+
+
+def at_the_prompt(typed: str | None, *, warned: bool, edited: bool = False) -> str:
     """What Ctrl-C at the prompt does, given the line ``typed`` so far (None: unknown, the line
-    is not read through readline) and whether the key before it was a Ctrl-C on an empty line
-    (``warned``): ``"drop"`` the typed line, ``"warn"`` how to leave, ``"end"`` the chat as
+    is not read through readline), whether the key before it was a Ctrl-C on an empty line
+    (``warned``) and whether keys were pressed on this line (``edited``: typed and erased is
+    empty yet cleared): ``"drop"`` the typed line, ``"warn"`` how to leave, ``"end"`` the chat as
     Ctrl-D does (recorded, exit 0), or, the line unknown, ``"hint"`` how to leave: never end,
     since the press may have cleared a line being typed.
 
@@ -458,7 +477,7 @@ def at_the_prompt(typed: str | None, *, warned: bool) -> str:
     a Ctrl-C that cancels a reply or clears a typed line is not the first of them."""
     if typed is None:
         return "hint"
-    if typed.strip():
+    if typed.strip() or edited:
         return "drop"
     return "end" if warned else "warn"
 

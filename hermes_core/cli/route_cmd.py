@@ -12,7 +12,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-from hermes_core.cli.argtypes import json_text, model_name, non_negative_int, shorten, terminal_safe
+from hermes_core.cli.argtypes import (
+    json_text,
+    model_name,
+    non_negative_int,
+    shorten,
+    stdin_text,
+    terminal_safe,
+)
 from hermes_core.config import load_settings
 from hermes_core.errors import ConfigError
 
@@ -23,7 +30,8 @@ def register(sub: Any) -> None:
                        examples=("hermes-core route 'refactor this module and add tests'",
                                  "hermes-core route 帮我写周报 --turn 3 --json",
                                  "hermes-core route train examples.jsonl --out route.pkl"))
-    p.add_argument("words", nargs="+", metavar="MESSAGE", help="the message (or: train FILE.jsonl)")
+    p.add_argument("words", nargs="+", metavar="MESSAGE",
+                   help="the message; '-' reads it from stdin (or: train FILE.jsonl)")
     p.add_argument("--home", metavar="DIR", help="HERMES_HOME (default: $HERMES_HOME or ~/.hermes)")
     p.add_argument("--config", help="config YAML (default: HERMES_HOME/config.yaml)")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -42,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
 
     settings = load_settings(args.config, home=args.home)
     router = Router.from_settings(settings)
-    message = " ".join(args.words)
+    # "-": the message is piped in (one argument holds at most 128 KB; a pasted log is more)
+    message = stdin_text() if args.words == ["-"] else " ".join(args.words)
     d = router.select(message, requested_model=args.model, requires_tools=args.tools,
                       turn_count=args.turn)
     if args.json:

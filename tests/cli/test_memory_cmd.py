@@ -323,6 +323,18 @@ def test_forget_of_a_session_not_stored_is_an_error_that_names_it(
     assert (tmp_path / "m.db").stat().st_size == before
 
 
+@pytest.mark.parametrize("session_id", ["x" * 10_000, "会话" * 5_000])
+def test_forget_of_a_10000_character_id_not_stored_names_it_by_its_head_and_length(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], session_id: str) -> None:
+    # the whole id was quoted back: one 10,000-character line burying "no session ... is stored"
+    db = str(tmp_path / "m.db")
+    run(capsys, "memory", "add", "--db", db, "--session-id", "s1", "--summary", "Deployed kubernetes")
+    code, out, err = run(capsys, "memory", "forget", "--db", db, "--", session_id)
+    assert code == 1 and out == ""
+    assert f"({len(session_id)} characters)" in err and f"is stored in {db}" in err
+    assert len(err) < 500 and err.count("\n") == 1
+
+
 def test_forget_without_a_database_does_not_create_one(tmp_path: Path,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     db = tmp_path / "m.db"

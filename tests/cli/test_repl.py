@@ -611,11 +611,17 @@ def test_ctrl_c_while_the_model_summarises_the_chat_at_exit_records_it_without_t
     assert found and "6543" in found[0].summary
 
 
+@pytest.mark.parametrize(("terminal", "ctrl_c"), [
+    (True, "(Ctrl-C cancels)"),
+    # Ctrl-C in a chat read from a pipe or file stops the whole chat, not this wait
+    (False, "(Ctrl-C ends the chat)"),
+])
 def test_a_wait_for_a_rate_limited_key_is_told_before_it_starts_not_sat_through_in_silence(
-        tmp_path: Path):
+        tmp_path: Path, terminal: bool, ctrl_c: str):
     """The only key answered 429: the chat slept out the key's cool-down (the Retry-After, a
     minute when a proxy gives none), up to ``deadline_s`` with no other provider, with nothing
-    on screen. It now says what it waits for and how long, before the wait, once."""
+    on screen. It now says what it waits for and how long, before the wait, once, and what
+    Ctrl-C does there."""
     from hermes_core.testing.server import KeyBehaviour, MockLLMServer
     key = "sk-limited-0123456789abcdefXYZ"
     with MockLLMServer(reply="answered after the wait") as srv:
@@ -628,7 +634,8 @@ def test_a_wait_for_a_rate_limited_key_is_told_before_it_starts_not_sat_through_
                "credentials": {"custom": {"keys": [{"key": key}]}}}
         agent = Agent(load_settings(cfg, env={}), loop_options={"audit_path": False})
         out = io.StringIO()
-        repl = Repl(agent, stdin=io.StringIO(""), stdout=out, stream=True)
+        repl = Repl(agent, stdin=_Terminal() if terminal else io.StringIO(""), stdout=out,
+                    stream=True)
         real_sleep = agent.loop.sleep
 
         def heal_then_sleep(seconds: float) -> None:   # the proxy recovers during the wait
@@ -642,6 +649,7 @@ def test_a_wait_for_a_rate_limited_key_is_told_before_it_starts_not_sat_through_
     waits = [line for line in lines if "waiting" in line]
     assert len(waits) == 1, lines
     assert waits[0].startswith("[custom: ") and "rate limit" in waits[0], waits
+    assert waits[0].endswith(f"{ctrl_c}]"), waits
     assert lines.index(waits[0]) < lines.index("answered after the wait")
     assert agent.loop.on_wait is None   # the chat's reporter is the turn's only
 
@@ -826,13 +834,17 @@ class _Terminal(io.StringIO):
 def _typing(monkeypatch: pytest.MonkeyPatch, script: list[object], *,
             editing: bool = True) -> None:
     """``input`` returns the script's lines in turn (consumed from ``script``); a tuple
-    ``("^C", typed)`` is Ctrl-C pressed with ``typed`` on the line; EOFError (Ctrl-D) at its end.
+    ``("^C", typed)`` is Ctrl-C pressed with ``typed`` on the line (``("^C", "", "erased")``: a
+    line typed and erased before it); EOFError (Ctrl-D) at its end.
     ``editing=False`` is a terminal whose output is not one (``chat | tee -i log``): ``input``
     then reads without readline, the kernel holds the typed line, readline's buffer stays empty."""
     import readline
 
     buffer = [""]
+    edited = [False]
     monkeypatch.setattr("hermes_core.cli.repl._line_editing", lambda: editing, raising=False)
+    monkeypatch.setattr("hermes_core.cli.repl._keys_pressed", lambda readline: edited[0],
+                        raising=False)
 
     def fake_input(prompt: str) -> str:
         if not script:
@@ -840,6 +852,7 @@ def _typing(monkeypatch: pytest.MonkeyPatch, script: list[object], *,
         key = script.pop(0)
         if isinstance(key, tuple):
             buffer[0] = key[1] if editing else ""
+            edited[0] = editing and (bool(key[1]) or key[2:] == ("erased",))
             raise KeyboardInterrupt
         assert isinstance(key, str)
         return key
@@ -848,14 +861,17 @@ def _typing(monkeypatch: pytest.MonkeyPatch, script: list[object], *,
     monkeypatch.setattr(readline, "get_line_buffer", lambda: buffer[0])
 
 
-@pytest.mark.parametrize(("typed", "warned", "action"), [
-    ("", False, "warn"), ("", True, "end"), ("   ", True, "end"),
-    ("half a li", False, "drop"), ("half a li", True, "drop"), ("帮我查", True, "drop"),
-    (None, False, "hint"), (None, True, "hint"),   # not read through readline: never ends
+@pytest.mark.parametrize(("typed", "warned", "edited", "action"), [
+    ("", False, False, "warn"), ("", True, False, "end"), ("   ", True, False, "end"),
+    ("half a li", False, True, "drop"), ("half a li", True, True, "drop"),
+    ("帮我查", True, True, "drop"),
+    # a line typed and erased since the prompt: the press clears it, it is no step to leaving
+    ("", True, True, "drop"), ("", False, True, "drop"),
+    (None, False, False, "hint"), (None, True, False, "hint"),   # not read through readline
 ])
 def test_ctrl_c_at_the_prompt_drops_a_typed_line_and_only_twice_on_an_empty_one_ends(
-        typed: str, warned: bool, action: str):
-    assert at_the_prompt(typed, warned=warned) == action
+        typed: str, warned: bool, edited: bool, action: str):
+    assert at_the_prompt(typed, warned=warned, edited=edited) == action
 
 
 @pytest.mark.parametrize(("keys", "sent", "ended"), [
@@ -865,6 +881,9 @@ def test_ctrl_c_at_the_prompt_drops_a_typed_line_and_only_twice_on_an_empty_one_
     ([("^C", "half"), ("^C", ""), "still here"], ["hello", "still here"], False),
     # nor is one followed by a line: the warning is forgotten
     ([("^C", ""), "still here", ("^C", "")], ["hello", "still here"], False),
+    # nor by a line typed and erased: that press clears it, the next empty one warns again
+    ([("^C", ""), ("^C", "", "erased"), ("^C", ""), "still here"], ["hello", "still here"],
+     False),
 ])
 def test_ctrl_c_twice_on_an_empty_prompt_ends_the_chat_as_ctrl_d_does(
         home: Path, monkeypatch: pytest.MonkeyPatch, keys: list[object], sent: list[str],

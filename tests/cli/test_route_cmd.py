@@ -203,3 +203,18 @@ def test_a_trained_classifier_file_holds_no_key_the_examples_quoted(
         assert piece.encode() not in stored, piece
     assert main(["route", "write python code please", "--home", str(home), "--config",
                  str(config), "--json"]) == 0
+
+
+@pytest.mark.parametrize("text", ["hi\r\n", "为什么天空是蓝色的？" * 100_000, "why " * 250_000])
+def test_a_message_of_dash_is_read_from_stdin_so_a_megabyte_request_can_be_explained(
+        cfg: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        text: str) -> None:
+    # one argument is at most 128 KB (the system's limit): a 1 MB request could not be routed,
+    # and "-" was routed as the one-character message "-", as prompt's "-" is not
+    import io
+    import sys
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode("utf-8"))))
+    assert main(["route", "-", "--config", str(cfg), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["features"]["chars"] == len(text.replace("\r\n", "\n").removesuffix("\n"))

@@ -129,6 +129,30 @@ def test_ctrl_c_while_a_reply_streams_cancels_it_and_twice_on_the_empty_prompt_e
     assert _memory_search(home, "weekly") == []
 
 
+
+def test_ctrl_c_after_a_line_typed_and_erased_clears_it_and_does_not_end_the_chat(
+        copy_example_home, tmp_path: Path, spawn_python: Spawn):
+    """After the warning, a line typed and erased leaves readline's buffer empty: the press
+    that follows cleared it, and ended the chat as a second press on an empty prompt."""
+    home = tmp_path / "home"
+    copy_example_home(home)
+    child = spawn_python(*_chat_args(home))
+    child.expect("you> ")
+    child.sendintr()
+    child.expect(r"\[Ctrl-C again, Ctrl-D or /exit ends the chat\]")
+    child.expect("you> ")
+    child.send("abc")
+    child.expect("abc")
+    child.send("\x7f\x7f\x7f")   # erased with Backspace; readline echoes each erase
+    child.expect(r"(?:\x08(?: \x08|\x1b\[K)){3}")
+    child.sendintr()
+    child.expect("you> ")           # the line was cleared; the chat goes on
+    child.sendintr()                # a press on the untouched empty prompt warns again
+    child.expect(r"\[Ctrl-C again, Ctrl-D or /exit ends the chat\]")
+    child.expect("you> ")
+    _quit(child)
+
+
 # A chat on the loopback server whose model calls a slow tool on the first message and answers
 # every other one; the tool prints a marker when it starts, so the test presses Ctrl-C mid-tool.
 _TOOL_CHAT = r'''
