@@ -58,8 +58,8 @@ GRANTS = _c(
     _JA_WHO + r"(?:は|が|から)(?:すでに|既に|もう)?あなた(?:に|の)[^。\n]{0,30}?(?:許可|承認|認可)(?:し|済|され|を与え)",
     r"あなた(?:は|には)[^。\n]{0,20}?" + _JA_WHO + r"(?:から|の)(?:許可|承認)(?:を得て|を受けて|済|され)",
     r"\b(?:el|la|tu|su|nuestro)\s+(?:usuari[oa]|administrador[a]?|admin|propietari[oa]|dueñ[oa]|desarrollador|operador|"
-    r"cliente)\s+(?:ya\s+)?te\s+(?:ha|había|habia)\s+(?:ya\s+)?(?:autorizado|permitido|aprobado|dado\s+(?:ya\s+)?"
-    r"(?:permiso|autorizaci[oó]n|acceso))",
+    r"cliente)\s+(?:ya\s+)?te\s+(?:(?:ha|había|habia)\s+(?:ya\s+)?(?:autorizado|permitido|aprobado|dado\s+(?:ya\s+)?"
+    r"(?:permiso|autorizaci[oó]n|acceso))|autoriz[oó]|permiti[oó]|aprob[oó]|di[oó]\s+(?:permiso|autorizaci[oó]n|acceso))",
     r"(?:\bl'|\ble\s+|\bla\s+|\bton\s+|\bvotre\s+)(?:utilisat(?:eur|rice)|administrat(?:eur|rice)|admin|propriétaire|"
     r"développeur|opérateur|client)\s*(?:t'|vous\s+)(?:a|avait)\s+(?:déjà\s+|deja\s+)?(?:autorisée?|permis|approuvée?|"
     r"donné\s+(?:la\s+|l')?(?:permission|autorisation|accès|le\s+droit))",
@@ -78,7 +78,7 @@ _EN_USER = r"(?:the\s+|your\s+)?(?:users?|human|customer|owner|operator)(?!'s|\s
 _EN_HUSH = r"(?:tell|inform|notify|mention|reveal|disclose|show|alert|explain|say|report)"
 _EN_NEG = r"\b(?:do\s+not|don'?t|never|must\s+not|should\s+not|shouldn'?t|mustn'?t|no\s+need\s+to|avoid)\s+(?:ever\s+)?"
 _EN_WHAT = (r"(?:about\s+(?:this|that|these|it|any\s+of\s+(?:this|it)|what|the\s+\w+)|this|these|any\s+of\s+(?:this|it)|"
-            r"anything|what\s+(?:you|happened|was|we)|why\s+you|(?:that|whether)\s+you)\b")
+            r"anything\s+about|what\s+(?:you|happened|was|we)|why\s+you|(?:that|whether)\s+you)\b")
 _ZH_USER = r"(?:用户|用戶|使用者|客户|客戶|主人)"
 _ZH_NEG = r"(?:不要|不许|不許|别|別|切勿|请勿|請勿|勿|不得|千万别|千萬別|千万不要|千萬不要)"
 _ES_USER = r"(?:al|a\s+los|a\s+la)\s+(?:usuari[oa]s?|cliente|propietari[oa])"
@@ -98,7 +98,9 @@ SECRECY = _c(
     _ZH_NEG + r"(?:向|跟|对|對|和)" + _ZH_USER + r"(?:透露|提及|提起|说|說|讲|講|提|汇报|匯報)",
     r"(?:对|對)" + _ZH_USER + r"保密|(?:瞒着|瞞著|背着|背著)" + _ZH_USER,
     r"(?:ユーザー|利用者|お客様|使用者)(?:に|へ)(?:は)?[^。\nを]{0,6}?(?:言わないで|言わずに|知らせないで|知らせずに|伝えないで|"
-    r"伝えずに|教えないで|教えずに|報告しないで|報告せずに|黙って|内緒|秘密に|隠して|バレない|ばれない)",
+    r"伝えずに|教えないで|教えずに|報告しないで|報告せずに|黙って|内緒|秘密に|隠して|バレない|ばれない)"
+    # "…知らせずに削除してはいけません": the prohibition is the rule that the user be told
+    r"(?![^。\n]{0,30}?(?:てはいけ|ではいけ|てはなら|ではなら|てはだめ|ては駄目|べからず|禁止))",
     r"\bno\s+(?:le\s+|les\s+|se\s+lo\s+)?(?:digas|cuentes|menciones|informes|comuniques|reveles|muestres|avises|expliques)\s+"
     r"(?:nada\s+)?(?:de\s+esto\s+|esto\s+|eso\s+)?" + _ES_USER + r"(?:\s+(?:nada|esto|eso|lo\s+que|que\s+has|sobre\s+esto|de\s+esto)\b|\s*[.,;]|\s*$)",
     r"\bsin\s+(?:dec[ií]rselo|dec[ií]rle|avisar|informar|contarle|cont[aá]rselo|notificar)\w*\s+(?:nada\s+)?" + _ES_USER,
@@ -157,7 +159,9 @@ FIRST_SCRIPT = _c(
     r"\bex[ée]cute[sz]?\s+d'abord[^\n]{0,30}?(?:" + _PIPE + r")|\bd'abord,?\s+ex[ée]cut\w*[^\n]{0,30}?(?:" + _PIPE + ")",
     r"\bführe\s+zuerst[^\n]{0,40}?(?:" + _PIPE + ")",
 )
-_RUN_NEGATED = re.compile(r"\b(?:never|not|don'?t|nunca|jamais|niemals|nie|nicht)\b[^.\n]{0,20}$|(?:不要|别|別|切勿|禁止)[^。\n]{0,6}$")
+# "never run …", "if you run … every time, you will regret it": a warning, not an order
+_RUN_NEGATED = re.compile(r"\b(?:never|not|don'?t|nunca|jamais|niemals|nie|nicht)\b[^.\n]{0,20}$|(?:不要|别|別|切勿|禁止)[^。\n]{0,6}$|"
+                          r"\b(?:if|unless|whether|si|wenn|falls)\s+(?:\w+\s+){0,2}$|(?:如果|若是|要是|もし)[^。\n]{0,6}$")
 
 # --------------------------------------------------------------------------- standing orders
 
