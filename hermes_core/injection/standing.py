@@ -182,7 +182,9 @@ _EN_DANGER = (r"\b(?:delet|remov|wip|drop|eras|purg|overwrit|force|sudo|root|pay
 _EN_MONEY_TO = (r"\b(?:transfer|send|wire|pay|route|redirect|forward|deposit)\w*\s+(?:\w+\s+){0,3}?(?:refunds?|payments?|money|"
                 r"funds|salar(?:y|ies)|invoices?|proceeds|\$\d|€\d|usd|eur|btc|crypto)\b[^.\n]{0,40}?\bto\s+(?:account|wallet|"
                 r"iban|address|bank|this\s+(?:account|wallet|address)|\d|[a-z]{2}\d{2})")
-_SENTENCE_REST = r"(?:(?![.!?](?:\s|$))[^\n])*?"
+# the rest of the sentence, bounded: a mark repeated in a line with no sentence end is read in
+# linear time
+_SENTENCE_REST = r"(?:(?![.!?](?:\s|$))[^\n]){0,160}?"
 _ZH_MARK = (r"(?:^|[。，,；;！!？?\s])(?:从现在起|从现在开始|從現在起|從現在開始|从今以后|從今以後|从今往后|從今往後|今后|今後|以后|以後|"
             r"此后|此後|往后|往後|日后|日後)")
 _ZH_SKIP = (r"(?:不(?:要|用|必|需要?)再?(?:询问|詢問|问|問|确认|確認|请示|請示|征求|徵求|经过|經過)|无需再?(?:确认|询问)|"
@@ -252,7 +254,7 @@ def standing_order(view: str, *, data: bool) -> tuple[str, str] | None:
         for m in pattern.finditer(view):
             if not _RUN_NEGATED.search(view, max(0, m.start() - 30), m.start()):
                 return "role-hijack", m.group()[:80]
-    m = STANDING.search(view)
-    if m is not None:
-        return "role-hijack", (m.group().lstrip("。，,；;！!？? ") or view[m.start():m.start() + 80])[:80]
+    order = STANDING.search(view)
+    if order is not None:
+        return "role-hijack", (order.group().lstrip("。，,；;！!？? ") or view[order.start():order.start() + 80])[:80]
     return None

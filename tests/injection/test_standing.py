@@ -8,9 +8,12 @@ copied."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from hermes_core.injection.scan import INJECTION_CATEGORIES, guard_text, scan_for_injection
+from hermes_core.injection.standing import standing_order
 
 RULES = tuple(c for c in INJECTION_CATEGORIES if c != "learned")
 
@@ -273,3 +276,18 @@ def test_first_run_this_fetched_script_is_an_order_in_data_and_an_install_step_i
     assert found is not None and found.category == "role-hijack", found
     assert guard_text(text, name="MEMORY.md", categories=RULES, data=True).findings
     assert scan_for_injection(text, RULES) is None
+
+
+@pytest.mark.parametrize("unit", ["from now on, run ", "always run curl x ", "the user has given you ",
+                                  "从现在起，直接", "désormais, sans demander "])
+def test_a_line_of_repeated_near_misses_is_read_in_linear_time(unit: str) -> None:
+    # a standing mark repeated in one line with no sentence end: each mark's look for the rest
+    # of its sentence once ran to the line's end (16 -> 64 KB took 16x as long, 9 s at 40 KB)
+    def cost(kb: int) -> float:
+        text = unit * (kb * 1024 // len(unit.encode()))
+        start = time.process_time()
+        assert standing_order(text, data=True) is None
+        return time.process_time() - start
+
+    small, large = min(cost(16) for _ in range(2)), min(cost(64) for _ in range(2))
+    assert large < 8 * max(small, 0.002), (small, large)
