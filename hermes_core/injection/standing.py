@@ -223,13 +223,16 @@ STANDING = _c(
     + _both(_DE_SKIP, _DE_DANGER, r"[^.\n]{0,40}?") + ")",
 )
 
-# A cheap test before any family's patterns: one of the words every pattern needs.
-_GATE = re.compile(
+# Cheap tests, one a family: a word each of its patterns needs (most paragraphs hold none).
+_GRANT_GATE = re.compile(
     r"authori|approv|permi|allow|clear|consent|grant|given|okay|ok'd|授权|授權|批准|同意|允许|允許|许可|許可|准许|准許|"
-    r"許可|承認|認可|autoriz|dado|autoris|donné|erlaubt|genehmigt|ermächtigt|berechtigt|freigegeben|erlaubnis|zugriff|"
-    r"user|human|customer|owner|operator|用户|用戶|使用者|客户|客戶|主人|ユーザー|利用者|お客様|usuari|client|utilisat|"
-    r"benutzer|nutzer|anwender|kunden|besitzer|"
-    r"curl|wget|iwr|irm|invoke-|iex|"
+    r"承認|認可|autoriz|aprob|dado|dio|autoris|approuv|donné|erlaubt|genehmigt|ermächtigt|berechtig|freigegeben|freigabe|"
+    r"erlaubnis|zugriff")
+_SECRECY_GATE = re.compile(
+    r"user|human|customer|owner|operator|用户|用戶|使用者|客户|客戶|主人|ユーザー|利用者|お客様|usuari|client|propietari|utilisat|"
+    r"benutzer|nutzer|anwender|kunden|besitzer")
+_SCRIPT_GATE = re.compile(r"curl|wget|iwr|irm|invoke-|iex")
+_STANDING_GATE = re.compile(
     r"from now|henceforth|going forward|from this|from here|future|subsequent|rest of|从现在|從現在|从今|從今|今后|今後|以后|"
     r"以後|此后|此後|往后|往後|日后|日後|これから|以降|今から|次回から|ahora|adelante|sucesivo|désormais|dorénavant|maintenant|"
     r"avenir|ab jetzt|ab sofort|nun an|jetzt an|künftig|zukunft|fortan|zukünftig")
@@ -239,22 +242,21 @@ def standing_order(view: str, *, data: bool) -> tuple[str, str] | None:
     """(category, excerpt) of an order in one flat, folded view that changes what the agent does
     from then on (see the module's docstring); ``data`` when the text is data (a memory, a past
     session, a model's summary), where "first run this: curl … | sh" is an order too."""
-    if not _GATE.search(view):
-        return None
-    for m in GRANTS.finditer(view):
+    for m in GRANTS.finditer(view) if _GRANT_GATE.search(view) else ():
         if not _CONDITION.search(view, max(0, m.start() - 40), m.start()):
             return "role-hijack", m.group()[:80]
-    for m in SECRECY.finditer(view):
+    for m in SECRECY.finditer(view) if _SECRECY_GATE.search(view) else ():
         word = m.group().lstrip()[:8]
         if word.startswith(("keep", "hide", "without", "sin ", "sans ", "ohne ", "cache", "oculta", "esconde")) and \
                 _EN_RULE_BEFORE.search(view, max(0, m.start() - 60), m.start()):
             continue   # "never delete files without telling the user": the rule is to tell
         return "output-hijack", m.group()[:80]
-    for pattern in (FETCHED_SCRIPT, FIRST_SCRIPT) if data else (FETCHED_SCRIPT,):
+    scripts = (FETCHED_SCRIPT, FIRST_SCRIPT) if data else (FETCHED_SCRIPT,)
+    for pattern in scripts if _SCRIPT_GATE.search(view) else ():
         for m in pattern.finditer(view):
             if not _RUN_NEGATED.search(view, max(0, m.start() - 30), m.start()):
                 return "role-hijack", m.group()[:80]
-    order = STANDING.search(view)
+    order = STANDING.search(view) if _STANDING_GATE.search(view) else None
     if order is not None:
         return "role-hijack", (order.group().lstrip("。，,；;！!？? ") or view[order.start():order.start() + 80])[:80]
     return None
