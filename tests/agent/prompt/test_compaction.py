@@ -170,7 +170,7 @@ _RAW_KEY = "sk-proj-Zx81kQ0pLm3vNc7RtY6uWe2sAd9fGh4j"
 
 
 def _acknowledges(prev: str, msgs: Any) -> str:
-    return "\x1b[31mSure!\u202e"
+    return "Sure!\u202e\x07"
 
 
 def _fails_quoting(prev: str, msgs: Any) -> str:
