@@ -74,6 +74,7 @@ from hermes_core.injection.patterns import (
 )
 from hermes_core.injection.quotes import CODE_SPAN, QUOTE_LINE, QUOTING_SPAN, strip_quotes
 from hermes_core.injection.scripts import match_scripts
+from hermes_core.injection.standing import standing_order
 from hermes_core.injection.verdicts import ModelRef, learned_scores, shipped_model
 from hermes_core.injection.zh_grammar import negation_holds
 
@@ -315,6 +316,8 @@ def _scan_text(text: str, wanted: set[str], depth: int = 0, *,
             hijack = answer_hijack(view, data=data)
             if hijack is not None:
                 found = "output-hijack", hijack[0], hijack[1]
+        if found is None and (order := standing_order(view, data=data)) is not None and order[0] in wanted:
+            found = order[0], "standing", order[1]
     # the letters-only view only for text whose own words did not already answer: a long
     # paragraph of prose has too many accidental joins across words (the rendered view by its own
     # length: "&#32;" is two digits in the source's)

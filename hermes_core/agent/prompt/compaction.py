@@ -57,6 +57,7 @@ from hermes_core.agent.prompt.token_count import (
 )
 from hermes_core.config import Settings
 from hermes_core.injection import guard_text
+from hermes_core.redact import redact
 from hermes_core.types import Completion, Message, Prompt, Usage
 
 log = logging.getLogger("hermes_core.compaction")
@@ -358,9 +359,9 @@ def fold_history(state: CompactionState, messages: Sequence[Message], *, turns: 
             if problem is None:
                 prose, source = clip_words(text, max_words), "model"
             else:
-                reason = f"model summary rejected: {problem}"
+                reason = shown_reason(f"model summary rejected: {problem}")
         except Exception as e:  # a failed summary must not cost the user their turn
-            reason = f"model summary failed: {type(e).__name__}: {e}"[:200]
+            reason = shown_reason(f"model summary failed: {type(e).__name__}: {e}")
         if reason:
             log.warning("history compaction: %s; using the extractive summary", reason)
     if not prose:
@@ -369,6 +370,15 @@ def fold_history(state: CompactionState, messages: Sequence[Message], *, turns: 
                           prose=prose, facts=tuple(facts), source=source,
                           compactions=state.compactions + 1)
     return new, source, reason, (clock() - started) * 1000.0
+
+
+def shown_reason(reason: str, chars: int = 200) -> str:
+    """``reason`` as the log, the turn's report and ``/stats`` may show it: a failed call's or a
+    rejected summary's words can quote the model's text, so a key in it is redacted, every
+    character that is not printable (a terminal escape, a bidi override, a line break) is shown
+    as its ``\\x``/``\\u`` escape, and the whole is clipped to ``chars``."""
+    shown = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in redact(reason))
+    return shown if len(shown) <= chars else shown[:chars - 1] + "…"
 
 
 def injection_vet(categories: Sequence[str]) -> Callable[[str], str | None]:
