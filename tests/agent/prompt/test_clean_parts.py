@@ -184,3 +184,20 @@ def test_the_fingerprint_changes_with_each_library_the_scan_consults(
     finally:
         clean_parts.scanner_fingerprint.cache_clear()
         tokenize.library_versions.cache_clear()
+
+
+def test_two_processes_storing_parts_in_one_home_keep_each_others(tmp_path: Path) -> None:
+    """Two chats in one home: each rewrites the file from the table it read at its start, so the
+    later writer dropped every part the other stored meanwhile (a scan again at the next start)."""
+    from hermes_core.agent.prompt.clean_parts import CleanParts
+
+    first, second = CleanParts(), CleanParts()
+    for store in (first, second):
+        store.attach(tmp_path)
+        assert store.get("0" * 32) is None   # each has read the (absent) file
+    second.put("b" * 32, 2)
+    first.put("a" * 32, 1)
+    second.put("c" * 32, 3)
+    later = CleanParts()
+    later.attach(tmp_path)
+    assert [later.get(k * 32) for k in "abc"] == [1, 2, 3]
