@@ -18,8 +18,9 @@ jieba unless ``HERMES_DISABLE_JIEBA``, OpenCC): any change of a rule, a fold, a 
 installed extra scans everything again, as the first time.
 
 It is a cache: a damaged line is skipped, an unreadable or unwritable file costs a scan, never a
-turn; the file is rewritten atomically with the most recent ``CAP`` parts (two processes racing
-lose an entry to the later rewrite: one more scan).
+turn; the file is re-read and rewritten atomically with the most recent ``CAP`` parts, so two
+processes in one home keep each other's (two racing between that read and the rename lose an
+entry to the later rewrite: one more scan).
 """
 
 from __future__ import annotations
@@ -147,6 +148,13 @@ class CleanParts:
             known = self._table()
             if self._path is None or known.get(key) == paragraphs:
                 return
+            # another process (a second chat in this home) may have stored parts since this one
+            # read the file: kept, behind this one's (a 3 KB read, next to the scan just paid)
+            merged = self._read()
+            for k, n in known.items():
+                merged.pop(k, None)
+                merged[k] = n
+            self._known = known = merged
             known[key] = paragraphs
             known.move_to_end(key)
             while len(known) > self.cap:
