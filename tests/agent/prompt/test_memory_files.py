@@ -619,3 +619,17 @@ def test_an_entry_over_the_limit_is_refused_before_it_is_scanned(
     with pytest.raises(MemoryWriteError, match=r"MEMORY\.md: .*200000 characters.*20000-character"):
         store.add("memory", "x" * 200_000)
     assert scanned == [] and store.entries("memory") == ("kept",)
+
+
+@pytest.mark.parametrize("quote", ["deploy from\nbranch main", "deploy from\r\nbranch main",
+                                   "deploy from\rbranch main", "  deploy from\r\nbranch main\r\n"])
+def test_a_quote_spanning_lines_finds_its_entry_whatever_its_line_endings(
+        hermes_home: Path, quote: str) -> None:
+    """Entries are read with LF line ends (``parse_entries``); a quote pasted from a Windows or
+    classic-Mac editor names the same entry, for a replace as for a remove."""
+    store = MemoryStore(hermes_home)
+    store.add("memory", "deploy from\nbranch main")
+    store.add("memory", "other note")
+    assert store.replace("memory", quote, "deploy from\nbranch release") == (
+        "deploy from\nbranch release", "other note")
+    assert store.remove("memory", quote.replace("main", "release")) == ("other note",)
