@@ -146,6 +146,10 @@ class Agent:
             providers = build_providers(self.settings) or keep_lessons(default_providers(),
                                                                         self.settings)
         if not _usable(providers, self.pool):
+            if provider is not None:   # said, not silent: the provider handed in is never called
+                log.warning("provider %r (%s) needs a key and none is configured for it: the "
+                            "agent answers offline and never calls it", provider.name,
+                            type(provider).__name__)
             providers = {"offline": offline_provider(self.settings)}
             self.offline_reason = NO_KEY_HELP
         self._pinned = provider is not None or self.offline_reason is not None

@@ -34,8 +34,11 @@ class ScriptedProvider:
     (taken first); when both are empty, ``default`` answers ("ok" unless given; ``None`` makes
     a call past the script an AssertionError naming the call, the model and the key).
 
-    Like a real provider of its ``kind``, it needs a key: an Agent with no credentials for it
-    answers offline and never calls it (``kind="offline"`` needs none)."""
+    Like every double it needs no key: with none configured for its name it is called with
+    none (``fingerprint`` None), with keys configured they are used (rotated, removed) as a real
+    provider's would be. ``requires_key=True`` models a provider that cannot be called without
+    one (a call loop failing over a keyless backup; an Agent with no key answering offline);
+    ``kind`` only says whose wire and tokenizer it stands for."""
 
     name: str
     kind: str = "openai"
@@ -43,10 +46,7 @@ class ScriptedProvider:
     by_key: dict[str, list[Any]] = field(default_factory=dict)
     calls: list[ScriptedCall] = field(default_factory=list)
     default: Any = "ok"
-
-    @property
-    def requires_key(self) -> bool:
-        return self.kind != "offline"
+    requires_key: bool = False
 
     def _next(self, model: str, cred: Credential | None, options: CallOptions) -> Any:
         fp = cred.fingerprint if cred else None
