@@ -138,3 +138,48 @@ def test_an_authors_async_suite_set_up_as_the_readme_says_runs_without_a_warning
                          capture_output=True, text=True, cwd=suite, env=env, timeout=900)
     assert res.returncode == 0 and "1 passed" in res.stdout, res.stdout[-3000:] + res.stderr[-3000:]
     assert "Warning" not in res.stdout + res.stderr
+
+
+# A suite that wants every script run out to be an error says so once.
+
+STRICT_TEST = '''
+import pytest
+from hermes_core.testing import FakeProvider, ScriptedProvider
+from hermes_core.testing.agents import offline_agent
+
+
+@pytest.mark.parametrize("double", [FakeProvider, lambda s: ScriptedProvider("p", script=s)])
+def test_a_script_run_out(tmp_path, double):
+    agent = offline_agent(tmp_path, double(["one"]), context_engine={"enabled": False})
+    assert agent.chat("first").text == "one"
+    with pytest.raises(AssertionError) as info:
+        agent.chat("second")
+    assert "hermes_strict_scripts" in str(info.value), str(info.value)
+    agent.close(wait_warm=False)
+
+
+def test_a_double_s_own_default_still_answers(tmp_path):
+    agent = offline_agent(tmp_path, FakeProvider([], default="fine"),
+                          context_engine={"enabled": False})
+    assert agent.chat("first").text == "fine"
+    agent.close(wait_warm=False)
+'''
+
+
+def test_a_suite_can_make_every_script_run_out_an_error_without_touching_a_double(
+        tmp_path: Path) -> None:
+    """A double's script run out answers ``default``, "ok" unless given: a suite wanting every
+    request past a script to fail had to pass ``default=None`` to each double. The ini
+    ``hermes_strict_scripts = true`` makes that the default of every double built without
+    ``default=``, and the run-out error names the setting (so a reader of the failure knows why
+    it is one and where to turn it off)."""
+    (suite := tmp_path / "suite").mkdir()
+    (suite / "test_strict.py").write_text(STRICT_TEST)
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+           "HF_HUB_OFFLINE": "1"}
+    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "-p", "hermes_core.testing.pytest_plugin", "--rootdir", str(suite),
+                          "-o", "hermes_strict_scripts=true", "-W",
+                          "error::pytest.PytestConfigWarning", str(suite)],
+                         capture_output=True, text=True, cwd=suite, env=env, timeout=900)
+    assert res.returncode == 0 and "3 passed" in res.stdout, res.stdout[-3000:] + res.stderr[-3000:]
