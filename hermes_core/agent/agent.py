@@ -292,7 +292,7 @@ class Agent:
         if ours and (not fits or aim != target(self, first)):
             prompt = fit_route(self, prompt, decision)   # no room beside the hook, or another model
         if ours:
-            refuse_oversized(self, decision.model)
+            refuse_oversized(self, prompt, decision.model)
         self.fitted = (prompt.messages, *aim) if ours else None
         self.last_decision = decision
         self.last_turn = prompt.turn
