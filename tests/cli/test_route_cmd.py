@@ -203,3 +203,74 @@ def test_a_trained_classifier_file_holds_no_key_the_examples_quoted(
         assert piece.encode() not in stored, piece
     assert main(["route", "write python code please", "--home", str(home), "--config",
                  str(config), "--json"]) == 0
+
+
+FAILOVER_CONFIG = """
+llm:
+  routing:
+    default_model: gpt-4o
+    fast_model: gpt-4o-mini
+    providers:
+      - {name: primary, type: openai, endpoint: "https://primary.test/v1", priority: 1,
+         models: [gpt-4o, gpt-4o-mini]}
+      - {name: backup, type: openai, endpoint: "https://backup.test/v1", priority: 2,
+         models: [llama-70b, llama-8b], equivalents: {gpt-4o: llama-70b, gpt-4o-mini: llama-8b}}
+credentials:
+  primary: {keys: [{key: sk-primary-test-0001}]}
+  backup: {keys: [{key: sk-backup-test-0002}]}
+prompt: {injection_scan: false}
+skill_utils: {enabled: false, embeddings: false}
+context_engine: {enabled: false}
+"""
+
+
+@pytest.mark.parametrize("tied", [False, True])
+@pytest.mark.parametrize("primary_fails", [False, True])
+@pytest.mark.parametrize(("message", "route_model"), [
+    ("hi", "gpt-4o-mini"), ("证明根号2是无理数", "gpt-4o"),
+])
+def test_what_route_explains_is_what_the_agent_sends_on_failover_too(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], respx_mock: Any,
+        message: str, route_model: str, primary_fails: bool, tied: bool) -> None:
+    """``hermes-core route``'s model and candidates against the request bodies on the wire
+    (respx over the openai SDK): the primary is sent the route's model, and after its 401 the
+    backup the model the route listed for it (its equivalent), not the model's own name. Tied
+    priorities keep the listed order, in the explanation and on the wire."""
+    import httpx
+
+    from hermes_core.agent.agent import Agent
+    from hermes_core.config import load_settings
+    from hermes_core.testing import openai_chat_completion, openai_error
+
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(FAILOVER_CONFIG.replace("priority: 2", "priority: 1") if tied
+                   else FAILOVER_CONFIG)
+    assert main(["route", message, "--config", str(cfg), "--json"]) == 0
+    explained = json.loads(capsys.readouterr().out)
+    assert explained["model"] == route_model
+    assert [c["provider"] for c in explained["candidates"]] == ["primary", "backup"]
+    sent: list[tuple[str, str]] = []
+
+    def answer(name: str, status: int) -> Any:
+        def reply(request: httpx.Request) -> httpx.Response:
+            sent.append((name, json.loads(request.content)["model"]))
+            return (httpx.Response(status, json=openai_error(status, "bad key")) if status != 200
+                    else httpx.Response(200, json=openai_chat_completion("ok")))
+        return reply
+
+    respx_mock.post("https://primary.test/v1/chat/completions").mock(
+        side_effect=answer("primary", 401 if primary_fails else 200))
+    respx_mock.post("https://backup.test/v1/chat/completions").mock(side_effect=answer("backup", 200))
+    (tmp_path / "home").mkdir()
+    settings = load_settings(str(cfg), home=str(tmp_path / "home"), env={})
+    with Agent(settings, loop_options={"sleep": lambda s: None, "audit_path": False}) as agent:
+        agent.chat(message)
+        decision = agent.last_decision
+        first, sent[:] = list(sent), []
+        agent.chat(message)   # the primary's only key was removed by its 401: not asked again
+    assert decision is not None and decision.model == explained["model"]
+    assert [{"provider": c.provider, "model": c.model} for c in decision.candidates] \
+        == explained["candidates"]
+    tried = explained["candidates"][: 2 if primary_fails else 1]
+    assert first == [(c["provider"], c["model"]) for c in tried]
+    assert sent == [(c["provider"], c["model"]) for c in tried[-1:]]
