@@ -51,7 +51,8 @@ def test_route_json(cfg: Path, capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize(("message", "model", "said"), [
     ("Implement binary search in Go", "claude-sonnet-4", "-> code_model, because asks_for_code"),
     ("证明根号2是无理数", "gpt-4o", "default_model: needs reasoning (proof)"),
-    ("hi", "gpt-4o-mini", "-> fast_model, because token_estimate=1"),
+    # the turn's context (date line) counts, as in the agent's own route: not the bare "hi"'s 1
+    ("hi", "gpt-4o-mini", "-> fast_model, because token_estimate="),
 ])
 def test_route_says_which_feature_chose_the_model(cfg: Path, capsys: pytest.CaptureFixture[str],
                                                   message: str, model: str, said: str) -> None:
@@ -274,3 +275,32 @@ def test_what_route_explains_is_what_the_agent_sends_on_failover_too(
     tried = explained["candidates"][: 2 if primary_fails else 1]
     assert first == [(c["provider"], c["model"]) for c in tried]
     assert sent == [(c["provider"], c["model"]) for c in tried[-1:]]
+
+
+def test_route_counts_the_home_s_system_prompt_as_the_agent_does(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A home whose SOUL.md is ~3,000 tokens and a fast model of 2,000: the agent skips the fast
+    model for "hi" (its system prompt alone is too large for it) while ``hermes-core route``,
+    counting the bare message, said "fast_model, because token_estimate=1"."""
+    from hermes_core.agent.agent import Agent
+    from hermes_core.config import load_settings
+    from hermes_core.testing import FakeProvider
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "SOUL.md").write_text("You are a careful assistant who explains each step. " * 300)
+    (home / "config.yaml").write_text(
+        "llm:\n  routing:\n    default_model: gpt-4o\n    fast_model: tiny-fast\n"
+        "    context_windows: {tiny-fast: 2000}\n"
+        "prompt: {file_token_budget: 20000, injection_scan: false}\n"
+        "skill_utils: {enabled: false, embeddings: false}\ncontext_engine: {enabled: false}\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["route", "hi", "--home", str(home), "--json"]) == 0
+    explained = json.loads(capsys.readouterr().out)
+    fake = FakeProvider(["ok"], name="openai")
+    with Agent(load_settings(None, home=str(home), env={}), provider=fake,
+               loop_options={"audit_path": False}) as agent:
+        agent.chat("hi")
+        decision = agent.last_decision
+    assert decision is not None and decision.model == "gpt-4o"
+    assert explained["model"] == decision.model, explained["reason"]
