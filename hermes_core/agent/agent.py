@@ -146,6 +146,10 @@ class Agent:
             providers = build_providers(self.settings) or keep_lessons(default_providers(),
                                                                         self.settings)
         if not _usable(providers, self.pool):
+            if provider is not None:   # said, not silent: the provider handed in is never called
+                log.warning("provider %r (%s) needs a key and none is configured for it: the "
+                            "agent answers offline and never calls it", provider.name,
+                            type(provider).__name__)
             providers = {"offline": offline_provider(self.settings)}
             self.offline_reason = NO_KEY_HELP
         self._pinned = provider is not None or self.offline_reason is not None
@@ -288,7 +292,7 @@ class Agent:
         if ours and (not fits or aim != target(self, first)):
             prompt = fit_route(self, prompt, decision)   # no room beside the hook, or another model
         if ours:
-            refuse_oversized(self, decision.model)
+            refuse_oversized(self, prompt, decision.model)
         self.fitted = (prompt.messages, *aim) if ours else None
         self.last_decision = decision
         self.last_turn = prompt.turn

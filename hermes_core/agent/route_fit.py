@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hermes_core.agent.prompt.token_count import encoding_for
-from hermes_core.agent.routing.rules import long_context_fallback
+from hermes_core.agent.routing.rules import context_window, long_context_fallback, request_size
 from hermes_core.errors import ContextWindowExceeded
 from hermes_core.types import Prompt, RouteDecision
 
@@ -52,14 +52,23 @@ def fit_route(agent: Agent, prompt: Prompt, decision: RouteDecision) -> Prompt:
     return agent.compactor.fit(prompt, agent.history, model=model, provider_kind=kind)
 
 
-def refuse_oversized(agent: Agent, model: str) -> None:
+def refuse_oversized(agent: Agent, prompt: Prompt, model: str) -> None:
     """Raise :class:`ContextWindowExceeded` before sending when the message (with the system
     prompt and tools) alone exceeds ``model``'s known window and no larger long-context model
-    is configured to move to: uploading a pasted 2 MB log only to have it refused helps no one.
-    An unknown model's window is a default guess: the provider decides then."""
+    that holds it is configured to move to: uploading a pasted 2 MB log only to have it refused
+    helps no one, nor uploading it twice. An unknown model's window is a default guess: the
+    provider decides then (a long-context model of unknown window is tried)."""
     report = agent.compactor.last
     if report is None or not report.budget.overflow or report.budget.window_source == "default":
         return
-    if long_context_fallback(model, agent.settings.llm.routing) is not None:
-        return
-    raise ContextWindowExceeded(report.budget.describe_overflow(model))
+    routing = agent.settings.llm.routing
+    also = ""
+    if (longer := long_context_fallback(model, routing)) is not None:
+        window = context_window(longer, routing)
+        history = int(prompt.tokens.get("history", 0) or 0)
+        size = request_size(prompt, agent.router.encoding(longer))[1] - history
+        if window is None or size <= window:
+            return
+        also = (f"; the long_context_model {longer} ({window:,} tokens) is too small as well "
+                f"({size:,} tokens)")
+    raise ContextWindowExceeded(report.budget.describe_overflow(model) + also)

@@ -62,6 +62,10 @@ def because(names: tuple[str, ...], feats: Mapping[str, Any]) -> str:
     return ", because " + ", ".join(said) if said else ""
 
 
+#: What the default code rule reads; without a code model the fast rule passes these over.
+NO_CODE_TIER = "has_code or asks_for_code"
+
+
 def default_rules(routing: RoutingSettings) -> tuple[tuple[str, str], ...]:
     """The documented default rules for the configured model slots (used when ``rules`` is empty)."""
     out = []
@@ -70,8 +74,9 @@ def default_rules(routing: RoutingSettings) -> tuple[tuple[str, str], ...]:
     if routing.code_model:
         out.append(("has_code or asks_for_code or requires_shell_execution", "code_model"))
     if routing.fast_model:
-        out.append(("token_estimate < 500 and not requires_tools and not needs_reasoning",
-                    "fast_model"))
+        # with no code model a code request goes to the default, not to the chit-chat tier
+        out.append(("token_estimate < 500 and not requires_tools and not needs_reasoning"
+                    + ("" if routing.code_model else f" and not ({NO_CODE_TIER})"), "fast_model"))
     return tuple(out)
 
 
@@ -211,11 +216,13 @@ class Router:
                 skipped.append(small)
         env = {**feats, "message": text.lower()}
         reasoning_read = False   # a rule that reads needs_reasoning was weighed and passed over
+        code_read = False        # likewise a rule that passes code over for want of a code model
         for rule in self.rules:
             model = self.resolve(rule.target)
             if not model:
                 continue
             reasoning_read = reasoning_read or "needs_reasoning" in rule.names
+            code_read = code_read or NO_CODE_TIER in rule.condition
             try:
                 hit = rule.test(env)
             except (TypeError, ArithmeticError) as e:
@@ -235,4 +242,6 @@ class Router:
             return chosen(longer, f"long_context_model: {small}")
         if feats.get("needs_reasoning") and reasoning_read:
             return chosen(default, f"default_model: needs reasoning ({feats['reasoning_cue']})")
+        if code_read and (feats.get("has_code") or feats.get("asks_for_code")):
+            return chosen(default, "default_model: a code request, and no code_model is configured")
         return chosen(default, "default_model")

@@ -46,13 +46,21 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     if len(args.words) == 2 and args.words[0] == "train":
         return train(args, args.words[1])
+    from hermes_core.agent.prompt_builder import PromptBuilder
     from hermes_core.agent.smart_routing import Router
+    from hermes_core.types import clean_text
 
     settings = load_settings(args.config, home=args.home)
     router = Router.from_settings(settings)
     # "-": the message is piped in (one argument holds at most 128 KB; a pasted log is more)
     message = stdin_text() if args.words == ["-"] else " ".join(args.words)
-    d = router.select(message, requested_model=args.model, requires_tools=args.tools,
+    # routed as the agent routes it: inside the home's system prompt and the project's context
+    # files (a large SOUL.md leaves no room in a small fast model); not the turn's skill hint and
+    # recalled sessions, which would load the retriever (their budgets are small)
+    builder = PromptBuilder(settings.home_path, settings)
+    prompt = builder.build(clean_text(message), model=args.model,
+                           encoding=router.encoding(args.model or settings.llm.routing.default_model))
+    d = router.select(prompt, requested_model=args.model, requires_tools=args.tools,
                       turn_count=args.turn)
     if args.json:
         print(json_text({"model": d.model, "reason": d.reason,

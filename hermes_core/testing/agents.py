@@ -42,10 +42,11 @@ def offline_agent(home: Path, provider: Any, *, fast_model: str | None = None,
     settings sections (``prompt={...}``). ``context_engine`` names both: a mapping is its
     settings, anything else the engine.
 
-    A ``provider`` that needs a key (a ``ScriptedProvider`` of kind "openai", the default) needs
+    A ``provider`` that needs a key (an author's own double that does not say
+    ``requires_key = False``, a ``ScriptedProvider(..., requires_key=True)``) needs
     ``credentials=`` too: without one the Agent would answer offline and never call it, so that
-    is a :class:`~hermes_core.errors.ConfigError` (an author's own double says it needs none with
-    ``requires_key = False``). ``provider=None`` is the Agent's own offline fallback."""
+    is a :class:`~hermes_core.errors.ConfigError` naming both fixes. The kit's doubles need no key.
+    ``provider=None`` is the Agent's own offline fallback."""
     agent_kw = {k: v for k, v in options.items() if k in _AGENT_KEYWORDS
                 and not (k in Settings.model_fields and isinstance(v, Mapping))}
     settings = {k: v for k, v in options.items() if k not in agent_kw}
@@ -58,7 +59,7 @@ def offline_agent(home: Path, provider: Any, *, fast_model: str | None = None,
     agent = Agent(load_settings(cfg, env={}), provider=provider, loop_options=loop, **agent_kw)
     if provider is not None and agent.offline_reason is not None and requires_key(provider):
         # the Agent's no-key fallback answers offline: the double would never be called
-        keyless = ("ScriptedProvider(..., kind='offline')" if isinstance(provider, ScriptedProvider)
+        keyless = ("drop requires_key=True" if isinstance(provider, ScriptedProvider)
                    else f"requires_key = False on {type(provider).__name__}")
         raise ConfigError(
             f"offline_agent: {type(provider).__name__} {getattr(provider, 'name', '?')!r} needs a "

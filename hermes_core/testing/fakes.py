@@ -45,6 +45,38 @@ from hermes_core.types import (
 _call_ids = itertools.count(1)
 
 
+class _Unset:
+    """A double built without ``default=``: it takes the suite's rule (:func:`strict_scripts`)."""
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Any = _Unset()
+
+#: Whether a double built without ``default=`` fails a request past its script. Set for a whole
+#: suite by the pytest plugin (ini ``hermes_strict_scripts``); off, such a double answers "ok".
+_STRICT = [False]
+
+
+def strict_scripts(on: bool) -> bool:
+    """Make every double built from now on without ``default=`` fail a request past its script
+    (``on``) or answer it "ok"; returns the previous rule. Why a suite-wide switch: "ok" lets a
+    test script only what it asserts on, and a suite that pins every round would otherwise pass
+    ``default=None`` to each of its doubles."""
+    before, _STRICT[0] = _STRICT[0], on
+    return before
+
+
+def run_out_default(given: Any) -> tuple[Any, str]:
+    """A double's ``default`` and why running out is an error when it is None: the double's own
+    ``default=None``, or the suite's ``hermes_strict_scripts``."""
+    if given is UNSET:
+        return (None, "hermes_strict_scripts = true in this suite's pytest config") \
+            if _STRICT[0] else ("ok", "")
+    return given, "default=None"
+
+
 @dataclass(frozen=True, slots=True)
 class Streamed:
     """A scripted reply delivered as exactly these ``chunks``, then cut by ``then`` if given.
@@ -268,18 +300,21 @@ class FakeProvider(_RecordingProvider):
 
     When the script runs out, ``default`` answers every further request ("ok" unless given), so
     a test that scripts only what it asserts on still runs; ``default=None`` makes one request
-    too many an AssertionError naming the double, the request and the turn's message, for a test
-    that pins how many rounds a turn takes. Summary requests (``prompt.purpose == "summary"``)
-    are answered from ``summaries`` instead, in order; with none left they are declined.
+    too many an AssertionError naming the double, the request, the turn's message and why it is
+    one, for a test that pins how many rounds a turn takes (a whole suite: the pytest plugin's
+    ini ``hermes_strict_scripts = true`` makes None the default of every double). Summary
+    requests (``prompt.purpose == "summary"``) are answered from ``summaries`` instead, in order;
+    with none left they are declined.
     """
 
     def __init__(self, replies: Iterable[Reply] = (), *, name: str = "fake",
-                 default: str | None = "ok", summaries: Iterable[Reply] = ()) -> None:
+                 default: str | None = UNSET, summaries: Iterable[Reply] = ()) -> None:
         super().__init__(name)
         self._script = list(replies)
         self._played = 0
         self._summaries = list(summaries)
-        self.default = default
+        self.default: str | None
+        self.default, self._strict_by = run_out_default(default)
 
     def add_summaries(self, *summaries: Reply) -> FakeProvider:
         self._summaries.extend(summaries)
@@ -303,9 +338,14 @@ class FakeProvider(_RecordingProvider):
             return AssertionError(
                 f"FakeProvider {self.name!r}: no scripted reply left for turn request "
                 f"{len(self.turn_requests)} (the turn {_quoted(_user_message(prompt))}); "
-                f"{self._played} replies were scripted and all played: script more, or pass "
-                "default='...' to answer every further request")
+                f"{_replies(self._played)} scripted and all played ({self._strict_by}: a "
+                "request past the script is an error): script more, or pass default='...' to "
+                "answer every further request")
         return self.default
+
+
+def _replies(n: int) -> str:
+    return "1 reply was" if n == 1 else f"{n} replies were"
 
 
 class FunctionProvider(_RecordingProvider):

@@ -16,6 +16,8 @@ variables are removed from the environment, ``HOME`` points at an empty folder o
 own (so the default ``~/.hermes`` a test reaches without ``hermes_home`` is never the user's real
 one; ini ``hermes_isolate_home = false`` turns it off), and ``hermes_home`` gives each test a
 private home and a private working directory (project context files are discovered from the cwd).
+Ini ``hermes_strict_scripts = true`` makes every test double built without ``default=`` fail a
+request past its script instead of answering "ok".
 """
 
 from __future__ import annotations
@@ -114,6 +116,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("hermes_isolate_home", type="bool", default=True,
                   help="point HOME at an empty folder for the session, so no test writes into "
                        "the real ~/.hermes (default: true)")
+    parser.addini("hermes_strict_scripts", type="bool", default=False,
+                  help="a test double built without default= fails a request past its script "
+                       "instead of answering 'ok' (default: false)")
 
 
 #: The session's change of ``HOME`` (and the folder it points at) while the default home is
@@ -145,9 +150,19 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ.pop(name, None)
     if config.getini("hermes_isolate_home"):
         isolate_default_home()
+    if config.getini("hermes_strict_scripts"):
+        from hermes_core.testing.fakes import strict_scripts  # the doubles load only when asked
+        _STRICT_BEFORE.append(strict_scripts(True))
+
+
+#: The rule for doubles without ``default=`` before this session made it strict.
+_STRICT_BEFORE: list[bool] = []
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    while _STRICT_BEFORE:
+        from hermes_core.testing.fakes import strict_scripts
+        strict_scripts(_STRICT_BEFORE.pop())
     while _ISOLATED:
         patch, fake = _ISOLATED.pop()
         patch.undo()

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hermes_core.providers.base import CallOptions
+from hermes_core.testing.fakes import UNSET, run_out_default
 from hermes_core.types import Completion, Credential, Delta, Prompt
 
 
@@ -32,21 +33,26 @@ class ScriptedProvider:
     exceptions that cut the stream there; asked whole, its text joined or its first error).
     ``by_key`` maps a credential fingerprint to its own script
     (taken first); when both are empty, ``default`` answers ("ok" unless given; ``None`` makes
-    a call past the script an AssertionError naming the call, the model and the key).
+    a call past the script an AssertionError naming the call, the model, the key and why; the
+    pytest plugin's ini ``hermes_strict_scripts = true`` makes None the default).
 
-    Like a real provider of its ``kind``, it needs a key: an Agent with no credentials for it
-    answers offline and never calls it (``kind="offline"`` needs none)."""
+    Like every double it needs no key: with none configured for its name it is called with
+    none (``fingerprint`` None), with keys configured they are used (rotated, removed) as a real
+    provider's would be. ``requires_key=True`` models a provider that cannot be called without
+    one (a call loop failing over a keyless backup; an Agent with no key answering offline);
+    ``kind`` only says whose wire and tokenizer it stands for."""
 
     name: str
     kind: str = "openai"
     script: list[Any] = field(default_factory=list)
     by_key: dict[str, list[Any]] = field(default_factory=dict)
     calls: list[ScriptedCall] = field(default_factory=list)
-    default: Any = "ok"
+    default: Any = UNSET
+    requires_key: bool = False
+    _strict_by: str = field(default="", init=False, repr=False, compare=False)
 
-    @property
-    def requires_key(self) -> bool:
-        return self.kind != "offline"
+    def __post_init__(self) -> None:
+        self.default, self._strict_by = run_out_default(self.default)
 
     def _next(self, model: str, cred: Credential | None, options: CallOptions) -> Any:
         fp = cred.fingerprint if cred else None
@@ -59,8 +65,9 @@ class ScriptedProvider:
         if self.default is None:
             return AssertionError(
                 f"ScriptedProvider {self.name!r}: no scripted reply left for call {len(self.calls)} "
-                f"(model {model!r}, key {fp or 'none'}): script more, or pass default=... to "
-                "answer every further call")
+                f"(model {model!r}, key {fp or 'none'}; {self._strict_by}: a call past the "
+                "script is an error): script more, or pass default=... to answer every further "
+                "call")
         return self.default
 
     def render(self, prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:

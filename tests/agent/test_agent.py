@@ -816,3 +816,19 @@ def test_streamed_tool_call_through_the_agent_sends_valid_follow_ups(copy_exampl
     assert "call_7" in follow_up and "# Skill: git-rebase-conflicts" in follow_up
     assert "call_7" in json.dumps(bodies[2])      # the history keeps the call and its answer
     assert SECRET_RULES not in json.dumps(bodies)
+
+
+def test_a_provider_handed_in_that_the_agent_cannot_call_for_want_of_a_key_is_said(
+        hermes_home, caplog):
+    """A provider passed by hand that needs a key none gives was replaced by the offline one in
+    silence: the author's script never played and nothing said why."""
+    from hermes_core.testing import ScriptedProvider
+
+    double = ScriptedProvider("mine", script=["scripted"], requires_key=True)
+    with caplog.at_level("WARNING", logger="hermes_core.agent"):
+        agent = Agent(load_settings({"home": str(hermes_home)}, env={}), provider=double)
+    assert agent.offline_reason is not None and double.calls == []
+    said = [r.getMessage() for r in caplog.records if r.name == "hermes_core.agent"]
+    assert said == ["provider 'mine' (ScriptedProvider) needs a key and none is configured for "
+                    "it: the agent answers offline and never calls it"]
+    agent.close(wait_warm=False)

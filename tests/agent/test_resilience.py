@@ -411,7 +411,7 @@ def test_deadline_bounds_attempt_timeouts_and_ends_the_request() -> None:
 
 def test_an_attempt_leaves_half_the_deadline_only_for_a_candidate_that_can_be_tried() -> None:
     a = ScriptedProvider("a", default="fine")
-    b, c = ScriptedProvider("b"), ScriptedProvider("c")
+    b, c = ScriptedProvider("b"), ScriptedProvider("c", requires_key=True)
     loop, _ = make({"a": a, "b": b, "c": c}, {"a": [A1], "b": [B1], "c": []},
                    policy=LoopPolicy(deadline_s=6.0))
     loop.complete(PROMPT, decision(("a", "m1"), ("b", "m2")), CallOptions(timeout_s=60.0))
@@ -422,7 +422,7 @@ def test_an_attempt_leaves_half_the_deadline_only_for_a_candidate_that_can_be_tr
 
 
 def test_missing_provider_and_keys_fail_over() -> None:
-    b = ScriptedProvider("b")
+    b = ScriptedProvider("b", requires_key=True)
     offline = ScriptedProvider("off", kind="offline")
     loop, _ = make({"b": b, "off": offline}, {"b": []})
     completion, attempts = loop.complete(

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from hermes_core.agent.agent import Agent
 from hermes_core.agent.route_fit import expected_encoding, fit_route, target
 from hermes_core.config import load_settings
@@ -162,3 +164,34 @@ def test_a_gpt4_turn_fits_recalled_thai_sessions_to_the_block_budget_in_cl100k(t
 
 
 # ---------------------------------------------------------------------- Ctrl-C as a turn ends
+
+
+@pytest.mark.parametrize("long_window, sent_to", [
+    (4_000, None),            # too small as well: refused before sending, both windows named
+    (40_000, "m-long"),       # large enough: routed there
+    (None, "m-long"),         # unknown: taken to be larger, tried (the provider decides)
+])
+def test_a_message_no_configured_window_holds_is_refused_before_it_is_sent(
+        tmp_path: Path, long_window: int | None, sent_to: str | None) -> None:
+    """A 10,000-token message, the default model's window 2,000 and the long-context model's
+    4,000: the request went to the default model (the refusal before sending stood down because
+    a long-context model was configured, whatever its size), to be refused by the provider after
+    the upload, and then by the long-context model too."""
+    from hermes_core.errors import ContextWindowExceeded
+
+    windows = {"m-default": 2_000, **({"m-long": long_window} if long_window else {})}
+    fake = FakeProvider([], default="fine", name="openai")
+    agent = agent_for(tmp_path, {"default_model": "m-default", "long_context_model": "m-long",
+                                 "context_windows": windows}, {"openai": fake})
+    message = "summarise this: " + "lorem ipsum dolor sit amet " * 2_000
+    if sent_to is None:
+        with pytest.raises(ContextWindowExceeded) as info:
+            agent.chat(message)
+        said = str(info.value)
+        assert "m-default's context window of 2000 tokens" in said
+        assert "long_context_model m-long (4,000 tokens) is too small as well" in said
+        assert fake.requests == []
+    else:
+        agent.chat(message)
+        assert [r.model for r in fake.requests] == [sent_to]
+    agent.close(wait_warm=False)

@@ -795,3 +795,20 @@ def test_a_rule_s_model_that_reads_the_request_as_too_large_in_its_own_tokenizer
     assert d.model == "gpt-4o", d.reason
     assert f"fast_model gpt-4 (8,192 tokens) is too small for " \
            f"{count_tokens(text, 'cl100k_base'):,} tokens" in d.reason
+
+
+@pytest.mark.parametrize(("text", "slot"), [
+    *((t, "default") for t in STILL_CODE[:6]), ("用Python写一个快速排序", "default"),
+    ("```python\nprint(1)\n```\nrename this variable", "default"),
+    *((t, "fast") for t in ORDINARY[:4]), ("hi, how are you?", "fast"),
+])
+def test_a_code_request_with_no_code_model_goes_to_the_default_not_the_fast_one(
+        text: str, slot: str) -> None:
+    """With no ``code_model`` the code rule is absent and "Write a Python script that renames
+    files" went to ``fast_model``, the tier for chit-chat: code goes to the default model then,
+    as a request needing reasoning does (decision 145), and the reason says why."""
+    routing = {k: v for k, v in TABLE_ROUTING.items() if k != "code_model"}
+    d = routed_by(**routing).select(text)
+    assert d.model == routing[f"{slot}_model"], (d.reason, d.features)
+    if slot == "default":
+        assert d.reason == "default_model: a code request, and no code_model is configured"

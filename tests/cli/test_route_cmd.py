@@ -51,7 +51,8 @@ def test_route_json(cfg: Path, capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize(("message", "model", "said"), [
     ("Implement binary search in Go", "claude-sonnet-4", "-> code_model, because asks_for_code"),
     ("证明根号2是无理数", "gpt-4o", "default_model: needs reasoning (proof)"),
-    ("hi", "gpt-4o-mini", "-> fast_model, because token_estimate=1"),
+    # the turn's context (date line) counts, as in the agent's own route: not the bare "hi"'s 1
+    ("hi", "gpt-4o-mini", "-> fast_model, because token_estimate="),
 ])
 def test_route_says_which_feature_chose_the_model(cfg: Path, capsys: pytest.CaptureFixture[str],
                                                   message: str, model: str, said: str) -> None:
@@ -218,3 +219,103 @@ def test_a_message_of_dash_is_read_from_stdin_so_a_megabyte_request_can_be_expla
     assert main(["route", "-", "--config", str(cfg), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["features"]["chars"] == len(text.replace("\r\n", "\n").removesuffix("\n"))
+
+
+FAILOVER_CONFIG = """
+llm:
+  routing:
+    default_model: gpt-4o
+    fast_model: gpt-4o-mini
+    providers:
+      - {name: primary, type: openai, endpoint: "https://primary.test/v1", priority: 1,
+         models: [gpt-4o, gpt-4o-mini]}
+      - {name: backup, type: openai, endpoint: "https://backup.test/v1", priority: 2,
+         models: [llama-70b, llama-8b], equivalents: {gpt-4o: llama-70b, gpt-4o-mini: llama-8b}}
+credentials:
+  primary: {keys: [{key: sk-primary-test-0001}]}
+  backup: {keys: [{key: sk-backup-test-0002}]}
+prompt: {injection_scan: false}
+skill_utils: {enabled: false, embeddings: false}
+context_engine: {enabled: false}
+"""
+
+
+@pytest.mark.parametrize("tied", [False, True])
+@pytest.mark.parametrize("primary_fails", [False, True])
+@pytest.mark.parametrize(("message", "route_model"), [
+    ("hi", "gpt-4o-mini"), ("证明根号2是无理数", "gpt-4o"),
+])
+def test_what_route_explains_is_what_the_agent_sends_on_failover_too(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], respx_mock: Any,
+        message: str, route_model: str, primary_fails: bool, tied: bool) -> None:
+    """``hermes-core route``'s model and candidates against the request bodies on the wire
+    (respx over the openai SDK): the primary is sent the route's model, and after its 401 the
+    backup the model the route listed for it (its equivalent), not the model's own name. Tied
+    priorities keep the listed order, in the explanation and on the wire."""
+    import httpx
+
+    from hermes_core.agent.agent import Agent
+    from hermes_core.config import load_settings
+    from hermes_core.testing import openai_chat_completion, openai_error
+
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(FAILOVER_CONFIG.replace("priority: 2", "priority: 1") if tied
+                   else FAILOVER_CONFIG)
+    assert main(["route", message, "--config", str(cfg), "--json"]) == 0
+    explained = json.loads(capsys.readouterr().out)
+    assert explained["model"] == route_model
+    assert [c["provider"] for c in explained["candidates"]] == ["primary", "backup"]
+    sent: list[tuple[str, str]] = []
+
+    def answer(name: str, status: int) -> Any:
+        def reply(request: httpx.Request) -> httpx.Response:
+            sent.append((name, json.loads(request.content)["model"]))
+            return (httpx.Response(status, json=openai_error(status, "bad key")) if status != 200
+                    else httpx.Response(200, json=openai_chat_completion("ok")))
+        return reply
+
+    respx_mock.post("https://primary.test/v1/chat/completions").mock(
+        side_effect=answer("primary", 401 if primary_fails else 200))
+    respx_mock.post("https://backup.test/v1/chat/completions").mock(side_effect=answer("backup", 200))
+    (tmp_path / "home").mkdir()
+    settings = load_settings(str(cfg), home=str(tmp_path / "home"), env={})
+    with Agent(settings, loop_options={"sleep": lambda s: None, "audit_path": False}) as agent:
+        agent.chat(message)
+        decision = agent.last_decision
+        first, sent[:] = list(sent), []
+        agent.chat(message)   # the primary's only key was removed by its 401: not asked again
+    assert decision is not None and decision.model == explained["model"]
+    assert [{"provider": c.provider, "model": c.model} for c in decision.candidates] \
+        == explained["candidates"]
+    tried = explained["candidates"][: 2 if primary_fails else 1]
+    assert first == [(c["provider"], c["model"]) for c in tried]
+    assert sent == [(c["provider"], c["model"]) for c in tried[-1:]]
+
+
+def test_route_counts_the_home_s_system_prompt_as_the_agent_does(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A home whose SOUL.md is ~3,000 tokens and a fast model of 2,000: the agent skips the fast
+    model for "hi" (its system prompt alone is too large for it) while ``hermes-core route``,
+    counting the bare message, said "fast_model, because token_estimate=1"."""
+    from hermes_core.agent.agent import Agent
+    from hermes_core.config import load_settings
+    from hermes_core.testing import FakeProvider
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "SOUL.md").write_text("You are a careful assistant who explains each step. " * 300)
+    (home / "config.yaml").write_text(
+        "llm:\n  routing:\n    default_model: gpt-4o\n    fast_model: tiny-fast\n"
+        "    context_windows: {tiny-fast: 2000}\n"
+        "prompt: {file_token_budget: 20000, injection_scan: false}\n"
+        "skill_utils: {enabled: false, embeddings: false}\ncontext_engine: {enabled: false}\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["route", "hi", "--home", str(home), "--json"]) == 0
+    explained = json.loads(capsys.readouterr().out)
+    fake = FakeProvider(["ok"], name="openai")
+    with Agent(load_settings(None, home=str(home), env={}), provider=fake,
+               loop_options={"audit_path": False}) as agent:
+        agent.chat("hi")
+        decision = agent.last_decision
+    assert decision is not None and decision.model == "gpt-4o"
+    assert explained["model"] == decision.model, explained["reason"]

@@ -30,23 +30,23 @@ def test_agent_keywords_reach_the_agent_and_the_rest_the_settings(tmp_path: Path
 
 def test_a_double_that_needs_a_key_it_was_not_given_is_refused_not_bypassed(
         tmp_path: Path) -> None:
-    """A keyed ``ScriptedProvider`` (kind "openai", the default) with no credentials: the Agent
-    fell back to its offline provider, every turn answered "[offline reply: nothing was sent to
-    a model] ...", the script was never played and a test asserting only that a turn ran passed.
+    """A keyed ``ScriptedProvider`` (``requires_key=True``) with no credentials: the Agent fell
+    back to its offline provider, every turn answered "[offline reply: nothing was sent to a
+    model] ...", the script was never played and a test asserting only that a turn ran passed.
     """
     from hermes_core.errors import ConfigError
     from hermes_core.testing import ScriptedProvider
 
-    script = ScriptedProvider("p", script=["scripted"])
+    script = ScriptedProvider("p", script=["scripted"], requires_key=True)
     with pytest.raises(ConfigError) as info:
         offline_agent(tmp_path, script)
     assert "ScriptedProvider 'p' needs a key" in str(info.value)
-    assert "kind='offline'" in str(info.value) and "credentials=" in str(info.value)
+    assert "drop requires_key=True" in str(info.value) and "credentials=" in str(info.value)
     assert script.calls == []
-    keyed = offline_agent(tmp_path, ScriptedProvider("p", script=["scripted"]),
+    keyed = offline_agent(tmp_path, ScriptedProvider("p", script=["scripted"], requires_key=True),
                           credentials={"p": {"keys": [{"key": "sk-test-0123456789"}]}})
     assert keyed.chat("hi").text == "scripted"
-    keyless = offline_agent(tmp_path, ScriptedProvider("p", kind="offline", script=["scripted"]))
+    keyless = offline_agent(tmp_path, ScriptedProvider("p", script=["scripted"]))
     assert keyless.chat("hi").text == "scripted"
 
 

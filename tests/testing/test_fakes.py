@@ -295,8 +295,9 @@ def test_a_script_run_out_names_the_double_the_request_and_the_turn(make_agent: 
             ask("and 2 + 2?")
         assert str(info.value) == (
             f"FakeProvider 'calc': no scripted reply left for turn request {number} (the turn "
-            "'and 2 + 2?'); 2 replies were scripted and all played: script more, or pass "
-            "default='...' to answer every further request")
+            "'and 2 + 2?'); 2 replies were scripted and all played (default=None: a request "
+            "past the script is an error): script more, or pass default='...' to answer every "
+            "further request")
 
 
 def test_a_script_run_out_shows_a_long_turn_by_its_head_and_length_and_no_key(
@@ -312,3 +313,13 @@ def test_a_script_run_out_shows_a_long_turn_by_its_head_and_length_and_no_key(
     said = str(info.value)
     assert len(said) < 400 and re.search(r"'\.\.\. \(10\d{3} characters\)\)", said)
     assert "总结这份文档：xxx" in said and "sk-ant-api03-" not in said
+
+
+def test_a_run_out_error_says_it_is_one_because_the_double_was_given_default_none(
+        make_agent: Any) -> None:
+    """The message told how to answer more but not why running out failed: a reader of a test
+    written by someone else saw an AssertionError from a double that "answers ok by default"."""
+    fake = FakeProvider([], name="calc", default=None)
+    with pytest.raises(AssertionError) as info:
+        make_agent(fake).chat("hi")
+    assert "(default=None: a request past the script is an error)" in str(info.value)

@@ -6,6 +6,7 @@ its private default home: a suite never writes into the user's real ``~/.hermes`
 
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
 import sys
@@ -97,3 +98,88 @@ def test_real_network_is_blocked_in_the_suite():
         s.close()
     with pytest.raises(NetworkBlocked):
         socket.getaddrinfo("example.com", 443)
+
+
+# An author's project set up as the README says, with pytest-asyncio: no warning of ours.
+
+AUTHORS_ASYNC_TEST = '''
+import pytest
+from hermes_core.testing import FakeProvider
+from hermes_core.testing.agents import offline_agent
+
+
+@pytest.mark.asyncio
+async def test_an_async_turn(tmp_path):
+    agent = offline_agent(tmp_path, FakeProvider(["hi"], default=None))
+    assert (await agent.achat("x")).text == "hi"
+    agent.close(wait_warm=False)
+'''
+
+
+def test_an_authors_async_suite_set_up_as_the_readme_says_runs_without_a_warning(
+        tmp_path: Path) -> None:
+    """The README's ``[tool.pytest.ini_options]`` left pytest-asyncio's
+    ``asyncio_default_fixture_loop_scope`` unset, so an author who copied it and wrote one
+    ``async def`` test got a PytestDeprecationWarning at every run. It is pytest-asyncio's
+    warning, not the plugin's (a project without the plugin gets it too), and the plugin must
+    not answer it for the author: "function", the coming default, turns a session-scoped async
+    fixture into a ScopeMismatch error. The README names the setting, in a snippet of its own
+    (a project without pytest-asyncio would be told "Unknown config option")."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Testing your prompts offline", 1)[1]
+    (suite := tmp_path / "suite").mkdir()
+    snippets = re.findall(r"```toml\n(.*?)```", section, re.S)
+    (suite / "pyproject.toml").write_text(next(t for t in snippets if "asyncio" in t))
+    (suite / "test_author.py").write_text(AUTHORS_ASYNC_TEST)
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+           "HF_HUB_OFFLINE": "1"}
+    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "-W", "error::pytest.PytestDeprecationWarning", str(suite)],
+                         capture_output=True, text=True, cwd=suite, env=env, timeout=900)
+    assert res.returncode == 0 and "1 passed" in res.stdout, res.stdout[-3000:] + res.stderr[-3000:]
+    assert "Warning" not in res.stdout + res.stderr
+
+
+# A suite that wants every script run out to be an error says so once.
+
+STRICT_TEST = '''
+import pytest
+from hermes_core.testing import FakeProvider, ScriptedProvider
+from hermes_core.testing.agents import offline_agent
+
+
+@pytest.mark.parametrize("double", [FakeProvider, lambda s: ScriptedProvider("p", script=s)])
+def test_a_script_run_out(tmp_path, double):
+    agent = offline_agent(tmp_path, double(["one"]), context_engine={"enabled": False})
+    assert agent.chat("first").text == "one"
+    with pytest.raises(AssertionError) as info:
+        agent.chat("second")
+    assert "hermes_strict_scripts" in str(info.value), str(info.value)
+    agent.close(wait_warm=False)
+
+
+def test_a_double_s_own_default_still_answers(tmp_path):
+    agent = offline_agent(tmp_path, FakeProvider([], default="fine"),
+                          context_engine={"enabled": False})
+    assert agent.chat("first").text == "fine"
+    agent.close(wait_warm=False)
+'''
+
+
+def test_a_suite_can_make_every_script_run_out_an_error_without_touching_a_double(
+        tmp_path: Path) -> None:
+    """A double's script run out answers ``default``, "ok" unless given: a suite wanting every
+    request past a script to fail had to pass ``default=None`` to each double. The ini
+    ``hermes_strict_scripts = true`` makes that the default of every double built without
+    ``default=``, and the run-out error names the setting (so a reader of the failure knows why
+    it is one and where to turn it off)."""
+    (suite := tmp_path / "suite").mkdir()
+    (suite / "test_strict.py").write_text(STRICT_TEST)
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+           "HF_HUB_OFFLINE": "1"}
+    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "-p", "hermes_core.testing.pytest_plugin", "--rootdir", str(suite),
+                          "-o", "hermes_strict_scripts=true", "-W",
+                          "error::pytest.PytestConfigWarning", str(suite)],
+                         capture_output=True, text=True, cwd=suite, env=env, timeout=900)
+    assert res.returncode == 0 and "3 passed" in res.stdout, res.stdout[-3000:] + res.stderr[-3000:]

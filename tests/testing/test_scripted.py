@@ -59,3 +59,25 @@ def test_a_script_run_out_with_no_default_is_an_error_naming_the_call_not_the_re
         assert str(info.value).startswith("ScriptedProvider 'p': no scripted reply left for call ")
         assert f"model 'm1', key {cred.fingerprint}" in str(info.value)
         assert "sk-test-0123456789" not in str(info.value)
+
+
+@pytest.mark.parametrize("credentials, fingerprint_given", [
+    ({}, False),
+    ({"p": {"keys": [{"key": "sk-test-0123456789abcdef"}]}}, True),
+])
+def test_an_agent_given_a_scripted_double_plays_its_script_with_or_without_a_key(
+        tmp_path, credentials, fingerprint_given) -> None:
+    """``Agent(settings, provider=ScriptedProvider(...))`` with no key fell back to the offline
+    provider: the turn answered "[offline reply: ...]", the script never played and a test that
+    asserted only that a turn ran passed. A double is keyless (as ``FakeProvider`` is): with no
+    key configured it is called with none; a key configured for it is still used."""
+    from hermes_core.agent.agent import Agent
+    from hermes_core.config import load_settings
+
+    double = ScriptedProvider("p", script=["scripted"])
+    agent = Agent(load_settings({"home": str(tmp_path), "credentials": credentials,
+                                 "context_engine": {"enabled": False}}, env={}),
+                  provider=double, loop_options={"audit_path": False})
+    assert agent.chat("hi").text == "scripted" and agent.offline_reason is None
+    assert len(double.calls) == 1 and (double.calls[0].fingerprint is not None) == fingerprint_given
+    agent.close(wait_warm=False)

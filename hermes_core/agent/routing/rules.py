@@ -292,9 +292,14 @@ def validate_condition(text: str) -> None:
 # --------------------------------------------------------------------------- candidates
 
 KNOWN_CONTEXT_WINDOWS: tuple[tuple[str, int], ...] = (
-    # (model name prefix, tokens); the longest matching prefix wins
-    ("gpt-4.1", 1_047_576), ("gpt-4o", 128_000), ("gpt-4-turbo", 128_000), ("gpt-4", 8_192),
-    ("gpt-3.5-turbo", 16_385), ("gpt-5", 400_000), ("o1", 200_000), ("o3", 200_000),
+    # (model name prefix, tokens); the longest matching prefix wins, so a family member with
+    # another window is listed by its own name (gpt-4-32k is not gpt-4's 8,192): a window too
+    # small here refuses, before sending, a request the model takes
+    ("gpt-4.1", 1_047_576), ("gpt-4.5", 128_000), ("gpt-4o", 128_000), ("gpt-4-turbo", 128_000),
+    ("gpt-4-1106", 128_000), ("gpt-4-0125", 128_000), ("gpt-4-vision", 128_000),
+    ("gpt-4-32k", 32_768), ("gpt-4", 8_192),
+    ("gpt-3.5-turbo-instruct", 4_096), ("gpt-3.5-turbo", 16_385), ("gpt-5", 400_000),
+    ("o1-mini", 128_000), ("o1-preview", 128_000), ("o1", 200_000), ("o3", 200_000),
     ("o4", 200_000), ("claude", 200_000),
 )
 

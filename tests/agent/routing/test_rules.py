@@ -435,3 +435,22 @@ def test_the_cue_in_the_features_is_the_cue_read_alone_where_a_why_s_window_cuts
     # text): the two answers differed (failed before at pad 155)
     text = ("why did he eat the " + "y " * 100)[:pad] + "shellfish at dinner"
     assert extract_features(text).reasoning_cue == reasoning_cue(text) == "", pad
+
+
+@pytest.mark.parametrize("model, window", [
+    ("gpt-4", 8_192), ("gpt-4-0613", 8_192),
+    ("gpt-4-32k", 32_768), ("gpt-4-32k-0613", 32_768),
+    ("gpt-4-1106-preview", 128_000), ("gpt-4-0125-preview", 128_000),
+    ("gpt-4-vision-preview", 128_000), ("gpt-4.5-preview", 128_000),
+    ("gpt-4-turbo-2024-04-09", 128_000), ("gpt-4o-2024-08-06", 128_000),
+    ("gpt-3.5-turbo-instruct", 4_096), ("gpt-3.5-turbo-0125", 16_385),
+    ("o1-mini", 128_000), ("o1-preview", 128_000), ("o1", 200_000),
+])
+def test_a_model_named_after_a_smaller_family_member_has_its_own_window(
+        model: str, window: int) -> None:
+    """Known windows go by the longest name prefix, and "gpt-4" (8,192) was the longest for
+    gpt-4-32k and the 128k gpt-4 previews: a 20,000-token request to gpt-4-32k was refused
+    before sending as too large, and a long_context_model: gpt-4-32k was skipped as "too small".
+    A window too large only leaves the refusal to the provider; one too small refuses a request
+    the model takes."""
+    assert context_window(model) == window
