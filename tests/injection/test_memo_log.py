@@ -175,3 +175,26 @@ def test_the_file_is_kept_to_its_cap(tmp_path: Path, scanned: list[str],
         assert 2 <= len(lines) <= 1 + 2 * 5
     finally:
         use_home_cache(None)
+
+
+@pytest.fixture
+def fresh_scanner_code() -> Iterator[None]:
+    """The scanner's version read anew, as a new process reads it."""
+    memo_log.scanner_code.cache_clear()
+    yield
+    memo_log.scanner_code.cache_clear()
+
+
+def test_another_python_scans_every_description_again(
+        home: Path, scanned: list[str], fresh_scanner_code: None,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # the same package's files under another Python: its Unicode tables (NFKC, what is printable,
+    # what a regex class holds) decide the folds and the invisible-character rule, as decision
+    # 233's clean_parts.log already counts; the same files' digest reused every clean verdict
+    render_full_list(SKILLS)
+    restart(home)
+    scanned.clear()
+    monkeypatch.setattr("sys.version", "3.99.0 (a later Python, another Unicode version)")
+    memo_log.scanner_code.cache_clear()
+    render_full_list(SKILLS)
+    assert len(scanned) == len(SKILLS)
