@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import sys
 import threading
 import zlib
 from collections import OrderedDict
@@ -49,7 +50,8 @@ KEY_HEX = 32
 def scanner_code() -> str:
     """A digest of the files the scan's verdicts come from, as loaded (``.py`` or ``.pyc``): the
     injection package and the modules outside it that it calls (look-alike letters, CJK folding,
-    text cleaning).
+    text cleaning); and the Python version, whose Unicode tables (NFKC, what is printable, what a
+    regex class holds) decide the folds and the invisible-character rule with the same files.
     Read once a process (about a millisecond): a fingerprint of the functions' bytecode
     (``code_fingerprint``) took 40 ms, and adding the releases of the libraries they import 0.6 s,
     on a turn that should cost nothing."""
@@ -58,7 +60,7 @@ def scanner_code() -> str:
     here = Path(__file__).parent
     files = sorted(p for p in here.iterdir() if p.suffix in (".py", ".pyc") and p.is_file())
     files += [Path(m.__file__) for m in (look_alike, tokenize, types) if m.__file__]
-    h = hashlib.sha256()
+    h = hashlib.sha256(sys.version.encode())
     for path in files:
         h.update(f"\x00{path.name}\x00".encode())
         try:

@@ -807,3 +807,13 @@ def test_two_names_in_one_other_alphabet_are_both_kept(tmp_path: Path,
         write_skill(tmp_path, f"s{i}", skill_md(name, f"Skill number {i}."))
     cat = load_catalog([tmp_path], warn=False)
     assert sorted(s.name for s in cat.skills) == sorted(names) and cat.issues == ()
+
+
+def test_a_latin_letter_in_a_greek_name_is_still_set_aside(tmp_path: Path) -> None:
+    # two Greek names are both kept (above); a Latin O inside a Greek name is a disguise
+    for i, name in enumerate(("ΓΙΟΣ", "ΥΙΟΣ", "ΓΙOΣ")):
+        write_skill(tmp_path, f"s{i}", skill_md(name, f"Skill number {i}."))
+    cat = load_catalog([tmp_path], warn=False)
+    assert [s.name for s in cat.skills] == ["ΓΙΟΣ", "ΥΙΟΣ"]
+    (issue,) = cat.issues
+    assert issue.reason.startswith("skill name 'ΓΙOΣ' looks like 'ΓΙΟΣ' (U+004F")
