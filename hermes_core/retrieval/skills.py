@@ -629,8 +629,8 @@ def dedupe(skills: Sequence[Skill]) -> tuple[list[Skill], list[CatalogIssue]]:
             key = look_alike_key(s.name)
             like = looks.get(key)
             if (like is None or like.name.casefold() == s.name.casefold()
-                    or (alphabet := one_alphabet(s.name)) is not None
-                    and alphabet == one_alphabet(like.name)):
+                    or ((alphabet := one_alphabet(s.name)) is not None
+                        and alphabet == one_alphabet(like.name))):
                 seen[s.name] = s
                 looks.setdefault(key, s)
                 continue
