@@ -169,6 +169,9 @@ class VerdictStore(HomeLog):
         self._needs_rewrite = False
         self._warned = False
         self.scored = 0   # views handed to a model (not found in any cache), lifetime
+        # calls the model did not judge (not loaded, or a failed e5 stage's stand-in scores),
+        # lifetime: what they let through is not filed clean in the home either (``memo``)
+        self.unjudged = 0
 
     @property
     def path(self) -> Path | None:
@@ -215,6 +218,8 @@ class VerdictStore(HomeLog):
         if todo or limits is None:
             scorer = model.load()
             if scorer is None:
+                with self._lock:
+                    self.unjudged += 1
                 return None
             limits = (scorer.threshold, scorer.data_threshold)
             todo_views = [views[i] for i in todo]
@@ -227,6 +232,7 @@ class VerdictStore(HomeLog):
                     if final:   # a failed e5 stage's stand-ins are used once, not remembered
                         self._put(keys[i], fp, s)
                 self.scored += len(todo)
+                self.unjudged += not final
                 if final:
                     self._write(fp, limits, self._unfiled(keys, found))
         return [s if s is not None else 0.0 for s in found], limits[1] if data else limits[0]
