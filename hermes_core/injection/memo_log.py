@@ -11,10 +11,11 @@ scanner's version, with a CRC, then one line per clean text: a 128-bit BLAKE2b h
 learned model's fingerprint for the categories, the memo's key: the text's digest, its name,
 categories, first line and whether it is data), the paragraph count, and a CRC of both. Never
 the text. The scanner's version is a digest of the files the scan runs (this package, and the
-tokeniser and text cleaning it imports): after an upgrade or an edited rule the file is started
-again, so no verdict of older rules is ever reused. A text with a finding is not kept: it is
-rare (none of the 5,554 descriptions the repository ships), and scanned again it gives its notice
-as the scan words it now.
+tokeniser and text cleaning it imports) and of the Python version (its Unicode tables): after an
+upgrade or an edited rule the file is started again, so no verdict of older rules is ever
+reused. A text with a finding is not kept: it is rare (none of the 5,554 descriptions the
+repository ships), and scanned again it gives its notice as the scan words it now; nor is one
+the learned model did not judge (``memo``: its load failed, or e5 left stand-in scores).
 
 As ``verdicts.log``: appended one ``write`` at a time on an ``O_APPEND`` descriptor (two
 processes on one home interleave whole lines); rewritten atomically with the most recent
