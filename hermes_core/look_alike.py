@@ -53,3 +53,15 @@ def name_key(name: str) -> str:
     table = confusable_map()
     latin = "".join(table.get(c, c) for c in text).casefold()
     return "".join(table.get(c, c) for c in latin)
+
+
+def one_alphabet(name: str) -> str | None:
+    """The one alphabet other than Latin that every letter of ``name`` is written in, as typed
+    (None for a Latin name, a mix, or one that NFKC or an invisible code point changes). Two such
+    names of one alphabet differ in letters of it (Greek Γ and Υ, Mongolian у and ү), as
+    ``deploy`` and ``dep1oy`` do in ASCII: a disguise mixes alphabets or imitates a Latin name,
+    and TR39 folds Γ and Υ to one Latin letter, which set a Greek user's second skill aside."""
+    if name.isascii() or IGNORABLE.search(name) or unicodedata.normalize("NFKC", name) != name:
+        return None
+    alphabets = {unicodedata.name(c, "?").split(" ", 1)[0] for c in name if c.isalpha()}
+    return alphabets.pop() if len(alphabets) == 1 and "LATIN" not in alphabets else None

@@ -221,7 +221,9 @@ def _list(args: argparse.Namespace) -> int:
     shown = [(s.description, None) for s in skills] if args.raw \
         else shown_descriptions(skills, tuple(r.scan_categories))
     if args.json:
-        rows = [{**_row(s), "withheld": why.describe() if why is not None else None}
+        # unscanned (--raw), a row says nothing of what the model is shown: null would read "shown"
+        rows = [_row(s) if args.raw else
+                {**_row(s), "withheld": why.describe() if why is not None else None}
                 for s, (_d, why) in zip(skills, shown, strict=True)]
         rows += [{**_row(s), "available": False, "reason": why} for s, why in unavailable]
         print(json_text(rows))

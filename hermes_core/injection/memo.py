@@ -19,6 +19,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 
+from hermes_core.injection import verdicts
 from hermes_core.injection.memo_log import CleanLog
 from hermes_core.injection.scan import GuardedText, guard_many
 
@@ -58,11 +59,14 @@ class GuardMemo:
             held.update(kept_before)
             missing = {k: t for k, t in missing.items() if k not in kept_before}
         if missing:
+            unjudged = verdicts.STORE.unjudged
             fresh = guard_many(list(missing.values()), name=name, categories=categories,
                                first_line=first_line, data=data)
             kept = {k: (g if g.findings else g.paragraphs)
                     for k, g in zip(missing, fresh, strict=True)}
-            if filed and self.log is not None:
+            # a text the learned model could not judge (not loaded, e5 stand-ins) passed on the
+            # rules alone: kept for this process, not filed for the next, whose model may work
+            if filed and self.log is not None and verdicts.STORE.unjudged == unjudged:
                 self.log.add([(filed[k], v) for k, v in kept.items() if isinstance(v, int)])
             self._keep(kept)
             held.update(zip(missing, fresh, strict=True))

@@ -11,10 +11,11 @@ scanner's version, with a CRC, then one line per clean text: a 128-bit BLAKE2b h
 learned model's fingerprint for the categories, the memo's key: the text's digest, its name,
 categories, first line and whether it is data), the paragraph count, and a CRC of both. Never
 the text. The scanner's version is a digest of the files the scan runs (this package, and the
-tokeniser and text cleaning it imports): after an upgrade or an edited rule the file is started
-again, so no verdict of older rules is ever reused. A text with a finding is not kept: it is
-rare (none of the 5,554 descriptions the repository ships), and scanned again it gives its notice
-as the scan words it now.
+tokeniser and text cleaning it imports) and of the Python version (its Unicode tables): after an
+upgrade or an edited rule the file is started again, so no verdict of older rules is ever
+reused. A text with a finding is not kept: it is rare (none of the 5,554 descriptions the
+repository ships), and scanned again it gives its notice as the scan words it now; nor is one
+the learned model did not judge (``memo``: its load failed, or e5 left stand-in scores).
 
 As ``verdicts.log``: appended one ``write`` at a time on an ``O_APPEND`` descriptor (two
 processes on one home interleave whole lines); rewritten atomically with the most recent
@@ -28,12 +29,15 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import sys
 import threading
 import zlib
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TypeVar
 
 from hermes_core.atomic_write import make_folders, read_cache, write_atomic
 
@@ -43,13 +47,15 @@ MAGIC = "hermes-clean-scans"
 FORMAT = 1
 DISK_CAP = 16_384   # clean texts kept in the file after a rewrite (about 750 kB, twice that at most)
 KEY_HEX = 32
+_Head = TypeVar("_Head")
 
 
 @lru_cache(maxsize=1)
 def scanner_code() -> str:
     """A digest of the files the scan's verdicts come from, as loaded (``.py`` or ``.pyc``): the
     injection package and the modules outside it that it calls (look-alike letters, CJK folding,
-    text cleaning).
+    text cleaning); and the Python version, whose Unicode tables (NFKC, what is printable, what a
+    regex class holds) decide the folds and the invisible-character rule with the same files.
     Read once a process (about a millisecond): a fingerprint of the functions' bytecode
     (``code_fingerprint``) took 40 ms, and adding the releases of the libraries they import 0.6 s,
     on a turn that should cost nothing."""
@@ -58,7 +64,7 @@ def scanner_code() -> str:
     here = Path(__file__).parent
     files = sorted(p for p in here.iterdir() if p.suffix in (".py", ".pyc") and p.is_file())
     files += [Path(m.__file__) for m in (look_alike, tokenize, types) if m.__file__]
-    h = hashlib.sha256()
+    h = hashlib.sha256(sys.version.encode())
     for path in files:
         h.update(f"\x00{path.name}\x00".encode())
         try:
@@ -113,7 +119,97 @@ def _paragraphs(key: str, rest: str) -> int | None:
     return n if n >= 0 else None
 
 
-class CleanLog:
+@dataclass(frozen=True, slots=True)
+class LogLines:
+    """A cache log's lines after its header, as :meth:`HomeLog._lines` split them."""
+    entries: dict[str, str]   # key -> the rest of its line, as filed (checked when asked for)
+    count: int                # whole lines read
+    torn: bool                # the last line has no newline: a crash mid-append, or another
+                              # process's append read half-way; appending after it glues two
+
+
+def append_log(path: Path, payload: bytes) -> bool:
+    """Append whole lines in one ``write`` on an ``O_APPEND`` descriptor (two processes on one
+    home interleave whole lines); False when the file is gone since it was read (a cleaned cache
+    folder: the caller writes it whole). OSError when it cannot be written."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    except FileNotFoundError:
+        return False
+    try:
+        os.write(fd, payload)
+    finally:
+        os.close(fd)
+    return True
+
+
+class HomeLog:
+    """What the home's two scan logs share (``verdicts.log``, and this module's): reading the file
+    once, a header checked by the subclass, a damaged file said once per file attached (then at
+    debug level) and started again at the next write. A subclass sets the attributes below and
+    holds ``_lock`` around these calls."""
+
+    what = "scan cache"                 # how a warning names the file
+    again = "texts are scanned again"   # what a damaged file costs
+    logger = log
+    key_hex = KEY_HEX
+    _path: Path | None
+    _loaded: bool
+    _warned: bool
+    _needs_rewrite: bool
+
+    def _warn(self, message: str, *args: object) -> None:
+        self.logger.log(logging.DEBUG if self._warned else logging.WARNING, message, *args)
+        self._warned = True
+
+    def _read(self, parse_header: Callable[[str], _Head | None]) -> tuple[_Head, list[str]] | None:
+        """The file's header as ``parse_header`` reads it, and its lines; None when there is no
+        file, or it is unreadable (a FIFO in its place is not opened) or has no valid header:
+        both are said once and mean the file is written whole next time. Read once an attach: None
+        again after that."""
+        if self._loaded or self._path is None:
+            return None
+        self._loaded = True
+        try:
+            lines = read_cache(self._path).decode("utf-8").split("\n")
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError) as e:
+            self._warn(f"{self.what} %s is unreadable (%s); {self.again}", self._path,
+                       getattr(e, "strerror", None) or type(e).__name__)
+            self._needs_rewrite = True
+            return None
+        head = parse_header(lines[0])
+        if head is None:
+            if lines != [""]:   # an empty file (a crash before its first write) is said nowhere
+                self._warn(f"{self.what} %s is damaged (no valid header); {self.again}",
+                           self._path)
+            self._needs_rewrite = True
+            return None
+        return head, lines
+
+    def _lines(self, lines: list[str]) -> LogLines:
+        """The entries after the header: one split per line, so a start reads thousands at that
+        cost (each line's CRC is checked when its key is asked for). A torn last line or a line
+        that is not a key and the rest (said once) start the file again at the next write."""
+        body = lines[1:]
+        entries: dict[str, str] = {}
+        bad = 0
+        for raw in body[:-1]:
+            key, sep, rest = raw.partition(" ")
+            if len(key) != self.key_hex or not sep:
+                bad += 1
+                continue
+            entries[key] = rest
+        got = LogLines(entries, max(len(body) - 1, 0), bool(body) and body[-1] != "")
+        self._needs_rewrite = got.torn or bad > 0
+        if bad:
+            self._warn(f"{self.what} %s is damaged (%d unreadable line(s) skipped); it will be "
+                       "rewritten", self._path, bad)
+        return got
+
+
+class CleanLog(HomeLog):
     """The clean verdicts of one memo, in one file of the attached folder. Thread-safe; the file
     is read on the first lookup after :meth:`attach`, never at attach time."""
 
@@ -125,7 +221,7 @@ class CleanLog:
         self._entries: OrderedDict[str, str] = OrderedDict()   # key -> "count crc", as filed
         self._loaded = False
         self._version: str | None = None   # the scanner version the file on disk was written by
-        self._lines = 0
+        self._lines_in_file = 0
         self._needs_rewrite = False
         self._warned = False
 
@@ -141,7 +237,7 @@ class CleanLog:
                 return
             self._path, self._loaded, self._version = path, False, None
             self._entries.clear()
-            self._lines, self._needs_rewrite = 0, False
+            self._lines_in_file, self._needs_rewrite = 0, False
             self._warned = False   # said once per file attached, as a new process would
 
     @staticmethod
@@ -192,73 +288,32 @@ class CleanLog:
                 self._write(version, fresh)
 
     # ------------------------------------------------------------------ the file
-    def _warn(self, message: str, *args: object) -> None:
-        log.log(logging.DEBUG if self._warned else logging.WARNING, message, *args)
-        self._warned = True
-
     def _load(self, version: str) -> None:
-        if self._loaded or self._path is None:
+        got = self._read(_parse_header)
+        if got is None:
             return
-        self._loaded = True
-        try:
-            text = read_cache(self._path).decode("utf-8")   # a FIFO there: not read
-        except FileNotFoundError:
-            return
-        except (OSError, UnicodeDecodeError) as e:
-            self._warn("scan cache %s is unreadable (%s); texts are scanned again",
-                       self._path, getattr(e, "strerror", None) or type(e).__name__)
-            self._needs_rewrite = True
-            return
-        lines = text.split("\n")
-        self._version = _parse_header(lines[0])
-        if self._version is None:
-            if text:
-                self._warn("scan cache %s is damaged (no valid header); texts are scanned again",
-                           self._path)
-            self._needs_rewrite = True
-            return
+        self._version, lines = got
         if self._version != version:   # another scanner's verdicts: none applies
             self._needs_rewrite = True
             return
-        body = lines[1:]
-        # a last line without its newline: a crash mid-append; appending after it would glue two
-        self._needs_rewrite = bool(body) and body[-1] != ""
-        bad = 0
-        for raw in body[:-1]:
-            key, sep, rest = raw.partition(" ")
-            if len(key) != KEY_HEX or not sep:
-                bad += 1
-                continue
-            self._entries[key] = rest
-        self._lines = len(body) - 1
-        if bad:
-            self._warn("scan cache %s is damaged (%d unreadable line(s) skipped); it will be "
-                       "rewritten", self._path, bad)
-            self._needs_rewrite = True
+        read = self._lines(lines)
+        self._entries.update(read.entries)
+        self._lines_in_file = read.count
 
     def _write(self, version: str, fresh: list[tuple[str, int]]) -> None:
         assert self._path is not None
         if (self._version != version or self._needs_rewrite
-                or self._lines + len(fresh) > 2 * self.disk_cap):
+                or self._lines_in_file + len(fresh) > 2 * self.disk_cap):
             self._rewrite(version)
             return
         try:
-            fd = os.open(self._path, os.O_WRONLY | os.O_APPEND)
-        except FileNotFoundError:   # removed since it was read (a cleaned cache folder)
-            self._rewrite(version)
-            return
+            if not append_log(self._path, "".join(_line(k, n) for k, n in fresh).encode()):
+                self._rewrite(version)
+                return
+            self._lines_in_file += len(fresh)
         except OSError as e:
             self._warn("scan cache: cannot write %s: %s (kept in memory only)", self._path,
                        e.strerror or e)
-            return
-        try:
-            os.write(fd, "".join(_line(k, n) for k, n in fresh).encode())
-            self._lines += len(fresh)
-        except OSError as e:
-            self._warn("scan cache: cannot write %s: %s (kept in memory only)", self._path,
-                       e.strerror or e)
-        finally:
-            os.close(fd)
 
     def _rewrite(self, version: str) -> None:
         assert self._path is not None
@@ -273,7 +328,7 @@ class CleanLog:
             self._warn("scan cache: cannot write %s: %s (kept in memory only)", self._path,
                        e.strerror or e)
             return
-        self._version, self._lines, self._needs_rewrite = version, len(self._entries), False
+        self._version, self._lines_in_file, self._needs_rewrite = version, len(self._entries), False
 
 
 #: The skill descriptions' clean verdicts (``retrieval.result.DESCRIPTION_VERDICTS``), kept in the

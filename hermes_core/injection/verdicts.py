@@ -38,8 +38,8 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hermes_core.atomic_write import read_cache, write_atomic
-from hermes_core.injection.memo_log import DESCRIPTIONS
+from hermes_core.atomic_write import write_atomic
+from hermes_core.injection.memo_log import DESCRIPTIONS, HomeLog, append_log
 
 if TYPE_CHECKING:
     from hermes_core.injection.learned import LearnedScorer
@@ -140,11 +140,16 @@ def _parse_line(line: str) -> tuple[str, float] | None:
     return (parts[0], score) if 0.0 <= score <= 1.0 else None
 
 
-class VerdictStore:
+class VerdictStore(HomeLog):
     """Verdicts of one process: a bounded LRU in memory, backed by at most one file in the home.
 
     Thread-safe. The file is read on the first lookup after :meth:`attach`, not at attach time
     (building a prompt builder costs nothing until something is scanned)."""
+
+    what = "injection verdict cache"
+    again = "verdicts are recomputed"
+    logger = log
+    key_hex = KEY_HEX
 
     def __init__(self, memory_cap: int = MEMORY_CAP, disk_cap: int = DISK_CAP) -> None:
         self.memory_cap = memory_cap
@@ -164,6 +169,9 @@ class VerdictStore:
         self._needs_rewrite = False
         self._warned = False
         self.scored = 0   # views handed to a model (not found in any cache), lifetime
+        # calls the model did not judge (not loaded, or a failed e5 stage's stand-in scores),
+        # lifetime: what they let through is not filed clean in the home either (``memo``)
+        self.unjudged = 0
 
     @property
     def path(self) -> Path | None:
@@ -210,6 +218,8 @@ class VerdictStore:
         if todo or limits is None:
             scorer = model.load()
             if scorer is None:
+                with self._lock:
+                    self.unjudged += 1
                 return None
             limits = (scorer.threshold, scorer.data_threshold)
             todo_views = [views[i] for i in todo]
@@ -222,6 +232,7 @@ class VerdictStore:
                     if final:   # a failed e5 stage's stand-ins are used once, not remembered
                         self._put(keys[i], fp, s)
                 self.scored += len(todo)
+                self.unjudged += not final
                 if final:
                     self._write(fp, limits, self._unfiled(keys, found))
         return [s if s is not None else 0.0 for s in found], limits[1] if data else limits[0]
@@ -258,59 +269,22 @@ class VerdictStore:
             self._mem.popitem(last=False)
 
     # ------------------------------------------------------------------ the file
-    def _warn(self, message: str, *args: object) -> None:
-        log.log(logging.DEBUG if self._warned else logging.WARNING, message, *args)
-        self._warned = True
-
     def _load(self, fingerprint: str) -> None:
         """Read the attached file once: its verdicts join memory when it was written for this
         model; a damaged line is skipped (one warning) and the file is rewritten at next write."""
-        if self._loaded or self._path is None:
+        got = self._read(_parse_header)
+        if got is None:
             return
-        self._loaded = True
-        try:
-            text = read_cache(self._path).decode("utf-8")   # a FIFO there: not read
-        except FileNotFoundError:
-            return
-        except (OSError, UnicodeDecodeError) as e:
-            self._warn("injection verdict cache %s is unreadable (%s); verdicts are recomputed",
-                       self._path, type(e).__name__)
-            self._needs_rewrite = True
-            return
-        lines = text.split("\n")
-        head = _parse_header(lines[0]) if lines else None
-        if head is None:
-            if text:
-                self._warn("injection verdict cache %s is damaged (no valid header); verdicts are "
-                           "recomputed", self._path)
-            self._needs_rewrite = True
-            return
-        model, limits = head
+        (model, limits), lines = got
         self._file_model = model
         if model != fingerprint:   # written for another model: nothing in it applies
             self._needs_rewrite = True
             return
         self._limits[model] = limits
-        body = lines[1:]
-        torn = bool(body) and body[-1] != ""   # a last line still being written by another process
-        entries = body[:-1]
-        bad = 0
-        disk = self._disk
-        for raw in entries:
-            key, sep, rest = raw.partition(" ")
-            if len(key) != KEY_HEX or not sep:
-                bad += 1
-                continue
-            disk[key] = rest
-        self._filed.update(disk)
-        self._file_lines = len(entries)
-        # a last line without its newline: a crash mid-append (or, rarely, another process's
-        # append read half-way); appending after it would glue two lines, so start the file again
-        self._needs_rewrite = torn
-        if bad:
-            self._warn("injection verdict cache %s is damaged (%d unreadable line(s) skipped); "
-                       "it will be rewritten", self._path, bad)
-            self._needs_rewrite = True
+        read = self._lines(lines)
+        self._disk.update(read.entries)
+        self._filed.update(self._disk)
+        self._file_lines = read.count
 
     def _write(self, fingerprint: str, limits: tuple[float, float],
                fresh: list[tuple[str, float]]) -> None:
@@ -324,16 +298,9 @@ class VerdictStore:
                     or self._file_lines + len(fresh) > 2 * self.disk_cap):
                 self._rewrite(fingerprint, limits)
                 return
-            payload = "".join(_line(k, s) for k, s in fresh).encode()
-            try:
-                fd = os.open(self._path, os.O_WRONLY | os.O_APPEND)
-            except FileNotFoundError:   # removed since it was read (a cleaned cache folder)
-                self._rewrite(fingerprint, limits)
+            if not append_log(self._path, "".join(_line(k, s) for k, s in fresh).encode()):
+                self._rewrite(fingerprint, limits)   # removed since it was read
                 return
-            try:
-                os.write(fd, payload)
-            finally:
-                os.close(fd)
             self._file_lines += len(fresh)
             self._filed.update(k for k, _s in fresh)
         except OSError as e:

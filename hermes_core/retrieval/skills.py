@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core.atomic_write import read_cache, write_cache
-from hermes_core.look_alike import name_key
+from hermes_core.look_alike import name_key, one_alphabet
 from hermes_core.retrieval import cache_sweep
 from hermes_core.retrieval.catalog_memo import BLANK, CatalogMemo, LastRead, ParsedLine
 from hermes_core.types import Skill
@@ -606,8 +606,10 @@ _name_key = functools.lru_cache(maxsize=65_536)(name_key)
 
 
 def _disguise(name: str, like: str) -> str:
-    """The first character of ``name`` that makes it look like ``like`` without being it."""
-    c = next((c for c in name if not c.isascii() and c not in like), None)
+    """The first character of ``name`` that makes it look like ``like`` without being it (a
+    non-ASCII one first; a Latin letter in a Greek or Cyrillic name otherwise)."""
+    c = next((c for c in name if not c.isascii() and c not in like),
+             next((c for c in name if c not in like), None))
     return "" if c is None else f" (U+{ord(c):04X} {unicodedata.name(c, 'unnamed character')})"
 
 
@@ -616,7 +618,8 @@ def dedupe(skills: Sequence[Skill]) -> tuple[list[Skill], list[CatalogIssue]]:
     So is a later name that only looks like a kept one (``dеploy`` with a Cyrillic е, a zero-width
     joiner or a full-width letter beside ``deploy``): the model would see two skills of one name,
     and load whichever it typed back. Names that differ by case alone are kept as written
-    (``Deploy`` and ``deploy`` read differently, and skill_view asks which is meant)."""
+    (``Deploy`` and ``deploy`` read differently, and skill_view asks which is meant), and so are
+    two names written in one alphabet other than Latin (:func:`~hermes_core.look_alike.one_alphabet`)."""
     seen: dict[str, Skill] = {}
     looks: dict[str, Skill] = {}
     issues: list[CatalogIssue] = []
@@ -625,7 +628,9 @@ def dedupe(skills: Sequence[Skill]) -> tuple[list[Skill], list[CatalogIssue]]:
         if first is None:
             key = look_alike_key(s.name)
             like = looks.get(key)
-            if like is None or like.name.casefold() == s.name.casefold():
+            if (like is None or like.name.casefold() == s.name.casefold()
+                    or ((alphabet := one_alphabet(s.name)) is not None
+                        and alphabet == one_alphabet(like.name))):
                 seen[s.name] = s
                 looks.setdefault(key, s)
                 continue

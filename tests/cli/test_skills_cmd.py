@@ -454,3 +454,14 @@ def test_list_with_the_scan_off_shows_descriptions_as_written(
     code, out, _ = run(capsys, "skills", "list", "--catalog", str(p), "--config", str(cfg))
     rows = dict(line.split("\t", 1) for line in out.splitlines())
     assert code == 0 and "id_rsa" in rows["pdf-leak"]
+
+
+def test_a_raw_json_list_does_not_say_an_unscanned_description_was_shown(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], hermes_home: Path) -> None:
+    # --raw skips the scan; its JSON said "withheld": null of every row, the hostile one too: a
+    # reader of the JSON took null for "the model is shown it"; unscanned, the field is left out
+    p = _hostile_catalog(tmp_path)
+    code, out, _ = run(capsys, "skills", "list", "--catalog", str(p), "--json", "--raw")
+    rows = json.loads(out)
+    assert code == 0 and len(rows) == 3 and all("withheld" not in r for r in rows)
+    assert "id_rsa" in {r["name"]: r for r in rows}["pdf-leak"]["description"]

@@ -175,3 +175,55 @@ def test_the_file_is_kept_to_its_cap(tmp_path: Path, scanned: list[str],
         assert 2 <= len(lines) <= 1 + 2 * 5
     finally:
         use_home_cache(None)
+
+
+@pytest.fixture
+def fresh_scanner_code() -> Iterator[None]:
+    """The scanner's version read anew, as a new process reads it."""
+    memo_log.scanner_code.cache_clear()
+    yield
+    memo_log.scanner_code.cache_clear()
+
+
+def test_another_python_scans_every_description_again(
+        home: Path, scanned: list[str], fresh_scanner_code: None,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # the same package's files under another Python: its Unicode tables (NFKC, what is printable,
+    # what a regex class holds) decide the folds and the invisible-character rule, as decision
+    # 233's clean_parts.log already counts; the same files' digest reused every clean verdict
+    render_full_list(SKILLS)
+    restart(home)
+    scanned.clear()
+    monkeypatch.setattr("sys.version", "3.99.0 (a later Python, another Unicode version)")
+    memo_log.scanner_code.cache_clear()
+    render_full_list(SKILLS)
+    assert len(scanned) == len(SKILLS)
+
+
+class _FailingStage:
+    """A scorer whose e5 stage failed this call: the hashing model's stand-in scores, not final
+    (what ``CascadeScorer.scores_and_final`` returns after a broken e5 install raised)."""
+    threshold = data_threshold = 0.5
+
+    def scores_and_final(self, views: Sequence[str], data: bool) -> tuple[list[float], bool]:
+        return [0.0] * len(views), False
+
+
+@pytest.mark.parametrize("failure", ["stand-in scores", "model not loaded"])
+def test_a_description_passed_by_a_failed_scorer_is_not_filed_as_clean(
+        home: Path, scanned: list[str], monkeypatch: pytest.MonkeyPatch, failure: str) -> None:
+    # verdicts.log keeps no stand-in score (decision 66's e5 failure), but the description those
+    # scores let through was filed clean under the working model's fingerprint: every later start
+    # served it unjudged by the model, the install long mended
+    import hermes_core.injection.scan as scan_module
+    ref = verdicts.ModelRef("a cascade whose e5 stage fails",
+                            _FailingStage if failure == "stand-in scores" else lambda: None)
+    home.parent.parent.mkdir(parents=True)   # the home (verdicts.log, not written, made none)
+    with monkeypatch.context() as failing:
+        failing.setattr(scan_module, "shipped_model", lambda *stage: ref)
+        render_full_list(SKILLS)
+    assert len(scanned) == len(SKILLS)
+    restart(home)
+    scanned.clear()
+    render_full_list(SKILLS)
+    assert len(scanned) == len(SKILLS)

@@ -791,3 +791,29 @@ def test_names_that_differ_visibly_are_all_kept(tmp_path: Path, names: tuple[str
         write_skill(tmp_path, f"s{i}", skill_md(name, f"Skill number {i}."))
     cat = load_catalog([tmp_path], warn=False)
     assert sorted(s.name for s in cat.skills) == sorted(names) and cat.issues == ()
+
+
+@pytest.mark.parametrize("names", [
+    ("ΓΙΟΣ", "ΥΙΟΣ"),           # Greek: son, and its formal spelling (Γ and Υ both fold to "Y")
+    ("ус", "үс"),               # Mongolian: water and hair (Cyrillic у and ү both fold to "y")
+    ("уул", "үүл"),             # Mongolian: mountain and cloud
+])
+def test_two_names_in_one_other_alphabet_are_both_kept(tmp_path: Path,
+                                                       names: tuple[str, str]) -> None:
+    # a disguise mixes alphabets (or imitates a Latin name); two names written in one alphabet
+    # other than Latin differ in letters of that alphabet, as "deploy" and "dep1oy" do in ASCII
+    # (never folded): TR39 folds γ and υ to one Latin letter, which set a Greek user's skill aside
+    for i, name in enumerate(names):
+        write_skill(tmp_path, f"s{i}", skill_md(name, f"Skill number {i}."))
+    cat = load_catalog([tmp_path], warn=False)
+    assert sorted(s.name for s in cat.skills) == sorted(names) and cat.issues == ()
+
+
+def test_a_latin_letter_in_a_greek_name_is_still_set_aside(tmp_path: Path) -> None:
+    # two Greek names are both kept (above); a Latin O inside a Greek name is a disguise
+    for i, name in enumerate(("ΓΙΟΣ", "ΥΙΟΣ", "ΓΙOΣ")):
+        write_skill(tmp_path, f"s{i}", skill_md(name, f"Skill number {i}."))
+    cat = load_catalog([tmp_path], warn=False)
+    assert [s.name for s in cat.skills] == ["ΓΙΟΣ", "ΥΙΟΣ"]
+    (issue,) = cat.issues
+    assert issue.reason.startswith("skill name 'ΓΙOΣ' looks like 'ΓΙΟΣ' (U+004F")
