@@ -45,6 +45,8 @@ class Printed:
         self.total = 0
 
     def write(self, text: str) -> int:
+        if not isinstance(text, str):   # as a text stream refuses it (click probes with b"")
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
         self.total += len(text)
         room = KEEP_CHARS - self._kept
         if room > 0:
@@ -65,7 +67,8 @@ _CALL: contextvars.ContextVar[Printed | None] = contextvars.ContextVar("hermes_p
 class RoutedStdout:
     """``sys.stdout`` as a tool call sees it: writes go to the call's :class:`Printed` while one
     is set in the writer's context, else to ``target``; every other attribute (``encoding``,
-    ``buffer``, ``isatty``, ``fileno``) is the target's."""
+    ``buffer``, ``fileno``) is the target's. ``isatty`` is False in a call: what it prints is
+    read by a model, and click or rich asked the user's terminal and wrote colour escapes."""
 
     def __init__(self, target: TextIO | None) -> None:
         self.target = target
@@ -85,6 +88,9 @@ class RoutedStdout:
     def flush(self) -> None:
         if _CALL.get() is None and self.target is not None:
             self.target.flush()
+
+    def isatty(self) -> bool:
+        return _CALL.get() is None and self.target is not None and self.target.isatty()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.target, name)
