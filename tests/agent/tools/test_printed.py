@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import io
 import sys
 
@@ -42,3 +43,16 @@ def test_a_capture_is_no_terminal_while_the_stream_it_wraps_is(
         inside = sys.stdout.isatty()
     assert isinstance(sys.stdout, RoutedStdout)
     assert (inside, sys.stdout.isatty()) == (False, True)
+
+
+def test_a_print_after_its_call_ended_reaches_the_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A task or thread a tool starts in its context (``create_task``, ``asyncio.to_thread``)
+    may print after the call has ended: the text went into the ended call's buffer, which nobody
+    reads, and was lost (neither the model nor stdout nor the log had it)."""
+    stream = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", stream)
+    with captured() as printed:
+        print("during")
+        later = contextvars.copy_context()
+    later.run(print, "after")
+    assert (printed.text, stream.getvalue()) == ("during\n", "after\n")

@@ -1352,3 +1352,25 @@ def test_a_tool_returning_coroutines_without_end_is_answered_at_its_timeout(
     worker.join(10)
     assert len(answered) == 1, "the turn never ended"
     assert answered[0].status == "error" and "again" in answered[0].output
+
+
+def test_what_a_task_an_async_tool_started_prints_after_the_call_reaches_stdout(
+        runner_factory: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """A tool that starts a task and returns (fire and forget): the task's print came after the
+    call's capture had ended, went into that call's buffer, and was lost."""
+    async def later() -> None:
+        await asyncio.sleep(0.05)
+        print("background done")
+
+    async def kick() -> str:
+        """Kick."""
+        asyncio.get_running_loop().create_task(later())
+        return "started"
+
+    async def turn() -> Any:
+        results = await runner_factory([kick]).arun([ToolCall("c", "kick")])
+        await asyncio.sleep(0.3)
+        return results
+
+    (r,) = asyncio.run(turn())
+    assert (r.output, capsys.readouterr().out) == ("started", "background done\n")
