@@ -12,7 +12,8 @@ each write: set (by :func:`captured`, around one call), the text goes to that ca
 thread-local: a sync tool runs in a thread of its own, in a copy of the caller's context, and an
 async tool in a task, which has its own context too, so concurrent calls on one event loop are
 told apart as well as calls in threads. A thread a tool starts itself begins with an empty context
-(Python's ``threading``), so its prints go to stdout as before; so does anything written below
+(Python's ``threading``), so its prints go to stdout as before, as do the prints of a task the
+tool started once the call is over (nobody reads its buffer then); so does anything written below
 ``sys.stdout`` (``sys.stdout.buffer``, ``os.write(1, ...)``, a subprocess's output).
 
 Whoever replaces ``sys.stdout`` later (a test's capture, the CLI) simply wins: the next call wraps
@@ -35,16 +36,21 @@ KEEP_CHARS = 200_000
 
 class Printed:
     """The text one call printed: its first :data:`KEEP_CHARS` characters and how many it
-    printed in all. Written from the call's own thread or task only."""
+    printed in all. Written from the call's own thread or task only. ``ended``: the call is
+    over; what a task or thread it started prints later goes to the stream, not to a buffer
+    nobody reads any more."""
 
-    __slots__ = ("_kept", "_parts", "total")
+    __slots__ = ("_kept", "_parts", "ended", "total")
 
     def __init__(self) -> None:
         self._parts: list[str] = []
         self._kept = 0
         self.total = 0
+        self.ended = False
 
     def write(self, text: str) -> int:
+        if not isinstance(text, str):   # as a text stream refuses it (click probes with b"")
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
         self.total += len(text)
         room = KEEP_CHARS - self._kept
         if room > 0:
@@ -62,16 +68,23 @@ _CALL: contextvars.ContextVar[Printed | None] = contextvars.ContextVar("hermes_p
                                                                       default=None)
 
 
+def _call() -> Printed | None:
+    """The capture of the call running in this context, if it is still running."""
+    call = _CALL.get()
+    return None if call is None or call.ended else call
+
+
 class RoutedStdout:
     """``sys.stdout`` as a tool call sees it: writes go to the call's :class:`Printed` while one
     is set in the writer's context, else to ``target``; every other attribute (``encoding``,
-    ``buffer``, ``isatty``, ``fileno``) is the target's."""
+    ``buffer``, ``fileno``) is the target's. ``isatty`` is False in a call: what it prints is
+    read by a model, and click or rich asked the user's terminal and wrote colour escapes."""
 
     def __init__(self, target: TextIO | None) -> None:
         self.target = target
 
     def write(self, text: str) -> int:
-        call = _CALL.get()
+        call = _call()
         if call is not None:
             return call.write(text)
         if self.target is None:   # no stdout at all (pythonw): print() writes nowhere
@@ -83,8 +96,11 @@ class RoutedStdout:
             self.write(line)
 
     def flush(self) -> None:
-        if _CALL.get() is None and self.target is not None:
+        if _call() is None and self.target is not None:
             self.target.flush()
+
+    def isatty(self) -> bool:
+        return _call() is None and self.target is not None and self.target.isatty()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.target, name)
@@ -102,11 +118,13 @@ def route_stdout() -> None:
 
 @contextlib.contextmanager
 def captured() -> Iterator[Printed]:
-    """What the code inside prints, in this context (and tasks it starts): kept, not written."""
+    """What the code inside prints, in this context (and tasks it starts, while it runs): kept,
+    not written."""
     route_stdout()
     printed = Printed()
     token = _CALL.set(printed)
     try:
         yield printed
     finally:
+        printed.ended = True
         _CALL.reset(token)

@@ -148,8 +148,8 @@ async def _call_async(call: Callable[[Mapping[str, Any]], Any], args: Mapping[st
     # caught inside the coroutine: a SystemExit reaching the task machinery stops the event loop
     try:
         value = await call(args)
-        while inspect.isawaitable(value):   # ``return fetch(city)``, its await left out
-            value = await value
+        if inspect.isawaitable(value):   # ``return fetch(city)``, its await left out
+            value = await _awaited(value)
         if inspect.isasyncgen(value):
             value = await adraw(value)
         return value
@@ -166,8 +166,22 @@ async def _call_async(call: Callable[[Mapping[str, Any]], Any], args: Mapping[st
         raise _Raised(e) from None
 
 
+#: How many awaitables deep a tool's value is awaited (``return fetch(city)`` is one deep).
+_AWAITED_DEPTH = 8
+
+
 async def _awaited(value: Awaitable[Any]) -> Any:
-    return await value
+    """``value`` awaited, and what it gives while that is awaitable, at most
+    :data:`_AWAITED_DEPTH` deep: a coroutine returning a call of itself (a retry, its await left
+    out) never yields to the loop, and awaited without end it held the loop past every timeout."""
+    for _ in range(_AWAITED_DEPTH):
+        value = await value
+        if not inspect.isawaitable(value):
+            return value
+    if inspect.iscoroutine(value):
+        value.close()   # never run: no "never awaited" warning for it
+    raise TypeError(f"it returned awaitables more than {_AWAITED_DEPTH} deep (a coroutine "
+                    "returning a call of itself?)")
 
 
 def _run_awaitable(value: Awaitable[Any]) -> Any:

@@ -7,6 +7,7 @@ import contextvars
 import dataclasses
 import functools
 import gc
+import io
 import json
 import subprocess
 import sys
@@ -1297,3 +1298,79 @@ def test_a_tool_that_changes_its_arguments_or_defaults_changes_no_later_call(
     for _ in range(3):
         results = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
         assert [r.output for r in results] == ["21", "31"]
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_tool_that_echoes_with_click_is_answered_with_what_it_echoed(
+        runner_factory: Any, monkeypatch: pytest.MonkeyPatch, use_async: bool, kind: str) -> None:
+    """A command-line function wrapped as a tool (click's ``echo``/``secho``) failed: click
+    probes ``stdout.write(b"")``, the capture took the bytes, and the call was "raised TypeError:
+    sequence item 0: expected str instance, bytes found". On a terminal its colours reached the
+    model as escapes: the capture said it was a terminal."""
+    import click
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stdout", Terminal())
+
+    def report() -> None:
+        """Report."""
+        click.echo("Oslo: sunny")
+        click.secho("warning: wind", fg="red")
+
+    async def areport() -> None:
+        """Report."""
+        report()
+
+    chosen = report if kind == "sync" else areport
+    chosen.__name__ = "report"
+    runner = runner_factory([chosen])
+    calls = [ToolCall("c", "report")]
+    (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert (r.status, r.output) == ("ok", "Oslo: sunny\nwarning: wind")
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_tool_returning_coroutines_without_end_is_answered_at_its_timeout(
+        runner_factory: Any, use_async: bool) -> None:
+    """An async tool that returns a call of itself (``return again()``, a retry without its
+    await): each awaited coroutine handed back another without ever yielding to the loop, so
+    ``arun`` spun on the event loop past the call's 0.3 s timeout, forever."""
+    async def again() -> Any:
+        """Again."""
+        return again()
+
+    runner = runner_factory([again], timeout_s=0.3)
+    calls = [ToolCall("c", "again")]
+    answered: list[Any] = []
+    worker = threading.Thread(target=lambda: answered.extend(
+        asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)), daemon=True)
+    worker.start()
+    worker.join(10)
+    assert len(answered) == 1, "the turn never ended"
+    assert answered[0].status == "error" and "again" in answered[0].output
+
+
+def test_what_a_task_an_async_tool_started_prints_after_the_call_reaches_stdout(
+        runner_factory: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """A tool that starts a task and returns (fire and forget): the task's print came after the
+    call's capture had ended, went into that call's buffer, and was lost."""
+    async def later() -> None:
+        await asyncio.sleep(0.05)
+        print("background done")
+
+    async def kick() -> str:
+        """Kick."""
+        asyncio.get_running_loop().create_task(later())
+        return "started"
+
+    async def turn() -> Any:
+        results = await runner_factory([kick]).arun([ToolCall("c", "kick")])
+        await asyncio.sleep(0.3)
+        return results
+
+    (r,) = asyncio.run(turn())
+    assert (r.output, capsys.readouterr().out) == ("started", "background done\n")
