@@ -5,7 +5,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -218,3 +220,27 @@ def test_a_message_of_dash_is_read_from_stdin_so_a_megabyte_request_can_be_expla
     assert main(["route", "-", "--config", str(cfg), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["features"]["chars"] == len(text.replace("\r\n", "\n").removesuffix("\n"))
+
+
+class _Endless(io.RawIOBase):
+    """``route - < /dev/zero`` (or ``yes |``): a stream with no end."""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        b[:] = b"\0" * len(b)
+        return len(b)
+
+    def readall(self) -> bytes:
+        raise AssertionError("read to the end of a stream that has none: memory grows until OOM")
+
+
+def test_an_endless_stdin_is_refused_at_the_limit_not_read_until_memory_runs_out(
+        cfg: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from hermes_core.cli.argtypes import MAX_STDIN_BYTES
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(_Endless())))
+    assert main(["route", "-", "--config", str(cfg)]) == 1
+    err = capsys.readouterr().err
+    assert "stdin" in err and f"{MAX_STDIN_BYTES:,}" in err
