@@ -285,6 +285,9 @@ def stdin_text() -> str:
     file saved on Windows is read as the text it holds: no byte order mark, "\\n" line ends, and
     the line end that closes the file (``echo``'s, an editor's) is no part of the message. More
     than ``MAX_STDIN_BYTES`` is refused (:class:`PromptInputError`) without reading the rest."""
+    if sys.stdin.isatty():   # `route -` typed at a shell: silent, it looked hung
+        end = "Ctrl-Z, Enter" if sys.platform == "win32" else "Ctrl-D"
+        print(f"(reading the message from stdin: end it with {end})", file=sys.stderr)
     if hasattr(sys.stdin, "buffer"):
         data = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
     else:

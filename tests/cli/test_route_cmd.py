@@ -244,3 +244,25 @@ def test_an_endless_stdin_is_refused_at_the_limit_not_read_until_memory_runs_out
     assert main(["route", "-", "--config", str(cfg)]) == 1
     err = capsys.readouterr().err
     assert "stdin" in err and f"{MAX_STDIN_BYTES:,}" in err
+
+
+class _Terminal(io.TextIOWrapper):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_route_dash_at_a_terminal_says_it_waits_for_the_message(
+        cfg: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # `route -` typed at a shell sat silent until Ctrl-D: it looked hung
+    monkeypatch.setattr(sys, "stdin", _Terminal(io.BytesIO(b"why is the sky blue\n")))
+    assert main(["route", "-", "--config", str(cfg), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "Ctrl-D" in captured.err and "stdin" in captured.err
+    assert json.loads(captured.out)["features"]["chars"] == len("why is the sky blue")
+
+
+def test_route_dash_from_a_pipe_says_nothing_on_stderr(
+        cfg: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"why\n")))
+    assert main(["route", "-", "--config", str(cfg), "--json"]) == 0
+    assert capsys.readouterr().err == ""
