@@ -138,7 +138,7 @@ def jieba_cache_dir() -> str | None:
     A folder that cannot be made or written (a path that is a file) or that is not safe
     (:func:`untrusted_folder`) costs the cache, never tokenisation: a private folder made for this
     process, removed at exit, takes its place (not None: jieba's own ``/tmp/jieba.cache`` can be
-    planted by anyone too).
+    planted by anyone too); None only when no folder can be made at all.
     """
     from hermes_core.config import jieba_cache_dir_setting
 
@@ -154,7 +154,12 @@ def jieba_cache_dir() -> str | None:
         why = f"{e.strerror or e}"
     if why is None:
         return path
-    private = tempfile.mkdtemp(prefix="hermes-core-jieba-")
+    try:
+        private = tempfile.mkdtemp(prefix="hermes-core-jieba-")
+    except OSError as e:   # a read-only temp dir: jieba's own place, where it cannot write either
+        log.warning("jieba cache folder %s unusable (%s), no private one (%s)", path, why,
+                    e.strerror or e)
+        return None
     atexit.register(shutil.rmtree, private, True)
     log.warning("jieba cache folder %s unusable (%s); using %s for this run", path, why, private)
     return private

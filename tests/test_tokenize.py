@@ -915,3 +915,19 @@ def test_the_default_cache_folder_is_made_private(
     folder = _default_folder(tmp_path, monkeypatch)
     assert tok.jieba_cache_dir() == str(folder)
     assert folder.stat().st_mode & 0o077 == 0
+
+
+def test_no_cache_folder_at_all_still_tokenises(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_jieba: None) -> None:
+    # a read-only temp dir: neither our folder nor a private one can be made
+    import tempfile
+
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    monkeypatch.setenv("HERMES_JIEBA_CACHE", str(blocker))
+
+    def read_only(*args: object, **kwargs: object) -> str:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "mkdtemp", read_only)
+    assert tok.jieba_cache_dir() is None
