@@ -266,7 +266,7 @@ class MemoryWriteError(HermesError):
 
 
 class PromptInputError(HermesError):
-    """A ``--history`` file is unusable; names the file and where."""
+    """A ``--history`` file or the message piped in is unusable; names the file and where."""
 
     def __init__(self, file: str | os.PathLike[str], where: str, reason: str) -> None:
         self.file = str(file)

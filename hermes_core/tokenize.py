@@ -14,10 +14,14 @@ China and the reverse; only match keys are folded, never the text that is stored
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import logging
 import os
 import re
+import shutil
+import stat
+import tempfile
 import threading
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -113,25 +117,52 @@ def is_spaced_word_char(ch: str) -> bool:
     return _SPACED_WORD.match(ch) is not None
 
 
+def untrusted_folder(link: os.stat_result, target: os.stat_result, me: int) -> str | None:
+    """Why a cache folder (``lstat`` and ``stat`` of its path) is not safe for user ``me``, or
+    None. jieba unmarshals the dictionary it finds there, and the default folder has a name anyone
+    can guess in a shared /tmp: one another user made first, or planted as a symlink, would hand
+    them our tokeniser (a poisoned dictionary splits an injection phrase so no rule sees it)."""
+    for st in (link, target):
+        if st.st_uid not in (me, 0):   # root may write anywhere already
+            return f"owned by uid {st.st_uid}"
+    if not stat.S_ISDIR(target.st_mode):
+        return "not a folder"
+    if target.st_mode & 0o022:
+        return "writable by others"
+    return None
+
+
 def jieba_cache_dir() -> str | None:
     """Where jieba keeps its 9 MB dictionary cache: ``HERMES_JIEBA_CACHE`` or a dir of ours.
 
-    None (jieba's own default, the temp dir) when that folder cannot be made or written: a path that
-    is a file, or a shared /tmp where another user made the folder first. A cache is never worth
-    failing tokenisation for.
+    A folder that cannot be made or written (a path that is a file) or that is not safe
+    (:func:`untrusted_folder`) costs the cache, never tokenisation: a private folder made for this
+    process, removed at exit, takes its place (not None: jieba's own ``/tmp/jieba.cache`` can be
+    planted by anyone too); None only when no folder can be made at all.
     """
     from hermes_core.config import jieba_cache_dir_setting
 
     path = jieba_cache_dir_setting()
     try:
-        os.makedirs(path, exist_ok=True)
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        getuid = getattr(os, "getuid", None)   # Windows: the temp dir is the user's, no modes
+        why = (None if getuid is None
+               else untrusted_folder(os.lstat(path), os.stat(path), getuid()))
+        if why is None and not os.access(path, os.W_OK | os.X_OK):
+            why = "not writable"
     except OSError as e:
-        log.warning("jieba cache folder %s unusable (%s); using the temp dir", path, e.strerror or e)
+        why = f"{e.strerror or e}"
+    if why is None:
+        return path
+    try:
+        private = tempfile.mkdtemp(prefix="hermes-core-jieba-")
+    except OSError as e:   # a read-only temp dir: jieba's own place, where it cannot write either
+        log.warning("jieba cache folder %s unusable (%s), no private one (%s)", path, why,
+                    e.strerror or e)
         return None
-    if not os.access(path, os.W_OK | os.X_OK):
-        log.warning("jieba cache folder %s is not writable; using the temp dir", path)
-        return None
-    return path
+    atexit.register(shutil.rmtree, private, True)
+    log.warning("jieba cache folder %s unusable (%s); using %s for this run", path, why, private)
+    return private
 
 
 def _load_jieba() -> Any:

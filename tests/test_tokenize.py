@@ -46,7 +46,8 @@ def test_cache_folder_we_may_not_write_falls_back(
     real_access = os.access
     monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if os.fspath(p) == str(theirs)
                         else real_access(p, mode, **kw))
-    assert tok.jieba_cache_dir() is None
+    used = tok.jieba_cache_dir()
+    assert used is not None and used != str(theirs) and os.access(used, os.W_OK)
     assert tok.jieba_available()
 
 
@@ -843,3 +844,90 @@ def test_a_gendered_group_and_its_mixed_tone_sequence_find_each_other(
     assert _indexes(toned, variant) and _indexes(toned, base), (toned, variant)
     assert _indexes(variant, person) and _indexes(f"{base}\U0001F3FD\u200d{sign}", person)
     assert not _indexes(variant, toned) and not _indexes(person, variant)
+
+
+# The cache folder sits at a name anyone can guess in a shared /tmp, and jieba unmarshals the
+# dictionary it finds there: a folder another user made first (or planted as a symlink) would
+# hand them our tokeniser, so it is used only when ours (or root's) and writable by us alone.
+
+def _st(mode: int, uid: int) -> os.stat_result:
+    return os.stat_result((mode, 0, 0, 1, uid, 0, 0, 0, 0, 0))
+
+
+_DIR, _LINK = 0o040000, 0o120000
+
+
+@pytest.mark.parametrize("link, target, me, refused", [
+    (_st(_DIR | 0o700, 1000), _st(_DIR | 0o700, 1000), 1000, None),
+    (_st(_DIR | 0o755, 0), _st(_DIR | 0o755, 0), 1000, None),            # root's: trusted
+    (_st(_LINK | 0o777, 1000), _st(_DIR | 0o700, 1000), 1000, None),     # the user's own link
+    (_st(_DIR | 0o700, 1001), _st(_DIR | 0o700, 1001), 1000, "owned by uid 1001"),
+    (_st(_DIR | 0o777, 1000), _st(_DIR | 0o777, 1000), 1000, "writable by others"),
+    (_st(_DIR | 0o775, 1000), _st(_DIR | 0o775, 1000), 1000, "writable by others"),
+    (_st(_DIR | 0o1777, 0), _st(_DIR | 0o1777, 0), 0, "writable by others"),   # /tmp itself
+    (_st(_LINK | 0o777, 1001), _st(_DIR | 0o700, 0), 0, "owned by uid 1001"),  # planted link
+    (_st(_LINK | 0o777, 1001), _st(_DIR | 0o700, 0), 1000, "owned by uid 1001"),
+    (_st(0o100644, 1000), _st(0o100644, 1000), 1000, "not a folder"),
+])
+def test_a_cache_folder_is_trusted_only_when_ours_and_closed_to_others(
+        link: os.stat_result, target: os.stat_result, me: int, refused: str | None) -> None:
+    reason = tok.untrusted_folder(link, target, me)
+    assert reason == refused if refused is None else (reason is not None and refused in reason)
+
+
+def _default_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    import tempfile
+
+    from hermes_core.config import jieba_cache_dir_setting
+
+    monkeypatch.delenv("HERMES_JIEBA_CACHE", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    return Path(jieba_cache_dir_setting())
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX owners and modes")
+@pytest.mark.parametrize("plant", ["world-writable folder", "symlink to a world-writable folder"])
+def test_a_cache_folder_planted_in_the_temp_dir_is_not_used(
+        plant: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_jieba: None,
+        caplog: pytest.LogCaptureFixture) -> None:
+    planted = _default_folder(tmp_path, monkeypatch)
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    theirs.chmod(0o777)
+    (theirs / "jieba.cache").write_bytes(b"not a dictionary")   # what a planter would leave
+    if plant.startswith("symlink"):
+        planted.symlink_to(theirs)
+    else:
+        theirs.rename(planted)
+    with caplog.at_level(logging.WARNING, logger="hermes_core.tokenize"):
+        used = tok.jieba_cache_dir()
+    assert used is not None   # None is jieba's /tmp/jieba.cache: anyone may plant that one too
+    assert Path(used).resolve() not in (planted.resolve(), theirs.resolve())
+    mode = os.stat(used)
+    assert mode.st_uid == os.getuid() and mode.st_mode & 0o077 == 0
+    assert str(planted) in caplog.text and "writable by others" in caplog.text
+    assert tok.jieba_available() and "违章" in tok.tokenize("查询违章记录")
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX modes")
+def test_the_default_cache_folder_is_made_private(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = _default_folder(tmp_path, monkeypatch)
+    assert tok.jieba_cache_dir() == str(folder)
+    assert folder.stat().st_mode & 0o077 == 0
+
+
+def test_no_cache_folder_at_all_still_tokenises(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_jieba: None) -> None:
+    # a read-only temp dir: neither our folder nor a private one can be made
+    import tempfile
+
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    monkeypatch.setenv("HERMES_JIEBA_CACHE", str(blocker))
+
+    def read_only(*args: object, **kwargs: object) -> str:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "mkdtemp", read_only)
+    assert tok.jieba_cache_dir() is None

@@ -13,6 +13,7 @@ from typing import Any
 
 from wcwidth import wcswidth
 
+from hermes_core.errors import PromptInputError
 from hermes_core.redact import clip
 from hermes_core.types import unfit_model_name
 
@@ -274,9 +275,24 @@ def print_mapping(data: Mapping[str, Any], *, as_json: bool) -> None:
         print(f"{key:{width}}{value}")
 
 
+# a message piped in, at most (as prompt's --history file): ``route - < /dev/zero`` or ``yes |``
+# would otherwise be read until memory runs out
+MAX_STDIN_BYTES = 20_000_000
+
+
 def stdin_text() -> str:
     """The message piped in: bytes that are not UTF-8 become U+FFFD rather than a traceback. A
     file saved on Windows is read as the text it holds: no byte order mark, "\\n" line ends, and
-    the line end that closes the file (``echo``'s, an editor's) is no part of the message."""
-    data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+    the line end that closes the file (``echo``'s, an editor's) is no part of the message. More
+    than ``MAX_STDIN_BYTES`` is refused (:class:`PromptInputError`) without reading the rest."""
+    if sys.stdin.isatty():   # `route -` typed at a shell: silent, it looked hung
+        end = "Ctrl-Z, Enter" if sys.platform == "win32" else "Ctrl-D"
+        print(f"(reading the message from stdin: end it with {end})", file=sys.stderr)
+    if hasattr(sys.stdin, "buffer"):
+        data = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
+    else:
+        data = sys.stdin.read(MAX_STDIN_BYTES + 1).encode()
+    if len(data) > MAX_STDIN_BYTES:
+        raise PromptInputError("<stdin>", "", f"the message piped in is over {MAX_STDIN_BYTES:,} "
+                                              "bytes; give a shorter one")
     return data.decode("utf-8-sig", "replace").replace("\r\n", "\n").removesuffix("\n")

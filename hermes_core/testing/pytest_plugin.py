@@ -39,7 +39,6 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-os.environ.setdefault("HERMES_JIEBA_CACHE", os.path.join(tempfile.gettempdir(), "hermes-core-jieba"))
 
 import pytest  # noqa: E402
 

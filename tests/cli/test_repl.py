@@ -991,3 +991,37 @@ def test_what_a_tool_prints_during_a_streamed_turn_stays_out_of_the_reply(
     Repl(agent, stdin=io.StringIO(""), stream=True).turn("what is it?")
     shown = capsys.readouterr().out
     assert "It is 42." in shown and "DEBUG working" not in shown
+
+
+def _module(file: object) -> object:
+    import types
+
+    m = types.ModuleType("readline")
+    if file is not None:
+        m.__file__ = file  # type: ignore[assignment]
+    return m
+
+
+@pytest.mark.parametrize("readline, why", [
+    (_module(None), "built in: no file to open"),
+    (_module(__file__), "pyreadline3-like: a .py file, not a library"),
+    (_module("/nonexistent/readline.so"), "missing file"),
+    (_module(sys.executable), "a library without the symbol (libedit's readline lacks it)"),
+])
+def test_keys_pressed_is_false_where_readline_cannot_say(readline: object, why: str) -> None:
+    from hermes_core.cli.repl import _keys_pressed
+
+    assert _keys_pressed(readline) is False, why
+
+
+def test_keys_pressed_reads_gnu_readline_without_a_prompt_having_run() -> None:
+    # a readline never started (no prompt yet in this process): rl_last_func is NULL, no crash
+    readline = pytest.importorskip("readline")
+    from hermes_core.cli.repl import _keys_pressed
+
+    code = ("import readline\nfrom hermes_core.cli.repl import _keys_pressed\n"
+            "print(_keys_pressed(readline))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, stdin=subprocess.DEVNULL).stdout
+    assert out.strip() == "False"
+    assert isinstance(_keys_pressed(readline), bool)

@@ -5,7 +5,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -319,3 +321,49 @@ def test_route_counts_the_home_s_system_prompt_as_the_agent_does(
         decision = agent.last_decision
     assert decision is not None and decision.model == "gpt-4o"
     assert explained["model"] == decision.model, explained["reason"]
+
+
+class _Endless(io.RawIOBase):
+    """``route - < /dev/zero`` (or ``yes |``): a stream with no end."""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        b[:] = b"\0" * len(b)
+        return len(b)
+
+    def readall(self) -> bytes:
+        raise AssertionError("read to the end of a stream that has none: memory grows until OOM")
+
+
+def test_an_endless_stdin_is_refused_at_the_limit_not_read_until_memory_runs_out(
+        cfg: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from hermes_core.cli.argtypes import MAX_STDIN_BYTES
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(_Endless())))
+    assert main(["route", "-", "--config", str(cfg)]) == 1
+    err = capsys.readouterr().err
+    assert "stdin" in err and f"{MAX_STDIN_BYTES:,}" in err
+
+
+class _Terminal(io.TextIOWrapper):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_route_dash_at_a_terminal_says_it_waits_for_the_message(
+        cfg: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # `route -` typed at a shell sat silent until Ctrl-D: it looked hung
+    monkeypatch.setattr(sys, "stdin", _Terminal(io.BytesIO(b"why is the sky blue\n")))
+    assert main(["route", "-", "--config", str(cfg), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "Ctrl-D" in captured.err and "stdin" in captured.err
+    assert json.loads(captured.out)["features"]["chars"] == len("why is the sky blue")
+
+
+def test_route_dash_from_a_pipe_says_nothing_on_stderr(
+        cfg: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"why\n")))
+    assert main(["route", "-", "--config", str(cfg), "--json"]) == 0
+    assert capsys.readouterr().err == ""

@@ -6,6 +6,7 @@ its private default home: a suite never writes into the user's real ``~/.hermes`
 
 from __future__ import annotations
 
+import os
 import re
 import socket
 import subprocess
@@ -183,3 +184,17 @@ def test_a_suite_can_make_every_script_run_out_an_error_without_touching_a_doubl
                           "error::pytest.PytestConfigWarning", str(suite)],
                          capture_output=True, text=True, cwd=suite, env=env, timeout=900)
     assert res.returncode == 0 and "3 passed" in res.stdout, res.stdout[-3000:] + res.stderr[-3000:]
+
+
+def test_the_plugin_leaves_the_jieba_cache_in_the_users_own_folder() -> None:
+    # it set a shared /tmp/hermes-core-jieba: a second user's suite met the first one's folder
+    # (not writable, or one they planted) where the library itself would use a folder per user
+    env = {k: v for k, v in os.environ.items() if k != "HERMES_JIEBA_CACHE"}
+    probe = ("import os\nimport hermes_core.testing.pytest_plugin\n"
+             "print(os.environ.get('HERMES_JIEBA_CACHE', ''))\n"
+             "os.environ.pop('HERMES_JIEBA_CACHE', None)\n"
+             "from hermes_core.config import jieba_cache_dir_setting\n"
+             "print(jieba_cache_dir_setting())\n")
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True,
+                         check=True, cwd=ROOT).stdout.splitlines()
+    assert out[0] in ("", out[1])
