@@ -169,7 +169,7 @@ def test_an_index_updated_across_prunes_and_catalog_changes_equals_one_built_fro
     rng = random.Random(seed)
     store = UsageStore(None, cap=cap)
     hashes = dict.fromkeys(SKILLS, "h1")
-    for i in range(rng.randint(cap // 2, cap + 3)):
+    for _ in range(rng.randint(cap // 2, cap + 3)):
         skill = rng.choice(SKILLS)
         store.record(" ".join(rng.choices(WORDS, k=rng.randint(1, 6))), skill,
                      good=rng.random() < 0.8, content_hash=rng.choice(("", hashes[skill])))
