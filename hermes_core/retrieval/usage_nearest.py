@@ -5,7 +5,7 @@ Without embeddings the usage layer learns how far a neighbour can be trusted (us
 shipped off-topic request, the nearest good past message by BM25 share (a past message's score
 over what the request's words could score, ``BM25Index.max_score``). Measured whole that is one
 scoring of every past message per request: at the 20,000-event cap about 4,100 of them (the
-sample of ``LEXICAL_LOO_SAMPLE`` and the off-topic reference), 4 s of CPU unloaded, and every new
+sample of ``LEXICAL_LOO_SAMPLE`` and the off-topic reference), 4.0 s of CPU, and every new
 event asked for them all again. Most cannot have moved.
 
 What is kept per request (:class:`Nearest`): its words, the share's divisor, the nearest
