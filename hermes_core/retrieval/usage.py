@@ -45,6 +45,7 @@ from hermes_core.retrieval.fusion import GateDecision
 from hermes_core.retrieval.usage_gate import UsageGate, calibrate_usage_gate
 from hermes_core.retrieval.usage_nearest import Nearest, carried, digest, measure, sample, similarities
 from hermes_core.retrieval.usage_reliability import (  # noqa: F401  (re-exported)
+    LEXICAL_LOO_SAMPLE,
     LOO_SAMPLE,
     MIN_PRECISION,
     PROTOTYPE_MIN_EVENTS,
@@ -170,12 +171,14 @@ class UsageIndex:
                  vectors: np.ndarray | None = None, *, unrelated_mean: float = 0.0,
                  unrelated_std: float = 1.0, k: int = KNN_K, full_weight: float = USAGE_WEIGHT,
                  reference: np.ndarray | None = None, previous: UsageIndex | None = None,
-                 sample: int = LOO_SAMPLE) -> None:
+                 sample: int | None = None) -> None:
         """``reference``: the off-topic reference requests (``offtopic_requests()``, in order)
         embedded by the model of ``vectors``; without vectors they are scored lexically.
         ``previous``: the lexical index of an earlier history of the same store, which this one
         is updated from (usage_nearest.py) with the same result as a build from scratch;
-        ``sample``: how many good past messages the leave-one-out measures."""
+        ``sample``: how many good past messages the leave-one-out measures (by default
+        ``LOO_SAMPLE`` with vectors, ``LEXICAL_LOO_SAMPLE`` without: a lexical history up to that
+        size is measured whole, not by a pick that moves what it learns)."""
         pos = {n: i for i, n in enumerate(names)}
         # a (message, skill) counts once, with its latest verdict: copies (a history written before
         # the store merged repeats) filled all k neighbours of their message and, each the others'
@@ -193,7 +196,8 @@ class UsageIndex:
         self.unrelated_std = max(unrelated_std, 1e-6)
         self.k = k
         self.full_weight = full_weight
-        self.sample = sample
+        self.sample = sample if sample is not None else (
+            LOO_SAMPLE if self.vectors is not None else LEXICAL_LOO_SAMPLE)
         self._langs = [query_language(e.query) for e in self.events]
         self.used = frozenset(e.skill for e in self.events if e.good)
         self._good = self._sign > 0

@@ -1102,3 +1102,18 @@ def test_a_failed_background_rebuild_is_logged_with_its_traceback(
     # the traceback is on the record (as exc_info, or as the text a scrubbing filter made of it)
     assert "IndexError: index 3 is out of bounds" in logging.Formatter().format(rec)
     assert "Traceback" in logging.Formatter().format(rec)
+
+
+def test_a_lexical_history_of_thousands_of_messages_is_measured_whole_not_sampled() -> None:
+    """The reliability the lexical layer learns is measured on every good past message of a
+    history up to 4,000 of them: a sample of 2,000 of the MetaTool dev half's 5,102 moved
+    with-usage Recall@5 from 0.799 to 0.834 by which messages it picked (six digests), a
+    4,000 one within 0.820-0.8295 of the 0.825 all of them give. With embeddings the sample
+    stays 2,000 (a matrix product; not measured here)."""
+    import random
+    rng = random.Random(5)
+    words = [f"w{i}" for i in range(400)]
+    events = [U.UsageEvent(" ".join(rng.choices(words, k=4)), SAMPLE_SKILLS[i % 5].name, id=i + 1)
+              for i in range(3_000)]
+    idx = UsageIndex(events, [s.name for s in SAMPLE_SKILLS])
+    assert len(idx._near) == len(idx.events) == 3_000

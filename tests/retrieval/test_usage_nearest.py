@@ -143,3 +143,51 @@ def test_a_request_that_met_nothing_is_measured_again_when_a_new_word_reaches_a_
     got = carried(before, old, new, candidates, keys, {2: 0, 3: 1}, np.zeros(0, dtype=np.int64), {})
     want = measure(new, toks, candidates, keys)
     assert want.similarity > 0 and (got is None or (got.key, got.similarity) == (want.key, want.similarity))
+
+
+# one change to a history: an event recorded (with the skill's content hash), a skill rewritten
+# (its events of the old hash pruned), a skill deleted from the catalog and its events pruned,
+# or a skill left out of the catalog the index is built for (its events stay in the store)
+CHANGE = st.one_of(
+    st.tuples(st.just("record"), st.lists(st.sampled_from(WORDS), min_size=1, max_size=5),
+              st.sampled_from(SKILLS), st.booleans(), st.sampled_from(("", "h1", "h2"))),
+    st.tuples(st.just("rewrite"), st.sampled_from(SKILLS), st.sampled_from(("h1", "h2"))),
+    st.tuples(st.just("delete"), st.sampled_from(SKILLS)),
+    st.tuples(st.just("catalog"), st.sampled_from(SKILLS)))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), changes=st.lists(CHANGE, min_size=1, max_size=12),
+       cap=st.integers(10, 30), size=st.integers(4, 20))
+def test_an_index_updated_across_prunes_and_catalog_changes_equals_one_built_from_scratch(
+        seed: int, changes: list[tuple], cap: int, size: int) -> None:
+    """Events leave other than as the oldest at the cap: a rewritten skill's events pruned by
+    content hash from the middle of the history, a deleted skill's all at once (the nearest of
+    many sampled messages and the idf of their words gone together), a skill taken out of the
+    catalog and put back (its kept events then come back before new ones). After each change
+    the index updated from the last equals a build from scratch."""
+    rng = random.Random(seed)
+    store = UsageStore(None, cap=cap)
+    hashes = dict.fromkeys(SKILLS, "h1")
+    for _ in range(rng.randint(cap // 2, cap + 3)):
+        skill = rng.choice(SKILLS)
+        store.record(" ".join(rng.choices(WORDS, k=rng.randint(1, 6))), skill,
+                     good=rng.random() < 0.8, content_hash=rng.choice(("", hashes[skill])))
+    names = list(SKILLS)
+    last = UsageIndex(store.events(), names, sample=size)
+    for change in changes:
+        if change[0] == "record":
+            _, words, skill, good, h = change
+            store.record(" ".join(words), skill, good=good, content_hash=h and hashes[skill])
+        elif change[0] == "rewrite":
+            hashes[change[1]] = change[2]
+            store.prune(hashes)
+        elif change[0] == "delete":
+            store.prune({s: h for s, h in hashes.items() if s != change[1]})
+        else:
+            names = ([n for n in names if n != change[1]] if change[1] in names
+                     else sorted([*names, change[1]]))
+        events = store.events()
+        now = UsageIndex(events, names, previous=last, sample=size)
+        assert_same(now, UsageIndex(events, names, sample=size))
+        last = now

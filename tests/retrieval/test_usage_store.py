@@ -4,6 +4,9 @@ message that is not text (control characters, a binary blob) becomes."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from hermes_core.retrieval.usage_store import UsageStore
@@ -63,3 +66,64 @@ def test_a_binary_message_is_refused_not_stored(query: str) -> None:
     st = UsageStore(None)
     assert not st.record(query, "s")
     assert st.events() == []
+
+
+def _mark_again(path: Path, who: str, start: Any, results: Any) -> None:
+    start.wait()
+    store, stored, error = UsageStore(path, cap=30), 0, ""
+    try:
+        for i in range(40):
+            good = (i + (who == "b")) % 2 == 0
+            stored += store.record(f"shared message {i % 3}", "pdf-extract", good=good)
+    except Exception as e:   # reported to the parent, whose assertion shows it
+        error = repr(e)
+    results.put((who, stored, error))
+
+
+def test_two_processes_marking_the_same_messages_again_at_the_cap_keep_one_row_each(tmp_path: Path) -> None:
+    """Two chats on one home mark the same three messages again and again at once, the history
+    at its cap: each delete-and-insert is one transaction, so each message is one row (never
+    none, never two) and the three push out three old events, not one per mark."""
+    import multiprocessing as mp
+    path = tmp_path / "usage.sqlite"
+    store = UsageStore(path, cap=30)
+    for i in range(30):
+        store.record(f"old message {i}", "weather")
+    ctx = mp.get_context("fork")
+    start, results = ctx.Event(), ctx.Queue()
+    procs = [ctx.Process(target=_mark_again, args=(path, who, start, results)) for who in "ab"]
+    for p in procs:
+        p.start()
+    start.set()
+    got = sorted(results.get(timeout=120) for _ in procs)
+    for p in procs:
+        p.join(timeout=60)
+    assert got == [("a", 40, ""), ("b", 40, "")]
+    events = UsageStore(path, cap=30).events()
+    shared = sorted(e.query for e in events if e.query.startswith("shared"))
+    assert shared == [f"shared message {i}" for i in range(3)]
+    old = [e.query for e in events if e.query.startswith("old")]
+    assert old == [f"old message {i}" for i in range(3, 30)]
+
+
+FAMILY = "👨\u200d👩\u200d👧\u200d👦 家庭照片 ❤\ufe0f 分享给妈妈"   # a ZWJ sequence, a variation selector
+
+
+@pytest.mark.parametrize(("message", "kept"), [
+    (FAMILY, FAMILY),
+    ("\u200d\ufe0f" * 40 + "表情", "\u200d\ufe0f" * 40 + "表情"),          # ZWJ/VS are text, not controls
+    ("🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f flag", None),   # tag characters
+    ("葛\U000e0100飾区の天気", "葛\U000e0100飾区の天気"),                          # an ideographic variant
+    ("\x1b[01;31m\x1b[KERROR\x1b[m\x1b[K a \x1b[01;31m\x1b[Kok\x1b[m\x1b[K b", "ERROR a ok b"),
+    ("\x1b[32m✓\x1b[0m\x1b[31m✗\x1b[0m" * 10 + " why did the tests fail", None),
+])
+def test_emoji_sequences_and_a_coloured_log_are_words_not_binary(message: str, kept: str | None) -> None:
+    """Zero-width joiners, variation selectors, tag characters and a pasted log coloured by
+    grep or a test runner are a message, not a file's bytes: only controls count toward the
+    binary share, and the escapes go before it is judged."""
+    store = UsageStore(None)
+    assert store.record(message, "weather")
+    got = store.events()[0].query
+    if kept is not None:
+        assert got == kept
+    assert "\x1b" not in got
