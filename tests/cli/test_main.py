@@ -73,6 +73,7 @@ def test_the_streams_are_given_back_after_a_command(tmp_path: Path,
     import sys
 
     monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)   # route reads the project's context files from the cwd
     before = (sys.stdout, sys.stderr)
     main(["route", "hi"])
     assert (sys.stdout, sys.stderr) == before
@@ -171,6 +172,7 @@ def test_a_closed_stdout_discards_the_output_as_print_does(
     AttributeError traceback."""
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("HERMES_HOME", raising=False)
+    monkeypatch.chdir(tmp_path)
     monkeypatch.setattr("sys.stdout", None)
     assert main(argv) == 0
     assert "Traceback" not in capsys.readouterr().err
@@ -190,12 +192,15 @@ def test_a_closed_stdin_reads_as_an_empty_input(
 
 
 def _run_cli(argv: list[str], home: Path, **popen: object) -> subprocess.CompletedProcess[str]:
+    """The CLI in a child process run in ``home``: ``route``, ``prompt`` and ``chat`` read the
+    project's context files from the working folder up to its git root, and one flagged there
+    (a repository's own AGENTS.md quoting an injection) adds a warning to stderr."""
     # PYTHONUNBUFFERED would hide what Python's flush at exit does with a buffered stream
     env = {k: v for k, v in os.environ.items() if k not in (
         "HERMES_HOME", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "PYTHONUNBUFFERED")}
     env.update(HOME=str(home), PYTHONPATH=str(ROOT))
     popen.setdefault("stderr", subprocess.PIPE)
-    return subprocess.run([sys.executable, "-m", "hermes_core.cli", *argv], env=env,
+    return subprocess.run([sys.executable, "-m", "hermes_core.cli", *argv], env=env, cwd=home,
                           stdin=subprocess.DEVNULL, text=True, timeout=120, check=False,
                           **popen)  # type: ignore[call-overload]
 
@@ -222,7 +227,8 @@ def test_a_reader_that_went_away_ends_the_chat_quietly(tmp_path: Path) -> None:
     env.update(HOME=str(tmp_path), PYTHONPATH=str(ROOT))
     with questions.open("rb") as stdin:
         proc = subprocess.Popen([sys.executable, "-m", "hermes_core.cli", "chat", "--offline",
-                                 "--no-stream"], env=env, stdin=stdin, stdout=subprocess.PIPE,
+                                 "--no-stream"], env=env, cwd=tmp_path, stdin=stdin,
+                                stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE)
     assert proc.stdout is not None and proc.stderr is not None
     assert proc.stdout.read(1)   # as head -c 1 does: one byte read, then the pipe is closed

@@ -33,6 +33,13 @@ credentials:
 """
 
 
+@pytest.fixture(autouse=True)
+def _private_home_and_cwd(hermes_home: Path) -> None:
+    """``route`` builds the home's system prompt and reads the project's context files from the
+    cwd up to its git root: without a home and a cwd of their own, these tests routed inside the
+    session's shared default home and whatever AGENTS.md the folder pytest ran in holds."""
+
+
 @pytest.fixture
 def cfg(tmp_path: Path) -> Path:
     p = tmp_path / "config.yaml"

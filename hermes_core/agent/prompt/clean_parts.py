@@ -125,6 +125,9 @@ class CleanParts:
         self._path: Path | None = None
         self._known: OrderedDict[str, int] | None = None   # read on first use
         self._lock = threading.Lock()
+        # files this process could not write: said once (a read-only home failed at each part,
+        # the same line three times at one ``hermes-core route``), not at every part and turn
+        self._unwritable: set[Path] = set()
 
     def attach(self, directory: str | os.PathLike[str] | None) -> None:
         """Keep the parts under ``directory`` (a home's ``cache/injection``); None: none."""
@@ -165,6 +168,9 @@ class CleanParts:
                 self._path.parent.mkdir(parents=True, exist_ok=True)
                 write_atomic(self._path, body.encode("ascii"), durable=False)
             except OSError as e:
+                if self._path in self._unwritable:
+                    return
+                self._unwritable.add(self._path)
                 log.warning("%s: cannot write (%s); context files are scanned again at the next "
                             "start", self._path, e.strerror or e)
 

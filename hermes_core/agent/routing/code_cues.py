@@ -135,8 +135,15 @@ _ASKS_FOR_CODE = re.compile(
     rf"|(?:{_ZH_TALK_VERB})[^。！？?!\n]{{0,20}}?(?:{_ZH_CODE_ONLY_NOUN})"
     rf"|(?:{_ZH_CODE_NOUN})[^。！？?!\n]{{0,8}}?(?:报错|報錯|出错|出錯|怎么改|怎麼改|有问题|有問題"
     r"|改成|改为|改為|重构|重構|优化|優化|修复|修復|转成|轉成|翻译成|翻譯成)"
-    rf"|(?:用|使用|在)\s*(?:{_LANGS}|{_C_LANG})\s*(?:语言|語言)?\s*(?:里|裡|中)?\s*"
+    # each \s* follows a word it needs: three in a row around optional words split a run of n
+    # spaces n² ways at every start ("用python" and 1,000 spaces took 5 s)
+    rf"|(?:用|使用|在)\s*(?:{_LANGS}|{_C_LANG})\s*(?:(?:语言|語言)\s*)?(?:(?:里|裡|中)\s*)?"
     r"(?:写|寫|实现|實現|怎么|怎麼|如何)"
+    # python怎么反转列表 without the 用, as "How do I reverse a list in Python?"; only the names
+    # that are no other word, and not an opinion or a course (Python怎么样, java怎么学)
+    rf"|{_ASCII_START}(?:{_NAMED_LANGS})\s*(?:(?:语言|語言)\s*)?(?:(?:里|裡|中)\s*)?"
+    r"(?:怎么|怎麼|如何)"
+    r"(?!样|樣|学|學|入门|入門|选|選)"
     rf"|(?:{_JA_CODE_NOUN})[^。！？?!\n]{{0,12}}?(?:{_JA_CODE_VERB})"
     rf"|(?:{_JA_WEAK_NOUN})[^。！？?!\n]{{0,12}}?(?:書|実装|修正|デバッグ|リファクタ)"
     rf"|(?:{_JA_CODE_ONLY_NOUN})[^。！？?!\n]{{0,12}}?(?:説明|解説)"

@@ -76,6 +76,16 @@ from hermes_core.types import Candidate, Message, Prompt
         ("What is the code of conduct here?", "asks_for_code", False),
         ("how to say thank you in French", "asks_for_code", False),
         ("给妈妈写一封生日贺卡", "asks_for_code", False),
+        # a how-to in a named language without 用 before it, as "How do I ... in Python?"
+        ("python怎么反转列表", "asks_for_code", True),
+        ("Python如何读取文件", "asks_for_code", True),
+        ("python 里怎么读取json", "asks_for_code", True),
+        ("python中如何删除字典的键", "asks_for_code", True),
+        ("SQL怎么去重", "asks_for_code", True),
+        # an opinion of the language, or learning it, is not a request for code
+        ("Python怎么样", "asks_for_code", False),
+        ("java怎么学", "asks_for_code", False),
+        ("python是什么", "asks_for_code", False),
     ],
 )
 def test_features_table(text: str, field: str, expected: object) -> None:
@@ -454,3 +464,20 @@ def test_a_model_named_after_a_smaller_family_member_has_its_own_window(
     A window too large only leaves the refusal to the provider; one too small refuses a request
     the model takes."""
     assert context_window(model) == window
+
+
+@pytest.mark.parametrize("head", ["用python", "python", "在 Java 语言"])
+def test_a_language_name_before_a_long_run_of_spaces_is_read_in_linear_time(head: str) -> None:
+    """``用python`` then 1,000 spaces took 5 s in ``asks_for_code``: three ``\\s*`` around optional
+    words split the run n² ways at each start. Twice the spaces may take about twice the time."""
+    import time
+
+    from hermes_core.agent.routing.code_cues import asks_for_code
+
+    def took(n: int) -> float:
+        start = time.process_time()
+        asks_for_code(head + " " * n + "x")
+        return time.process_time() - start
+
+    small, large = took(50_000), took(100_000)
+    assert large < 0.5 and large < 4 * small + 0.05, (small, large)
