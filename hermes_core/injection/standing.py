@@ -284,8 +284,13 @@ _REPORT = re.compile(r"(?:会|會|将|將)(?:在[^。\n]{0,10}?)?(?:被)?(?:自�
                      # "今後、CLI は…削除します"
                      r"(?:\bdésormais|\bdorénavant|\bmaintenant|\bavenir)\s*,?\s+(?:le|la|les|l'|on|il|elle|nous|notre|votre)\b|"
                      r"\b(?:jetzt|sofort|an|künftig|zukunft|fortan|zukünftig)\s*,?\s+\w+t\s+(?:der|die|das)\b|"
-                     r"(?<![てで])(?:します|しました)(?:。|$)|され(?:ます|る|た|てい)|\bse\s+\w+(?:an|en)\b|\b(?:son|serán|sont|seront|est|"
-                     r"sera)\s+(?:\w+\s+)?\w+(?:ados|adas|idos|idas|és|ées|ée)\b|\b(?:werden|wird)\b|"
+                     # the passive of the dangerous verb itself, not of a word in a relative clause ("borra los
+                     # archivos que se crean sin preguntar" is an order)
+                     r"(?<![てで])(?:します|しました)(?:。|$)|(?:削除|消去|支払|送金|振込|承認|実行)され(?:ます|る|た|てい)|"
+                     r"\bse\s+(?:borr|elimin|pag|transfier|aprueb|ejecut)\w*(?:an|en)\b|\b(?:son|serán|sont|seront|est|sera)\s+"
+                     r"(?:\w+\s+)?(?:borr|elimin|pag|transfer|aprob|ejecut|supprim|effac|pay|transf[eé]r|vir|approuv|ex[ée]cut)\w*"
+                     r"(?:ados|adas|idos|idas|és|ées|ée|é)\b|\b(?:werden|wird)\b[^.\n]{0,40}?\b(?:gelöscht|entfernt|bezahlt|"
+                     r"überwiesen|genehmigt|freigegeben|ausgeführt)\b|"
                      r"\b(?:never|don'?t|do\s+not)\b[^.\n]{0,40}?\bwithout\s+(?:\w+\s+)?(?:asking|confirm|permission|approval|check)")
 
 
