@@ -109,7 +109,7 @@ SECRECY = _c(
     _ZH_NEG + r"(?:将|將|把)(?:此事|这件事|這件事|这些|這些|这|這|此)[^。\n]{0,4}?(?:告诉|告訴|透露给|透露給)" + _ZH_USER,
     _ZH_NEG + r"(?:向|跟|对|對|和)" + _ZH_USER + r"(?:透露|提及|提起|说|說|讲|講|提|汇报|匯報)",
     r"(?:对|對)" + _ZH_USER + r"(?:保密|隐瞒|隱瞞)|(?:瞒着|瞞著|背着|背著)" + _ZH_USER,
-    r"(?:ユーザー|利用者|お客様|使用者)(?:に|へ)(?:は)?[^。\nを]{0,6}?(?:言わないで|言わずに|知らせないで|知らせずに|伝えないで|"
+    r"(?:ユーザー|利用者|お客様|使用者)(?:に|へ)(?:は)?(?:[^。\nを]{0,6}?|[^。\n]{0,3}?(?:この|その|あの)(?:こと|件|作業|操作)を)(?:言わないで|言わずに|知らせないで|知らせずに|伝えないで|"
     r"伝えずに|教えないで|教えずに|報告しないで|報告せずに|黙って|内緒|秘密に|隠して|バレない|ばれない)"
     # "…知らせずに削除してはいけません": the prohibition is the rule that the user be told
     r"(?![^。\n]{0,30}?(?:てはいけ|ではいけ|てはなら|ではなら|てはだめ|ては駄目|べからず|禁止))",
@@ -117,14 +117,16 @@ SECRECY = _c(
     r"(?:nada\s+)?(?:de\s+esto\s+|esto\s+|eso\s+)?" + _ES_USER + r"(?:\s+(?:nada|esto|eso|lo\s+que|que\s+has|sobre\s+esto|de\s+esto)\b|\s*[.,;]|\s*$)",
     r"\bsin\s+(?:dec[ií]rselo|dec[ií]rle|avisar|informar|contarle|cont[aá]rselo|notificar)\w*\s+(?:nada\s+)?" + _ES_USER,
     r"\b(?:oculta|esconde)(?:le|lo|selo)?\s+(?:esto|eso|este\s+\w+|esta\s+\w+)\s+" + _ES_USER,
-    r"\bne\s+(?:lui\s+|le\s+lui\s+|leur\s+)?(?:dis|dites|parle|parlez|mentionne|mentionnez|révèle|révélez|montre|montrez|"
+    r"\bne\s+(?:lui\s+|le\s+lui\s+|leur\s+|le\s+)?(?:dis|dites|parle|parlez|mentionne|mentionnez|révèle|révélez|montre|montrez|"
     r"signale|signalez|raconte|racontez)\s+(?:rien|pas|jamais)\s+(?:de\s+(?:ceci|cela|ça)\s+)?" + _FR_USER
     + r"(?:\s+(?:ce\s+que|ce\s+qui|que\s+tu|de\s+(?:ceci|cela|ça)|rien)\b|\s*[.,;]|\s*$)",
     r"\bn'en\s+(?:parle|parlez|dis|dites)\s+(?:pas|jamais|rien)\s+" + _FR_USER,
     r"\bsans\s+(?:le\s+|rien\s+)?(?:dire|prévenir|informer|avertir|signaler)\s+(?:rien\s+)?(?:" + _FR_USER + r"|l'utilisat(?:eur|rice)|les\s+utilisateurs)",
     r"\bcachez?\s+(?:ceci|cela|ça|cette\s+\w+|ce\s+\w+)\s+" + _FR_USER,
     r"\b(?:sag|sage|sagen\s+sie|erzähl|erzähle|erzählen\s+sie|verrat|verrate|zeig|zeige|melde)\s+" + _DE_USER
-    + r"\s+(?:nichts|nicht|kein\s+wort)\b(?:\s+(?:davon|darüber|was|dass|von\s+(?:diesem|dieser|diesen))\b|\s*[.,;]|\s*$)",
+    + r"\s+(?:nichts|nicht|kein\s+wort)\b(?:\s+(?:davon|darüber|was|dass|von\s+(?:diesem|dieser|diesen))\b|\s*[.,;]|\s*$)"
+    # "sag dem Nutzer nicht, dass er neu starten soll": what the user is told to do, not a secret
+    r"(?!\s*,?\s*dass\s+(?:er|sie)\b[^.\n]{0,40}?\b(?:soll|sollte|muss|müsse)\b)",
     r"\bohne\s+" + _DE_USER + r"\s+(?:etwas\s+|davon\s+)?(?:zu\s+sagen|bescheid\s+zu\s+geben|zu\s+informieren|zu\s+erzählen)"
     r"|\bohne\s+(?:den|die)\s+(?:benutzer|nutzer)\w*\s+zu\s+informieren|\bverheimlich\w*\s+(?:\w+\s+){0,3}?vor\s+" + _DE_USER,
 )
@@ -291,7 +293,7 @@ _REPORT = re.compile(r"(?:会|會|将|將)(?:在[^。\n]{0,10}?)?(?:被)?(?:自�
                      r"(?:\w+\s+)?(?:borr|elimin|pag|transfer|aprob|ejecut|supprim|effac|pay|transf[eé]r|vir|approuv|ex[ée]cut)\w*"
                      r"(?:ados|adas|idos|idas|és|ées|ée|é)\b|\b(?:werden|wird)\b[^.\n]{0,40}?\b(?:gelöscht|entfernt|bezahlt|"
                      r"überwiesen|genehmigt|freigegeben|ausgeführt)\b|"
-                     r"\b(?:never|don'?t|do\s+not)\b[^.\n]{0,40}?\bwithout\s+(?:\w+\s+)?(?:asking|confirm|permission|approval|check)")
+                     r"(?:不要|别|別|切勿|不得|不能)再?(?:直接|自动|自動)|\b(?:never|don'?t|do\s+not)\b[^.\n]{0,40}?\bwithout\s+(?:\w+\s+)?(?:asking|confirm|permission|approval|check)")
 
 
 def standing_order(view: str, *, data: bool) -> tuple[str, str] | None:
