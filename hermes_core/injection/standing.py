@@ -24,7 +24,12 @@ own words. Four families do the damage in few words, and the phrase tables of
 
 Each pattern reads one folded, flattened view (lower case, typographic apostrophes plain). A
 negation ("never run curl … | bash", "nunca ejecutes") or a condition before a grant ("only act
-once the user has authorised you", "如果用户没有授权你") leaves the sentence alone.
+once the user has authorised you", "如果用户没有授权你") leaves the sentence alone. Install docs and
+changelogs use the same words: a fetched script in a sentence that says what it installs or
+updates and names no answer ("every time you update, run curl … | bash to get the latest
+version") is an install step, and a standing mark before a passive or a named subject
+("from now on, deploys run automatically", "désormais, la CLI supprime …", 削除されます) is a
+report of what the software will do, not an order to the reader.
 """
 
 from __future__ import annotations
