@@ -376,9 +376,25 @@ def shown_reason(reason: str, chars: int = 200) -> str:
     """``reason`` as the log, the turn's report and ``/stats`` may show it: a failed call's or a
     rejected summary's words can quote the model's text, so a key in it is redacted, every
     character that is not printable (a terminal escape, a bidi override, a line break) is shown
-    as its ``\\x``/``\\u`` escape, and the whole is clipped to ``chars``."""
-    shown = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in redact(reason))
-    return shown if len(shown) <= chars else shown[:chars - 1] + "…"
+    as its ``\\x``/``\\u`` escape, and the whole is clipped to ``chars`` between those units:
+    a cut inside ``[REDACTED]`` or ``\\x1b`` would leave ``[REDAC`` or a lone backslash, and the
+    reader could no longer tell a key was there or would read a character never sent."""
+    units = [u if len(u) > 1 or u.isprintable() else ascii(u)[1:-1]
+             for u in _SHOWN_UNIT.findall(redact(reason))]
+    if sum(map(len, units)) <= chars:
+        return "".join(units)
+    kept, used = [], 0
+    for unit in units:
+        if used + len(unit) > chars - 1:
+            break
+        kept.append(unit)
+        used += len(unit)
+    return "".join(kept) + "…"
+
+
+# what :func:`shown_reason` never cuts: a redaction mark (``[REDACTED]``, a key's ``[key-…]``
+# fingerprint) or one character (its escape when unprintable)
+_SHOWN_UNIT = re.compile(r"\[REDACTED\]|\[key-[0-9a-f]{10}\]|.", re.DOTALL)
 
 
 def injection_vet(categories: Sequence[str]) -> Callable[[str], str | None]:

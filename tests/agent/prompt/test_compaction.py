@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -25,6 +26,7 @@ from hermes_core.agent.prompt.compaction import (
     fit_summary,
     fold_history,
     injection_vet,
+    shown_reason,
     user_facts,
 )
 from hermes_core.agent.prompt.fold_store import FoldStore
@@ -916,3 +918,18 @@ def test_a_fold_of_the_whole_history_never_parts_a_tool_call_from_its_answer_on_
     assert any(r.compaction is not None and r.verbatim_messages == 0 for r in reports)
     for sent in route.calls:
         assert _unpaired_on_the_wire(kind, json.loads(sent.request.content)) == (set(), set())
+
+
+@pytest.mark.parametrize("tail", [" " + _RAW_KEY + " tail", "\x1b[31m red", "\u202e\u202e",
+                                  "\ud83d\ude00 lone surrogates"])
+@pytest.mark.parametrize("pad", range(186, 200))
+def test_a_clipped_reason_never_ends_in_half_a_redaction_mark_or_half_an_escape(
+        tail: str, pad: int) -> None:
+    # a cut inside "[REDACTED]" or "\x1b" leaves "[REDAC" or a lone backslash: the reader can no
+    # longer tell a key was there, or reads a character that was never sent
+    shown = shown_reason("x" * pad + tail)
+    assert len(shown) <= 200 and shown.isprintable()
+    body = shown.removesuffix("…")
+    half_mark = r"\[(?:R(?:E(?:D(?:A(?:C(?:T(?:E(?:D)?)?)?)?)?)?)?|key-[0-9a-f]{0,10})$"
+    assert not re.search(half_mark, body), shown
+    assert not re.search(r"\\(?:x[0-9a-f]?|u[0-9a-f]{0,3})?$", body), shown
