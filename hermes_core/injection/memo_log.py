@@ -10,12 +10,13 @@ What is stored (``HOME/cache/injection/<name>.log``): a header line naming the f
 scanner's version, with a CRC, then one line per clean text: a 128-bit BLAKE2b hash of (the
 learned model's fingerprint for the categories, the memo's key: the text's digest, its name,
 categories, first line and whether it is data), the paragraph count, and a CRC of both. Never
-the text. The scanner's version is a digest of the files the scan runs (this package, and the
-tokeniser and text cleaning it imports) and of the Python version (its Unicode tables): after an
-upgrade or an edited rule the file is started again, so no verdict of older rules is ever
-reused. A text with a finding is not kept: it is rare (none of the 5,554 descriptions the
-repository ships), and scanned again it gives its notice as the scan words it now; nor is one
-the learned model did not judge (``memo``: its load failed, or e5 left stand-in scores).
+the text. The scanner's version is :func:`~hermes_core.injection.scanner_id.scan_fingerprint`,
+what the scan consults (its files and models, the Python version, the libraries' presence and
+releases, ``HERMES_DISABLE_JIEBA``): after an upgrade, an edited rule or a flipped switch the
+file is started again, so no verdict of another scanner is ever reused. A text with a finding
+is not kept: it is rare (none of the 5,554 descriptions the repository ships), and scanned
+again it gives its notice as the scan words it now; nor is one the learned model did not judge
+(``memo``: its load failed, or e5 left stand-in scores).
 
 As ``verdicts.log``: appended one ``write`` at a time on an ``O_APPEND`` descriptor (two
 processes on one home interleave whole lines); rewritten atomically with the most recent
@@ -29,7 +30,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import sys
 import threading
 import zlib
 from collections import OrderedDict
@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from hermes_core.atomic_write import make_folders, read_cache, write_atomic
+from hermes_core.injection.scanner_id import scan_fingerprint
 
 log = logging.getLogger(__name__)
 
@@ -50,28 +51,8 @@ KEY_HEX = 32
 _Head = TypeVar("_Head")
 
 
-@lru_cache(maxsize=1)
-def scanner_code() -> str:
-    """A digest of the files the scan's verdicts come from, as loaded (``.py`` or ``.pyc``): the
-    injection package and the modules outside it that it calls (look-alike letters, CJK folding,
-    text cleaning); and the Python version, whose Unicode tables (NFKC, what is printable, what a
-    regex class holds) decide the folds and the invisible-character rule with the same files.
-    Read once a process (about a millisecond): a fingerprint of the functions' bytecode
-    (``code_fingerprint``) took 40 ms, and adding the releases of the libraries they import 0.6 s,
-    on a turn that should cost nothing."""
-    from hermes_core import look_alike, tokenize, types
-
-    here = Path(__file__).parent
-    files = sorted(p for p in here.iterdir() if p.suffix in (".py", ".pyc") and p.is_file())
-    files += [Path(m.__file__) for m in (look_alike, tokenize, types) if m.__file__]
-    h = hashlib.sha256(sys.version.encode())
-    for path in files:
-        h.update(f"\x00{path.name}\x00".encode())
-        try:
-            h.update(path.read_bytes())
-        except OSError:
-            h.update(b"\x00unreadable")
-    return h.hexdigest()
+#: the scanner's version a file is written by: everything the scan consults (``scanner_id``)
+scanner_code = scan_fingerprint
 
 
 @lru_cache(maxsize=8)

