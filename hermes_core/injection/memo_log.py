@@ -192,7 +192,12 @@ class HomeLog:
 
 class CleanLog(HomeLog):
     """The clean verdicts of one memo, in one file of the attached folder. Thread-safe; the file
-    is read on the first lookup after :meth:`attach`, never at attach time."""
+    is read on the first lookup after :meth:`attach`, never at attach time. A subclass may file
+    its header otherwise (``header``, ``parse_header``: the context files' parts)."""
+
+    what = "scan cache"
+    header: Callable[[str], str] = staticmethod(_header)
+    parse_header: Callable[[str], str | None] = staticmethod(_parse_header)
 
     def __init__(self, file_name: str, disk_cap: int = DISK_CAP) -> None:
         self.file_name = file_name
@@ -246,8 +251,8 @@ class CleanLog(HomeLog):
                     continue
                 n = _paragraphs(k, raw)
                 if n is None:
-                    self._warn("scan cache %s is damaged (an unreadable line skipped); it will be "
-                               "rewritten", self._path)
+                    self._warn(f"{self.what} %s is damaged (an unreadable line skipped); it "
+                               "will be rewritten", self._path)
                     del self._entries[k]
                     self._needs_rewrite = True
                     continue
@@ -270,7 +275,7 @@ class CleanLog(HomeLog):
 
     # ------------------------------------------------------------------ the file
     def _load(self, version: str) -> None:
-        got = self._read(_parse_header)
+        got = self._read(self.parse_header)
         if got is None:
             return
         self._version, lines = got
@@ -293,20 +298,36 @@ class CleanLog(HomeLog):
                 return
             self._lines_in_file += len(fresh)
         except OSError as e:
-            self._warn("scan cache: cannot write %s: %s (kept in memory only)", self._path,
+            self._warn(f"{self.what}: cannot write %s: %s (kept in memory only)", self._path,
                        e.strerror or e)
+
+    def _merge_file(self, version: str) -> None:
+        """Keep the entries another process filed since this one read the file (a second chat
+        in this home), behind this one's: a rewrite from memory alone dropped them. A read of a
+        file at most twice the cap, on a rewrite only."""
+        self._loaded = False
+        got = self._read(self.parse_header)
+        if got is None or got[0] != version:
+            return
+        theirs = [(k, rest) for k, rest in self._lines(got[1]).entries.items()
+                  if k not in self._entries]
+        mine = list(self._entries.items())
+        self._entries.clear()
+        self._entries.update(theirs)
+        self._entries.update(mine)
 
     def _rewrite(self, version: str) -> None:
         assert self._path is not None
+        self._merge_file(version)
         while len(self._entries) > self.disk_cap:   # the least recently asked for go
             self._entries.popitem(last=False)
         lines = "".join(f"{k} {rest}\n" for k, rest in self._entries.items())
-        if not make_folders(self._path, 2, "scan cache", logger=log):   # no home: said at debug
+        if not make_folders(self._path, 2, self.what, logger=self.logger):   # no home: said at debug
             return
         try:
-            write_atomic(self._path, (_header(version) + lines).encode(), durable=False)
+            write_atomic(self._path, (self.header(version) + lines).encode(), durable=False)
         except OSError as e:   # once said (a folder in its place was said unreadable already)
-            self._warn("scan cache: cannot write %s: %s (kept in memory only)", self._path,
+            self._warn(f"{self.what}: cannot write %s: %s (kept in memory only)", self._path,
                        e.strerror or e)
             return
         self._version, self._lines_in_file, self._needs_rewrite = version, len(self._entries), False

