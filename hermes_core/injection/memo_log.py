@@ -10,12 +10,13 @@ What is stored (``HOME/cache/injection/<name>.log``): a header line naming the f
 scanner's version, with a CRC, then one line per clean text: a 128-bit BLAKE2b hash of (the
 learned model's fingerprint for the categories, the memo's key: the text's digest, its name,
 categories, first line and whether it is data), the paragraph count, and a CRC of both. Never
-the text. The scanner's version is a digest of the files the scan runs (this package, and the
-tokeniser and text cleaning it imports) and of the Python version (its Unicode tables): after an
-upgrade or an edited rule the file is started again, so no verdict of older rules is ever
-reused. A text with a finding is not kept: it is rare (none of the 5,554 descriptions the
-repository ships), and scanned again it gives its notice as the scan words it now; nor is one
-the learned model did not judge (``memo``: its load failed, or e5 left stand-in scores).
+the text. The scanner's version is :func:`~hermes_core.injection.scanner_id.scan_fingerprint`,
+what the scan consults (its files and models, the Python version, the libraries' presence and
+releases, ``HERMES_DISABLE_JIEBA``): after an upgrade, an edited rule or a flipped switch the
+file is started again, so no verdict of another scanner is ever reused. A text with a finding
+is not kept: it is rare (none of the 5,554 descriptions the repository ships), and scanned
+again it gives its notice as the scan words it now; nor is one the learned model did not judge
+(``memo``: its load failed, or e5 left stand-in scores).
 
 As ``verdicts.log``: appended one ``write`` at a time on an ``O_APPEND`` descriptor (two
 processes on one home interleave whole lines); rewritten atomically with the most recent
@@ -29,7 +30,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import sys
 import threading
 import zlib
 from collections import OrderedDict
@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from hermes_core.atomic_write import make_folders, read_cache, write_atomic
+from hermes_core.injection.scanner_id import scan_fingerprint
 
 log = logging.getLogger(__name__)
 
@@ -50,28 +51,8 @@ KEY_HEX = 32
 _Head = TypeVar("_Head")
 
 
-@lru_cache(maxsize=1)
-def scanner_code() -> str:
-    """A digest of the files the scan's verdicts come from, as loaded (``.py`` or ``.pyc``): the
-    injection package and the modules outside it that it calls (look-alike letters, CJK folding,
-    text cleaning); and the Python version, whose Unicode tables (NFKC, what is printable, what a
-    regex class holds) decide the folds and the invisible-character rule with the same files.
-    Read once a process (about a millisecond): a fingerprint of the functions' bytecode
-    (``code_fingerprint``) took 40 ms, and adding the releases of the libraries they import 0.6 s,
-    on a turn that should cost nothing."""
-    from hermes_core import look_alike, tokenize, types
-
-    here = Path(__file__).parent
-    files = sorted(p for p in here.iterdir() if p.suffix in (".py", ".pyc") and p.is_file())
-    files += [Path(m.__file__) for m in (look_alike, tokenize, types) if m.__file__]
-    h = hashlib.sha256(sys.version.encode())
-    for path in files:
-        h.update(f"\x00{path.name}\x00".encode())
-        try:
-            h.update(path.read_bytes())
-        except OSError:
-            h.update(b"\x00unreadable")
-    return h.hexdigest()
+#: the scanner's version a file is written by: everything the scan consults (``scanner_id``)
+scanner_code = scan_fingerprint
 
 
 @lru_cache(maxsize=8)
@@ -211,7 +192,12 @@ class HomeLog:
 
 class CleanLog(HomeLog):
     """The clean verdicts of one memo, in one file of the attached folder. Thread-safe; the file
-    is read on the first lookup after :meth:`attach`, never at attach time."""
+    is read on the first lookup after :meth:`attach`, never at attach time. A subclass may file
+    its header otherwise (``header``, ``parse_header``: the context files' parts)."""
+
+    what = "scan cache"
+    header: Callable[[str], str] = staticmethod(_header)
+    parse_header: Callable[[str], str | None] = staticmethod(_parse_header)
 
     def __init__(self, file_name: str, disk_cap: int = DISK_CAP) -> None:
         self.file_name = file_name
@@ -265,8 +251,8 @@ class CleanLog(HomeLog):
                     continue
                 n = _paragraphs(k, raw)
                 if n is None:
-                    self._warn("scan cache %s is damaged (an unreadable line skipped); it will be "
-                               "rewritten", self._path)
+                    self._warn(f"{self.what} %s is damaged (an unreadable line skipped); it "
+                               "will be rewritten", self._path)
                     del self._entries[k]
                     self._needs_rewrite = True
                     continue
@@ -289,7 +275,7 @@ class CleanLog(HomeLog):
 
     # ------------------------------------------------------------------ the file
     def _load(self, version: str) -> None:
-        got = self._read(_parse_header)
+        got = self._read(self.parse_header)
         if got is None:
             return
         self._version, lines = got
@@ -312,20 +298,36 @@ class CleanLog(HomeLog):
                 return
             self._lines_in_file += len(fresh)
         except OSError as e:
-            self._warn("scan cache: cannot write %s: %s (kept in memory only)", self._path,
+            self._warn(f"{self.what}: cannot write %s: %s (kept in memory only)", self._path,
                        e.strerror or e)
+
+    def _merge_file(self, version: str) -> None:
+        """Keep the entries another process filed since this one read the file (a second chat
+        in this home), behind this one's: a rewrite from memory alone dropped them. A read of a
+        file at most twice the cap, on a rewrite only."""
+        self._loaded = False
+        got = self._read(self.parse_header)
+        if got is None or got[0] != version:
+            return
+        theirs = [(k, rest) for k, rest in self._lines(got[1]).entries.items()
+                  if k not in self._entries]
+        mine = list(self._entries.items())
+        self._entries.clear()
+        self._entries.update(theirs)
+        self._entries.update(mine)
 
     def _rewrite(self, version: str) -> None:
         assert self._path is not None
+        self._merge_file(version)
         while len(self._entries) > self.disk_cap:   # the least recently asked for go
             self._entries.popitem(last=False)
         lines = "".join(f"{k} {rest}\n" for k, rest in self._entries.items())
-        if not make_folders(self._path, 2, "scan cache", logger=log):   # no home: said at debug
+        if not make_folders(self._path, 2, self.what, logger=self.logger):   # no home: said at debug
             return
         try:
-            write_atomic(self._path, (_header(version) + lines).encode(), durable=False)
+            write_atomic(self._path, (self.header(version) + lines).encode(), durable=False)
         except OSError as e:   # once said (a folder in its place was said unreadable already)
-            self._warn("scan cache: cannot write %s: %s (kept in memory only)", self._path,
+            self._warn(f"{self.what}: cannot write %s: %s (kept in memory only)", self._path,
                        e.strerror or e)
             return
         self._version, self._lines_in_file, self._needs_rewrite = version, len(self._entries), False

