@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import signal
 import socket
 import threading
 import time
@@ -115,6 +116,15 @@ def tool_answers(kind: str, body: dict[str, Any]) -> list[tuple[str, str]]:
             if block.get("type") == "tool_result":
                 out.append((block["tool_use_id"], block["content"]))
     return out
+
+
+@pytest.fixture
+def python_sigint() -> Iterator[None]:
+    """SIGINT raises KeyboardInterrupt, as in a terminal (a shell's
+    background job, as CI may be, starts with it ignored, and then nothing raises)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture

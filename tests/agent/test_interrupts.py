@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,14 +15,6 @@ from hermes_core.types import Usage
 from tests.agent.conftest import (
     routed_agent,
 )
-
-
-@pytest.fixture
-def python_sigint() -> Iterator[None]:
-    """SIGINT raises KeyboardInterrupt, as in a terminal (CI may run with it ignored)."""
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
-    signal.signal(signal.SIGINT, previous)
 
 
 def test_ctrl_c_inside_the_block_is_raised_after_it_completes(python_sigint: None):

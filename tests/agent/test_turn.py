@@ -696,8 +696,8 @@ def test_ctrl_c_while_a_stream_is_read_counts_what_arrived(
 
 
 @pytest.mark.parametrize("mode", ["sync", "async", "stream", "astream"])
-def test_ctrl_c_while_a_tool_runs_counts_the_round_that_called_it(tmp_path: Path,
-                                                                   mode: str) -> None:
+def test_ctrl_c_while_a_tool_runs_counts_the_round_that_called_it(tmp_path: Path, mode: str,
+                                                                   python_sigint: None) -> None:
     """The round that called the tool was billed; Ctrl-C during the tool dropped it."""
     fake = FakeProvider([replace(tool_calls(tool_call("stall", id="c1")), usage=Usage(40, 5)),
                          "never asked"])
