@@ -165,7 +165,8 @@ from hermes_core.testing.server import MockLLMServer
 
 def wait_for_build(minutes: int) -> str:
     """Wait for the CI build to finish."""
-    print("\n[tool started]", flush=True)
+    # on stderr: what a tool prints on stdout is its call's own (decision 230), not the chat's
+    print("\n[tool started]", file=sys.stderr, flush=True)
     time.sleep(minutes * 60)
     return "green"
 
