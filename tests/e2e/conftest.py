@@ -6,13 +6,16 @@
   with SIGINT's default action as at a terminal; every child it started is closed after the test,
   whatever the test did.
 * ``new_home``: an empty HERMES_HOME, ``tmp_path / "home"``.
+* ``press_ctrl_c_at_the_prompt(child)``: Ctrl-C once the chat's main thread waits for a key.
 """
 
 from __future__ import annotations
 
 import os
+import platform
 import signal
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -33,6 +36,36 @@ def _sigint_as_at_a_terminal() -> None:
     the background by a non-interactive shell (CI) passes SIGINT on ignored, and a chat started
     that way rightly sleeps through Ctrl-C."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+#: The system calls CPython's readline waits for a key in (select, pselect6, poll, ppoll).
+_WAITS_FOR_A_KEY = {"x86_64": {23, 270, 7, 271}, "aarch64": {72, 73}}.get(platform.machine(), set())
+
+
+def press_ctrl_c_at_the_prompt(child: pexpect.spawn, *, within_s: float = 60.0) -> None:
+    """Ctrl-C at the chat's prompt, once its main thread waits for a key, as a person's press.
+
+    CPython's readline looks at signals only when one interrupts its wait for a key: a Ctrl-C
+    that comes between the prompt's (or an echo's) last byte and that wait only sets a flag, and
+    the press is lost until the next key. No person presses within that moment, but
+    ``sendintr`` (which skips pexpect's delay before a send) did, on a machine busy embedding
+    the skills, in the clean-clone CI. So the press waits until ``/proc`` shows the child's
+    main thread blocked in such a call (past ``within_s``, or where /proc cannot say, it
+    presses anyway: the test then fails on what follows, not here)."""
+    deadline = time.monotonic() + within_s
+    while _WAITS_FOR_A_KEY and time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{child.pid}/syscall", encoding="ascii") as f:
+                call = f.read().split(" ", 1)[0]
+        except OSError:
+            break
+        if not call.isdigit():   # "running": not in a system call
+            time.sleep(0.005)
+            continue
+        if int(call) in _WAITS_FOR_A_KEY:
+            break
+        time.sleep(0.005)
+    child.sendintr()
 
 
 @pytest.fixture

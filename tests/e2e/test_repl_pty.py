@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pexpect
 
-from tests.e2e.conftest import pty_env
+from tests.e2e.conftest import press_ctrl_c_at_the_prompt, pty_env
 
 Spawn = Callable[..., pexpect.spawn]
 
@@ -118,10 +118,10 @@ def test_ctrl_c_while_a_reply_streams_cancels_it_and_twice_on_the_empty_prompt_e
     child.expect("you> ")
     # Ctrl-C on the empty prompt says how to leave (it only printed a newline, forever), and
     # the next one ends the chat as Ctrl-D does: status 0, the session recorded
-    child.sendintr()
+    press_ctrl_c_at_the_prompt(child)
     child.expect(r"\[Ctrl-C again, Ctrl-D or /exit ends the chat\]")
     child.expect("you> ")
-    child.sendintr()
+    press_ctrl_c_at_the_prompt(child)
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0, child.before
@@ -138,16 +138,16 @@ def test_ctrl_c_after_a_line_typed_and_erased_clears_it_and_does_not_end_the_cha
     copy_example_home(home)
     child = spawn_python(*_chat_args(home))
     child.expect("you> ")
-    child.sendintr()
+    press_ctrl_c_at_the_prompt(child)
     child.expect(r"\[Ctrl-C again, Ctrl-D or /exit ends the chat\]")
     child.expect("you> ")
     child.send("abc")
     child.expect("abc")
     child.send("\x7f\x7f\x7f")   # erased with Backspace; readline echoes each erase
     child.expect(r"(?:\x08(?: \x08|\x1b\[K)){3}")
-    child.sendintr()
+    press_ctrl_c_at_the_prompt(child)
     child.expect("you> ")           # the line was cleared; the chat goes on
-    child.sendintr()                # a press on the untouched empty prompt warns again
+    press_ctrl_c_at_the_prompt(child)   # a press on the untouched empty prompt warns again
     child.expect(r"\[Ctrl-C again, Ctrl-D or /exit ends the chat\]")
     child.expect("you> ")
     _quit(child)
