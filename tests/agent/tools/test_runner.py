@@ -1204,6 +1204,20 @@ class _Stuck:
         return "stuck"
 
 
+def _run_then_open_the_gate(runner: Any, name: str, use_async: bool) -> tuple[Any, float]:
+    """One call of ``name`` in a sync or an async round: its result and the seconds it took;
+    the stuck text's gate is opened after (so the abandoned thread ends), then reset."""
+    began = time.monotonic()
+    try:
+        calls = [ToolCall("c", name)]
+        (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+        took = time.monotonic() - began
+    finally:
+        _Stuck.gate.set()
+    _Stuck.gate.clear()
+    return r, took
+
+
 @pytest.mark.parametrize("use_async", [False, True])
 @pytest.mark.parametrize("kind", ["sync", "async"])
 def test_a_value_whose_text_hangs_is_answered_at_the_call_s_timeout(
@@ -1221,15 +1235,8 @@ def test_a_value_whose_text_hangs_is_answered_at_the_call_s_timeout(
 
     chosen = stuck if kind == "sync" else astuck
     chosen.__name__ = "stuck"
-    runner = runner_factory([tool(chosen, timeout_s=0.3)])
-    began = time.monotonic()
-    try:
-        calls = [ToolCall("c", "stuck")]
-        (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
-        took = time.monotonic() - began
-    finally:
-        _Stuck.gate.set()
-    _Stuck.gate.clear()
+    r, took = _run_then_open_the_gate(runner_factory([tool(chosen, timeout_s=0.3)]), "stuck",
+                                      use_async)
     assert (r.status, r.output) == ("timeout", "error: stuck timed out after 0.3s")
     assert took < 3
 
@@ -1248,15 +1255,8 @@ def test_an_exception_whose_text_hangs_is_answered_at_the_call_s_timeout(
         """Fails oddly."""
         raise Wedged
 
-    runner = runner_factory([tool(fail, timeout_s=0.3)])
-    began = time.monotonic()
-    try:
-        calls = [ToolCall("c", "fail")]
-        (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
-        took = time.monotonic() - began
-    finally:
-        _Stuck.gate.set()
-    _Stuck.gate.clear()
+    r, took = _run_then_open_the_gate(runner_factory([tool(fail, timeout_s=0.3)]), "fail",
+                                      use_async)
     assert (r.status, r.output) == ("timeout", "error: fail timed out after 0.3s")
     assert took < 3
 
