@@ -26,6 +26,8 @@ settings without a home never writes into the real ``~/.hermes``.
   caller does, by cancelling its task, as soon as ``reached`` says so (not after a guessed time).
 * ``lock_tries``: each ``filelock`` try of the test recorded, refused or taken, with a hook at a
   refusal: whether a writer waited for a held lock, told by its tries and not by a clock.
+* ``scanned``: every text the scan memo hands to the real injection scan, in order (a scan the
+  memo or a home's log spared is not there).
 * ``tokenizer_upgraded``: the tokenizer as after an OpenCC or a jieba upgrade, or a change of the
   fold's OpenCC config (one each), for the stores that must then derive their tokens again.
 """
@@ -45,14 +47,16 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
+import hermes_core.injection.memo as memo_module
 from hermes_core import config, redact
+from hermes_core.injection import GuardedText
 from hermes_core.injection.verdicts import shipped_model, use_home_cache
 from hermes_core.testing.redis_server import RedisServer
 
@@ -159,6 +163,19 @@ def redis_url() -> Iterator[str]:
         yield server.url
     finally:
         server.close()
+
+
+@pytest.fixture
+def scanned(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every text the memo hands to the real scan, in order."""
+    seen: list[str] = []
+    real = memo_module.guard_many
+
+    def counting(texts: Sequence[str], **kw: object) -> list[GuardedText]:
+        seen.extend(texts)
+        return real(texts, **kw)  # type: ignore[arg-type]
+    monkeypatch.setattr(memo_module, "guard_many", counting)
+    return seen
 
 
 @pytest.fixture

@@ -2,26 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-import pytest
-
-import hermes_core.injection.memo as memo_module
-from hermes_core.injection import INJECTION_CATEGORIES, GuardedText
+from hermes_core.injection import INJECTION_CATEGORIES
 from hermes_core.injection.memo import GuardMemo
-
-
-@pytest.fixture
-def scanned(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every text the memo hands to the real scan, in order."""
-    seen: list[str] = []
-    real = memo_module.guard_many
-
-    def counting(texts: Sequence[str], **kw: object) -> list[GuardedText]:
-        seen.extend(texts)
-        return real(texts, **kw)  # type: ignore[arg-type]
-    monkeypatch.setattr(memo_module, "guard_many", counting)
-    return seen
 
 
 def test_the_memo_keeps_the_most_recent_verdicts(scanned: list[str]) -> None:

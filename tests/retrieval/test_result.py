@@ -203,19 +203,12 @@ def test_a_description_seen_before_is_not_scanned_again(monkeypatch: pytest.Monk
 
 
 def test_a_restarted_process_scans_no_description_its_home_found_clean(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, scanned: list[str]) -> None:
     # the memo lasted the process: a 2,000-skill home with retrieval off paid its first turn's
     # second of scanning again at every start, for the same descriptions
-    import hermes_core.injection.memo as memo
     import hermes_core.retrieval.result as result
     from hermes_core.injection import verdicts
-    calls: list[str] = []
-    real = memo.guard_many
-
-    def counting(texts: Sequence[str], **kw: object) -> list[GuardedText]:
-        calls.extend(texts)
-        return real(texts, **kw)  # type: ignore[arg-type]
-    monkeypatch.setattr(memo, "guard_many", counting)
+    calls = scanned
     hostile = Skill(*_HOSTILE[0])
     skills = [Skill(f"restart-{i}", f"Summarise meeting notes from room {i} into action items.")
               for i in range(20)] + [hostile]
