@@ -354,14 +354,20 @@ def _stuck(server: RedisServer) -> Iterator[None]:
         os.kill(server.proc.pid, signal.SIGCONT)
 
 
+def _probing_backend(server: RedisServer, prefix: str) -> tuple[Mono, RedisPoolState]:
+    """A backend on ``server`` whose reconnect probe is due 5 s (of its fake clock) after an
+    outage is noticed, with a 1 s socket timeout."""
+    mono = Mono()
+    return mono, RedisPoolState(server.url, monotonic=mono, options=RedisPoolOptions(
+        key_prefix=prefix, reconnect_interval_s=5.0, socket_timeout_s=1.0))
+
+
 def test_a_stuck_redis_stalls_no_request_with_its_reconnect_probe(own_redis: RedisServer,
                                                                   redis_prefix: str) -> None:
     """The probe of a degraded backend ran in the caller's request: against a Redis that
     accepts and never answers, one request per reconnect interval waited out PING and its one
     retry (2 x the socket timeout) before being served locally anyway."""
-    mono = Mono()
-    be = RedisPoolState(own_redis.url, monotonic=mono, options=RedisPoolOptions(
-        key_prefix=redis_prefix, reconnect_interval_s=5.0, socket_timeout_s=1.0))
+    mono, be = _probing_backend(own_redis, redis_prefix)
     keys = [KeySpec("a")]
     assert be.acquire("p", keys, PoolPolicy()).fingerprint == "a"
     with _stuck(own_redis):
@@ -394,9 +400,7 @@ def test_a_closed_backend_leaves_no_probe_talking_to_a_stuck_redis(own_redis: Re
     """``close()`` closed the client's connections but not the probe under way: its thread,
     blocked in PING on a stuck Redis, outlived the close (redis-py reconnects a connection cut
     under it), and, had Redis answered, would have rejoined it and merged the outage after it."""
-    mono = Mono()
-    be = RedisPoolState(own_redis.url, monotonic=mono, options=RedisPoolOptions(
-        key_prefix=redis_prefix, reconnect_interval_s=5.0, socket_timeout_s=1.0))
+    mono, be = _probing_backend(own_redis, redis_prefix)
     keys = [KeySpec("a")]
     assert be.acquire("p", keys, PoolPolicy()).fingerprint == "a"
     with _stuck(own_redis):
