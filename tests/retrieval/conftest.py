@@ -6,7 +6,7 @@ import hashlib
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import pytest
@@ -19,6 +19,22 @@ ANTHROPIC_SKILLS = Path(__file__).resolve().parent.parent / "data" / "skills" / 
 @pytest.fixture
 def anthropic_skills() -> Path:
     return ANTHROPIC_SKILLS
+
+
+def two_processes_at_once(work: Callable[[str, Any, Any], None]) -> list[Any]:
+    """``work(who, start, results)`` in two forked processes, "a" and "b", released at one
+    moment by ``start`` (an Event); what each put on ``results`` (a Queue), sorted."""
+    import multiprocessing as mp
+    ctx = mp.get_context("fork")
+    start, results = ctx.Event(), ctx.Queue()
+    procs = [ctx.Process(target=work, args=(who, start, results)) for who in "ab"]
+    for p in procs:
+        p.start()
+    start.set()
+    got = sorted(results.get(timeout=120) for _ in procs)
+    for p in procs:
+        p.join(timeout=60)
+    return got
 
 
 def write(folder: Path, rel: str, text: str) -> Path:

@@ -28,7 +28,7 @@ from hermes_core.retrieval.usage import (
     usage_weight,
 )
 from hermes_core.testing.retrieval import SAMPLE_SKILLS, HashingEmbedder
-from tests.retrieval.conftest import ScriptEmbedder
+from tests.retrieval.conftest import ScriptEmbedder, two_processes_at_once
 
 
 # ------------------------------------------------------------------ the store
@@ -180,17 +180,9 @@ def test_a_history_with_damaged_pages_costs_learning_not_the_turn(
 def test_two_processes_recording_at_once_lose_nothing_and_raise_nothing(tmp_path: Path) -> None:
     """Two chats on one home record into the same fresh file at the same moment (both creating
     it): every event is kept, none is refused as locked."""
-    import multiprocessing as mp
     path = tmp_path / U.USAGE_FILE
-    ctx = mp.get_context("fork")
-    start, results = ctx.Event(), ctx.Queue()
-    procs = [ctx.Process(target=_record_many, args=(path, who, 60, start, results)) for who in "ab"]
-    for p in procs:
-        p.start()
-    start.set()
-    got = sorted(results.get(timeout=120) for _ in procs)
-    for p in procs:
-        p.join(timeout=60)
+    got = two_processes_at_once(
+        lambda who, start, results: _record_many(path, who, 60, start, results))
     assert got == [("a", 60, ""), ("b", 60, "")]
     assert len(UsageStore(path)) == 120
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from hermes_core.retrieval.usage_store import UsageStore
+from tests.retrieval.conftest import two_processes_at_once
 
 
 def test_a_message_marked_again_counts_as_recent_and_pushes_nothing_out() -> None:
@@ -84,20 +85,11 @@ def test_two_processes_marking_the_same_messages_again_at_the_cap_keep_one_row_e
     """Two chats on one home mark the same three messages again and again at once, the history
     at its cap: each delete-and-insert is one transaction, so each message is one row (never
     none, never two) and the three push out three old events, not one per mark."""
-    import multiprocessing as mp
     path = tmp_path / "usage.sqlite"
     store = UsageStore(path, cap=30)
     for i in range(30):
         store.record(f"old message {i}", "weather")
-    ctx = mp.get_context("fork")
-    start, results = ctx.Event(), ctx.Queue()
-    procs = [ctx.Process(target=_mark_again, args=(path, who, start, results)) for who in "ab"]
-    for p in procs:
-        p.start()
-    start.set()
-    got = sorted(results.get(timeout=120) for _ in procs)
-    for p in procs:
-        p.join(timeout=60)
+    got = two_processes_at_once(lambda who, start, results: _mark_again(path, who, start, results))
     assert got == [("a", 40, ""), ("b", 40, "")]
     events = UsageStore(path, cap=30).events()
     shared = sorted(e.query for e in events if e.query.startswith("shared"))
