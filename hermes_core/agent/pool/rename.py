@@ -40,13 +40,17 @@ ProviderName = Callable[[str, str], str]
 
 
 def _copy(client: Any, src: str, dst: str) -> bool:
-    """``src`` copied to ``dst`` with its TTL, unless ``dst`` exists or ``src`` does not."""
+    """``src`` copied to ``dst`` with its TTL, unless ``dst`` exists or ``src`` does not. The TTL
+    is read first: ``src`` expiring after it, ``DUMP`` finds nothing; read second, it was -2 (gone)
+    and ``RESTORE`` with 0 kept the copy for good."""
+    ttl = int(client.pttl(src))
+    if ttl == -2:
+        return False
     blob = client.dump(src)
     if blob is None:
         return False
-    ttl = client.pttl(src)
     try:
-        client.restore(dst, max(0, int(ttl)), blob)
+        client.restore(dst, max(0, ttl), blob)
     except Exception as exc:   # redis-py's ResponseError; the extra is imported by the caller
         if "BUSYKEY" in str(exc):
             return False
