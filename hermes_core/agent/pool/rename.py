@@ -75,18 +75,19 @@ def _add_window(client: Any, src: str, dst: str) -> bool:
 HOMES = 8
 
 
-def _homes(client: Any, fp: str, name: str, provider_name: ProviderName,
+def _homes(client: Any, fp: str, name: str, now: float, provider_name: ProviderName,
            state_ttl_s: float) -> list[str]:
     """The names other than ``name`` the state of key ``fp`` was kept under, most recent
-    first; ``name`` is recorded as its latest."""
+    first; ``name`` is recorded as its latest (at ``now``, Redis's clock). Two round trips."""
     homes = provider_name("homes", f"h:{fp}")
     seen = [n.decode() if isinstance(n, bytes) else str(n)   # a client given may not decode
             for n in client.zrevrange(homes, 0, HOMES - 1)]
-    secs, micros = client.time()
-    client.zadd(homes, {name: int(secs) + int(micros) / 1e6})
-    client.zremrangebyrank(homes, 0, -HOMES - 1)
+    pipe = client.pipeline(transaction=False)
+    pipe.zadd(homes, {name: now})
+    pipe.zremrangebyrank(homes, 0, -HOMES - 1)
     if math.isfinite(state_ttl_s) and state_ttl_s > 0:
-        client.pexpire(homes, max(1, int(state_ttl_s * 1000)))
+        pipe.pexpire(homes, max(1, int(state_ttl_s * 1000)))
+    pipe.execute()
     return [n for n in seen if n != name]
 
 
@@ -99,9 +100,11 @@ def carry_over(client: Any, name: str, former: Sequence[str], fingerprints: Sequ
     kept under (:func:`_homes`), then ``former``. Redis errors reach the caller (the backend's
     fallback)."""
     read: list[str] = []
+    secs, micros = client.time() if fingerprints else (0, 0)
     for fp in fingerprints:
         state, window = key_names(name, fp)[:2]
-        homes = _homes(client, fp, name, provider_name, state_ttl_s)
+        homes = _homes(client, fp, name, int(secs) + int(micros) / 1e6, provider_name,
+                       state_ttl_s)
         names = list(dict.fromkeys([*homes, *former]))
         # the window: the requests sent with the key under any name count, whatever ``name``
         # holds already (an edit undone within the state's TTL finds its state from before)

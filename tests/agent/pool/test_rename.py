@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import redis
 
-from hermes_core.agent.pool.rename import _copy
+from hermes_core.agent.pool.rename import HOMES, _copy, carry_over
 
 
 class _ExpiresBetweenReads(redis.Redis):
@@ -50,3 +50,30 @@ def test_a_state_expiring_during_its_copy_is_not_restored_for_good(
     expiring.pexpire(src, 60_000)
     _copy(expiring, src, dst)
     assert expiring.pttl(dst) != -1, "restored with no expiry"
+
+
+def _names(prefix: str) -> tuple[Any, Any]:
+    def key_names(name: str, fp: str) -> list[str]:
+        return [f"{prefix}:{{{name}}}:{kind}:{fp}" for kind in ("k", "w", "l")]
+
+    def provider_name(name: str, kind: str) -> str:
+        return f"{prefix}:{{{name}}}:{kind}"
+    return key_names, provider_name
+
+
+def test_a_key_s_former_names_are_read_most_recent_first_and_kept_few(
+        redis_url: str, redis_prefix: str) -> None:
+    """Each name a key's state was kept under is recorded (for the state's TTL), read back most
+    recent first by the next name, and at most :data:`HOMES` are kept: the eleventh name reads
+    the last eight, not every one the key ever had."""
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    key_names, provider_name = _names(redis_prefix)
+    client.zadd(key_names("n0", "fp")[1], {"lease-0:0": 1.0})   # a request under the first name
+    client.pexpire(key_names("n0", "fp")[1], 60_000)
+    read = [carry_over(client, f"n{i}", [], ["fp"], key_names, provider_name, 3600.0)
+            for i in range(HOMES + 3)]
+    assert read[1] == ["n0"] and read[2] == ["n1", "n0"]           # most recent first
+    assert read[-1] == [f"n{i}" for i in range(HOMES + 1, 1, -1)]     # the oldest dropped
+    homes = provider_name("homes", "h:fp")
+    assert client.zcard(homes) == HOMES and 0 < client.pttl(homes) <= 3_600_000
+    client.close()
