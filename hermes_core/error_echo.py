@@ -14,8 +14,8 @@ whole (LiteLLM's ``{'error': {'code': 'Arrearage', 'message': 'Access denied, ..
 one is kept, and what it quotes in turn is blanked the same way (a tool's result in an echoed
 conversation holding an API error's code goes with the rest of that message's content). A
 quotation opens after a space or punctuation (not inside a word: ``don't``, ``users'``) and
-closes at the same mark not followed by a letter or a digit; an opening never closed (a message
-cut short) blanks the rest.
+closes at the same mark not followed by a letter or a digit nor escaped (after an odd run of
+backslashes); an opening never closed (a message cut short) blanks the rest.
 """
 
 from __future__ import annotations
@@ -26,7 +26,10 @@ import re
 __all__ = ["own_words"]
 
 _OPEN = re.compile(r"(?<![\w\\])['\"`]")
-_CLOSE = re.compile(r"(?<!\\)['\"`](?!\w)")
+# a closing mark escaped by no backslash: after an even run of them (``"C:\\\\"``, a message
+# ending in a backslash, closes there; taken for an escaped quote, the quotation ran on to the
+# next message's opening mark and left that message outside any)
+_CLOSE = re.compile(r"(?<!\\)(?:\\\\)*(['\"`])(?!\w)")
 # the fields whose quoted value is the provider's (or a gateway's) own: its message, its code
 # (not a description's: a tool's, echoed with the tools, may well speak of arrears)
 _KEPT = re.compile(r"(?:message|msg|error|code|type)['\"]?\s*[:=]\s*$")
@@ -39,7 +42,7 @@ def own_words(text: str, depth: int = 0) -> str:
     text = text[:_MAX_CHARS]
     ends: dict[str, list[int]] = {q: [] for q in "'\"`"}
     for close in _CLOSE.finditer(text):
-        ends[close.group()].append(close.start())
+        ends[close.group(1)].append(close.start(1))
     out: list[str] = []
     at = 0
     pos = 0

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from hermes_core.error_echo import own_words
 
@@ -40,3 +44,31 @@ def test_a_long_echo_costs_a_bounded_read() -> None:
     text = ("x 'a " * 200_000) + "balance is insufficient"
     assert "balance is insufficient" not in own_words(text)   # past the read, not the provider's
     assert own_words("'a " * 10_000 + "b") == ""
+
+
+# the pieces a conversation echoed by a validation error is made of here: the words of money a
+# user may write, and what a quotation's edges are made of (apostrophes in and around words,
+# both quote marks, backticks, a backslash, a path ending in one, a dict pasted as text)
+_PIECES = ["in arrears", "overdue balance", "欠费", "C:\\", "\\", "'", '"', "`", "don't",
+           " 'x", "x' ", "users'", "{'message': 'q'}", "a ", "(", "\n"]
+_MONEY = ("in arrears", "overdue balance", "欠费")
+
+
+@settings(max_examples=400, deadline=None)
+@example(texts=["it's C:\\", "(am i in arrears?) it's"], form="python")
+@example(texts=["C:\\", "(am i in arrears?)"], form="json")
+@given(texts=st.lists(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=8).map("".join),
+                      min_size=1, max_size=3),
+       form=st.sampled_from(["python", "json"]))
+def test_no_word_of_an_echoed_conversation_is_read_as_the_provider_s(texts, form):
+    """vLLM and SGLang echo the request as Python writes it (pydantic's ``input``), others as
+    JSON. A message ending in a backslash ("C:\\") is written ``"...\\\\"``: its closing quote
+    follows a backslash, was taken for an escaped one, and the quotation ran on to the next
+    message's opening quote, leaving that message, a user's words of money, outside any."""
+    messages = [{"role": "user", "content": t} for t in texts]
+    error = [{"type": "string_type", "loc": ["body", "messages", 0, "content"],
+              "msg": "Input should be a valid string", "input": messages}]
+    text = repr(error) if form == "python" else json.dumps({"detail": error}, ensure_ascii=False)
+    own = own_words(text.lower())
+    assert "input should be a valid string" in own
+    assert not any(m in own for m in _MONEY), own
