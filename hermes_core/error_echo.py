@@ -11,11 +11,12 @@ malformed request, read as the provider's own words of an empty balance, and eve
 :func:`own_words` blanks each quotation (``'...'``, ``"..."``, a backtick span), except the
 value of a message, code or type field, which a gateway re-raising the provider's error quotes
 whole (LiteLLM's ``{'error': {'code': 'Arrearage', 'message': 'Access denied, ...'}}``): that
-one is kept, and what it quotes in turn is blanked the same way (a tool's result in an echoed
-conversation holding an API error's code goes with the rest of that message's content). A
-quotation opens after a space or punctuation (not inside a word: ``don't``, ``users'``) and
-closes at the same mark not followed by a letter or a digit nor escaped (after an odd run of
-backslashes); an opening never closed (a message cut short) blanks the rest.
+one is kept, and what it quotes in turn (its escapes undone first) is blanked the same way (a
+tool's result in an echoed conversation holding an API error's code goes with the rest of that
+message's content). A quotation opens after a space or punctuation (not inside a word:
+``don't``, ``users'``) and closes at the same mark not followed by a letter or a digit nor
+escaped (after an odd run of backslashes); an opening never closed (a message cut short) blanks
+the rest.
 """
 
 from __future__ import annotations
@@ -26,13 +27,16 @@ import re
 __all__ = ["own_words"]
 
 _OPEN = re.compile(r"(?<![\w\\])['\"`]")
-# a closing mark escaped by no backslash: after an even run of them (``"C:\\\\"``, a message
+# a closing mark escaped by no backslash: after an even run of them (``"C:\\"``, a message
 # ending in a backslash, closes there; taken for an escaped quote, the quotation ran on to the
 # next message's opening mark and left that message outside any)
 _CLOSE = re.compile(r"(?<!\\)(?:\\\\)*(['\"`])(?!\w)")
 # the fields whose quoted value is the provider's (or a gateway's) own: its message, its code
 # (not a description's: a tool's, echoed with the tools, may well speak of arrears)
 _KEPT = re.compile(r"(?:message|msg|error|code|type)['\"]?\s*[:=]\s*$")
+# a quote mark or a backslash escaped inside a kept value: a gateway's repr of a message holding
+# both marks writes each of its quotes so (``\'content\': \'...\'``), read as no quotation
+_ESCAPED = re.compile(r"\\([\\'\"`])")
 _DEPTH = 4          # a gateway's message quoting a provider's quoting a validation error's
 _MAX_CHARS = 65_536  # an empty balance is said in the first words, not past an echoed 100 MB
 
@@ -56,7 +60,8 @@ def own_words(text: str, depth: int = 0) -> str:
         end = closes[i]
         out.append(text[at:start])
         if depth < _DEPTH and _KEPT.search(text, max(0, start - 24), start):
-            out.append(m.group() + own_words(text[start + 1:end], depth + 1) + m.group())
+            inner = _ESCAPED.sub(r"\1", text[start + 1:end])   # as the quoting server wrote it
+            out.append(m.group() + own_words(inner, depth + 1) + m.group())
         else:
             out.append(" ")
         at = pos = end + 1

@@ -54,21 +54,37 @@ _PIECES = ["in arrears", "overdue balance", "欠费", "C:\\", "\\", "'", '"', "`
 _MONEY = ("in arrears", "overdue balance", "欠费")
 
 
+def _echoed(texts: list[str], form: str) -> str:
+    """A validation error quoting back a conversation of ``texts`` as vLLM and SGLang write it
+    (Python's repr of pydantic's errors), as a JSON server does, or re-raised by a gateway
+    (LiteLLM: the server's error, its message that repr, written by repr again)."""
+    error = [{"type": "string_type", "loc": ["body", "messages", 0, "content"],
+              "msg": "Input should be a valid string",
+              "input": [{"role": "user", "content": t} for t in texts]}]
+    if form == "json":
+        return json.dumps({"detail": error}, ensure_ascii=False)
+    if form == "gateway":
+        return ("litellm.BadRequestError: OpenAIException - Error code: 400 - "
+                + repr({"object": "error", "message": repr(error), "type": "BadRequestError",
+                        "param": None, "code": 400}))
+    return repr(error)
+
+
 @settings(max_examples=400, deadline=None)
 @example(texts=["it's C:\\", "(am i in arrears?) it's"], form="python")
 @example(texts=["C:\\", "(am i in arrears?)"], form="json")
+@example(texts=['she wrote "my account is in arrears"'], form="gateway")
 @given(texts=st.lists(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=8).map("".join),
                       min_size=1, max_size=3),
-       form=st.sampled_from(["python", "json"]))
+       form=st.sampled_from(["python", "json", "gateway"]))
 def test_no_word_of_an_echoed_conversation_is_read_as_the_provider_s(texts, form):
     """vLLM and SGLang echo the request as Python writes it (pydantic's ``input``), others as
-    JSON. A message ending in a backslash ("C:\\") is written ``"...\\\\"``: its closing quote
-    follows a backslash, was taken for an escaped one, and the quotation ran on to the next
-    message's opening quote, leaving that message, a user's words of money, outside any."""
-    messages = [{"role": "user", "content": t} for t in texts]
-    error = [{"type": "string_type", "loc": ["body", "messages", 0, "content"],
-              "msg": "Input should be a valid string", "input": messages}]
-    text = repr(error) if form == "python" else json.dumps({"detail": error}, ensure_ascii=False)
-    own = own_words(text.lower())
+    JSON, and a gateway re-raises that error inside its own. A message ending in a backslash
+    ("C:\\") is written ``"...\\\\"``: its closing quote follows a backslash, was taken for an
+    escaped one, and the quotation ran on to the next message's opening quote, leaving that
+    message, a user's words of money, outside any. Re-raised, a conversation holding both quote
+    marks (a user quoting anything: "don't", "pay now") has its quotes escaped in the gateway's
+    message (``\\'content\\': \\'...\\'``): no quotation was found inside it."""
+    own = own_words(_echoed(texts, form).lower())
     assert "input should be a valid string" in own
     assert not any(m in own for m in _MONEY), own
