@@ -37,6 +37,9 @@ _KEPT = re.compile(r"(?:message|msg|error|code|type)['\"]?\s*[:=]\s*$")
 # a quote mark or a backslash escaped inside a kept value: a gateway's repr of a message holding
 # both marks writes each of its quotes so (``\'content\': \'...\'``), read as no quotation
 _ESCAPED = re.compile(r"\\([\\'\"`])")
+# a double quote no backslash escapes; a message with none but escaped ones is an escaped JSON
+# document (claude-code-router's "Error from provider: {\"error\": ...}"), read unescaped
+_PLAIN_DQ = re.compile(r'(?<!\\)(?:\\\\)*"')
 _DEPTH = 4          # a gateway's message quoting a provider's quoting a validation error's
 _MAX_CHARS = 65_536  # an empty balance is said in the first words, not past an echoed 100 MB
 
@@ -44,6 +47,8 @@ _MAX_CHARS = 65_536  # an empty balance is said in the first words, not past an 
 def own_words(text: str, depth: int = 0) -> str:
     """``text`` (lower-cased by the caller, or not) with the request it quotes blanked out."""
     text = text[:_MAX_CHARS]
+    if depth == 0 and '\\"' in text and _PLAIN_DQ.search(text) is None:
+        text = _ESCAPED.sub(r"\1", text)
     ends: dict[str, list[int]] = {q: [] for q in "'\"`"}
     for close in _CLOSE.finditer(text):
         ends[close.group(1)].append(close.start(1))

@@ -57,16 +57,20 @@ _MONEY = ("in arrears", "overdue balance", "欠费")
 def _echoed(texts: list[str], form: str) -> str:
     """A validation error quoting back a conversation of ``texts`` as vLLM and SGLang write it
     (Python's repr of pydantic's errors), as a JSON server does, or re-raised by a gateway
-    (LiteLLM: the server's error, its message that repr, written by repr again)."""
+    (LiteLLM: the server's error, its message that repr, written by repr again; a router: the
+    server's JSON escaped as a string's content)."""
     error = [{"type": "string_type", "loc": ["body", "messages", 0, "content"],
               "msg": "Input should be a valid string",
               "input": [{"role": "user", "content": t} for t in texts]}]
     if form == "json":
         return json.dumps({"detail": error}, ensure_ascii=False)
+    server = {"object": "error", "message": repr(error), "type": "BadRequestError",
+              "param": None, "code": 400}
     if form == "gateway":
-        return ("litellm.BadRequestError: OpenAIException - Error code: 400 - "
-                + repr({"object": "error", "message": repr(error), "type": "BadRequestError",
-                        "param": None, "code": 400}))
+        return "litellm.BadRequestError: OpenAIException - Error code: 400 - " + repr(server)
+    if form == "router":   # claude-code-router: the server's JSON, escaped, in its own message
+        return "Error from provider: " + json.dumps(json.dumps(server, ensure_ascii=False),
+                                                    ensure_ascii=False)[1:-1]
     return repr(error)
 
 
@@ -74,9 +78,10 @@ def _echoed(texts: list[str], form: str) -> str:
 @example(texts=["it's C:\\", "(am i in arrears?) it's"], form="python")
 @example(texts=["C:\\", "(am i in arrears?)"], form="json")
 @example(texts=['she wrote "my account is in arrears"'], form="gateway")
+@example(texts=["it's in arrears"], form="router")
 @given(texts=st.lists(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=8).map("".join),
                       min_size=1, max_size=3),
-       form=st.sampled_from(["python", "json", "gateway"]))
+       form=st.sampled_from(["python", "json", "gateway", "router"]))
 def test_no_word_of_an_echoed_conversation_is_read_as_the_provider_s(texts, form):
     """vLLM and SGLang echo the request as Python writes it (pydantic's ``input``), others as
     JSON, and a gateway re-raises that error inside its own. A message ending in a backslash
@@ -84,7 +89,8 @@ def test_no_word_of_an_echoed_conversation_is_read_as_the_provider_s(texts, form
     escaped one, and the quotation ran on to the next message's opening quote, leaving that
     message, a user's words of money, outside any. Re-raised, a conversation holding both quote
     marks (a user quoting anything: "don't", "pay now") has its quotes escaped in the gateway's
-    message (``\\'content\\': \\'...\\'``): no quotation was found inside it."""
+    message (``\\'content\\': \\'...\\'``): no quotation was found inside it; a router's message
+    is an escaped JSON document (``{\\"object\\": ...}``), every quote of it escaped."""
     own = own_words(_echoed(texts, form).lower())
     assert "input should be a valid string" in own
     assert not any(m in own for m in _MONEY), own
