@@ -13,10 +13,12 @@ value of a message, code or type field, which a gateway re-raising the provider'
 whole (LiteLLM's ``{'error': {'code': 'Arrearage', 'message': 'Access denied, ...'}}``): that
 one is kept, and what it quotes in turn (its escapes undone first) is blanked the same way (a
 tool's result in an echoed conversation holding an API error's code goes with the rest of that
-message's content). A quotation opens after a space or punctuation (not inside a word:
-``don't``, ``users'``) and closes at the same mark not followed by a letter or a digit nor
-escaped (after an odd run of backslashes); an opening never closed (a message cut short) blanks
-the rest.
+message's content). No field is kept inside the request a validation error echoes
+(``'input': ...``, ``input_value=``): a message sent with ``message`` where ``content`` belongs,
+a tool's result sent as a dict with an ``error``, are the request's words. A quotation opens
+after a space or punctuation (not inside a word: ``don't``, ``users'``) and closes at the same
+mark not followed by a letter or a digit nor escaped (after an odd run of backslashes); an
+opening never closed (a message cut short) blanks the rest.
 """
 
 from __future__ import annotations
@@ -44,6 +46,38 @@ _DEPTH = 4          # a gateway's message quoting a provider's quoting a validat
 _MAX_CHARS = 65_536  # an empty balance is said in the first words, not past an echoed 100 MB
 
 
+# pydantic's echo of the request (``'input': {...}``, ``input_value=[...]``) as it opens: no
+# field inside it is the provider's, whatever its name (``message`` where ``content`` belongs)
+_ECHO_AFTER_KEY = re.compile(r"\s*[:=]\s*[\[{(]")
+_ECHO_IN_WORDS = re.compile(r"\binput_value\s*=\s*[\[{(]")
+_ECHO_KEYS = ("input", "input_value")
+
+
+class _Echo:
+    """Where the unquoted stretches read so far leave the text: how deep in brackets, and from
+    which depth an echoed request began (None: outside one)."""
+
+    def __init__(self) -> None:
+        self.level = 0
+        self.began: int | None = None
+
+    def read(self, stretch: str, after_key: str | None) -> None:
+        """Follow ``stretch``'s brackets; ``after_key``: the quotation just before it."""
+        opens = _ECHO_AFTER_KEY.match(stretch) if after_key in _ECHO_KEYS else None
+        at = opens.end() - 1 if opens else -1
+        if at < 0 and (m := _ECHO_IN_WORDS.search(stretch)) is not None:
+            at = m.end() - 1
+        for i, c in enumerate(stretch):
+            if c in "[{(":
+                if i == at and self.began is None:
+                    self.began = self.level
+                self.level += 1
+            elif c in "]})":
+                self.level -= 1
+                if self.began is not None and self.level <= self.began:
+                    self.began = None
+
+
 def own_words(text: str, depth: int = 0) -> str:
     """``text`` (lower-cased by the caller, or not) with the request it quotes blanked out."""
     text = text[:_MAX_CHARS]
@@ -55,6 +89,8 @@ def own_words(text: str, depth: int = 0) -> str:
     out: list[str] = []
     at = 0
     pos = 0
+    echo = _Echo()
+    key: str | None = None
     while (m := _OPEN.search(text, pos)) is not None:
         start = m.start()
         closes = ends[m.group()]
@@ -64,7 +100,10 @@ def own_words(text: str, depth: int = 0) -> str:
             return "".join(out)
         end = closes[i]
         out.append(text[at:start])
-        if depth < _DEPTH and _KEPT.search(text, max(0, start - 24), start):
+        echo.read(text[at:start], key)
+        key = text[start + 1:end]
+        if depth < _DEPTH and echo.began is None and _KEPT.search(text, max(0, start - 24),
+                                                                  start):
             inner = _ESCAPED.sub(r"\1", text[start + 1:end])   # as the quoting server wrote it
             out.append(m.group() + own_words(inner, depth + 1) + m.group())
         else:

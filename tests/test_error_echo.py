@@ -18,7 +18,7 @@ from hermes_core.error_echo import own_words
     # a validation error's echoed input (vLLM, SGLang), a quoted value (OpenAI), a backtick span
     ("[{'msg': 'field required', 'input': {'content': 'an overdue balance'}}]",
      "field required", "overdue"),
-    ("input_value=[{'text': 'am i in arrears?', 'type': 'input_text'}]", "input_text", "arrears"),
+    ("input_value=[{'text': 'am i in arrears?', 'type': 'input_text'}]", "input_value=", "arrears"),
     ("'why insufficient_quota?' is not of type 'object'", "is not of type", "insufficient"),
     ("got `overdue balance` instead", "instead", "overdue"),
     # a gateway's re-raise: the message and the code are the provider's, kept; what that message
@@ -94,3 +94,31 @@ def test_no_word_of_an_echoed_conversation_is_read_as_the_provider_s(texts, form
     own = own_words(_echoed(texts, form).lower())
     assert "input should be a valid string" in own
     assert not any(m in own for m in _MONEY), own
+
+
+@pytest.mark.parametrize("text", [
+    # a malformed message: "message" where "content" belongs, pydantic's "missing" quoting it
+    "[{'type': 'missing', 'loc': ('body', 'messages', 0, 'content'), 'msg': 'Field required', "
+    "'input': {'role': 'user', 'message': 'Why is my account in arrears?'}}]",
+    # a tool's result sent as a dict where a string belongs
+    "[{'type': 'string_type', 'loc': ('body', 'messages', 2, 'content', 'str'), 'msg': 'Input "
+    "should be a valid string', 'input': {'error': 'customer 88: account in arrears'}}]",
+    "[{'type': 'string_type', 'msg': 'Input should be a valid string', 'input': [{'status': "
+    "'failed', 'code': 'arrearage', 'detail': {'type': 'overdue balance'}}]}]",
+    # pydantic's str form
+    "1 validation error for ChatCompletionRequest\nmessages.0\n  Input should be a valid "
+    "dictionary [type=dict_type, input_value={'role': 'user', 'msg': '我欠费了吗'}, "
+    "input_type=dict]",
+    # JSON
+    '{"detail": [{"type": "missing", "msg": "Field required", "input": {"role": "user", '
+    '"message": "am i in arrears?"}}]}',
+])
+def test_fields_of_an_echoed_request_are_not_the_provider_s(text):
+    """The value of a message, code, error or type field is kept as the provider's, also inside
+    the request a validation error quotes back: a message sent with ``message`` where
+    ``content`` belongs, a tool's result sent as a dict with an ``error``, were read as the
+    provider saying the balance is spent. The echoed input (``'input': ...``, ``input_value=``)
+    is the request's, whatever its fields."""
+    own = own_words(text.lower())
+    assert "field required" in own or "valid" in own
+    assert not any(m in own for m in (*_MONEY, "arrearage")), own
