@@ -621,6 +621,12 @@ _THROTTLE_MARKERS = ("#token-limit",)
 _QUOTA_FIELD = re.compile(r"[:=]\s*['\"](?:" + "|".join(_QUOTA_CODES) + r")['\"]")
 
 
+def _words_say(lowered: str, markers: tuple[str, ...]) -> bool:
+    """Whether one of ``markers`` is in the provider's own words of ``lowered``, not in the
+    request a validation error quotes back (:mod:`hermes_core.error_echo`)."""
+    return any(m in lowered for m in markers) and any(m in own_words(lowered) for m in markers)
+
+
 def _says_unpaid(kind: str, code: str, lowered: str) -> bool:
     """A 400 or 403 saying the account has no money: its code or type, a gateway's re-raise of
     them, or a balance marker in the provider's own words (not in the request a validation error
@@ -746,9 +752,10 @@ def error_from_status(status_code: int, headers: Mapping[str, str | Sequence[str
                           "provider": provider}
     if status_code == 429:
         # a proxy re-raising the provider's quota error keeps its code only in the words
-        # (LiteLLM's "code": "429"); a gateway answering all refusals with 429 an empty balance
-        if (code in _QUOTA_CODES or kind in _QUOTA_CODES or any(
-                m in lowered for m in _QUOTA_CODES + _QUOTA_MARKERS)) and not any(
+        # (LiteLLM's "code": "429"); a gateway answering all refusals with 429 an empty balance,
+        # and its validation errors with 429 too: the words read are the provider's own
+        if (code in _QUOTA_CODES or kind in _QUOTA_CODES or _words_say(
+                lowered, _QUOTA_CODES + _QUOTA_MARKERS)) and not any(
                 m in lowered for m in _THROTTLE_MARKERS):
             return QuotaExhausted(text, **kw)
         return RateLimited(text, retry_after=parse_retry_after(headers, now=now), **kw)

@@ -928,6 +928,14 @@ def test_an_ordinary_refusal_quoting_the_user_s_words_of_money_is_no_dead_key(st
     assert type(got) is (BadRequest if status == 400 else AuthenticationFailed)
 
 
+@pytest.mark.parametrize("body", _ECHOING_400)
+def test_a_429_quoting_the_user_s_words_of_money_stays_a_wait(body):
+    """The 429 path reads a balance's words too (a gateway answering every refusal with a 429),
+    and read them in the whole message: the same validation errors quoting back a prompt about an
+    overdue balance, 欠费 or a developer's "insufficient_quota", sent as a 429, took the key out
+    of rotation for every process instead of a wait."""
+    assert type(error_from_status(429, {}, body, now=NOW)) is RateLimited
+
 @pytest.mark.parametrize("body", [
     # LiteLLM re-raising Anthropic's empty prepaid balance: the provider's JSON in the words
     {"error": {"message": "litellm.BadRequestError: AnthropicException - {\"type\":\"error\","

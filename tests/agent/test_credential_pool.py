@@ -863,3 +863,46 @@ async def test_a_leave_on_the_event_loop_does_not_hold_the_loop_up(
     client.close()
     assert queued == []                                 # the place was given up
     pool.backend.close()  # type: ignore[attr-defined]
+
+
+_ROT = ("sk-rotate-aaaa-0123456789", "sk-rotate-bbbb-0123456789", "sk-rotate-cccc-0123456789")
+
+
+def _config_pool(url: str, prefix: str, clock: FakeClock,
+                 config: dict[str, tuple[int, ...]]) -> tuple[CredentialPool, RedisPoolState]:
+    """A process of ``config``: each provider lists those of :data:`_ROT` (``max_rpm: 2``)."""
+    backend = RedisPoolState(url, clock=clock, options=RedisPoolOptions(key_prefix=prefix))
+    return CredentialPool({p: [Credential(p, _ROT[i], max_rpm=2) for i in keys]
+                           for p, keys in config.items()}, backend=backend), backend
+
+
+def _least(*keys: int) -> int:
+    """Which of :data:`_ROT`'s keys names a group listing ``keys``: the least fingerprint."""
+    return min(keys, key=lambda i: fingerprint(_ROT[i]))
+
+
+@pytest.mark.parametrize("edit", ["the naming key rotated out", "the group split"])
+def test_a_key_keeps_its_window_when_its_group_s_name_goes(
+        edit: str, redis_url: str, redis_prefix: str) -> None:
+    """A group is named by its least shared key: rotating that key out of the config, or
+    splitting the group, renames it to a name none of the former ones listed (the old one names
+    a key the config no longer lists), and the restarted fleet started the other keys afresh."""
+    clock = FakeClock(1000.0)
+    naming = _least(0, 1)
+    other = 1 - naming
+    before = {"zhipu": (0, 1), "glm": (0, 1)}
+    after = ({"zhipu": (other, 2), "glm": (other, 2)} if edit.startswith("the naming")
+             else {"zhipu": (naming,), "glm": (other,), "bigmodel": (other,)})
+    old, old_backend = _config_pool(redis_url, redis_prefix, clock, before)
+    for _ in range(2):   # the other key's window full: two requests by name of that key
+        lease = old.acquire("zhipu")
+        while lease.credential.secret != _ROT[other]:
+            old.release(lease)
+            lease = old.acquire("zhipu")
+        old.success(lease)
+    old_backend.close()
+    new, new_backend = _config_pool(redis_url, redis_prefix, clock, after)
+    holder = "zhipu" if edit.startswith("the naming") else "glm"
+    assert {r.requests_last_window for r in new.status()
+            if r.fingerprint == fingerprint(_ROT[other]) and r.provider == holder} == {2}
+    new_backend.close()

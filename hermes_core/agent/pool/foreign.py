@@ -18,7 +18,7 @@ from typing import Any
 #: (the scripts never touch it), whatever it holds.
 LAYOUT: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r":\{[^}]*\}:(?:p|rr|k:[^:]+)$"), "hash"),
-    (re.compile(r":\{[^}]*\}:(?:w|l):[^:]+$"), "zset"),
+    (re.compile(r":\{[^}]*\}:(?:w|l|h):[^:]+$"), "zset"),
     (re.compile(r":(?:\{[^}]*\}:e|\{workers\}:slot:\d+|probe:[0-9a-f]+)$"), "string"),
 )
 MAX_SCANNED = 5000     # keys looked at per check: the pool's own are a few per credential

@@ -467,7 +467,7 @@ class RedisPoolState:
     def adopt(self, name: str, former: Sequence[str], fingerprints: Sequence[str]) -> None:
         """The keys' state kept under a former state name read into ``name`` (:mod:`.rename`)."""
         self._call(lambda: carry_over(self._redis, name, former, fingerprints, self._key_names,
-                                      self._name), list)
+                                      self._name, self.options.state_ttl_s), list)
 
     # ------------------------------------------------------------------ internals
 

@@ -22,6 +22,8 @@ keys in one slot; keys are named by credential *fingerprint*, never by the secre
 * ``<prefix>:{<provider>}:k:<fp>``   hash  ``rm`` removed, ``bu`` blocked until, ``bm``/``bf``/``bo`` breaker
 * ``<prefix>:{<provider>}:w:<fp>``   zset  request window: member ``<lease>:<tokens>``, score = time
 * ``<prefix>:{<provider>}:l:<fp>``   zset  in-flight leases: member ``<lease>``, score = lease expiry
+* ``<prefix>:{homes}:h:<fp>``         zset  the state names the key's state was kept under (no
+  script: :mod:`.rename` reads it once per process), score = when
 
 Every key gets a TTL on each write (window: ``window_s``; leases: ``lease_ttl_s``; state:
 ``state_ttl_s`` or longer than its deadline), so a crashed worker leaks nothing: its leases expire

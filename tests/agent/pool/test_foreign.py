@@ -24,6 +24,7 @@ def rds(redis_url: str) -> Iterator[redis.Redis]:
     ("hp:{openai}:k:key-0123abcd", "hash"),
     ("hp:{openai}:w:key-0123abcd", "zset"),
     ("hp:{openai}:l:key-0123abcd", "zset"),
+    ("hp:{homes}:h:key-0123abcd", "zset"),    # the names a key's state was kept under
     ("hp:{openai}:e", "string"),
     ("hp:{workers}:slot:3", "string"),
     ("hp:probe:0a1b2c3d4e5f6789", "string"),

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import random
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -1295,4 +1297,34 @@ def test_a_short_lease_does_not_expire_the_longer_ones_beside_it(
     # the second request's lease has run out, the first's has not: one slot, not two
     assert be.acquire("p", keys, pol).fingerprint == "a"
     assert be.acquire("p", keys, pol).fingerprint is None
+    be.close()
+
+
+@pytest.mark.parametrize("resumed", ["before the close ends", "after it"])
+def test_a_backend_closed_during_a_probe_rejoins_redis_when_used_again(
+        own_redis: RedisServer, redis_prefix: str, resumed: str) -> None:
+    """``close()`` says the backend may still be used: a probe stopped by it must leave the next
+    one free to start, the client its retry back, and the fleet's keys counted in Redis again."""
+    mono, be = _probing_backend(own_redis, redis_prefix)
+    keys = [KeySpec("a", max_rpm=3)]
+    assert be.acquire("p", keys, PoolPolicy()).fingerprint == "a"
+    with _stuck(own_redis):
+        assert be.acquire("p", keys, PoolPolicy()).fingerprint == "a"   # the call that notices
+        mono.t += 5.0
+        assert be.acquire("p", keys, PoolPolicy()).fingerprint == "a"   # starts the probe
+        assert _probes()
+        if resumed == "before the close ends":
+            threading.Timer(0.1, lambda: os.kill(own_redis.proc.pid, signal.SIGCONT)).start()
+        be.close()
+    assert be._retry is not None and be._retry.get_retries() == 1   # its retry given back
+    deadline = time.monotonic() + 10.0
+    while be.degraded and time.monotonic() < deadline:
+        mono.t += 5.0
+        be.acquire("p", keys, PoolPolicy())
+        time.sleep(0.05)
+    assert not be.degraded and not _probes()
+    other = RedisPoolState(own_redis.url, options=RedisPoolOptions(key_prefix=redis_prefix))
+    # the three requests of the minute (one through Redis, two local during the outage) count
+    assert other.acquire("p", keys, PoolPolicy()).fingerprint is None
+    other.close()
     be.close()
