@@ -1374,3 +1374,40 @@ def test_what_a_task_an_async_tool_started_prints_after_the_call_reaches_stdout(
 
     (r,) = asyncio.run(turn())
     assert (r.output, capsys.readouterr().out) == ("started", "background done\n")
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_tool_asking_the_person_shows_its_question_before_it_waits_for_the_answer(
+        runner_factory: Any, monkeypatch: pytest.MonkeyPatch, use_async: bool, kind: str) -> None:
+    """A human-in-the-loop tool prints its question and reads the answer from stdin: the
+    question went into the call's buffer, so in ``hermes-core chat`` the person saw nothing and
+    the turn waited on them for good. The question now reaches the screen before the read."""
+    screen = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", screen)
+    seen: list[str] = []
+
+    class Person(io.StringIO):
+        def readline(self, size: int | None = -1) -> str:
+            seen.append(screen.getvalue())
+            return super().readline(size)
+
+    monkeypatch.setattr(sys, "stdin", Person("Bergen\n"))
+
+    def ask() -> str:
+        print("Oslo or Bergen?")
+        return input().strip()
+
+    if kind == "async":
+        async def ask_person() -> str:
+            """Ask the person where to go."""
+            return f"they chose {await asyncio.to_thread(ask)}"
+    else:
+        def ask_person() -> str:   # type: ignore[misc]  # the sync twin
+            """Ask the person where to go."""
+            return f"they chose {ask()}"
+
+    calls = [ToolCall("c", "ask_person")]
+    runner = runner_factory([ask_person])
+    (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert (r.status, r.output, seen) == ("ok", "they chose Bergen", ["Oslo or Bergen?\n"])
