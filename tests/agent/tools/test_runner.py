@@ -1411,3 +1411,58 @@ def test_a_tool_asking_the_person_shows_its_question_before_it_waits_for_the_ans
     runner = runner_factory([ask_person])
     (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
     assert (r.status, r.output, seen) == ("ok", "they chose Bergen", ["Oslo or Bergen?\n"])
+
+
+class _LoudValue:
+    """A value whose text form prints (a debugging ``__str__``)."""
+
+    def __str__(self) -> str:
+        print("made my text")
+        return "loud"
+
+
+class _LoudError(Exception):
+    def __str__(self) -> str:
+        print("made my text")
+        return "went wrong"
+
+
+def _loud(kind: str, how: str) -> Any:
+    """A tool named ``loud`` whose answer prints as it is made text, ``how``: its value's
+    ``__str__``, the items of a lazy ``map`` it returns, or its exception's ``__str__``."""
+    def made() -> Any:
+        if how == "error":
+            raise _LoudError
+        if how == "map":
+            return map(lambda x: print("made my text") or x, [1, 2])
+        return _LoudValue()
+
+    if kind == "async":
+        async def loud() -> Any:
+            """Loud."""
+            return made()
+        return loud
+
+    def loud() -> Any:   # type: ignore[misc]  # the sync twin
+        """Loud."""
+        return made()
+    return loud
+
+
+@pytest.mark.parametrize("how", ["str", "map", "error"])
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_what_a_value_prints_while_it_is_made_text_is_the_call_s_not_stdout_s(
+        runner_factory: Any, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture,
+        how: str, use_async: bool, kind: str) -> None:
+    """Making a tool's value (or its error) text runs the tool's code too: a ``__str__``, a lazy
+    ``map``. It ran after the call's capture had ended, so what that code printed went to the
+    process's stdout (in ``hermes-core chat``, into the reply). It is the call's now: logged."""
+    runner = runner_factory([_loud(kind, how)])
+    with caplog.at_level("INFO", logger="hermes_core.agent.tools"):
+        calls = [ToolCall("c", "loud")]
+        (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert r.output == {"str": '"loud"', "map": "[1, 2]",
+                        "error": "error: loud raised _LoudError: went wrong"}[how]
+    assert capsys.readouterr().out == ""
+    assert "made my text" in caplog.text
