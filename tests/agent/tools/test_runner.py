@@ -1466,3 +1466,51 @@ def test_what_a_value_prints_while_it_is_made_text_is_the_call_s_not_stdout_s(
                         "error": "error: loud raised _LoudError: went wrong"}[how]
     assert capsys.readouterr().out == ""
     assert "made my text" in caplog.text
+
+
+def _failing(kind: str, how: str) -> Any:
+    """A tool named ``fetch`` that prints why it fails, then fails: ``how`` is ``raise`` (an
+    exception), ``exit`` (a command-line function's ``sys.exit(1)``) or ``hang`` (it never
+    ends, and its call times out)."""
+    def fail() -> None:
+        print(f"cannot reach db.internal: connection refused {SECRET}")
+        if how == "raise":
+            raise ConnectionError("gave up")
+        if how == "exit":
+            sys.exit(1)
+
+    if kind == "async":
+        async def fetch() -> None:
+            """Fetch."""
+            fail()
+            if how == "hang":
+                await asyncio.sleep(30)
+        return fetch
+
+    def fetch() -> None:   # type: ignore[misc]  # the sync twin
+        """Fetch."""
+        fail()
+        if how == "hang":
+            time.sleep(30)
+    return fetch
+
+
+@pytest.mark.parametrize("how", ["raise", "exit", "hang"])
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_failed_call_is_told_with_what_it_printed(
+        runner_factory: Any, capsys: pytest.CaptureFixture[str], how: str, use_async: bool,
+        kind: str) -> None:
+    """A tool that prints why it fails and then raises, exits 1 or hangs past its timeout (a
+    command-line function wrapped as a tool does all three): its print was the reason, and it was
+    dropped; the model read "exited (status 1)" or "timed out" and not why, nor did the log
+    have it. The error now ends with what the call printed, scrubbed and cut like any error."""
+    runner = runner_factory([_failing(kind, how)], timeout_s=0.5, secrets=lambda: [SECRET])
+    calls = [ToolCall("c", "fetch")]
+    (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    first = {"raise": "error: fetch raised ConnectionError: gave up",
+             "exit": "error: fetch exited (status 1)",
+             "hang": "error: fetch timed out after 0.5s"}[how]
+    assert r.output.startswith(first + "; it printed:\ncannot reach db.internal: connection "
+                               "refused ")
+    assert SECRET not in r.output and capsys.readouterr().out == ""
