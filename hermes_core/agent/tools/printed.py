@@ -182,11 +182,13 @@ def route_stdout() -> None:
 
 
 @contextlib.contextmanager
-def captured() -> Iterator[Printed]:
+def captured(printed: Printed | None = None) -> Iterator[Printed]:
     """What the code inside prints, in this context (and tasks it starts, while it runs): kept,
-    not written."""
+    not written. ``printed``: a call's capture to go on with (new if None): its value is made
+    text after it returns, and that runs the tool's code too (a ``__str__``, a lazy ``map``)."""
     route_stdout()
-    printed = Printed()
+    printed = Printed() if printed is None else printed
+    printed.ended = False
     token = _CALL.set(printed)
     try:
         yield printed

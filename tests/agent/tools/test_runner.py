@@ -1457,15 +1457,17 @@ def test_what_a_value_prints_while_it_is_made_text_is_the_call_s_not_stdout_s(
         how: str, use_async: bool, kind: str) -> None:
     """Making a tool's value (or its error) text runs the tool's code too: a ``__str__``, a lazy
     ``map``. It ran after the call's capture had ended, so what that code printed went to the
-    process's stdout (in ``hermes-core chat``, into the reply). It is the call's now: logged."""
+    process's stdout (in ``hermes-core chat``, into the reply). It is the call's now: logged
+    beside a value, told after an error (as any failed call's prints are)."""
     runner = runner_factory([_loud(kind, how)])
     with caplog.at_level("INFO", logger="hermes_core.agent.tools"):
         calls = [ToolCall("c", "loud")]
         (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
-    assert r.output == {"str": '"loud"', "map": "[1, 2]",
-                        "error": "error: loud raised _LoudError: went wrong"}[how]
+    assert r.output == {
+        "str": '"loud"', "map": "[1, 2]",
+        "error": "error: loud raised _LoudError: went wrong; it printed:\nmade my text"}[how]
     assert capsys.readouterr().out == ""
-    assert "made my text" in caplog.text
+    assert ("made my text" in caplog.text) is (how != "error")
 
 
 def _failing(kind: str, how: str) -> Any:
