@@ -1516,3 +1516,32 @@ def test_a_failed_call_is_told_with_what_it_printed(
     assert r.output.startswith(first + "; it printed:\ncannot reach db.internal: connection "
                                "refused ")
     assert SECRET not in r.output and capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_click_s_prompt_and_confirm_in_a_tool_are_shown_before_they_wait(
+        runner_factory: Any, monkeypatch: pytest.MonkeyPatch, use_async: bool) -> None:
+    """``click.prompt`` and ``click.confirm`` echo their question to stdout, then read stdin:
+    the person saw neither question. Each now shows before its read."""
+    import click
+
+    screen = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", screen)
+    seen: list[str] = []
+
+    class Person(io.StringIO):
+        def readline(self, size: int | None = -1) -> str:
+            seen.append(screen.getvalue())
+            return super().readline(size)
+
+    monkeypatch.setattr(sys, "stdin", Person("Bergen\ny\n"))
+
+    def book() -> str:
+        """Book a table where the person says."""
+        city = click.prompt("City")
+        return f"{city} {click.confirm('Book it?')}"
+
+    calls = [ToolCall("c", "book")]
+    runner = runner_factory([book])
+    (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert (r.output, seen) == ("Bergen True", ["City: ", "City: Book it? [y/N]: "])
