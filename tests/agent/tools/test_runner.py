@@ -1545,3 +1545,32 @@ def test_click_s_prompt_and_confirm_in_a_tool_are_shown_before_they_wait(
     runner = runner_factory([book])
     (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
     assert (r.output, seen) == ("Bergen True", ["City: ", "City: Book it? [y/N]: "])
+
+
+def test_pdb_in_a_tool_shows_what_it_says_before_each_command_it_reads(
+        runner_factory: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An author stepping through a tool with pdb: what pdb said (where it stopped, ``p x + 1``)
+    went into the call's buffer, and only the ``(Pdb)`` prompts readline draws showed; it is
+    shown before each command it reads now."""
+    import pdb
+
+    screen = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", screen)
+    seen: list[str] = []
+
+    class Person(io.StringIO):
+        def readline(self, size: int | None = -1) -> str:
+            seen.append(screen.getvalue())
+            return super().readline(size)
+
+    monkeypatch.setattr(sys, "stdin", Person("p x + 1\nc\n"))
+
+    def step() -> str:
+        """Step through."""
+        x = 41
+        pdb.Pdb(nosigint=True, readrc=False).set_trace()
+        return str(x)
+
+    (r,) = runner_factory([step]).run([ToolCall("c", "step")])
+    assert r.output == "41" and len(seen) == 2
+    assert "-> return str(x)" in seen[0] and seen[1].endswith("(Pdb) 42\n(Pdb) ")
