@@ -1574,3 +1574,39 @@ def test_pdb_in_a_tool_shows_what_it_says_before_each_command_it_reads(
     (r,) = runner_factory([step]).run([ToolCall("c", "step")])
     assert r.output == "41" and len(seen) == 2
     assert "-> return str(x)" in seen[0] and seen[1].endswith("(Pdb) 42\n(Pdb) ")
+
+
+class _Terminal(io.StringIO):
+    """The user's stdout in ``hermes-core chat``: a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("fails", [False, True])
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_console_made_before_the_call_colours_nothing_the_model_reads(
+        runner_factory: Any, monkeypatch: pytest.MonkeyPatch, use_async: bool,
+        fails: bool) -> None:
+    """A rich ``Console()`` made at import time, on the user's terminal, settles its colours
+    then: a tool printing through it in a call wrote ``\\x1b[1;31m`` into its answer (or its
+    error), escapes the model reads as text. What a call printed reaches the model plain."""
+    from rich.console import Console
+
+    monkeypatch.setenv("TERM", "xterm-256color")
+    for name in ("NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(sys, "stdout", _Terminal())
+    console = Console()
+
+    def report() -> None:
+        """Report what changed."""
+        console.print("[bold red]3 files[/bold red] changed")
+        if fails:
+            raise RuntimeError("disk full")
+
+    calls = [ToolCall("c", "report")]
+    runner = runner_factory([report])
+    (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert r.output == ("error: report raised RuntimeError: disk full; it printed:\n"
+                        if fails else "") + "3 files changed"
