@@ -30,10 +30,15 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import re
 import sys
 import threading
 from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
+
+# what a terminal interprets rather than shows (ECMA-48): a control sequence (ESC [ ... final
+# byte), an operating-system command (ESC ] ... BEL or ESC \\), or ESC and one character
+_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 
 #: The most of one call's printed text kept (more is counted, not kept): a tool printing in a loop
 #: must not grow without bound. Past the most a model is shown, with room for the scrub's margin.
@@ -69,6 +74,14 @@ class Printed:
     @property
     def text(self) -> str:
         return "".join(self._parts)
+
+    @property
+    def plain(self) -> str:
+        """:attr:`text` without terminal escapes, as a model or a log reads it: ``isatty()`` is
+        False in a call, but a console made before it (rich's ``Console()`` at import time, on
+        the user's terminal) settled its colours then and wrote ``\\x1b[1;31m`` all the same."""
+        text = self.text
+        return _ESCAPE.sub("", text) if "\x1b" in text else text
 
     def unshown(self) -> str:
         """What was kept since the last call of this, now counted as shown."""

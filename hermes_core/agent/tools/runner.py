@@ -271,7 +271,7 @@ def _with_printed(text: str, printed: Printed | None) -> str:
     only "exited (status 1)" cannot tell a missing file from a refused connection."""
     if printed is None or not printed.total:
         return text
-    return f"{text}; it printed:\n{printed.text.removesuffix(chr(10))}"
+    return f"{text}; it printed:\n{printed.plain.removesuffix(chr(10))}"
 
 
 def _failure_text(name: str, e: BaseException) -> str:
@@ -569,7 +569,7 @@ class ToolRunner:
         if printed.total and not printed_is_answer and log.isEnabledFor(logging.INFO):
             # the scrub is regexes: not for a line nobody reads
             log.info("%s printed %d characters, not shown to the model: %r%s", name,
-                     printed.total, self._scrub(printed.text[:_PRINT_LOGGED]),
+                     printed.total, self._scrub(printed.plain[:_PRINT_LOGGED]),
                      "..." if printed.total > _PRINT_LOGGED else "")
         return text
 
@@ -593,8 +593,8 @@ class ToolRunner:
         wrapped as a tool) is answered with it, cut and scrubbed like a value; else the model
         reads what the tool returned."""
         if value is None and printed.total:
-            text = printed.text
-            if printed.total == len(text):   # whole: the last line's newline is no content
+            text = printed.plain
+            if printed.total == len(printed.text):   # whole: a last newline is no content
                 return render_output(text.removesuffix("\n"), scrub=self._scrub), True
             head, _ = scrubbed(text, MAX_OUTPUT_CHARS, self._scrub)
             return cut(head, MAX_OUTPUT_CHARS, printed.total), True

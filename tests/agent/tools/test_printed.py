@@ -112,3 +112,20 @@ def test_a_read_outside_a_call_or_with_nothing_printed_shows_nothing(
     sys.stdin.readline()
     assert person.saw == ["first?\n", "first?\n", "first?\noutside\n"]
     assert printed.text == "first?\n"
+
+
+@pytest.mark.parametrize(("printed", "plain"), [
+    ("\x1b[1;31m3 files\x1b[0m changed", "3 files changed"),
+    ("\x1b]8;id=1;https://example.com\x1b\\docs\x1b]8;;\x1b\\ 文档", "docs 文档"),
+    ("\x1b]52;c;aGVsbG8=\x07copied", "copied"),
+    ("\x1b[2K\x1b[1Gdone 100%", "done 100%"),
+    ("no escape at all, tab\tand CR\r", "no escape at all, tab\tand CR\r"),
+])
+def test_what_a_call_printed_reads_plain_without_terminal_escapes(
+        monkeypatch: pytest.MonkeyPatch, printed: str, plain: str) -> None:
+    """Colours, hyperlinks (OSC 8, rich's links), a clipboard write (OSC 52) and cursor moves are
+    a terminal's business; the model and the log read the text, which stays whole."""
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    with captured() as call:
+        print(printed, end="")
+    assert (call.plain, call.text) == (plain, printed)
