@@ -16,6 +16,12 @@ told apart as well as calls in threads. A thread a tool starts itself begins wit
 tool started once the call is over (nobody reads its buffer then); so does anything written below
 ``sys.stdout`` (``sys.stdout.buffer``, ``os.write(1, ...)``, a subprocess's output).
 
+A call that reads ``sys.stdin`` is asking the person (a confirmation, a human-input tool: print
+the question, then ``input()``): kept, the question never reached them and the turn waited on an
+answer to nothing. So ``sys.stdin`` is wrapped too (:class:`RoutedStdin`), and a call's read
+first shows the person what the call printed since its last read. ``input()`` on a terminal
+reads below ``sys.stdin`` (readline), but asks for its descriptor first: that shows it too.
+
 Whoever replaces ``sys.stdout`` later (a test's capture, the CLI) simply wins: the next call wraps
 the new stream.
 """
@@ -24,10 +30,15 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import re
 import sys
 import threading
 from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
+
+# what a terminal interprets rather than shows (ECMA-48): a control sequence (ESC [ ... final
+# byte), an operating-system command (ESC ] ... BEL or ESC \\), or ESC and one character
+_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 
 #: The most of one call's printed text kept (more is counted, not kept): a tool printing in a loop
 #: must not grow without bound. Past the most a model is shown, with room for the scrub's margin.
@@ -40,11 +51,12 @@ class Printed:
     over; what a task or thread it started prints later goes to the stream, not to a buffer
     nobody reads any more."""
 
-    __slots__ = ("_kept", "_parts", "ended", "total")
+    __slots__ = ("_kept", "_parts", "_shown", "ended", "total")
 
     def __init__(self) -> None:
         self._parts: list[str] = []
         self._kept = 0
+        self._shown = 0   # how many of ``_parts`` the person was shown (:meth:`unshown`)
         self.total = 0
         self.ended = False
 
@@ -62,6 +74,21 @@ class Printed:
     @property
     def text(self) -> str:
         return "".join(self._parts)
+
+    @property
+    def plain(self) -> str:
+        """:attr:`text` without terminal escapes, as a model or a log reads it: ``isatty()`` is
+        False in a call, but a console made before it (rich's ``Console()`` at import time, on
+        the user's terminal) settled its colours then and wrote ``\\x1b[1;31m`` all the same."""
+        text = self.text
+        return _ESCAPE.sub("", text) if "\x1b" in text else text
+
+    def unshown(self) -> str:
+        """What was kept since the last call of this, now counted as shown."""
+        end = len(self._parts)
+        text = "".join(self._parts[self._shown:end])
+        self._shown = end
+        return text
 
 
 _CALL: contextvars.ContextVar[Printed | None] = contextvars.ContextVar("hermes_printed",
@@ -106,22 +133,75 @@ class RoutedStdout:
         return getattr(self.target, name)
 
 
+def _show_unshown() -> None:
+    """Before a call reads stdin: what it printed since its last read, written to the stream
+    the person reads (the one ``sys.stdout`` wraps) and flushed."""
+    call = _call()
+    text = call.unshown() if call is not None else ""
+    if not text:
+        return
+    out = sys.stdout
+    stream = out.target if isinstance(out, RoutedStdout) else out
+    if stream is not None:
+        stream.write(text)
+        stream.flush()
+
+
+class RoutedStdin:
+    """``sys.stdin`` as a tool call sees it: each read (and ``fileno()``, which ``input()`` asks
+    before reading a terminal) first shows the person what the call printed since its last
+    read (:func:`_show_unshown`); outside a call, and in everything else, it is ``source``."""
+
+    def __init__(self, source: TextIO) -> None:
+        self.source = source
+
+    def _from(self) -> TextIO:
+        _show_unshown()
+        return self.source
+
+    def readline(self, size: int | None = -1) -> str:
+        return self._from().readline(-1 if size is None else size)
+
+    def read(self, size: int | None = -1) -> str:
+        return self._from().read(-1 if size is None else size)
+
+    def readlines(self, hint: int = -1) -> list[str]:
+        return self._from().readlines(hint)
+
+    def fileno(self) -> int:
+        return self._from().fileno()
+
+    def __iter__(self) -> RoutedStdin:
+        return self
+
+    def __next__(self) -> str:
+        return next(self._from())
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.source, name)
+
+
 _INSTALL = threading.Lock()
 
 
 def route_stdout() -> None:
-    """Wrap ``sys.stdout`` in a :class:`RoutedStdout`, unless it is one already."""
+    """Wrap ``sys.stdout`` in a :class:`RoutedStdout` and ``sys.stdin`` in a
+    :class:`RoutedStdin`, each unless it is one already."""
     with _INSTALL:
         if not isinstance(sys.stdout, RoutedStdout):
             sys.stdout = RoutedStdout(sys.stdout)
+        if sys.stdin is not None and not isinstance(sys.stdin, RoutedStdin):   # None: pythonw
+            sys.stdin = RoutedStdin(sys.stdin)
 
 
 @contextlib.contextmanager
-def captured() -> Iterator[Printed]:
+def captured(printed: Printed | None = None) -> Iterator[Printed]:
     """What the code inside prints, in this context (and tasks it starts, while it runs): kept,
-    not written."""
+    not written. ``printed``: a call's capture to go on with (new if None): its value is made
+    text after it returns, and that runs the tool's code too (a ``__str__``, a lazy ``map``)."""
     route_stdout()
-    printed = Printed()
+    printed = Printed() if printed is None else printed
+    printed.ended = False
     token = _CALL.set(printed)
     try:
         yield printed

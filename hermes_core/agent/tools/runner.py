@@ -194,11 +194,12 @@ def _run_awaitable(value: Awaitable[Any]) -> Any:
         return helper.submit(asyncio.run, _awaited(value)).result()
 
 
-async def _printing(call: Callable[[Mapping[str, Any]], Any], args: Mapping[str, Any]
-                    ) -> tuple[Any, Printed]:
-    """An async tool's value and what it printed (its task's own context holds the capture)."""
-    with captured() as printed:
-        return await _call_async(call, args), printed
+async def _printing(printed: Printed, call: Callable[[Mapping[str, Any]], Any],
+                    args: Mapping[str, Any]) -> Any:
+    """An async tool's value, what it prints kept in ``printed`` (its task's own context holds
+    the capture)."""
+    with captured(printed):
+        return await _call_async(call, args)
 
 
 def _retrieve(task: asyncio.Future[Any]) -> None:
@@ -262,6 +263,15 @@ def _cut_text(name: str, when: str) -> str:
     return (f"error: this call of {name} was cut off: the reply reached its output token limit "
             f"(max_tokens) {when}; not run. Make the call smaller (e.g. do the work in several "
             "calls)")
+
+
+def _with_printed(text: str, printed: Printed | None) -> str:
+    """A failed call's error and, after it, what the call printed: a command-line function
+    wrapped as a tool prints why it fails before it raises, exits 1 or hangs, and the model told
+    only "exited (status 1)" cannot tell a missing file from a refused connection."""
+    if printed is None or not printed.total:
+        return text
+    return f"{text}; it printed:\n{printed.plain.removesuffix(chr(10))}"
 
 
 def _failure_text(name: str, e: BaseException) -> str:
@@ -421,13 +431,16 @@ class ToolRunner:
     def _timeout(self, tool: Tool) -> float | None:
         return tool.timeout_s if tool.timeout_s is not None else self.timeout_s
 
-    def _failure(self, r: _Ready, e: BaseException, started: float) -> ToolResult:
+    def _failure(self, r: _Ready, e: BaseException, started: float,
+                 printed: Printed | None = None) -> ToolResult:
+        """The answer to a call that failed with ``e``, what it printed (so far) after it."""
         assert r.tool is not None
         if isinstance(e, _TimedOut):
-            return self._result(r.call, f"error: {r.tool.name} timed out after "
-                                f"{self._timeout(r.tool):g}s", "timeout", started, r.sent)
+            return self._result(r.call, _with_printed(
+                f"error: {r.tool.name} timed out after {self._timeout(r.tool):g}s", printed),
+                "timeout", started, r.sent)
         text = e.text if isinstance(e, _Told) else _failure_text(r.tool.name, e)
-        return self._result(r.call, text, "error", started, r.sent)
+        return self._result(r.call, _with_printed(text, printed), "error", started, r.sent)
 
     # ------------------------------------------------------------------ sync
 
@@ -514,66 +527,78 @@ class ToolRunner:
         # a task): a user or trace id the author set before ``chat`` reaches the tool. A copy
         # each: one context cannot be entered by two threads at once
         places = self._places()
-        futures = {i: self._start(self._rendered, r.tool.name, self._invoke, r.tool, r.args or {},
-                                  places=places)
+        printed = {i: Printed() for i, r in enumerate(ready) if r.result is None}
+        futures = {i: self._start(self._rendered, r.tool.name, printed[i], self._invoke, r.tool,
+                                  r.args or {}, places=places)
                    for i, r in enumerate(ready) if r.result is None and r.tool is not None}
         try:
-            return self._collect(ready, futures, started)
+            return self._collect(ready, futures, started, printed)
         except BaseException:   # Ctrl-C while tools run: the turn is cancelled, its calls let go
             for f in futures.values():
                 self._abandon(f)
             raise
 
-    def _rendered(self, name: str, call: Callable[..., Any], *args: Any) -> str:
+    def _rendered(self, name: str, printed: Printed, call: Callable[..., Any], *args: Any) -> str:
         """``call(*args)``'s value as the model's text, made in the tool's thread: a 5 MB answer
         encoded and scrubbed on the agent's thread (or its event loop) held it for seconds.
-        What it prints is kept for it (:mod:`printed`), not written to the process's stdout."""
+        What it prints is kept in ``printed`` (:mod:`printed`), not written to the process's
+        stdout."""
         try:
-            with captured() as printed:
+            with captured(printed):
                 value = call(*args)
         except Exception as e:   # put in words here too: its ``__str__`` is the tool's code
-            raise _Told(_failure_text(name, e)) from None
+            raise _Told(self._told(name, e, printed)) from None
         return self._answered(name, value, printed)
 
-    def _answered(self, name: str, value: Any, printed: Printed) -> str:
-        """:meth:`_answer`, a failure to make the text put in words as well."""
-        try:
-            return self._answer(name, value, printed)
-        except Exception as e:
-            raise _Told(_failure_text(name, e)) from None
+    @staticmethod
+    def _told(name: str, e: BaseException, printed: Printed) -> str:
+        """:func:`_failure_text`, under the call's capture: describing ``e`` runs its code."""
+        with captured(printed):
+            return _failure_text(name, e)
 
-    async def _atext(self, name: str, call: Callable[[Mapping[str, Any]], Any],
-                     args: Mapping[str, Any]) -> str:
+    def _answered(self, name: str, value: Any, printed: Printed) -> str:
+        """:meth:`_answer` under the call's capture (making a value text runs the tool's code:
+        a ``__str__``, a lazy ``map``, and what that printed reached the process's stdout), a
+        failure to make the text put in words as well; then what it printed beside its value
+        logged."""
+        try:
+            with captured(printed):
+                text, printed_is_answer = self._answer(value, printed)
+        except Exception as e:
+            raise _Told(self._told(name, e, printed)) from None
+        if printed.total and not printed_is_answer and log.isEnabledFor(logging.INFO):
+            # the scrub is regexes: not for a line nobody reads
+            log.info("%s printed %d characters, not shown to the model: %r%s", name,
+                     printed.total, self._scrub(printed.plain[:_PRINT_LOGGED]),
+                     "..." if printed.total > _PRINT_LOGGED else "")
+        return text
+
+    async def _atext(self, name: str, printed: Printed,
+                     call: Callable[[Mapping[str, Any]], Any], args: Mapping[str, Any]) -> str:
         """An async tool's answer: its value (or its error) made text in a thread of the
         runner's, within the call's task, so under its timeout: encoding megabytes on the loop
         stalled every other task, and a ``__str__`` that hangs held the turn."""
         try:
-            value, printed = await _printing(call, args)
+            value = await _printing(printed, call, args)
         except Exception as e:
-            told = self._start(_failure_text, name, e, places=None)
+            told = self._start(self._told, name, e, printed, places=None)
             raise _Told(await asyncio.wrap_future(told)) from None
         text: str = await asyncio.wrap_future(
             self._start(self._answered, name, value, printed, places=None))
         return text
 
-    def _answer(self, name: str, value: Any, printed: Printed) -> str:
-        """The text of a call that returned ``value`` and printed ``printed``. A tool that
-        returns nothing and prints (a command-line function wrapped as a tool) is answered with
-        what it printed, cut and scrubbed like a value; else what it printed is logged, keys
-        scrubbed, for the author, and the model reads what the tool returned."""
-        if not printed.total:
-            return render_output(value, scrub=self._scrub)
-        text = printed.text
-        if value is None:
-            if printed.total == len(text):   # whole: the last line's newline is no content
-                return render_output(text.removesuffix("\n"), scrub=self._scrub)
+    def _answer(self, value: Any, printed: Printed) -> tuple[str, bool]:
+        """The text of a call that returned ``value`` and printed ``printed``, and whether that
+        text is what it printed: a tool that returns nothing and prints (a command-line function
+        wrapped as a tool) is answered with it, cut and scrubbed like a value; else the model
+        reads what the tool returned."""
+        if value is None and printed.total:
+            text = printed.plain
+            if printed.total == len(printed.text):   # whole: a last newline is no content
+                return render_output(text.removesuffix("\n"), scrub=self._scrub), True
             head, _ = scrubbed(text, MAX_OUTPUT_CHARS, self._scrub)
-            return cut(head, MAX_OUTPUT_CHARS, printed.total)
-        if log.isEnabledFor(logging.INFO):   # the scrub is regexes: not for a line nobody reads
-            log.info("%s printed %d characters, not shown to the model: %r%s", name,
-                     printed.total, self._scrub(text[:_PRINT_LOGGED]),
-                     "..." if printed.total > _PRINT_LOGGED else "")
-        return render_output(value, scrub=self._scrub)
+            return cut(head, MAX_OUTPUT_CHARS, printed.total), True
+        return render_output(value, scrub=self._scrub), False
 
     def _settle(self, ready: Sequence[_Ready],
                 futures: Mapping[int, concurrent.futures.Future[Any]]) -> set[int]:
@@ -604,7 +629,7 @@ class ToolRunner:
         return late
 
     def _collect(self, ready: Sequence[_Ready], futures: Mapping[int, concurrent.futures.Future[Any]],
-                 started: float) -> tuple[ToolResult, ...]:
+                 started: float, printed: Mapping[int, Printed]) -> tuple[ToolResult, ...]:
         late = self._settle(ready, futures)
         out: list[ToolResult] = []
         for i, r in enumerate(ready):
@@ -612,12 +637,12 @@ class ToolRunner:
                 out.append(r.result)
                 continue
             if i in late:
-                out.append(self._failure(r, _TimedOut(), started))
+                out.append(self._failure(r, _TimedOut(), started, printed[i]))
                 continue
             try:
                 text = futures[i].result()
             except Exception as e:   # a TimeoutError here is the tool's own
-                out.append(self._failure(r, e, started))
+                out.append(self._failure(r, e, started, printed[i]))
                 continue
             out.append(self._result(r.call, text, "ok", started, r.sent))
         return tuple(out)
@@ -642,13 +667,15 @@ class ToolRunner:
             started = self._clock()
             args = dict(r.args or {})
             thread: concurrent.futures.Future[Any] | None = None
+            printed = Printed()
             if r.tool.is_async:
-                work: Awaitable[Any] = self._atext(r.tool.name, r.tool.invoke, args)
+                work: Awaitable[Any] = self._atext(r.tool.name, printed, r.tool.invoke, args)
             else:   # a thread of the runner's, not the loop's pool: one hung tool is let go of
                 loop = asyncio.get_running_loop()
                 begun: asyncio.Future[None] = loop.create_future()
-                thread = self._start(self._rendered, r.tool.name, _call_sync, r.tool.invoke, args,
-                                     places=places, on_start=lambda: _tell(loop, begun))
+                thread = self._start(self._rendered, r.tool.name, printed, _call_sync,
+                                     r.tool.invoke, args, places=places,
+                                     on_start=lambda: _tell(loop, begun))
                 work = asyncio.wrap_future(thread)
             task = asyncio.ensure_future(work)
             try:
@@ -671,7 +698,7 @@ class ToolRunner:
                     self._abandon(thread)
                 raise
             except Exception as e:
-                return self._failure(r, e, started)
+                return self._failure(r, e, started, printed)
             return self._result(r.call, text, "ok", started, r.sent)
 
         return tuple(await asyncio.gather(*(one(r) for r in ready)))

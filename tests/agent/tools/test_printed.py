@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextvars
 import io
 import sys
+from typing import Any
 
 import pytest
 
@@ -56,3 +57,75 @@ def test_a_print_after_its_call_ended_reaches_the_stream(monkeypatch: pytest.Mon
         later = contextvars.copy_context()
     later.run(print, "after")
     assert (printed.text, stream.getvalue()) == ("during\n", "after\n")
+
+
+class _Person(io.StringIO):
+    """The person at stdin: answers each line read, and notes what their screen (``screen``)
+    showed at that moment, the question they were answering."""
+
+    def __init__(self, answers: str, screen: io.StringIO) -> None:
+        super().__init__(answers)
+        self.screen = screen
+        self.saw: list[str] = []
+
+    def readline(self, size: int | None = -1) -> str:
+        self.saw.append(self.screen.getvalue())
+        return super().readline(size)
+
+
+@pytest.mark.parametrize("ask", [
+    lambda: (print("Which city?"), input())[1],
+    lambda: input("Which city?\n"),
+    lambda: (print("Which city?", flush=True), sys.stdin.readline())[1],
+    lambda: (print("Which city?"), next(iter(sys.stdin)))[1],
+], ids=["print-then-input", "input-prompt", "readline", "iterate"])
+def test_what_a_call_printed_is_shown_to_the_person_before_it_reads_their_answer(
+        monkeypatch: pytest.MonkeyPatch, ask: Any) -> None:
+    """A tool that asks the person (a confirmation, LangChain's human-input tool: print the
+    question, then ``input()``): the question went into the call's buffer and the person saw
+    nothing while the turn waited on them. What the call printed since its last read is now
+    shown before each read, and is still the call's (its answer or its log line)."""
+    screen = io.StringIO()
+    person = _Person("Bergen\nyes\n", screen)
+    monkeypatch.setattr(sys, "stdout", screen)
+    monkeypatch.setattr(sys, "stdin", person)
+    with captured() as printed:
+        said = ask()
+        print("thinking")
+    assert (said.strip(), person.saw) == ("Bergen", ["Which city?\n"])
+    assert (screen.getvalue(), printed.text) == ("Which city?\n", "Which city?\nthinking\n")
+
+
+def test_a_read_outside_a_call_or_with_nothing_printed_shows_nothing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a call's own unshown prints are shown: the REPL's ``input("you> ")`` and a call that
+    printed nothing since its last read write nothing more."""
+    screen = io.StringIO()
+    person = _Person("one\ntwo\nthree\n", screen)
+    monkeypatch.setattr(sys, "stdout", screen)
+    monkeypatch.setattr(sys, "stdin", person)
+    with captured() as printed:
+        print("first?")
+        sys.stdin.readline()
+        sys.stdin.readline()
+    print("outside")
+    sys.stdin.readline()
+    assert person.saw == ["first?\n", "first?\n", "first?\noutside\n"]
+    assert printed.text == "first?\n"
+
+
+@pytest.mark.parametrize(("printed", "plain"), [
+    ("\x1b[1;31m3 files\x1b[0m changed", "3 files changed"),
+    ("\x1b]8;id=1;https://example.com\x1b\\docs\x1b]8;;\x1b\\ 文档", "docs 文档"),
+    ("\x1b]52;c;aGVsbG8=\x07copied", "copied"),
+    ("\x1b[2K\x1b[1Gdone 100%", "done 100%"),
+    ("no escape at all, tab\tand CR\r", "no escape at all, tab\tand CR\r"),
+])
+def test_what_a_call_printed_reads_plain_without_terminal_escapes(
+        monkeypatch: pytest.MonkeyPatch, printed: str, plain: str) -> None:
+    """Colours, hyperlinks (OSC 8, rich's links), a clipboard write (OSC 52) and cursor moves are
+    a terminal's business; the model and the log read the text, which stays whole."""
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    with captured() as call:
+        print(printed, end="")
+    assert (call.plain, call.text) == (plain, printed)

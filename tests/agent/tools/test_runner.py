@@ -1374,3 +1374,239 @@ def test_what_a_task_an_async_tool_started_prints_after_the_call_reaches_stdout(
 
     (r,) = asyncio.run(turn())
     assert (r.output, capsys.readouterr().out) == ("started", "background done\n")
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_tool_asking_the_person_shows_its_question_before_it_waits_for_the_answer(
+        runner_factory: Any, monkeypatch: pytest.MonkeyPatch, use_async: bool, kind: str) -> None:
+    """A human-in-the-loop tool prints its question and reads the answer from stdin: the
+    question went into the call's buffer, so in ``hermes-core chat`` the person saw nothing and
+    the turn waited on them for good. The question now reaches the screen before the read."""
+    screen = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", screen)
+    seen: list[str] = []
+
+    class Person(io.StringIO):
+        def readline(self, size: int | None = -1) -> str:
+            seen.append(screen.getvalue())
+            return super().readline(size)
+
+    monkeypatch.setattr(sys, "stdin", Person("Bergen\n"))
+
+    def ask() -> str:
+        print("Oslo or Bergen?")
+        return input().strip()
+
+    if kind == "async":
+        async def ask_person() -> str:
+            """Ask the person where to go."""
+            return f"they chose {await asyncio.to_thread(ask)}"
+    else:
+        def ask_person() -> str:   # type: ignore[misc]  # the sync twin
+            """Ask the person where to go."""
+            return f"they chose {ask()}"
+
+    calls = [ToolCall("c", "ask_person")]
+    runner = runner_factory([ask_person])
+    (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert (r.status, r.output, seen) == ("ok", "they chose Bergen", ["Oslo or Bergen?\n"])
+
+
+class _LoudValue:
+    """A value whose text form prints (a debugging ``__str__``)."""
+
+    def __str__(self) -> str:
+        print("made my text")
+        return "loud"
+
+
+class _LoudError(Exception):
+    def __str__(self) -> str:
+        print("made my text")
+        return "went wrong"
+
+
+def _loud(kind: str, how: str) -> Any:
+    """A tool named ``loud`` whose answer prints as it is made text, ``how``: its value's
+    ``__str__``, the items of a lazy ``map`` it returns, or its exception's ``__str__``."""
+    def made() -> Any:
+        if how == "error":
+            raise _LoudError
+        if how == "map":
+            return map(lambda x: print("made my text") or x, [1, 2])
+        return _LoudValue()
+
+    if kind == "async":
+        async def loud() -> Any:
+            """Loud."""
+            return made()
+        return loud
+
+    def loud() -> Any:   # type: ignore[misc]  # the sync twin
+        """Loud."""
+        return made()
+    return loud
+
+
+@pytest.mark.parametrize("how", ["str", "map", "error"])
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_what_a_value_prints_while_it_is_made_text_is_the_call_s_not_stdout_s(
+        runner_factory: Any, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture,
+        how: str, use_async: bool, kind: str) -> None:
+    """Making a tool's value (or its error) text runs the tool's code too: a ``__str__``, a lazy
+    ``map``. It ran after the call's capture had ended, so what that code printed went to the
+    process's stdout (in ``hermes-core chat``, into the reply). It is the call's now: logged
+    beside a value, told after an error (as any failed call's prints are)."""
+    runner = runner_factory([_loud(kind, how)])
+    with caplog.at_level("INFO", logger="hermes_core.agent.tools"):
+        calls = [ToolCall("c", "loud")]
+        (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert r.output == {
+        "str": '"loud"', "map": "[1, 2]",
+        "error": "error: loud raised _LoudError: went wrong; it printed:\nmade my text"}[how]
+    assert capsys.readouterr().out == ""
+    assert ("made my text" in caplog.text) is (how != "error")
+
+
+def _failing(kind: str, how: str) -> Any:
+    """A tool named ``fetch`` that prints why it fails, then fails: ``how`` is ``raise`` (an
+    exception), ``exit`` (a command-line function's ``sys.exit(1)``) or ``hang`` (it never
+    ends, and its call times out)."""
+    def fail() -> None:
+        print(f"cannot reach db.internal: connection refused {SECRET}")
+        if how == "raise":
+            raise ConnectionError("gave up")
+        if how == "exit":
+            sys.exit(1)
+
+    if kind == "async":
+        async def fetch() -> None:
+            """Fetch."""
+            fail()
+            if how == "hang":
+                await asyncio.sleep(30)
+        return fetch
+
+    def fetch() -> None:   # type: ignore[misc]  # the sync twin
+        """Fetch."""
+        fail()
+        if how == "hang":
+            time.sleep(30)
+    return fetch
+
+
+@pytest.mark.parametrize("how", ["raise", "exit", "hang"])
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_failed_call_is_told_with_what_it_printed(
+        runner_factory: Any, capsys: pytest.CaptureFixture[str], how: str, use_async: bool,
+        kind: str) -> None:
+    """A tool that prints why it fails and then raises, exits 1 or hangs past its timeout (a
+    command-line function wrapped as a tool does all three): its print was the reason, and it was
+    dropped; the model read "exited (status 1)" or "timed out" and not why, nor did the log
+    have it. The error now ends with what the call printed, scrubbed and cut like any error."""
+    runner = runner_factory([_failing(kind, how)], timeout_s=0.5, secrets=lambda: [SECRET])
+    calls = [ToolCall("c", "fetch")]
+    (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    first = {"raise": "error: fetch raised ConnectionError: gave up",
+             "exit": "error: fetch exited (status 1)",
+             "hang": "error: fetch timed out after 0.5s"}[how]
+    assert r.output.startswith(first + "; it printed:\ncannot reach db.internal: connection "
+                               "refused ")
+    assert SECRET not in r.output and capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_click_s_prompt_and_confirm_in_a_tool_are_shown_before_they_wait(
+        runner_factory: Any, monkeypatch: pytest.MonkeyPatch, use_async: bool) -> None:
+    """``click.prompt`` and ``click.confirm`` echo their question to stdout, then read stdin:
+    the person saw neither question. Each now shows before its read."""
+    import click
+
+    screen = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", screen)
+    seen: list[str] = []
+
+    class Person(io.StringIO):
+        def readline(self, size: int | None = -1) -> str:
+            seen.append(screen.getvalue())
+            return super().readline(size)
+
+    monkeypatch.setattr(sys, "stdin", Person("Bergen\ny\n"))
+
+    def book() -> str:
+        """Book a table where the person says."""
+        city = click.prompt("City")
+        return f"{city} {click.confirm('Book it?')}"
+
+    calls = [ToolCall("c", "book")]
+    runner = runner_factory([book])
+    (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert (r.output, seen) == ("Bergen True", ["City: ", "City: Book it? [y/N]: "])
+
+
+def test_pdb_in_a_tool_shows_what_it_says_before_each_command_it_reads(
+        runner_factory: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An author stepping through a tool with pdb: what pdb said (where it stopped, ``p x + 1``)
+    went into the call's buffer, and only the ``(Pdb)`` prompts readline draws showed; it is
+    shown before each command it reads now."""
+    import pdb
+
+    screen = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", screen)
+    seen: list[str] = []
+
+    class Person(io.StringIO):
+        def readline(self, size: int | None = -1) -> str:
+            seen.append(screen.getvalue())
+            return super().readline(size)
+
+    monkeypatch.setattr(sys, "stdin", Person("p x + 1\nc\n"))
+
+    def step() -> str:
+        """Step through."""
+        x = 41
+        pdb.Pdb(nosigint=True, readrc=False).set_trace()
+        return str(x)
+
+    (r,) = runner_factory([step]).run([ToolCall("c", "step")])
+    assert r.output == "41" and len(seen) == 2
+    assert "-> return str(x)" in seen[0] and seen[1].endswith("(Pdb) 42\n(Pdb) ")
+
+
+class _Terminal(io.StringIO):
+    """The user's stdout in ``hermes-core chat``: a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("fails", [False, True])
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_console_made_before_the_call_colours_nothing_the_model_reads(
+        runner_factory: Any, monkeypatch: pytest.MonkeyPatch, use_async: bool,
+        fails: bool) -> None:
+    """A rich ``Console()`` made at import time, on the user's terminal, settles its colours
+    then: a tool printing through it in a call wrote ``\\x1b[1;31m`` into its answer (or its
+    error), escapes the model reads as text. What a call printed reaches the model plain."""
+    from rich.console import Console
+
+    monkeypatch.setenv("TERM", "xterm-256color")
+    for name in ("NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(sys, "stdout", _Terminal())
+    console = Console()
+
+    def report() -> None:
+        """Report what changed."""
+        console.print("[bold red]3 files[/bold red] changed")
+        if fails:
+            raise RuntimeError("disk full")
+
+    calls = [ToolCall("c", "report")]
+    runner = runner_factory([report])
+    (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert r.output == ("error: report raised RuntimeError: disk full; it printed:\n"
+                        if fails else "") + "3 files changed"
