@@ -8,12 +8,14 @@ keeps, per text found clean, what the memo keeps in memory: its paragraph count.
 
 What is stored (``HOME/cache/injection/<name>.log``): a header line naming the format and the
 scanner's version, with a CRC, then one line per clean text: a 128-bit BLAKE2b hash of (the
-learned model's fingerprint for the categories, the memo's key: the text's digest, its name,
+scanner's version, the learned model's fingerprint for the categories, the memo's key: the
+text's digest, its name,
 categories, first line and whether it is data), the paragraph count, and a CRC of both. Never
 the text. The scanner's version is :func:`~hermes_core.injection.scanner_id.scan_fingerprint`,
 what the scan consults (its files and models, the Python version, the libraries' presence and
 releases, ``HERMES_DISABLE_JIEBA``): after an upgrade, an edited rule or a flipped switch the
-file is started again, so no verdict of another scanner is ever reused. A text with a finding
+file is started again, and a line another version's process appends after that matches no
+key of this one, so no verdict of another scanner is ever reused. A text with a finding
 is not kept: it is rare (none of the 5,554 descriptions the repository ships), and scanned
 again it gives its notice as the scan words it now; nor is one the learned model did not judge
 (``memo``: its load failed, or e5 left stand-in scores).
@@ -229,8 +231,11 @@ class CleanLog(HomeLog):
     @staticmethod
     def key(digest: bytes, name: str, categories: tuple[str, ...], first_line: int,
             data: bool) -> str:
-        """The hash a clean text is filed under (the text itself is never stored)."""
-        h = hashlib.blake2b(digest_size=KEY_HEX // 2)
+        """The hash a clean text is filed under (the text itself is never stored). The scanner's
+        version salts it, as the header names it: a process of another version (an older release
+        still running after an upgrade, ``HERMES_DISABLE_JIEBA`` flipped) that read the file under
+        its own header appends after this one rewrote it, and its lines must match nothing here."""
+        h = hashlib.blake2b(scanner_code().encode("ascii"), digest_size=KEY_HEX // 2)
         h.update(_model_salt(categories))
         h.update(f"\x00{name}\x00{chr(31).join(categories)}\x00{first_line}\x00{int(data)}\x00"
                  .encode("utf-8", "surrogatepass"))
