@@ -29,9 +29,11 @@ a scan, never the turn.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
 import os
+import stat
 import threading
 import zlib
 from collections import OrderedDict
@@ -114,12 +116,20 @@ class LogLines:
 def append_log(path: Path, payload: bytes) -> bool:
     """Append whole lines in one ``write`` on an ``O_APPEND`` descriptor (two processes on one
     home interleave whole lines); False when the file is gone since it was read (a cleaned cache
-    folder: the caller writes it whole). OSError when it cannot be written."""
+    folder) or is no regular file now (a FIFO put in its place: opened non-blocking, so one with
+    no reader is refused at once instead of holding the turn until one comes): the caller writes
+    it whole, replacing it. OSError when it cannot be written."""
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         return False
+    except OSError as e:
+        if e.errno == errno.ENXIO:   # a FIFO nobody reads
+            return False
+        raise
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
         os.write(fd, payload)
     finally:
         os.close(fd)

@@ -311,3 +311,50 @@ def test_a_process_of_another_scanner_appending_to_the_file_files_nothing_for_th
     finally:
         memo_log.scanner_code.cache_clear()
         zh_grammar.manner_ends_in_verb.cache_clear()
+
+
+@pytest.mark.parametrize("log_type", ["descriptions", "verdicts"])
+def test_a_fifo_put_in_the_files_place_after_it_was_read_does_not_hang_the_next_append(
+        tmp_path: Path, log_type: str) -> None:
+    """The file read at the start, then a FIFO in its place (a sync tool, a user's experiment):
+    the next append opened it for writing and waited for a reader that never comes, the turn
+    with it. It is replaced like a FIFO found at the start."""
+    import threading
+
+    path = tmp_path / f"{log_type}.log"
+    if log_type == "descriptions":
+        log = memo_log.CleanLog("descriptions.log")
+        log.attach(tmp_path)
+        log.add([("a" * 32, 1)])
+        assert log.known(["a" * 32]) == {"a" * 32: 1}
+
+        def append() -> None:
+            log.add([("b" * 32, 2)])
+    else:
+        store = verdicts.VerdictStore()
+        store.attach(tmp_path)
+        model = verdicts.ModelRef("a model", lambda: _Scorer())  # type: ignore[arg-type,return-value]
+        store.scores(model, ["first view"], False)
+
+        def append() -> None:
+            store.scores(model, ["second view"], False)
+    assert path.is_file()
+    path.unlink()
+    os.mkfifo(path)
+    worker = threading.Thread(target=append, daemon=True)
+    worker.start()
+    worker.join(5)
+    hung = worker.is_alive()
+    if hung:   # let the stuck append go: a reader on the FIFO
+        with open(path, "rb") as reader:
+            worker.join(5)
+            reader.read()
+    assert not hung, "the append waited on a FIFO"
+    assert path.is_file()   # replaced by the file, as at a start
+
+
+class _Scorer:
+    threshold = data_threshold = 0.5
+
+    def scores(self, views: Sequence[str], data: bool) -> list[float]:
+        return [0.1] * len(views)
