@@ -43,7 +43,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TypeVar
 
-from hermes_core.atomic_write import make_folders, read_cache, write_atomic
+from hermes_core.atomic_write import UntrustedFile, make_folders, read_cache, write_atomic
 from hermes_core.injection.scanner_id import scan_fingerprint
 
 log = logging.getLogger(__name__)
@@ -52,6 +52,8 @@ MAGIC = "hermes-clean-scans"
 FORMAT = 1
 DISK_CAP = 16_384   # clean texts kept in the file after a rewrite (about 750 kB, twice that at most)
 KEY_HEX = 32
+#: the logs' mode: a file its group or others may write is not read (``atomic_write.not_private``)
+PRIVATE = 0o600
 _Head = TypeVar("_Head")
 
 
@@ -164,8 +166,13 @@ class HomeLog:
             return None
         self._loaded = True
         try:
-            lines = read_cache(self._path).decode("utf-8").split("\n")
+            lines = read_cache(self._path, private=True).decode("utf-8").split("\n")
         except FileNotFoundError:
+            return None
+        except UntrustedFile as e:   # its lines may list any hostile text as clean: none is read
+            self._warn(f"{self.what} %s is not this user's alone (%s); {self.again} and it is "
+                       "replaced", self._path, e.strerror)
+            self._needs_rewrite = True
             return None
         except (OSError, UnicodeDecodeError) as e:
             self._warn(f"{self.what} %s is unreadable (%s); {self.again}", self._path,
@@ -340,7 +347,8 @@ class CleanLog(HomeLog):
         if not make_folders(self._path, 2, self.what, logger=self.logger):   # no home: said at debug
             return
         try:
-            write_atomic(self._path, (self.header(version) + lines).encode(), durable=False)
+            write_atomic(self._path, (self.header(version) + lines).encode(), mode=PRIVATE,
+                         durable=False)
         except OSError as e:   # once said (a folder in its place was said unreadable already)
             self._warn(f"{self.what}: cannot write %s: %s (kept in memory only)", self._path,
                        e.strerror or e)

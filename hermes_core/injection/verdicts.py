@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hermes_core.atomic_write import write_atomic
-from hermes_core.injection.memo_log import DESCRIPTIONS, HomeLog, append_log
+from hermes_core.injection.memo_log import DESCRIPTIONS, PRIVATE, HomeLog, append_log
 from hermes_core.injection.scanner_id import scan_fingerprint
 
 if TYPE_CHECKING:
@@ -322,7 +322,8 @@ class VerdictStore(HomeLog):
         lines += [(k, _line(k, s)) for k, (fp, s) in self._mem.items() if fp == fingerprint]
         lines = lines[-self.disk_cap:]
         mine = [line for _k, line in lines]
-        write_atomic(self._path, (_header(fingerprint, limits) + "".join(mine)).encode("utf-8"))
+        write_atomic(self._path, (_header(fingerprint, limits) + "".join(mine)).encode("utf-8"),
+                     mode=PRIVATE)
         self._file_model, self._file_lines, self._needs_rewrite = fingerprint, len(mine), False
         self._filed = {k for k, _line in lines}
 

@@ -358,3 +358,46 @@ class _Scorer:
 
     def scores(self, views: Sequence[str], data: bool) -> list[float]:
         return [0.1] * len(views)
+
+
+def _forged_log(folder: Path, text: str) -> Path:
+    """A descriptions.log listing ``text`` as clean, as anyone who can write the file can make
+    it (the scanner's version and the key are computed from the installed package)."""
+    import hashlib
+
+    digest = hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+    key = memo_log.CleanLog.key(digest, "skill description", INJECTION_CATEGORIES, 1, False)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "descriptions.log"
+    path.write_text(memo_log._header(memo_log.scanner_code()) + memo_log._line(key, 1), "utf-8")
+    return path
+
+
+@pytest.mark.parametrize("whose", ["another user's", "writable by others", "writable by its group",
+                                   "a link to another user's"])
+def test_a_log_someone_else_can_write_lets_no_hostile_description_pass(
+        home: Path, caplog: pytest.LogCaptureFixture, whose: str) -> None:
+    """The file's lines spare the scan: one another user owns (a shared machine, a home another
+    account made), or one others may write, can list any hostile text as clean. It is read as
+    not there (one warning naming it and why) and replaced by this user's at the next write."""
+    if whose.endswith("another user's") and os.geteuid() != 0:
+        pytest.skip("giving a file to another user needs root")
+    if whose.startswith("a link"):
+        path = _forged_log(home.parent / "elsewhere", HOSTILE.description)
+        os.chown(path, 65534, 65534)
+        home.mkdir(parents=True)
+        (home / "descriptions.log").symlink_to(path)
+    else:
+        path = _forged_log(home, HOSTILE.description)
+        if whose == "another user's":
+            os.chown(path, 65534, 65534)
+        else:
+            path.chmod(0o666 if whose == "writable by others" else 0o660)
+    assert "id_rsa" not in render_full_list([SKILLS[0]])   # the file is read (not asked for yet)
+    with caplog.at_level(logging.WARNING):
+        shown = render_full_list(SKILLS)
+    assert [n for n, _why, _kind in notices_in(shown)] == ["helper"] and "id_rsa" not in shown
+    said = [r.getMessage() for r in caplog.records if "descriptions.log" in r.getMessage()]
+    assert len(said) == 1, said
+    mine = (home / "descriptions.log").stat()
+    assert mine.st_uid == os.geteuid() and not mine.st_mode & 0o077   # rewritten, private
