@@ -148,10 +148,19 @@ class HomeLog:
     again = "texts are scanned again"   # what a damaged file costs
     logger = log
     key_hex = KEY_HEX
+    disk_cap: int                       # lines kept at a rewrite (the writers keep under twice)
     _path: Path | None
     _loaded: bool
     _warned: bool
     _needs_rewrite: bool
+
+    @property
+    def max_bytes(self) -> int:
+        """The largest file read: four times the cap's lines (a line is under 80 bytes). The
+        writers rewrite it past twice the cap; one grown far past that by something else was read
+        whole at every start (a million lines, 5.5 s) and, every text asked for being in it,
+        never rewritten: it is now unreadable, so the scan it costs rewrites it to the cap."""
+        return 4 * self.disk_cap * 80 + 4096
 
     def _warn(self, message: str, *args: object) -> None:
         self.logger.log(logging.DEBUG if self._warned else logging.WARNING, message, *args)
@@ -166,7 +175,7 @@ class HomeLog:
             return None
         self._loaded = True
         try:
-            lines = read_cache(self._path, private=True).decode("utf-8").split("\n")
+            lines = read_cache(self._path, self.max_bytes, private=True).decode("utf-8").split("\n")
         except FileNotFoundError:
             return None
         except UntrustedFile as e:   # its lines may list any hostile text as clean: none is read

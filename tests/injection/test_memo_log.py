@@ -401,3 +401,28 @@ def test_a_log_someone_else_can_write_lets_no_hostile_description_pass(
     assert len(said) == 1, said
     mine = (home / "descriptions.log").stat()
     assert mine.st_uid == os.geteuid() and not mine.st_mode & 0o077   # rewritten, private
+
+
+def test_a_log_grown_far_past_its_cap_is_not_read_each_start(
+        home: Path, scanned: list[str], caplog: pytest.LogCaptureFixture,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The writers keep a log under about twice its cap, but one grown far past it (another tool,
+    a copy appended to itself) was read whole at every start, and never rewritten while every
+    text asked for was in it: 44 MB (a million lines) cost 5.5 s a start. Past four times the cap
+    it is not read (said once, with its size) and is rewritten to the cap by the scan it costs."""
+    monkeypatch.setattr(DESCRIPTIONS, "disk_cap", 16)
+    first = render_full_list(SKILLS)
+    path = home / "descriptions.log"
+    with path.open("a", encoding="utf-8") as grown:
+        grown.write("".join(memo_log._line(f"{i:032x}", 1) for i in range(16 * 100)))
+    restart(home)
+    scanned.clear()
+    with caplog.at_level(logging.WARNING):
+        assert render_full_list(SKILLS) == first
+    said = [r.getMessage() for r in caplog.records if str(path) in r.getMessage()]
+    assert len(said) == 1 and "bytes" in said[0], said
+    assert len(path.read_text("utf-8").splitlines()) <= 1 + 2 * 16
+    restart(home)
+    scanned.clear()
+    render_full_list(SKILLS)
+    assert scanned == [HOSTILE.description]   # the rewritten file serves the rest
