@@ -115,12 +115,18 @@ class LogLines:
                               # process's append read half-way; appending after it glues two
 
 
+class ShortWrite(OSError):
+    """An append the disk cut short: part of a line is in the file (:func:`append_log`)."""
+
+
 def append_log(path: Path, payload: bytes) -> bool:
     """Append whole lines in one ``write`` on an ``O_APPEND`` descriptor (two processes on one
     home interleave whole lines); False when the file is gone since it was read (a cleaned cache
     folder) or is no regular file now (a FIFO put in its place: opened non-blocking, so one with
     no reader is refused at once instead of holding the turn until one comes): the caller writes
-    it whole, replacing it. OSError when it cannot be written."""
+    it whole, replacing it. OSError when it cannot be written, a short write too (a disk filled
+    mid-line: the half line is in the file, and the caller rewrites it before appending again,
+    which would glue the next line to it)."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
@@ -132,9 +138,11 @@ def append_log(path: Path, payload: bytes) -> bool:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return False
-        os.write(fd, payload)
+        written = os.write(fd, payload)
     finally:
         os.close(fd)
+    if written != len(payload):
+        raise ShortWrite(errno.ENOSPC, f"wrote {written} of {len(payload)} bytes", str(path))
     return True
 
 
@@ -329,6 +337,8 @@ class CleanLog(HomeLog):
                 return
             self._lines_in_file += len(fresh)
         except OSError as e:
+            # a half line is there: the next write replaces the file (nothing else was written)
+            self._needs_rewrite = self._needs_rewrite or isinstance(e, ShortWrite)
             self._warn(f"{self.what}: cannot write %s: %s (kept in memory only)", self._path,
                        e.strerror or e)
 

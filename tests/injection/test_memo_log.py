@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -333,7 +333,7 @@ def test_a_fifo_put_in_the_files_place_after_it_was_read_does_not_hang_the_next_
     else:
         store = verdicts.VerdictStore()
         store.attach(tmp_path)
-        model = verdicts.ModelRef("a model", lambda: _Scorer())  # type: ignore[arg-type,return-value]
+        model = verdicts.ModelRef("a-model", lambda: _Scorer())  # type: ignore[arg-type,return-value]
         store.scores(model, ["first view"], False)
 
         def append() -> None:
@@ -426,3 +426,68 @@ def test_a_log_grown_far_past_its_cap_is_not_read_each_start(
     scanned.clear()
     render_full_list(SKILLS)
     assert scanned == [HOSTILE.description]   # the rewritten file serves the rest
+
+
+def _in_child(work: Callable[[], None]) -> int:
+    """Run ``work`` in a forked process (real files, a process's own limits); its exit status."""
+    pid = os.fork()
+    if pid == 0:   # pragma: no cover - the child
+        code = 1
+        try:
+            work()
+            code = 0
+        finally:
+            os._exit(code)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+@pytest.mark.parametrize("log_type", ["descriptions", "verdicts"])
+def test_a_disk_that_fills_mid_append_leaves_no_line_glued_to_the_next(tmp_path: Path,
+                                                                       log_type: str) -> None:
+    """A full disk (here the process's file size limit) cut an append short: ``os.write`` wrote
+    part of the line and said so by its count, not an error. The log counted it filed and the
+    next append, the disk freed, went on after the half line: glued to it, that line was
+    damaged too (a warning at the next start, both lost). A short write is now a failed write,
+    and the next write rewrites the file whole."""
+    import resource
+    import signal
+
+    path = tmp_path / f"{log_type}.log"
+    if log_type == "descriptions":
+        log = memo_log.CleanLog("descriptions.log")
+        log.attach(tmp_path)
+
+        def file(n: int) -> None:
+            log.add([("abc"[n] * 32, n + 1)])
+
+        def known_later() -> int:
+            later = memo_log.CleanLog("descriptions.log")
+            later.attach(tmp_path)
+            return len(later.known([k * 32 for k in "abc"]))
+    else:
+        store = verdicts.VerdictStore()
+        store.attach(tmp_path)
+        model = verdicts.ModelRef("a-model", lambda: _Scorer())  # type: ignore[arg-type,return-value]
+
+        def file(n: int) -> None:
+            store.scores(model, [f"view {n}"], False)
+
+        def known_later() -> int:
+            later = verdicts.VerdictStore()
+            later.attach(tmp_path)
+            later.scores(model, [f"view {n}" for n in range(3)], False)
+            return 3 - later.scored
+
+    def fill_then_free() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (path.stat().st_size + 20, hard))
+        file(1)                                   # cut after 20 bytes
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        file(2)                                   # room again
+
+    file(0)
+    assert _in_child(fill_then_free) == 0
+    lines = path.read_text("utf-8").split("\n")
+    assert lines[-1] == "" and all(len(line.split(" ")) == 3 for line in lines[1:-1]), lines
+    assert known_later() == 3
