@@ -491,3 +491,71 @@ def test_a_disk_that_fills_mid_append_leaves_no_line_glued_to_the_next(tmp_path:
     lines = path.read_text("utf-8").split("\n")
     assert lines[-1] == "" and all(len(line.split(" ")) == 3 for line in lines[1:-1]), lines
     assert known_later() == 3
+
+
+def test_two_processes_appending_at_once_interleave_whole_lines(tmp_path: Path) -> None:
+    """Two chats on one home filing at the same moment (forked, real files, released together):
+    each line is one ``write`` on ``O_APPEND``, so the file holds every line of both, whole."""
+    log = memo_log.CleanLog("descriptions.log")
+    log.attach(tmp_path)
+    log.add([("0" * 32, 1)])   # the file both read at their start
+    go_read, go_write = os.pipe()
+
+    def file_many(tag: str) -> Callable[[], None]:
+        def work() -> None:
+            mine = memo_log.CleanLog("descriptions.log")
+            mine.attach(tmp_path)
+            assert mine.known(["0" * 32]) == {"0" * 32: 1}
+            os.read(go_read, 1)   # both start together
+            for i in range(400):
+                mine.add([(f"{tag}{i:031x}", i % 7)])
+        return work
+
+    pids = []
+    for tag in "ab":
+        pid = os.fork()
+        if pid == 0:   # pragma: no cover - the child
+            code = 1
+            try:
+                file_many(tag)()
+                code = 0
+            finally:
+                os._exit(code)
+        pids.append(pid)
+    os.write(go_write, b"go")
+    assert [os.waitstatus_to_exitcode(os.waitpid(p, 0)[1]) for p in pids] == [0, 0]
+    lines = (tmp_path / "descriptions.log").read_text("utf-8").split("\n")
+    assert len(lines) == 1 + 1 + 800 + 1 and lines[-1] == ""
+    later = memo_log.CleanLog("descriptions.log")
+    later.attach(tmp_path)
+    keys = [f"{tag}{i:031x}" for tag in "ab" for i in range(400)]
+    assert later.known(keys) == {k: int(k[1:], 16) % 7 for k in keys}
+
+
+def test_a_process_killed_mid_filing_leaves_whole_lines_or_a_torn_last_one(tmp_path: Path) -> None:
+    """``kill -9`` while a chat files: what it filed is read back whole, a torn last line (none
+    seen on this disk: a line is one ``write``) only costs its text's scan, never a wrong count."""
+    import signal
+    import time
+
+    log = memo_log.CleanLog("descriptions.log")
+    log.attach(tmp_path)
+    log.add([("0" * 32, 1)])
+    pid = os.fork()
+    if pid == 0:   # pragma: no cover - the child, killed
+        mine = memo_log.CleanLog("descriptions.log")
+        mine.attach(tmp_path)
+        i = 0
+        while True:
+            mine.add([(f"{i:032x}", i % 5)])
+            i += 1
+    time.sleep(0.3)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    body = (tmp_path / "descriptions.log").read_text("utf-8").split("\n")[1:]
+    whole = body[:-1]   # the last is "" after a newline, or the torn line
+    assert whole, "the child filed nothing before it was killed"
+    later = memo_log.CleanLog("descriptions.log")
+    later.attach(tmp_path)
+    keys = [line.split(" ")[0] for line in whole[1:]]
+    assert later.known(keys) == {k: int(k, 16) % 5 for k in keys}
