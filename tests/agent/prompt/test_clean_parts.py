@@ -219,3 +219,35 @@ def test_a_home_whose_cache_cannot_be_written_says_so_once_not_per_part(
         said = [r.getMessage() for r in caplog.records
                 if r.levelname == "WARNING" and "clean_parts.log" in r.getMessage()]
         assert len(said) == 1, said
+
+
+class _FailingStage:
+    """A scorer whose e5 stage failed this call: the hashing model's stand-in scores, not final
+    (what ``CascadeScorer.scores_and_final`` returns after a broken e5 install raised)."""
+    threshold = data_threshold = 0.5
+
+    def scores_and_final(self, views: list[str], data: bool) -> tuple[list[float], bool]:
+        return [0.0] * len(views), False
+
+
+@pytest.mark.parametrize("failure", ["stand-in scores", "model not loaded"])
+def test_a_part_passed_by_a_failed_scorer_is_not_stored_as_clean(
+        hermes_home: Path, tmp_path: Path, scans: list[int], monkeypatch: pytest.MonkeyPatch,
+        failure: str) -> None:
+    """Decision 232's review kept a description the learned model did not judge out of
+    ``descriptions.log``; a context file's part was still stored clean: every later start served
+    it unjudged by the model, the install long mended."""
+    import hermes_core.injection.scan as scan_module
+    from hermes_core.injection import verdicts
+
+    home = memory_home(hermes_home, entries=40)
+    ref = verdicts.ModelRef("a-cascade-whose-e5-stage-fails",
+                            _FailingStage if failure == "stand-in scores" else lambda: None)
+    with monkeypatch.context() as failing:
+        failing.setattr(scan_module, "shipped_model", lambda *stage: ref)
+        start(home, tmp_path)
+    assert scans
+    scans.clear()
+    verdicts.STORE.clear()
+    start(home, tmp_path)   # a new process, the model working
+    assert scans
