@@ -246,6 +246,9 @@ class CleanLog(HomeLog):
         self._lines_in_file = 0
         self._needs_rewrite = False
         self._warned = False
+        # a rewrite failed (a read-only home, a full disk, a folder in the file's place): not
+        # tried again until the next attach, since each try reads the whole file first
+        self._cannot_rewrite = False
 
     @property
     def path(self) -> Path | None:
@@ -260,7 +263,8 @@ class CleanLog(HomeLog):
             self._path, self._loaded, self._version = path, False, None
             self._entries.clear()
             self._lines_in_file, self._needs_rewrite = 0, False
-            self._warned = False   # said once per file attached, as a new process would
+            # said once per file attached, a failed rewrite tried again: as a new process would
+            self._warned = self._cannot_rewrite = False
 
     @staticmethod
     def key(digest: bytes, name: str, categories: tuple[str, ...], first_line: int,
@@ -309,7 +313,7 @@ class CleanLog(HomeLog):
             fresh = [(k, n) for k, n in clean if k not in self._entries]
             for k, n in fresh:
                 self._entries[k] = _line(k, n).split(" ", 1)[1].rstrip("\n")
-            if fresh or self._needs_rewrite:
+            if (fresh or self._needs_rewrite) and not self._cannot_rewrite:
                 self._write(version, fresh)
 
     # ------------------------------------------------------------------ the file
@@ -364,6 +368,7 @@ class CleanLog(HomeLog):
             self._entries.popitem(last=False)
         lines = "".join(f"{k} {rest}\n" for k, rest in self._entries.items())
         if not make_folders(self._path, 2, self.what, logger=self.logger):   # no home: said at debug
+            self._cannot_rewrite = True
             return
         try:
             write_atomic(self._path, (self.header(version) + lines).encode(), mode=PRIVATE,
@@ -371,6 +376,7 @@ class CleanLog(HomeLog):
         except OSError as e:   # once said (a folder in its place was said unreadable already)
             self._warn(f"{self.what}: cannot write %s: %s (kept in memory only)", self._path,
                        e.strerror or e)
+            self._cannot_rewrite = True
             return
         self._version, self._lines_in_file, self._needs_rewrite = version, len(self._entries), False
 

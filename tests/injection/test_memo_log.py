@@ -559,3 +559,50 @@ def test_a_process_killed_mid_filing_leaves_whole_lines_or_a_torn_last_one(tmp_p
     later.attach(tmp_path)
     keys = [line.split(" ")[0] for line in whole[1:]]
     assert later.known(keys) == {k: int(k, 16) % 5 for k in keys}
+
+
+def test_a_read_only_home_reads_a_stale_log_once_not_at_every_filing(tmp_path: Path) -> None:
+    """A home that cannot be written (mounted read-only, another account's), holding a log of
+    another scanner version: each filing tried to rewrite it, reading the whole file again to keep
+    another process's lines (30,000 lines: 13.5 ms a turn with new descriptions) before the
+    write failed. Once a write failed the log stops trying until it is attached again."""
+    folder = tmp_path / "injection"
+    folder.mkdir()
+    path = folder / "descriptions.log"
+    path.write_text(memo_log._header("0" * 64)
+                    + "".join(memo_log._line(f"{i:032x}", 1) for i in range(100)), "utf-8")
+    memo_log.scanner_code()   # the child may not read the package's files as another user
+    memo_log._model_salt(INJECTION_CATEGORIES)
+    as_root = os.geteuid() == 0
+    if as_root:   # root writes anywhere: the child files as another user, the home not theirs
+        for p in (tmp_path, folder, path):
+            os.chown(p, 65534, 65534) if p != tmp_path else p.chmod(0o755)
+        path.chmod(0o600)
+    folder.chmod(0o555)
+    reads_r, reads_w = os.pipe()
+
+    def file_five() -> None:
+        if as_root:
+            os.setgid(65534)
+            os.setuid(65534)
+        reads = 0
+        real = memo_log.read_cache
+
+        def counting(*args: object, **kwargs: object) -> bytes:
+            nonlocal reads
+            reads += 1
+            return real(*args, **kwargs)  # type: ignore[arg-type]
+        memo_log.read_cache = counting  # type: ignore[assignment]
+        log = memo_log.CleanLog("descriptions.log")
+        log.attach(folder)
+        assert log.known(["a" * 32]) == {}   # another version's: none applies
+        for i in range(5):
+            log.add([(f"{i:032x}", 1)])
+        assert log.known(["0" * 31 + "4"]) == {"0" * 31 + "4": 1}   # in memory
+        os.write(reads_w, str(reads).encode())
+
+    try:
+        assert _in_child(file_five) == 0
+    finally:
+        folder.chmod(0o755)
+    assert int(os.read(reads_r, 16)) <= 2   # the start's read (and the one failed rewrite's)
