@@ -247,7 +247,8 @@ class CleanLog(HomeLog):
         self._needs_rewrite = False
         self._warned = False
         # a rewrite failed (a read-only home, a full disk, a folder in the file's place): not
-        # tried again until the next attach, since each try reads the whole file first
+        # tried again until the next attach, since each try reads the whole file first; the
+        # verdicts found are kept in memory
         self._cannot_rewrite = False
 
     @property
@@ -367,8 +368,9 @@ class CleanLog(HomeLog):
         while len(self._entries) > self.disk_cap:   # the least recently asked for go
             self._entries.popitem(last=False)
         lines = "".join(f"{k} {rest}\n" for k, rest in self._entries.items())
-        if not make_folders(self._path, 2, self.what, logger=self.logger):   # no home: said at debug
-            self._cannot_rewrite = True
+        # no home (said at debug): tried again at the next filing, since a first chat makes its
+        # home later on (its first write), and a home missing costs no read of the file
+        if not make_folders(self._path, 2, self.what, logger=self.logger):
             return
         try:
             write_atomic(self._path, (self.header(version) + lines).encode(), mode=PRIVATE,

@@ -533,11 +533,24 @@ def test_a_process_killed_mid_filing_leaves_whole_lines_or_a_torn_last_one(tmp_p
     assert later.known(keys) == {k: int(k, 16) % 5 for k in keys}
 
 
-def test_a_read_only_home_reads_a_stale_log_once_not_at_every_filing(tmp_path: Path) -> None:
+@pytest.fixture
+def open_folder() -> Iterator[Path]:
+    """A folder another user may reach (pytest's own temp folder is its user's alone)."""
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp())
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_read_only_home_reads_a_stale_log_once_not_at_every_filing(open_folder: Path) -> None:
     """A home that cannot be written (mounted read-only, another account's), holding a log of
     another scanner version: each filing tried to rewrite it, reading the whole file again to keep
     another process's lines (30,000 lines: 13.5 ms a turn with new descriptions) before the
     write failed. Once a write failed the log stops trying until it is attached again."""
+    tmp_path = open_folder
     folder = tmp_path / "injection"
     folder.mkdir()
     path = folder / "descriptions.log"
@@ -547,8 +560,8 @@ def test_a_read_only_home_reads_a_stale_log_once_not_at_every_filing(tmp_path: P
     memo_log._model_salt(INJECTION_CATEGORIES)
     as_root = os.geteuid() == 0
     if as_root:   # root writes anywhere: the child files as another user, the home not theirs
-        for p in (tmp_path, folder, path):
-            os.chown(p, 65534, 65534) if p != tmp_path else p.chmod(0o755)
+        for p in (folder, path):
+            os.chown(p, 65534, 65534)
         path.chmod(0o600)
     folder.chmod(0o555)
     reads_r, reads_w = os.pipe()
@@ -568,6 +581,7 @@ def test_a_read_only_home_reads_a_stale_log_once_not_at_every_filing(tmp_path: P
         log = memo_log.CleanLog("descriptions.log")
         log.attach(folder)
         assert log.known(["a" * 32]) == {}   # another version's: none applies
+        assert reads == 1 and log._needs_rewrite and not log._warned   # read, and not damaged
         for i in range(5):
             log.add([(f"{i:032x}", 1)])
         assert log.known(["0" * 31 + "4"]) == {"0" * 31 + "4": 1}   # in memory
@@ -578,3 +592,18 @@ def test_a_read_only_home_reads_a_stale_log_once_not_at_every_filing(tmp_path: P
     finally:
         folder.chmod(0o755)
     assert int(os.read(reads_r, 16)) <= 2   # the start's read (and the one failed rewrite's)
+
+
+def test_a_home_made_after_the_first_filing_gets_every_verdict_found_since(tmp_path: Path) -> None:
+    """A first chat's home is made on its first write, after the first turn scanned: the log
+    does not give up on a home that is not there yet (only on a write that failed)."""
+    home = tmp_path / "new-home"
+    log = memo_log.CleanLog("descriptions.log")
+    log.attach(home / "cache" / "injection")
+    log.add([("a" * 32, 1)])
+    assert not home.exists()   # a missing home is not made by a cache
+    home.mkdir()
+    log.add([("b" * 32, 2)])
+    later = memo_log.CleanLog("descriptions.log")
+    later.attach(home / "cache" / "injection")
+    assert later.known(["a" * 32, "b" * 32]) == {"a" * 32: 1, "b" * 32: 2}
