@@ -9,22 +9,24 @@ keeps, per text found clean, what the memo keeps in memory: its paragraph count.
 What is stored (``HOME/cache/injection/<name>.log``): a header line naming the format and the
 scanner's version, with a CRC, then one line per clean text: a 128-bit BLAKE2b hash of (the
 scanner's version, the learned model's fingerprint for the categories, the memo's key: the
-text's digest, its name,
-categories, first line and whether it is data), the paragraph count, and a CRC of both. Never
-the text. The scanner's version is :func:`~hermes_core.injection.scanner_id.scan_fingerprint`,
-what the scan consults (its files and models, the Python version, the libraries' presence and
-releases, ``HERMES_DISABLE_JIEBA``): after an upgrade, an edited rule or a flipped switch the
-file is started again, and a line another version's process appends after that matches no
-key of this one, so no verdict of another scanner is ever reused. A text with a finding
-is not kept: it is rare (none of the 5,554 descriptions the repository ships), and scanned
-again it gives its notice as the scan words it now; nor is one the learned model did not judge
-(``memo``: its load failed, or e5 left stand-in scores).
+text's digest, its name, categories, first line and whether it is data), the paragraph count,
+and a CRC of both. Never the text; the file is this user's alone (0600; one another user owns,
+or others may write, is not read: its lines could list any text as clean). The scanner's
+version is :func:`~hermes_core.injection.scanner_id.scan_fingerprint`, what the scan consults
+(its files and models, the Python version, the libraries' presence and releases,
+``HERMES_DISABLE_JIEBA``): after an upgrade, an edited rule or a flipped switch the file is
+started again, and a line another version's process appends after that matches no key of this
+one, so no verdict of another scanner is ever reused. A text with a finding is not kept: it is
+rare (none of the 5,554 descriptions the repository ships), and scanned again it gives its
+notice as the scan words it now; nor is one the learned model did not judge (``memo``: its load
+failed, or e5 left stand-in scores).
 
 As ``verdicts.log``: appended one ``write`` at a time on an ``O_APPEND`` descriptor (two
 processes on one home interleave whole lines); rewritten atomically with the most recent
 entries when damaged, another version's, or past twice its cap. It is a cache: an unreadable or
-damaged file (a torn line, flipped bytes, a FIFO or a folder in its place) is said once and costs
-a scan, never the turn.
+damaged file (a torn line, flipped bytes, a FIFO or a folder in its place, one grown past four
+times its cap) is said once and costs a scan, never the turn; an append the disk cut short makes
+the next write a rewrite, and a rewrite that failed is not tried again until the next attach.
 """
 
 from __future__ import annotations
@@ -342,7 +344,7 @@ class CleanLog(HomeLog):
                 return
             self._lines_in_file += len(fresh)
         except OSError as e:
-            # a half line is there: the next write replaces the file (nothing else was written)
+            # after a short write a half line is there: the next write replaces the file
             self._needs_rewrite = self._needs_rewrite or isinstance(e, ShortWrite)
             self._warn(f"{self.what}: cannot write %s: %s (kept in memory only)", self._path,
                        e.strerror or e)

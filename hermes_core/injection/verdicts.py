@@ -315,7 +315,7 @@ class VerdictStore(HomeLog):
             self._file_lines += len(fresh)
             self._filed.update(k for k, _s in fresh)
         except OSError as e:
-            # a half line is there: the next write replaces the file (nothing else was written)
+            # after a short write a half line is there: the next write replaces the file
             self._needs_rewrite = self._needs_rewrite or isinstance(e, ShortWrite)
             self._warn("injection verdict cache: cannot write %s: %s (verdicts are kept in memory "
                        "only)", self._path, e)
