@@ -146,17 +146,40 @@ def refused(what: str, path: str | os.PathLike[str], error: OSError,
 MAX_CACHE_BYTES = 256_000_000
 
 
-def read_cache(path: str | os.PathLike[str], max_bytes: int = MAX_CACHE_BYTES) -> bytes:
+class UntrustedFile(OSError):
+    """A file that others than this user (and root) may have written: see :func:`not_private`."""
+
+
+def not_private(st: os.stat_result) -> str | None:
+    """Why a file this user's process trusts to spare it work (a scan verdict: a line there lets
+    a text skip the injection scan) may hold someone else's lines, or None: owned by another user
+    than this one or root, or writable by its group or others. Windows has no such modes: None."""
+    geteuid = getattr(os, "geteuid", None)
+    if geteuid is None:
+        return None
+    if st.st_uid not in (geteuid(), 0):
+        return f"owned by uid {st.st_uid}"
+    if st.st_mode & 0o022:
+        return f"writable by {'others' if st.st_mode & 0o002 else 'its group'}"
+    return None
+
+
+def read_cache(path: str | os.PathLike[str], max_bytes: int = MAX_CACHE_BYTES, *,
+               private: bool = False) -> bytes:
     """A cache file's bytes. ``OSError`` (``FileNotFoundError`` when absent) for anything a reader
     should recompute rather than read: opened non-blocking, so a FIFO with no writer does not hang
     the turn; not a regular file (a FIFO, ``/dev/zero``); over ``max_bytes``; grown since its size
     was read (written in place, never one of ours). One byte past the size is asked for, not past
-    the limit: a read sets aside what it is asked for before reading."""
+    the limit: a read sets aside what it is asked for before reading. ``private``: also
+    :class:`UntrustedFile` for a file someone else may have written (:func:`not_private`, checked
+    on the descriptor read, so a file swapped in after the check is not the one read)."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise OSError(errno.EINVAL, "not a regular file", str(path))
+        if private and (why := not_private(st)) is not None:
+            raise UntrustedFile(errno.EPERM, why, str(path))
         if st.st_size > max_bytes:
             raise OSError(errno.EFBIG, f"{st.st_size} bytes (limit {max_bytes})", str(path))
         os.set_blocking(fd, True)

@@ -28,6 +28,12 @@ settings without a home never writes into the real ``~/.hermes``.
   refusal: whether a writer waited for a held lock, told by its tries and not by a clock.
 * ``scanned``: every text the scan memo hands to the real injection scan, in order (a scan the
   memo or a home's log spared is not there).
+* ``jieba_switched``: a function putting the process as a new one started with jieba or with
+  ``HERMES_DISABLE_JIEBA=1`` (the switch, the tokenizer, the tagger's memo, the scan's
+  fingerprint), for the home logs that must not serve one setting's verdicts to the other.
+* ``failed_learned_model``: a function giving the scan a learned model that fails, by "stand-in
+  scores" (an e5 stage that raised) or "model not loaded", for the logs that must not file what
+  it let through.
 * ``tokenizer_upgraded``: the tokenizer as after an OpenCC or a jieba upgrade, or a change of the
   fold's OpenCC config (one each), for the stores that must then derive their tokens again.
 """
@@ -48,6 +54,7 @@ import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -176,6 +183,52 @@ def scanned(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return real(texts, **kw)  # type: ignore[arg-type]
     monkeypatch.setattr(memo_module, "guard_many", counting)
     return seen
+
+
+@pytest.fixture
+def jieba_switched(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[bool], None]]:
+    """``switch(on)``: this process as a new one started with jieba (``on``) or without it."""
+    pytest.importorskip("jieba")
+    from hermes_core import tokenize
+    from hermes_core.injection import scanner_id, zh_grammar
+
+    def switch(on: bool) -> None:
+        if on:
+            monkeypatch.delenv("HERMES_DISABLE_JIEBA", raising=False)
+        else:
+            monkeypatch.setenv("HERMES_DISABLE_JIEBA", "1")
+        monkeypatch.setattr(tokenize, "_jieba", None)
+        monkeypatch.setattr(tokenize, "_jieba_failed", False)
+        zh_grammar.manner_ends_in_verb.cache_clear()
+        scanner_id.scan_fingerprint.cache_clear()
+    yield switch
+    zh_grammar.manner_ends_in_verb.cache_clear()
+    scanner_id.scan_fingerprint.cache_clear()
+
+
+class _FailingStage:
+    """A scorer whose e5 stage failed this call: the hashing model's stand-in scores, not final
+    (what ``CascadeScorer.scores_and_final`` returns after a broken e5 install raised)."""
+    threshold = data_threshold = 0.5
+
+    def scores_and_final(self, views: Sequence[str], data: bool) -> tuple[list[float], bool]:
+        return [0.0] * len(views), False
+
+
+@pytest.fixture
+def failed_learned_model(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], AbstractContextManager[None]]:
+    """``failing(how)``: a context in which the scan's learned model fails ``how``."""
+    import hermes_core.injection.scan as scan_module
+    from hermes_core.injection.verdicts import ModelRef
+
+    @contextlib.contextmanager
+    def failing(how: str) -> Iterator[None]:
+        ref = ModelRef("a-cascade-whose-e5-stage-fails",
+                       _FailingStage if how == "stand-in scores" else lambda: None)  # type: ignore[arg-type]
+        with monkeypatch.context() as patched:
+            patched.setattr(scan_module, "shipped_model", lambda *stage: ref)
+            yield
+    return failing
 
 
 @pytest.fixture

@@ -261,3 +261,19 @@ def test_a_kept_file_absent_is_none_silently_and_one_of_ours_is_parsed(tmp_path:
     assert read_kept(tmp_path / "kept.json", 1000, _version_one, said.append) == {
         "version": 1, "x": [1]}
     assert said == []
+
+
+@pytest.mark.parametrize(("uid", "mode", "why"), [
+    ("me", 0o600, None), ("me", 0o644, None), ("root", 0o644, None),
+    ("me", 0o664, "writable by its group"), ("me", 0o646, "writable by others"),
+    ("me", 0o666, "writable by others"), ("root", 0o620, "writable by its group"),
+    (65534, 0o600, "owned by uid 65534"), (65534, 0o666, "owned by uid 65534"),
+])
+def test_a_file_someone_else_may_have_written_is_not_private(uid: object, mode: int,
+                                                             why: str | None) -> None:
+    from hermes_core.atomic_write import not_private
+
+    owner = os.geteuid() if uid == "me" else 0 if uid == "root" else uid
+    assert os.geteuid() != 65534   # the row "another user's" means another uid than the suite's
+    st = os.stat_result((stat.S_IFREG | mode, 0, 0, 1, owner, 0, 10, 0, 0, 0))
+    assert not_private(st) == why

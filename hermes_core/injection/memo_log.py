@@ -8,28 +8,34 @@ keeps, per text found clean, what the memo keeps in memory: its paragraph count.
 
 What is stored (``HOME/cache/injection/<name>.log``): a header line naming the format and the
 scanner's version, with a CRC, then one line per clean text: a 128-bit BLAKE2b hash of (the
-learned model's fingerprint for the categories, the memo's key: the text's digest, its name,
-categories, first line and whether it is data), the paragraph count, and a CRC of both. Never
-the text. The scanner's version is :func:`~hermes_core.injection.scanner_id.scan_fingerprint`,
-what the scan consults (its files and models, the Python version, the libraries' presence and
-releases, ``HERMES_DISABLE_JIEBA``): after an upgrade, an edited rule or a flipped switch the
-file is started again, so no verdict of another scanner is ever reused. A text with a finding
-is not kept: it is rare (none of the 5,554 descriptions the repository ships), and scanned
-again it gives its notice as the scan words it now; nor is one the learned model did not judge
-(``memo``: its load failed, or e5 left stand-in scores).
+scanner's version, the learned model's fingerprint for the categories, the memo's key: the
+text's digest, its name, categories, first line and whether it is data), the paragraph count,
+and a CRC of both. Never the text; the file is this user's alone (0600; one another user owns,
+or others may write, is not read: its lines could list any text as clean). The scanner's
+version is :func:`~hermes_core.injection.scanner_id.scan_fingerprint`, what the scan consults
+(its files and models, the Python version, the libraries' presence and releases,
+``HERMES_DISABLE_JIEBA``): after an upgrade, an edited rule or a flipped switch the file is
+started again, and a line another version's process appends after that matches no key of this
+one, so no verdict of another scanner is ever reused. A text with a finding is not kept: it is
+rare (none of the 5,554 descriptions the repository ships), and scanned again it gives its
+notice as the scan words it now; nor is one the learned model did not judge (``memo``: its load
+failed, or e5 left stand-in scores).
 
 As ``verdicts.log``: appended one ``write`` at a time on an ``O_APPEND`` descriptor (two
 processes on one home interleave whole lines); rewritten atomically with the most recent
 entries when damaged, another version's, or past twice its cap. It is a cache: an unreadable or
-damaged file (a torn line, flipped bytes, a FIFO or a folder in its place) is said once and costs
-a scan, never the turn.
+damaged file (a torn line, flipped bytes, a FIFO or a folder in its place, one grown past four
+times its cap) is said once and costs a scan, never the turn; an append the disk cut short makes
+the next write a rewrite, and a rewrite that failed is not tried again until the next attach.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
 import os
+import stat
 import threading
 import zlib
 from collections import OrderedDict
@@ -39,7 +45,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TypeVar
 
-from hermes_core.atomic_write import make_folders, read_cache, write_atomic
+from hermes_core.atomic_write import UntrustedFile, make_folders, read_cache, write_atomic
 from hermes_core.injection.scanner_id import scan_fingerprint
 
 log = logging.getLogger(__name__)
@@ -48,6 +54,8 @@ MAGIC = "hermes-clean-scans"
 FORMAT = 1
 DISK_CAP = 16_384   # clean texts kept in the file after a rewrite (about 750 kB, twice that at most)
 KEY_HEX = 32
+#: the logs' mode: a file its group or others may write is not read (``atomic_write.not_private``)
+PRIVATE = 0o600
 _Head = TypeVar("_Head")
 
 
@@ -109,18 +117,34 @@ class LogLines:
                               # process's append read half-way; appending after it glues two
 
 
+class ShortWrite(OSError):
+    """An append the disk cut short: part of a line is in the file (:func:`append_log`)."""
+
+
 def append_log(path: Path, payload: bytes) -> bool:
     """Append whole lines in one ``write`` on an ``O_APPEND`` descriptor (two processes on one
     home interleave whole lines); False when the file is gone since it was read (a cleaned cache
-    folder: the caller writes it whole). OSError when it cannot be written."""
+    folder) or is no regular file now (a FIFO put in its place: opened non-blocking, so one with
+    no reader is refused at once instead of holding the turn until one comes): the caller writes
+    it whole, replacing it. OSError when it cannot be written, a short write too (a disk filled
+    mid-line: the half line is in the file, and the caller rewrites it before appending again,
+    which would glue the next line to it)."""
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         return False
+    except OSError as e:
+        if e.errno == errno.ENXIO:   # a FIFO nobody reads
+            return False
+        raise
     try:
-        os.write(fd, payload)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        written = os.write(fd, payload)
     finally:
         os.close(fd)
+    if written != len(payload):
+        raise ShortWrite(errno.ENOSPC, f"wrote {written} of {len(payload)} bytes", str(path))
     return True
 
 
@@ -134,10 +158,19 @@ class HomeLog:
     again = "texts are scanned again"   # what a damaged file costs
     logger = log
     key_hex = KEY_HEX
+    disk_cap: int                       # lines kept at a rewrite (the writers keep under twice)
     _path: Path | None
     _loaded: bool
     _warned: bool
     _needs_rewrite: bool
+
+    @property
+    def max_bytes(self) -> int:
+        """The largest file read: four times the cap's lines (a line is under 80 bytes). The
+        writers rewrite it past twice the cap; one grown far past that by something else was read
+        whole at every start (a million lines, 5.5 s) and, every text asked for being in it,
+        never rewritten: it is now unreadable, so the scan it costs rewrites it to the cap."""
+        return 4 * self.disk_cap * 80 + 4096
 
     def _warn(self, message: str, *args: object) -> None:
         self.logger.log(logging.DEBUG if self._warned else logging.WARNING, message, *args)
@@ -152,8 +185,13 @@ class HomeLog:
             return None
         self._loaded = True
         try:
-            lines = read_cache(self._path).decode("utf-8").split("\n")
+            lines = read_cache(self._path, self.max_bytes, private=True).decode("utf-8").split("\n")
         except FileNotFoundError:
+            return None
+        except UntrustedFile as e:   # its lines may list any hostile text as clean: none is read
+            self._warn(f"{self.what} %s is not this user's alone (%s); {self.again} and it is "
+                       "replaced", self._path, e.strerror)
+            self._needs_rewrite = True
             return None
         except (OSError, UnicodeDecodeError) as e:
             self._warn(f"{self.what} %s is unreadable (%s); {self.again}", self._path,
@@ -210,6 +248,10 @@ class CleanLog(HomeLog):
         self._lines_in_file = 0
         self._needs_rewrite = False
         self._warned = False
+        # a rewrite failed (a read-only home, a full disk, a folder in the file's place): not
+        # tried again until the next attach, since each try reads the whole file first; the
+        # verdicts found are kept in memory
+        self._cannot_rewrite = False
 
     @property
     def path(self) -> Path | None:
@@ -224,13 +266,17 @@ class CleanLog(HomeLog):
             self._path, self._loaded, self._version = path, False, None
             self._entries.clear()
             self._lines_in_file, self._needs_rewrite = 0, False
-            self._warned = False   # said once per file attached, as a new process would
+            # said once per file attached, a failed rewrite tried again: as a new process would
+            self._warned = self._cannot_rewrite = False
 
     @staticmethod
     def key(digest: bytes, name: str, categories: tuple[str, ...], first_line: int,
             data: bool) -> str:
-        """The hash a clean text is filed under (the text itself is never stored)."""
-        h = hashlib.blake2b(digest_size=KEY_HEX // 2)
+        """The hash a clean text is filed under (the text itself is never stored). The scanner's
+        version salts it, as the header names it: a process of another version (an older release
+        still running after an upgrade, ``HERMES_DISABLE_JIEBA`` flipped) that read the file under
+        its own header appends after this one rewrote it, and its lines must match nothing here."""
+        h = hashlib.blake2b(scanner_code().encode("ascii"), digest_size=KEY_HEX // 2)
         h.update(_model_salt(categories))
         h.update(f"\x00{name}\x00{chr(31).join(categories)}\x00{first_line}\x00{int(data)}\x00"
                  .encode("utf-8", "surrogatepass"))
@@ -270,7 +316,7 @@ class CleanLog(HomeLog):
             fresh = [(k, n) for k, n in clean if k not in self._entries]
             for k, n in fresh:
                 self._entries[k] = _line(k, n).split(" ", 1)[1].rstrip("\n")
-            if fresh or self._needs_rewrite:
+            if (fresh or self._needs_rewrite) and not self._cannot_rewrite:
                 self._write(version, fresh)
 
     # ------------------------------------------------------------------ the file
@@ -298,6 +344,8 @@ class CleanLog(HomeLog):
                 return
             self._lines_in_file += len(fresh)
         except OSError as e:
+            # after a short write a half line is there: the next write replaces the file
+            self._needs_rewrite = self._needs_rewrite or isinstance(e, ShortWrite)
             self._warn(f"{self.what}: cannot write %s: %s (kept in memory only)", self._path,
                        e.strerror or e)
 
@@ -322,13 +370,17 @@ class CleanLog(HomeLog):
         while len(self._entries) > self.disk_cap:   # the least recently asked for go
             self._entries.popitem(last=False)
         lines = "".join(f"{k} {rest}\n" for k, rest in self._entries.items())
-        if not make_folders(self._path, 2, self.what, logger=self.logger):   # no home: said at debug
+        # no home (said at debug): tried again at the next filing, since a first chat makes its
+        # home later on (its first write), and a home missing costs no read of the file
+        if not make_folders(self._path, 2, self.what, logger=self.logger):
             return
         try:
-            write_atomic(self._path, (self.header(version) + lines).encode(), durable=False)
+            write_atomic(self._path, (self.header(version) + lines).encode(), mode=PRIVATE,
+                         durable=False)
         except OSError as e:   # once said (a folder in its place was said unreadable already)
             self._warn(f"{self.what}: cannot write %s: %s (kept in memory only)", self._path,
                        e.strerror or e)
+            self._cannot_rewrite = True
             return
         self._version, self._lines_in_file, self._needs_rewrite = version, len(self._entries), False
 

@@ -41,7 +41,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hermes_core.atomic_write import write_atomic
-from hermes_core.injection.memo_log import DESCRIPTIONS, HomeLog, append_log
+from hermes_core.injection.memo_log import (
+    DESCRIPTIONS,
+    PRIVATE,
+    HomeLog,
+    ShortWrite,
+    append_log,
+)
 from hermes_core.injection.scanner_id import scan_fingerprint
 
 if TYPE_CHECKING:
@@ -309,6 +315,8 @@ class VerdictStore(HomeLog):
             self._file_lines += len(fresh)
             self._filed.update(k for k, _s in fresh)
         except OSError as e:
+            # after a short write a half line is there: the next write replaces the file
+            self._needs_rewrite = self._needs_rewrite or isinstance(e, ShortWrite)
             self._warn("injection verdict cache: cannot write %s: %s (verdicts are kept in memory "
                        "only)", self._path, e)
 
@@ -322,7 +330,8 @@ class VerdictStore(HomeLog):
         lines += [(k, _line(k, s)) for k, (fp, s) in self._mem.items() if fp == fingerprint]
         lines = lines[-self.disk_cap:]
         mine = [line for _k, line in lines]
-        write_atomic(self._path, (_header(fingerprint, limits) + "".join(mine)).encode("utf-8"))
+        write_atomic(self._path, (_header(fingerprint, limits) + "".join(mine)).encode("utf-8"),
+                     mode=PRIVATE)
         self._file_model, self._file_lines, self._needs_rewrite = fingerprint, len(mine), False
         self._filed = {k for k, _line in lines}
 

@@ -9,9 +9,11 @@ as a digest and its paragraph count, so a restart with unchanged files scans not
 
 What is stored (``HOME/cache/injection/clean_parts.log``): a header naming the format and the
 scanner's fingerprint, then one line per clean part: a 128-bit BLAKE2b digest of the fingerprint,
-the part's text and everything its verdict depends on (name, categories, first line, data or
-not), its paragraph count, and a CRC of the line. Never the text. A part with a finding is not
-stored (scanned again: its notices need the findings). The fingerprint is
+the part's text's digest and everything its verdict depends on (name, categories, first line,
+data or not), its paragraph count, and a CRC of the line. Never the text. A part with a finding
+is not stored (scanned again: its notices need the findings), nor one the learned model did not
+judge (its load failed, or e5 left stand-in scores: the memo of ``files._PARTS``, which asks
+this log, files only what it judged). The fingerprint is
 :func:`~hermes_core.injection.scanner_id.scan_fingerprint`, shared with the verdicts' and the
 descriptions' logs: the scan's files and models, the Python version (Unicode tables), the
 confusables table, which libraries the scan consults can be imported and their releases
@@ -49,13 +51,14 @@ CAP = 64
 scanner_fingerprint = scan_fingerprint
 
 
-def part_key(text: str, *, name: str, categories: tuple[str, ...], first_line: int,
+def part_key(digest: bytes, name: str, categories: tuple[str, ...], first_line: int,
              data: bool) -> str:
-    """The digest a clean part is stored under (the fingerprint salts it)."""
+    """The digest a clean part is stored under, from the memo's key (``injection/memo.py``: the
+    text's BLAKE2b and what its verdict depends on); the fingerprint salts it."""
     h = hashlib.blake2b(scanner_fingerprint().encode("ascii"), digest_size=16)
     h.update(repr((name, categories, first_line, data)).encode("utf-8", "surrogatepass"))
     h.update(b"\x00")
-    h.update(text.encode("utf-8", "surrogatepass"))
+    h.update(digest)
     return h.hexdigest()
 
 
@@ -82,6 +85,7 @@ class CleanParts(CleanLog):
     logger = log
     header = staticmethod(_header)
     parse_header = staticmethod(_parse_header)
+    key = staticmethod(part_key)
 
     def __init__(self, cap: int = CAP) -> None:
         super().__init__(FILE_NAME, cap)

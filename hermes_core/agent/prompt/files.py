@@ -49,7 +49,6 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from hermes_core.agent.prompt.clean_parts import STORE as CLEAN_PARTS
-from hermes_core.agent.prompt.clean_parts import part_key
 from hermes_core.agent.prompt.guess_encoding import guess_decode, is_text
 from hermes_core.agent.prompt.guess_encoding import shown as shown_codec
 from hermes_core.injection import (  # noqa: F401 - re-exported for callers
@@ -263,9 +262,11 @@ class _Skip(Exception):
 #: Parts of context files whose scan is remembered: the head and tail of the four sources, twice
 #: over (a digest and a count each for a clean part, see ``injection/memo.py``). A file read again
 #: unchanged, or grown at its end past its budget (the kept head is as it was), is not scanned
-#: again.
+#: again. Backed by the home's ``clean_parts.log`` once a builder attached it: the memo files a
+#: part only when the learned model judged it (a part its failed load or e5 stand-ins passed on the
+#: rules alone is scanned again by the next process, whose model may work).
 GUARD_MEMO = 16
-_PARTS = GuardMemo(GUARD_MEMO)
+_PARTS = GuardMemo(GUARD_MEMO, CLEAN_PARTS)
 
 
 #: Byte-order marks and the codec each announces; UTF-32 LE's begins with UTF-16 LE's, so first.
@@ -532,20 +533,10 @@ def _guard(text: str, original: str, name: str, shown: str, policy: ReadPolicy,
 
 
 def _guarded_part(part: str, name: str, policy: ReadPolicy, first: int) -> GuardedText:
-    """One part guarded: found clean by an earlier process (:mod:`.clean_parts`), by this one
-    (``_PARTS``), or scanned now (and a clean one stored for the next process)."""
-    key = None
-    if CLEAN_PARTS.attached:   # no home, no fingerprint to compute
-        key = part_key(part, name=name, categories=policy.scan_categories, first_line=first,
-                       data=policy.data)
-        paragraphs = CLEAN_PARTS.get(key)
-        if paragraphs is not None:
-            return GuardedText(part, (), paragraphs)
-    got = _PARTS.guard([part], name=name, categories=policy.scan_categories, first_line=first,
-                       data=policy.data)[0]
-    if key is not None and not got.findings:
-        CLEAN_PARTS.put(key, got.paragraphs)
-    return got
+    """One part guarded: found clean by this process or an earlier one (``_PARTS`` and its log,
+    :mod:`.clean_parts`), or scanned now (a clean one judged by the model stored for the next)."""
+    return _PARTS.guard([part], name=name, categories=policy.scan_categories, first_line=first,
+                        data=policy.data)[0]
 
 
 def _dangling(path: Path) -> str | None:
