@@ -517,8 +517,11 @@ class UsageStore:
             except sqlite3.DatabaseError as e:
                 self._failed(e)
                 rows = []
-        events = [UsageEvent(self._shown(_text(q)), _text(s), _text(k), bool(g), _text(h), _time(a), i)
-                  for q, s, k, g, h, a, i in rows]
+        # a row stored before record() cleaned messages (same schema: nothing migrated it) is
+        # read as record() would store it now: escapes out, a binary one not at all
+        events = [UsageEvent(words.strip(), _text(s), _text(k), bool(g), _text(h), _time(a), i)
+                  for q, s, k, g, h, a, i in rows
+                  if (words := message_words(self._shown(_text(q)))) is not None]
         return [e for e in events if e.query]   # a schema-0 row with nothing safe left
 
     def __len__(self) -> int:
