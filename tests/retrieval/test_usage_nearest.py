@@ -191,3 +191,31 @@ def test_an_index_updated_across_prunes_and_catalog_changes_equals_one_built_fro
         now = UsageIndex(events, names, previous=last, sample=size)
         assert_same(now, UsageIndex(events, names, sample=size))
         last = now
+
+
+def test_an_id_used_again_by_a_new_message_is_not_taken_for_the_one_that_left(tmp_path) -> None:
+    """A usage_events table made without AUTOINCREMENT (by another writer; the store accepts any
+    table with its columns) gives a new row the id of the newest row deleted before it. The
+    message that was a sampled message's nearest left (its skill rewritten, pruned) and a new
+    one took its id: the update scored the new message as the kept nearest and carried the old
+    margin, where a build from scratch finds the next nearest."""
+    import sqlite3
+    path = tmp_path / "usage.sqlite3"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE usage_events (id INTEGER PRIMARY KEY, at REAL NOT NULL, "
+                     "query TEXT NOT NULL, skill TEXT NOT NULL, kind TEXT NOT NULL, "
+                     "good INTEGER NOT NULL, content_hash TEXT NOT NULL DEFAULT '')")
+    conn.close()
+    store = UsageStore(path)
+    for i in range(200):   # ten marked wrong share the words: one leaving moves their idf little
+        store.record(f"deploy staging pipeline{i}" if i < 10 else f"filler{i}", "pdf-extract", good=i >= 10)
+    store.record("deploy the logs", "deploy-staging")
+    store.record("deploy staging", "deploy-staging")
+    store.record("deploy staging", "mail-send", content_hash="h1")   # the nearest of the one above
+    last = UsageIndex(store.events(), SKILLS)
+    gone = store.events()[-1].id
+    assert store.prune({**dict.fromkeys(SKILLS, ""), "mail-send": "h2"}) == 1
+    store.record("weather in paris", "mail-send", content_hash="h2")
+    events = store.events()
+    assert events[-1].id == gone                       # the id is used again
+    assert_same(UsageIndex(events, SKILLS, previous=last), UsageIndex(events, SKILLS))
