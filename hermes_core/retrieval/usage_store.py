@@ -39,9 +39,12 @@ MAX_QUERY_CHARS = 1_000      # a stored query is cut here: the head says what wa
 USAGE_SCHEMA_VERSION = 1
 # the run of key characters a cut query ends with: after a cut, possibly the head of a key
 _KEY_TAIL = re.compile(r"[A-Za-z0-9_\-.+/=:]+$")
-# what a terminal interprets rather than shows (ECMA-48): a control sequence (ESC [ ... final
-# byte), an operating-system command (ESC ] ... BEL or ESC \\), or ESC and one character
-_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+# what a terminal interprets rather than shows (ECMA-48, ECMA-35): a control sequence (ESC [
+# ... final byte), a control string (OSC, DCS, SOS, PM, APC: ESC ] P X ^ _ ... BEL or ESC \\),
+# or any other escape: intermediates, then one final character, so ESC ( B (tput sgr0), ESC 7 /
+# ESC 8 (cursor saved and restored around a progress line), ESC c, ESC = go whole, not only
+# ESC + @-_ (which left "(B", "7" and "c" glued to the next word)
+_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?|[ -/]*[0-~])")
 # C0 and C1 controls but tab, line feed and carriage return (which are text), with a space on
 # either side: a run of them stands for one space
 _CONTROLS = re.compile(r" ?[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]+ ?")

@@ -61,6 +61,10 @@ CONTROLS = [
     ("tail the logs\x07\x08 now", "tail the logs now"),
     ("first line\r\nsecond\tline", "first line\r\nsecond\tline"),              # whitespace is text
     ("发送\x0c发票", "发送 发票"),
+    ("\x1b(B\x1b[mdeploy the staging build", "deploy the staging build"),   # tput sgr0 (ESC ( B)
+    ("\x1b7\x1b[1A\x1b[2Kdeploy staging\x1b8", "deploy staging"),   # a progress line: ESC 7 / ESC 8
+    ("\x1bc\x1b=deploy staging\x1b>", "deploy staging"),            # reset, keypad modes
+    ("\x1bPq#0;2;0;0;0#0~~@@\x1b\\deploy staging", "deploy staging"),  # a sixel image (DCS ... ST)
 ]
 
 
