@@ -43,8 +43,11 @@ _KEY_TAIL = re.compile(r"[A-Za-z0-9_\-.+/=:]+$")
 # ... final byte), a control string (OSC, DCS, SOS, PM, APC: ESC ] P X ^ _ ... BEL or ESC \\),
 # or any other escape: intermediates, then one final character, so ESC ( B (tput sgr0), ESC 7 /
 # ESC 8 (cursor saved and restored around a progress line), ESC c, ESC = go whole, not only
-# ESC + @-_ (which left "(B", "7" and "c" glued to the next word)
-_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?|[ -/]*[0-~])")
+# ESC + @-_ (which left "(B", "7" and "c" glued to the next word); a CSI also in its C1 form
+# (U+009B). The C1 string introducers stay single controls: in Latin-1 mojibake of UTF-8 they
+# are bytes of ordinary characters, and as strings they would swallow the rest of the message
+_ESCAPE = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|\x1b(?:[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?"
+                     r"|[ -/]*[0-~])")
 # C0 and C1 controls but tab, line feed and carriage return (which are text), with a space on
 # either side: a run of them stands for one space
 _CONTROLS = re.compile(r" ?[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]+ ?")

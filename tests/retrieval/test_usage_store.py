@@ -65,6 +65,9 @@ CONTROLS = [
     ("\x1b7\x1b[1A\x1b[2Kdeploy staging\x1b8", "deploy staging"),   # a progress line: ESC 7 / ESC 8
     ("\x1bc\x1b=deploy staging\x1b>", "deploy staging"),            # reset, keypad modes
     ("\x1bPq#0;2;0;0;0#0~~@@\x1b\\deploy staging", "deploy staging"),  # a sixel image (DCS ... ST)
+    ("\x9b31mdeploy\x9b0m staging", "deploy staging"),                # 8-bit CSI (C1)
+    # Latin-1 mojibake of UTF-8 "”" (E2 80 9D): C1 bytes, each a space, nothing after it lost
+    ("deploy \u00e2\x80\x9dstaging\u00e2\x80\x9d now", "deploy \u00e2 staging\u00e2 now"),
 ]
 
 
