@@ -101,7 +101,9 @@ def carried(before: Nearest, old: BM25Index, new: BM25Index, candidates: np.ndar
         moved += d
     best, margin, key = before.similarity, before.margin, before.key
     at = position.get(key, -1)
-    if at < 0 or not candidates[at]:
+    # a new message holding the id of the one that left (a table without AUTOINCREMENT gives a
+    # new row the id of the newest deleted one) is not the kept nearest: it left
+    if at < 0 or not candidates[at] or (len(fresh) and at >= fresh[0]):
         if best != 0.0 or moved:
             return None
         # no kept candidate shared a word with the request, and none does now: the first one

@@ -99,9 +99,17 @@ def prototypes(vectors: np.ndarray, labels: np.ndarray, good: np.ndarray, n_skil
 
 def reliability_from(best: np.ndarray, hit: np.ndarray, bins: int = RELIABILITY_BINS) -> Reliability:
     """Bin (similarity, nearest-was-right) pairs by similarity quantile; precision per bin, made
-    non-decreasing in similarity. Pure."""
+    non-decreasing in similarity by isotonic regression (pool adjacent violators, weighted by the
+    bins' sizes), which keeps the measured share of right neighbours. A running maximum lifted
+    every bin above a lucky one to its precision: with few pairs a bin is lucky by chance, and
+    neighbours right half the time read 0.72 at 50 pairs, 0.85 at 20 (the weight, and the gate's
+    0.9, follow that figure). Pure."""
+    # imported here: 1.5 s cold, 1.5 ms once the injection scan's learned layer loaded sklearn
+    from sklearn.isotonic import isotonic_regression
+
     order = np.argsort(best)
     chunks = [c for c in np.array_split(order, bins) if len(c)]
     cos = [float(best[c].mean()) for c in chunks]
-    prec = list(np.maximum.accumulate([float(hit[c].mean()) for c in chunks]))
-    return Reliability(tuple(cos), tuple(prec))
+    raw = np.asarray([float(hit[c].mean()) for c in chunks])
+    prec = isotonic_regression(raw, sample_weight=np.asarray([len(c) for c in chunks], dtype=np.float64))
+    return Reliability(tuple(cos), tuple(float(p) for p in prec))

@@ -39,9 +39,15 @@ MAX_QUERY_CHARS = 1_000      # a stored query is cut here: the head says what wa
 USAGE_SCHEMA_VERSION = 1
 # the run of key characters a cut query ends with: after a cut, possibly the head of a key
 _KEY_TAIL = re.compile(r"[A-Za-z0-9_\-.+/=:]+$")
-# what a terminal interprets rather than shows (ECMA-48): a control sequence (ESC [ ... final
-# byte), an operating-system command (ESC ] ... BEL or ESC \\), or ESC and one character
-_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+# what a terminal interprets rather than shows (ECMA-48, ECMA-35): a control sequence (ESC [
+# ... final byte), a control string (OSC, DCS, SOS, PM, APC: ESC ] P X ^ _ ... BEL or ESC \\),
+# or any other escape: intermediates, then one final character, so ESC ( B (tput sgr0), ESC 7 /
+# ESC 8 (cursor saved and restored around a progress line), ESC c, ESC = go whole, not only
+# ESC + @-_ (which left "(B", "7" and "c" glued to the next word); a CSI also in its C1 form
+# (U+009B). The C1 string introducers stay single controls: in Latin-1 mojibake of UTF-8 they
+# are bytes of ordinary characters, and as strings they would swallow the rest of the message
+_ESCAPE = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|\x1b(?:[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?"
+                     r"|[ -/]*[0-~])")
 # C0 and C1 controls but tab, line feed and carriage return (which are text), with a space on
 # either side: a run of them stands for one space
 _CONTROLS = re.compile(r" ?[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]+ ?")
@@ -517,8 +523,11 @@ class UsageStore:
             except sqlite3.DatabaseError as e:
                 self._failed(e)
                 rows = []
-        events = [UsageEvent(self._shown(_text(q)), _text(s), _text(k), bool(g), _text(h), _time(a), i)
-                  for q, s, k, g, h, a, i in rows]
+        # a row stored before record() cleaned messages (same schema: nothing migrated it) is
+        # read as record() would store it now: escapes out, a binary one not at all
+        events = [UsageEvent(words.strip(), _text(s), _text(k), bool(g), _text(h), _time(a), i)
+                  for q, s, k, g, h, a, i in rows
+                  if (words := message_words(self._shown(_text(q)))) is not None]
         return [e for e in events if e.query]   # a schema-0 row with nothing safe left
 
     def __len__(self) -> int:

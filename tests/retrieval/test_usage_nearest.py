@@ -4,11 +4,16 @@ last history's equals one built from scratch, to the bit, and measures only what
 from __future__ import annotations
 
 import random
+import shutil
+import sqlite3
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from hermes_core.retrieval.usage import UsageIndex, UsageLayer
 from hermes_core.retrieval.usage_nearest import sample
@@ -191,3 +196,107 @@ def test_an_index_updated_across_prunes_and_catalog_changes_equals_one_built_fro
         now = UsageIndex(events, names, previous=last, sample=size)
         assert_same(now, UsageIndex(events, names, sample=size))
         last = now
+
+
+def test_an_id_used_again_by_a_new_message_is_not_taken_for_the_one_that_left(tmp_path: Path) -> None:
+    """A usage_events table made without AUTOINCREMENT (by another writer; the store accepts any
+    table with its columns) gives a new row the id of the newest row deleted before it. The
+    message that was a sampled message's nearest left (its skill rewritten, pruned) and a new
+    one took its id: the update scored the new message as the kept nearest and carried the old
+    margin, where a build from scratch finds the next nearest."""
+    path = tmp_path / "usage.sqlite3"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE usage_events (id INTEGER PRIMARY KEY, at REAL NOT NULL, "
+                     "query TEXT NOT NULL, skill TEXT NOT NULL, kind TEXT NOT NULL, "
+                     "good INTEGER NOT NULL, content_hash TEXT NOT NULL DEFAULT '')")
+    conn.close()
+    store = UsageStore(path)
+    for i in range(200):   # ten marked wrong share the words: one leaving moves their idf little
+        store.record(f"deploy staging pipeline{i}" if i < 10 else f"filler{i}", "pdf-extract", good=i >= 10)
+    store.record("deploy the logs", "deploy-staging")
+    store.record("deploy staging", "deploy-staging")
+    store.record("deploy staging", "mail-send", content_hash="h1")   # the nearest of the one above
+    last = UsageIndex(store.events(), SKILLS)
+    gone = store.events()[-1].id
+    assert store.prune({**dict.fromkeys(SKILLS, ""), "mail-send": "h2"}) == 1
+    store.record("weather in paris", "mail-send", content_hash="h2")
+    events = store.events()
+    assert events[-1].id == gone                       # the id is used again
+    assert_same(UsageIndex(events, SKILLS, previous=last), UsageIndex(events, SKILLS))
+
+
+class UseOfOneHome(RuleBasedStateMachine):
+    """Two writers and a reader on one usage file (three connections, as three processes have):
+    messages recorded and marked again, a skill rewritten (pruned), renamed in the catalog (its
+    events dropped as absent), the history cleared, the oldest pushed out at a small cap, on a
+    table with or without AUTOINCREMENT. After every step the reader's layer, updating its index
+    from the last one it built, serves what a build from scratch of what it reads gives."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.folder = Path(tempfile.mkdtemp(prefix="usage-machine-"))
+        self.names = list(SKILLS)
+        self.hashes = dict.fromkeys(SKILLS, "h1")
+        self.writers: list[UsageStore] = []
+        self.reader: UsageLayer | None = None
+
+    @initialize(autoincrement=st.booleans(), cap=st.integers(6, 30))
+    def open_home(self, autoincrement: bool, cap: int) -> None:
+        path = self.folder / "usage.sqlite3"
+        if not autoincrement:
+            with sqlite3.connect(path) as conn:
+                conn.execute("CREATE TABLE usage_events (id INTEGER PRIMARY KEY, at REAL NOT NULL, "
+                             "query TEXT NOT NULL, skill TEXT NOT NULL, kind TEXT NOT NULL, "
+                             "good INTEGER NOT NULL, content_hash TEXT NOT NULL DEFAULT '')")
+            conn.close()
+        self.writers = [UsageStore(path, cap=cap) for _ in range(2)]
+        self.reader = UsageLayer(UsageStore(path, cap=cap), inline_s=1e9)
+        self.writers[0].record("deploy staging", SKILLS[0], content_hash="h1")
+
+    @rule(who=st.integers(0, 1), words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=5),
+          skill=st.integers(0, len(SKILLS) - 1), good=st.booleans())
+    def record(self, who: int, words: list[str], skill: int, good: bool) -> None:
+        name = self.names[skill]
+        self.writers[who].record(" ".join(words), name, good=good, content_hash=self.hashes[name])
+
+    @rule(who=st.integers(0, 1), pick=st.integers(0, 10_000), good=st.booleans())
+    def mark_again(self, who: int, pick: int, good: bool) -> None:
+        events = self.writers[who].events()
+        if events:
+            e = events[pick % len(events)]
+            self.writers[who].record(e.query, e.skill, "feedback", good=good, content_hash=e.content_hash)
+
+    @rule(skill=st.integers(0, len(SKILLS) - 1))
+    def rewrite(self, skill: int) -> None:
+        name = self.names[skill]
+        self.hashes[name] = "h2" if self.hashes[name] == "h1" else "h1"
+        self.writers[0].prune(self.hashes)
+
+    @rule(skill=st.integers(0, len(SKILLS) - 1))
+    def rename(self, skill: int) -> None:
+        old = self.names[skill]
+        self.names[skill] = new = f"{old}-v2" if not old.endswith("-v2") else old[:-3]
+        self.hashes[new] = self.hashes.pop(old)
+        self.writers[1].prune(self.hashes)
+
+    @rule()
+    def forget(self) -> None:
+        self.writers[0].clear()
+
+    @invariant()
+    def reader_serves_what_a_rebuild_gives(self) -> None:
+        if self.reader is None:
+            return
+        got = self.reader.index(self.names, None, None)
+        assert got.events == [e for e in self.reader.store.events() if e.skill in self.names]
+        assert_same(got, UsageIndex(self.reader.store.events(), self.names))
+
+    def teardown(self) -> None:
+        for store in [*self.writers, *([self.reader.store] if self.reader is not None else [])]:
+            store.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+UseOfOneHome.TestCase.settings = settings(max_examples=40, stateful_step_count=15, deadline=None,
+                                          suppress_health_check=[HealthCheck.too_slow])
+test_one_home_used_by_two_writers_and_a_reader = UseOfOneHome.TestCase

@@ -4,6 +4,7 @@ message that is not text (control characters, a binary blob) becomes."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,20 @@ import pytest
 
 from hermes_core.retrieval.usage_store import UsageStore
 from tests.retrieval.conftest import two_processes_at_once
+
+
+def test_a_history_recorded_before_messages_were_cleaned_is_read_as_words(tmp_path: Path) -> None:
+    """Versions before decision 231 stored a message as it came, in a file of the same schema
+    (nothing to migrate): their escape sequences were still read as words of past requests and
+    a file's bytes as one, however new messages were cleaned. They are read as a record now
+    stores them: escapes out, a binary one not at all."""
+    path = tmp_path / "usage.sqlite3"
+    UsageStore(path).record("weather tomorrow", "s")
+    with sqlite3.connect(path) as conn:
+        conn.executemany("INSERT INTO usage_events (at, query, skill, kind, good) "
+                         "VALUES (0, ?, 's', 'view', 1)", [(q,) for q in [*dict(CONTROLS), *BINARY]])
+    conn.close()
+    assert [e.query for e in UsageStore(path).events()] == ["weather tomorrow"] + [w for _, w in CONTROLS]
 
 
 def test_a_message_marked_again_counts_as_recent_and_pushes_nothing_out() -> None:
@@ -41,12 +56,22 @@ def test_every_event_has_its_own_increasing_id() -> None:
     assert len(ids) == 3 and ids == sorted(set(ids)) and min(ids) > 0
 
 
-@pytest.mark.parametrize(("query", "stored"), [
+CONTROLS = [
     ("\x1b[31mdeploy\x1b[0m the staging build", "deploy the staging build"),   # a terminal's colours
     ("tail the logs\x07\x08 now", "tail the logs now"),
     ("first line\r\nsecond\tline", "first line\r\nsecond\tline"),              # whitespace is text
     ("发送\x0c发票", "发送 发票"),
-])
+    ("\x1b(B\x1b[mdeploy the staging build", "deploy the staging build"),   # tput sgr0 (ESC ( B)
+    ("\x1b7\x1b[1A\x1b[2Kdeploy staging\x1b8", "deploy staging"),   # a progress line: ESC 7 / ESC 8
+    ("\x1bc\x1b=deploy staging\x1b>", "deploy staging"),            # reset, keypad modes
+    ("\x1bPq#0;2;0;0;0#0~~@@\x1b\\deploy staging", "deploy staging"),  # a sixel image (DCS ... ST)
+    ("\x9b31mdeploy\x9b0m staging", "deploy staging"),                # 8-bit CSI (C1)
+    # Latin-1 mojibake of UTF-8 "”" (E2 80 9D): C1 bytes, each a space, nothing after it lost
+    ("deploy \u00e2\x80\x9dstaging\u00e2\x80\x9d now", "deploy \u00e2 staging\u00e2 now"),
+]
+
+
+@pytest.mark.parametrize(("query", "stored"), CONTROLS)
 def test_control_characters_are_cleaned_out_of_a_stored_message(query: str, stored: str) -> None:
     """A message with control characters was stored as it came: an escape sequence pasted from a
     terminal became words of a past request."""
@@ -55,12 +80,15 @@ def test_control_characters_are_cleaned_out_of_a_stored_message(query: str, stor
     assert [e.query for e in st.events()] == [stored]
 
 
-@pytest.mark.parametrize("query", [
+BINARY = [
     "PK\x03\x04\x14\x00\x06\x00\x08\x00\x00\x00!\x00deploy",                 # a zip's header
     "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
     "".join(chr(c) for c in range(1, 32)) * 3 + "abc",
     "deploy \x00 staging",
-])
+]
+
+
+@pytest.mark.parametrize("query", BINARY)
 def test_a_binary_message_is_refused_not_stored(query: str) -> None:
     """Bytes of a file handed over as the message (a NUL, or mostly control characters) were
     stored as a past request later ones were ranked against."""
