@@ -1376,13 +1376,9 @@ def test_what_a_task_an_async_tool_started_prints_after_the_call_reaches_stdout(
     assert (r.output, capsys.readouterr().out) == ("started", "background done\n")
 
 
-@pytest.mark.parametrize("use_async", [False, True])
-@pytest.mark.parametrize("kind", ["sync", "async"])
-def test_a_tool_asking_the_person_shows_its_question_before_it_waits_for_the_answer(
-        runner_factory: Any, monkeypatch: pytest.MonkeyPatch, use_async: bool, kind: str) -> None:
-    """A human-in-the-loop tool prints its question and reads the answer from stdin: the
-    question went into the call's buffer, so in ``hermes-core chat`` the person saw nothing and
-    the turn waited on them for good. The question now reaches the screen before the read."""
+def _a_person_at_the_terminal(monkeypatch: pytest.MonkeyPatch, answers: str) -> list[str]:
+    """What the screen (``sys.stdout``) showed at each line the person was asked for, filled as
+    the test runs; ``sys.stdin`` gives ``answers`` a line at a time."""
     screen = io.StringIO()
     monkeypatch.setattr(sys, "stdout", screen)
     seen: list[str] = []
@@ -1392,7 +1388,18 @@ def test_a_tool_asking_the_person_shows_its_question_before_it_waits_for_the_ans
             seen.append(screen.getvalue())
             return super().readline(size)
 
-    monkeypatch.setattr(sys, "stdin", Person("Bergen\n"))
+    monkeypatch.setattr(sys, "stdin", Person(answers))
+    return seen
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_tool_asking_the_person_shows_its_question_before_it_waits_for_the_answer(
+        runner_factory: Any, monkeypatch: pytest.MonkeyPatch, use_async: bool, kind: str) -> None:
+    """A human-in-the-loop tool prints its question and reads the answer from stdin: the
+    question went into the call's buffer, so in ``hermes-core chat`` the person saw nothing and
+    the turn waited on them for good. The question now reaches the screen before the read."""
+    seen = _a_person_at_the_terminal(monkeypatch, "Bergen\n")
 
     def ask() -> str:
         print("Oslo or Bergen?")
@@ -1525,16 +1532,7 @@ def test_click_s_prompt_and_confirm_in_a_tool_are_shown_before_they_wait(
     the person saw neither question. Each now shows before its read."""
     import click
 
-    screen = io.StringIO()
-    monkeypatch.setattr(sys, "stdout", screen)
-    seen: list[str] = []
-
-    class Person(io.StringIO):
-        def readline(self, size: int | None = -1) -> str:
-            seen.append(screen.getvalue())
-            return super().readline(size)
-
-    monkeypatch.setattr(sys, "stdin", Person("Bergen\ny\n"))
+    seen = _a_person_at_the_terminal(monkeypatch, "Bergen\ny\n")
 
     def book() -> str:
         """Book a table where the person says."""
@@ -1554,16 +1552,7 @@ def test_pdb_in_a_tool_shows_what_it_says_before_each_command_it_reads(
     shown before each command it reads now."""
     import pdb
 
-    screen = io.StringIO()
-    monkeypatch.setattr(sys, "stdout", screen)
-    seen: list[str] = []
-
-    class Person(io.StringIO):
-        def readline(self, size: int | None = -1) -> str:
-            seen.append(screen.getvalue())
-            return super().readline(size)
-
-    monkeypatch.setattr(sys, "stdin", Person("p x + 1\nc\n"))
+    seen = _a_person_at_the_terminal(monkeypatch, "p x + 1\nc\n")
 
     def step() -> str:
         """Step through."""
