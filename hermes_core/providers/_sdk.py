@@ -7,6 +7,7 @@ the hermes_core error tree through :func:`hermes_core.errors.error_from_status`,
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import json
@@ -38,7 +39,7 @@ from hermes_core.providers.deadline import (
 from hermes_core.providers.lessons import RefusalMemory
 from hermes_core.providers.observed import bill
 from hermes_core.providers.steps import Steps, arun, run
-from hermes_core.redact import redact, url_passwords
+from hermes_core.redact import redact, redact_data, url_passwords
 from hermes_core.types import Completion, Credential, Delta, Prompt, Usage
 
 # An error event inside a 200 stream has no status of its own; its error type says what happened.
@@ -81,6 +82,37 @@ def translate(exc: BaseException, *, provider: str, credential: Credential | Non
     :class:`~hermes_core.errors.Overloaded`, not a bad request with status 200.
     """
     secrets = [credential.secret] if credential else []
+    error = _translated(exc, provider, secrets, timeout_cls, connection_cls, status_cls,
+                        api_error_cls)
+    _scrub_chain(exc, secrets)
+    return error
+
+
+def _scrub_chain(exc: BaseException, secrets: list[str]) -> None:
+    """``exc`` and the exceptions behind it made to say no secret, in place. The translation is
+    raised ``from None`` inside the SDK exception's handler: hidden from a traceback, ``exc``
+    is still its ``__context__``, and its text quotes the server's body (a key echoed in it) to
+    any reporter or debugger that walks the chain regardless. Nothing reads it after this."""
+    seen: list[BaseException] = []
+    todo: list[BaseException | None] = [exc]
+    while todo and len(seen) < 8:
+        e = todo.pop()
+        if e is None or any(e is s for s in seen):
+            continue
+        seen.append(e)
+        e.args = tuple(redact_data(a, secrets) for a in e.args)
+        for name in ("message", "body"):
+            value = getattr(e, name, None)
+            if value is not None:
+                with contextlib.suppress(AttributeError, TypeError):
+                    setattr(e, name, redact_data(value, secrets))
+        todo += [e.__cause__, e.__context__]
+
+
+def _translated(exc: BaseException, provider: str, secrets: list[str],
+                timeout_cls: type[BaseException], connection_cls: type[BaseException],
+                status_cls: type[BaseException],
+                api_error_cls: type[BaseException] | None) -> ProviderError:
     if isinstance(exc, timeout_cls):
         cause = exc.__cause__ or exc.__context__
         why = f" ({cause})" if isinstance(cause, httpx2.TimeoutException) and str(cause) else ""

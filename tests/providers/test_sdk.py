@@ -885,3 +885,34 @@ def test_a_streamed_request_answered_whole_carries_the_header_s_request_id(
         for d in _deltas(provider, PROMPT, model, cred, OPTS, use_async=mode == "astream"):
             acc.add(d)
         assert (acc.completion(kind).text, acc.request_id) == ("whole", stated)
+
+
+def _chain(error: BaseException) -> list[BaseException]:
+    """``error`` and every exception it links to, suppressed context included."""
+    seen: list[BaseException] = []
+    todo: list[BaseException | None] = [error]
+    while todo:
+        e = todo.pop()
+        if e is None or any(e is s for s in seen):
+            continue
+        seen.append(e)
+        todo += [e.__cause__, e.__context__]
+    return seen
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_no_exception_linked_to_the_error_holds_the_echoed_key(kind, stream, respx_mock):
+    """The error was raised ``from None`` inside the SDK exception's handler: hidden from a
+    traceback, but still its ``__context__``, whose text quotes the server's body with the key
+    in it, for any reporter or debugger that walks the chain regardless."""
+    provider, cred, url, model = make(kind)
+    respx_mock.post(url).mock(return_value=httpx.Response(
+        401, json=err_body(kind, 401, f"Incorrect API key provided: {SECRET}")))
+    with pytest.raises(AuthenticationFailed) as info:
+        if stream:
+            list(provider.stream(PROMPT, model, cred, OPTS))
+        else:
+            provider.complete(PROMPT, model, cred, OPTS)
+    for link in _chain(info.value):
+        assert SECRET not in f"{link} {link!r} {link.args!r}", type(link)
