@@ -156,9 +156,9 @@ class RedisPoolState:
         self._snapshot = client.register_script(redis_lua.SNAPSHOT)
         self._merge = client.register_script(lua_recovery.MERGE)
         # this worker's index among the fleet, which sets its share while Redis is away
-        self._slot = WorkerSlot(client, opts.key_prefix, opts.workers, ttl_s=opts.slot_ttl_s,
-                                monotonic=monotonic)
-        self._fleet = (FleetQueue(client, opts.key_prefix, self._slot.worker_id,
+        self._slot = slot = WorkerSlot(client, opts.key_prefix, opts.workers,
+                                       ttl_s=opts.slot_ttl_s, monotonic=monotonic)
+        self._fleet = (FleetQueue(client, opts.key_prefix, lambda: slot.worker_id,
                                   grace_s=opts.queue_grace_s, poll_s=opts.queue_poll_s)
                        if opts.fleet_queue else None)
         self._clock = clock

@@ -6,15 +6,20 @@ claimed under a random id and renewed by acquires a third of its TTL apart; it l
 when the TTL has passed since the last renewal, whatever Redis still holds, so a worker that went
 idle (or lost Redis) never keeps a larger share than the floor on a claim another may have taken
 since. A Redis that restarted empty lost every slot: the next acquire claims again, the index held
-before first, so each worker gets its own back. The decisions (:meth:`WorkerSlot.due`,
-:meth:`WorkerSlot.held`, :meth:`WorkerSlot.share`) run on an injectable monotonic clock; the claim
-is one script (:data:`CLAIM`), the thin Redis part.
+before first, so each worker gets its own back. A process forked from one that built the slot
+(a server that loads its app, pool included, before forking its workers) is a worker of its own:
+it draws a new id and holds no slot until it claims one (``os.register_at_fork``); with the
+parent's id every child found "its" slot held and took the same index, each with the larger
+share. The decisions (:meth:`WorkerSlot.due`, :meth:`WorkerSlot.held`, :meth:`WorkerSlot.share`)
+run on an injectable monotonic clock; the claim is one script (:data:`CLAIM`), the thin Redis
+part.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -66,6 +71,12 @@ class WorkerSlot:
         self.workers = workers
         self.ttl_s = ttl_s
         self._monotonic = monotonic
+        self._start()
+        _SLOTS.add(self)
+
+    def _start(self) -> None:
+        """No claim yet, under an id of this process's own (again in a forked child: the
+        parent's id, claim and lock are the parent's)."""
         self._lock = threading.Lock()
         self.worker_id = os.urandom(8).hex()
         self.index: int | None = None  # as Redis last answered: None until claimed, or none free
@@ -110,3 +121,14 @@ class WorkerSlot:
             self.index = got if got >= 0 else None
             self._valid_until = now + self.ttl_s
             self._renew_at = now + self.ttl_s / 3
+
+
+_SLOTS: weakref.WeakSet[WorkerSlot] = weakref.WeakSet()
+
+
+def _start_in_child() -> None:
+    for slot in list(_SLOTS):
+        slot._start()
+
+
+os.register_at_fork(after_in_child=_start_in_child)

@@ -3,7 +3,9 @@ redis-server with an injected monotonic clock; the shares it gives while Redis i
 
 from __future__ import annotations
 
+import multiprocessing
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import redis
@@ -115,3 +117,42 @@ def test_a_worker_past_the_slots_takes_the_floor_share(own_redis: RedisServer,
     for be in fleet:
         be.close()
 
+
+FORK = multiprocessing.get_context("fork")
+#: A guard against a hung child only (never a timing).
+JOIN_S = 60
+
+
+def _forked_worker(be: RedisPoolState, out: Any) -> None:
+    """In a child: one acquire through the backend it inherited (which claims a slot), then what
+    it holds: its slot, its share of a key of 10, its place's ticket in the fleet's queue."""
+    try:
+        be.acquire("p", [KeySpec("b")], PoolPolicy())
+        fleet = be._fleet
+        out.send((be._slot.index, be._slot.share(10), fleet.args()[0] if fleet else ""))
+    finally:
+        out.close()
+
+
+def test_workers_forked_from_one_backend_claim_distinct_slots(redis_url: str,
+                                                             redis_prefix: str) -> None:
+    """A server that builds its pool before forking its workers (a preloaded app): each child
+    inherited the parent's random id, so every one of them found "its" slot held and took
+    index 0, with the larger share: 4 + 4 + 4 of a key of 10 while Redis is away, and one
+    place in the fleet's queue for three processes. Each forked worker is its own: distinct
+    slots whose shares add up to the limit, a ticket of its own."""
+    be = RedisPoolState(redis_url, options=RedisPoolOptions(key_prefix=redis_prefix, workers=3))
+    pipes = [FORK.Pipe(duplex=False) for _ in range(3)]
+    kids = [FORK.Process(target=_forked_worker, args=(be, send)) for _, send in pipes]
+    for kid in kids:
+        kid.start()
+    try:
+        got = [recv.recv() if recv.poll(JOIN_S) else None for recv, _ in pipes]
+    finally:
+        for kid in kids:
+            kid.join(JOIN_S)
+        be.close()
+    assert None not in got, got
+    assert sorted(index for index, _, _ in got) == [0, 1, 2]
+    assert sum(share for _, share, _ in got) == 10
+    assert len({ticket for _, _, ticket in got}) == 3
