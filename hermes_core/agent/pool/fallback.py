@@ -27,7 +27,7 @@ def count_text(text: str) -> int:
 
 def worker_share(limit: int, workers: int, slot: int | None) -> int:
     """What one of ``workers`` processes may send of a key's ``limit`` per window while Redis is
-    away. A worker holding a slot (:data:`lua_recovery.CLAIM`, a distinct index per live worker)
+    away. A worker holding a slot (:data:`.worker_slot.CLAIM`, a distinct index per live worker)
     takes ``limit // workers``, one more for the first ``limit % workers`` slots: the shares add
     up to the limit (10 over 4 workers: 3, 3, 2, 2), where equal floors (2 each) left a fifth of
     the budget unused for the whole outage. Without a slot (Redis was never reached, or more

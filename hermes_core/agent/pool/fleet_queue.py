@@ -26,6 +26,7 @@ pool's hot path must; only the explicit leave is a script of its own (:data:`LEA
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 # KEYS of a provider's queue: the queue (ticket -> arrival), each ticket's expiry, the arrival
@@ -70,10 +71,12 @@ return 1
 
 
 class FleetQueue:
-    """One process's ticket in each provider's queue (see the module docstring)."""
+    """One process's ticket in each provider's queue (see the module docstring). ``ticket`` is
+    read at each use: a forked child draws an id of its own (:mod:`.worker_slot`), and a place
+    shared with its parent or siblings let them all in as one."""
 
-    def __init__(self, client: Any, key_prefix: str, ticket: str, *, grace_s: float,
-                 poll_s: float) -> None:
+    def __init__(self, client: Any, key_prefix: str, ticket: Callable[[], str], *,
+                 grace_s: float, poll_s: float) -> None:
         self._leave = client.register_script(LEAVE)
         self._prefix = key_prefix
         self._ticket = ticket
@@ -87,10 +90,10 @@ class FleetQueue:
 
     def args(self) -> list[Any]:
         """What the acquire script needs to take a turn: the ticket, the grace, the poll."""
-        return [self._ticket, self.grace_s, self.poll_s]
+        return [self._ticket(), self.grace_s, self.poll_s]
 
     def leave(self, provider: str) -> None:
         """Give this process's place in ``provider``'s queue up: none of its requests waits any
         more (the next in line is served at once, not when the place expires). Redis errors
         reach the caller (its fallback)."""
-        self._leave(keys=self.keys(provider)[:2], args=[self._ticket])
+        self._leave(keys=self.keys(provider)[:2], args=[self._ticket()])

@@ -2,13 +2,17 @@
 
 Why its own module: the acquire is the pool's hot path and its longest script; the helpers it
 shares with the other scripts (the clock, the breaker, pacing) are :data:`.redis_lua.COMMON`, the
-key layout is described there.
+key layout is described there. :func:`acquire_args` builds its ARGV.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 from hermes_core.agent.pool.fleet_queue import QUEUE
 from hermes_core.agent.pool.redis_lua import COMMON
+from hermes_core.agent.pool.state import KeySpec, PoolPolicy
 
 # KEYS: provider hash, rr hash, epoch, then per key (state, window, leases), then (with the
 #       fleet's queue on) the provider's queue keys (fleet_queue.FleetQueue.keys).
@@ -329,3 +333,21 @@ if k.probe or pprobe then probe = '1' end
 settle(nil)
 return answer(k.fp, '', probe)
 """
+
+
+def acquire_args(now_arg: float, policy: PoolPolicy, keys: Sequence[KeySpec], *, tokens: int,
+                 rand: float, lease: str, ttl: float, state_ttl_s: float, epoch: str,
+                 new_epoch: str, workers: int, known: Mapping[str, tuple[float, bool]],
+                 learned: Mapping[str, int]) -> list[Any]:
+    """ACQUIRE's ARGV up to the fleet's queue: the request, then each of ``keys`` with what the
+    caller knows of it (``known``: blocked-until and removal, ``learned``: its learned limit or 0,
+    by fingerprint)."""
+    args: list[Any] = [now_arg, policy.strategy, policy.window_s, policy.breaker_cooldown_s,
+                       max(0, int(tokens)), rand, lease, ttl, state_ttl_s, len(keys),
+                       policy.burst, policy.max_in_flight or 0, epoch, new_epoch,
+                       "1" if policy.learn_limits else "0", workers]
+    for spec in keys:
+        until, removed = known[spec.fingerprint]
+        args += [spec.fingerprint, spec.weight, spec.max_rpm or 0, spec.max_tpm or 0, until,
+                 "1" if removed else "0", learned[spec.fingerprint]]
+    return args

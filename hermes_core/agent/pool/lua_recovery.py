@@ -1,12 +1,18 @@
-"""The scripts a worker runs around a Redis outage: ``MERGE`` hands back what it did and
-learned while Redis was away, ``CLAIM`` holds the slot that sets its share while Redis is away.
+"""The script a worker runs once Redis is back after an outage (or lost the pool state): ``MERGE``
+hands back what the worker did and learned meanwhile (:func:`merge_args` builds its arguments).
 
-Why apart from the acquire and release: they run once per outage or slot renewal, not per request,
-and follow their own rules (only ever stricter); the shared helpers are :data:`.redis_lua.COMMON`.
+Why apart from the acquire and release: it runs once per outage, not per request, and follows its
+own rules (only ever stricter); the shared helpers are :data:`.redis_lua.COMMON`. The slot that
+sets a worker's share while Redis is away is claimed by :mod:`.worker_slot`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
+from hermes_core.agent.pool.breaker import BreakerState
+from hermes_core.agent.pool.quarantine import Standing
 from hermes_core.agent.pool.redis_lua import COMMON
 
 # Replays what a worker did and learned while Redis was away, once it is back: the requests it
@@ -73,28 +79,26 @@ if added > 0 then redis.call('PEXPIRE', KEYS[2], ms(window)) end
 return fmt(bu2)
 """
 
-# A worker's slot: its index among the ``workers`` processes sharing the keys, which sets its
-# share of each key while Redis is away (redis.worker_share). The slot keys share one hash tag.
-# KEYS: the slot keys, index 0 first.  ARGV: the worker's random id, ttl in ms, the index it
-# held before (-1: none).
-# Returns the index now held (its ttl renewed), or -1 when every slot is held by another worker.
-# The index held before is taken back first: a Redis that restarted empty gives each worker
-# its own again.
-CLAIM = r"""
-local id = ARGV[1]
-local ttl = tonumber(ARGV[2])
-local before = tonumber(ARGV[3])
-for i = 1, #KEYS do
-  if redis.call('GET', KEYS[i]) == id then
-    redis.call('PEXPIRE', KEYS[i], ttl)
-    return i - 1
-  end
-end
-if before >= 0 and before < #KEYS and redis.call('SET', KEYS[before + 1], id, 'NX', 'PX', ttl) then
-  return before
-end
-for i = 1, #KEYS do
-  if redis.call('SET', KEYS[i], id, 'NX', 'PX', ttl) then return i - 1 end
-end
-return -1
-"""
+
+def _breaker_args(b: BreakerState | None, local_now: float) -> list[Any]:
+    if b is None or b.mode == "closed":
+        return ["", 0, 0.0]
+    return [b.mode, b.failures, local_now - b.opened_at]
+
+
+def merge_args(now_arg: float, local_now: float, learned: tuple[float, bool], standing: Standing,
+               provider_breaker: BreakerState | None, sent: Sequence[tuple[float, int, float]],
+               state_ttl_s: float, unique: str) -> list[Any]:
+    """MERGE's ARGV for one key, from local times (``local_now`` the local clock's now): its
+    deadline and removal as ``learned``, its ``standing``, the provider's breaker, the requests
+    ``sent`` (local time, tokens, window_s; those out of their window dropped). Times go as ages,
+    so the script puts them on Redis's clock."""
+    until, removed = learned
+    uses = [u for u in sent if u[0] > local_now - u[2]]
+    window = max((w for _, _, w in uses), default=0.0)
+    pairs: list[Any] = []
+    for t, tok, _ in uses:
+        pairs += [local_now - t, tok]
+    return [now_arg, until - local_now, "1" if removed or standing.removed else "0", state_ttl_s,
+            window, unique, *_breaker_args(standing.breaker, local_now),
+            *_breaker_args(provider_breaker, local_now), standing.strikes, *pairs]

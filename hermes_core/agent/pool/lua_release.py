@@ -2,12 +2,21 @@
 limits (what one request's outcome does to its key and provider).
 
 Why its own module: it is the second hot-path script, with its own retry and probe rules; the
-shared helpers and the key layout are in :mod:`.redis_lua`.
+shared helpers and the key layout are in :mod:`.redis_lua`. :func:`release_args` builds its ARGV.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from hermes_core.agent.pool.redis_lua import COMMON
+from hermes_core.agent.pool.state import (
+    Outcome,
+    PoolPolicy,
+    exhausted_wait,
+    sane_limit,
+    sane_retry_after,
+)
 
 # KEYS: provider hash, key state, key leases, key window.
 # ARGV: now, kind, retry_after or '', lease or '', cooldown_s, default_cooldown_s, threshold,
@@ -199,3 +208,19 @@ if rm2 then rmo = '1' end
 return {ch, fmt(bu2), rmo, restored, recheck, tostring(st2),
         bm2 .. '|' .. tostring(bf2) .. '|' .. fmt(bo2)}
 """
+
+
+def release_args(now_arg: float, outcome: Outcome, policy: PoolPolicy, *, lease: str, tokens: int,
+                 state_ttl_s: float) -> list[Any]:
+    """RELEASE's ARGV for ``outcome`` of the request holding ``lease`` (``tokens`` counted for
+    it). The stated limit goes whole (the fleet's); numbers Lua cannot read ("inf", "nan") are
+    dropped or capped first."""
+    retry_after = sane_retry_after(outcome.retry_after)
+    reset = exhausted_wait(outcome.reset_s, policy.window_s)
+    return [now_arg, outcome.kind, "" if retry_after is None else retry_after, lease,
+            policy.breaker_cooldown_s, policy.default_cooldown_s, policy.breaker_failures,
+            state_ttl_s, "1" if outcome.probe else "0", tokens, policy.window_s,
+            sane_limit(outcome.limit) or "", "1" if policy.learn_limits else "0",
+            "" if outcome.remaining is None else max(0, outcome.remaining),
+            "" if reset is None else reset, policy.auth_recheck_s, policy.auth_recheck_max_s,
+            policy.auth_max_strikes]

@@ -9,25 +9,25 @@ breakers, the round-robin cursor) in Redis and implements :class:`PoolStateBacke
   with redis-py's ``register_script``, which reloads it on ``NOSCRIPT`` after a Redis restart) that
   reads Redis ``TIME``, so the machines' own clocks never matter.
 * In-flight counts are leases in a sorted set scored by their expiry: a crashed worker's leases
-  simply expire. Every key has a TTL; nothing leaks.
+  simply expire (this process's own: :mod:`.held_leases`). Every key has a TTL; nothing leaks.
 * Keys are named by credential fingerprint (``key-<sha256 prefix>``); no secret reaches Redis.
 * When Redis is unreachable or refuses commands (connection error, timeout; out of memory, failing
   snapshots, a read-only replica after a failover, a busy script: :func:`.outage.redis_unavailable`)
   the backend falls back to a local :class:`InMemoryPoolState` with a warning, dividing every
   key's RPM/TPM budget among ``workers`` (the configured number of processes sharing the keys) so
-  the fleet as a whole stays under the limits: by the slot each worker holds in Redis, so that
-  the shares add up to the limit (:func:`worker_share`). A refusal by the local share names the
-  next probe, so a waiting request rejoins Redis's whole budget as soon as it is back. The local
-  windows start from this worker's share of each key's window as Redis last showed it
-  (:func:`.fallback.share`), not only from its own requests: a worker that sent few of a full window
-  must not add a whole share on top of it. Limits stated by the server during the outage are
-  used as this worker's share too. Every
-  ``reconnect_interval_s`` (on an injectable monotonic clock) one call probes Redis; when it
-  answers, the deadlines, removals, breaker states and requests of the outage are merged into
-  Redis (deadlines and breakers only ever get stricter), and a Redis that restarted empty also
-  gets back what this worker had sent through it in the last window: all the workers' together
-  are the window it lost. For one reconnect interval after that, while the other workers may
-  still be serving locally, a key must also fit this worker's local share
+  the fleet as a whole stays under the limits: by the slot each worker holds in Redis
+  (:mod:`.worker_slot`), so that the shares add up to the limit. A refusal by the local share
+  names the next probe, so a waiting request rejoins Redis's whole budget as soon as it is back.
+  The local windows start from this worker's share of each key's window as Redis last showed it
+  (:func:`.fallback.share`), not only from its own requests: a worker that sent few of a full
+  window must not add a whole share on top of it. Limits stated by the server during the outage
+  are used as this worker's share too. Every ``reconnect_interval_s`` (on an injectable monotonic
+  clock) one call probes Redis; when it answers, the deadlines, removals, breaker states and
+  requests of the outage are merged into Redis (deadlines and breakers only ever get stricter),
+  and a Redis that restarted empty also gets back what this worker had sent through it in the
+  last window: all the workers' together are the window it lost. For one reconnect interval after
+  that, while the other workers may still be serving locally, a key must also fit this worker's
+  local share
   (``benchmarks/pool.py`` measures the restart: RPM violations, goodput).
 """
 
@@ -46,9 +46,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from hermes_core.agent.pool import lua_acquire, lua_recovery, lua_release, redis_lua
 from hermes_core.agent.pool.breaker import BreakerState
 from hermes_core.agent.pool.clock import STEADY
-from hermes_core.agent.pool.fallback import LocalPoolState, count_text, share, worker_share
+from hermes_core.agent.pool.fallback import LocalPoolState, share
 from hermes_core.agent.pool.fleet_queue import FleetQueue
 from hermes_core.agent.pool.foreign import describe, misplaced_keys
+from hermes_core.agent.pool.held_leases import HeldLeases
 from hermes_core.agent.pool.outage import REFUSALS, outage_reason
 from hermes_core.agent.pool.quarantine import Standing
 from hermes_core.agent.pool.reconnect import LATE_S, BackgroundProbe, retries_off
@@ -57,23 +58,28 @@ from hermes_core.agent.pool.redis_options import (
     RedisPoolOptions,
     options_from_settings,
 )
+from hermes_core.agent.pool.redis_reply import (
+    key_reports,
+    opt_float,
+    provider_snapshot,
+    release_result,
+    text,
+)
 from hermes_core.agent.pool.redis_url import redact_url
 from hermes_core.agent.pool.rename import carry_over
 from hermes_core.agent.pool.state import (
     LEASE_MARGIN_S,
     STRATEGIES,
     AcquireResult,
-    KeySnapshot,
     KeySpec,
     Outcome,
     PoolPolicy,
     ProviderSnapshot,
     ReleaseResult,
-    exhausted_wait,
     lease_ttl,
     sane_limit,
-    sane_retry_after,
 )
+from hermes_core.agent.pool.worker_slot import WorkerSlot
 from hermes_core.errors import ConfigError, DependencyMissing
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -85,21 +91,6 @@ T = TypeVar("T")
 
 __all__ = ["DEFAULT_PREFIX", "RedisPoolOptions", "RedisPoolState", "backend_from_settings",
            "options_from_settings"]
-
-
-def _text(value: Any) -> str:
-    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
-
-
-def _breaker(value: Any) -> BreakerState:
-    """A breaker as the scripts answer it: ``<mode>|<failures>|<opened at>``."""
-    mode, failures, opened = _text(value).split("|")
-    return BreakerState(mode, int(failures), float(opened))  # type: ignore[arg-type]
-
-
-def _opt_float(value: Any) -> float | None:
-    s = _text(value)
-    return float(s) if s else None
 
 
 def _took(left: Counter[Any], entry: Any) -> bool:
@@ -164,16 +155,12 @@ class RedisPoolState:
         self._release = client.register_script(lua_release.RELEASE)
         self._snapshot = client.register_script(redis_lua.SNAPSHOT)
         self._merge = client.register_script(lua_recovery.MERGE)
-        self._claim = client.register_script(lua_recovery.CLAIM)
-        # this worker's index among the fleet while Redis is away (see worker_share): claimed in
-        # Redis under a random id, renewed by acquires; None until claimed, or when none is free
-        self._worker_id = os.urandom(8).hex()
-        self._slot: int | None = None
-        self._fleet = (FleetQueue(client, opts.key_prefix, self._worker_id,
+        # this worker's index among the fleet, which sets its share while Redis is away
+        self._slot = slot = WorkerSlot(client, opts.key_prefix, opts.workers,
+                                       ttl_s=opts.slot_ttl_s, monotonic=monotonic)
+        self._fleet = (FleetQueue(client, opts.key_prefix, lambda: slot.worker_id,
                                   grace_s=opts.queue_grace_s, poll_s=opts.queue_poll_s)
                        if opts.fleet_queue else None)
-        self._slot_renew_at = 0.0     # monotonic: when the next acquire renews the claim
-        self._slot_valid_until = 0.0  # monotonic: the claim's expiry as of its last renewal
         self._clock = clock
         self._monotonic = monotonic
         self._local = LocalPoolState(local_clock or clock or STEADY)
@@ -181,10 +168,7 @@ class RedisPoolState:
         # its clock) are moved onto the local one for the fallback and merge-back, and back
         self._offset = 0.0
         self._lock = threading.Lock()
-        # this process's open leases per key, oldest first: (lease id, monotonic expiry, tokens).
-        # A release without a lease id ends the key's oldest; expired ones are dropped so
-        # unreleased calls leak nothing.
-        self._leases: dict[tuple[str, str], list[tuple[str, float, int]]] = {}
+        self._leases = HeldLeases(monotonic)   # this process's open Redis leases per key
         # the pool-state incarnation this process knows (see lua_acquire.ACQUIRE) and what it last
         # heard about each key (blocked-until, removed): handed back to a Redis that lost them
         self._epochs: dict[str, str] = {}
@@ -214,12 +198,6 @@ class RedisPoolState:
         # local lease each Redis lease of that time holds
         self._probation_until = 0.0
         self._paired: dict[tuple[str, str], str] = {}
-        # Redis leases of requests that ended while Redis was unreachable: ended there when it
-        # answers again (a Redis that kept running still counts them in flight until they expire)
-        self._ended: list[tuple[str, str, str]] = []
-        # acquires whose answer never came (provider, its keys, lease id, tokens): dropped in
-        # Redis when it answers again, as they may have run there
-        self._unanswered: list[tuple[str, tuple[str, ...], str, int]] = []
         self.outages = 0  # how many times this backend fell back (observability, tests)
         self._foreign = False   # the fallback is for another's data under the prefix
 
@@ -247,29 +225,24 @@ class RedisPoolState:
         ttl = lease_ttl(self.options.lease_ttl_s, policy.hold_s)
 
         def remote(keys: Sequence[KeySpec] = keys) -> AcquireResult:
-            if self.options.workers > 1 and self._monotonic() >= self._slot_renew_at:
-                self._claim_slot()
+            if self._slot.due():
+                self._slot.claim()
             for _ in range(3):
                 lease = os.urandom(8).hex()
                 names = [self._name(provider, "p"), self._name(provider, "rr"),
                          self._name(provider, "e")]
-                args: list[Any] = [self._now_arg(), policy.strategy, policy.window_s,
-                                   policy.breaker_cooldown_s, max(0, int(tokens)), rand, lease,
-                                   ttl, self.options.state_ttl_s, len(keys),
-                                   policy.burst, policy.max_in_flight or 0,
-                                   self._epochs.get(provider, ""),
-                                   os.urandom(8).hex(), "1" if policy.learn_limits else "0",
-                                   self.options.workers]
+                for spec in keys:
+                    names += self._key_names(provider, spec.fingerprint)
                 with self._lock:
                     known = {spec.fingerprint: self._known.get((provider, spec.fingerprint),
                                                                (0.0, False)) for spec in keys}
                     learned = {spec.fingerprint: self._learned_rpm.get(
                         (provider, spec.fingerprint), 0) for spec in keys}
-                for spec in keys:
-                    names += self._key_names(provider, spec.fingerprint)
-                    until, removed = known[spec.fingerprint]
-                    args += [spec.fingerprint, spec.weight, spec.max_rpm or 0, spec.max_tpm or 0,
-                             until, "1" if removed else "0", learned[spec.fingerprint]]
+                args = lua_acquire.acquire_args(
+                    self._now_arg(), policy, keys, tokens=tokens, rand=rand, lease=lease, ttl=ttl,
+                    state_ttl_s=self.options.state_ttl_s, epoch=self._epochs.get(provider, ""),
+                    new_epoch=os.urandom(8).hex(), workers=self.options.workers, known=known,
+                    learned=learned)
                 if self._fleet is not None:   # the queue's turn and place, in the same script
                     names += self._fleet.keys(provider)
                     args += self._fleet.args()
@@ -278,45 +251,40 @@ class RedisPoolState:
                 except self._redis_error:
                     # it may have run with its reply lost: the hold it took goes when Redis
                     # answers again, or that key stays in flight until the lease expires
-                    with self._lock:
-                        self._unanswered.append((provider, tuple(s.fingerprint for s in keys),
-                                                 lease, max(0, int(tokens))))
+                    self._leases.unanswered(provider, [s.fingerprint for s in keys], lease,
+                                            max(0, int(tokens)))
                     raise
-                fp, available, probe, now, status, epoch = (_text(x) for x in raw[:6])
+                fp, available, probe, now, status, epoch = (text(x) for x in raw[:6])
                 if status == "resync":
                     self._resync(provider, epoch)
                     continue
                 local_now = self._local.now()
                 with self._lock:
                     self._offset = local_now - float(now)
-                    for i, spec in enumerate(keys if len(raw) >= 6 + 6 * len(keys) else ()):
-                        at = 6 + 6 * i
-                        until = float(_text(raw[at]))
-                        removed = _text(raw[at + 1]) == "1"
-                        self._remember(provider, spec.fingerprint, until, removed)
-                        lr = _text(raw[at + 2])
-                        if lr:
-                            self._learned_rpm[(provider, spec.fingerprint)] = count_text(lr)
-                        self._shares[(provider, spec.fingerprint)] = share(
-                            _text(raw[at + 3]), float(now), local_now, policy.window_s,
-                            self.options.workers, spec.fingerprint == fp, self._slot, tokens)
-                        self._standing[(provider, spec.fingerprint)] = Standing(
-                            int(_text(raw[at + 4]) or 0), _breaker(raw[at + 5]), removed)
+                    for spec, rep in zip(keys, key_reports(raw, len(keys)), strict=False):
+                        item = (provider, spec.fingerprint)
+                        self._remember(provider, spec.fingerprint, rep.blocked_until, rep.removed)
+                        if rep.learned_rpm is not None:
+                            self._learned_rpm[item] = rep.learned_rpm
+                        self._shares[item] = share(
+                            rep.window, float(now), local_now, policy.window_s,
+                            self.options.workers, spec.fingerprint == fp, self._slot.index, tokens)
+                        self._standing[item] = rep.standing
                     self._window_s = policy.window_s
                 fingerprint = fp or None
                 if fingerprint is not None:
                     self._hold(provider, fingerprint, lease, max(0, int(tokens)), policy.window_s,
                                ttl=ttl)
                 at = 6 + 6 * len(keys)
-                recheck = _opt_float(raw[at]) if len(raw) > at else None
-                return AcquireResult(fingerprint, _opt_float(available), probe == "1",
+                recheck = opt_float(raw[at]) if len(raw) > at else None
+                return AcquireResult(fingerprint, opt_float(available), probe == "1",
                                      float(now), lease if fingerprint else "",
                                      recheck_at=recheck)
             raise self._connection_error("the pool state kept changing incarnation")
 
         def local() -> AcquireResult:
-            res = self._local.acquire(provider, self._local_keys(keys), policy, tokens=tokens,
-                                      rand=rand)
+            res = self._local.acquire(provider, self._slot.local_keys(keys), policy,
+                                      tokens=tokens, rand=rand)
             if res.fingerprint is None:
                 # a waiter must not sleep through Redis's return on the local share's clock: it
                 # asks again by the next probe, which may rejoin the fleet's whole budget
@@ -340,7 +308,7 @@ class RedisPoolState:
             a key must fit this worker's local share too, and Redis is asked for that key only."""
             if self._monotonic() >= self._probation_until:
                 return remote()
-            gate = self._local.acquire(provider, self._local_keys(keys), policy,
+            gate = self._local.acquire(provider, self._slot.local_keys(keys), policy,
                                        tokens=tokens, rand=rand)
             if gate.fingerprint is None:
                 # the local share binds until the probation ends, not until it frees
@@ -362,41 +330,32 @@ class RedisPoolState:
     def release(self, provider: str, fingerprint: str, outcome: Outcome,
                 policy: PoolPolicy, *, lease: str = "") -> ReleaseResult:
         state_key, window_key, lease_key = self._key_names(provider, fingerprint)
-        retry_after = sane_retry_after(outcome.retry_after)  # Lua cannot read "inf" or "nan"
-        reset = exhausted_wait(outcome.reset_s, policy.window_s)
         with self._lock:
             paired = self._paired.pop((provider, lease), "") if lease else ""
         stated = sane_limit(outcome.limit)
         # the fleet's limit, as stated by the server: locally this worker's share of it (like a
         # configured max_rpm); Redis gets it whole
-        outcome_here = (replace(outcome, limit=self._worker_share(stated))
+        outcome_here = (replace(outcome, limit=self._slot.share(stated))
                         if stated else outcome)
 
         def remote() -> ReleaseResult:
-            held_lease = self._take_lease(provider, fingerprint, lease)
+            held_lease = self._leases.take((provider, fingerprint), lease)
             lease_id, tokens = held_lease if held_lease else ("", 0)
             try:
-                changed, until, removed, restored, recheck, strikes, breaker = self._release(
+                reply = self._release(
                     keys=[self._name(provider, "p"), state_key, lease_key, window_key],
-                    args=[self._now_arg(), outcome.kind,
-                          "" if retry_after is None else retry_after, lease_id,
-                          policy.breaker_cooldown_s, policy.default_cooldown_s,
-                          policy.breaker_failures, self.options.state_ttl_s,
-                          "1" if outcome.probe else "0", tokens, policy.window_s,
-                          stated or "", "1" if policy.learn_limits else "0",
-                          "" if outcome.remaining is None else max(0, outcome.remaining),
-                          "" if reset is None else reset, policy.auth_recheck_s,
-                          policy.auth_recheck_max_s, policy.auth_max_strikes])
+                    args=lua_release.release_args(self._now_arg(), outcome, policy, lease=lease_id,
+                                                  tokens=tokens,
+                                                  state_ttl_s=self.options.state_ttl_s))
             except self._redis_error:
                 if lease_id:  # keep it for a later release; it also expires in Redis on its own
-                    self._hold(provider, fingerprint, lease_id, None, 0.0, tokens)
+                    self._leases.hold((provider, fingerprint), lease_id,
+                                      self.options.lease_ttl_s, tokens)
                 raise
-            res = ReleaseResult(_text(changed) == "1", float(_text(until)), _text(removed) == "1",
-                                _opt_float(recheck), _text(restored) == "1")
+            res, standing = release_result(reply)
             with self._lock:
                 self._remember(provider, fingerprint, res.blocked_until, res.removed)
-                self._standing[(provider, fingerprint)] = Standing(
-                    int(_text(strikes) or 0), _breaker(breaker), res.removed)
+                self._standing[(provider, fingerprint)] = standing
             # the request also counted against this worker's local share (its probation pair),
             # or was handed out by the fallback and ends now that Redis is back
             local_lease = paired or (lease if held_lease is None else "")
@@ -406,10 +365,9 @@ class RedisPoolState:
             return res
 
         def local() -> ReleaseResult:
-            ended = self._take_lease(provider, fingerprint, lease)
-            if ended is not None:
-                with self._lock:
-                    self._ended.append((provider, fingerprint, ended[0]))
+            ended = self._leases.take((provider, fingerprint), lease)
+            if ended is not None:   # ended in Redis when it answers again
+                self._leases.ended_away((provider, fingerprint), ended[0])
             # the local lease this request holds: its pair, or its own when taken locally; a
             # lease taken from Redis alone names none here and ends no local request
             res = self._local.release(provider, fingerprint, outcome_here, policy,
@@ -435,20 +393,11 @@ class RedisPoolState:
             names = [self._name(provider, "p")]
             for spec in keys:
                 names += self._key_names(provider, spec.fingerprint)
-            raw = [_text(x) for x in self._snapshot(
-                keys=names, args=[self._now_arg(), policy.window_s, len(keys)])]
-            out = []
-            for i, spec in enumerate(keys):
-                rm, bu, fl, req, tok, bm, bf, bo, lr, st = raw[4 + 10 * i: 14 + 10 * i]
-                out.append(KeySnapshot(spec.fingerprint, rm == "1", float(bu), int(fl), int(req),
-                                       int(tok), BreakerState(bm, int(bf), float(bo)),  # type: ignore[arg-type]
-                                       count_text(lr) if lr else None, int(st or 0)))
-            return ProviderSnapshot(provider, float(raw[0]),
-                                    BreakerState(raw[1], int(raw[2]), float(raw[3])),  # type: ignore[arg-type]
-                                    tuple(out))
+            return provider_snapshot(provider, keys, self._snapshot(
+                keys=names, args=[self._now_arg(), policy.window_s, len(keys)]))
 
-        return self._call(remote, lambda: self._local.snapshot(provider, self._local_keys(keys),
-                                                               policy))
+        return self._call(remote, lambda: self._local.snapshot(
+            provider, self._slot.local_keys(keys), policy))
 
     def leave(self, provider: str) -> None:
         """This process's place in the fleet's queue for ``provider`` given up (while Redis is
@@ -483,23 +432,6 @@ class RedisPoolState:
         old_until, old_removed = self._known.get((provider, fingerprint), (0.0, False))
         self._known[(provider, fingerprint)] = (max(old_until, until), old_removed or removed)
 
-    def _take_lease(self, provider: str, fingerprint: str, lease: str) -> tuple[str, int] | None:
-        """Forget an open lease: the one named, or without a name the key's oldest; (id, tokens),
-        or None when the named one is not open (released already: another request's lease must
-        not be ended in its place)."""
-        with self._lock:
-            held = self._leases.get((provider, fingerprint))
-            if not held:
-                return None
-            for i, (lid, _, tok) in enumerate(held):
-                if lid == lease:
-                    held.pop(i)
-                    return lid, tok
-            if lease:
-                return None
-            lid, _, tok = held.pop(0)
-            return lid, tok
-
     def _resync(self, provider: str, epoch: str) -> None:
         """Redis holds another incarnation of the provider's pool state than this process knew
         (it restarted empty, or this process is new): merge this process's deadlines, removals
@@ -515,7 +447,7 @@ class RedisPoolState:
                 standings = {k: st.shifted(self._offset) for k, st in self._standing.items()
                              if k[0] == provider}
             if not first:
-                self._slot_renew_at = 0.0   # it lost the workers' slots too: claim again
+                self._slot.lost()   # it lost the workers' slots too: claim again
                 log.warning("credential pool: Redis at %s lost the pool state of %s "
                             "(restarted?); merging what this worker knows back", self.url,
                             provider)
@@ -536,46 +468,25 @@ class RedisPoolState:
         items = learned.keys() | sent.keys() | standings.keys()
         items |= {(p, fp) for p in provider_breakers for (q, fp) in learned.keys() | sent.keys()
                   if q == p}
-
-        def breaker_args(b: BreakerState | None) -> list[Any]:
-            if b is None or b.mode == "closed":
-                return ["", 0, 0.0]
-            return [b.mode, b.failures, local_now - b.opened_at]
-
         for item in items:
             provider, fp = item
-            until, removed = learned.get(item, (0.0, False))
-            standing = standings.get(item, Standing())
-            uses = [u for u in sent.get(item, []) if u[0] > local_now - u[2]]
-            window = max((w for _, _, w in uses), default=0.0)
-            pairs: list[Any] = []
-            for t, tok, _ in uses:
-                pairs += [local_now - t, tok]
             state_key, window_key, _ = self._key_names(provider, fp)
             self._merge(keys=[state_key, window_key, self._name(provider, "p")],
-                        args=[self._now_arg(), until - local_now,
-                              "1" if removed or standing.removed else "0",
-                              self.options.state_ttl_s, window, os.urandom(6).hex(),
-                              *breaker_args(standing.breaker),
-                              *breaker_args(provider_breakers.get(provider)),
-                              standing.strikes, *pairs])
+                        args=lua_recovery.merge_args(
+                            self._now_arg(), local_now, learned.get(item, (0.0, False)),
+                            standings.get(item, Standing()), provider_breakers.get(provider),
+                            sent.get(item, []), self.options.state_ttl_s, os.urandom(6).hex()))
 
-    def _hold(self, provider: str, fingerprint: str, lease: str, tokens: int | None,
-              window_s: float, lease_tokens: int = 0, ttl: float | None = None) -> None:
-        """Remember an open lease and (``tokens`` not None) a request sent through Redis."""
-        now = self._monotonic()
-        local_now = self._local.now() if tokens is not None else 0.0
+    def _hold(self, provider: str, fingerprint: str, lease: str, tokens: int, window_s: float,
+              ttl: float) -> None:
+        """Remember an open lease and the request sent through Redis under it."""
+        self._leases.hold((provider, fingerprint), lease, ttl or self.options.lease_ttl_s, tokens)
+        local_now = self._local.now()
         with self._lock:
-            held = self._leases.setdefault((provider, fingerprint), [])
-            while held and held[0][1] <= now:
-                held.pop(0)
-            held.append((lease, now + (ttl or self.options.lease_ttl_s),
-                         tokens if tokens is not None else lease_tokens))
-            if tokens is not None:
-                recent = self._recent.setdefault((provider, fingerprint), deque())
-                while recent and recent[0][0] <= local_now - recent[0][2]:
-                    recent.popleft()
-                recent.append((local_now, tokens, window_s))
+            recent = self._recent.setdefault((provider, fingerprint), deque())
+            while recent and recent[0][0] <= local_now - recent[0][2]:
+                recent.popleft()
+            recent.append((local_now, tokens, window_s))
 
     def _to_local(self, until: float) -> float:
         """A deadline on Redis's clock moved onto the local one (0: none, stays 0)."""
@@ -583,15 +494,6 @@ class RedisPoolState:
 
     def _now_arg(self) -> float:
         return self._clock() if self._clock is not None else -1.0
-
-    def _local_keys(self, keys: Sequence[KeySpec]) -> list[KeySpec]:
-        """This process's share of each key's budget while it cannot coordinate through Redis."""
-        if self.options.workers == 1:
-            return list(keys)
-        share = self._worker_share
-        return [replace(k, max_rpm=None if k.max_rpm is None else share(k.max_rpm),
-                        max_tpm=None if k.max_tpm is None else share(k.max_tpm))
-                for k in keys]
 
     def _rejoin_by(self, res: AcquireResult, provider: str, keys: Sequence[KeySpec],
                    at_monotonic: float) -> AcquireResult:
@@ -606,26 +508,6 @@ class RedisPoolState:
         if rejoin is None:
             return res
         return replace(res, available_at=min(res.available_at, rejoin))
-
-    def _worker_share(self, limit: int) -> int:
-        """:func:`worker_share` by this worker's slot, if its claim has not lapsed meanwhile."""
-        slot = self._slot if self._monotonic() < self._slot_valid_until else None
-        return worker_share(limit, self.options.workers, slot)
-
-    def _claim_slot(self) -> None:
-        """Claim (or renew) this worker's slot in Redis: the index that sets its share of each
-        key while Redis is away. Its previous index first, so a Redis that restarted empty gives
-        every worker back the one it had. No slot free: the floor share."""
-        ttl = self.options.slot_ttl_s
-        now = self._monotonic()
-        base = f"{self.options.key_prefix}:{{workers}}:slot"
-        got = int(self._claim(keys=[f"{base}:{i}" for i in range(self.options.workers)],
-                              args=[self._worker_id, max(1, int(ttl * 1000)),
-                                    -1 if self._slot is None else self._slot]))
-        with self._lock:
-            self._slot = got if got >= 0 else None
-            self._slot_valid_until = now + ttl
-            self._slot_renew_at = now + ttl / 3
 
     def _call(self, remote: Callable[[], T], local: Callable[[], T]) -> T:
         if self._degraded and not self._rejoined():
@@ -673,7 +555,7 @@ class RedisPoolState:
                 self._local.seed_standing(provider, fp, standing.shifted(self._offset))
             for (provider, fp), lr in self._learned_rpm.items():
                 # this worker's share of what the key admits, like a configured max_rpm's
-                self._local.seed_limit(provider, fp, self._worker_share(lr))
+                self._local.seed_limit(provider, fp, self._slot.share(lr))
             self._degraded = True
             self.outages += 1
         log.warning("credential pool: Redis at %s %s; using local pool state with each key's "
@@ -716,13 +598,14 @@ class RedisPoolState:
                 return False
             # a Redis that answers but refuses writes (OOM, MISCONF, READONLY) is still away:
             # rejoining it would only fall back again on the next call, warning each time
-            self._redis.set(f"{self.options.key_prefix}:probe:{self._worker_id}", "1", px=1000)
+            self._redis.set(f"{self.options.key_prefix}:probe:{self._slot.worker_id}", "1",
+                            px=1000)
             if self._foreign and misplaced_keys(self._redis, self.options.key_prefix):
                 return False   # still someone else's data where the scripts keep theirs
             # a Redis that restarted empty lost the fleet's window too: this worker's share
             # of it goes back (each worker's share together cover what was there)
             lost = {p for p in {k[0] for k in self._before}
-                    if _text(self._redis.get(self._name(p, "e")) or "") != self._epochs.get(p)}
+                    if text(self._redis.get(self._name(p, "e")) or "") != self._epochs.get(p)}
             with self._lock:
                 before = {k: v for k, v in self._before.items() if k[0] in lost}
             for item, entries in before.items():
@@ -730,24 +613,12 @@ class RedisPoolState:
             if not answered():
                 return False
             self._merge_back(learned, sent, standings, provider_breakers)
-            with self._lock:
-                ended = list(self._ended)
-            for provider, fp, lease_id in ended:
-                self._redis.zrem(self._key_names(provider, fp)[2], lease_id)
-            with self._lock:
-                unanswered = list(self._unanswered)
-            for provider, fps, lease_id, tokens in unanswered:
-                for fp in fps:
-                    _, window_key, lease_key = self._key_names(provider, fp)
-                    self._redis.zrem(lease_key, lease_id)
-                    self._redis.zrem(window_key, f"{lease_id}:{tokens}")
+            self._leases.settle(self._redis, self._key_names)
         except self._redis_error as exc:
             outage_reason(exc)
             return False
         with self._lock:
             self._before.clear()
-            del self._ended[:len(ended)]
-            del self._unanswered[:len(unanswered)]
             # what Redis now holds at least (merged); a later resync hands back this, not the
             # view from before the outage (a key restored here is not quarantined again)
             self._standing = {k: st.shifted(-self._offset) for k, st in standings.items()}

@@ -1,8 +1,8 @@
 """Lua shared by the Redis pool-state backend's scripts (see :mod:`hermes_core.agent.pool.redis`).
 
 The scripts live by job: the acquire in :mod:`.lua_acquire`, the release in :mod:`.lua_release`,
-the outage merge and the workers' slots in :mod:`.lua_recovery`, the fleet's queue in
-:mod:`.fleet_queue`; here are the helpers they share (:data:`COMMON`), the read-only
+the outage merge in :mod:`.lua_recovery`, the workers' slots in :mod:`.worker_slot`, the fleet's
+queue in :mod:`.fleet_queue`; here are the helpers they share (:data:`COMMON`), the read-only
 :data:`SNAPSHOT` and the layout of the keys.
 
 Each script is a line-for-line port of the pure functions in :mod:`hermes_core.agent.pool.state` and

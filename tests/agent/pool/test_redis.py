@@ -878,43 +878,6 @@ def test_a_cool_down_keeps_its_length_across_an_outage_whatever_the_clocks_skew(
     be.close()
 
 
-def test_workers_claim_distinct_slots_and_their_outage_shares_add_up_to_the_limit(
-        own_redis: RedisServer, redis_prefix: str, restart_clock: FakeClock) -> None:
-    """Four workers, a key of 10 per window: while Redis is away they send 3 + 3 + 2 + 2 (their
-    slots' shares), not 2 each (a fifth of the budget unused for the whole outage)."""
-    opts = RedisPoolOptions(key_prefix=redis_prefix, workers=4, reconnect_interval_s=60.0)
-    fleet = [RedisPoolState(own_redis.url, monotonic=Mono(), options=opts, clock=restart_clock)
-             for _ in range(4)]
-    keys = [KeySpec("a", max_rpm=10)]
-    pol = PoolPolicy(window_s=10.0)
-    for be in fleet:
-        assert be.acquire("p", [KeySpec("b")], pol).fingerprint == "b"   # each claims a slot
-    assert sorted(be._slot for be in fleet if be._slot is not None) == [0, 1, 2, 3]
-    own_redis.stop()
-    try:
-        sent = 0
-        for be in fleet:
-            while be.acquire("p", keys, pol).fingerprint == "a":
-                sent += 1
-        assert sent == 10 and all(be.degraded for be in fleet)
-    finally:
-        own_redis.start()
-        for be in fleet:
-            be.close()
-
-
-def test_a_worker_past_the_slots_takes_the_floor_share(own_redis: RedisServer,
-                                                       redis_prefix: str) -> None:
-    opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2)
-    fleet = [RedisPoolState(own_redis.url, options=opts) for _ in range(3)]
-    for be in fleet:
-        be.acquire("p", [KeySpec("b")], PoolPolicy())
-    assert [be._slot for be in fleet] == [0, 1, None]
-    assert [be._worker_share(5) for be in fleet] == [3, 2, 2]
-    for be in fleet:
-        be.close()
-
-
 def test_a_waiter_refused_by_its_outage_share_asks_again_at_the_next_probe(
         own_redis: RedisServer, redis_prefix: str, restart_clock: FakeClock) -> None:
     """The local share frees late (the fleet's window as Redis last showed it): a refusal during

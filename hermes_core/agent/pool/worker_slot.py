@@ -1,0 +1,134 @@
+"""This worker's slot among the fleet: the index, held in Redis, that sets its share of each key
+while Redis is away (:func:`.fallback.worker_share`).
+
+Why apart from the backend (:mod:`.redis`, which uses it): the slot has rules of its own. It is
+claimed under a random id and renewed by acquires a third of its TTL apart; it lapses locally
+when the TTL has passed since the last renewal, whatever Redis still holds, so a worker that went
+idle (or lost Redis) never keeps a larger share than the floor on a claim another may have taken
+since. A Redis that restarted empty lost every slot: the next acquire claims again, the index held
+before first, so each worker gets its own back. A process forked from one that built the slot
+(a server that loads its app, pool included, before forking its workers) is a worker of its own:
+it draws a new id and holds no slot until it claims one (``os.register_at_fork``); with the
+parent's id every child found "its" slot held and took the same index, each with the larger
+share. The decisions (:meth:`WorkerSlot.due`, :meth:`WorkerSlot.held`, :meth:`WorkerSlot.share`)
+run on an injectable monotonic clock; the claim is one script (:data:`CLAIM`), the thin Redis
+part.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from hermes_core.agent.pool.fallback import worker_share
+from hermes_core.agent.pool.state import KeySpec
+
+# A worker's slot: its index among the ``workers`` processes sharing the keys, which sets its
+# share of each key while Redis is away (fallback.worker_share). The slot keys share one hash tag.
+# KEYS: the slot keys, index 0 first.  ARGV: the worker's random id, ttl in ms, the index it
+# held before (-1: none).
+# Returns the index now held (its ttl renewed), or -1 when every slot is held by another worker.
+# The index held before is taken back first: a Redis that restarted empty gives each worker
+# its own again.
+CLAIM = r"""
+local id = ARGV[1]
+local ttl = tonumber(ARGV[2])
+local before = tonumber(ARGV[3])
+for i = 1, #KEYS do
+  if redis.call('GET', KEYS[i]) == id then
+    redis.call('PEXPIRE', KEYS[i], ttl)
+    return i - 1
+  end
+end
+if before >= 0 and before < #KEYS and redis.call('SET', KEYS[before + 1], id, 'NX', 'PX', ttl) then
+  return before
+end
+for i = 1, #KEYS do
+  if redis.call('SET', KEYS[i], id, 'NX', 'PX', ttl) then return i - 1 end
+end
+return -1
+"""
+
+
+def slot_keys(key_prefix: str, workers: int) -> list[str]:
+    """The slot keys :data:`CLAIM` takes, index 0 first (one hash tag: one cluster slot)."""
+    base = f"{key_prefix}:{{workers}}:slot"
+    return [f"{base}:{i}" for i in range(workers)]
+
+
+class WorkerSlot:
+    """One process's slot (see the module docstring). ``worker_id`` is the random id the claim
+    is held under; it also names the process elsewhere (its place in the fleet's queue)."""
+
+    def __init__(self, client: Any, key_prefix: str, workers: int, *, ttl_s: float,
+                 monotonic: Callable[[], float]) -> None:
+        self._claim = client.register_script(CLAIM)
+        self._keys = slot_keys(key_prefix, workers)
+        self.workers = workers
+        self.ttl_s = ttl_s
+        self._monotonic = monotonic
+        self._start()
+        _SLOTS.add(self)
+
+    def _start(self) -> None:
+        """No claim yet, under an id of this process's own (again in a forked child: the
+        parent's id, claim and lock are the parent's)."""
+        self._lock = threading.Lock()
+        self.worker_id = os.urandom(8).hex()
+        self.index: int | None = None  # as Redis last answered: None until claimed, or none free
+        self._renew_at = 0.0           # monotonic: when the next acquire renews the claim
+        self._valid_until = 0.0        # monotonic: the claim's expiry as of its last renewal
+
+    def due(self) -> bool:
+        """Whether the next acquire claims (or renews) first: only a fleet has slots."""
+        return self.workers > 1 and self._monotonic() >= self._renew_at
+
+    def held(self) -> int | None:
+        """The index this worker holds, unless its claim has lapsed since the last renewal."""
+        return self.index if self._monotonic() < self._valid_until else None
+
+    def share(self, limit: int) -> int:
+        """:func:`.fallback.worker_share` of ``limit`` by the slot :meth:`held`."""
+        return worker_share(limit, self.workers, self.held())
+
+    def local_keys(self, keys: Sequence[KeySpec]) -> list[KeySpec]:
+        """Each key with this worker's share of its budget: what it may send while it cannot
+        coordinate through Redis."""
+        if self.workers == 1:
+            return list(keys)
+        share = self.share
+        return [replace(k, max_rpm=None if k.max_rpm is None else share(k.max_rpm),
+                        max_tpm=None if k.max_tpm is None else share(k.max_tpm))
+                for k in keys]
+
+    def lost(self) -> None:
+        """Redis lost the slots (it restarted empty): the next acquire claims again."""
+        with self._lock:
+            self._renew_at = 0.0
+
+    def claim(self) -> None:
+        """Claim (or renew) the slot in Redis: the index held before first. No slot free: the
+        floor share. Redis errors reach the caller (its fallback)."""
+        now = self._monotonic()
+        got = int(self._claim(keys=self._keys,
+                              args=[self.worker_id, max(1, int(self.ttl_s * 1000)),
+                                    -1 if self.index is None else self.index]))
+        with self._lock:
+            self.index = got if got >= 0 else None
+            self._valid_until = now + self.ttl_s
+            self._renew_at = now + self.ttl_s / 3
+
+
+_SLOTS: weakref.WeakSet[WorkerSlot] = weakref.WeakSet()
+
+
+def _start_in_child() -> None:
+    for slot in list(_SLOTS):
+        slot._start()
+
+
+os.register_at_fork(after_in_child=_start_in_child)

@@ -1,0 +1,158 @@
+"""Tests of ``hermes_core/agent/pool/worker_slot.py``: a worker's slot among the fleet, on a real
+redis-server with an injected monotonic clock; the shares it gives while Redis is away."""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+
+from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState
+from hermes_core.agent.pool.state import KeySpec, PoolPolicy
+from hermes_core.agent.pool.worker_slot import WorkerSlot, slot_keys
+from hermes_core.testing import FakeClock
+from hermes_core.testing.redis_server import RedisServer
+
+
+@pytest.fixture
+def rds(redis_url: str) -> Iterator[redis.Redis]:
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    yield client
+    client.close()
+
+
+def _slots(client: redis.Redis, prefix: str, workers: int, clock: FakeClock,
+           count: int) -> list[WorkerSlot]:
+    return [WorkerSlot(client, prefix, workers, ttl_s=60.0, monotonic=clock)
+            for _ in range(count)]
+
+
+def test_a_claim_is_renewed_a_third_of_its_ttl_apart_and_lapses_locally_at_its_ttl(
+        rds: redis.Redis, redis_prefix: str) -> None:
+    clock = FakeClock(100.0)
+    slot, = _slots(rds, redis_prefix, 4, clock, 1)
+    assert slot.due() and slot.held() is None and slot.share(10) == 2   # never claimed: floor
+    slot.claim()
+    assert slot.index == 0 and slot.held() == 0 and slot.share(10) == 3
+    assert not slot.due()
+    clock.t += 20.0                        # a third of the TTL: the next acquire renews
+    assert slot.due() and slot.held() == 0
+    clock.t += 40.0                        # the TTL since the last renewal: lapsed here too
+    assert slot.held() is None and slot.share(10) == 2
+    slot.claim()
+    assert slot.held() == 0 and 0 < rds.pttl(slot_keys(redis_prefix, 4)[0]) <= 60_000
+
+
+def test_a_lone_worker_claims_no_slot_and_keeps_each_key_whole(rds: redis.Redis,
+                                                               redis_prefix: str) -> None:
+    slot, = _slots(rds, redis_prefix, 1, FakeClock(100.0), 1)
+    keys = [KeySpec("a", max_rpm=10, max_tpm=1000), KeySpec("b")]
+    assert not slot.due() and slot.share(10) == 10
+    assert slot.local_keys(keys) == keys
+
+
+def test_each_key_s_local_budget_is_the_slot_s_share_of_it(rds: redis.Redis,
+                                                          redis_prefix: str) -> None:
+    clock = FakeClock(100.0)
+    first, second = _slots(rds, redis_prefix, 4, clock, 2)
+    first.claim()
+    second.claim()
+    keys = [KeySpec("a", max_rpm=10, max_tpm=1001), KeySpec("b")]
+    assert [(k.max_rpm, k.max_tpm) for k in first.local_keys(keys)] == [(3, 251), (None, None)]
+    assert [(k.max_rpm, k.max_tpm) for k in second.local_keys(keys)] == [(3, 250), (None, None)]
+
+
+def test_a_slot_lost_with_redis_is_claimed_again_at_the_index_held_before(
+        rds: redis.Redis, redis_prefix: str) -> None:
+    clock = FakeClock(100.0)
+    first, second = _slots(rds, redis_prefix, 2, clock, 2)
+    first.claim()
+    second.claim()
+    assert (first.index, second.index) == (0, 1)
+    rds.delete(*slot_keys(redis_prefix, 2))        # as a Redis that restarted empty
+    second.lost()
+    assert second.due()
+    second.claim()                                  # index 0 is free, but 1 was its own
+    assert second.index == 1 and not second.due()
+
+
+def test_workers_claim_distinct_slots_and_their_outage_shares_add_up_to_the_limit(
+        own_redis: RedisServer, redis_prefix: str) -> None:
+    """Four workers, a key of 10 per window: while Redis is away they send 3 + 3 + 2 + 2 (their
+    slots' shares), not 2 each (a fifth of the budget unused for the whole outage)."""
+    restart_clock = FakeClock(5000.0)
+    opts = RedisPoolOptions(key_prefix=redis_prefix, workers=4, reconnect_interval_s=60.0)
+    fleet = [RedisPoolState(own_redis.url, monotonic=FakeClock(100.0), options=opts,
+                            clock=restart_clock)
+             for _ in range(4)]
+    keys = [KeySpec("a", max_rpm=10)]
+    pol = PoolPolicy(window_s=10.0)
+    for be in fleet:
+        assert be.acquire("p", [KeySpec("b")], pol).fingerprint == "b"   # each claims a slot
+    assert sorted(be._slot.index for be in fleet if be._slot.index is not None) == [0, 1, 2, 3]
+    own_redis.stop()
+    try:
+        sent = 0
+        for be in fleet:
+            while be.acquire("p", keys, pol).fingerprint == "a":
+                sent += 1
+        assert sent == 10 and all(be.degraded for be in fleet)
+    finally:
+        own_redis.start()
+        for be in fleet:
+            be.close()
+
+
+def test_a_worker_past_the_slots_takes_the_floor_share(own_redis: RedisServer,
+                                                       redis_prefix: str) -> None:
+    opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2)
+    fleet = [RedisPoolState(own_redis.url, options=opts) for _ in range(3)]
+    for be in fleet:
+        be.acquire("p", [KeySpec("b")], PoolPolicy())
+    assert [be._slot.index for be in fleet] == [0, 1, None]
+    assert [be._slot.share(5) for be in fleet] == [3, 2, 2]
+    for be in fleet:
+        be.close()
+
+
+FORK = multiprocessing.get_context("fork")
+#: A guard against a hung child only (never a timing).
+JOIN_S = 60
+
+
+def _forked_worker(be: RedisPoolState, out: Any) -> None:
+    """In a child: one acquire through the backend it inherited (which claims a slot), then what
+    it holds: its slot, its share of a key of 10, its place's ticket in the fleet's queue."""
+    try:
+        be.acquire("p", [KeySpec("b")], PoolPolicy())
+        fleet = be._fleet
+        out.send((be._slot.index, be._slot.share(10), fleet.args()[0] if fleet else ""))
+    finally:
+        out.close()
+
+
+def test_workers_forked_from_one_backend_claim_distinct_slots(redis_url: str,
+                                                             redis_prefix: str) -> None:
+    """A server that builds its pool before forking its workers (a preloaded app): each child
+    inherited the parent's random id, so every one of them found "its" slot held and took
+    index 0, with the larger share: 4 + 4 + 4 of a key of 10 while Redis is away, and one
+    place in the fleet's queue for three processes. Each forked worker is its own: distinct
+    slots whose shares add up to the limit, a ticket of its own."""
+    be = RedisPoolState(redis_url, options=RedisPoolOptions(key_prefix=redis_prefix, workers=3))
+    pipes = [FORK.Pipe(duplex=False) for _ in range(3)]
+    kids = [FORK.Process(target=_forked_worker, args=(be, send)) for _, send in pipes]
+    for kid in kids:
+        kid.start()
+    try:
+        got = [recv.recv() if recv.poll(JOIN_S) else None for recv, _ in pipes]
+    finally:
+        for kid in kids:
+            kid.join(JOIN_S)
+        be.close()
+    assert None not in got, got
+    assert sorted(index for index, _, _ in got) == [0, 1, 2]
+    assert sum(share for _, share, _ in got) == 10
+    assert len({ticket for _, _, ticket in got}) == 3
