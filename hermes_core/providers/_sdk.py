@@ -401,17 +401,20 @@ class SDKProvider:
     def _api(self, client: Any) -> Any:
         raise NotImplementedError
 
-    def _completion(self, resp: Any, model: str) -> Completion:
+    def _completion(self, resp: Any, model: str, *, structured: bool) -> Completion:
+        """The reply ``resp`` carries. ``structured``: the request asked for structured output
+        (``response_format``); a wire whose structure arrives in a tool's call reads that call
+        as the answer only then."""
         raise NotImplementedError
 
-    def _read(self, resp: Any, model: str) -> Completion:
+    def _read(self, resp: Any, model: str, *, structured: bool) -> Completion:
         """``_completion`` of a 200 body that may not be the API's (a proxy's HTML page or another
         JSON shape: the SDKs return the raw text or a model missing its fields). That is the
         endpoint failing, a retryable ServerError, not a crash in the caller."""
         try:
             if isinstance(resp, str | bytes) or resp is None:
                 raise TypeError(type(resp).__name__)
-            return self._completion(resp, model)
+            return self._completion(resp, model, structured=structured)
         except (AttributeError, TypeError, KeyError, IndexError) as e:
             raise ServerError(f"{self.name}: HTTP 200 but the body is not a {self.kind} response "
                               f"({type(e).__name__})", provider=self.name) from None
@@ -489,9 +492,10 @@ class SDKProvider:
 
     def _answer(self, resp: Any, headers: Any, credential: Credential | None,
                 payload: dict[str, Any], model: str,
-                billed: Callable[[], Usage | None]) -> Completion:
+                billed: Callable[[], Usage | None], *, structured: bool) -> Completion:
         """The reply a whole request's 200 carries: its stated error raised, an event stream
-        read as one, else the API's JSON read, billed on our count when it states no usage."""
+        read as one, else the API's JSON read, billed on our count when it states no usage.
+        ``structured``: the request asked for structured output (see :meth:`_completion`)."""
         if _event_stream(resp, headers):
             done = self._streamed_whole(resp, credential, payload, model, billed, headers)
         elif isinstance(resp, str | bytes) and not resp.strip():
@@ -502,7 +506,7 @@ class SDKProvider:
             raise error
         else:
             self._stated(resp, credential, headers)
-            done = self._metered(self._read(resp, model), payload)
+            done = self._metered(self._read(resp, model, structured=structured), payload)
         bill(_billed(done.usage))   # abandoned now (a stream handing it out), it was billed
         return done
 
@@ -573,7 +577,8 @@ class SDKProvider:
         body = _json_body(response)
         if not isinstance(body, dict):
             return None
-        done = self._read(self._whole_type().construct(**body), model)
+        done = self._read(self._whole_type().construct(**body), model,
+                          structured=bool(options.response_format))
         if stated := self._stated_id(stream):
             done = replace(done, request_id=stated)
         return done if done.usage.reported else self._metered(
@@ -639,7 +644,7 @@ class SDKProvider:
                 error.usage = billed()
                 raise error from None
             return self._answer(resp, budget.answered.headers, credential, payload, model,
-                                billed)
+                                billed, structured=bool(options.response_format))
         raise AssertionError("unreachable: the second pass returns or raises")
 
     def complete(self, prompt: Prompt, model: str, credential: Credential | None,

@@ -253,8 +253,11 @@ class _StreamState:
                  before: Callable[[], Usage | None] | None = None, *, hold: bool = False,
                  goes_on: bool = False) -> None:
         self.provider = provider
-        # a structured reply (``response_format``) answered in text, not the forced output tool
-        # (a proxy ignoring it): held until whole as the tool's input is, its pieces drafts
+        # a structured request (``response_format``): the output tool was offered, and its call
+        # alone is the answer (in any other request it is a call like any, for the tool runner
+        # to answer as unknown: the model saw the tool in an earlier turn, or made it up); text
+        # (a proxy ignoring the forced tool) is held until whole as the tool's input is, its
+        # pieces drafts
         self.hold = hold
         self.released = 0   # how many of ``text``'s pieces were given out whole (see release)
         # the output tool began: it is the answer, as a whole reply's is (``_completion``), and
@@ -356,7 +359,7 @@ class _StreamState:
                     self.drafted = True
                     yield Delta(draft=d.text)
             elif d.type == "input_json_delta" and event.index in self.tools:
-                output = self.tools[event.index]["name"] == STRUCTURED_OUTPUT_TOOL
+                output = self.hold and self.tools[event.index]["name"] == STRUCTURED_OUTPUT_TOOL
                 if output and d.partial_json and not self.called:
                     self.drafted = True
                     yield Delta(draft=d.partial_json)   # the answer so far: progress, not text
@@ -371,7 +374,7 @@ class _StreamState:
         elif kind == "content_block_stop" and event.index in self.tools:
             t = self.tools.pop(event.index)
             arguments = self.stopped_input or t["given"] or "{}"
-            if t["name"] == STRUCTURED_OUTPUT_TOOL:   # the structured answer: it is the text
+            if self.hold and t["name"] == STRUCTURED_OUTPUT_TOOL:   # the answer: it is the text
                 yield Delta(text=arguments, from_output_tool=True)
             else:
                 yield Delta(tool_call=ToolCall(t["id"], t["name"], arguments))
@@ -588,8 +591,9 @@ class AnthropicProvider(SDKProvider):
 
     def _from_events(self, events: Iterable[Any], payload: dict[str, Any],
                      model: str) -> Completion:
-        # a structured request held as a stream holds it: the output tool, once begun, is the
-        # answer and words beside it (a proxy's) are not, as ``_completion`` reads a JSON answer
+        # a structured request (the output tool offered) held as a stream holds it: the output
+        # tool, once begun, is the answer and words beside it (a proxy's) are not, as
+        # ``_completion`` reads a JSON answer; in any other request it is an ordinary call
         held = any(t.get("name") == STRUCTURED_OUTPUT_TOOL for t in payload.get("tools", ()))
         state = _StreamState(self.name, lambda arrived: messages_usage(payload, arrived), hold=held)
         deltas = [d for event in events for d in state.step(event)]
@@ -606,13 +610,18 @@ class AnthropicProvider(SDKProvider):
                             self._unstarted(reached, payload), hold=bool(options.response_format),
                             goes_on=last is not None and bool(last.replay and last.content))
 
-    def _completion(self, resp: Any, model: str) -> Completion:
+    def _completion(self, resp: Any, model: str, *, structured: bool) -> Completion:
         text = "".join(b.text for b in resp.content if b.type == "text")
+        # structured output arrives as the forced tool's input: that JSON is the answer, in a
+        # request that offered the tool; in any other its call is a call like any (the model
+        # saw the tool in an earlier turn, or made it up), for the tool runner to answer
+        def output(b: Any) -> bool:
+            return structured and b.type == "tool_use" and b.name == STRUCTURED_OUTPUT_TOOL
+
         calls = tuple(ToolCall(b.id, b.name, json.dumps(b.input)) for b in resp.content
-                      if b.type == "tool_use" and b.name != STRUCTURED_OUTPUT_TOOL)
-        # structured output arrives as the forced tool's input: that JSON is the answer
+                      if b.type == "tool_use" and not output(b))
         answer = next((json.dumps(b.input, ensure_ascii=False) for b in resp.content
-                       if b.type == "tool_use" and b.name == STRUCTURED_OUTPUT_TOOL), None)
+                       if output(b)), None)
         if answer is not None:
             if text:
                 dropped_beside_output(self.name, len(text))

@@ -333,7 +333,10 @@ class OpenAIProvider(SDKProvider):
     def _whole_type(self) -> Any:
         return _chat_completion_type()
 
-    def _completion(self, resp: Any, model: str) -> Completion:
+    def _completion(self, resp: Any, model: str, *, structured: bool) -> Completion:
+        # ``structured`` changes nothing here: the structure is the message's content, asked
+        # for or not, and a function call is a call whatever its name (``structured_output``
+        # is no tool on this wire; the tool runner answers it as unknown)
         # JSON of another shape (the SDK fills missing fields with None), or a body with no
         # message: not an empty answer, the endpoint failing
         if not resp.choices or resp.choices[0].message is None:

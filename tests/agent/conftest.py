@@ -91,11 +91,17 @@ def _close_made_agents() -> Iterator[None]:
 
 
 def run_turn(agent: Any, mode: str, message: str, **kwargs: Any) -> Any:
-    """One turn through the sync, async or streaming shell; returns the Reply."""
+    """One turn through the sync, async, streaming or async streaming shell; returns the Reply
+    (with ``output``, the validated object, as ``chat`` does)."""
     if mode == "sync":
         return agent.chat(message, **kwargs)
     if mode == "async":
         return asyncio.run(agent.achat(message, **kwargs))
+    if mode == "astream":
+        async def drain() -> None:
+            _ = [p async for p in agent.astream(message, **kwargs)]
+        asyncio.run(drain())
+        return agent.last_reply.output if "output" in kwargs else agent.last_reply
     stream = agent.stream(message, **kwargs)
     "".join(stream)
     return stream.reply.output if "output" in kwargs else stream.reply

@@ -47,6 +47,7 @@ from tests.agent.conftest import (
 
 KINDS = ("openai", "anthropic")
 MODES = ("sync", "async", "stream")
+ALL_MODES = (*MODES, "astream")
 
 
 def _tools() -> tuple[list[Any], dict[str, list[Any]]]:
@@ -1107,17 +1108,16 @@ def test_sixty_four_calls_in_one_message_each_get_their_own_answer_in_order(
     assert "n is" not in capsys.readouterr().out
 
 
-# Anthropic's adapter reads any ``structured_output`` tool_use as the structured answer, asked
-# for or not (``providers/anthropic.py``), so on that wire the call never reaches the runner
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("kind", ["openai"])
+@pytest.mark.parametrize("mode", ALL_MODES)
+@pytest.mark.parametrize("kind", KINDS)
 def test_a_tool_offered_last_turn_but_not_this_one_is_answered_as_unknown_and_the_turn_goes_on(
         kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
     """A turn asked for structured output; the next, plain, turn's model calls the output tool
-    (``structured_output``, offered on another wire) beside a tool of the author's. Each call is
-    answered (the output tool as unknown, naming the tools there are), and the turn ends on the
-    model's reply."""
-    streamed = mode == "stream"
+    (``structured_output``: the first turn offered it on Anthropic's wire) beside a tool of the
+    author's. Each call is answered (the output tool as unknown, naming the tools there are),
+    and the turn ends on the model's reply. On Anthropic's wire the call's input was the reply's
+    text and no answer was sent for it."""
+    streamed = mode in ("stream", "astream")
 
     def add(a: int, b: int) -> int:
         """Add two integers."""
@@ -1140,3 +1140,96 @@ def test_a_tool_offered_last_turn_but_not_this_one_is_answered_as_unknown_and_th
     answers = dict(tool_answers(kind, request_json(route, 2)))
     assert answers["s2"] == f"error: unknown tool {STRUCTURED_OUTPUT_TOOL!r}; the tools are: add"
     assert answers["a1"] == "5"
+
+
+@pytest.mark.parametrize("mode", ALL_MODES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_output_tool_alone_in_a_plain_turn_is_answered_as_unknown_not_taken_as_the_reply(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """A plain turn whose model calls only the output tool (not offered in this request): the
+    call is answered as unknown and the turn ends on the model's next reply, whose text is the
+    reply. On Anthropic's wire the call's JSON was the reply and the turn ended there."""
+    streamed = mode in ("stream", "astream")
+
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        wire_response(kind, streamed, "", (ToolCall("s1", STRUCTURED_OUTPUT_TOOL,
+                                                    '{"city": "Oslo", "high_c": 3}'),)),
+        wire_response(kind, streamed, "Sorry, I have no forecast tool.")])
+    agent = make_agent(empty_home, kind, tools=[add])
+    reply = run_turn(agent, mode, "forecast for Oslo?")
+    assert reply.text == "Sorry, I have no forecast tool." and route.call_count == 2
+    assert tool_answers(kind, request_json(route, 1)) == [
+        ("s1", f"error: unknown tool {STRUCTURED_OUTPUT_TOOL!r}; the tools are: add")]
+    assert [(r.call_id, r.status) for r in reply.tool_results] == [("s1", "unknown")]
+    assert [m.role for m in agent.history] == ["user", "assistant", "tool", "assistant"]
+
+
+@pytest.mark.parametrize("mode", ALL_MODES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_structured_turn_that_calls_an_author_s_tool_first_answers_through_the_output_after(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """A structured turn whose model calls an author's tool, then answers: the call runs and is
+    answered, the next round still asks for the structure (on Anthropic's wire, the output tool
+    offered again), and its answer is the validated object."""
+    streamed = mode in ("stream", "astream")
+
+    def high_of(city: str) -> float:
+        """Today's high in a city, in Celsius."""
+        return 21.5
+
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        wire_response(kind, streamed, "", (ToolCall("c1", "high_of", '{"city": "Paris"}'),)),
+        _structured(kind, streamed, {"city": "Paris", "high_c": 21.5})])
+    agent = make_agent(empty_home, kind, tools=[high_of])
+    result = run_turn(agent, mode, "forecast for Paris", output=Forecast)
+    assert result == Forecast(city="Paris", high_c=21.5) and route.call_count == 2
+    assert tool_answers(kind, request_json(route, 1)) == [("c1", "21.5")]
+    for i in (0, 1):
+        sent = request_json(route, i)
+        if kind == "openai":
+            assert sent["response_format"]["json_schema"]["name"] == "Forecast"
+        else:
+            assert [t["name"] for t in sent["tools"]] == ["high_of", STRUCTURED_OUTPUT_TOOL]
+            assert sent["tool_choice"] == {"type": "any"}
+    assert json.loads(agent.history[-1].content) == {"city": "Paris", "high_c": 21.5}
+
+
+@pytest.mark.parametrize("mode", ALL_MODES)
+def test_a_structured_turn_answered_in_words_on_anthropic_s_wire_is_parsed_from_them(
+        mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """A model (or a proxy ignoring the forced tool) that answers a structured request in text:
+    the text is parsed as the object, as OpenAI's JSON answer is."""
+    kind, streamed = "anthropic", mode in ("stream", "astream")
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        wire_response(kind, streamed, '{"city": "Oslo", "high_c": 3}')])
+    agent = make_agent(empty_home, kind)
+    assert run_turn(agent, mode, "forecast for Oslo", output=Forecast) == Forecast(
+        city="Oslo", high_c=3)
+    assert route.call_count == 1
+
+
+@pytest.mark.parametrize("mode", ALL_MODES)
+def test_the_output_tool_called_in_a_structured_turn_on_openai_s_wire_is_answered_as_unknown(
+        mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """OpenAI's structure is the reply's JSON (``response_format``), no tool: a model calling
+    ``structured_output`` there (seen on Anthropic's wire before a failover) is told it is
+    unknown, and its next reply's JSON is the object."""
+    kind, streamed = "openai", mode in ("stream", "astream")
+
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        wire_response(kind, streamed, "", (ToolCall("s1", STRUCTURED_OUTPUT_TOOL,
+                                                    '{"city": "Oslo", "high_c": 3}'),)),
+        _structured(kind, streamed, {"city": "Oslo", "high_c": 3})])
+    agent = make_agent(empty_home, kind, tools=[add])
+    assert run_turn(agent, mode, "forecast for Oslo", output=Forecast) == Forecast(
+        city="Oslo", high_c=3)
+    assert tool_answers(kind, request_json(route, 1)) == [
+        ("s1", f"error: unknown tool {STRUCTURED_OUTPUT_TOOL!r}; the tools are: add")]

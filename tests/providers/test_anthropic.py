@@ -29,6 +29,7 @@ from hermes_core.errors import (
     RateLimited,
     ServerError,
 )
+from hermes_core.providers._sdk import delta_completion
 from hermes_core.providers.anthropic import AnthropicProvider, render_anthropic, supports_thinking
 from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL, CallOptions
 from hermes_core.testing import (
@@ -45,7 +46,9 @@ from hermes_core.testing import (
 from hermes_core.testing.builders import _sse
 from hermes_core.types import (
     CachePlan,
+    Completion,
     Credential,
+    Delta,
     Message,
     Prompt,
     ToolCall,
@@ -276,6 +279,72 @@ def test_the_output_tool_input_comes_back_as_the_text(respx_mock: Any, streamed:
         text = done.text
         assert done.tool_calls == ()
     assert json.loads(text) == {"city": "Oslo"}
+
+
+UNASKED = ToolCall("s2", STRUCTURED_OUTPUT_TOOL, '{"city": "Oslo"}')
+
+#: How a reply reaches the adapter: asked whole (its JSON, or an event stream a proxy sent
+#: instead) or streamed (events, sync or async, or the whole JSON a gateway sent instead).
+HOWS = ["complete", "acomplete", "complete-events", "stream", "astream", "stream-json"]
+
+
+def _asked(respx_mock: Any, stream_deltas: Callable[..., list[Any]], how: str, prompt: Prompt,
+           options: CallOptions, words: str, calls: list[ToolCall]
+           ) -> tuple[Completion, list[Delta]]:
+    """The reply (``words``, then ``calls``) as ``how`` brings it, and the stream's pieces (none
+    for a whole request)."""
+    if how in ("complete-events", "stream", "astream"):
+        body = anthropic_stream([words] if words else [], tool_calls=calls)
+        answer = httpx.Response(200, content=body, headers=SSE_HEADERS)
+    else:
+        answer = httpx.Response(200, json=anthropic_message(words, tool_calls=calls))
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=answer)
+    provider, model = AnthropicProvider(), "claude-sonnet-4-5"
+    if how in ("complete", "complete-events"):
+        return provider.complete(prompt, model, TOOL_CRED, options), []
+    if how == "acomplete":
+        return asyncio.run(provider.acomplete(prompt, model, TOOL_CRED, options)), []
+    deltas = stream_deltas(provider, prompt, model, TOOL_CRED, options,
+                           use_async=how == "astream")
+    return delta_completion(deltas, model, provider.name), deltas
+
+
+@pytest.mark.parametrize("how", HOWS)
+@pytest.mark.parametrize("words", ["", "Let me check. "])
+def test_an_output_tool_call_in_a_request_that_asked_for_no_structure_is_an_ordinary_call(
+        respx_mock: Any, stream_deltas: Callable[..., list[Any]], how: str, words: str) -> None:
+    """A model calls ``structured_output`` when the request offered no such tool (it saw it in
+    an earlier, structured, turn, or made it up): a call like any other, for the tool runner to
+    answer as unknown, its words the reply's text, live, no drafts. Failed before: its input
+    was the reply's text, marked as the structured answer, and no call was left to answer."""
+    done, deltas = _asked(respx_mock, stream_deltas, how, TOOL_PROMPT, CallOptions(), words,
+                          [UNASKED])
+    assert done.tool_calls == (UNASKED,)
+    assert (done.text, done.from_output_tool) == (words, False)
+    assert not any(d.draft or d.redraft or d.from_output_tool for d in deltas)
+
+
+@pytest.mark.parametrize("how", HOWS)
+def test_the_output_tool_s_input_is_the_answer_only_in_a_request_that_offered_it(
+        respx_mock: Any, stream_deltas: Callable[..., list[Any]], how: str) -> None:
+    """The same reply to a structured request (the tool offered and forced): its input is the
+    answer, not a call."""
+    done, _ = _asked(respx_mock, stream_deltas, how, TOOL_PROMPT,
+                     CallOptions(response_format=RF), "", [UNASKED])
+    assert done.tool_calls == ()
+    assert (json.loads(done.text), done.from_output_tool) == ({"city": "Oslo"}, True)
+
+
+@pytest.mark.parametrize("how", HOWS)
+def test_a_structured_request_answered_in_words_is_those_words_whole(
+        respx_mock: Any, stream_deltas: Callable[..., list[Any]], how: str) -> None:
+    """A structured request whose model (or proxy) answers in text, not through the forced
+    tool: the text is the reply, given whole (no piece of it as text before the end), not
+    marked as the tool's input; the agent then parses or repairs it."""
+    done, deltas = _asked(respx_mock, stream_deltas, how, BARE, CallOptions(response_format=RF),
+                          '{"city": "Oslo"}', [])
+    assert (done.text, done.tool_calls, done.from_output_tool) == ('{"city": "Oslo"}', (), False)
+    assert [d.text for d in deltas if d.text] == ([] if not deltas else ['{"city": "Oslo"}'])
 
 
 def _claude(*blocks: tuple[dict[str, Any], list[dict[str, Any]]], stop_reason: str = "tool_use",

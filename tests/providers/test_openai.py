@@ -28,7 +28,8 @@ from hermes_core.errors import (
     ServerError,
     error_from_status,
 )
-from hermes_core.providers.base import CallOptions
+from hermes_core.providers._sdk import delta_completion
+from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL, CallOptions
 from hermes_core.providers.openai import OpenAIProvider, is_reasoning_model, render_openai
 from hermes_core.redact import redact
 from hermes_core.testing import (
@@ -336,6 +337,43 @@ def test_a_refused_structured_reply_comes_whole_as_the_text_and_never_as_drafts(
     assert [d.draft for d in deltas if d.draft] == ([lead] if lead else [])
     assert [d.text for d in deltas if d.text] == [lead + REFUSAL]
     assert deltas[-1].finish_reason == "refusal"
+
+
+UNASKED = ToolCall("s2", STRUCTURED_OUTPUT_TOOL, '{"city": "Oslo"}')
+
+
+@pytest.mark.parametrize("how", ["complete", "acomplete", "complete-events", "stream", "astream",
+                                 "stream-json"])
+def test_json_words_and_a_structured_output_call_in_a_plain_request_are_words_and_a_call(
+        respx_mock: Any, stream_deltas: Callable[..., list[Any]], how: str) -> None:
+    """The mirror of Anthropic's output tool read when not asked for: here the structure is the
+    content of a request with ``response_format``, and a request without one reads JSON content
+    as plain words (given as they come, no drafts, not marked as a tool's input) and a
+    ``structured_output`` function call as a call (the tool runner answers it as unknown),
+    whether asked whole, streamed, or answered by a gateway in the other form."""
+    pieces = ('{"city": ', '"Oslo"}')
+    if how in ("complete-events", "stream", "astream"):
+        answer = httpx.Response(200, headers=SSE_HEADERS, content=openai_chat_stream(
+            pieces, tool_calls=(UNASKED,)))
+    else:
+        answer = httpx.Response(200, json=openai_chat_completion("".join(pieces),
+                                                                 tool_calls=(UNASKED,)))
+    respx_mock.post(OPENAI_URL).mock(return_value=answer)
+    provider, options = OpenAIProvider(), CallOptions()
+    deltas: list[Any] = []
+    if how in ("complete", "complete-events"):
+        done = provider.complete(TOOL_PROMPT, "gpt-4o", CRED, options)
+    elif how == "acomplete":
+        done = asyncio.run(provider.acomplete(TOOL_PROMPT, "gpt-4o", CRED, options))
+    else:
+        deltas = stream_deltas(provider, TOOL_PROMPT, "gpt-4o", CRED, options,
+                               use_async=how == "astream")
+        done = delta_completion(deltas, "gpt-4o", provider.name)
+    assert (done.text, done.tool_calls, done.from_output_tool) == ('{"city": "Oslo"}',
+                                                                   (UNASKED,), False)
+    assert not any(d.draft or d.redraft or d.from_output_tool for d in deltas)
+    if how in ("stream", "astream"):
+        assert [d.text for d in deltas if d.text] == list(pieces)
 
 
 def _name_in_every_fragment() -> bytes:
