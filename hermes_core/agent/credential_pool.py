@@ -37,6 +37,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from hermes_core.agent.pool.clock import STEADY
+from hermes_core.agent.pool.forked import renew_in_child
 from hermes_core.agent.pool.off_loop import OffLoop
 from hermes_core.agent.pool.quarantine import quarantine_recheck
 from hermes_core.agent.pool.state import (
@@ -272,6 +273,7 @@ class CredentialPool:
         # state names whose state under a former name (former_names) was read, or is being
         self._adopted: set[str] = set()
         self._adopt_lock = threading.Lock()
+        renew_in_child(self)
         for name, group in set(self._state.values()):
             if len(group) > 1:
                 log.info("providers %s list the same key(s): one state for them, kept under %s; "
@@ -279,6 +281,15 @@ class CredentialPool:
                          "an older group's) is read once, and processes not yet restarted keep "
                          "counting under that name", ", ".join(group), name)
                 self._one_limit_per_key(group)
+
+    def renew_after_fork(self) -> None:
+        """In a forked child (:mod:`.pool.forked`): locks of its own, and none of the parent's
+        refused requests (counted as the child's, they kept its last waiting request from giving
+        the process's place in the fleet's queue up)."""
+        self._removed_lock = threading.Lock()
+        self._refused_lock = threading.Lock()
+        self._adopt_lock = threading.Lock()
+        self._refused = Counter()
 
     def _one_limit_per_key(self, group: tuple[str, ...]) -> None:
         """A key listed by several providers of a group with different ``max_rpm`` / ``max_tpm``

@@ -13,8 +13,9 @@ import math
 import random
 import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -906,3 +907,55 @@ def test_a_key_keeps_its_window_when_its_group_s_name_goes(
     assert {r.requests_last_window for r in new.status()
             if r.fingerprint == fingerprint(_ROT[other]) and r.provider == holder} == {2}
     new_backend.close()
+
+
+@pytest.mark.parametrize("lock", ["_removed_lock", "_refused_lock", "_adopt_lock"])
+def test_a_child_forked_while_a_thread_held_a_pool_lock_is_served(
+        lock: str, in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    """A thread of the parent inside one of the pool's locks at the fork (a key being marked
+    removed, a refused request counted, a state name being read from its former names): the
+    child's copy stayed held, and the child's first request that took it waited for ever."""
+    pool = CredentialPool({"p": [Credential("p", "sk-p-one-secret"), Credential("p", "sk-p-two-secret")],
+                           "q": [Credential("q", "sk-q-one-secret")]},
+                          policy=PoolPolicy(auth_max_strikes=1))
+    pool.remove(pool.acquire("p"))      # a key removed: has_keys takes the lock
+
+    def child() -> object:
+        pool.note_refused("p")
+        pool.leave("p")
+        lease = pool.acquire("q")       # q's state name is read for the first time here
+        pool.release(lease)
+        return pool.has_keys("p"), lease.provider
+
+    with held_by_a_thread(getattr(pool, lock)):
+        assert in_forked_child(child) == (True, "q")
+
+
+class _Leaving(InMemoryPoolState):
+    """The in-memory backend, telling which providers' queue places were given up."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.left: list[str] = []
+
+    def leave(self, provider: str) -> None:
+        self.left.append(provider)
+
+
+def test_a_forked_child_gives_its_queue_place_up_though_the_parent_had_requests_refused(
+        in_forked_child: Callable[[Callable[[], object]], object]) -> None:
+    """The parent's refused requests that still want a provider's keys are the parent's: the
+    child counted them as its own, so its last request to stop waiting never gave the process's
+    place in the fleet's queue up, and the next process waited for the place to expire."""
+    backend = _Leaving()
+    pool = CredentialPool({"p": [Credential("p", "sk-p-one-secret")]}, backend=backend)
+    pool.note_refused("p")              # a request of the parent's waits across the fork
+
+    def child() -> object:
+        pool.note_refused("p")
+        pool.leave("p")                 # the child's only waiting request stops
+        return backend.left
+
+    assert in_forked_child(child) == ["p"]
+    assert backend.left == []           # the parent's request still wants the place

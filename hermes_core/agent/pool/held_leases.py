@@ -21,6 +21,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from hermes_core.agent.pool.forked import renew_in_child
+
 #: (provider, fingerprint): the pool's name for one key
 Item = tuple[str, str]
 #: a key's Redis names (state hash, window, leases), as the backend names them
@@ -32,6 +34,13 @@ class HeldLeases:
 
     def __init__(self, monotonic: Callable[[], float]) -> None:
         self._monotonic = monotonic
+        self.renew_after_fork()
+        renew_in_child(self)
+
+    def renew_after_fork(self) -> None:
+        """Empty, with a lock of its own; again in a forked child (:mod:`.forked`): the parent's
+        leases are the parent's to release and to end in Redis (the child's copy let a release
+        naming no lease end the parent's oldest there)."""
         self._lock = threading.Lock()
         self._held: dict[Item, list[tuple[str, float, int]]] = {}
         # leases of requests that ended while Redis was unreachable (provider, key, lease id)

@@ -18,6 +18,8 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+from hermes_core.agent.pool.forked import renew_in_child
+
 log = logging.getLogger("hermes_core.pool")
 
 WORKERS = 2
@@ -31,6 +33,13 @@ class OffLoop:
     def __init__(self, workers: int = WORKERS, backlog: int = BACKLOG) -> None:
         self.workers = workers
         self.backlog = backlog
+        self.renew_after_fork()
+        renew_in_child(self)
+
+    def renew_after_fork(self) -> None:
+        """No calls, no threads yet; again in a forked child (:mod:`.forked`): the parent's
+        threads are not there, and an executor that had idle ones there queued the child's
+        calls for threads that never ran them."""
         self._pending = 0
         self._idle = threading.Condition()
         self._executor: ThreadPoolExecutor | None = None   # made at the first call

@@ -16,7 +16,9 @@ starts until it returns, and the backend stays on its local fallback meanwhile.
 
 A process forked while a run was under way inherits that run as under way but not its thread,
 and a lock another thread held across ``Thread.start`` as held: each probe gets a fresh lock and
-no run in a forked child (``os.register_at_fork``), so the child probes on its own.
+no run in a forked child (``os.register_at_fork``), so the child probes on its own. A close under
+way in the parent (its client's retry turned off) is not the child's either: the child's copy of
+the client gets its retry back.
 
 A backend closed while a run is under way stops it (:meth:`BackgroundProbe.stop`): the run is
 marked stopped (``answered`` then returns False: no rejoin, no merge after the close), the caller
@@ -134,8 +136,8 @@ class BackgroundProbe:
             run.settled.set()
 
 
-# per Retry turned off: (closes under way, its retries before the first of them)
-_OFF: dict[int, tuple[int, int]] = {}
+# per Retry turned off: (the Retry, closes under way, its retries before the first of them)
+_OFF: dict[int, tuple[Any, int, int]] = {}
 _OFF_LOCK = threading.Lock()
 
 
@@ -149,16 +151,16 @@ def retries_off(retry: Any) -> Iterator[None]:
         yield
         return
     with _OFF_LOCK:
-        n, saved = _OFF.get(id(retry), (0, retry.get_retries()))
-        _OFF[id(retry)] = (n + 1, saved)
+        _, n, saved = _OFF.get(id(retry), (retry, 0, retry.get_retries()))
+        _OFF[id(retry)] = (retry, n + 1, saved)
         retry.update_retries(0)
     try:
         yield
     finally:
         with _OFF_LOCK:
-            n, saved = _OFF.pop(id(retry))
+            _, n, saved = _OFF.pop(id(retry))
             if n > 1:
-                _OFF[id(retry)] = (n - 1, saved)
+                _OFF[id(retry)] = (retry, n - 1, saved)
             else:
                 retry.update_retries(saved)
 
@@ -169,6 +171,10 @@ _PROBES: weakref.WeakSet[BackgroundProbe] = weakref.WeakSet()
 def _forget_in_child() -> None:
     global _OFF_LOCK
     _OFF_LOCK = threading.Lock()   # a parent's thread may have held it across the fork
+    # a close under way in the parent is not the child's: no thread here gives its retries back
+    for retry, _, saved in _OFF.values():
+        retry.update_retries(saved)
+    _OFF.clear()
     for probe in list(_PROBES):
         probe._forget_in_child()
 

@@ -49,6 +49,7 @@ from hermes_core.agent.pool.clock import STEADY
 from hermes_core.agent.pool.fallback import LocalPoolState, share
 from hermes_core.agent.pool.fleet_queue import FleetQueue
 from hermes_core.agent.pool.foreign import describe, misplaced_keys
+from hermes_core.agent.pool.forked import renew_in_child
 from hermes_core.agent.pool.held_leases import HeldLeases
 from hermes_core.agent.pool.outage import REFUSALS, outage_reason
 from hermes_core.agent.pool.quarantine import Standing
@@ -200,6 +201,18 @@ class RedisPoolState:
         self._paired: dict[tuple[str, str], str] = {}
         self.outages = 0  # how many times this backend fell back (observability, tests)
         self._foreign = False   # the fallback is for another's data under the prefix
+        renew_in_child(self)
+
+    def renew_after_fork(self) -> None:
+        """In a forked child (:mod:`.forked`; its slot and probe renew themselves): locks of its
+        own, and none of the parent's requests. A thread of the parent's in a merge-back holds
+        ``_resync_lock`` throughout, and the child's first resync waited for it for ever. What
+        the parent sent (through Redis, or locally, to be merged back) the parent hands back to
+        a Redis that lost it; the child did too, counting it twice. The fleet's word on the keys
+        (deadlines, removals, standings, limits) stays: merging it again changes nothing."""
+        self._lock = threading.Lock()
+        self._resync_lock = threading.Lock()
+        self._recent, self._sent, self._before, self._paired = {}, {}, {}, {}
 
     # ------------------------------------------------------------------ public API
 

@@ -29,6 +29,7 @@ from hermes_core.agent.pool.breaker import (
     breaker_success,
 )
 from hermes_core.agent.pool.clock import STEADY
+from hermes_core.agent.pool.forked import renew_in_child
 from hermes_core.agent.pool.probe import (
     LimitProbe,
     probe_after_429,
@@ -626,6 +627,16 @@ class InMemoryPoolState:
         self._keys: dict[tuple[str, str], _KeyRecord] = {}
         self._providers: dict[str, _ProviderRecord] = {}
         self._leases = 0
+        renew_in_child(self)
+
+    def renew_after_fork(self) -> None:
+        """In a forked child (:mod:`.forked`): a lock of its own, and none of the parent's
+        requests in flight (only the parent releases them: a key at ``max_in_flight`` stayed
+        busy here for good). The windows stay: those requests were sent."""
+        self._lock = threading.Lock()
+        for rec in self._keys.values():
+            rec.open.clear()
+            rec.in_flight = 0
 
     def now(self) -> float:
         return self._clock()

@@ -41,6 +41,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from hermes_core.agent.pool.forked import renew_in_child
+
 Role = Literal["head", "follower"]
 
 
@@ -101,6 +103,13 @@ class SlotWaiters:
     """Per-provider wait queues of one process (see the module docstring)."""
 
     def __init__(self) -> None:
+        self.renew_after_fork()
+        renew_in_child(self)
+
+    def renew_after_fork(self) -> None:
+        """Empty queues under a lock of their own; again in a forked child (:mod:`.forked`):
+        the parent's waiters are threads the child does not have, and a head among them made
+        the child's first waiter a follower nobody woke."""
         self._lock = threading.Lock()
         self._queues: dict[str, _Queue] = {}
 

@@ -1,8 +1,10 @@
-"""The pool backends the contract suite (test_state.py) runs against."""
+"""The pool backends the contract suite (test_state.py) runs against; a head asleep in a
+provider's wait queue (test_waiters.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from typing import ClassVar
 
 import pytest
@@ -10,6 +12,7 @@ import redis
 
 from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState
 from hermes_core.agent.pool.state import InMemoryPoolState, PoolStateBackend
+from hermes_core.agent.pool.waiters import SlotWaiters
 from hermes_core.testing import FakeClock
 
 BACKEND_KINDS = ("memory", "redis")
@@ -87,3 +90,26 @@ def lossy(redis_url: str, redis_prefix: str) -> Iterator[RedisPoolState]:
     yield be
     be.close()
 
+
+
+@pytest.fixture
+def head_asleep() -> Iterator[Callable[[SlotWaiters, str], None]]:
+    """``put(waiters, provider)``: a thread becomes the head of ``provider``'s queue and sleeps
+    there until the test ends."""
+    asleep, wake = threading.Event(), threading.Event()
+    heads: list[threading.Thread] = []
+
+    def sleep(seconds: float) -> None:
+        asleep.set()
+        wake.wait(60)
+
+    def put(waiters: SlotWaiters, provider: str) -> None:
+        asleep.clear()
+        heads.append(threading.Thread(target=waiters.wait, args=(provider, 3600.0, 3600.0, sleep)))
+        heads[-1].start()
+        assert asleep.wait(60)
+
+    yield put
+    wake.set()
+    for head in heads:
+        head.join(60)

@@ -4,6 +4,9 @@ there, on a real redis-server, when it answers again."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 import redis
 
@@ -87,3 +90,22 @@ def test_leases_left_in_redis_during_an_outage_are_ended_there_once_it_answers(
     leases.settle(client, _names)               # settled once: nothing is ended twice
     assert client.zrange(_names("p", "a")[2], 0, -1) == ["done", "live"]
     client.close()
+
+
+def test_a_forked_child_holds_none_of_the_parent_s_leases(
+        leases: HeldLeases, in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    """The parent's open leases (and those it must still end in Redis) are the parent's: the
+    child's copy let a release naming no lease end the parent's oldest lease in Redis, which
+    the parent still counted in flight, and a thread of the parent's inside the lock at the fork
+    left it held in the child for ever. The child starts with none and a lock of its own."""
+    leases.ended_away(KEY, "gone")
+
+    def child() -> object:
+        leases.hold(KEY, "mine", 60.0, 5)
+        return leases.take(KEY, ""), leases.take(KEY, ""), leases._ended
+
+    with held_by_a_thread(leases._lock):
+        got = in_forked_child(child)
+    assert got == (("mine", 5), None, [])
+    assert leases.take(KEY, "") == ("first", 10)   # the parent's are still its own

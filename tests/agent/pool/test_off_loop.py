@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -51,3 +53,35 @@ def test_a_call_that_raises_is_logged_by_its_type_and_the_runner_goes_on(
     assert runner.drain(10.0) and ran == [1]
     assert "the release of a key failed (ConnectionError)" in caplog.text
     assert "sk-secret" not in caplog.text
+
+
+def test_a_forked_child_runs_its_calls_in_threads_of_its_own(
+        in_forked_child: Callable[[Callable[[], object]], object]) -> None:
+    """A runner that had run calls in the parent: the child inherited its executor, whose idle
+    threads are not in the child, so the child's calls were queued and never ran (the releases
+    and queue leaves they carry were left to expire) and ``drain`` waited its whole timeout."""
+    runner = OffLoop()
+    assert runner.submit("test call", lambda: None) and runner.drain(10.0)
+
+    def child() -> object:
+        ran: list[int] = []
+        runner.submit("test call", lambda: ran.append(1))
+        return runner.drain(5.0), ran
+
+    assert in_forked_child(child) == (True, [1])
+
+
+def test_a_child_forked_while_a_thread_was_in_the_runner_hands_calls_over(
+        in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    """A thread of the parent's inside the runner's condition at the fork (a call handed over,
+    or one ending) left it held in the child for ever: the child's first hand-over hung."""
+    runner = OffLoop()
+
+    def child() -> object:
+        ran: list[int] = []
+        runner.submit("test call", lambda: ran.append(1))
+        return runner.drain(5.0), ran
+
+    with held_by_a_thread(runner._idle):
+        assert in_forked_child(child) == (True, [1])

@@ -10,6 +10,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from redis.backoff import NoBackoff
@@ -143,3 +144,35 @@ def test_closes_that_overlap_give_the_client_its_retry_back(order: tuple[str, ..
             closes[name].__exit__(None, None, None)
             open_.discard(name)
         assert retry.get_retries() == (0 if open_ else 1), step
+
+
+def test_a_child_forked_during_a_close_keeps_its_client_s_retry(
+        in_forked_child: Callable[[Callable[[], object]], object]) -> None:
+    """A thread of the parent closing the backend (its client's one retry turned off meanwhile)
+    at the fork: the close is not the child's, but the child's copy of the client kept no retry
+    for good (only the parent's thread gives it back), and the child's own closes then never
+    gave it back either (one close still counted as under way)."""
+    retry, closing, closed = Retry(NoBackoff(), 1), threading.Event(), threading.Event()
+
+    def close() -> None:
+        with retries_off(retry):
+            closing.set()
+            closed.wait(60)
+
+    t = threading.Thread(target=close)
+    t.start()
+    assert closing.wait(60)
+
+    def child() -> object:
+        before = retry.get_retries()
+        with retries_off(retry):
+            during = retry.get_retries()
+        return before, during, retry.get_retries()
+
+    try:
+        got: Any = in_forked_child(child)
+    finally:
+        closed.set()
+        t.join(60)
+    assert got == (1, 0, 1)
+    assert retry.get_retries() == 1

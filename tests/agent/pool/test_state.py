@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -783,3 +785,42 @@ def test_backend_contract_a_key_rejected_at_every_recheck_is_removed_after_the_l
     gone = backend.acquire("q2", keys, AUTH)
     assert gone.fingerprint is None and gone.available_at is None and gone.recheck_at is None
     assert backend.snapshot("q2", keys, AUTH).keys[0].removed
+
+
+def test_a_child_forked_while_a_thread_was_in_the_memory_state_acquires_and_releases(
+        in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    """A request of another thread inside the state's lock at the fork (a server forking its
+    workers after loading the app): the child's copy of the lock stayed held, and its first
+    acquire waited for ever."""
+    be = InMemoryPoolState()
+    keys = [KeySpec("a")]
+
+    def child() -> object:
+        res = be.acquire("p", keys, PoolPolicy())
+        be.release("p", "a", Outcome("ok"), PoolPolicy(), lease=res.lease)
+        return res.fingerprint, be.snapshot("p", keys, PoolPolicy()).keys[0].in_flight
+
+    with held_by_a_thread(be._lock):
+        got = in_forked_child(child)
+    assert got == ("a", 0)
+
+
+def test_a_forked_child_counts_only_its_own_requests_in_flight(
+        in_forked_child: Callable[[Callable[[], object]], object]) -> None:
+    """In-memory state is each process's own: a request in flight in the parent at the fork is
+    the parent's to release, so the child's copy of it was never released there, and a key at
+    ``max_in_flight: 1`` stayed busy in the child for good. The child counts its own requests in
+    flight; the window (requests really sent this minute) it keeps."""
+    be = InMemoryPoolState()
+    keys, policy = [KeySpec("a")], PoolPolicy(max_in_flight=1)
+    parent = be.acquire("p", keys, policy)
+    assert parent.fingerprint == "a"
+
+    def child() -> object:
+        res = be.acquire("p", keys, policy)
+        snap = be.snapshot("p", keys, policy).keys[0]
+        return res.fingerprint, snap.in_flight, snap.requests_in_window
+
+    assert in_forked_child(child) == ("a", 1, 2)
+    assert be.snapshot("p", keys, policy).keys[0].in_flight == 1   # the parent's, still open

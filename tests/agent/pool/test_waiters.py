@@ -7,7 +7,8 @@ import asyncio
 import random
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import pytest
 
@@ -168,20 +169,13 @@ def test_async_waiters_are_woken_one_per_slot() -> None:
     assert asyncio.run(main()) == ["follower", "follower", "head"]
 
 
-def test_a_follower_whose_event_loop_closed_is_skipped_not_raised_into_the_waker() -> None:
+def test_a_follower_whose_event_loop_closed_is_skipped_not_raised_into_the_waker(
+        head_asleep: Callable[[SlotWaiters, str], None]) -> None:
     """A task left waiting on an event loop that was closed can never run again: the key's
     release (``pool.success`` in another thread) must not raise "Event loop is closed", and the
     freed slot goes to the next follower instead."""
     waiters = SlotWaiters()
-    head_in, release_head = threading.Event(), threading.Event()
-
-    def head_sleep(seconds: float) -> None:
-        head_in.set()
-        release_head.wait(30.0)
-
-    head = threading.Thread(target=waiters.wait, args=("p", 3600.0, 3600.0, head_sleep))
-    head.start()
-    assert head_in.wait(5.0)
+    head_asleep(waiters, "p")
     dead = asyncio.new_event_loop()
     stranded = dead.create_task(waiters.await_turn("p", 1.0, 3600.0, asyncio.sleep))
     dead.run_until_complete(asyncio.sleep(0))          # the task is queued as a follower
@@ -197,9 +191,7 @@ def test_a_follower_whose_event_loop_closed_is_skipped_not_raised_into_the_waker
         alive.join(5.0)
         assert not alive.is_alive()
     finally:
-        release_head.set()
         waiters.wake("p", 10)
-        head.join(5.0)
         alive.join(5.0)
 
 
@@ -486,3 +478,20 @@ def test_an_async_waiter_that_holds_its_place_keeps_it_until_it_is_done() -> Non
         assert waiters.done("p") == 0 and waiters.waiting("p") == 0
 
     asyncio.run(main(SlotWaiters()))
+
+
+def test_a_forked_child_is_not_queued_behind_the_parent_s_waiters(
+        in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any],
+        head_asleep: Callable[[SlotWaiters, str], None]) -> None:
+    """A head sleeping in the parent at the fork: the child's copy of the queue had a head no
+    thread of the child's would ever be, so the child's first waiter became a follower nobody
+    woke, waiting its whole bound (a request's deadline), and a thread of the parent's inside
+    the queue's lock left it held for ever. The child's queue is its own: its first waiter is
+    the head."""
+    waiters = SlotWaiters()
+    head_asleep(waiters, "p")
+    with held_by_a_thread(waiters._lock):
+        got = in_forked_child(lambda: (waiters.waiting("p"),
+                                       waiters.wait("p", 0.0, 3.0, lambda _: None)))
+    assert got == (0, "head")

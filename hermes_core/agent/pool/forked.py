@@ -1,0 +1,50 @@
+"""What a process forked from one using the pool starts with: locks of its own, and none of the
+parent's requests.
+
+Why: servers load their app, pool included, and then fork their workers (gunicorn and uWSGI with
+a preloaded app, multiprocessing's fork start method, a Celery prefork pool). ``fork`` copies the
+memory but only the forking thread, so a lock another thread of the parent held at that moment is
+held in the child for ever: the child's first acquire, release or status that takes it hangs.
+And what the parent's threads had under way is copied as if it were the child's: its requests in
+flight (a key at its ``max_in_flight`` stays there, since only the parent releases them), its
+waiters (nobody in the child wakes them), its clean-up threads (not in the child), the requests
+it sent, which a Redis that lost its window gets back from each process (from parent and child:
+counted twice).
+
+So each pool object holding such state registers here (:func:`renew_in_child`), and in a forked
+child its :meth:`Renewed.renew_after_fork` makes new locks and drops the parent's per-process
+state, keeping what the fleet knows (deadlines, removals, windows of requests really sent). A
+process that never forks runs none of it. (:mod:`.worker_slot` and :mod:`.reconnect` keep the
+hooks they had before this module.)
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from typing import Protocol
+
+
+class Renewed(Protocol):
+    """A pool object with locks or per-process state a forked child must not inherit."""
+
+    def renew_after_fork(self) -> None:
+        """In a forked child (only the forking thread is there): new locks; the parent's
+        requests, waiters and threads forgotten."""
+        ...
+
+
+_LIVE: weakref.WeakSet[Renewed] = weakref.WeakSet()
+
+
+def renew_in_child(obj: Renewed) -> None:
+    """Call ``obj.renew_after_fork()`` in any child forked while ``obj`` is alive."""
+    _LIVE.add(obj)
+
+
+def _in_child() -> None:
+    for obj in list(_LIVE):
+        obj.renew_after_fork()
+
+
+os.register_at_fork(after_in_child=_in_child)
