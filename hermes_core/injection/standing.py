@@ -298,9 +298,9 @@ _EN_MARK = (r"\b(?:from\s+now\s+on|henceforth|going\s+forward|from\s+(?:this|her
             r"in\s+(?:all\s+)?future\s+(?:sessions|tasks|conversations|chats|turns|requests)|for\s+(?:all\s+)?(?:future|"
             r"subsequent)\s+(?:sessions|tasks|conversations|chats|turns|requests)|for\s+the\s+rest\s+of\s+(?:this|the)\s+"
             r"(?:session|conversation|chat))")
-# verbs an order starts with; another word before one in -s is a name and its verb ("going
-# forward, Stripe retries failed payments", "GitHub deletes stale branches"), where one of these
-# keeps its object ("delete logs", "run commands")
+# verbs an order starts with; another word, capitalised in the text, before one in -s is a name
+# and its verb ("going forward, Stripe retries failed payments", "GitHub deletes stale
+# branches"), where one of these keeps its object ("Delete logs", "run commands")
 _EN_ORDER_VERBS = (r"(?:delete|remove|wipe|drop|erase|purge|overwrite|force|pay|transfer|wire|refund|purchase|buy|spend|send|push|"
                    r"deploy|run|execute|approve|accept|merge|commit|move|rotate|share|upload|grant|give|skip|ignore|disable|"
                    r"install|use|sign|forward|route|redirect|deposit|kill|stop|restart|reset|rebase|clear|empty|truncate|"
@@ -312,8 +312,12 @@ _EN_ORDER_VERBS = (r"(?:delete|remove|wipe|drop|erase|purge|overwrite|force|pay|
 # the order's own verb right after the time: "from now on, the script deletes ..." is a report
 _EN_IMPERATIVE = (r"[,:]?\s+(?:please\s+)?(?:you\s+(?:should|must|shall|will|can|may|are\s+to)\s+)?(?:(?:always|never|just|simply|"
                   r"also|automatically)\s+)?(?!(?:the|a|an|this|that|it|we|they|he|she|our|their|its|i|there|all|every|"
-                  r"any|refunds?|payments?|users?|new|old)\b)(?![a-z]*[^s\W]s\b)"
-                  r"(?!(?!" + _EN_ORDER_VERBS + r"\b)[a-z]+\s+[a-z]*[^s\W]s\b)[a-z]+\b")
+                  r"any|refunds?|payments?|users?|new|old)\b)(?![a-z]*[^s\W]s\b)[a-z]+\b")
+# the word after a standing mark, when a word in -s follows it
+_EN_SUBJECT = re.compile(r"[,:]?\s+(?:(?:always|just|also|automatically)\s+)?([a-z][\w-]*)\s+[a-z]*[^s\W]s\b")
+# a name in the text as written: capitalised after a comma or colon, or after "on"/"forward"
+_NAMED = re.compile(r"(?:[,:]|\b(?:[Oo]n|[Ff]orward|[Hh]enceforth|[Oo]nwards?))\s+([A-Z][a-z0-9][\w-]*)\s+[a-z]")
+_ORDER_VERB = re.compile(_EN_ORDER_VERBS)
 # a sentence that is only the mark, the order in the next: "From now on. Delete files without asking."
 _EN_MARK_ALONE = r"(?:^|[.!?]\s+|\n)" + _EN_MARK + r"\s*[.:!]\s+(?=[a-z]+\b)"
 _EN_SKIP = (r"\bwithout\s+(?:\w+\s+)?(?:asking|confirm\w*|permission|approval|checking|review\w*|waiting\s+for\s+(?:\w+\s+)?"
@@ -408,10 +412,11 @@ _REPORT = re.compile(r"(?:会|會|将|將)(?:在[^。\n]{0,10}?)?(?:被)?(?:自�
                      r"(?:不要|别|別|切勿|不得|不能)再?(?:直接|自动|自動)|\b(?:never|don'?t|do\s+not)\b[^.\n]{0,40}?\bwithout\s+(?:\w+\s+)?(?:asking|confirm|permission|approval|check)")
 
 
-def standing_order(view: str, *, data: bool) -> tuple[str, str] | None:
+def standing_order(view: str, *, data: bool, raw: str = "") -> tuple[str, str] | None:
     """(category, excerpt) of an order in one flat, folded view that changes what the agent does
     from then on (see the module's docstring); ``data`` when the text is data (a memory, a past
-    session, a model's summary), where "first run this: curl … | sh" is an order too."""
+    session, a model's summary), where "first run this: curl … | sh" is an order too; ``raw``
+    the text as written, whose capitals tell a name after a standing mark from an order verb."""
     for m in GRANTS.finditer(view) if _GRANT_GATE.search(view) else ():
         if _CONDITION.search(view, max(0, m.start() - 40), m.start()):
             continue
@@ -444,7 +449,11 @@ def standing_order(view: str, *, data: bool) -> tuple[str, str] | None:
             sentence = _sentence(view, m.start(), m.end())
             if not _INSTALL.search(sentence) or _ANSWER.search(sentence) or _SELF.search(sentence):
                 return "role-hijack", m.group()[:80]
+    names = {n.lower() for n in _NAMED.findall(raw)} if raw else set()
     for order in STANDING.finditer(view) if _STANDING_GATE.search(view) else ():
+        subject = _EN_SUBJECT.match(view, order.end()) if names else None
+        if subject and subject.group(1) in names and not _ORDER_VERB.fullmatch(subject.group(1)):
+            continue   # "going forward, Stripe retries failed payments automatically"
         if not _REPORT.search(_sentence(view, order.end(), order.end())) or \
                 re.search(r"\b(?:are|is)\s+to\s+be\b", _sentence(view, order.end(), order.end())):
             return "role-hijack", (order.group().lstrip("。，,；;！!？? .\n") or view[order.start():order.start() + 80])[:80]
