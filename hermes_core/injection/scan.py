@@ -316,7 +316,8 @@ def _scan_text(text: str, wanted: set[str], depth: int = 0, *,
             hijack = answer_hijack(view, data=data)
             if hijack is not None:
                 found = "output-hijack", hijack[0], hijack[1]
-        if found is None and (order := standing_order(view, data=data)) is not None and order[0] in wanted:
+        if found is None and (order := standing_order(view, data=data, raw=text)) is not None \
+                and order[0] in wanted:
             found = order[0], "standing", order[1]
     # the letters-only view only for text whose own words did not already answer: a long
     # paragraph of prose has too many accidental joins across words (the rendered view by its own
