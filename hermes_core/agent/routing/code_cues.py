@@ -90,11 +90,14 @@ _EN_ARTIFACT = (r"dockerfiles?|makefiles?|docker[\s-]compose\s+(?:files?|ya?ml)|
                 r"|gitlab\s+ci|(?:nginx|webpack|eslint|babel)\s+config(?:uration)?s?"
                 r"|(?:kubernetes|k8s)\s+(?:manifests?|ya?ml)|helm\s+charts?|terraform"
                 r"|sql\s+(?:quer(?:y|ies)|statements?|schemas?|migrations?|triggers?)"
-                r"|stored\s+procedures?|shell\s+(?:scripts?|commands?|one-?liners?)")
+                r"|stored\s+procedures?|shell\s+(?:scripts?|commands?|one-?liners?)"
+                r"|(?:awk|sed|grep|jq|curl|ffmpeg|git|kubectl|linux|unix)\s+(?:commands?|one-?liners?)"
+                r"|one-?liners?\s+(?:in|using|with)\s+(?:bash|shell|zsh|powershell|python|perl|awk|sed)")
 # a framework's parts and a web API, code when made ("create a React component", "write a REST
 # API"); "the REST API to make requests" says how a service is used
 _EN_WEB_CODE = (r"(?:react|vue|angular|svelte)\s+(?:components?|hooks?)|(?:rest|crud|graphql)\s+apis?"
-                r"|graphql\s+(?:schemas?|resolvers?)")
+                r"|graphql\s+(?:schemas?|resolvers?)|(?:flask|django|fastapi|spring\s+boot|rails"
+                r"|laravel)\s+(?:apps?|applications?|routes?|endpoints?|views?|models?|servers?|apis?)")
 # what a language names beside it ("a bash one-liner", "a Kotlin data class", "a TS type");
 # "a Java developer" and "Python snakes" are no code
 _EN_LANG_THING = (_EN_WEAK_NOUN + r"|one-?liners?|commands?|snippets?|statements?|types?"
@@ -157,7 +160,9 @@ _ZH_ALGORITHM = (
     r"|(?:单|單|双向|雙向)?(?:链表|鏈表)(?:反转|反轉|翻转|翻轉)?|二叉(?:搜索|查找)?[树樹]|二元樹"
     r"|红黑树|紅黑樹|哈希表|雜湊表|散列表|字典[树樹]|前[缀綴][树樹]|[并並]查集|最小堆|最大堆"
     r"|优先队列|優先佇列|LRU|LFU|单例模式|單例模式|深度优先搜索|深度優先搜尋|广度优先搜索"
-    r"|廣度優先搜尋|DFS|BFS|迪杰斯特拉|Dijkstra|KMP|斐波那契|防抖函数|防抖函數|节流函数|節流函數")
+    r"|廣度優先搜尋|DFS|BFS|迪杰斯特拉|Dijkstra|KMP|斐波那契|防抖函数|防抖函數|节流函数|節流函數"
+    # and a web crawler, named by what it does (爬虫类 are reptiles)
+    r"|爬虫(?![类類])|爬蟲(?![类類])")
 # Where a language ends its phrase, or goes on as a programmer's does ("in Python using pandas")
 _LANG_ENDS = (r"(?=\s*(?:$|[?.!,;:)]|(?:using|with|without|and|or|for|to|so|that|when|if|code"
               r"|\d)\b))")
@@ -197,7 +202,7 @@ _INTO_LANGS = _NAMED_LANGS + r"|rust|swift|dart|(?-i:Go|TS)"
 # The letters the Chinese branches of a request for code start with (their verbs, algorithms
 # and turns into a language); hand-kept, a test compares them with the branches' own
 ZH_ASK_OPENS = ("写寫编編实實修调調重优優生改手来來给給要需转轉换換翻二折快冒归歸堆插选選希基计計"
-                "桶拓反单單双雙链鏈红紅哈雜散字前并並最深广廣LlDdBbKk迪斐防节節")
+                "桶拓反单單双雙链鏈红紅哈雜散字前并並最深广廣爬LlDdBbKk迪斐防节節")
 _ZH_LANG_NOUN = (r"(?:" + _LANGS + "|" + _C_LANG + r")\s*(?:函数|函數|脚本|腳本|程序(?![员員])"
                  r"|程式(?!設計|员|員)|代码|代碼|方法|类|類|查询|查詢|语句|語句|命令|指令|正则|正則)")
 # The words between a verb and a code noun, none of them a piece of prose the code is the topic
