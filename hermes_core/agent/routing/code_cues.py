@@ -65,10 +65,11 @@ PASTED_CODE = re.compile(
     re.MULTILINE)
 
 _NAMED_LANGS = (r"python|javascript|typescript|java|golang|c\+\+|c#|php|kotlin"
-                r"|haskell|scala|sql|bash|powershell|html|css|lua|perl|matlab")
+                r"|haskell|scala|sql|bash|powershell|html|css|lua|perl|matlab"
+                r"|js|node\.?js|vba|erlang|clojure|fortran|cobol|ocaml|zsh")
 # names that are also words count only where a language goes ("in Go" ending a phrase,
 # "a Go function", "Go code", 用Go写); Go and R only capitalised ("go to the store")
-_LANGS = _NAMED_LANGS + r"|rust|ruby|swift|dart|julia|(?-i:Go|GO|R)"
+_LANGS = _NAMED_LANGS + r"|rust|ruby|swift|dart|julia|(?-i:Go|GO|R|TS)"
 # C is also a musical key ("a song in C", "a scale in C"): only after a verb of programming
 _C_LANG = r"(?-i:C)(?!\+\+|#)"
 # A code verb near a code noun. Only nouns that name code alone ("code", "regex", "a Python
@@ -82,13 +83,33 @@ _EN_TALK_VERB = r"review|explain"
 _EN_CODE_ONLY_VERB = r"refactor|debug"
 _EN_CODE_VERB = rf"{_EN_MAKE_VERB}|{_EN_TALK_VERB}|{_EN_CODE_ONLY_VERB}"
 _EN_WEAK_NOUN = r"functions?|methods?|scripts?|programs?|algorithms?|quer(?:y|ies)|tests?|class(?:es)?"
+# Files and settings that are code and nothing else: a Dockerfile, a cron expression, a
+# workflow, a query or schema in SQL, a shell script or one-liner
+_EN_ARTIFACT = (r"dockerfiles?|makefiles?|docker[\s-]compose\s+(?:files?|ya?ml)|crontabs?"
+                r"|cron\s+(?:jobs?|expressions?|schedules?)|github\s+actions?\s+(?:workflows?|jobs?)"
+                r"|gitlab\s+ci|(?:nginx|webpack|eslint|babel)\s+config(?:uration)?s?"
+                r"|(?:kubernetes|k8s)\s+(?:manifests?|ya?ml)|helm\s+charts?|terraform"
+                r"|sql\s+(?:quer(?:y|ies)|statements?|schemas?|migrations?|triggers?)"
+                r"|stored\s+procedures?|shell\s+(?:scripts?|commands?|one-?liners?)"
+                r"|(?:awk|sed|grep|jq|curl|ffmpeg|git|kubectl|linux|unix)\s+(?:commands?|one-?liners?)"
+                r"|one-?liners?\s+(?:in|using|with)\s+(?:bash|shell|zsh|powershell|python|perl|awk|sed)")
+# a framework's parts and a web API, code when made ("create a React component", "write a REST
+# API"); "the REST API to make requests" says how a service is used
+_EN_WEB_CODE = (r"(?:react|vue|angular|svelte)\s+(?:components?|hooks?)|(?:rest|crud|graphql)\s+apis?"
+                r"|graphql\s+(?:schemas?|resolvers?)|(?:flask|django|fastapi|spring\s+boot|rails"
+                r"|laravel)\s+(?:apps?|applications?|routes?|endpoints?|views?|models?|servers?|apis?)")
+# what a language names beside it ("a bash one-liner", "a Kotlin data class", "a TS type");
+# "a Java developer" and "Python snakes" are no code
+_EN_LANG_THING = (_EN_WEAK_NOUN + r"|one-?liners?|commands?|snippets?|statements?|types?"
+                  r"|interfaces?|structs?|enums?|data\s+class(?:es)?|decorators?|generators?"
+                  r"|loops?|lambdas?|closures?|iterators?|macros?|traits?|modules?|packages?")
 _EN_CODE_NOUN = (r"code(?!\s+of\b)|regex(?:es)?|regular expressions?|unit tests?|snippets?|sql"
-                 r"|endpoints?|parsers?|lexers?|compilers?|codebase"
+                 r"|endpoints?|parsers?|lexers?|compilers?|codebase|" + _EN_ARTIFACT + "|" + _EN_WEB_CODE +
                  r"|(?:recursive|iterative|async|asynchronous|lambda|callback|helper)\s+"
                  r"(?:functions?|methods?)"
                  r"|(?:this|these|the following|the above)\s+(?:" + _EN_WEAK_NOUN + r")"
                  r"|my\s+(?:functions?|methods?|scripts?|quer(?:y|ies)|algorithms?)"
-                 r"|(?:" + _LANGS + "|" + _C_LANG + r")\s+(?:" + _EN_WEAK_NOUN + r")"
+                 r"|(?:" + _LANGS + "|" + _C_LANG + r")\s+(?:" + _EN_LANG_THING + r")"
                  r"|classes? (?:in|for) (?:" + _LANGS + r")")
 # Chinese (simplified and traditional) and Japanese put the verb and the thing in either order.
 # 函数 is also school maths (函数f(x)=x²), 算法题 a puzzle, 接口人 a contact person, a video's
@@ -102,7 +123,7 @@ _ZH_CODE_NOUN = (_ZH_CODE_ONLY_NOUN
                  r"|(?:脚本|腳本)(?<!(?:视频|視頻|直播|电影|電影|广告|廣告|带货|帶貨)..)"
                  r"(?<!(?:视频|視頻|直播|电影|電影|广告|廣告|带货|帶貨)的..)")
 _ZH_NOT_PROSE = (r"(?![^。！？?!\n]{0,8}?(?:文章|报告|報告|通知|方案|模板|文档|文檔|培训|培訓|流程"
-                 r"|措辞|措辭|求职|求職|总结|總結|课程|課程))")
+                 r"|措辞|措辭|求职|求職|总结|總結|课程|課程|论文|論文|诗|詩|故事|小说|小說|作文|科普))")
 _JA_CODE_NOUN = r"関数|コード|スクリプト|正規表現|単体テスト|ユニットテスト|テストコード"
 _JA_WEAK_NOUN = r"プログラム|テスト"      # also a festival's programme, a school test
 _JA_CODE_VERB = r"書|実装|修正|デバッグ|作成|作っ|作る|リファクタ"
@@ -110,8 +131,135 @@ _JA_CODE_ONLY_NOUN = r"コード|正規表現|単体テスト|ユニットテス
 # Music the phrase is about ("the song in C", "rewrite this melody in C"): C is a key there.
 _NOT_A_KEY = (r"(?![^.?!\n]{0,60}?\b(?i:songs?|melod(?:y|ies)|chords?|progressions?|tunes?|scales?"
               r"|music|riffs?|pieces?|arrangements?)\b)")
+# Algorithms and data structures by name: code when one is made ("implement binary search",
+# "write a quicksort", "a quicksort implementation", "binary search in Python", 实现二分查找,
+# 链表反转怎么写), a concept when asked about ("what is binary search?", 快速排序是谁发明的). "A
+# quick sort of the receipts" is English, 快排队 is queueing, 二分法 is school maths and
+# economics, 节流 saving money: none is here.
+_EN_ALGORITHM = (
+    r"binary\s+search(?:\s+trees?)?|bsts?|quick-?sorts?|quick\s+sort(?!\s+(?:of|through|out)\b)"
+    r"|(?:merge|bubble|insertion|selection|heap|radix|counting|bucket|topological)[\s-]?sorts?"
+    r"|(?:lru|lfu)\s+caches?|(?:doubly\s+|singly\s+)?linked\s+lists?|hash\s?(?:maps?|tables?)"
+    r"|(?:binary|red-black|avl|segment|fenwick|suffix|b)[\s-]trees?|trie"
+    r"|(?:min|max)[\s-]?heaps?|priority\s+queues?|dijkstra(?:'s)?(?:\s+algorithm)?|bfs|dfs"
+    r"|(?:breadth|depth)[\s-]first\s+search|union[\s-]find|disjoint[\s-]sets?|kmp|fizz\s?buzz"
+    r"|fibonacci(?:\s+(?:sequence|numbers?|function))?|sieve\s+of\s+eratosthenes|n[\s-]queens"
+    r"|knapsack|levenshtein(?:\s+distance)?|edit\s+distance|debounce|singleton(?:\s+pattern)?"
+    r"|rate\s+limiter|bloom\s+filter|(?:ring|circular)\s+buffer")
+# what may stand between "write a" and the algorithm ("a recursive binary search", "a Python
+# quicksort"); a poem or a story about one is prose ("write a fibonacci poem")
+_EN_ALGORITHM_ADJ = (r"simple|basic|quick|fast|efficient|recursive|iterative|generic|thread-safe"
+                     r"|concurrent|custom|minimal|working|clean|small|short|full|complete|in-place"
+                     r"|stable|lock-free|bottom-up|top-down|" + _LANGS)
+_EN_NOT_PROSE = (r"(?![\s-]+(?:poems?|stor(?:y|ies)|songs?|essays?|jokes?|articles?|blog|spirals?"
+                 r"|art|quilts?|tattoos?)\b|\s+of\s+(?:my|our|your|his|her|their)\b)")
+_ZH_ALGORITHM = (
+    r"二分查找|二分搜索|二分搜尋|折半查找|快速排序|快排(?![队隊])|冒泡排序|归并排序|歸併排序|堆排序"
+    r"|插入排序|选择排序|選擇排序|希尔排序|希爾排序|基数排序|基數排序|计数排序|計數排序|桶排序"
+    r"|拓扑排序|拓撲排序|(?:反转|反轉|翻转|翻轉)(?:单|單)?(?:链表|鏈表|二叉树|二叉樹)"
+    r"|(?:单|單|双向|雙向)?(?:链表|鏈表)(?:反转|反轉|翻转|翻轉)?|二叉(?:搜索|查找)?[树樹]|二元樹"
+    r"|红黑树|紅黑樹|哈希表|雜湊表|散列表|字典[树樹]|前[缀綴][树樹]|[并並]查集|最小堆|最大堆"
+    r"|优先队列|優先佇列|LRU|LFU|单例模式|單例模式|深度优先搜索|深度優先搜尋|广度优先搜索"
+    r"|廣度優先搜尋|DFS|BFS|迪杰斯特拉|Dijkstra|KMP|斐波那契|防抖函数|防抖函數|节流函数|節流函數"
+    # and a web crawler, named by what it does (爬虫类 are reptiles)
+    r"|爬虫(?![类類])|爬蟲(?![类類])")
+# Where a language ends its phrase, or goes on as a programmer's does ("in Python using pandas")
+_LANG_ENDS = (r"(?=\s*(?:$|[?.!,;:)]|(?:using|with|without|and|or|for|to|so|that|when|if|code"
+              r"|\d)\b))")
+# A thing done to data, said first in a sentence, in a language ending the phrase ("Reverse a
+# linked list in Java", "Sort a dict by value in Python"); a job, a course or a class in one is
+# a career ("find a job in Java", "get certified in SQL")
+_EN_TASK_VERB = (r"reverse|sort|parse|read|write|convert|merge|split|remove|delete|find|check"
+                 r"|count|print|generate|create|make|build|code|compute|calculate|dedupe"
+                 r"|deduplicate|flatten|validate|download|upload|connect|send|fetch|scrape"
+                 r"|serialize|deserialize|load|save|iterate|loop|filter|group|join|concatenate"
+                 r"|format|list|append|insert|draw|plot|render|detect|extract|replace|match"
+                 r"|compare|encrypt|decrypt|hash|encode|decode|compress|shuffle|swap|transpose"
+                 r"|sum|add|get|open|call|implement|declare|define|initiali[sz]e|capitali[sz]e")
+_NOT_A_CAREER = (r"(?![^.?!\n]{0,60}?\b(?:jobs?|work|careers?|courses?|classes|class(?!es)"
+                 r"|certified|certificates?|degrees?|tutors?|teachers?|bootcamps?|internships?"
+                 r"|interviews?)\b)")
+# A code thing with what it is for, no verb needed ("regex for US phone numbers", "Dockerfile
+# for a Flask app", "java program to check palindrome"); one for beginners is a course
+_EN_NAMED_THING = (r"regex(?:es)?|regular\s+expressions?|unit\s+tests?|" + _EN_ARTIFACT
+                   + r"|(?:" + _LANGS + "|" + _C_LANG + r")\s+(?:functions?|methods?|scripts?"
+                   r"|programs?|quer(?:y|ies)|one-?liners?|commands?|snippets?|statements?)")
+_FOR_WHAT = (r"\s+(?:to\s+(?!(?:learn|study|know|master|read)\b)\w|that\b|which\b"
+             r"|for\s+(?!(?:beginners|dummies|kids|newbies|novices|students|experts|everyone"
+             r"|interviews?)\b)\w)")
+# Everyday verbs done to code pointed at ("make this function faster", "speed up this query",
+# "clean up this code", "add comments to this code"); "my query letter" is a letter
+_EN_POINTED_CODE = (r"(?:this|these|the\s+following|the\s+above|my|our)\s+(?:code|codebase"
+                    r"|functions?|methods?|snippets?|loops?|quer(?:y|ies)(?!\s+letters?)"
+                    r"|regex(?:es)?|sql|(?:" + _LANGS + r")\s+(?:" + _EN_LANG_THING + r"|code))")
+_EN_EVERYDAY_VERB = (r"make|speed\s+up|clean\s+up|tidy\s+up|simplify|improve|shorten|vectori[sz]e"
+                     r"|paralleli[sz]e|memoi[sz]e|document|comment|annotate|rename|complete"
+                     r"|finish|extend|test|profile|benchmark|convert|translate"
+                     r"|add\s+[\w-]+(?:\s+[\w-]+)?\s+to")
+# A language code goes into, the phrase ending there ("convert this function to TypeScript");
+# 50 F to C is a temperature, a letter into French no code
+_INTO_LANGS = _NAMED_LANGS + r"|rust|swift|dart|(?-i:Go|TS)"
+# The letters the Chinese branches of a request for code start with (their verbs, algorithms
+# and turns into a language); hand-kept, a test compares them with the branches' own
+ZH_ASK_OPENS = ("写寫编編实實修调調重优優生改手来來给給要需转轉换換翻二折快冒归歸堆插选選希基计計"
+                "桶拓反单單双雙链鏈红紅哈雜散字前并並最深广廣爬LlDdBbKk迪斐防节節")
+_ZH_LANG_NOUN = (r"(?:" + _LANGS + "|" + _C_LANG + r")\s*(?:函数|函數|脚本|腳本|程序(?![员員])"
+                 r"|程式(?!設計|员|員)|代码|代碼|方法|类|類|查询|查詢|语句|語句|命令|指令|正则|正則)")
+# The words between a verb and a code noun, none of them a piece of prose the code is the topic
+# of ("write a blog post about Python decorators", "an essay on SQL"): each place looks ahead
+# one word, so the gap costs at most 40 steps of a bounded look.
+_NO_PROSE_GAP = (r"(?:(?!\b(?:about|essays?|articles?|posts?|poems?|stor(?:y|ies)|blogs?|tweets?"
+                 r"|speech(?:es)?|lectures?|books?|chapters?|thesis|papers?)\b)[^.?!\n]){0,40}?")
+# Requests for code said in everyday words, in English (each branch starts an ASCII word; read
+# apart, see _EN_ASKS_FOLDED) and in Chinese (behind one look at their first letters, so most
+# places fail in one step: every branch tried at every place cost 3x)
+_EN_ASKS = (
+    # an algorithm made, not asked about (see _EN_ALGORITHM)
+    rf"\b(?:implement(?:s|ed|ing)?|code|coding)\b[^.?!\n]{{0,40}}?\b(?:{_EN_ALGORITHM})\b"
+    rf"|\b(?:write|writing|create|build|give\s+me|show\s+me|make\s+me)\s+(?:(?:me|us)\s+)?"
+    rf"(?:(?:an?|the|some|one|my\s+own|your\s+own)\s+)?(?:(?:{_EN_ALGORITHM_ADJ})\s+){{0,2}}"
+    rf"(?:{_EN_ALGORITHM})\b{_EN_NOT_PROSE}"
+    rf"|\b(?:{_EN_MAKE_VERB}|create|build)\b[^.?!\n]{{0,40}}?\b(?:functions?|methods?|programs?"
+    rf"|scripts?|classes?|code|implementations?)\s+(?:for|of)\s+(?:(?:an?|the)\s+)?"
+    rf"(?:{_EN_ALGORITHM})\b"
+    rf"|\bimplementations?\s+of\s+(?:(?:an?|the)\s+)?(?:{_EN_ALGORITHM})\b"
+    rf"|\bhow\s+(?:to|do\s+(?:i|you|we)|can\s+(?:i|you|we)|should\s+(?:i|we))\s+(?:implement|write"
+    rf"|code|reverse|build|create|traverse|balance|invert|sort|search|merge|flatten)\b"
+    rf"[^.?!\n]{{0,30}}?\b(?:{_EN_ALGORITHM})\b"
+    # a stack or a queue only when implemented (a queue system at the bakery is a plan)
+    rf"|\bimplement(?:s|ed|ing)?\s+(?:(?:an?|the|my\s+own|your\s+own)\s+)?"
+    rf"(?:(?:{_EN_ALGORITHM_ADJ})\s+){{0,2}}(?:stacks?|queues?|deques?)\b"
+    r"(?!\s+(?:system|policy|process|rules?|management)\b)"
+    rf"|\b(?:{_EN_ALGORITHM})\s+(?:implementations?\b|(?:in|using|with)\s+(?:{_LANGS}|{_C_LANG})\b"
+    rf"{_LANG_ENDS})"
+    rf"|{_ASCII_START}(?:{_LANGS})\s+(?:{_EN_ALGORITHM})\b"
+    # a task said first, done in a language ending the phrase
+    rf"|(?:(?<![^.!?\n])|(?<=[.!?\n][^\S\n])|(?<=[.!?\n][^\S\n]{{2}})|(?<=\bplease\s)|(?<=\bpls\s))"
+    rf"(?:{_EN_TASK_VERB})\b"
+    + _NOT_A_CAREER +
+    rf"[^.?!\n]{{0,60}}?\b(?:in|using|with(?!\s+(?:julia|ruby|(?-i:R))\b))\s+"
+    rf"(?!(?-i:SWIFT)\b)(?:{_LANGS})\b(?!\s*'s){_LANG_ENDS}"
+    # a code thing and what it is for; code pointed at and worked on; code put into a language
+    rf"|\b(?:{_EN_NAMED_THING}){_FOR_WHAT}"
+    rf"|\b(?:{_EN_EVERYDAY_VERB})\s+(?:{_EN_POINTED_CODE})\b"
+    rf"|\b(?:create|build|make|set\s+up)\b{_NO_PROSE_GAP}\b(?:{_EN_ARTIFACT}|{_EN_WEB_CODE})\b"
+    rf"|\b(?:convert(?:s|ed|ing)?|translat(?:e|es|ed|ing)|transpil(?:e|es|ed|ing)|rewrite|turn)\b"
+    rf"[^.?!\n]{{0,60}}?\b(?:to|into)\s+(?:{_INTO_LANGS})\b(?!\s*'s){_LANG_ENDS}")
+# Chinese: an algorithm made or asked how to write; a language's function, script or query
+# given; code turned into a language
+_ZH_ASKS = (
+    rf"(?:{_ZH_CODE_VERB}|手写|手寫|来一个|來一個|来个|來個|给我|給我)[^。！？?!\n]{{0,12}}?"
+    rf"(?:{_ZH_ALGORITHM}){_ZH_NOT_PROSE}"
+    rf"|(?:{_ZH_ALGORITHM})[^。！？?!\n]{{0,6}}?(?:怎么写|怎麼寫|如何写|如何寫|怎么实现|怎麼實現"
+    r"|如何实现|如何實現|代码|代碼|程式碼)"
+    rf"|(?:给我|給我|来|來|要|需要|写|寫)(?:一个|一個|个|個|一段|段|一条|一條|条|條|一行|行)"
+    rf"[^。！？?!\n]{{0,10}}?(?:{_ZH_LANG_NOUN}|{_ZH_CODE_ONLY_NOUN}|{_EN_ARTIFACT})"
+    rf"{_ZH_NOT_PROSE}"
+    rf"|(?:转成|轉成|转换成|轉換成|转为|轉為|改写成|改寫成|翻译成|翻譯成|改成|换成|換成)\s*"
+    rf"(?:{_NAMED_LANGS})")
 _ASKS_FOR_CODE = re.compile(
-    rf"\b(?:{_EN_CODE_VERB})\b[^.?!\n]{{0,40}}?\b(?:{_EN_CODE_NOUN})\b"
+    rf"\b(?:{_EN_CODE_VERB})\b{_NO_PROSE_GAP}\b(?:{_EN_CODE_NOUN})\b"
+    rf"|(?=[{ZH_ASK_OPENS}])(?:{_ZH_ASKS})"
     rf"|\b(?:{_EN_MAKE_VERB})\b[^.?!\n]{{0,40}}?\b(?:{_EN_WEAK_NOUN})\s+(?:that|which|to\s+\w)"
     rf"|\b(?:{_EN_CODE_ONLY_VERB})\b[^.?!\n]{{0,40}}?\b(?:{_EN_WEAK_NOUN})\b"
     r"|\b(?:fix|debug)\b[^.?!\n]{0,40}?\bbugs?\b"
@@ -138,17 +286,21 @@ _ASKS_FOR_CODE = re.compile(
     # each \s* follows a word it needs: three in a row around optional words split a run of n
     # spaces n² ways at every start ("用python" and 1,000 spaces took 5 s)
     rf"|(?:用|使用|在)\s*(?:{_LANGS}|{_C_LANG})\s*(?:(?:语言|語言)\s*)?(?:(?:里|裡|中)\s*)?"
-    r"(?:写|寫|实现|實現|怎么|怎麼|如何)"
+    r"(?:(?:来|來)\s*)?(?:写|寫|实现|實現|怎么|怎麼|如何|查询|查詢|统计|統計|计算|計算|求|找出|获取"
+    r"|獲取|读取|讀取|解析|生成|处理|處理|批量|爬|抓取|去重|排序|遍历|遍歷|判断|判斷|反转|反轉"
+    r"|合并|合併|删除|刪除|打印|输出|輸出|画|畫|绘制|繪製|做|开发|開發|编写|編寫|编程|編程|连接|連接"
+    r"|下载|下載|转换|轉換|模拟|模擬|创建|創建)"
     # python怎么反转列表 without the 用, as "How do I reverse a list in Python?"; only the names
     # that are no other word, and not an opinion or a course (Python怎么样, java怎么学)
     rf"|{_ASCII_START}(?:{_NAMED_LANGS})\s*(?:(?:语言|語言)\s*)?(?:(?:里|裡|中)\s*)?"
-    r"(?:怎么|怎麼|如何)"
+    r"(?:怎么|怎麼|如何|实现|實現|写一个|寫一個|写个|寫個|编写|編寫)"
     r"(?!样|樣|学|學|入门|入門|选|選)"
     rf"|(?:{_JA_CODE_NOUN})[^。！？?!\n]{{0,12}}?(?:{_JA_CODE_VERB})"
     rf"|(?:{_JA_WEAK_NOUN})[^。！？?!\n]{{0,12}}?(?:書|実装|修正|デバッグ|リファクタ)"
     rf"|(?:{_JA_CODE_ONLY_NOUN})[^。！？?!\n]{{0,12}}?(?:説明|解説)"
     # Pythonで書いて, Pythonでリストを逆順にする方法 (用Python写 / 怎么); "Rで始まる名前" is a letter
-    rf"|(?:{_LANGS}|{_C_LANG})\s*で(?!始|終)[^。！？?!\n]{{0,20}}?"
+    # (a look at an ASCII word's start first: tried at every place, the names cost half the scan)
+    rf"|(?=[a-z]){_ASCII_START}(?:{_LANGS}|{_C_LANG})\s*で(?!始|終)[^。！？?!\n]{{0,20}}?"
     r"(?:書|実装|どう(?:やって|すれば)|方法|には)",
     re.IGNORECASE)
 
@@ -171,8 +323,35 @@ _SCHOOL_MATHS = re.compile(
     r"|グラフ|微分|積分|導関数|定義域|値域|単調|極値|最大値|最小値|接線|漸近線|二次関数|一次関数")
 
 
+# The English requests in everyday words, read case-sensitively on the lower-cased text (with
+# IGNORECASE every word start compared each alternative letter by letter, folding: 3x slower),
+# or with IGNORECASE on the text itself when lower-casing changes its length. The names read
+# cased (Go, R, C, TS, SWIFT) keep their case in the lower-cased text.
+_EN_ASKS_GROUP = rf"(?=[a-zGRTCS]){_ASCII_START}(?:{_EN_ASKS})"
+_EN_ASKS_FOLDED = re.compile(_EN_ASKS_GROUP)
+_EN_ASKS_UNFOLDED = re.compile(_EN_ASKS_GROUP, re.IGNORECASE)
+_CASED_NAMES = re.compile(rf"(?=[GRTCS]){_ASCII_START}(?:Go|GO|R|TS|C(?![+#])|SWIFT){_ASCII_END}")
+
+
+def _folded_keeping_cased_names(text: str) -> str | None:
+    """``text`` lower-cased but for the names read cased, or None when lower-casing changes its
+    length (the places in it would not be the text's)."""
+    folded = text.lower()
+    if len(folded) != len(text):
+        return None
+    parts, at = [], 0
+    for m in _CASED_NAMES.finditer(text):
+        parts += [folded[at:m.start()], m.group()]
+        at = m.end()
+    return "".join(parts) + folded[at:] if parts else folded
+
+
 def asks_for_code(text: str) -> bool:
     if _ASKS_FOR_CODE.search(text):
+        return True
+    folded = _folded_keeping_cased_names(text)
+    if (_EN_ASKS_FOLDED.search(folded) if folded is not None
+            else _EN_ASKS_UNFOLDED.search(text)):
         return True
     if not _ZH_EXPLAIN_POINTED.search(text):
         return False
