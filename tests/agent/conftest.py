@@ -158,7 +158,7 @@ def clock() -> FakeClock:
 class SlowRedis:
     """A TCP proxy in front of a real redis-server that, while ``delay`` is set, holds each chunk
     a client sends for ``delay`` seconds before passing it on: a Redis far away or overloaded.
-    ``held`` counts the chunks it held and then passed on, so a test can tell whether a command
+    ``held`` counts the chunks it held, as each is passed on, so a test can tell whether a command
     sent while it was slow has reached Redis yet (counted, not timed)."""
 
     def __init__(self, url: str) -> None:
@@ -185,12 +185,12 @@ class SlowRedis:
     def _pipe(self, src: socket.socket, dst: socket.socket, slowed: bool) -> None:
         try:
             while data := src.recv(65536):
-                delay = self.delay if slowed else 0.0
-                if delay:
-                    time.sleep(delay)
-                dst.sendall(data)
-                if delay:
+                if slowed and self.delay:
+                    time.sleep(self.delay)
+                    # counted before it is passed on: Redis's reply, and the test reading
+                    # ``held`` after it, may otherwise come before this thread runs again
                     self.held += 1
+                dst.sendall(data)
         except OSError:
             pass
         finally:
