@@ -37,7 +37,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from hermes_core.agent.pool.clock import STEADY
-from hermes_core.agent.pool.forked import renew_in_child
+from hermes_core.agent.pool.forked import own_random, renew_in_child
 from hermes_core.agent.pool.off_loop import OffLoop
 from hermes_core.agent.pool.quarantine import quarantine_recheck
 from hermes_core.agent.pool.state import (
@@ -234,7 +234,7 @@ class CredentialPool:
                  on_alert: AlertHook | None = None) -> None:
         self.policy = policy or PoolPolicy()
         self.backend: PoolStateBackend = backend or InMemoryPoolState()
-        self._rng = rng or random.Random()
+        self._rng = rng or own_random()
         self._on_alert = on_alert
         self._creds: dict[str, tuple[Credential, ...]] = {}
         self._by_fp: dict[tuple[str, str], Credential] = {}

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from hermes_core.agent.audit import AuditLog
 from hermes_core.agent.call_stream import AsyncCallStream, CallStream, aclose_quietly, close_quietly
 from hermes_core.agent.credential_pool import CredentialPool, Lease
+from hermes_core.agent.pool.forked import own_random
 from hermes_core.agent.prompt.outbound import ScrubMemo
 from hermes_core.agent.resilience_policy import FullJitter, LoopPolicy, backoff_delay, coerce
 from hermes_core.agent.resilience_run import Fit, Step, _Run
@@ -101,7 +102,7 @@ class CallLoop:
         self.clock = clock
         self.sleep = sleep
         self.asleep = asleep
-        self.rng = rng or random.Random()
+        self.rng = rng or own_random()
         if audit_path is None and settings is not None:
             p = Path(self.settings.credential_pool.audit_log or "audit.jsonl").expanduser()
             audit_path = p if p.is_absolute() else self.settings.home_path / p

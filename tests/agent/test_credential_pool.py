@@ -435,6 +435,39 @@ def test_random_strategy_follows_weights_with_seeded_rng() -> None:
     assert 0.72 < share < 0.78
 
 
+def test_workers_forked_from_one_pool_draw_random_keys_of_their_own(
+        in_forked_child: Callable[[Callable[[], object]], object]) -> None:
+    """``rotation: random`` spreads a fleet's requests over the keys only if each worker draws
+    for itself. A pool built before the server forked its workers (a preloaded app) gave every
+    child the parent's generator: each worker picked the same keys in the same order."""
+    creds = [Credential("p", f"sk-{c}-secret") for c in "abcdefgh"]
+    pool = CredentialPool({"p": creds}, policy=PoolPolicy(strategy="random"))
+
+    def picks() -> object:
+        out = []
+        for _ in range(12):
+            lease = pool.acquire("p")
+            pool.release(lease)
+            out.append(lease.fingerprint)
+        return out
+
+    first, second = in_forked_child(picks), in_forked_child(picks)
+    assert isinstance(first, list) and isinstance(second, list) and len(first) == 12
+    assert first != second
+
+
+def test_a_pool_given_its_own_generator_keeps_it_in_a_forked_child(
+        in_forked_child: Callable[[Callable[[], object]], object]) -> None:
+    """The caller's seeded generator is the caller's (a reproducible run): a fork leaves it be."""
+    creds = [Credential("p", f"sk-{c}-secret") for c in "abcdefgh"]
+    pool = CredentialPool({"p": creds}, policy=PoolPolicy(strategy="random"), rng=random.Random(7))
+
+    def picks() -> object:
+        return [pool.acquire("p").fingerprint for _ in range(6)]
+
+    assert in_forked_child(picks) == in_forked_child(picks)
+
+
 def _setup(server_url: str, n_keys: int = 4) -> tuple[CallLoop, Router, list[str]]:
     keys = [f"sk-load-{i}-SECRET" for i in range(n_keys)]
     settings = load_settings({

@@ -1935,3 +1935,19 @@ def test_the_draft_step_passes_drafts_until_a_commit_and_voids_them_at_the_next_
     # a provider voiding its own drafts (words before Anthropic's output tool) commits nothing:
     # a cut after it is still asked again
     assert step.passed(Delta(redraft=True)) and step.opening() == ()
+
+
+def test_workers_forked_from_one_loop_draw_backoff_jitter_of_their_own(
+        in_forked_child: Callable[[Callable[[], object]], object]) -> None:
+    """A server that builds its CallLoop before forking its workers (gunicorn/uWSGI preload, a
+    fork-started multiprocessing pool): the jitter exists so that workers failed by the same
+    outage retry apart. Each child drew the parent's generator's next values, so every worker
+    slept the same "random" backoffs and retried together, the herd jitter is there to break."""
+    loop = CallLoop({"a": ScriptedProvider("a")}, CredentialPool({"a": [A1]}), audit_path=False)
+
+    def backoffs() -> object:
+        return [backoff_delay(n, None, base=1.0, cap=60.0, rng=loop.rng) for n in range(1, 9)]
+
+    first, second = in_forked_child(backoffs), in_forked_child(backoffs)
+    assert isinstance(first, list) and isinstance(second, list) and len(first) == 8
+    assert first != second

@@ -16,11 +16,18 @@ child its :meth:`Renewed.renew_after_fork` makes new locks and drops the parent'
 state, keeping what the fleet knows (deadlines, removals, windows of requests really sent). A
 process that never forks runs none of it. (:mod:`.worker_slot` and :mod:`.reconnect` keep the
 hooks they had before this module.)
+
+A random generator the library makes for itself (:func:`own_random`: the pool's draw for
+``rotation: random``, the call loop's backoff jitter) is seeded again in a child: with the
+parent's state every worker drew the same numbers, picked the same keys in the same order and
+slept the same backoffs, retrying together after an outage, the herd jitter is there to break.
+A generator the caller passed in is the caller's (a seeded, reproducible run) and is left be.
 """
 
 from __future__ import annotations
 
 import os
+import random
 import weakref
 from typing import Protocol
 
@@ -35,6 +42,7 @@ class Renewed(Protocol):
 
 
 _LIVE: weakref.WeakSet[Renewed] = weakref.WeakSet()
+_RNGS: weakref.WeakSet[random.Random] = weakref.WeakSet()
 
 
 def renew_in_child(obj: Renewed) -> None:
@@ -42,7 +50,17 @@ def renew_in_child(obj: Renewed) -> None:
     _LIVE.add(obj)
 
 
+def own_random() -> random.Random:
+    """A new generator seeded from the system, seeded so again in any child forked while it is
+    alive (``random``'s module functions get that from ``random`` itself; an instance does not)."""
+    rng = random.Random()
+    _RNGS.add(rng)
+    return rng
+
+
 def _in_child() -> None:
+    for rng in list(_RNGS):
+        rng.seed()
     for obj in list(_LIVE):
         obj.renew_after_fork()
 

@@ -33,7 +33,8 @@ from hermes_core.agent.pool.state import KeySpec, PoolPolicy
 # (MERGE) and asks again. The callers' known deadlines and removals are floors: a restarted Redis
 # gets them back with the very next acquire, before it decides anything.
 # While other processes hold places in the fleet's queue, only the first asks the pool; any other
-# is refused (available_at: when to ask again) and holds its place; after the pool's answer a
+# is refused (available_at: when to ask again, and each key as the fleet holds it, unweighed) and
+# holds its place; after the pool's answer a
 # refusal holds the place until its available_at (plus the grace), a grant or a refusal for good
 # gives it up (fleet_queue).
 ACQUIRE = COMMON + QUEUE + r"""
@@ -84,9 +85,46 @@ local function settle(avail)
     queue_leave(KEYS[qk + 1], KEYS[qk + 2], ticket)
   end
 end
+-- the key's window for this worker's share of it (fallback.share): how many requests, the
+-- key's limit (0: unknown) and the times and tokens of the newest (at most 64). The local
+-- fallback starts from that share, so a worker that sent few of them does not spend a share
+-- of requests or tokens on top.
+local function window_text(wkey, rpm, lr)
+  redis.call('ZREMRANGEBYSCORE', wkey, '-inf', fmt(now - window))
+  local count = redis.call('ZCARD', wkey)
+  local times = {}
+  if workers > 1 and count > 0 then
+    local e = redis.call('ZRANGE', wkey, -math.min(count, 64), -1, 'WITHSCORES')
+    for j = 2, #e, 2 do
+      times[#times + 1] = e[j] .. ':' .. (string.match(e[j - 1], ':(%d+)$') or '0')
+    end
+  end
+  local lim = rpm
+  if lim <= 0 then lim = tonumber(lr) or 0 end
+  return tostring(count) .. '|' .. tostring(lim) .. '|' .. table.concat(times, ',')
+end
+
 if ticket ~= '' then
   local back = queue_turn(KEYS[qk + 1], KEYS[qk + 2], KEYS[qk + 3], ticket, now, grace, poll)
-  if back ~= nil then return {'', fmt(back), '0', fmt(now), '', epoch} end
+  if back ~= nil then
+    -- turned away before the keys are weighed, but told each key as the fleet holds it (its
+    -- window above all): a worker kept waiting while others fill the window would otherwise
+    -- spend its share, once Redis is away, from the window as its last grant showed it
+    local out = {'', fmt(back), '0', fmt(now), '', epoch}
+    for i = 1, n do
+      local b = 3 + (i - 1) * 3
+      local s = redis.call('HMGET', KEYS[b + 1], 'rm', 'bu', 'bm', 'bf', 'bo', 'lr', 'as')
+      local m, f, o = read_breaker(s[3], s[4], s[5])
+      out[#out + 1] = fmt(tonumber(s[2]) or 0)
+      out[#out + 1] = s[1] == '1' and '1' or '0'
+      out[#out + 1] = s[6] or ''
+      out[#out + 1] = window_text(KEYS[b + 2], tonumber(ARGV[16 + (i - 1) * 7 + 3]), s[6])
+      out[#out + 1] = s[7] or '0'
+      out[#out + 1] = m .. '|' .. tostring(f) .. '|' .. fmt(o)
+    end
+    out[#out + 1] = ''
+    return out
+  end
 end
 
 local p = redis.call('HMGET', KEYS[1], 'bm', 'bf', 'bo')
@@ -163,22 +201,7 @@ for i = 1, n do
   seen[#seen + 1] = fmt(tonumber(s[2]) or 0)
   seen[#seen + 1] = s[1] == '1' and '1' or '0'
   seen[#seen + 1] = s[6] or ''
-  -- the key's window for this worker's share of it (fallback.share): how many requests, the
-  -- key's limit (0: unknown) and the times and tokens of the newest (at most 64). The local
-  -- fallback starts from that share, so a worker that sent few of them does not spend a share
-  -- of requests or tokens on top.
-  redis.call('ZREMRANGEBYSCORE', wkey, '-inf', fmt(now - window))
-  local count = redis.call('ZCARD', wkey)
-  local times = {}
-  if workers > 1 and count > 0 then
-    local e = redis.call('ZRANGE', wkey, -math.min(count, 64), -1, 'WITHSCORES')
-    for j = 2, #e, 2 do
-      times[#times + 1] = e[j] .. ':' .. (string.match(e[j - 1], ':(%d+)$') or '0')
-    end
-  end
-  local lim = rpm
-  if lim <= 0 then lim = tonumber(s[6]) or 0 end
-  seen[#seen + 1] = tostring(count) .. '|' .. tostring(lim) .. '|' .. table.concat(times, ',')
+  seen[#seen + 1] = window_text(wkey, rpm, s[6])
   -- the key's standing (quarantine.Standing): the local fallback starts from it
   seen[#seen + 1] = s[13] or '0'
   local sm, sf, so = read_breaker(s[3], s[4], s[5])

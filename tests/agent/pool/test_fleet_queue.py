@@ -709,3 +709,38 @@ def test_real_processes_a_request_that_gives_up_frees_the_place_one_killed_holds
                 mine.send("end")
             child.join(30)
     here.close()
+
+
+def test_a_process_the_queue_refused_keeps_to_its_share_once_redis_goes(
+        own_redis: RedisServer, redis_prefix: str) -> None:
+    """A process refused by the queue (another waits first) heard nothing of the key's window,
+    and while Redis was then away it spent its share from the window as its last grant showed
+    it: a's 1 of 4, then b filled the window, then a was turned away by the queue; Redis stopped,
+    a sent another and the fleet 5 in a window of 4 (no queue: 4). The queue's refusal now says
+    the keys' windows as the pool's refusal does."""
+    clock = FakeClock(1000.0)
+    opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2, reconnect_interval_s=60.0)
+    key = KeySpec("key-fleet", max_rpm=4)
+    a, b = (RedisPoolState(own_redis.url, clock=clock, options=opts) for _ in range(2))
+    sent = {"a": 0, "b": 0}
+
+    def take(name: str, be: RedisPoolState) -> bool:
+        res = be.acquire(P, [key], POLICY)
+        if res.fingerprint is None:
+            return False
+        be.release(P, res.fingerprint, Outcome("ok"), POLICY, lease=res.lease)
+        sent[name] += 1
+        return True
+
+    assert take("a", a)
+    while take("b", b):                  # b fills the window, then waits in the queue
+        assert sent["b"] <= 4
+    assert not take("a", a)              # the queue's refusal: b waits first
+    own_redis.stop()
+    for name, be in (("a", a), ("b", b)):
+        while take(name, be):
+            assert sum(sent.values()) <= 8
+        assert be.degraded
+    assert sent == {"a": 1, "b": 3}
+    for be in (a, b):
+        be.close()
