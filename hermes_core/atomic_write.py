@@ -165,14 +165,17 @@ def not_private(st: os.stat_result) -> str | None:
 
 
 def read_cache(path: str | os.PathLike[str], max_bytes: int = MAX_CACHE_BYTES, *,
-               private: bool = False) -> bytes:
+               private: bool = False, appended: bool = False) -> bytes:
     """A cache file's bytes. ``OSError`` (``FileNotFoundError`` when absent) for anything a reader
     should recompute rather than read: opened non-blocking, so a FIFO with no writer does not hang
     the turn; not a regular file (a FIFO, ``/dev/zero``); over ``max_bytes``; grown since its size
     was read (written in place, never one of ours). One byte past the size is asked for, not past
     the limit: a read sets aside what it is asked for before reading. ``private``: also
     :class:`UntrustedFile` for a file someone else may have written (:func:`not_private`, checked
-    on the descriptor read, so a file swapped in after the check is not the one read)."""
+    on the descriptor read, so a file swapped in after the check is not the one read).
+    ``appended``: a log other processes append whole lines to in place (the home's scan logs, one
+    ``write`` a filing): grown since the stat, it is read up to the last line end within its size
+    then, the rest being a filing under way that the next read finds."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
         st = os.fstat(fd)
@@ -189,6 +192,8 @@ def read_cache(path: str | os.PathLike[str], max_bytes: int = MAX_CACHE_BYTES, *
     finally:
         if fd >= 0:
             os.close(fd)
+    if len(data) > st.st_size and appended:   # another process filed meanwhile
+        return data[:data.rfind(b"\n", 0, st.st_size) + 1]
     if len(data) > st.st_size:   # grew after the stat
         raise OSError(errno.EFBIG, f"grew past {st.st_size} bytes while read", str(path))
     return data

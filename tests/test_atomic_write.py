@@ -230,6 +230,30 @@ def test_read_cache_refuses_a_file_that_grew_after_its_size_was_read(
     assert atomic_write.read_cache(grown) == b"z" * 50
 
 
+def test_read_cache_of_a_log_appended_to_while_read_gives_the_whole_lines_there_before(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The home's scan logs are appended in place by every chat of the home (one ``write`` a
+    filing on ``O_APPEND``): one chat starting while another files read its log as grown, so
+    unreadable, and scanned every text again. Read as ``appended``, a log that grew is read up to
+    its size at the stat, cut after the last whole line there (the rest is a filing in
+    progress); one that did not grow is read whole, a torn last line included (damage)."""
+    from hermes_core import atomic_write
+    log = tmp_path / "descriptions.log"
+    log.write_bytes(b"one\ntwo\nthree\nfour\n")
+    real_fstat = os.fstat
+
+    def size_before_the_filing(fd: int) -> os.stat_result:
+        st = real_fstat(fd)
+        return os.stat_result((st.st_mode, st.st_ino, st.st_dev, st.st_nlink, st.st_uid,
+                               st.st_gid, 10, st.st_atime, st.st_mtime, st.st_ctime))
+
+    monkeypatch.setattr(atomic_write.os, "fstat", size_before_the_filing)
+    assert atomic_write.read_cache(log, appended=True) == b"one\ntwo\n"
+    monkeypatch.undo()
+    log.write_bytes(b"one\ntwo\nthr")
+    assert atomic_write.read_cache(log, appended=True) == b"one\ntwo\nthr"
+
+
 def _version_one(data: object) -> dict[str, object]:
     if not isinstance(data, dict) or data.get("version") != 1:
         raise ValueError("another version")

@@ -185,7 +185,8 @@ class HomeLog:
             return None
         self._loaded = True
         try:
-            lines = read_cache(self._path, self.max_bytes, private=True).decode("utf-8").split("\n")
+            lines = read_cache(self._path, self.max_bytes, private=True,
+                               appended=True).decode("utf-8").split("\n")
         except FileNotFoundError:
             return None
         except UntrustedFile as e:   # its lines may list any hostile text as clean: none is read

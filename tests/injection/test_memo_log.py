@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -465,6 +466,38 @@ def test_a_disk_that_fills_mid_append_leaves_no_line_glued_to_the_next(tmp_path:
     assert known_later() == 3
 
 
+def test_a_log_another_chat_files_to_while_it_is_read_is_read_not_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A chat starting while another chat of the home files a verdict (an append between the
+    reader's stat and its read) read the log as grown, said it unreadable and scanned every
+    description again; it now reads what was filed before its stat, and the other's line at its
+    next start."""
+    from hermes_core import atomic_write
+    first = memo_log.CleanLog("descriptions.log")
+    first.attach(tmp_path)
+    first.add([("1" * 32, 2)])
+    path = tmp_path / "descriptions.log"
+    real_fstat = os.fstat
+    filed: list[bool] = []
+
+    def another_chat_files_after_the_stat(fd: int) -> os.stat_result:
+        st = real_fstat(fd)
+        if not filed:   # once: the append stats its own descriptor too
+            filed.append(False)
+            filed[0] = memo_log.append_log(path, b"2" * 32 + b" 3 00000000\n")
+        return st
+
+    later = memo_log.CleanLog("descriptions.log")
+    later.attach(tmp_path)
+    monkeypatch.setattr(atomic_write.os, "fstat", another_chat_files_after_the_stat)
+    with caplog.at_level(logging.DEBUG, logger="hermes_core.injection.memo_log"):
+        assert later.known(["1" * 32]) == {"1" * 32: 2}
+    monkeypatch.undo()
+    assert filed == [True]
+    assert not [r for r in caplog.records if "unreadable" in r.getMessage()]
+
+
 def test_two_processes_appending_at_once_interleave_whole_lines(tmp_path: Path) -> None:
     """Two chats on one home filing at the same moment (forked, real files, released together):
     each line is one ``write`` on ``O_APPEND``, so the file holds every line of both, whole."""
@@ -472,13 +505,15 @@ def test_two_processes_appending_at_once_interleave_whole_lines(tmp_path: Path) 
     log.attach(tmp_path)
     log.add([("0" * 32, 1)])   # the file both read at their start
     go_read, go_write = os.pipe()
+    ready_read, ready_write = os.pipe()
 
     def file_many(tag: str) -> Callable[[], None]:
         def work() -> None:
             mine = memo_log.CleanLog("descriptions.log")
             mine.attach(tmp_path)
             assert mine.known(["0" * 32]) == {"0" * 32: 1}
-            os.read(go_read, 1)   # both start together
+            os.write(ready_write, b"r")
+            os.read(go_read, 1)   # both start together, once both have read the file
             for i in range(400):
                 mine.add([(f"{tag}{i:031x}", i % 7)])
         return work
@@ -491,9 +526,14 @@ def test_two_processes_appending_at_once_interleave_whole_lines(tmp_path: Path) 
             try:
                 file_many(tag)()
                 code = 0
+            except BaseException:
+                traceback.print_exc()   # to the captured stderr: a failed child says why
+                os.write(ready_write, b"x")   # the parent waits for no read that never comes
             finally:
                 os._exit(code)
         pids.append(pid)
+    for _ in pids:
+        os.read(ready_read, 1)
     os.write(go_write, b"go")
     assert [os.waitstatus_to_exitcode(os.waitpid(p, 0)[1]) for p in pids] == [0, 0]
     lines = (tmp_path / "descriptions.log").read_text("utf-8").split("\n")
