@@ -123,7 +123,11 @@ _ZH_CODE_NOUN = (_ZH_CODE_ONLY_NOUN
                  r"|(?:脚本|腳本)(?<!(?:视频|視頻|直播|电影|電影|广告|廣告|带货|帶貨)..)"
                  r"(?<!(?:视频|視頻|直播|电影|電影|广告|廣告|带货|帶貨)的..)")
 _ZH_NOT_PROSE = (r"(?![^。！？?!\n]{0,8}?(?:文章|报告|報告|通知|方案|模板|文档|文檔|培训|培訓|流程"
-                 r"|措辞|措辭|求职|求職|总结|總結|课程|課程|论文|論文|诗|詩|故事|小说|小說|作文|科普))")
+                 r"|措辞|措辭|求职|求職|总结|總結|课程|課程|论文|論文|诗|詩|故事|小说|小說|作文|科普))"
+                 # a joke, a lesson plan, lecture notes or a rhyme about it, in the same clause
+                 # ("写一个快排，再讲个笑话" asks for the sort, then a joke)
+                 r"(?![^。！？?!\n，,；;]{0,8}?(?:段子|笑话|笑話|教案|讲义|講義|课件|課件|口诀|口訣|讲稿|講稿"
+                 r"|演讲|演講|简介|簡介|歌词|歌詞|顺口溜|順口溜))")
 _JA_CODE_NOUN = r"関数|コード|スクリプト|正規表現|単体テスト|ユニットテスト|テストコード"
 _JA_WEAK_NOUN = r"プログラム|テスト"      # also a festival's programme, a school test
 _JA_CODE_VERB = r"書|実装|修正|デバッグ|作成|作っ|作る|リファクタ"
@@ -179,6 +183,12 @@ _EN_TASK_VERB = (r"reverse|sort|parse|read|write|convert|merge|split|remove|dele
 _NOT_A_CAREER = (r"(?![^.?!\n]{0,60}?\b(?:jobs?|work|careers?|courses?|classes|class(?!es)"
                  r"|certified|certificates?|degrees?|tutors?|teachers?|bootcamps?|internships?"
                  r"|interviews?)\b)")
+# Java is also an island: a stay or a trip there is travel ("Find a hostel in Java", "Check the
+# flights in Java"); looked for only where the phrase ends in Java, each look bounded
+_NOT_A_TRIP = (r"(?!(?=[^.?!\n]{0,60}?\bin\s+java\b)[^.?!\n]{0,60}?\b(?:hostels?|hotels?|flights?"
+               r"|beach(?:es)?|villas?|resorts?|restaurants?|cafes?|tours?|trips?|holidays?"
+               r"|vacations?|visas?|volcano(?:e?s)?|temples?|homestays?|airports?|trains?"
+               r"|ferr(?:y|ies)|hikes?|hiking|surfing)\b)")
 # A code thing with what it is for, no verb needed ("regex for US phone numbers", "Dockerfile
 # for a Flask app", "java program to check palindrome"); one for beginners is a course
 _EN_NAMED_THING = (r"regex(?:es)?|regular\s+expressions?|unit\s+tests?|" + _EN_ARTIFACT
@@ -236,7 +246,7 @@ _EN_ASKS = (
     # a task said first, done in a language ending the phrase
     rf"|(?:(?<![^.!?\n])|(?<=[.!?\n][^\S\n])|(?<=[.!?\n][^\S\n]{{2}})|(?<=\bplease\s)|(?<=\bpls\s))"
     rf"(?:{_EN_TASK_VERB})\b"
-    + _NOT_A_CAREER +
+    + _NOT_A_CAREER + _NOT_A_TRIP +
     rf"[^.?!\n]{{0,60}}?\b(?:in|using|with(?!\s+(?:julia|ruby|(?-i:R))\b))\s+"
     rf"(?!(?-i:SWIFT)\b)(?:{_LANGS})\b(?!\s*'s){_LANG_ENDS}"
     # a code thing and what it is for; code pointed at and worked on; code put into a language

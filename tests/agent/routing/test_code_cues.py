@@ -385,6 +385,9 @@ CODE_REQUESTS: tuple[str, ...] = (
     "How to reverse a linked list",
     "binary search in Python",
     "Reverse a linked list in Java",
+    # review (stop 52): the twins of the rows above that are travel and prose stay code
+    "Find the largest number in a list in Java", "Find the cheapest flight in a JSON list in Python",
+    "写一个快排，再讲个笑话", "给我来个快排的代码",
     "Sort a dictionary by value in Python",
     "Reverse a string in JavaScript",
     "Implement merge sort in TypeScript",
@@ -569,6 +572,17 @@ NOT_CODE: tuple[tuple[str, str], ...] = (
     ("用Python的人多吗", "fast"),
     ("實現夢想", "fast"),
     ("寫一首關於秋天的詩", "fast"),
+    # review (stop 52): Java the island is travelled in, and a joke or a lesson plan about an
+    # algorithm is prose, as a poem or an essay about one is
+    ("Find a hostel in Java", "fast"),
+    ("Find a cheap hotel in Java", "fast"),
+    ("Find a beach in Java", "fast"),
+    ("Check the flights in Java", "fast"),
+    ("给我来个快排的段子", "fast"),
+    ("写一个关于二分查找的笑话", "fast"),
+    ("编写一份关于链表的教案", "fast"),
+    ("写一份二叉树的讲义", "fast"),
+    ("给我一个冒泡排序的口诀", "fast"),
 )
 
 _ROUTING = {"default_model": "gpt-4o", "fast_model": "gpt-4o-mini", "code_model": "gpt-4.1"}
@@ -648,6 +662,7 @@ def test_a_name_read_cased_keeps_its_case_and_a_longer_lower_case_reads_the_text
     "dockerfile ", "quick sort ", "write" + " " * 50, "binary" + " " * 80, ".\n ", "Go ", "C R ",
     "İmplement ", "İ sort in ",
     "实现", "二分查找", "给我一个", "写一个JS", "转成", "用Python", "用SQL", "链表", "快排",
+    ". find a hotel ", ". sort in java ", ". find a hotel in java ", "快排的段", "写快排，",
 ])
 def test_a_long_run_of_a_near_miss_is_read_in_linear_time(unit: str) -> None:
     import time
