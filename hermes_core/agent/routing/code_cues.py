@@ -145,7 +145,10 @@ _EN_ALGORITHM = (
     r"|(?:merge|bubble|insertion|selection|heap|radix|counting|bucket|topological)[\s-]?sorts?"
     r"|(?:lru|lfu)\s+caches?|(?:doubly\s+|singly\s+)?linked\s+lists?|hash\s?(?:maps?|tables?)"
     r"|(?:binary|red-black|avl|segment|fenwick|suffix|b)[\s-]trees?|trie"
-    r"|(?:min|max)[\s-]?heaps?|priority\s+queues?|dijkstra(?:'s)?(?:\s+algorithm)?|bfs|dfs"
+    # a priority queue at the ER or a priority queue system is a plan (as a queue system is)
+    r"|(?:min|max)[\s-]?heaps?|priority\s+queues?(?!\s+(?:system|policy|process|rules?"
+    r"|management|at\s+(?:the|our|my|a|an)|for\s+(?:patients|customers|visitors|guests))\b)"
+    r"|dijkstra(?:'s)?(?:\s+algorithm)?|bfs|dfs"
     r"|(?:breadth|depth)[\s-]first\s+search|union[\s-]find|disjoint[\s-]sets?|kmp|fizz\s?buzz"
     r"|fibonacci(?:\s+(?:sequence|numbers?|function))?|sieve\s+of\s+eratosthenes|n[\s-]queens"
     r"|knapsack|levenshtein(?:\s+distance)?|edit\s+distance|debounce|singleton(?:\s+pattern)?"
@@ -174,7 +177,7 @@ _LANG_ENDS = (r"(?=\s*(?:$|[?.!,;:)]|(?:using|with|without|and|or|for|to|so|that
 # linked list in Java", "Sort a dict by value in Python"); a job, a course or a class in one is
 # a career ("find a job in Java", "get certified in SQL")
 _EN_TASK_VERB = (r"reverse|sort|parse|read|write|convert|merge|split|remove|delete|find|check"
-                 r"|count|print|generate|create|make|build|code|compute|calculate|dedupe"
+                 r"|count|print|generate|create|make|build|code|program|compute|calculate|dedupe"
                  r"|deduplicate|flatten|validate|download|upload|connect|send|fetch|scrape"
                  r"|serialize|deserialize|load|save|iterate|loop|filter|group|join|concatenate"
                  r"|format|list|append|insert|draw|plot|render|detect|extract|replace|match"
@@ -188,7 +191,7 @@ _NOT_A_CAREER = (r"(?![^.?!\n]{0,60}?\b(?:jobs?|work|careers?|courses?|classes|c
 _NOT_A_TRIP = (r"(?!(?=[^.?!\n]{0,60}?\bin\s+java\b)[^.?!\n]{0,60}?\b(?:hostels?|hotels?|flights?"
                r"|beach(?:es)?|villas?|resorts?|restaurants?|cafes?|tours?|trips?|holidays?"
                r"|vacations?|visas?|volcano(?:e?s)?|temples?|homestays?|airports?|trains?"
-               r"|ferr(?:y|ies)|hikes?|hiking|surfing)\b)")
+               r"|ferr(?:y|ies)|hikes?|hiking|surfing|photos?|pictures?|souvenirs?)\b)")
 # A code thing with what it is for, no verb needed ("regex for US phone numbers", "Dockerfile
 # for a Flask app", "java program to check palindrome"); one for beginners is a course
 _EN_NAMED_THING = (r"regex(?:es)?|regular\s+expressions?|unit\s+tests?|" + _EN_ARTIFACT
@@ -279,7 +282,7 @@ _ASKS_FOR_CODE = re.compile(
     # network SWIFT are not code; "with Julia", "with Ruby" are people, "starting with R" a letter
     rf"\b(?:in|using|with(?!\s+(?:julia|ruby|(?-i:R))\b))\s+(?!(?-i:SWIFT)\b)(?:{_LANGS})\b(?!\s*'s)"
     r"(?=\s*(?:$|[?.!,;:)]|(?:using|with|without|and|or|for|to|so|that|when|if|code|\d)\b))"
-    rf"|\b(?:implement|implementing|port|rewrite|compile|optimi[sz]e)\b"
+    rf"|\b(?:implement|implementing|port|rewrite|compile|optimi[sz]e|program)\b"
     # "rewrite this melody in C": a key
     + _NOT_A_KEY +
     rf"[^.?!\n]{{0,60}}?"

@@ -388,6 +388,9 @@ CODE_REQUESTS: tuple[str, ...] = (
     # review (stop 52): the twins of the rows above that are travel and prose stay code
     "Find the largest number in a list in Java", "Find the cheapest flight in a JSON list in Python",
     "写一个快排，再讲个笑话", "给我来个快排的代码",
+    "Implement a priority queue in Python", "Implement a priority queue with a binary heap",
+    # "program" as a verb of the task done in a language
+    "Program a calculator in C", "Program a tic tac toe game in Python",
     "Sort a dictionary by value in Python",
     "Reverse a string in JavaScript",
     "Implement merge sort in TypeScript",
@@ -583,6 +586,10 @@ NOT_CODE: tuple[tuple[str, str], ...] = (
     ("编写一份关于链表的教案", "fast"),
     ("写一份二叉树的讲义", "fast"),
     ("给我一个冒泡排序的口诀", "fast"),
+    ("Download the photos I took in Java", "fast"),
+    # a priority queue for patients is a plan, as a queue system at the bakery is
+    ("Implement a new priority queue at the ER", "fast"),
+    ("Implement a priority queue system for patients", "fast"),
 )
 
 _ROUTING = {"default_model": "gpt-4o", "fast_model": "gpt-4o-mini", "code_model": "gpt-4.1"}
