@@ -9,6 +9,7 @@ both read one vocabulary. Each pattern is linear in the text it is given.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 
 CODE_BLOCK = re.compile(r"```|~~~")
 URL = re.compile(r"\bhttps?://[^\s<>\"']+", re.IGNORECASE)
@@ -43,6 +44,55 @@ SHELL = re.compile(
     r"|コマンドライン"
     r"|(?:コマンド|スクリプト|テスト|プログラム|マイグレーション|ビルド)を?(?:実行|走らせ)",
     re.IGNORECASE)
+
+# "shell", "terminal" and "bash" alone are also a beach's, a turtle's, an egg's, a petrol
+# company's, an airport's, an illness's and a party's. SHELL finds them; a match that is one of
+# them alone is a command's only when the words around it (a bounded window) name none of a
+# person's things, or name a computer's too ("my terminal at the airport cannot ssh").
+_BARE_SHELL_WORDS = frozenset({"shell", "terminal", "bash"})
+_SHELL_WINDOW = 60
+_EVERYDAY_AROUND = re.compile(
+    r"\b(?:beach(?:es)?|sea|seashore|shore|ocean|sand|oysters?|clams?|snails?|turtles?"
+    r"|tortoises?|crabs?|hermit|conch|scallops?|mussels?|eggs?|easter|necklaces?|walnuts?"
+    r"|coconuts?|peanuts?|nuts?|pies?|pastry|tacos?|pasta|gas|petrol|fuel|station|plc|shares"
+    r"|stocks?|oil|artillery|mortar|airports?|flights?|planes?|gates?|boarding|check-?in|bus"
+    r"|ferry|cruise|heathrow|luggage|baggage|illness|cancer|hospice|diagnos\w*|prognosis"
+    r"|patients?|dying|party|parties|birthday|wedding|celebrat\w*|garlic|knife|hammer)\b"
+    r"|\b(?:is|was|are|were|being)\s+terminal\b|\bterminal\s+[1-9a-e]\b",
+    re.IGNORECASE)
+_COMPUTER_AROUND = re.compile(
+    r"\b(?:scripts?|commands?|prompt|linux|unix|ubuntu|macos|windows|wsl|ssh|zsh|sudo|cd|ls"
+    r"|install\w*|errors?|output|files?|director(?:y|ies)|folders?|emulator|sessions?|git|npm|pip"
+    r"|python|code|programs?|servers?|env|path|alias(?:es)?|\.\w*rc|variables?|loops?|type|typed"
+    r"|prints?|printed|runs?|ran|execute[sd]?)\b|[$~/]",
+    re.IGNORECASE)
+
+
+def names_a_shell(text: str) -> bool:
+    """Whether ``text`` names a shell command or a place to type one (SHELL). A bare "shell",
+    "terminal" or "bash" counts unless the words within ``_SHELL_WINDOW`` characters of it are
+    a person's and none a computer's. The words of each kind are found in one pass over the text
+    (at the first bare word) and looked up by place: a window searched per match cost 2.5 us a
+    character on a text of "shell beach" repeated."""
+    everyday: list[int] | None = None
+    computer: list[int] = []
+    for m in SHELL.finditer(text):
+        if m.group().lower() not in _BARE_SHELL_WORDS:
+            return True
+        if everyday is None:
+            everyday = [w.start() for w in _EVERYDAY_AROUND.finditer(text)]
+            computer = [w.start() for w in _COMPUTER_AROUND.finditer(text)]
+        start, end = m.start() - _SHELL_WINDOW, m.end() + _SHELL_WINDOW
+        if not _within(everyday, start, end) or _within(computer, start, end):
+            return True
+    return False
+
+
+def _within(spots: list[int], start: int, end: int) -> bool:
+    """Whether a sorted ``spots`` holds a place in ``[start, end)``."""
+    i = bisect_left(spots, start)
+    return i < len(spots) and spots[i] < end
+
 
 # Code pasted without fences: a traceback, a diff, a SQL statement, a JSON object, a definition.
 # A line start's indent is ``[^\S\n]*`` (spaces and tabs), never ``\s*``: that spans newlines and
@@ -134,7 +184,8 @@ _JA_CODE_VERB = r"書|実装|修正|デバッグ|作成|作っ|作る|リファ�
 _JA_CODE_ONLY_NOUN = r"コード|正規表現|単体テスト|ユニットテスト"   # 説明 takes only these
 # Music the phrase is about ("the song in C", "rewrite this melody in C"): C is a key there.
 _NOT_A_KEY = (r"(?![^.?!\n]{0,60}?\b(?i:songs?|melod(?:y|ies)|chords?|progressions?|tunes?|scales?"
-              r"|music|riffs?|pieces?|arrangements?)\b)")
+              r"|music|riffs?|pieces?|arrangements?|chorus(?:es)?|verses?|lyrics|solos?|harmon(?:y|ies)"
+              r"|hymns?|ballads?|sonatas?|symphon(?:y|ies)|concertos?)\b)")
 # Algorithms and data structures by name: code when one is made ("implement binary search",
 # "write a quicksort", "a quicksort implementation", "binary search in Python", 实现二分查找,
 # 链表反转怎么写), a concept when asked about ("what is binary search?", 快速排序是谁发明的). "A
@@ -277,6 +328,7 @@ _ASKS_FOR_CODE = re.compile(
     rf"|\b(?:{_EN_CODE_ONLY_VERB})\b[^.?!\n]{{0,40}}?\b(?:{_EN_WEAK_NOUN})\b"
     r"|\b(?:fix|debug)\b[^.?!\n]{0,40}?\bbugs?\b"
     rf"|\b(?:how\s+(?:do|can|should|would)\s+(?:i|you|we)|how\s+to|{_EN_CODE_VERB})\b"
+    + _NOT_A_TRIP +
     rf"[^.?!\n]{{0,60}}?"
     # the language ends the phrase: "with ruby stones", "with java beans", "R&D" and the bank
     # network SWIFT are not code; "with Julia", "with Ruby" are people, "starting with R" a letter

@@ -391,6 +391,7 @@ CODE_REQUESTS: tuple[str, ...] = (
     "Implement a priority queue in Python", "Implement a priority queue with a binary heap",
     # "program" as a verb of the task done in a language
     "Program a calculator in C", "Program a tic tac toe game in Python",
+    "How do I read a file in Java?", "Rewrite this function in C",
     "Sort a dictionary by value in Python",
     "Reverse a string in JavaScript",
     "Implement merge sort in TypeScript",
@@ -590,6 +591,11 @@ NOT_CODE: tuple[tuple[str, str], ...] = (
     # a priority queue for patients is a plan, as a queue system at the bakery is
     ("Implement a new priority queue at the ER", "fast"),
     ("Implement a priority queue system for patients", "fast"),
+    # a chorus, a verse or a solo in C is in a key; the way to a city in Java is travel
+    ("Rewrite the chorus in C", "fast"),
+    ("Rewrite the second verse in C", "fast"),
+    ("How do I get from the airport to the city in Java?", "fast"),
+    ("How can we find a cheap hotel in Java?", "fast"),
 )
 
 _ROUTING = {"default_model": "gpt-4o", "fast_model": "gpt-4o-mini", "code_model": "gpt-4.1"}
@@ -670,6 +676,7 @@ def test_a_name_read_cased_keeps_its_case_and_a_longer_lower_case_reads_the_text
     "İmplement ", "İ sort in ",
     "实现", "二分查找", "给我一个", "写一个JS", "转成", "用Python", "用SQL", "链表", "快排",
     ". find a hotel ", ". sort in java ", ". find a hotel in java ", "快排的段", "写快排，",
+    "how do i find a hotel ", "how to in java ", "rewrite the chorus ",
 ])
 def test_a_long_run_of_a_near_miss_is_read_in_linear_time(unit: str) -> None:
     import time
@@ -682,6 +689,30 @@ def test_a_long_run_of_a_near_miss_is_read_in_linear_time(unit: str) -> None:
         for _ in range(2):
             start = time.process_time()
             asks_for_code(text)
+            best = min(best, time.process_time() - start)
+        return best
+
+    small, large = took(20_000), took(80_000)
+    assert large < 8 * small + 0.05, (small, large)
+
+
+# A bare shell word beside a person's words, repeated (every match looks at its neighbours):
+# 80,000 characters cost about four times what 20,000 do, as the near misses above.
+@pytest.mark.parametrize("unit", [
+    "shell beach ", "terminal is terminal ", "bash party" + " " * 50, "shell" + " " * 70 + "beach\n",
+    "shell beach ls ",
+])
+def test_a_bare_shell_word_among_a_person_s_words_is_read_in_linear_time(unit: str) -> None:
+    import time
+
+    from hermes_core.agent.routing.code_cues import names_a_shell
+
+    def took(chars: int) -> float:
+        text = (unit * (chars // len(unit) + 1))[:chars]
+        best = float("inf")
+        for _ in range(2):
+            start = time.process_time()
+            names_a_shell(text)
             best = min(best, time.process_time() - start)
         return best
 
