@@ -679,21 +679,23 @@ def test_a_name_read_cased_keeps_its_case_and_a_longer_lower_case_reads_the_text
     "how do i find a hotel ", "how to in java ", "rewrite the chorus ",
 ])
 def test_a_long_run_of_a_near_miss_is_read_in_linear_time(unit: str) -> None:
-    import time
-
     from hermes_core.agent.routing.code_cues import asks_for_code
 
-    def took(chars: int) -> float:
-        text = (unit * (chars // len(unit) + 1))[:chars] + "x"
-        best = float("inf")
-        for _ in range(2):
-            start = time.process_time()
-            asks_for_code(text)
-            best = min(best, time.process_time() - start)
-        return best
-
-    small, large = took(20_000), took(80_000)
+    small, large = _cpu_of(asks_for_code, unit, 20_000), _cpu_of(asks_for_code, unit, 80_000)
     assert large < 8 * small + 0.05, (small, large)
+
+
+def _cpu_of(read: Callable[[str], object], unit: str, chars: int) -> float:
+    """The least CPU time of two reads of ``unit`` repeated to ``chars`` characters and an x."""
+    import time
+
+    text = (unit * (chars // len(unit) + 1))[:chars] + "x"
+    best = float("inf")
+    for _ in range(2):
+        start = time.process_time()
+        read(text)
+        best = min(best, time.process_time() - start)
+    return best
 
 
 # A bare shell word beside a person's words, repeated (every match looks at its neighbours):
@@ -703,18 +705,7 @@ def test_a_long_run_of_a_near_miss_is_read_in_linear_time(unit: str) -> None:
     "shell beach ls ",
 ])
 def test_a_bare_shell_word_among_a_person_s_words_is_read_in_linear_time(unit: str) -> None:
-    import time
-
     from hermes_core.agent.routing.code_cues import names_a_shell
 
-    def took(chars: int) -> float:
-        text = (unit * (chars // len(unit) + 1))[:chars]
-        best = float("inf")
-        for _ in range(2):
-            start = time.process_time()
-            names_a_shell(text)
-            best = min(best, time.process_time() - start)
-        return best
-
-    small, large = took(20_000), took(80_000)
+    small, large = _cpu_of(names_a_shell, unit, 20_000), _cpu_of(names_a_shell, unit, 80_000)
     assert large < 8 * small + 0.05, (small, large)
