@@ -9,6 +9,7 @@ both read one vocabulary. Each pattern is linear in the text it is given.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 
 CODE_BLOCK = re.compile(r"```|~~~")
 URL = re.compile(r"\bhttps?://[^\s<>\"']+", re.IGNORECASE)
@@ -43,6 +44,55 @@ SHELL = re.compile(
     r"|コマンドライン"
     r"|(?:コマンド|スクリプト|テスト|プログラム|マイグレーション|ビルド)を?(?:実行|走らせ)",
     re.IGNORECASE)
+
+# "shell", "terminal" and "bash" alone are also a beach's, a turtle's, an egg's, a petrol
+# company's, an airport's, an illness's and a party's. SHELL finds them; a match that is one of
+# them alone is a command's only when the words around it (a bounded window) name none of a
+# person's things, or name a computer's too ("my terminal at the airport cannot ssh").
+_BARE_SHELL_WORDS = frozenset({"shell", "terminal", "bash"})
+_SHELL_WINDOW = 60
+_EVERYDAY_AROUND = re.compile(
+    r"\b(?:beach(?:es)?|sea|seashore|shore|ocean|sand|oysters?|clams?|snails?|turtles?"
+    r"|tortoises?|crabs?|hermit|conch|scallops?|mussels?|eggs?|easter|necklaces?|walnuts?"
+    r"|coconuts?|peanuts?|nuts?|pies?|pastry|tacos?|pasta|gas|petrol|fuel|station|plc|shares"
+    r"|stocks?|oil|artillery|mortar|airports?|flights?|planes?|gates?|boarding|check-?in|bus"
+    r"|ferry|cruise|heathrow|luggage|baggage|illness|cancer|hospice|diagnos\w*|prognosis"
+    r"|patients?|dying|party|parties|birthday|wedding|celebrat\w*|garlic|knife|hammer)\b"
+    r"|\b(?:is|was|are|were|being)\s+terminal\b|\bterminal\s+[1-9a-e]\b",
+    re.IGNORECASE)
+_COMPUTER_AROUND = re.compile(
+    r"\b(?:scripts?|commands?|prompt|linux|unix|ubuntu|macos|windows|wsl|ssh|zsh|sudo|cd|ls"
+    r"|install\w*|errors?|output|files?|director(?:y|ies)|folders?|emulator|sessions?|git|npm|pip"
+    r"|python|code|programs?|servers?|env|path|alias(?:es)?|\.\w*rc|variables?|loops?|type|typed"
+    r"|prints?|printed|runs?|ran|execute[sd]?)\b|[$~/]",
+    re.IGNORECASE)
+
+
+def names_a_shell(text: str) -> bool:
+    """Whether ``text`` names a shell command or a place to type one (SHELL). A bare "shell",
+    "terminal" or "bash" counts unless the words within ``_SHELL_WINDOW`` characters of it are
+    a person's and none a computer's. The words of each kind are found in one pass over the text
+    (at the first bare word) and looked up by place: a window searched per match cost 2.5 us a
+    character on a text of "shell beach" repeated."""
+    everyday: list[int] | None = None
+    computer: list[int] = []
+    for m in SHELL.finditer(text):
+        if m.group().lower() not in _BARE_SHELL_WORDS:
+            return True
+        if everyday is None:
+            everyday = [w.start() for w in _EVERYDAY_AROUND.finditer(text)]
+            computer = [w.start() for w in _COMPUTER_AROUND.finditer(text)]
+        start, end = m.start() - _SHELL_WINDOW, m.end() + _SHELL_WINDOW
+        if not _within(everyday, start, end) or _within(computer, start, end):
+            return True
+    return False
+
+
+def _within(spots: list[int], start: int, end: int) -> bool:
+    """Whether a sorted ``spots`` holds a place in ``[start, end)``."""
+    i = bisect_left(spots, start)
+    return i < len(spots) and spots[i] < end
+
 
 # Code pasted without fences: a traceback, a diff, a SQL statement, a JSON object, a definition.
 # A line start's indent is ``[^\S\n]*`` (spaces and tabs), never ``\s*``: that spans newlines and
@@ -123,14 +173,19 @@ _ZH_CODE_NOUN = (_ZH_CODE_ONLY_NOUN
                  r"|(?:脚本|腳本)(?<!(?:视频|視頻|直播|电影|電影|广告|廣告|带货|帶貨)..)"
                  r"(?<!(?:视频|視頻|直播|电影|電影|广告|廣告|带货|帶貨)的..)")
 _ZH_NOT_PROSE = (r"(?![^。！？?!\n]{0,8}?(?:文章|报告|報告|通知|方案|模板|文档|文檔|培训|培訓|流程"
-                 r"|措辞|措辭|求职|求職|总结|總結|课程|課程|论文|論文|诗|詩|故事|小说|小說|作文|科普))")
+                 r"|措辞|措辭|求职|求職|总结|總結|课程|課程|论文|論文|诗|詩|故事|小说|小說|作文|科普))"
+                 # a joke, a lesson plan, lecture notes or a rhyme about it, in the same clause
+                 # ("写一个快排，再讲个笑话" asks for the sort, then a joke)
+                 r"(?![^。！？?!\n，,；;]{0,8}?(?:段子|笑话|笑話|教案|讲义|講義|课件|課件|口诀|口訣|讲稿|講稿"
+                 r"|演讲|演講|简介|簡介|歌词|歌詞|顺口溜|順口溜))")
 _JA_CODE_NOUN = r"関数|コード|スクリプト|正規表現|単体テスト|ユニットテスト|テストコード"
 _JA_WEAK_NOUN = r"プログラム|テスト"      # also a festival's programme, a school test
 _JA_CODE_VERB = r"書|実装|修正|デバッグ|作成|作っ|作る|リファクタ"
 _JA_CODE_ONLY_NOUN = r"コード|正規表現|単体テスト|ユニットテスト"   # 説明 takes only these
 # Music the phrase is about ("the song in C", "rewrite this melody in C"): C is a key there.
 _NOT_A_KEY = (r"(?![^.?!\n]{0,60}?\b(?i:songs?|melod(?:y|ies)|chords?|progressions?|tunes?|scales?"
-              r"|music|riffs?|pieces?|arrangements?)\b)")
+              r"|music|riffs?|pieces?|arrangements?|chorus(?:es)?|verses?|lyrics|solos?|harmon(?:y|ies)"
+              r"|hymns?|ballads?|sonatas?|symphon(?:y|ies)|concertos?)\b)")
 # Algorithms and data structures by name: code when one is made ("implement binary search",
 # "write a quicksort", "a quicksort implementation", "binary search in Python", 实现二分查找,
 # 链表反转怎么写), a concept when asked about ("what is binary search?", 快速排序是谁发明的). "A
@@ -141,7 +196,10 @@ _EN_ALGORITHM = (
     r"|(?:merge|bubble|insertion|selection|heap|radix|counting|bucket|topological)[\s-]?sorts?"
     r"|(?:lru|lfu)\s+caches?|(?:doubly\s+|singly\s+)?linked\s+lists?|hash\s?(?:maps?|tables?)"
     r"|(?:binary|red-black|avl|segment|fenwick|suffix|b)[\s-]trees?|trie"
-    r"|(?:min|max)[\s-]?heaps?|priority\s+queues?|dijkstra(?:'s)?(?:\s+algorithm)?|bfs|dfs"
+    # a priority queue at the ER or a priority queue system is a plan (as a queue system is)
+    r"|(?:min|max)[\s-]?heaps?|priority\s+queues?(?!\s+(?:system|policy|process|rules?"
+    r"|management|at\s+(?:the|our|my|a|an)|for\s+(?:patients|customers|visitors|guests))\b)"
+    r"|dijkstra(?:'s)?(?:\s+algorithm)?|bfs|dfs"
     r"|(?:breadth|depth)[\s-]first\s+search|union[\s-]find|disjoint[\s-]sets?|kmp|fizz\s?buzz"
     r"|fibonacci(?:\s+(?:sequence|numbers?|function))?|sieve\s+of\s+eratosthenes|n[\s-]queens"
     r"|knapsack|levenshtein(?:\s+distance)?|edit\s+distance|debounce|singleton(?:\s+pattern)?"
@@ -170,7 +228,7 @@ _LANG_ENDS = (r"(?=\s*(?:$|[?.!,;:)]|(?:using|with|without|and|or|for|to|so|that
 # linked list in Java", "Sort a dict by value in Python"); a job, a course or a class in one is
 # a career ("find a job in Java", "get certified in SQL")
 _EN_TASK_VERB = (r"reverse|sort|parse|read|write|convert|merge|split|remove|delete|find|check"
-                 r"|count|print|generate|create|make|build|code|compute|calculate|dedupe"
+                 r"|count|print|generate|create|make|build|code|program|compute|calculate|dedupe"
                  r"|deduplicate|flatten|validate|download|upload|connect|send|fetch|scrape"
                  r"|serialize|deserialize|load|save|iterate|loop|filter|group|join|concatenate"
                  r"|format|list|append|insert|draw|plot|render|detect|extract|replace|match"
@@ -179,6 +237,12 @@ _EN_TASK_VERB = (r"reverse|sort|parse|read|write|convert|merge|split|remove|dele
 _NOT_A_CAREER = (r"(?![^.?!\n]{0,60}?\b(?:jobs?|work|careers?|courses?|classes|class(?!es)"
                  r"|certified|certificates?|degrees?|tutors?|teachers?|bootcamps?|internships?"
                  r"|interviews?)\b)")
+# Java is also an island: a stay or a trip there is travel ("Find a hostel in Java", "Check the
+# flights in Java"); looked for only where the phrase ends in Java, each look bounded
+_NOT_A_TRIP = (r"(?!(?=[^.?!\n]{0,60}?\bin\s+java\b)[^.?!\n]{0,60}?\b(?:hostels?|hotels?|flights?"
+               r"|beach(?:es)?|villas?|resorts?|restaurants?|cafes?|tours?|trips?|holidays?"
+               r"|vacations?|visas?|volcano(?:e?s)?|temples?|homestays?|airports?|trains?"
+               r"|ferr(?:y|ies)|hikes?|hiking|surfing|photos?|pictures?|souvenirs?)\b)")
 # A code thing with what it is for, no verb needed ("regex for US phone numbers", "Dockerfile
 # for a Flask app", "java program to check palindrome"); one for beginners is a course
 _EN_NAMED_THING = (r"regex(?:es)?|regular\s+expressions?|unit\s+tests?|" + _EN_ARTIFACT
@@ -236,7 +300,7 @@ _EN_ASKS = (
     # a task said first, done in a language ending the phrase
     rf"|(?:(?<![^.!?\n])|(?<=[.!?\n][^\S\n])|(?<=[.!?\n][^\S\n]{{2}})|(?<=\bplease\s)|(?<=\bpls\s))"
     rf"(?:{_EN_TASK_VERB})\b"
-    + _NOT_A_CAREER +
+    + _NOT_A_CAREER + _NOT_A_TRIP +
     rf"[^.?!\n]{{0,60}}?\b(?:in|using|with(?!\s+(?:julia|ruby|(?-i:R))\b))\s+"
     rf"(?!(?-i:SWIFT)\b)(?:{_LANGS})\b(?!\s*'s){_LANG_ENDS}"
     # a code thing and what it is for; code pointed at and worked on; code put into a language
@@ -264,12 +328,13 @@ _ASKS_FOR_CODE = re.compile(
     rf"|\b(?:{_EN_CODE_ONLY_VERB})\b[^.?!\n]{{0,40}}?\b(?:{_EN_WEAK_NOUN})\b"
     r"|\b(?:fix|debug)\b[^.?!\n]{0,40}?\bbugs?\b"
     rf"|\b(?:how\s+(?:do|can|should|would)\s+(?:i|you|we)|how\s+to|{_EN_CODE_VERB})\b"
+    + _NOT_A_TRIP +
     rf"[^.?!\n]{{0,60}}?"
     # the language ends the phrase: "with ruby stones", "with java beans", "R&D" and the bank
     # network SWIFT are not code; "with Julia", "with Ruby" are people, "starting with R" a letter
     rf"\b(?:in|using|with(?!\s+(?:julia|ruby|(?-i:R))\b))\s+(?!(?-i:SWIFT)\b)(?:{_LANGS})\b(?!\s*'s)"
     r"(?=\s*(?:$|[?.!,;:)]|(?:using|with|without|and|or|for|to|so|that|when|if|code|\d)\b))"
-    rf"|\b(?:implement|implementing|port|rewrite|compile|optimi[sz]e)\b"
+    rf"|\b(?:implement|implementing|port|rewrite|compile|optimi[sz]e|program)\b"
     # "rewrite this melody in C": a key
     + _NOT_A_KEY +
     rf"[^.?!\n]{{0,60}}?"

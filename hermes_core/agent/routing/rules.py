@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 from hermes_core.agent.routing.code_cues import (
     CODE_BLOCK,
     PASTED_CODE,
-    SHELL,
     URL,
     asks_for_code,
+    names_a_shell,
 )
 from hermes_core.agent.routing.reasoning import reasoning_cue
 from hermes_core.ast_guard import parse_expression
@@ -122,7 +122,7 @@ def extract_features(prompt_or_text: Prompt | str, *, requires_tools: bool = Fal
     fenced = bool(CODE_BLOCK.search(text))
     ends = _ends(text)
     has_code = fenced or bool(PASTED_CODE.search(ends))
-    has_url, shell = bool(URL.search(text)), bool(SHELL.search(text))
+    has_url, shell = bool(URL.search(text)), names_a_shell(text)
     # the cue need not look again for the shapes just searched for; a long text's head and tail
     # are joined at a cut that may make one (a line start, a word edge), so it looks there
     cue = reasoning_cue(ends, code_shapes=ends is not text or has_code or has_url or shell)

@@ -385,6 +385,13 @@ CODE_REQUESTS: tuple[str, ...] = (
     "How to reverse a linked list",
     "binary search in Python",
     "Reverse a linked list in Java",
+    # review (stop 52): the twins of the rows above that are travel and prose stay code
+    "Find the largest number in a list in Java", "Find the cheapest flight in a JSON list in Python",
+    "写一个快排，再讲个笑话", "给我来个快排的代码",
+    "Implement a priority queue in Python", "Implement a priority queue with a binary heap",
+    # "program" as a verb of the task done in a language
+    "Program a calculator in C", "Program a tic tac toe game in Python",
+    "How do I read a file in Java?", "Rewrite this function in C",
     "Sort a dictionary by value in Python",
     "Reverse a string in JavaScript",
     "Implement merge sort in TypeScript",
@@ -569,6 +576,26 @@ NOT_CODE: tuple[tuple[str, str], ...] = (
     ("用Python的人多吗", "fast"),
     ("實現夢想", "fast"),
     ("寫一首關於秋天的詩", "fast"),
+    # review (stop 52): Java the island is travelled in, and a joke or a lesson plan about an
+    # algorithm is prose, as a poem or an essay about one is
+    ("Find a hostel in Java", "fast"),
+    ("Find a cheap hotel in Java", "fast"),
+    ("Find a beach in Java", "fast"),
+    ("Check the flights in Java", "fast"),
+    ("给我来个快排的段子", "fast"),
+    ("写一个关于二分查找的笑话", "fast"),
+    ("编写一份关于链表的教案", "fast"),
+    ("写一份二叉树的讲义", "fast"),
+    ("给我一个冒泡排序的口诀", "fast"),
+    ("Download the photos I took in Java", "fast"),
+    # a priority queue for patients is a plan, as a queue system at the bakery is
+    ("Implement a new priority queue at the ER", "fast"),
+    ("Implement a priority queue system for patients", "fast"),
+    # a chorus, a verse or a solo in C is in a key; the way to a city in Java is travel
+    ("Rewrite the chorus in C", "fast"),
+    ("Rewrite the second verse in C", "fast"),
+    ("How do I get from the airport to the city in Java?", "fast"),
+    ("How can we find a cheap hotel in Java?", "fast"),
 )
 
 _ROUTING = {"default_model": "gpt-4o", "fast_model": "gpt-4o-mini", "code_model": "gpt-4.1"}
@@ -648,20 +675,37 @@ def test_a_name_read_cased_keeps_its_case_and_a_longer_lower_case_reads_the_text
     "dockerfile ", "quick sort ", "write" + " " * 50, "binary" + " " * 80, ".\n ", "Go ", "C R ",
     "İmplement ", "İ sort in ",
     "实现", "二分查找", "给我一个", "写一个JS", "转成", "用Python", "用SQL", "链表", "快排",
+    ". find a hotel ", ". sort in java ", ". find a hotel in java ", "快排的段", "写快排，",
+    "how do i find a hotel ", "how to in java ", "rewrite the chorus ",
 ])
 def test_a_long_run_of_a_near_miss_is_read_in_linear_time(unit: str) -> None:
-    import time
-
     from hermes_core.agent.routing.code_cues import asks_for_code
 
-    def took(chars: int) -> float:
-        text = (unit * (chars // len(unit) + 1))[:chars] + "x"
-        best = float("inf")
-        for _ in range(2):
-            start = time.process_time()
-            asks_for_code(text)
-            best = min(best, time.process_time() - start)
-        return best
+    small, large = _cpu_of(asks_for_code, unit, 20_000), _cpu_of(asks_for_code, unit, 80_000)
+    assert large < 8 * small + 0.05, (small, large)
 
-    small, large = took(20_000), took(80_000)
+
+def _cpu_of(read: Callable[[str], object], unit: str, chars: int) -> float:
+    """The least CPU time of two reads of ``unit`` repeated to ``chars`` characters and an x."""
+    import time
+
+    text = (unit * (chars // len(unit) + 1))[:chars] + "x"
+    best = float("inf")
+    for _ in range(2):
+        start = time.process_time()
+        read(text)
+        best = min(best, time.process_time() - start)
+    return best
+
+
+# A bare shell word beside a person's words, repeated (every match looks at its neighbours):
+# 80,000 characters cost about four times what 20,000 do, as the near misses above.
+@pytest.mark.parametrize("unit", [
+    "shell beach ", "terminal is terminal ", "bash party" + " " * 50, "shell" + " " * 70 + "beach\n",
+    "shell beach ls ",
+])
+def test_a_bare_shell_word_among_a_person_s_words_is_read_in_linear_time(unit: str) -> None:
+    from hermes_core.agent.routing.code_cues import names_a_shell
+
+    small, large = _cpu_of(names_a_shell, unit, 20_000), _cpu_of(names_a_shell, unit, 80_000)
     assert large < 8 * small + 0.05, (small, large)

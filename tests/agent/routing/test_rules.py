@@ -481,3 +481,31 @@ def test_a_language_name_before_a_long_run_of_spaces_is_read_in_linear_time(head
 
     small, large = took(50_000), took(100_000)
     assert large < 0.5 and large < 4 * small + 0.05, (small, large)
+
+
+# review (stop 52): "shell", "terminal" and "bash" alone named a shell, so a beach find, an
+# airport, an illness and a party went to the code model as commands to run. Alone, beside a
+# person's things and no computer's, they are a person's; beside a computer's they stay a shell.
+# Each False row failed on a26c779d.
+@pytest.mark.parametrize(("text", "shell"), [
+    ("I found a shell on the beach, what kind is it?", False),
+    ("How do I open an oyster shell?", False),
+    ("Egg shell colours for Easter", False),
+    ("Shell gas station near me", False),
+    ("Buy shares in Shell plc", False),
+    ("The turtle hid in its shell", False),
+    ("Which terminal does my flight leave from?", False),
+    ("Terminal 5 at Heathrow: where is the bus stop?", False),
+    ("My grandmother is terminal, how do I cope?", False),
+    ("We had a bash for her birthday", False),
+    ("Bash the garlic with a knife", False),
+    ("Open a shell and list files", True),
+    ("Which shell do I use on macOS?", True),
+    ("the terminal prints an error when I type ls", True),
+    ("in bash, how do I loop over files", True),
+    ("my terminal at the airport wifi cannot ssh to the server", True),
+    ("a bash script for my birthday party invitations", True),
+])
+def test_a_shell_terminal_or_bash_beside_a_person_s_things_is_no_command(
+        text: str, shell: bool) -> None:
+    assert extract_features(text).requires_shell_execution is shell, text
