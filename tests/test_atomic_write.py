@@ -206,6 +206,19 @@ def test_read_cache_reserves_the_file_s_size_not_the_limit(tmp_path: Path) -> No
     assert peak < 2**20
 
 
+def _stat_said_10_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file's size read as 10 bytes: what a reader sees when it grew after the stat."""
+    from hermes_core import atomic_write
+    real_fstat = os.fstat
+
+    def earlier_size(fd: int) -> os.stat_result:
+        st = real_fstat(fd)
+        return os.stat_result((st.st_mode, st.st_ino, st.st_dev, st.st_nlink, st.st_uid,
+                               st.st_gid, 10, st.st_atime, st.st_mtime, st.st_ctime))
+
+    monkeypatch.setattr(atomic_write.os, "fstat", earlier_size)
+
+
 def test_read_cache_refuses_a_file_that_grew_after_its_size_was_read(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A file written in place while read (never one of ours: caches are renamed into place) is
@@ -215,14 +228,7 @@ def test_read_cache_refuses_a_file_that_grew_after_its_size_was_read(
     from hermes_core import atomic_write
     grown = tmp_path / "terms.bin"
     grown.write_bytes(b"z" * 50)
-    real_fstat = os.fstat
-
-    def earlier_size(fd: int) -> os.stat_result:
-        st = real_fstat(fd)
-        return os.stat_result((st.st_mode, st.st_ino, st.st_dev, st.st_nlink, st.st_uid,
-                               st.st_gid, 10, st.st_atime, st.st_mtime, st.st_ctime))
-
-    monkeypatch.setattr(atomic_write.os, "fstat", earlier_size)
+    _stat_said_10_bytes(monkeypatch)
     with pytest.raises(OSError) as info:
         atomic_write.read_cache(grown)
     assert info.value.errno == errno.EFBIG
@@ -240,14 +246,7 @@ def test_read_cache_of_a_log_appended_to_while_read_gives_the_whole_lines_there_
     from hermes_core import atomic_write
     log = tmp_path / "descriptions.log"
     log.write_bytes(b"one\ntwo\nthree\nfour\n")
-    real_fstat = os.fstat
-
-    def size_before_the_filing(fd: int) -> os.stat_result:
-        st = real_fstat(fd)
-        return os.stat_result((st.st_mode, st.st_ino, st.st_dev, st.st_nlink, st.st_uid,
-                               st.st_gid, 10, st.st_atime, st.st_mtime, st.st_ctime))
-
-    monkeypatch.setattr(atomic_write.os, "fstat", size_before_the_filing)
+    _stat_said_10_bytes(monkeypatch)
     assert atomic_write.read_cache(log, appended=True) == b"one\ntwo\n"
     monkeypatch.undo()
     log.write_bytes(b"one\ntwo\nthr")
