@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
@@ -436,8 +435,7 @@ def _as_sent(result: Completion, sent: Prompt) -> Completion:
     return Completion(**carried, prompt=sent)
 
 
-_IDS = random.Random()
-os.register_at_fork(after_in_child=_IDS.seed)   # a forked worker draws a sequence of its own
+_IDS = own_random()   # a forked worker draws a sequence of its own
 
 
 def _request_id() -> str:

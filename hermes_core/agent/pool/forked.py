@@ -14,8 +14,8 @@ counted twice).
 So each pool object holding such state registers here (:func:`renew_in_child`), and in a forked
 child its :meth:`Renewed.renew_after_fork` makes new locks and drops the parent's per-process
 state, keeping what the fleet knows (deadlines, removals, windows of requests really sent). A
-process that never forks runs none of it. (:mod:`.worker_slot` and :mod:`.reconnect` keep the
-hooks they had before this module.)
+process that never forks runs none of it. (:mod:`.reconnect` keeps the hook it had before this
+module: its state is the module's, not an object's.)
 
 A random generator the library makes for itself (:func:`own_random`: the pool's draw for
 ``rotation: random``, the call loop's backoff jitter) is seeded again in a child: with the

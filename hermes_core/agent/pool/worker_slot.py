@@ -8,7 +8,7 @@ idle (or lost Redis) never keeps a larger share than the floor on a claim anothe
 since. A Redis that restarted empty lost every slot: the next acquire claims again, the index held
 before first, so each worker gets its own back. A process forked from one that built the slot
 (a server that loads its app, pool included, before forking its workers) is a worker of its own:
-it draws a new id and holds no slot until it claims one (``os.register_at_fork``); with the
+it draws a new id and holds no slot until it claims one (:mod:`.forked`); with the
 parent's id every child found "its" slot held and took the same index, each with the larger
 share. The decisions (:meth:`WorkerSlot.due`, :meth:`WorkerSlot.held`, :meth:`WorkerSlot.share`)
 run on an injectable monotonic clock; the claim is one script (:data:`CLAIM`), the thin Redis
@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import os
 import threading
-import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
 from hermes_core.agent.pool.fallback import worker_share
+from hermes_core.agent.pool.forked import renew_in_child
 from hermes_core.agent.pool.state import KeySpec
 
 # A worker's slot: its index among the ``workers`` processes sharing the keys, which sets its
@@ -71,10 +71,10 @@ class WorkerSlot:
         self.workers = workers
         self.ttl_s = ttl_s
         self._monotonic = monotonic
-        self._start()
-        _SLOTS.add(self)
+        self.renew_after_fork()
+        renew_in_child(self)
 
-    def _start(self) -> None:
+    def renew_after_fork(self) -> None:
         """No claim yet, under an id of this process's own (again in a forked child: the
         parent's id, claim and lock are the parent's)."""
         self._lock = threading.Lock()
@@ -122,13 +122,3 @@ class WorkerSlot:
             self._valid_until = now + self.ttl_s
             self._renew_at = now + self.ttl_s / 3
 
-
-_SLOTS: weakref.WeakSet[WorkerSlot] = weakref.WeakSet()
-
-
-def _start_in_child() -> None:
-    for slot in list(_SLOTS):
-        slot._start()
-
-
-os.register_at_fork(after_in_child=_start_in_child)
