@@ -420,9 +420,15 @@ class RedisPoolState:
             self._call(lambda: fleet.leave(provider), lambda: None)
 
     def close(self) -> None:
-        """Close the client's connections and stop a reconnect probe under way, waiting for its
-        thread (the backend may still be used; it reconnects): reconnect.py says why."""
+        """Give this worker's slot back, close the client's connections and stop a reconnect
+        probe under way, waiting for its thread (the backend may still be used; it reconnects
+        and claims a slot anew): reconnect.py says why. During an outage it asks nothing of
+        Redis and raises nothing."""
         with retries_off(self._retry):
+            # the slot given back, for the worker replacing this one; while Redis is away
+            # nothing is asked of it (its claim lapses there)
+            with contextlib.suppress(self._redis_error):
+                self._slot.release(remote=not self._degraded)
             self._prober.stop(self._redis.close, 2 * self.options.socket_timeout_s + 1.0)
             self._redis.close()   # what the stopped run opened meanwhile
 
@@ -459,8 +465,13 @@ class RedisPoolState:
                 recent = {k: list(v) for k, v in self._recent.items() if k[0] == provider}
                 standings = {k: st.shifted(self._offset) for k, st in self._standing.items()
                              if k[0] == provider}
+            # a Redis that lost the pool state lost the workers' slots too: claimed again at
+            # once, not with the next acquire (Redis may be away by then, and the slot believed
+            # another's); a new process's first resync may be the first it sees of a restart
+            if self._slot.workers > 1:
+                self._slot.lost()
+                self._slot.claim()
             if not first:
-                self._slot.lost()   # it lost the workers' slots too: claim again
                 log.warning("credential pool: Redis at %s lost the pool state of %s "
                             "(restarted?); merging what this worker knows back", self.url,
                             provider)
