@@ -16,11 +16,12 @@ from hermes_core.testing.redis_server import RedisServer
 
 
 def test_merge_args_give_times_as_ages_and_drop_requests_out_of_their_window() -> None:
-    sent = [(900.0, 5, 60.0), (950.0, 7, 60.0), (990.0, 9, 30.0)]
+    sent = [(900.0, 5, 60.0, ""), (950.0, 7, 60.0, "l7"), (990.0, 9, 30.0, "")]
     args = merge_args(-1.0, 1000.0, (1030.0, False), Standing(), None, sent, 604800.0, "u")
-    # the window is the widest of the requests kept (the one at 900 has left its 60 s)
+    # the window is the widest of the requests kept (the one at 900 has left its 60 s); one
+    # sent under a Redis lease names it
     assert args == [-1.0, 30.0, "0", 604800.0, 60.0, "u", "", 0, 0.0, "", 0, 0.0, 0,
-                    50.0, 7, 10.0, 9]
+                    50.0, 7, "l7", 10.0, 9, ""]
 
 
 def test_merge_args_carry_a_removal_strikes_and_the_breakers_not_closed() -> None:
