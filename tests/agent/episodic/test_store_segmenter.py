@@ -3,7 +3,8 @@
 A store records which segmenter (tokenizer, Chinese folding, emoji data) cut its index and
 re-indexes the archive once when that changes, and never when only something the index does not
 read changed; text in either Chinese script or with or without a variation selector finds the
-other. (The rest of the store's tests are in ``test_store.py`` and ``test_store_search.py``.)
+other, and runs of punctuation and emoji sequences are searched whole. (The rest of the store's
+tests are in ``test_store.py`` and ``test_store_search.py``.)
 """
 
 from __future__ import annotations
@@ -488,3 +489,77 @@ def test_an_emoji_with_or_without_its_presentation_selector_finds_the_other_thro
         for other in ("\u2714\ufe0f", "\u2714", "\u2611\ufe0f"):      # ✔️ ✔ ☑️: other symbols
             assert "check" not in {m.session_id for m in engine.retrieve(other, max_results=50)}
         assert [m.session_id for m in engine.retrieve("✅")] == ["check"]
+
+
+def test_punctuation_runs_and_emoji_sequences_are_searched_whole(tmp_path: Path) -> None:
+    """ "？？？" found no "why？？？" (punctuation in a text with words was no term), and a
+    family emoji was searched as the people it joins: it found a summary of only the man."""
+    with ContextEngine(tmp_path / "sessions.db", clock=lambda: 1_800_000_000.0) as engine:
+        engine.add("why", "why？？？ the deploy hung again", created_at=1_799_990_000.0)
+        engine.add("calm", "the deploy went fine.", created_at=1_799_990_000.0)
+        engine.add("family", "dinner plans 👨\u200d👩\u200d👧 on sunday", created_at=1_799_990_000.0)
+        engine.add("man", "a photo of 👨 at the desk", created_at=1_799_990_000.0)
+        assert [f.session_id for f in engine.retrieve("？？？")] == ["why"]
+        assert [f.session_id for f in engine.retrieve("👨\u200d👩\u200d👧")] == ["family"]
+        assert {f.session_id for f in engine.retrieve("👨")} == {"man", "family"}   # a member
+
+
+def test_a_keycap_finds_its_summary_not_every_summary_with_its_digit(tmp_path: Path) -> None:
+    """"1️⃣" was searched as "1": it found every summary with a 1 and ranked the keycap's no
+    higher. Now its term finds the keycap only; "1" still finds the keycap's summary (its text
+    reads "1"), as 👍 finds 👍🏽."""
+    with ContextEngine(tmp_path / "sessions.db", clock=lambda: 1_800_000_000.0) as engine:
+        engine.add("cap", "step 1\ufe0f\u20e3 restart the deploy", created_at=1_799_990_000.0)
+        engine.add("digit", "retry 1 more time", created_at=1_799_990_000.0)
+        engine.add("hash", "tag it #\ufe0f\u20e3 infra", created_at=1_799_990_000.0)
+        engine.add("two", "step 2\ufe0f\u20e3 check logs", created_at=1_799_990_000.0)
+        assert [f.session_id for f in engine.retrieve("1\ufe0f\u20e3")] == ["cap"]
+        assert [f.session_id for f in engine.retrieve("1\u20e3")] == ["cap"]
+        assert [f.session_id for f in engine.retrieve("#\ufe0f\u20e3")] == ["hash"]
+        assert {f.session_id for f in engine.retrieve("1")} == {"cap", "digit"}
+
+
+def test_a_base_emoji_finds_its_toned_variants_a_toned_one_only_itself(tmp_path: Path) -> None:
+    with ContextEngine(tmp_path / "sessions.db", clock=lambda: 1_800_000_000.0) as engine:
+        engine.add("plain", "the review got a 👍 from ops", created_at=1_799_990_000.0)
+        engine.add("medium", "the review got a 👍🏽 from ops", created_at=1_799_990_000.0)
+        engine.add("dark", "the review got a 👍🏿 from ops", created_at=1_799_990_000.0)
+        engine.add("runner", "she is a 🏃\u200d♀\ufe0f now", created_at=1_799_990_000.0)
+        engine.add("family", "dinner 👨\u200d👩\u200d👧 on sunday", created_at=1_799_990_000.0)
+        assert {f.session_id for f in engine.retrieve("👍")} == {"plain", "medium", "dark"}
+        assert [f.session_id for f in engine.retrieve("👍🏽")] == ["medium"]
+        assert [f.session_id for f in engine.retrieve("🏃")] == ["runner"]
+        assert [f.session_id for f in engine.retrieve("👨")] == ["family"]   # its name says man
+        assert [f.session_id for f in engine.retrieve("👨\u200d👩\u200d👧")] == ["family"]
+
+
+def test_an_emoji_and_its_profession_or_flag_and_a_pasted_long_cluster_are_found(
+        tmp_path: Path) -> None:
+    """💻 found no 👩‍💻, 🏴 no Scottish flag, and a summary holding 👍 and 100,000 skin tones
+    was not found by the same text pasted as the query (the query is cut at ``MAX_QUERY_CHARS``,
+    the index kept the whole cluster): both now keep the cluster's first 16 code points."""
+    hostile = "👍" + "\U0001F3FD" * 100_000
+    scotland = "🏴\U000E0067\U000E0062\U000E0073\U000E0063\U000E0074\U000E007F"
+    with ContextEngine(tmp_path / "sessions.db", clock=lambda: 1_800_000_000.0) as engine:
+        engine.add("long", f"we {hostile} met", created_at=1_799_990_000.0)
+        engine.add("coder", "the 👩\u200d💻 fixed it", created_at=1_799_990_000.0)
+        engine.add("flag", f"go {scotland} team", created_at=1_799_990_000.0)
+        assert [f.session_id for f in engine.retrieve(hostile)] == ["long"]
+        assert [f.session_id for f in engine.retrieve("💻")] == ["coder"]
+        assert [f.session_id for f in engine.retrieve("🏴")] == ["flag"]
+        assert [f.session_id for f in engine.retrieve(scotland)] == ["flag"]
+        assert [f.session_id for f in engine.retrieve("👩\u200d💻")] == ["coder"]
+
+
+def test_a_session_of_only_emoji_or_punctuation_is_found_by_its_symbols(tmp_path: Path) -> None:
+    """Stored, listed, but found by no query while FTS5 dropped every symbol: a user who saved
+    "🚀🚀" and searches 🚀 finds it, "？？？" is found by "???", a word query finds neither."""
+    with ContextEngine(tmp_path / "sessions.db", clock=lambda: 1_800_000_000.0) as engine:
+        engine.add("rocket", "🚀🚀", created_at=1_799_990_000.0)
+        engine.add("ask", "？？？", created_at=1_799_990_000.0)
+        engine.add("words", "we launched the rocket 🚀 today", created_at=1_799_990_000.0)
+        engine.add("plain", "the launch went fine.", created_at=1_799_990_000.0)
+        assert {f.session_id for f in engine.retrieve("🚀")} == {"rocket", "words"}
+        assert [f.session_id for f in engine.retrieve("???")] == ["ask"]
+        assert [f.session_id for f in engine.retrieve("？")] == ["ask"]
+        assert "ask" not in {f.session_id for f in engine.retrieve("what went fine?")}
