@@ -26,6 +26,7 @@ import httpx
 import pytest
 
 from hermes_core.agent.agent import Agent
+from hermes_core.agent.context_engine import ContextEngine
 from hermes_core.config import load_settings
 from hermes_core.testing import (
     ANTHROPIC_URL,
@@ -362,3 +363,19 @@ def held_by_a_thread() -> Callable[[Any], contextlib.AbstractContextManager[None
     """``with held(lock):`` another thread is inside ``lock``'s section meanwhile (a lock or a
     condition), as a request, a merge-back or a clean-up of this process is when it forks."""
     return _held
+
+
+#: A day in seconds, and the clock of the context-engine tests: ``engine`` stands at NOW, and a
+#: session recorded ``NOW - k * DAY`` is k days old.
+DAY = 86_400.0
+
+
+NOW = 1_800_000_000.0
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> ContextEngine:
+    """A ContextEngine on a new ``sessions.db`` in ``tmp_path``, its clock standing at NOW."""
+    eng = ContextEngine(tmp_path / "sessions.db", clock=lambda: NOW)
+    yield eng
+    eng.close()
