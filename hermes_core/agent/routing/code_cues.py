@@ -307,17 +307,23 @@ _EN_BUILT_THING = (_EN_LANG_THING + r"|servers?|clients?|apps?|applications?|bot
 _NOT_A_COURSE = (r"(?!\s+(?:for|to)\s+(?:(?:my|our|the|your)\s+)?(?:beginners|dummies|kids|children"
                  r"|newbies|novices|students|adults|seniors|teens|pupils|learners|class|team"
                  r"|teach|learn|study)\b|\s+(?:course|lessons?|teachers?|tutors?|syllabus)\b)")
+# Where the thing made ends its noun phrase: "a Python tool shed" and "a Ruby app review" are
+# a shed and a review
+_THING_ENDS = (r"(?=\s*(?:$|[?.!,;:)]|(?:for|to|that|which|with|in|using|called|named|from|and|or"
+               r"|so|on|of|like|where|when|who)\b))")
 # The most-used programming libraries and frameworks across Python, JavaScript, Go, Rust and
 # Java, named where a language is ("read a CSV file with pandas", "Scrape a page with
 # BeautifulSoup"): a task said first or asked how, done with one, the phrase ending there. Kept
-# small on purpose (each is a name people type for code and, but for pandas, no other word);
-# a framework a code noun names (a Flask app, a React component) is in _EN_WEB_CODE.
+# small on purpose (each is a name people type for code and, but for pandas, no other word:
+# Selenium is also a mineral, Playwright and Puppeteer are people, Express, Spring, React and
+# Requests are words, so those are left out); a framework a code noun names (a Flask app, a
+# React component) is in _EN_WEB_CODE.
 _LIBRARIES = (r"pandas|numpy|matplotlib|seaborn|scikit-learn|sklearn|pytorch|tensorflow|keras"
-              r"|beautiful\s?soup|bs4|selenium|playwright|puppeteer|sqlalchemy|fastapi|django"
-              r"|jquery|lodash|axios|express\.?js|next\.?js|tokio|serde|boto3|opencv")
+              r"|beautiful\s?soup|bs4|sqlalchemy|fastapi|django|jquery|lodash|axios|express\.?js"
+              r"|next\.?js|tokio|serde|boto3|opencv")
 # pandas the animal: a picture, a zoo or bamboo in the phrase ending "with pandas"
 _NOT_THE_ANIMAL = (r"(?!(?=[^.?!\n]{0,60}?\bwith\s+pandas\b)[^.?!\n]{0,60}?\b(?:pictures?"
-                   r"|photos?|drawings?|cartoons?|zoos?|bamboo|toys?|plush\w*|bears?|cubs?"
+                   r"|photos?|drawings?|cartoons?|panda|zoos?|bamboo|toys?|plush\w*|bears?|cubs?"
                    r"|stor(?:y|ies)|poems?|songs?|kids|children|animals?)\b)")
 # The words between a verb and a code noun, none of them a piece of prose the code is the topic
 # of ("write a blog post about Python decorators", "an essay on SQL"): each place looks ahead
@@ -353,9 +359,10 @@ _EN_ASKS = (
     rf"(?:(?:sorted|singly|doubly|unsorted|balanced)\s+)?(?:{_EN_ALGORITHM})\b{_EN_NOT_PROSE}"
     # an algorithm with a language or a judge's name a few words on ("two sum leetcode python",
     # "linked list reversal java"); "the linked list in Java is slow" goes on past the name
-    rf"|\b(?:{_EN_ALGORITHM})\b[^.?!\n]{{0,24}}?\b(?:(?:{_LANGS}|{_C_LANG})\b(?!\s*'s){_LANG_ENDS}"
-    rf"|{_JUDGES}\b)"
-    rf"|\b{_JUDGES}\s*(?:problem\s*|question\s*|q\s*)?#?\d+"
+    rf"|\b(?:{_EN_ALGORITHM})\b(?:[^.?!\n]{{0,24}}?\b(?:{_LANGS}|{_C_LANG})\b(?!\s*'s){_LANG_ENDS}"
+    rf"|\s+{_JUDGES}\b)"
+    # a judge's problem named ("LeetCode 1 two sum"); "Is LeetCode 75 enough?" is a study plan
+    rf"|\b{_JUDGES}\s*(?:problem\s*|question\s*)?(?:#?\d+\s*[.:-]?\s*)?(?:{_EN_ALGORITHM})\b"
     # a stack, a queue or any algorithm written in a language ending the phrase ("Write a stack
     # in C"); a song or a story in C is in a key and names no structure
     rf"|\b(?:write|writing|code|coding|create|build|make|implement(?:s|ed|ing)?)\s+"
@@ -366,7 +373,7 @@ _EN_ASKS = (
     # HTTP server", "Build a Rust CLI"); a class for beginners or students is a course
     rf"|\b(?:write|create|build|make|code|design|define|give\s+me|show\s+me)\s+"
     rf"(?:(?:me|us)\s+)?(?:(?:an?|the|some|one|my|our)\s+)?(?:(?:{_EN_ALGORITHM_ADJ}|new)\s+)?"
-    rf"(?:{_LANGS}|{_C_LANG})\s+(?:[\w.-]+\s+)?(?:{_EN_BUILT_THING})\b{_NOT_A_COURSE}"
+    rf"(?:{_LANGS}|{_C_LANG})\s+(?:[\w.-]+\s+)?(?:{_EN_BUILT_THING})\b{_NOT_A_COURSE}{_THING_ENDS}"
     # a task said first, done in a language ending the phrase
     rf"|(?:(?<![^.!?\n])|(?<=[.!?\n][^\S\n])|(?<=[.!?\n][^\S\n]{{2}})|(?<=\bplease\s)|(?<=\bpls\s))"
     rf"(?:{_EN_TASK_VERB})\b"
