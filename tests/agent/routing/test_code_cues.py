@@ -776,3 +776,18 @@ def test_a_bare_shell_word_among_a_person_s_words_is_read_in_linear_time(unit: s
 
     small, large = _cpu_of(names_a_shell, unit, 20_000), _cpu_of(names_a_shell, unit, 80_000)
     assert large < 8 * small + 0.05, (small, large)
+
+
+# The same runs through technical_starts, which reads each bare word's neighbours as
+# names_a_shell does (the reasoning cue's vocabulary), and a why about a person beside them.
+@pytest.mark.parametrize("unit", [
+    "shell beach ", "terminal is terminal ", "bash party" + " " * 50, "shell" + " " * 70 + "beach\n",
+    "shell beach ls ", "why did he leave the terminal at the airport? ", "İ terminal flight ",
+])
+def test_a_bare_shell_word_among_a_person_s_words_is_read_in_linear_time_as_a_technical_word(
+        unit: str) -> None:
+    def read(text: str) -> object:
+        return technical_starts(text, text.lower())
+
+    small, large = _cpu_of(read, unit, 20_000), _cpu_of(read, unit, 80_000)
+    assert large < 8 * small + 0.05, (small, large)
