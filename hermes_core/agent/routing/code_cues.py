@@ -66,7 +66,6 @@ _COMPUTER_AROUND = re.compile(
     r"|python|code|programs?|servers?|env|path|alias(?:es)?|\.\w*rc|variables?|loops?|type|typed"
     r"|prints?|printed|runs?|ran|execute[sd]?)\b|[$~/]",
     re.IGNORECASE)
-
 _EVERYDAY_FOLDED = re.compile(_EVERYDAY_AROUND.pattern)
 _COMPUTER_FOLDED = re.compile(_COMPUTER_AROUND.pattern)
 
@@ -315,17 +314,14 @@ _EN_BUILT_THING = (_EN_LANG_THING + r"|servers?|clients?|apps?|applications?|bot
 _NOT_A_COURSE = (r"(?!\s+(?:for|to)\s+(?:(?:my|our|the|your)\s+)?(?:beginners|dummies|kids|children"
                  r"|newbies|novices|students|adults|seniors|teens|pupils|learners|class|team"
                  r"|teach|learn|study)\b|\s+(?:course|lessons?|teachers?|tutors?|syllabus)\b)")
-# Where the thing made ends its noun phrase: "a Python tool shed" and "a Ruby app review" are
-# a shed and a review
+# The thing made ends its noun phrase: "a Python tool shed", "a Ruby app review" are no code
 _THING_ENDS = (r"(?=\s*(?:$|[?.!,;:)]|(?:for|to|that|which|with|in|using|called|named|from|and|or"
                r"|so|on|of|like|where|when|who)\b))")
-# The most-used programming libraries and frameworks across Python, JavaScript, Go, Rust and
-# Java, named where a language is ("read a CSV file with pandas", "Scrape a page with
-# BeautifulSoup"): a task said first or asked how, done with one, the phrase ending there. Kept
-# small on purpose (each is a name people type for code and, but for pandas, no other word:
-# Selenium is also a mineral, Playwright and Puppeteer are people, Express, Spring, React and
-# Requests are words, so those are left out); a framework a code noun names (a Flask app, a
-# React component) is in _EN_WEB_CODE.
+# The most-used libraries across Python, JavaScript, Go, Rust and Java, read where a language
+# is ("read a CSV file with pandas", "Scrape a page with BeautifulSoup"). Kept small: each is a
+# name typed for code and, but for pandas, no other word (Selenium is a mineral, Playwright a
+# person, Express, Spring, React, Requests words: left out); a framework's part named (a Flask
+# app, a React component) is in _EN_WEB_CODE.
 _LIBRARIES = (r"pandas|numpy|matplotlib|seaborn|scikit-learn|sklearn|pytorch|tensorflow|keras"
               r"|beautiful\s?soup|bs4|sqlalchemy|fastapi|django|jquery|lodash|axios|express\.?js"
               r"|next\.?js|tokio|serde|boto3|opencv")
@@ -358,30 +354,28 @@ _EN_ASKS = (
     rf"|\bimplement(?:s|ed|ing)?\s+(?:(?:an?|the|my\s+own|your\s+own)\s+)?"
     rf"(?:(?:{_EN_ALGORITHM_ADJ})\s+){{0,2}}(?:stacks?|queues?|deques?)\b"
     r"(?!\s+(?:system|policy|process|rules?|management)\b)"
-    rf"|\b(?:{_EN_ALGORITHM})\s+(?:implementations?\b|(?:in|using|with)\s+(?:{_LANGS}|{_C_LANG})\b"
-    rf"{_LANG_ENDS})"
+    # an algorithm, then its implementation, a language ending the phrase a few words on ("two
+    # sum leetcode python"; "the linked list in Java is slow" goes on past the name) or a
+    # judge's name: one branch, so the long list of names is tried once at each place
+    rf"|\b(?:{_EN_ALGORITHM})(?:\s+implementations?\b|\s+(?:in|using|with)\s+(?:{_LANGS}|{_C_LANG})\b"
+    rf"{_LANG_ENDS}|\b[^.?!\n]{{0,24}}?\b(?:{_LANGS}|{_C_LANG})\b(?!\s*'s){_LANG_ENDS}"
+    rf"|\s+{_JUDGES}\b)"
     rf"|{_ASCII_START}(?:{_LANGS})\s+(?:{_EN_ALGORITHM})\b"
     # a data structure worked on ("reverse linked list", "invert a binary tree"): the structure
     # names the code, where "reverse the list of guests" and "search the house" name none
     rf"|\b(?:{_EN_DS_OP_VERB})\s+(?:(?:an?|the|two|my|this|given)\s+)?"
     rf"(?:(?:sorted|singly|doubly|unsorted|balanced)\s+)?(?:{_EN_ALGORITHM})\b{_EN_NOT_PROSE}"
-    # an algorithm with a language or a judge's name a few words on ("two sum leetcode python",
-    # "linked list reversal java"); "the linked list in Java is slow" goes on past the name
-    rf"|\b(?:{_EN_ALGORITHM})\b(?:[^.?!\n]{{0,24}}?\b(?:{_LANGS}|{_C_LANG})\b(?!\s*'s){_LANG_ENDS}"
-    rf"|\s+{_JUDGES}\b)"
     # a judge's problem named ("LeetCode 1 two sum"); "Is LeetCode 75 enough?" is a study plan
     rf"|\b{_JUDGES}\s*(?:problem\s*|question\s*)?(?:#?\d+\s*[.:-]?\s*)?(?:{_EN_ALGORITHM})\b"
-    # a stack, a queue or any algorithm written in a language ending the phrase ("Write a stack
-    # in C"); a song or a story in C is in a key and names no structure
-    rf"|\b(?:write|writing|code|coding|create|build|make|implement(?:s|ed|ing)?)\s+"
-    rf"(?:(?:me|us)\s+)?(?:(?:an?|the|some|my\s+own|your\s+own)\s+)?"
-    rf"(?:(?:{_EN_ALGORITHM_ADJ})\s+){{0,2}}(?:stacks?|queues?|deques?|{_EN_ALGORITHM})\s+"
+    # made with a language: a stack, a queue or any algorithm written in one ending the phrase
+    # ("Write a stack in C": a song or a story in C is in a key and names no structure), or a
+    # thing the language makes ("Make a Python class for a bank account", "Write a Go HTTP
+    # server", "Build a Rust CLI"; a class for beginners is a course, a tool shed a shed)
+    rf"|\b(?:write|writing|code|coding|create|build|make|implement(?:s|ed|ing)?|design|define"
+    rf"|give\s+me|show\s+me)\s+(?:(?:me|us)\s+)?(?:(?:an?|the|some|one|my|our|my\s+own|your\s+own)\s+)?"
+    rf"(?:(?:{_EN_ALGORITHM_ADJ}|new)\s+){{0,2}}(?:(?:stacks?|queues?|deques?|{_EN_ALGORITHM})\s+"
     rf"(?:in|using)\s+(?:{_LANGS}|{_C_LANG})\b(?!\s*'s){_LANG_ENDS}"
-    # a thing a language makes, made ("Make a Python class for a bank account", "Write a Go
-    # HTTP server", "Build a Rust CLI"); a class for beginners or students is a course
-    rf"|\b(?:write|create|build|make|code|design|define|give\s+me|show\s+me)\s+"
-    rf"(?:(?:me|us)\s+)?(?:(?:an?|the|some|one|my|our)\s+)?(?:(?:{_EN_ALGORITHM_ADJ}|new)\s+)?"
-    rf"(?:{_LANGS}|{_C_LANG})\s+(?:[\w.-]+\s+)?(?:{_EN_BUILT_THING})\b{_NOT_A_COURSE}{_THING_ENDS}"
+    rf"|(?:{_LANGS}|{_C_LANG})\s+(?:[\w.-]+\s+)?(?:{_EN_BUILT_THING})\b{_NOT_A_COURSE}{_THING_ENDS})"
     # a task said first, done in a language ending the phrase
     rf"|(?:(?<![^.!?\n])|(?<=[.!?\n][^\S\n])|(?<=[.!?\n][^\S\n]{{2}})|(?<=\bplease\s)|(?<=\bpls\s))"
     rf"(?:{_EN_TASK_VERB})\b"
@@ -787,9 +781,8 @@ def technical_starts(text: str, folded: str, start: int = 0, end: int | None = N
 
 
 def _bare_shell_word_end(text: str, spot: int) -> int | None:
-    """Where a bare "shell", "terminal" or "bash" starting at ``spot`` ends, or None: none
-    starts there, or a longer technical thing does (a shell script, a bash one-liner). Most
-    spots start with another letter and are answered in one look."""
+    """Where a bare "shell", "terminal" or "bash" starting at ``spot`` ends, or None: none starts
+    there, or a longer technical thing does (a shell script, a bash one-liner)."""
     if text[spot:spot + 1] not in "sStTbB":
         return None
     word = text[spot:spot + 8].lower()
