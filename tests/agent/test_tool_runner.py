@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from hermes_core import StructuredOutputError, tool
 from hermes_core.agent.agent import MAX_TOOL_ROUNDS, Agent
 from hermes_core.config import load_settings
+from hermes_core.errors import UnofferedToolCall
 from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL
 from hermes_core.testing import (
     SSE_HEADERS,
@@ -1233,3 +1234,29 @@ def test_the_output_tool_called_in_a_structured_turn_on_openai_s_wire_is_answere
         city="Oslo", high_c=3)
     assert tool_answers(kind, request_json(route, 1)) == [
         ("s1", f"error: unknown tool {STRUCTURED_OUTPUT_TOOL!r}; the tools are: add")]
+
+
+@pytest.mark.parametrize("mode", ALL_MODES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_call_to_a_request_that_offered_no_tools_is_refused_and_nothing_is_sent_after_it(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """A compatible server answering a request that offered no tools with a tool call (the API
+    itself sends none): the call was answered "unknown tool ...; the tools are: none" and the
+    follow-up carried tool_use and tool_result blocks with no ``tools``, which Anthropic's API
+    refuses with a 400 ("Requests which include tool_use or tool_result blocks must define
+    tools"). The turn is refused with a typed error naming the call, no second request is sent,
+    the history is untouched and the next turn sends no trace of the call."""
+    streamed = mode in ("stream", "astream")
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        wire_response(kind, streamed, "Let me check.",
+                      (ToolCall("c1", "get_weather", '{"city": "Oslo"}'),)),
+        wire_response(kind, streamed, "It is cold in Oslo.")])
+    agent = make_agent(empty_home, kind)
+    with pytest.raises(UnofferedToolCall) as caught:
+        run_turn(agent, mode, "weather in Oslo?")
+    assert "tools" not in request_json(route, 0) and route.call_count == 1
+    assert caught.value.tools == ("get_weather",) and caught.value.text == "Let me check."
+    assert "'get_weather'" in str(caught.value) and "offered no tools" in str(caught.value)
+    assert agent.history == []
+    assert run_turn(agent, mode, "and now?").text == "It is cold in Oslo."
+    assert "get_weather" not in route.calls[1].request.content.decode()
