@@ -257,11 +257,17 @@ def flags_made_numbers(data: Any, value: Any, here: tuple[int | str, ...] = ()
         else:
             return
         for key, made in pairs:
-            yield from flags_made_numbers(data[key], made, (*here, key))
+            if isinstance(data[key], _MAY_HOLD_A_FLAG):
+                yield from flags_made_numbers(data[key], made, (*here, key))
     elif (isinstance(data, list) and isinstance(value, Sequence)
           and not isinstance(value, str | bytes) and len(value) == len(data)):
         for i, (sent, made) in enumerate(zip(data, value, strict=True)):
-            yield from flags_made_numbers(sent, made, (*here, i))
+            if isinstance(sent, _MAY_HOLD_A_FLAG):
+                yield from flags_made_numbers(sent, made, (*here, i))
+
+
+#: The JSON values a flag can be, or be inside (text, numbers and null are passed over).
+_MAY_HOLD_A_FLAG = (bool, dict, list)
 
 
 def _no_flags_for_numbers(arguments: type[BaseModel], data: Mapping[str, Any],

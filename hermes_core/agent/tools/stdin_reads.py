@@ -30,6 +30,8 @@ class StdinReads:
         self.source = source
         self._cond = threading.Condition()
         self._reading = False
+        self._wanted: Callable[[TextIO], str] | None = None   # the read the thread is to make
+        self._thread: threading.Thread | None = None   # started at the first read, then kept
         self._kept: deque[str] = deque()   # texts read for a reader that gave up first
         self._failed: BaseException | None = None   # a read that raised, for the next reader
 
@@ -42,7 +44,7 @@ class StdinReads:
     def read(self, how: Callable[[TextIO], str],
              given_up: Callable[[], bool] = lambda: False) -> str:
         """A text kept from a read nobody waited for any more, else ``how(source)`` run in the
-        reading thread (started unless a read is under way: then its text is this reader's).
+        reading thread (asked for unless a read is under way: then its text is this reader's).
         Once ``given_up()`` (checked at each :meth:`wake`), "" as at the end of the input, and
         the read runs on for the next reader. Interruptible (Ctrl-C at a prompt)."""
         with self._cond:
@@ -55,24 +57,35 @@ class StdinReads:
                     failed, self._failed = self._failed, None
                     raise failed
                 if not self._reading:
-                    self._reading = True
-                    threading.Thread(target=self._run, args=(how,), name="hermes-stdin",
-                                     daemon=True).start()
+                    self._reading, self._wanted = True, how
+                    if self._thread is None:   # one thread, kept: a tool reading a piped
+                        # file line by line paid a thread's start for every line
+                        self._thread = threading.Thread(target=self._serve, daemon=True,
+                                                        name="hermes-stdin")
+                        self._thread.start()
+                    self._cond.notify_all()
                 self._cond.wait()
 
-    def _run(self, how: Callable[[TextIO], str]) -> None:
-        text, failed = "", None
-        try:
-            text = how(self.source)
-        except BaseException as e:   # the reader waiting (or the next one) gets it
-            failed = e
-        with self._cond:
-            self._reading = False
-            if failed is None:
-                self._kept.append(text)
-            else:
-                self._failed = failed
-            self._cond.notify_all()
+    def _serve(self) -> None:
+        """The reading thread: each read asked for, one at a time, for as long as the process
+        runs (a daemon: a read still waiting on the terminal does not hold the exit)."""
+        while True:
+            with self._cond:
+                while self._wanted is None:
+                    self._cond.wait()
+                how, self._wanted = self._wanted, None
+            text, failed = "", None
+            try:
+                text = how(self.source)
+            except BaseException as e:   # the reader waiting (or the next one) gets it
+                failed = e
+            with self._cond:
+                self._reading = False
+                if failed is None:
+                    self._kept.append(text)
+                else:
+                    self._failed = failed
+                self._cond.notify_all()
 
     def wake(self) -> None:
         """Have every waiting reader look again whether it gave up (a call let go of)."""
