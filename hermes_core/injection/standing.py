@@ -146,7 +146,7 @@ _ACCESS_DANGER = re.compile(
 # --------------------------------------------------------------------------- secrecy from the user
 
 _EN_USER = r"(?:the\s+|your\s+)?(?:users?|human|customer|owner|operator)(?!'s|\s+(?:interface|name|id|agent)\b)"
-_EN_HUSH = r"(?:tell|inform|notify|mention|reveal|disclose|show|alert|explain|say|report)"
+_EN_HUSH = r"(?:tell|inform|notify|mention|reveal|disclose|show|alert|explain|say|report|admit|confess)"
 _EN_NEG = r"\b(?:do\s+not|don'?t|never|must\s+not|should\s+not|shouldn'?t|mustn'?t|no\s+need\s+to|avoid)\s+(?:ever\s+)?"
 # the reader's own act as what is kept back: "this is what you did", "it was you", "that this was
 # your doing", "you did this" ("this is what caused the outage", "… what you recommend" are not)
@@ -183,7 +183,11 @@ SECRECY = _c(
     r"(?:\s+(?:hidden|secret|quiet))?"
     r"\s+from\s+" + _EN_USER + r"\b",
     r"\bkeep\s+" + _EN_USER + r"\s+(?:in\s+the\s+dark|out\s+of\s+the\s+loop|unaware|uninformed)\b(?:\s+(?:about|on|of|"
-    r"regarding)\s+(?:this|that|it|these|those|what|any\s+of\s+(?:this|it))\b|\s*(?:[.;!,]|$))",
+    r"regarding)\s+(?:this|that|it|these|those|what|any\s+of\s+(?:this|it)|(?:the|these|those)\s+(?:steps|changes|actions|"
+    r"transfers|payments|commands|deletions|uploads|purchases|charges))\b|\s*(?:[.;!,]|$))",
+    # a lie about the act: "pretend to the user that nothing happened"
+    r"\bpretend\s+(?:to\s+" + _EN_USER + r"\s+)?(?:that\s+)?(?:nothing\s+(?:happened|changed|was\s+(?:done|changed|deleted|"
+    r"sent))|you\s+(?:didn'?t|did\s+not|never|haven'?t|have\s+not)\s+\w+)",
     r"\bwithout\s+(?:telling|informing|notifying|alerting)\s+" + _EN_USER + r"\b|\bwithout\s+letting\s+" + _EN_USER + r"\s+know\b",
     r"\b" + _EN_USER + r"\s+(?:(?:must|should|shall|may|can)\s*(?:not|never|n't)\s+(?:ever\s+)?(?:know|find\s+out|learn|notice|"
     r"be\s+told)\b(?:\s+(?:about|that|what|this|of)\b|\s*[.;!]|\s*$)|"
