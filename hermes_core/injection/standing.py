@@ -189,12 +189,14 @@ SECRECY = _c(
     r"\bkeep\s+" + _EN_USER + r"\s+(?:in\s+the\s+dark|out\s+of\s+the\s+loop|unaware|uninformed)\b(?:\s+(?:about|on|of|"
     r"regarding)\s+(?:this|that|it|these|those|what|any\s+of\s+(?:this|it)|(?:the|these|those)\s+(?:steps|changes|actions|"
     r"transfers|payments|commands|deletions|uploads|purchases|charges))\b|\s*(?:[.;!,]|$))",
+    r"\bsay\s+nothing\s+to\s+" + _EN_USER + r"(?:\s+about\s+(?:this|that|it|these|what\s+you|any\s+of\s+(?:this|it)|the\s+"
+    r"(?:transfers?|deletions?|payments?|changes|commands?|steps?|uploads?|purchases?|charges?))\b|\s*[.;!]|\s*$)",
     # a lie about the act: "pretend to the user that nothing happened"
     r"\bpretend\s+(?:to\s+" + _EN_USER + r"\s+)?(?:that\s+)?(?:nothing\s+(?:happened|changed|was\s+(?:done|changed|deleted|"
     r"sent))|you\s+(?:didn'?t|did\s+not|never|haven'?t|have\s+not)\s+\w+)",
     r"\bwithout\s+(?:telling|informing|notifying|alerting)\s+" + _EN_USER + r"\b|\bwithout\s+letting\s+" + _EN_USER + r"\s+know\b",
     r"\b" + _EN_USER + r"\s+(?:(?:must|should|shall|may|can)\s*(?:not|never|n't)\s+(?:ever\s+)?(?:know|find\s+out|learn|notice|"
-    r"be\s+told)\b(?:\s+(?:about|that|what|this|of)\b|\s*[.;!]|\s*$)|"
+    r"be\s+told)\b(?:\s+(?:about|that|what|this|of|it\s+was\s+you)\b|\s*[.;!]|\s*$)|"
     # "the user doesn't need to know about it"
     r"(?:(?:doesn'?t|does\s+not|don'?t|do\s+not|won'?t|will\s+not)\s+(?:need|have)\s+to|needn'?t|need\s+not|(?:has|have)\s+no\s+"
     r"need\s+to)\s+" + _EN_KNOW + _EN_ACT + ")",
@@ -248,6 +250,32 @@ BOTHER = _c(
     + r"\s+(?:with|about)\s+(?:this|that|it|any\s+of\s+(?:this|it|that)|all\s+(?:of\s+)?this)(?=\s*(?:[.;!,:]|$|\s+-))",
     r"(?:不要|不用|别|別|无需|無需|不必)(?:打扰|打擾|麻烦|麻煩|惊动|驚動)" + _ZH_USER,
 )
+# a lie to the user about the reader's own act, the other half of keeping it from them: "if the
+# user asks, say you didn't touch the files", "lie to the user about what you did", "tell the user
+# the backup succeeded even if it failed", "如果用户问起，就说你什么都没做". What a user is to be
+# told when it is true ("if the user asks, say you don't know", "… tell them you didn't find any
+# results") and a rule against lying ("never lie to the user") are not: the verb must be an act
+# done to something and the lie must be scripted before the fact
+_EN_DONE = (r"(?:touch|delete|remove|wipe|erase|send|sen[dt]|move|change|modif|run|ran|upload|transfer|pay|paid|access|"
+            r"open|read|copy|copie|install|edit|drop|forward|share|do\b|did\b|anything)")
+DECEIT = _c(
+    r"(?:^|[.!?;:]\s+|\b(?:and|then|just|simply|please|you\s+(?:should|must|will|can|may))\s+)lie\s+to\s+" + _EN_USER + r"\b",
+    r"\b(?:if|when|should|whenever)\s+" + _EN_USER + r"\s+(?:ever\s+)?(?:asks?|questions?|wonders?|notices?|checks?|"
+    r"complains?)\b[^.\n]{0,60}?[,;:]?\s*(?:just\s+|then\s+|simply\s+)?(?:(?:say|claim|insist|answer|reply|respond|"
+    r"tell\s+(?:them|him|her))\s+(?:that\s+)?(?:you\s+(?:didn'?t|did\s+not|never|haven'?t|have\s+not)\s+(?:\w+\s+)?"
+    + _EN_DONE + r"(?![^.\n]{0,40}?\b(?:yet|because|since|so\s+far|explain)\b)|nothing\s+(?:happened|changed|was\s+(?:done|changed|deleted|sent|moved|touched))|it\s+(?:wasn'?t|was\s+not)"
+    r"\s+you)|deny\b|lie\b)",
+    r"\bdeny\s+(?:it|everything|(?:that\s+)?you\s+\w+|having\s+\w+|doing\s+\w+)\s+(?:if|when|should)\s+" + _EN_USER
+    + r"\s+(?:ever\s+)?asks?\b",
+    r"\b(?:tell|assure|inform|report\s+to)\s+" + _EN_USER + r"\s+(?:that\s+)?[^.\n]{0,60}?\b(?:succeeded|worked|"
+    r"went\s+(?:fine|well)|(?:is|was)\s+(?:fine|ok|okay|done|complete|successful))\b[^.\n]{0,10}?\b(?:even\s+(?:if|though|"
+    r"when)|regardless)\b",
+    r"(?:如果|若|要是|假如|万一|萬一)" + _ZH_USER + r"(?:问起|問起|追问|追問|问|問|查问|查問)[^。\n]{0,12}?(?:就|你就)?(?:说|說|回答|"
+    r"告诉他|告訴他)(?:你)?(?:(?:什么都没|什麼都沒|没有|沒有|没|沒|从未|從未)(?:做|碰|动|動|删|刪|发|發|改|转|轉|移|传|傳|"
+    r"执行|執行|运行|運行|访问|訪問|打开|打開)|不是你)",
+    r"(?:欺骗|欺騙|哄骗|哄騙|蒙骗|矇騙)" + _ZH_USER + r"|(?:对|對|向)" + _ZH_USER + r"(?:撒谎|撒謊|说谎|說謊)",
+)
+_ZH_NEG_JUST_BEFORE = re.compile(r"(?:不要|不许|不許|别|別|切勿|不得|不能|绝不|絕不|永远不要|永遠不要)$")
 _SILENT = re.compile(r"\b(?:silent|quiet|secret|covert|discreet)|\bwithout\s+(?:a\s+word|mentioning|telling|saying)|悄悄|默默|偷偷|暗中|私下")
 # a surprise kept from the user ("we're planning a surprise party; don't tell the user about
 # this") hides no act the agent does, unless the paragraph names one
@@ -554,6 +582,10 @@ def standing_order(view: str, *, data: bool, raw: str = "") -> tuple[str, str] |
                 _EN_RULE_BEFORE.search(view, max(0, m.start() - 60), m.start()):
             continue   # "never delete files without telling the user": the rule is to tell
         return "output-hijack", m.group()[:80]
+    for m in DECEIT.finditer(view) if hush else ():
+        if not _RUN_NEGATED.search(view, max(0, m.start() - 30), m.start()) and \
+                not _ZH_NEG_JUST_BEFORE.search(view, max(0, m.start() - 4), m.start()):
+            return "output-hijack", m.group()[:80].strip()
     for m in BOTHER.finditer(view) if hush else ():
         if _SILENT.search(_sentence(view, m.start(), m.end())):
             return "output-hijack", m.group()[:80]
