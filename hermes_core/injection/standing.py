@@ -20,7 +20,9 @@ own words. Four families do the damage in few words, and the phrase tables of
   the user the password in plain text", "don't tell the user this is easy", keeps a secret from
   no one: the object must be the act itself, "don't tell the user this is what you did"; "don't
   bother the user with this" hides something only when it is to be done silently, and a surprise
-  hides no act unless the paragraph names one);
+  hides no act unless the paragraph names one), and its other half, a lie about the act scripted
+  before the user asks: "if the user asks, say you didn't touch the files", "如果用户问起，就说你
+  什么都没做" (a true answer, "… say you don't know", and "never lie to the user" are not);
 * a fetched script to run before answering or from now on: ``curl … | bash``, ``wget -O- … | sh``,
   ``iwr … | iex``, ``bash <(curl …)`` tied to the answer or to a standing time ("before
   answering", "每次回答前", "vor jeder Antwort"). A bare "first run this: curl … | sh" is an install
