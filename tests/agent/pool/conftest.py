@@ -1,4 +1,4 @@
-"""The pool backends the contract suite (test_state.py) runs against; a head asleep in a
+"""The pool backends the contract suite (test_state_contract.py) runs against; a head asleep in a
 provider's wait queue (test_waiters.py); for the Redis backend's files (test_redis*.py,
 test_forked.py) a client of the test redis-server (``rds``), an injected monotonic clock
 (``Mono``) and the backend's log lines (``logged_messages``)."""

@@ -1,7 +1,7 @@
-"""Tests of ``hermes_core/agent/pool/forked.py``: a child forked from a process using the Redis
-pool (while a thread held a backend lock, or with leases open) acquires and releases on locks and
-connections of its own, ends none of the parent's leases, and gives a Redis that lost the window
-the parent's requests back once.
+"""Tests of ``hermes_core/agent/pool/forked.py``: a child forked from a process using the pool
+(the in-memory state or Redis; while a thread held a backend lock, or with leases open) acquires
+and releases on locks and connections of its own, counts only its own requests in flight, ends
+none of the parent's leases, and gives a Redis that lost the window the parent's requests back once.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 import redis
 
 from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState
-from hermes_core.agent.pool.state import KeySpec, Outcome, PoolPolicy
+from hermes_core.agent.pool.state import InMemoryPoolState, KeySpec, Outcome, PoolPolicy
 
 
 def _lose_the_pool_state(rds: redis.Redis, prefix: str) -> None:
@@ -130,3 +130,42 @@ def test_a_forked_child_talks_to_redis_on_connections_of_its_own(
         assert popped == [(f"{redis_prefix}:list", "parent's")]
     finally:
         be.close()
+
+
+def test_a_child_forked_while_a_thread_was_in_the_memory_state_acquires_and_releases(
+        in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    """A request of another thread inside the state's lock at the fork (a server forking its
+    workers after loading the app): the child's copy of the lock stayed held, and its first
+    acquire waited for ever."""
+    be = InMemoryPoolState()
+    keys = [KeySpec("a")]
+
+    def child() -> object:
+        res = be.acquire("p", keys, PoolPolicy())
+        be.release("p", "a", Outcome("ok"), PoolPolicy(), lease=res.lease)
+        return res.fingerprint, be.snapshot("p", keys, PoolPolicy()).keys[0].in_flight
+
+    with held_by_a_thread(be._lock):
+        got = in_forked_child(child)
+    assert got == ("a", 0)
+
+
+def test_a_forked_child_counts_only_its_own_requests_in_flight(
+        in_forked_child: Callable[[Callable[[], object]], object]) -> None:
+    """In-memory state is each process's own: a request in flight in the parent at the fork is
+    the parent's to release, so the child's copy of it was never released there, and a key at
+    ``max_in_flight: 1`` stayed busy in the child for good. The child counts its own requests in
+    flight; the window (requests really sent this minute) it keeps."""
+    be = InMemoryPoolState()
+    keys, policy = [KeySpec("a")], PoolPolicy(max_in_flight=1)
+    parent = be.acquire("p", keys, policy)
+    assert parent.fingerprint == "a"
+
+    def child() -> object:
+        res = be.acquire("p", keys, policy)
+        snap = be.snapshot("p", keys, policy).keys[0]
+        return res.fingerprint, snap.in_flight, snap.requests_in_window
+
+    assert in_forked_child(child) == ("a", 1, 2)
+    assert be.snapshot("p", keys, policy).keys[0].in_flight == 1   # the parent's, still open
