@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 
 from hermes_core.agent.audit import AuditLog
+from hermes_core.errors import Attempt
 
 
 def rows(path: Path) -> list[dict[str, object]]:
@@ -206,3 +207,39 @@ def test_an_attempt_that_failed_after_it_was_billed_says_how_many_tokens(tmp_pat
     assert cut["billed_tokens"] == {"input": 900, "output": 1, "cache_read": 30, "cache_write": 0,
                                      "estimated": 0}
     assert "billed_tokens" not in ok   # an answer's tokens are on its reply
+
+
+def attempt(status: str) -> Attempt:
+    return Attempt("openai", "gpt-x", "fp1234", status, 12.5)
+
+
+def test_lines_are_written_through_one_open_file(tmp_path: Path) -> None:
+    path = tmp_path / "logs" / "audit.jsonl"
+    log = AuditLog(path)
+    log.write("r1", attempt("ok"), 1.0)
+    handle = log._file
+    log.write("r2", attempt("rate_limited"), 2.0)
+    assert log._file is handle and handle is not None        # not reopened per attempt
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert [(r["request_id"], r["status"]) for r in rows] == [("r1", "ok"), ("r2", "rate_limited")]
+    log.close()
+    assert log._file is None
+
+
+def test_a_deleted_or_rotated_file_is_reopened(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    log = AuditLog(path)
+    log.write("r1", attempt("ok"), 1.0)
+    path.rename(tmp_path / "audit.jsonl.1")                   # rotation
+    log.write("r2", attempt("ok"), 2.0)
+    assert [json.loads(x)["request_id"] for x in path.read_text(encoding="utf-8").splitlines()] == ["r2"]
+    path.unlink()                                             # deletion
+    log.write("r3", attempt("ok"), 3.0)
+    assert [json.loads(x)["request_id"] for x in path.read_text(encoding="utf-8").splitlines()] == ["r3"]
+    log.close()
+
+
+def test_no_path_writes_nothing(tmp_path: Path) -> None:
+    log = AuditLog(None)
+    log.write("r1", attempt("ok"), 1.0)
+    assert log._file is None and list(tmp_path.iterdir()) == []
