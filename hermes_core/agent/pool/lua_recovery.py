@@ -83,9 +83,10 @@ return fmt(bu2)
 """
 
 
-#: A request sent, as a worker hands it back to Redis: its local send time, tokens, the window it
-#: counts in (s), and the Redis lease it was sent under ('' for one the local fallback sent,
-#: whose release asks nothing of Redis's window).
+#: A request sent, as a worker hands it back to Redis: its local send time (its end once its
+#: release moved its window entry there), tokens, the window it counts in (s), and the Redis
+#: lease it was sent under, ``r:``-marked once refused as RELEASE marks its entry ('' for one
+#: the local fallback sent, whose release asks nothing of Redis's window).
 Sent = tuple[float, int, float, str]
 
 

@@ -370,6 +370,9 @@ class RedisPoolState:
             with self._lock:
                 self._remember(provider, fingerprint, res.blocked_until, res.removed)
                 self._standing[(provider, fingerprint)] = standing
+                if lease_id:
+                    self._ended((provider, fingerprint), lease_id,
+                                outcome.kind == "rate_limited")
             # the request also counted against this worker's local share (its probation pair),
             # or was handed out by the fallback and ends now that Redis is back
             local_lease = paired or (lease if held_lease is None else "")
@@ -512,6 +515,19 @@ class RedisPoolState:
             while recent and recent[0][0] <= local_now - recent[0][2]:
                 recent.popleft()
             recent.append((local_now, tokens, window_s, lease))
+
+    def _ended(self, item: tuple[str, str], lease: str, refused: bool) -> None:
+        """The request sent under ``lease`` ended now, and RELEASE moved its window entry to now
+        (marked ``r:`` if refused): so does its entry in ``_recent``, which goes back to a Redis
+        that lost the window. At its send time it left the window before the server's slot
+        freed, and a refused one came back counted as admitted (call with the lock held)."""
+        recent = self._recent.get(item, deque())
+        for i, (_, tokens, window_s, name) in enumerate(recent):
+            if name == lease:
+                del recent[i]
+                recent.append((self._local.now(), tokens, window_s,
+                               f"r:{lease}" if refused else lease))
+                return
 
     def _to_local(self, until: float) -> float:
         """A deadline on Redis's clock moved onto the local one (0: none, stays 0)."""
