@@ -157,6 +157,7 @@ class RedisPoolState:
         self._release = client.register_script(lua_release.RELEASE)
         self._snapshot = client.register_script(redis_lua.SNAPSHOT)
         self._merge = client.register_script(lua_recovery.MERGE)
+        self._hold_again = client.register_script(lua_recovery.HOLD)
         # this worker's index among the fleet, which sets its share while Redis is away
         self._slot = slot = WorkerSlot(client, opts.key_prefix, opts.workers,
                                        ttl_s=opts.slot_ttl_s, monotonic=monotonic)
@@ -480,6 +481,7 @@ class RedisPoolState:
                             "(restarted?); merging what this worker knows back", self.url,
                             provider)
                 self._merge_back(known, recent, standings)
+                self._hand_back_leases(provider)
             with self._lock:
                 self._epochs[provider] = epoch
 
@@ -504,6 +506,15 @@ class RedisPoolState:
                             self._now_arg(), local_now, learned.get(item, (0.0, False)),
                             standings.get(item, Standing()), provider_breakers.get(provider),
                             sent.get(item, []), self.options.state_ttl_s, os.urandom(6).hex()))
+
+    def _hand_back_leases(self, provider: str) -> None:
+        """This process's leases still open on ``provider``'s keys, into a Redis that lost them
+        (:data:`.lua_recovery.HOLD`): handed back to the window alone, a request in flight across
+        the restart counted in no key's in-flight cap, and another went out beside it."""
+        for fp, open_ in self._leases.open_on(provider).items():
+            if open_:
+                self._hold_again(keys=[self._key_names(provider, fp)[2]],
+                                 args=[self._now_arg(), *(x for pair in open_ for x in pair)])
 
     def _hold(self, provider: str, fingerprint: str, lease: str, tokens: int, window_s: float,
               ttl: float) -> None:
@@ -654,6 +665,8 @@ class RedisPoolState:
             if not answered():
                 return False
             self._merge_back(learned, sent, standings, provider_breakers)
+            for provider in lost:
+                self._hand_back_leases(provider)
             self._leases.settle(self._redis, self._key_names)
         except self._redis_error as exc:
             outage_reason(exc)

@@ -115,3 +115,26 @@ def test_a_refused_request_handed_back_to_a_redis_that_restarted_empty_stays_mar
         client.close()
     assert window == [f"r:{refused.lease}:0"]
     be.close()
+
+
+def test_a_request_in_flight_across_a_restart_that_lost_the_state_still_holds_its_place(
+        own_redis: RedisServer, redis_prefix: str) -> None:
+    """A key of one request in flight at a time: the first is in flight when Redis restarts
+    empty. Handed back to the window but not to the key's leases, it no longer counted in
+    flight, and a second request went out beside it."""
+    clock = FakeClock(1_700_000_000.0)
+    be = RedisPoolState(own_redis.url, clock=clock,
+                        options=RedisPoolOptions(key_prefix=redis_prefix))
+    pol = PoolPolicy(window_s=60.0, max_in_flight=1)
+    key = [KeySpec("k")]
+    first = be.acquire("p", key, pol)
+    assert first.fingerprint == "k"
+    assert be.acquire("p", key, pol).fingerprint is None      # one in flight: busy
+    own_redis.stop()
+    own_redis.start()                                  # empty: the window and leases lost
+    clock.t += 1.0
+    assert be.acquire("p", key, pol).fingerprint is None
+    be.release("p", "k", Outcome("ok"), pol, lease=first.lease)
+    assert be.acquire("p", key, pol).fingerprint == "k"       # its release frees the place
+    assert not be.degraded
+    be.close()
