@@ -386,6 +386,9 @@ class RedisPoolState:
             ended = self._leases.take((provider, fingerprint), lease)
             if ended is not None:   # ended in Redis when it answers again
                 self._leases.ended_away((provider, fingerprint), ended[0])
+                with self._lock:
+                    self._ended((provider, fingerprint), ended[0],
+                                outcome.kind == "rate_limited")
             # the local lease this request holds: its pair, or its own when taken locally; a
             # lease taken from Redis alone names none here and ends no local request
             res = self._local.release(provider, fingerprint, outcome_here, policy,
@@ -528,17 +531,18 @@ class RedisPoolState:
             recent.append((local_now, tokens, window_s, lease))
 
     def _ended(self, item: tuple[str, str], lease: str, refused: bool) -> None:
-        """The request sent under ``lease`` ended now, and RELEASE moved its window entry to now
-        (marked ``r:`` if refused): so does its entry in ``_recent``, which goes back to a Redis
-        that lost the window. At its send time it left the window before the server's slot
-        freed, and a refused one came back counted as admitted (call with the lock held)."""
-        recent = self._recent.get(item, deque())
-        for i, (_, tokens, window_s, name) in enumerate(recent):
-            if name == lease:
-                del recent[i]
-                recent.append((self._local.now(), tokens, window_s,
-                               f"r:{lease}" if refused else lease))
-                return
+        """The request sent under ``lease`` ended now, as RELEASE moves its window entry to now
+        (marked ``r:`` if refused): so does its entry in ``_recent`` (or in ``_before``, ended
+        while Redis was away), which goes back to a Redis that lost the window. At its send
+        time it left the window before the server's slot freed, and a refused one came back
+        counted as admitted (call with the lock held)."""
+        for sent in (self._recent.get(item, deque()), self._before.get(item, [])):
+            for i, (_, tokens, window_s, name) in enumerate(sent):
+                if name == lease:
+                    del sent[i]
+                    sent.append((self._local.now(), tokens, window_s,
+                                 f"r:{lease}" if refused else lease))
+                    return
 
     def _to_local(self, until: float) -> float:
         """A deadline on Redis's clock moved onto the local one (0: none, stays 0)."""

@@ -138,3 +138,30 @@ def test_a_request_in_flight_across_a_restart_that_lost_the_state_still_holds_it
     assert be.acquire("p", key, pol).fingerprint == "k"       # its release frees the place
     assert not be.degraded
     be.close()
+
+
+def test_a_request_that_ended_while_redis_was_away_and_restarted_empty_counts_from_its_end(
+        own_redis: RedisServer, redis_prefix: str) -> None:
+    """Sent at 0 through Redis, ended at 8 while Redis was away; Redis came back empty. The
+    recovery handed the request back at its send time, so at 11 it had left the window of 10 s
+    and a second request of a key of 1 went out 7 s before the server's slot freed."""
+    clock = FakeClock(1_700_000_000.0)
+    be = RedisPoolState(own_redis.url, clock=clock,
+                        options=RedisPoolOptions(key_prefix=redis_prefix,
+                                                 reconnect_interval_s=0.0))
+    pol = PoolPolicy(window_s=10.0)
+    key = [KeySpec("k", max_rpm=1)]
+    first = be.acquire("p", key, pol)
+    assert first.fingerprint == "k"
+    own_redis.stop()
+    try:
+        clock.t += 8.0
+        be.release("p", "k", Outcome("ok"), pol, lease=first.lease)
+        assert be.degraded
+    finally:
+        own_redis.start()                              # empty: the window lost
+    clock.t += 3.0
+    again = be.acquire("p", key, pol)
+    assert not be.degraded
+    assert again.fingerprint is None and again.available_at == clock.t + 7.0
+    be.close()
