@@ -74,6 +74,14 @@ class HeldLeases:
             lid, _, tok = held.pop(0)
             return lid, tok
 
+    def open_on(self, provider: str) -> dict[str, list[tuple[str, float]]]:
+        """The leases still open on ``provider``'s keys: per key, (lease id, seconds left), to
+        hand back to a Redis that lost them (:data:`.lua_recovery.HOLD`)."""
+        now = self._monotonic()
+        with self._lock:
+            return {fp: [(lid, until - now) for lid, until, _ in held if until > now]
+                    for (p, fp), held in self._held.items() if p == provider}
+
     def ended_away(self, item: Item, lease: str) -> None:
         """A request taken from Redis ended while Redis was unreachable: end it there later."""
         with self._lock:

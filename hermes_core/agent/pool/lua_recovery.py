@@ -83,9 +83,29 @@ return fmt(bu2)
 """
 
 
-#: A request sent, as a worker hands it back to Redis: its local send time, tokens, the window it
-#: counts in (s), and the Redis lease it was sent under ('' for one the local fallback sent,
-#: whose release asks nothing of Redis's window).
+# Hands back a worker's leases still open on a key to a Redis that lost them (restarted empty):
+# a request in flight across the restart holds its place in flight, as ACQUIRE's lease did,
+# until its release ends it (or the lease expires). A lease Redis holds already is left alone.
+# KEYS: the key's leases. ARGV: now, then pairs (lease id, seconds left).
+HOLD = COMMON + r"""
+local now = clock(ARGV[1])
+local last = now
+for j = 2, #ARGV - 1, 2 do
+  local till = now + tonumber(ARGV[j + 1])
+  redis.call('ZADD', KEYS[1], 'NX', fmt(till), ARGV[j])
+  last = math.max(last, till)
+end
+if last > now and redis.call('PTTL', KEYS[1]) < ms(last - now) then
+  redis.call('PEXPIRE', KEYS[1], ms(last - now))
+end
+return 1
+"""
+
+
+#: A request sent, as a worker hands it back to Redis: its local send time (its end once its
+#: release moved its window entry there), tokens, the window it counts in (s), and the Redis
+#: lease it was sent under, ``r:``-marked once refused as RELEASE marks its entry ('' for one
+#: the local fallback sent, whose release asks nothing of Redis's window).
 Sent = tuple[float, int, float, str]
 
 

@@ -157,6 +157,7 @@ class RedisPoolState:
         self._release = client.register_script(lua_release.RELEASE)
         self._snapshot = client.register_script(redis_lua.SNAPSHOT)
         self._merge = client.register_script(lua_recovery.MERGE)
+        self._hold_again = client.register_script(lua_recovery.HOLD)
         # this worker's index among the fleet, which sets its share while Redis is away
         self._slot = slot = WorkerSlot(client, opts.key_prefix, opts.workers,
                                        ttl_s=opts.slot_ttl_s, monotonic=monotonic)
@@ -370,6 +371,9 @@ class RedisPoolState:
             with self._lock:
                 self._remember(provider, fingerprint, res.blocked_until, res.removed)
                 self._standing[(provider, fingerprint)] = standing
+                if lease_id:
+                    self._ended((provider, fingerprint), lease_id,
+                                outcome.kind == "rate_limited")
             # the request also counted against this worker's local share (its probation pair),
             # or was handed out by the fallback and ends now that Redis is back
             local_lease = paired or (lease if held_lease is None else "")
@@ -382,6 +386,9 @@ class RedisPoolState:
             ended = self._leases.take((provider, fingerprint), lease)
             if ended is not None:   # ended in Redis when it answers again
                 self._leases.ended_away((provider, fingerprint), ended[0])
+                with self._lock:
+                    self._ended((provider, fingerprint), ended[0],
+                                outcome.kind == "rate_limited")
             # the local lease this request holds: its pair, or its own when taken locally; a
             # lease taken from Redis alone names none here and ends no local request
             res = self._local.release(provider, fingerprint, outcome_here, policy,
@@ -477,6 +484,7 @@ class RedisPoolState:
                             "(restarted?); merging what this worker knows back", self.url,
                             provider)
                 self._merge_back(known, recent, standings)
+                self._hand_back_leases(provider)
             with self._lock:
                 self._epochs[provider] = epoch
 
@@ -502,6 +510,15 @@ class RedisPoolState:
                             standings.get(item, Standing()), provider_breakers.get(provider),
                             sent.get(item, []), self.options.state_ttl_s, os.urandom(6).hex()))
 
+    def _hand_back_leases(self, provider: str) -> None:
+        """This process's leases still open on ``provider``'s keys, into a Redis that lost them
+        (:data:`.lua_recovery.HOLD`): handed back to the window alone, a request in flight across
+        the restart counted in no key's in-flight cap, and another went out beside it."""
+        for fp, open_ in self._leases.open_on(provider).items():
+            if open_:
+                self._hold_again(keys=[self._key_names(provider, fp)[2]],
+                                 args=[self._now_arg(), *(x for pair in open_ for x in pair)])
+
     def _hold(self, provider: str, fingerprint: str, lease: str, tokens: int, window_s: float,
               ttl: float) -> None:
         """Remember an open lease and the request sent through Redis under it."""
@@ -512,6 +529,20 @@ class RedisPoolState:
             while recent and recent[0][0] <= local_now - recent[0][2]:
                 recent.popleft()
             recent.append((local_now, tokens, window_s, lease))
+
+    def _ended(self, item: tuple[str, str], lease: str, refused: bool) -> None:
+        """The request sent under ``lease`` ended now, as RELEASE moves its window entry to now
+        (marked ``r:`` if refused): so does its entry in ``_recent`` (or in ``_before``, ended
+        while Redis was away), which goes back to a Redis that lost the window. At its send
+        time it left the window before the server's slot freed, and a refused one came back
+        counted as admitted (call with the lock held)."""
+        for sent in (self._recent.get(item, deque()), self._before.get(item, [])):
+            for i, (_, tokens, window_s, name) in enumerate(sent):
+                if name == lease:
+                    del sent[i]
+                    sent.append((self._local.now(), tokens, window_s,
+                                 f"r:{lease}" if refused else lease))
+                    return
 
     def _to_local(self, until: float) -> float:
         """A deadline on Redis's clock moved onto the local one (0: none, stays 0)."""
@@ -638,6 +669,8 @@ class RedisPoolState:
             if not answered():
                 return False
             self._merge_back(learned, sent, standings, provider_breakers)
+            for provider in lost:
+                self._hand_back_leases(provider)
             self._leases.settle(self._redis, self._key_names)
         except self._redis_error as exc:
             outage_reason(exc)

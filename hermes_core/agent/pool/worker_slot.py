@@ -94,6 +94,7 @@ class WorkerSlot:
         self.index: int | None = None  # as Redis last answered: None until claimed, or none free
         self._renew_at = 0.0           # monotonic: when the next acquire renews the claim
         self._valid_until = 0.0        # monotonic: the claim's expiry as of its last renewal
+        self._era = 0                  # bumped when the slot is lost or given back (claim)
 
     def due(self) -> bool:
         """Whether the next acquire claims (or renews) first: only a fleet has slots."""
@@ -124,6 +125,7 @@ class WorkerSlot:
         larger share while Redis is away send one request over the key's limit."""
         with self._lock:
             self._renew_at = self._valid_until = 0.0
+            self._era += 1
 
     def release(self, *, remote: bool = True) -> None:
         """Give the slot back (the backend is closed): free at once for the worker that replaces
@@ -133,18 +135,24 @@ class WorkerSlot:
         with self._lock:
             self._renew_at = self._valid_until = 0.0
             self.index = None
+            self._era += 1
         if remote and self.workers > 1:
             self._release(keys=self._keys, args=[self.worker_id])
 
     def claim(self) -> None:
         """Claim (or renew) the slot in Redis: the index held before first. No slot free: the
-        floor share. Redis errors reach the caller (its fallback)."""
-        now = self._monotonic()
+        floor share. Redis errors reach the caller (its fallback). A reply that comes back after
+        the slot was given back or lost meanwhile (:meth:`release` by ``close()`` in another
+        thread) is not believed: Redis may have deleted the claim after it ran, and the worker
+        replacing this one taken the index; the next acquire claims again."""
+        with self._lock:
+            now, era, before = self._monotonic(), self._era, self.index
         got = int(self._claim(keys=self._keys,
                               args=[self.worker_id, max(1, int(self.ttl_s * 1000)),
-                                    -1 if self.index is None else self.index]))
+                                    -1 if before is None else before]))
         with self._lock:
+            if era != self._era:
+                return
             self.index = got if got >= 0 else None
             self._valid_until = now + self.ttl_s
             self._renew_at = now + self.ttl_s / 3
-

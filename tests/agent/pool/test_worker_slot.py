@@ -4,6 +4,7 @@ redis-server with an injected monotonic clock; the shares it gives while Redis i
 from __future__ import annotations
 
 import multiprocessing
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -231,3 +232,46 @@ def test_close_during_an_outage_returns_and_the_slot_lapses(own_redis: RedisServ
     finally:
         own_redis.start()
         be.close()
+
+
+def test_a_claim_answered_after_close_gave_the_slot_back_holds_no_slot(
+        rds: redis.Redis, redis_url: str, redis_prefix: str) -> None:
+    """``close()`` in one thread while another thread's acquire renews the claim: the renewal
+    ran in Redis, then close() gave the slot back (Redis deleted it, and the worker replacing
+    ``a`` took index 0), then the renewal's reply set the index here. ``a`` believed slot 0 for
+    the claim's TTL with ``c`` holding it: 3 + 3 of a key of 5 once Redis went away."""
+    opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2)
+    monotonic = FakeClock(100.0)
+    a = RedisPoolState(redis_url, options=opts, monotonic=monotonic)
+    a.acquire("p", [KeySpec("other")], PoolPolicy())
+    assert a._slot.held() == 0
+    monotonic.t += 25.0                    # past a third of the TTL: the next acquire renews
+    real = a._slot._claim
+    answered, go = threading.Event(), threading.Event()
+
+    def claim(**kwargs: Any) -> Any:
+        got = real(**kwargs)
+        answered.set()                     # run in Redis; its reply not yet read here
+        go.wait(JOIN_S)
+        return got
+
+    a._slot._claim = claim
+    acquiring = threading.Thread(target=a.acquire, args=("p", [KeySpec("other")], PoolPolicy()))
+    acquiring.start()
+    try:
+        assert answered.wait(JOIN_S)
+        a.close()
+    finally:
+        go.set()
+        acquiring.join(JOIN_S)
+    c = RedisPoolState(redis_url, options=opts, monotonic=monotonic)
+    c.acquire("p", [KeySpec("other")], PoolPolicy())
+    try:
+        keys = slot_keys(redis_prefix, 2)
+        for be in (a, c):                  # what each believes, Redis holds under its id
+            held = be._slot.held()
+            assert held is None or rds.get(keys[held]) == be._slot.worker_id, (held, be)
+        assert a._slot.share(5) + c._slot.share(5) <= 5
+    finally:
+        a.close()
+        c.close()
