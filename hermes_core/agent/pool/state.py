@@ -29,7 +29,7 @@ from hermes_core.agent.pool.breaker import (
     breaker_success,
 )
 from hermes_core.agent.pool.clock import STEADY
-from hermes_core.agent.pool.forked import renew_in_child
+from hermes_core.forked import renew_in_child
 from hermes_core.agent.pool.probe import (
     LimitProbe,
     probe_after_429,

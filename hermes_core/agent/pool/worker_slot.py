@@ -24,7 +24,7 @@ from dataclasses import replace
 from typing import Any
 
 from hermes_core.agent.pool.fallback import worker_share
-from hermes_core.agent.pool.forked import renew_in_child
+from hermes_core.forked import renew_in_child
 from hermes_core.agent.pool.state import KeySpec
 
 # A worker's slot: its index among the ``workers`` processes sharing the keys, which sets its
