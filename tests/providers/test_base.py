@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
-from typing import Any
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
+from typing import Any
 
 import httpx
 import pytest
