@@ -27,6 +27,8 @@ from collections import deque
 from types import ModuleType
 from typing import Any, Protocol
 
+from hermes_core.forked import call_in_child, renew_in_child
+
 #: The encoding budgets are measured in when the model's own is not known.
 DEFAULT_ENCODING = "o200k_base"
 ENCODINGS = ("o200k_base", "cl100k_base")
@@ -50,6 +52,17 @@ class Tokenizer(Protocol):
 
 _load_lock = threading.Lock()
 _BINDINGS = "bpe_openai._bindings"
+
+
+def _renew_load_lock() -> None:
+    """In a forked child: a load lock of its own. A thread of the parent loading an encoding at
+    the fork held it there for ever, and the child's first count hung; the encodings loaded are
+    kept (read-only tables)."""
+    global _load_lock
+    _load_lock = threading.Lock()
+
+
+call_in_child(_renew_load_lock)
 
 
 def _bindings() -> ModuleType:
@@ -124,6 +137,13 @@ class _Memo:
         self.tables: dict[str, dict[str, int]] = {e: {} for e in ENCODINGS}
         self.order: deque[tuple[str, str]] = deque()
         self.chars = 0
+        self.lock = threading.Lock()
+        renew_in_child(self)
+
+    def renew_after_fork(self) -> None:
+        """In a forked child (:mod:`hermes_core.forked`): a lock of its own (one a thread of the
+        parent held, remembering a count, hung the child's first new text); the counts are
+        kept, true in any process."""
         self.lock = threading.Lock()
 
     def get(self, text: str, encoding: str) -> int | None:
