@@ -14,11 +14,13 @@ open connections (one socket shared by two processes, their requests and replies
 
 So each object holding such state registers here (:func:`renew_in_child`), and in a forked child
 its :meth:`Renewed.renew_after_fork` makes new locks and drops the parent's per-process state,
-keeping what the fleet knows (deadlines, removals, windows of requests really sent). A lock of a
-module rather than of an object is renewed by a function registered with :func:`call_in_child`.
-A process that never forks runs none of it. (:mod:`hermes_core.agent.pool.reconnect`,
-:mod:`hermes_core.kept_table` and :mod:`hermes_core.agent.episodic.forking` keep the hooks they had
-before this module: the last also acts before the fork.)
+keeping what the fleet knows (deadlines, removals, windows of requests really sent). A lock whose
+child needs nothing else (a module's, or one guarding a table that is as true in the child) is
+made free again in place by :func:`child_lock`, as CPython does for its own (``threading``,
+``logging``, ``concurrent.futures``). A process that never forks runs none of it.
+(:mod:`hermes_core.agent.pool.reconnect`, :mod:`hermes_core.kept_table` and
+:mod:`hermes_core.agent.episodic.forking` keep the hooks they had before this module: the last
+also acts before the fork.)
 
 A random generator the library makes for itself (:func:`own_random`: the pool's draw for
 ``rotation: random``, the call loop's backoff jitter) is seeded again in a child: with the
@@ -32,8 +34,7 @@ from __future__ import annotations
 import os
 import random
 import weakref
-from collections.abc import Callable
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 
 class Renewed(Protocol):
@@ -47,7 +48,8 @@ class Renewed(Protocol):
 
 _LIVE: weakref.WeakSet[Renewed] = weakref.WeakSet()
 _RNGS: weakref.WeakSet[random.Random] = weakref.WeakSet()
-_CALLS: list[Callable[[], None]] = []
+_LOCKS: weakref.WeakSet[object] = weakref.WeakSet()
+L = TypeVar("L")
 
 
 def renew_in_child(obj: Renewed) -> None:
@@ -55,10 +57,13 @@ def renew_in_child(obj: Renewed) -> None:
     _LIVE.add(obj)
 
 
-def call_in_child(fn: Callable[[], None]) -> None:
-    """Call ``fn`` in any child forked from now on: for a module's own lock or table (a module
-    lives as long as the process, so ``fn`` is held strongly), which ``fn`` makes anew."""
-    _CALLS.append(fn)
+def child_lock(lock: L) -> L:
+    """``lock`` (a ``threading`` Lock, RLock, Condition or Event), free again in any child forked
+    while it is alive, whoever held it in the parent: the object itself, so a module that
+    imported it by name holds the renewed one too. Its ``_at_fork_reinit`` is what CPython's
+    own after-fork code calls on its locks."""
+    _LOCKS.add(lock)
+    return lock
 
 
 def own_random() -> random.Random:
@@ -70,8 +75,8 @@ def own_random() -> random.Random:
 
 
 def _in_child() -> None:
-    for fn in _CALLS:
-        fn()
+    for lock in list(_LOCKS):
+        lock._at_fork_reinit()  # type: ignore[attr-defined]
     for rng in list(_RNGS):
         rng.seed()
     for obj in list(_LIVE):

@@ -27,7 +27,7 @@ from collections import deque
 from types import ModuleType
 from typing import Any, Protocol
 
-from hermes_core.forked import call_in_child, renew_in_child
+from hermes_core.forked import child_lock, renew_in_child
 
 #: The encoding budgets are measured in when the model's own is not known.
 DEFAULT_ENCODING = "o200k_base"
@@ -50,19 +50,10 @@ class Tokenizer(Protocol):
     def count(self, text: str) -> int: ...
 
 
-_load_lock = threading.Lock()
+# free in a forked child: a thread of the parent loading an encoding at the fork held it there
+# for ever, and the child's first count hung (the encodings loaded are read-only tables)
+_load_lock = child_lock(threading.Lock())
 _BINDINGS = "bpe_openai._bindings"
-
-
-def _renew_load_lock() -> None:
-    """In a forked child: a load lock of its own. A thread of the parent loading an encoding at
-    the fork held it there for ever, and the child's first count hung; the encodings loaded are
-    kept (read-only tables)."""
-    global _load_lock
-    _load_lock = threading.Lock()
-
-
-call_in_child(_renew_load_lock)
 
 
 def _bindings() -> ModuleType:
