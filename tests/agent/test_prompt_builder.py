@@ -10,7 +10,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from itertools import pairwise
@@ -1244,3 +1244,24 @@ def test_a_working_folder_deleted_under_the_builder_is_said_once(
     assert "package rules" not in system and "Staging is eu-west-1" in system
     said = [r.getMessage() for r in caplog.records if str(cwd) in r.getMessage()]
     assert len(said) == 1 and "no longer exists" in said[0]
+
+
+def test_a_child_forked_while_a_thread_was_building_the_prompt_builds_its_own(
+        marked_home: Path, project: Path,
+        in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    """The builder's lock is held across its files' reads: a turn of the parent's under way when
+    a server forked its workers hung each worker's first turn."""
+    b = builder(marked_home, project)
+    system = b.build("hi").system
+    with held_by_a_thread(b._lock):
+        assert in_forked_child(lambda: b.build("hello").system) == system
+
+
+def test_a_child_forked_while_a_thread_was_telling_watchers_of_a_write_builds(
+        marked_home: Path, project: Path,
+        in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    system = builder(marked_home, project).build("hi").system
+    with held_by_a_thread(context_files._REGISTRY.lock):
+        assert in_forked_child(lambda: builder(marked_home, project).build("hi").system) == system

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -191,3 +193,17 @@ def test_a_traditional_chinese_request_reads_as_the_english_of_its_simplified_sp
         lexicon: lx.Lexicon) -> None:
     simplified = lexicon.english_words("数据库连接错误")
     assert simplified and lexicon.english_words("數據庫連接錯誤") == simplified
+
+
+def test_a_child_forked_while_a_thread_was_loading_the_lexicon_loads_it(
+        tmp_path: Path, fresh: None, in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    """Derived from the dictionary in a few seconds under the lock: a warm-up thread doing it
+    when the server forked its workers."""
+    def child() -> object:
+        lex = lx.load_lexicon(tmp_path)
+        return None if lex is None else lex.english_words("天气")
+
+    with held_by_a_thread(lx._lock):
+        got = in_forked_child(child)
+    assert got is not None and "weather" in str(got)
