@@ -36,6 +36,8 @@ import threading
 from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
+from hermes_core.forked import child_lock
+
 # what a terminal interprets rather than shows (ECMA-48): a control sequence (ESC [ ... final
 # byte), an operating-system command (ESC ] ... BEL or ESC \\), or ESC and one character
 _ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
@@ -181,7 +183,8 @@ class RoutedStdin:
         return getattr(self.source, name)
 
 
-_INSTALL = threading.Lock()
+# free in a forked child (one a thread held at the fork hung the child's first use)
+_INSTALL = child_lock(threading.Lock())
 
 
 def route_stdout() -> None:
