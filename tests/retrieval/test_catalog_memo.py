@@ -8,6 +8,7 @@ import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -207,3 +208,17 @@ def test_reads_through_any_changes_equal_a_fresh_read_and_warn_once_per_change(
                    if n > len(before) or before[n - 1] != line}
         assert said == [m for m in fresh_said if warned_line(m, path) in changed]
         before = now
+
+
+
+def test_a_child_forked_while_a_thread_held_its_lock_reads_it(
+        tmp_path: Path, in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    """A refresh on the warm-up thread inside the catalog memo's lock when a server forked its workers:
+    the worker's first refresh waited on it for ever."""
+    from hermes_core.retrieval.catalog_memo import CatalogMemo
+
+    cache = CatalogMemo()
+    expected = cache.reads()
+    with held_by_a_thread(cache.lock):
+        assert in_forked_child(lambda: cache.reads()) == expected

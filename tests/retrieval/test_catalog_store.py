@@ -8,7 +8,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import pytest
@@ -314,3 +314,17 @@ def test_the_parser_fingerprint_is_computed_on_first_use_not_at_import() -> None
     got = first_use_in_a_fresh_process("catalog_store", "parser_fingerprint",
                                        "s.parser_id()")
     assert got == "0 True 0\n"
+
+
+
+def test_a_child_forked_while_a_thread_held_its_lock_reads_it(
+        tmp_path: Path, in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    """A refresh on the warm-up thread inside the catalog lines' cache's lock when a server
+    forked its workers: the worker's first refresh waited on it for ever."""
+    from hermes_core.retrieval.catalog_store import CatalogCache
+
+    cache = CatalogCache(tmp_path)
+    expected = cache.recall("catalog", [])
+    with held_by_a_thread(cache._lock):
+        assert in_forked_child(lambda: cache.recall("catalog", [])) == expected
