@@ -196,10 +196,14 @@ def test_a_traditional_chinese_request_reads_as_the_english_of_its_simplified_sp
 
 
 def test_a_child_forked_while_a_thread_was_loading_the_lexicon_loads_it(
-        tmp_path: Path, fresh: None, in_forked_child: Callable[[Callable[[], object]], object],
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        in_forked_child: Callable[[Callable[[], object]], object],
         held_by_a_thread: Callable[[Any], Any]) -> None:
-    """Derived from the dictionary in a few seconds under the lock: a warm-up thread doing it
-    when the server forked its workers."""
+    """Read or derived (seconds) under the lock: a warm-up thread doing it when the server
+    forked its workers. The child reads the cached file (a derivation under load could outlast
+    the fork guard)."""
+    assert lx.load_lexicon(tmp_path) is not None          # cached in tmp_path
+    monkeypatch.setattr(lx, "_loaded", {})                # not loaded in this process yet
     def child() -> object:
         lex = lx.load_lexicon(tmp_path)
         return None if lex is None else lex.english_words("天气")
