@@ -260,9 +260,9 @@ def _instrument(loop: CallLoop) -> tuple[list[tuple[str, float]], list[tuple[str
             heard_limit.append((held.fingerprint, time.monotonic()))
         real_success(held, stated)
 
-    def acquire(provider: str, *, tokens: int = 0) -> Any:
+    def acquire(provider: str, *, tokens: int = 0, hold_s: float | None = None) -> Any:
         began = time.time()
-        lease = real_acquire(provider, tokens=tokens)
+        lease = real_acquire(provider, tokens=tokens, hold_s=hold_s)
         acquires.append((lease.fingerprint, began))
         return lease
 

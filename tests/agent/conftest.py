@@ -22,6 +22,7 @@ import httpx
 import pytest
 
 from hermes_core.agent.agent import Agent
+from hermes_core.agent.context_engine import ContextEngine
 from hermes_core.config import load_settings
 from hermes_core.testing import (
     ANTHROPIC_URL,
@@ -286,3 +287,19 @@ def thai_memory_agent(home: Path, providers, routing) -> Agent:
     (home / "MEMORY.md").write_text(THAI_NOTE * 200, encoding="utf-8")
     return routed_agent(home, providers, routing=routing,
                         prompt={"file_token_budget": BUDGET, "injection_scan": False})
+
+
+#: A day in seconds, and the clock of the context-engine tests: ``engine`` stands at NOW, and a
+#: session recorded ``NOW - k * DAY`` is k days old.
+DAY = 86_400.0
+
+
+NOW = 1_800_000_000.0
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> ContextEngine:
+    """A ContextEngine on a new ``sessions.db`` in ``tmp_path``, its clock standing at NOW."""
+    eng = ContextEngine(tmp_path / "sessions.db", clock=lambda: NOW)
+    yield eng
+    eng.close()

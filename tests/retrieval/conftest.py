@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pytest
 
 from hermes_core.tokenize import tokenize
+from hermes_core.types import Skill
+
+if TYPE_CHECKING:
+    from hermes_core.retrieval.retriever import SkillRetriever
+    from hermes_core.testing.retrieval import HashingEmbedder
 
 ANTHROPIC_SKILLS = Path(__file__).resolve().parent.parent / "data" / "skills" / "anthropics"
 
@@ -184,3 +190,52 @@ def counting_terms_made(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]
 
     monkeypatch.setattr(SkillTerms, "__init__", counting)
     return made
+
+
+def hashing_retriever(root: Path, cache: Path) -> tuple[SkillRetriever, HashingEmbedder]:
+    """A retriever over the skill folder ``root`` whose vectors are cached in ``cache``, and its
+    embedder: a second one built on the same folders is a restart that finds the cache."""
+    from hermes_core.retrieval.retriever import SkillRetriever
+    from hermes_core.testing.retrieval import HashingEmbedder
+
+    emb = HashingEmbedder()
+    return SkillRetriever(folders=[root], embedders=[emb], cache_dir=cache), emb
+
+
+#: Two skills, for what a retriever does with its settings rather than with a catalog.
+SKILLS = [Skill("weather", "Get the weather forecast"), Skill("email", "Send an email")]
+
+#: Skills of unlike topics (one with a trigger) and two alike: a message that matches one topic, a
+#: history that matches another, and a tie that only the history can break.
+TOPIC_SKILLS = [
+    Skill("git-rebase", "Resolve git rebase conflicts and continue the rebase",
+          triggers=("rebase conflict",)),
+    Skill("sql-tuning", "Speed up a slow SQL query with an index and EXPLAIN"),
+    Skill("pdf-extract", "Extract tables and text from a PDF file"),
+    Skill("weather-city", "Weather forecast for a city"),
+    Skill("weather-sea", "Weather forecast for the sea"),
+]
+
+
+def write_catalog(path: Path, catalog: dict[str, str]) -> None:
+    """``catalog`` (name -> description) as a JSONL catalog file, one skill a line in its order."""
+    path.write_text("".join(json.dumps({"name": k, "description": v}) + "\n"
+                            for k, v in catalog.items()), encoding="utf-8")
+
+
+def saved_then_edited(tmp_path: Path, embedders: list[Any]) -> tuple[Path, dict[str, str], str]:
+    """A last process's catalog file and cache folder (``c``), BM25's state saved (which holds
+    the skills' terms) and its text keys, then one skill edited in the file: what a restart finds."""
+    from hermes_core.retrieval.retriever import SkillRetriever
+    from hermes_core.testing.retrieval import SAMPLE_SKILLS
+
+    path = tmp_path / "catalog.jsonl"
+    skills = {s.name: s.description for s in SAMPLE_SKILLS}
+    write_catalog(path, skills)
+    first = SkillRetriever(catalogs=[path], embedders=embedders, cache_dir=tmp_path / "c")
+    first._terms.min_new = first._text_key_cache.min_new = first._bm25_state.min_new = 1
+    first.refresh()
+    edited = next(iter(skills))
+    skills[edited] += " It also reads archived invoices."
+    write_catalog(path, skills)
+    return path, skills, edited

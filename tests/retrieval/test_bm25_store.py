@@ -8,7 +8,7 @@ import dataclasses
 import gc
 import logging
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +21,12 @@ from hermes_core import tokenize as tok
 from hermes_core.retrieval.bm25 import BM25Index, IndexParts, bm25_tokens, skill_terms
 from hermes_core.retrieval.bm25_postings import Postings
 from hermes_core.retrieval.bm25_store import IndexCache, index_path, load_parts, save_parts, updated_index
+from hermes_core.retrieval.retriever import SkillRetriever
 from hermes_core.retrieval.token_memo import TokenMemo, skill_key
 from hermes_core.retrieval.token_store import TermsCache, terms_path
+from hermes_core.testing.retrieval import SAMPLE_SKILLS, HashingEmbedder
 from hermes_core.types import Skill
-from tests.retrieval.conftest import counting_terms_made, damage, logged
+from tests.retrieval.conftest import counting_terms_made, damage, logged, saved_then_edited, write_catalog
 from tests.retrieval.test_bm25 import WORDS, assert_same_index, random_catalog
 
 CATALOG = [Skill("Calendar.Meeting.createMeeting", "Create a meeting in the calendar"),
@@ -415,3 +417,63 @@ def test_a_child_forked_while_a_thread_held_its_lock_reads_it(
     cache = IndexCache(tmp_path)
     with held_by_a_thread(cache._lock):
         assert in_forked_child(lambda: cache.base(BM25Index(), TokenMemo(), skill_terms)) is None
+def test_a_one_skill_edit_carries_the_bm25_index_over_and_derives_only_that_skill(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refresh after one edit updates BM25 from the index before: the other skills' terms are
+    not even looked up again (at 20,000 skills each look-up hashes the skill's text)."""
+    from hermes_core.retrieval import bm25 as bm25_mod
+    from hermes_core.retrieval.token_memo import Derive, SkillTerms, TokenMemo
+
+    asked: list[str] = []
+
+    class Asked(TokenMemo):
+        def terms(self, skills: Sequence[Skill], derive: Derive) -> list[SkillTerms]:
+            asked.extend(s.name for s in skills)
+            return super().terms(skills, derive)
+
+    monkeypatch.setattr(bm25_mod, "_MEMO", Asked())
+    path = tmp_path / "catalog.jsonl"
+    skills = {s.name: s.description for s in SAMPLE_SKILLS}
+    write_catalog(path, skills)
+    r = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()], cache_dir=tmp_path / "c")
+    r.refresh()
+    first = next(iter(skills))
+    skills[first] += " It also reads archived invoices."
+    write_catalog(path, skills)
+    asked.clear()
+    r.refresh()
+    assert {n for n in asked if n in skills} == {first}
+    fresh = BM25Index([Skill(n, d) for n, d in sorted(skills.items())], TokenMemo())
+    q = bm25_tokens("archived invoices")
+    assert r.bm25.score_array(q).tolist() == fresh.score_array(q).tolist()
+
+
+def test_a_restarted_retriever_reads_bm25_back_and_derives_only_the_skill_edited_since(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """BM25's state is saved in the cache folder: a new process's first refresh updates the index
+    the last one saved (the token memo is asked for the edited skill alone, not for every skill
+    to build it whole), and ranks as a retriever built from scratch."""
+    from hermes_core.retrieval import bm25 as bm25_mod
+    from hermes_core.retrieval.token_memo import TokenMemo
+
+    asked: list[int] = []
+    real_terms = TokenMemo.terms
+
+    def counted(self: TokenMemo, skills: Sequence[Skill], derive: Any) -> Any:
+        asked.append(len(skills))
+        return real_terms(self, skills, derive)
+
+    path, _, _ = saved_then_edited(tmp_path, [])
+    memo = TokenMemo()
+    monkeypatch.setattr(bm25_mod, "_MEMO", memo)     # a new process: nothing in memory
+    # on the memo, not its class: an edited TokenMemo is other code, whose files are not served
+    monkeypatch.setattr(memo, "terms", lambda skills, derive: counted(memo, skills, derive))
+    restarted = SkillRetriever(catalogs=[path], embedders=[], cache_dir=tmp_path / "c")
+    restarted.refresh()
+    assert sum(asked) == 1, asked
+    monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())
+    fresh = SkillRetriever(catalogs=[path], embedders=[], cache_dir=tmp_path / "fresh")
+    fresh.refresh()
+    for q in ["archived invoices", "查询交通违章", "book a flight", "pdf tables"]:
+        a, b = restarted.retrieve(q), fresh.retrieve(q)
+        assert (a.names, a.scores, a.gated) == (b.names, b.scores, b.gated)

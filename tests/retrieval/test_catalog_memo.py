@@ -16,7 +16,10 @@ from hypothesis import strategies as st
 
 from hermes_core.retrieval import skills as skills_mod
 from hermes_core.retrieval.catalog_memo import CatalogMemo
+from hermes_core.retrieval.retriever import SkillRetriever
 from hermes_core.retrieval.skills import MAX_DESCRIPTION, load_catalog, load_jsonl_catalog
+from hermes_core.testing.retrieval import SAMPLE_SKILLS, HashingEmbedder
+from tests.retrieval.conftest import write_catalog
 
 LONG = "Read the forecast. " * 60          # over MAX_DESCRIPTION: kept with a warning
 LONG_NAME = "Vendor.Tools." + "x" * 70      # over 64: kept in a catalog, with a warning
@@ -222,3 +225,88 @@ def test_a_child_forked_while_a_thread_held_its_lock_reads_it(
     expected = cache.reads()
     with held_by_a_thread(cache.lock):
         assert in_forked_child(lambda: cache.reads()) == expected
+def test_skills_below_a_line_added_to_a_jsonl_catalog_name_their_new_line(tmp_path: Path) -> None:
+    path = tmp_path / "catalog.jsonl"
+    skills = {s.name: s.description for s in SAMPLE_SKILLS[:4]}
+    write_catalog(path, skills)
+    r = SkillRetriever(catalogs=[path])
+    r.refresh(dense=False)
+    write_catalog(path, {"receipt-scanner": "Scan a paper receipt", **skills})
+    r.refresh(dense=False)
+    fresh = SkillRetriever(catalogs=[path])
+    assert sorted((s.name, s.path) for s in r.skills) == sorted((s.name, s.path) for s in fresh.skills)
+
+
+JSONL_POOL = [(s.name, s.description) for s in SAMPLE_SKILLS] + [
+    ("receipt-scanner", "Scan a paper receipt and file it as an expense"),
+    ("invoice-pdf", "Extract the tables of an invoice PDF"),
+    ("flight-booking", "Book a flight to a city on a date"),
+    ("long-forecast", "Forecast the weather for a whole month ahead. " * 30),   # warned about
+    ("weather-forecast", "Get the weather, now also for the coast"),            # an edit of one
+]
+
+
+@settings(max_examples=6, deadline=None)
+@given(steps=st.lists(st.tuples(st.sampled_from(["edit", "add", "delete", "reorder"]),
+                                st.integers(0, 20), st.sampled_from(JSONL_POOL)),
+                      min_size=1, max_size=4))
+def test_a_jsonl_catalog_read_through_any_changes_serves_ranks_and_gates_as_a_fresh_process(
+        tmp_path_factory: pytest.TempPathFactory, steps: list[tuple[str, int, tuple[str, str]]]) -> None:
+    from hermes_core.retrieval import bm25 as bm25_mod
+
+    tmp = tmp_path_factory.mktemp("jsonl")
+    path = tmp / "catalog.jsonl"
+    lines = [json.dumps({"name": n, "description": d}) for n, d in JSONL_POOL[:6]]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    kept = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()], cache_dir=tmp / "kept")
+    kept.refresh()
+    queries = ["extract tables from an invoice", "scan my receipt", "查询交通违章", "monthly forecast"]
+    warm = bm25_mod._MEMO
+    try:
+        _change_and_compare(kept, path, lines, steps, queries, tmp)
+    finally:
+        bm25_mod._MEMO = warm
+
+
+def _same_report(a: object, b: object) -> None:
+    if isinstance(a, dict) and isinstance(b, dict):
+        assert a.keys() == b.keys()
+        for k in a:
+            _same_report(a[k], b[k])
+    else:
+        assert a == pytest.approx(b, rel=1e-9, abs=1e-12)
+
+
+def _change_and_compare(kept: SkillRetriever, path: Path, lines: list[str],
+                        steps: list[tuple[str, int, tuple[str, str]]], queries: list[str],
+                        tmp: Path) -> None:
+    from hermes_core.retrieval import bm25 as bm25_mod
+    from hermes_core.retrieval.token_memo import TokenMemo
+
+    for n, (op, at, (name, text)) in enumerate(steps):
+        line = json.dumps({"name": name, "description": text})
+        i = at % max(len(lines), 1)
+        if op == "add":
+            lines.insert(at % (len(lines) + 1), line)
+        elif op == "edit" and lines:
+            lines[i] = line
+        elif op == "delete" and lines:
+            del lines[i]
+        elif op == "reorder":
+            lines = lines[i:] + lines[:i]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        kept.refresh()
+        bm25_mod._MEMO = TokenMemo()   # the fresh process remembers no tokens (restored below)
+        fresh = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()], cache_dir=tmp / f"fresh-{n}")
+        fresh.refresh()
+        assert [(s, s.path) for s in kept.skills] == [(s, s.path) for s in fresh.skills]
+        assert kept.issues == fresh.issues
+        assert (kept._lexical_cal is None) == (fresh._lexical_cal is None)
+        if kept._lexical_cal is not None and fresh._lexical_cal is not None:
+            assert kept._lexical_cal.threshold == fresh._lexical_cal.threshold
+            assert kept._lexical_cal.report == fresh._lexical_cal.report
+        _same_report(kept.calibration_report(), fresh.calibration_report())
+        for q in queries:
+            a, b = kept.retrieve(q), fresh.retrieve(q)
+            assert (a.names, a.candidates, a.gated) == (b.names, b.candidates, b.gated)
+            assert a.scores == pytest.approx(b.scores, rel=1e-12, abs=1e-12)

@@ -19,9 +19,11 @@ from hermes_core.retrieval import catalog_store as store
 from hermes_core.retrieval import skills as skills_mod
 from hermes_core.retrieval.catalog_memo import CatalogMemo, ParsedLine
 from hermes_core.retrieval.catalog_store import CatalogCache, catalog_file, load_lines
+from hermes_core.retrieval.retriever import SkillRetriever
 from hermes_core.retrieval.skills import load_jsonl_catalog
+from hermes_core.testing.retrieval import SAMPLE_SKILLS, HashingEmbedder
 from hermes_core.types import Skill
-from tests.retrieval.conftest import damage, first_use_in_a_fresh_process, logged
+from tests.retrieval.conftest import damage, first_use_in_a_fresh_process, logged, write_catalog
 
 T = TypeVar("T")
 
@@ -328,3 +330,37 @@ def test_a_child_forked_while_a_thread_held_its_lock_reads_it(
     expected = cache.recall("catalog", [])
     with held_by_a_thread(cache._lock):
         assert in_forked_child(lambda: cache.recall("catalog", [])) == expected
+def test_a_restarted_retriever_parses_only_the_catalog_line_edited_since(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What each JSONL line parsed to is saved in the cache folder: a new process's first read
+    parses the edited line alone (not the catalog whole), reads the same skills, paths and
+    content hashes as a read from scratch, and answers as a retriever built from scratch."""
+    from hermes_core.retrieval import skills as skills_mod
+
+    path = tmp_path / "catalog.jsonl"
+    skills = {s.name: s.description for s in SAMPLE_SKILLS}
+    skills.update({f"tool-{i}": f"Handles task number {i} for the billing team." for i in range(80)})
+    write_catalog(path, skills)
+    SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()], cache_dir=tmp_path / "c").refresh()
+    skills["tool-7"] += " It also reads archived invoices."
+    write_catalog(path, skills)
+    parsed: list[bytes] = []
+    real = skills_mod._parse_line
+
+    def counted(line: bytes, where: str) -> Any:
+        if line.strip():   # (the blank line after the last is no record)
+            parsed.append(line)
+        return real(line, where)
+
+    monkeypatch.setattr(skills_mod, "_parse_line", counted)
+    restarted = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()], cache_dir=tmp_path / "c")
+    restarted.refresh()
+    assert len(parsed) == 1 and b"archived invoices" in parsed[0], parsed
+    fresh = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()], cache_dir=tmp_path / "f")
+    fresh.refresh()
+    a, b = restarted.index.ordered(), fresh.index.ordered()
+    assert a == b and [s.path for s in a] == [s.path for s in b]
+    assert [s.content_hash for s in a] == [s.content_hash for s in b]
+    for q in ["archived invoices", "查询交通违章", "book a flight", "task number 12"]:
+        x, y = restarted.retrieve(q), fresh.retrieve(q)
+        assert (x.names, x.scores, x.gated) == (y.names, y.scores, y.gated)

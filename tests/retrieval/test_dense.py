@@ -35,9 +35,9 @@ from hermes_core.retrieval.dense import (
     with_parts,
 )
 from hermes_core.retrieval.retriever import SkillRetriever
-from hermes_core.testing.retrieval import SAMPLE_SKILLS, HashingEmbedder
+from hermes_core.testing.retrieval import SAMPLE_SKILLS, HashingEmbedder, skill_md, write_skill
 from hermes_core.types import Skill
-from tests.retrieval.conftest import ScriptEmbedder
+from tests.retrieval.conftest import ScriptEmbedder, hashing_retriever
 
 
 @pytest.fixture(scope="session")
@@ -485,3 +485,80 @@ def test_a_child_forked_while_the_warm_up_loaded_the_model_loads_one(
     emb._build = lambda: "the child's model"   # the load itself is not what is pinned here
     with held_by_a_thread(emb._lock):
         assert in_forked_child(emb.load) == "the child's model"
+def test_zero_byte_embedding_cache_file_is_re_embedded_not_fatal(tmp_path: Path) -> None:
+    root, cache = tmp_path / "skills", tmp_path / "cache"
+    write_skill(root, "a", skill_md("alpha", "convert currencies"))
+    write_skill(root, "b", skill_md("beta", "book a flight"))
+    hashing_retriever(root, cache)[0].refresh()
+    for f in cache.rglob("*.npy"):
+        f.write_bytes(b"")  # a crash or a full disk can leave an empty file behind
+    r, _ = hashing_retriever(root, cache)
+    r.refresh()
+    assert r.embedded_docs == 2
+    res = r.retrieve("book a flight")
+    assert "L4" in res.answered or "dense" in res.answered
+    assert res.names and res.names[0] == "beta"
+
+
+def test_cached_vector_of_another_dimension_is_re_embedded(tmp_path: Path) -> None:
+    root, cache = tmp_path / "skills", tmp_path / "cache"
+    write_skill(root, "a", skill_md("alpha", "convert currencies"))
+    write_skill(root, "b", skill_md("beta", "book a flight"))
+    r, _ = hashing_retriever(root, cache)
+    r.refresh()
+    # one cached vector left by a different model saved under the same model id
+    victim = sorted(cache.rglob("doc-*.npy"))[0]   # a skill's document vector
+    np.save(victim, np.ones(8, dtype=np.float32))
+    r2, _ = hashing_retriever(root, cache)
+    r2.refresh()
+    assert 1 <= r2.embedded_docs <= 2  # the bad one (plus at most one probe of the true width)
+    assert "dense" in r2.retrieve("book a flight").answered
+    assert np.load(victim).shape == (64,)  # the cache is repaired, not just bypassed
+
+
+def test_embedding_cache_get_rejects_empty_and_non_finite(tmp_path: Path) -> None:
+    c = EmbeddingCache(tmp_path)
+    c.put("m", "h", np.ones(4, dtype=np.float32))
+    p = next(tmp_path.rglob("*.npy"))
+    p.write_bytes(b"")
+    assert c.get("m", "h") is None
+    c.put("m", "h", np.array([1.0, np.nan, 0.0, 0.0], dtype=np.float32))
+    assert c.get("m", "h") is None
+
+
+def test_eval_query_vectors_persist_on_disk_only_when_asked(tmp_path: Path) -> None:
+    from hermes_core.retrieval.dense import DenseIndex, EmbeddingCache
+    cache = EmbeddingCache(tmp_path / "emb")
+    first = HashingEmbedder("test:q")
+    d1 = DenseIndex(first, cache, persist_queries=True)
+    d1.build(SAMPLE_SKILLS)
+    v1 = d1.query_vector("send an email")
+    assert first.queries_embedded == 1
+    second = HashingEmbedder("test:q")
+    d2 = DenseIndex(second, cache, persist_queries=True)
+    assert np.allclose(d2.query_vector("send an email"), v1) and second.queries_embedded == 0
+    third = HashingEmbedder("test:q")
+    DenseIndex(third, cache).query_vector("send an email")  # chat turns: never read or written
+    assert third.queries_embedded == 1
+    DenseIndex(third, cache).query_vector("a private message")
+    fourth = HashingEmbedder("test:q")
+    DenseIndex(fourth, cache, persist_queries=True).query_vector("a private message")
+    assert fourth.queries_embedded == 1
+
+
+class NaNQueries(HashingEmbedder):
+    """Documents embed fine; queries come back NaN (an fp16 overflow, a broken checkpoint)."""
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return np.full(self.dim, np.nan, dtype=np.float32)
+
+
+def test_nan_similarities_make_the_dense_layer_abstain(caplog: pytest.LogCaptureFixture) -> None:
+    lexical = SkillRetriever(skills=SAMPLE_SKILLS).retrieve("extract the tables from this pdf document")
+    r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[NaNQueries()])
+    with caplog.at_level(logging.WARNING):
+        res = r.retrieve("extract the tables from this pdf document")
+    assert "dense" not in res.answered
+    assert res.names == lexical.names and res.names[0] == "pdf-extract"
+    assert all(np.isfinite(res.scores))
+    assert "not finite" in caplog.text

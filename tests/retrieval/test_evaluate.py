@@ -11,7 +11,16 @@ from pathlib import Path
 import pytest
 
 from hermes_core.errors import ConfigError
-from hermes_core.retrieval.evaluate import LabeledQuery, load_queries
+from hermes_core.retrieval.evaluate import (
+    LabeledQuery,
+    calibrate,
+    evaluate,
+    load_queries,
+    reciprocal_rank,
+    sample,
+)
+from hermes_core.retrieval.retriever import SkillRetriever
+from hermes_core.testing.retrieval import SAMPLE_SKILLS
 
 
 def test_queries_file_with_bom_and_crlf_loads(tmp_path: Path) -> None:
@@ -123,3 +132,29 @@ def test_a_usage_file_past_the_stores_cap_is_replayed_whole(monkeypatch: pytest.
     monkeypatch.setattr(E, "replay_usage", replay_and_count)
     out = E.evaluate_with_usage(r, [], [], past)
     assert out["usage_events"] == DEFAULT_CAP + 3 and held == [DEFAULT_CAP + 3]
+
+
+def test_eval_metrics_and_calibration() -> None:
+    assert reciprocal_rank(["a", "b", "c"], "c") == pytest.approx(1 / 3)
+    assert reciprocal_rank(["a"] * 10 + ["g"], "g") == 0.0
+    items = [LabeledQuery(str(i), "x") for i in range(10)]
+    assert sample(items, 3, seed=7) == sample(items, 3, seed=7) and len(sample(items, 3)) == 3
+    assert sample(items, None) == items
+    cal = calibrate({"r": [float(i) for i in range(1, 101)]}, {"r": [0.0, 3.0, 10.0, 50.0]})
+    assert cal["r"]["threshold_at_95_keep"] == pytest.approx(5.95)
+    assert cal["r"]["reject_at_95_keep"] == 0.5
+    r = SkillRetriever(skills=SAMPLE_SKILLS, gate_thresholds={"lexical": 0.3})
+    res = evaluate(r, [LabeledQuery("extract tables from pdf", "pdf-extract"),
+                       LabeledQuery("帮我查违章", "Navigation.TrafficViolations.queryViolation")],
+                   [LabeledQuery("what is love", None)])
+    assert res["recall@1"] == 1.0 and res["gate_reject_rate"] == 1.0
+    assert res["deciding_layer"] == {"L1": 1, "L5": 1}
+
+
+def test_eval_reports_hint_recall_and_length() -> None:
+    r = SkillRetriever(skills=SAMPLE_SKILLS, gate_thresholds={"lexical": 0.0}, hint_ratio=1.0,
+                       hint_margin=0.0)
+    res = evaluate(r, [LabeledQuery("extract tables from pdf", "pdf-extract"),
+                       LabeledQuery("send an email with a subject", "pdf-extract")])
+    assert res["hint_len_mean"] == 1.0  # strict cut: one skill per hint
+    assert res["hint_recall"] == 0.5

@@ -18,6 +18,7 @@ from hermes_core.retrieval.fusion import (
     NULL_ANCHORS,
     Below,
     GateEvidence,
+    GateWeights,
     anchor_vectors,
     fuse,
     gate,
@@ -256,3 +257,25 @@ def test_a_cached_anchor_vector_of_another_width_is_re_embedded(tmp_path: Path) 
     assert got.shape == (len(NULL_ANCHORS), width) and np.allclose(got, first, atol=1e-6)
     repaired = d.cache.get(d.cache_id, key)
     assert repaired is not None and repaired.shape == (width,)   # the cache is repaired too
+
+
+def test_gate_weights_score_is_pinned() -> None:
+    ev = GateEvidence(dense_top=0.6, dense_anchor=0.4, dense_model="m", dense_anchor_mean=0.1,
+                      dense_catalog_mean=0.2)
+    w = GateWeights(anchor_max=0.25, anchor_mean=2.0, catalog_mean=3.0)
+    assert w.score(ev) == pytest.approx(0.6 - 0.25 * 0.4 - 2.0 * 0.1 + 3.0 * 0.2)
+    # the default weights are the first rule: top - 0.5 x best anchor cosine
+    assert GateWeights().score(ev) == pytest.approx(0.6 - 0.5 * 0.4)
+
+
+def test_gate_uses_the_models_weights_else_the_anchor_rule() -> None:
+    ev = GateEvidence(dense_top=0.5, dense_anchor=0.6, dense_model="m", dense_anchor_mean=0.1,
+                      dense_catalog_mean=0.2)
+    th = {"m": 0.3, "dense": 0.3}
+    fitted = gate(ev, th, weights={"m": GateWeights(0.0, 1.0, 1.0)})
+    assert fitted.passed and fitted.score == pytest.approx(0.5 - 0.1 + 0.2) and fitted.rule == "dense:m"
+    plain = gate(ev, th, anchor_weight=0.5, weights={"other": GateWeights(0.0, 1.0, 1.0)})
+    assert not plain.passed and plain.score == pytest.approx(0.5 - 0.5 * 0.6)
+    # missing evidence counts as 0, never raises
+    bare = gate(GateEvidence(dense_top=0.5, dense_model="m"), th, weights={"m": GateWeights(1, 1, 1)})
+    assert bare.score == pytest.approx(0.5)

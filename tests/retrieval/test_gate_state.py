@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Sequence
+from functools import partial
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,8 +18,10 @@ from hermes_core.retrieval import gate_state
 from hermes_core.retrieval.dense import DenseIndex, soft_max_by_skill
 from hermes_core.retrieval.dense_gate import FixedRule
 from hermes_core.retrieval.fusion import GateWeights, anchor_vectors
-from hermes_core.testing.retrieval import HashingEmbedder
+from hermes_core.retrieval.retriever import SkillRetriever
+from hermes_core.testing.retrieval import SAMPLE_SKILLS, HashingEmbedder
 from hermes_core.types import Skill
+from tests.retrieval.conftest import write_catalog
 
 WORDS = ["invoice", "flight", "weather", "playlist", "meeting", "recipe", "ticket", "album",
          "route", "note", "查询", "快递", "天气", "会议", "create", "cancel", "share", "export"]
@@ -371,3 +375,35 @@ def test_a_users_own_arrays_named_like_a_calibration_are_kept_by_the_sweep(tmp_p
     d.build(edited)   # an edit makes a new calibration, then sweeps
     gate_state.calibrate_index(d, edited, tmp_path, fixed, "rule", gate_state.GateMemo(), "second")
     assert all(p.exists() for p in theirs) and not any(p.exists() for p in made)
+
+
+def test_a_restarted_retriever_updates_the_dense_gate_from_its_saved_state_and_ranks_as_a_fresh_one(
+        tmp_path: Path) -> None:
+    path = tmp_path / "catalog.jsonl"
+    skills = {s.name: s.description for s in SAMPLE_SKILLS}
+    write = partial(write_catalog, path)
+    write(skills)
+    SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()], cache_dir=tmp_path / "kept").refresh()
+    first = next(iter(skills))
+    steps = [("edit", first, skills[first] + " It also reads archived invoices."),
+             ("add", "receipt-scanner", "Scan a paper receipt and file it as an expense"),
+             ("delete", first, "")]
+    for op, name, text in steps:
+        restarted = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()],
+                                   cache_dir=tmp_path / "kept")
+        restarted.refresh()   # the catalog the last process left: read from the cache
+        assert restarted._gate_memo.last == {"test:hashing": "cache"}
+        if op == "delete":
+            del skills[name]
+        else:
+            skills[name] = text
+        write(skills)
+        restarted.refresh()
+        assert restarted._gate_memo.last == {"test:hashing": "update"}, op
+        fresh = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()],
+                               cache_dir=tmp_path / f"fresh-{op}")
+        fresh.refresh()
+        for q in ["extract tables from an invoice", "scan my receipt", "what's the weather like"]:
+            a, b = restarted.retrieve(q), fresh.retrieve(q)
+            assert (a.names, a.candidates, a.gated) == (b.names, b.candidates, b.gated)
+            assert a.scores == pytest.approx(b.scores, rel=1e-12, abs=1e-12)

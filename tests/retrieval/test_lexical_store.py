@@ -28,8 +28,10 @@ from hermes_core.retrieval.lexical_store import (
     scorers_id,
 )
 from hermes_core.retrieval.lexical_update import RowState, score_row
+from hermes_core.retrieval.retriever import SkillRetriever
+from hermes_core.testing.retrieval import SAMPLE_SKILLS
 from hermes_core.types import Skill
-from tests.retrieval.conftest import damage, first_use_in_a_fresh_process, logged
+from tests.retrieval.conftest import damage, first_use_in_a_fresh_process, logged, write_catalog
 
 CATALOG = [Skill("invoice-pdf", "Extract the table of an invoice PDF"),
            Skill("会议纪要", "整理会议记录。列出待办事项"), Skill("weather", "Get the forecast for a city")]
@@ -200,3 +202,62 @@ def test_a_child_forked_while_a_thread_held_its_lock_reads_it(
     expected = cache.load("key", 0)
     with held_by_a_thread(cache._lock):
         assert in_forked_child(lambda: cache.load("key", 0)) == expected
+def test_a_restarted_retriever_reads_the_lexical_gates_scores_back_and_scores_no_request(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """The lexical gate's scored requests are saved in the cache folder: a new process over the
+    catalog they were scored on scores none of them, calibrates and answers as a retriever built
+    from scratch, and updates from them through a later edit; a damaged file is scored again."""
+    import shutil
+
+    from hermes_core.retrieval import bm25 as bm25_mod
+    from hermes_core.retrieval import lexical_update
+    from hermes_core.retrieval.token_memo import TokenMemo
+    from tests.retrieval.conftest import damage
+
+    path = tmp_path / "catalog.jsonl"
+    skills = {s.name: s.description for s in SAMPLE_SKILLS}
+    write_catalog(path, skills)
+    SkillRetriever(catalogs=[path], embedders=[], cache_dir=tmp_path / "c").refresh()
+    shutil.copytree(tmp_path / "c", tmp_path / "damaged")
+    damage(tmp_path / "damaged" / "lexical_rows.npz", None, 300)
+    scored: list[str] = []
+    real = lexical_update.score_row
+
+    def counted(bm25: BM25Index, text: str, expand: Any) -> Any:
+        scored.append(text)
+        return real(bm25, text, expand)
+
+    monkeypatch.setattr(lexical_update, "score_row", counted)
+
+    def new_process(cache: str) -> SkillRetriever:
+        monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())     # nothing in memory
+        r = SkillRetriever(catalogs=[path], embedders=[], cache_dir=tmp_path / cache)
+        r.refresh()
+        return r
+
+    restarted = new_process("c")
+    assert scored == []
+    with caplog.at_level(logging.WARNING):
+        damaged = new_process("damaged")
+    assert len(scored) > 100 and "lexical gate cache" in caplog.text
+    first = next(iter(skills))
+    for step in ("restart", "edit"):
+        fresh = new_process(f"fresh-{step}")
+        for r in (restarted, damaged):
+            assert r._lexical_cal is not None and fresh._lexical_cal is not None
+            assert r._lexical_cal.threshold == fresh._lexical_cal.threshold
+            assert r._lexical_cal.report == fresh._lexical_cal.report
+            assert r._lexical_cal.generic == fresh._lexical_cal.generic
+            for q in ["archived invoices", "查询交通违章", "book a flight", "what's the weather like"]:
+                a, b = r.retrieve(q), fresh.retrieve(q)
+                assert (a.names, a.scores, a.gated) == (b.names, b.scores, b.gated)
+        if step == "restart":   # an edit after the restart: updated from the rows read back
+            skills[first] += " It also reads archived invoices."
+            write_catalog(path, skills)
+            scored.clear()
+            restarted.refresh()
+            damaged.refresh()
+            # the restart and the edit were served from the state; the damaged file's edit only
+            assert (restarted._lexical_memo.updated, damaged._lexical_memo.updated) == (2, 1)
+            assert len(scored) == restarted._lexical_memo.rescored + damaged._lexical_memo.rescored
+            assert restarted._lexical_memo.rescored < len(restarted._lexical_memo.rows) / 4

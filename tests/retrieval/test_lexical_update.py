@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from functools import partial
+from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,7 +15,10 @@ from hermes_core.retrieval import calibration as cal
 from hermes_core.retrieval.bm25 import BM25Index, lexical_scores, query_terms
 from hermes_core.retrieval.glossary import Glossary
 from hermes_core.retrieval.lexical_update import LexicalMemo, calibrate_lexical_memo
+from hermes_core.retrieval.retriever import SkillRetriever
+from hermes_core.testing.retrieval import SAMPLE_SKILLS, HashingEmbedder
 from hermes_core.types import Skill
+from tests.retrieval.conftest import write_catalog
 
 # Words of the reference requests too, so that edits move the idf of words they hold; the
 # glossary's pairs make an edit that adds or removes a word change what a request expands to.
@@ -158,3 +164,50 @@ def test_a_request_whose_glossary_expansion_an_edit_changed_is_scored_again() ->
     got, want, then = _share_after_edit(["Camping tents", "Rain gear"],
                                         ["Weather tents", "Rain gear"], "forecast")
     assert got == want != then
+
+
+def test_a_retriever_refreshed_through_edits_ranks_as_one_built_from_scratch(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hermes_core.retrieval import bm25 as bm25_mod
+    from hermes_core.retrieval.token_memo import TokenMemo
+
+    path = tmp_path / "catalog.jsonl"
+    skills = {s.name: s.description for s in SAMPLE_SKILLS}
+    write = partial(write_catalog, path)
+    write(skills)
+    kept = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()], cache_dir=tmp_path / "kept")
+    kept.refresh()
+    first = next(iter(skills))
+    steps = [("edit", first, skills[first] + " It also reads archived invoices."),
+             ("add", "receipt-scanner", "Scan a paper receipt and file it as an expense"),
+             ("delete", first, ""), ("add", "invoice-pdf", "Extract the tables of an invoice PDF")]
+    queries = ["extract tables from an invoice", "scan my receipt", "book a flight to Paris",
+               "archived invoices", "查询交通违章", "what's the weather like"]
+    for op, name, text in steps:
+        if op == "delete":
+            del skills[name]
+        else:
+            skills[name] = text
+        write(skills)
+        kept.refresh()
+        monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())   # from scratch: nothing remembered
+        fresh = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()],
+                               cache_dir=tmp_path / f"fresh-{len(skills)}-{op}")
+        fresh.refresh()
+        # the lexical gate's calibration is updated through the edit (lexical_update), to the bit
+        assert kept._lexical_memo.updated == 1
+        assert kept._lexical_cal is not None and fresh._lexical_cal is not None
+        assert kept._lexical_cal.threshold == fresh._lexical_cal.threshold
+        assert kept._lexical_cal.report == fresh._lexical_cal.report
+        for q in queries:
+            a, b = kept.retrieve(q), fresh.retrieve(q)
+            assert (a.names, a.candidates, a.gated) == (b.names, b.candidates, b.gated)
+            # the dense gate's calibration is updated per changed skill (gate_state): its per-skill
+            # statistics come from a product over the changed skills' columns, equal to the whole
+            # catalog's up to BLAS's rounding (OpenBLAS picks its kernel by the matrix's shape), so
+            # the fused scores too
+            assert a.scores == pytest.approx(b.scores, rel=1e-12, abs=1e-12)
+            assert a.contributions.keys() == b.contributions.keys()
+            for skill, parts in a.contributions.items():
+                assert parts == pytest.approx(b.contributions[skill], rel=1e-12, abs=1e-12)
+    assert kept.retrieve("scan my receipt").names[:1] == ("receipt-scanner",)

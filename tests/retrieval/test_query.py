@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from hermes_core.retrieval import retriever as rmod
 from hermes_core.retrieval.query import without_source_clauses
+from hermes_core.retrieval.retriever import SkillRetriever
+from hermes_core.testing.retrieval import HashingEmbedder
+from hermes_core.types import Skill
 
 
 @pytest.mark.parametrize(("message", "ranked"), [
@@ -57,3 +61,35 @@ def test_a_pasted_megabyte_is_judged_a_follow_up_or_not_by_its_head(monkeypatch:
     assert seen and max(seen) <= query.MAX_QUERY_CHARS
     assert query.is_follow_up("and in Chinese?")
     assert not query.is_follow_up("为什么要部署这个应用程序呢" * 100_000)
+
+
+CLAUSE_SKILLS = [
+    Skill("sms-inbox", "查看和搜索短信消息，发送短信"),
+    Skill("weather-forecast", "天气预报：温度和降雨"),
+    Skill("world-clock", "世界时钟：一个城市现在几点"),
+    Skill("restaurant-booking", "Book a table at a restaurant"),
+    Skill("email-inbox", "Read, search and send email messages"),
+]
+
+
+@pytest.mark.parametrize(("message", "gold"), [
+    ("查一下小李发给我的短信里提到的那个地方的天气", "weather-forecast"),
+    ("book the restaurant mentioned in the email message Tom sent", "restaurant-booking"),
+])
+def test_where_a_detail_came_from_does_not_outrank_what_is_asked(message: str, gold: str) -> None:
+    r = SkillRetriever(skills=CLAUSE_SKILLS, gate_thresholds={"lexical": 0.0})
+    assert r.retrieve(message).names[0] == gold
+
+
+def test_the_gate_judges_the_request_as_written_not_the_shortened_ranking_text(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    message = "查一下小李发给我的短信里提到的那个地方的天气"
+    r = SkillRetriever(skills=CLAUSE_SKILLS, embedders=[HashingEmbedder()], calibrate=False)
+    ranked_as = r.retrieve("查一下那个地方的天气")     # the text the layers rank
+    res = r.retrieve(message)
+    monkeypatch.setattr(rmod, "without_source_clauses", lambda text: text)
+    whole = r.retrieve(message)
+    assert res.gate is not None and whole.gate is not None and ranked_as.gate is not None
+    assert res.gate.score == pytest.approx(whole.gate.score)
+    assert res.gate.score != pytest.approx(ranked_as.gate.score)
+    assert res.names == ranked_as.names

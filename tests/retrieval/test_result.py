@@ -266,3 +266,26 @@ def test_a_skill_md_description_of_markdown_or_10_kb_is_one_list_line(tmp_path: 
     skills = list(load_catalog([tmp_path], warn=False).skills)
     body = render_full_list(skills).splitlines()[2:]
     assert len(body) == 1 and body[0].startswith("- md: ") and len(body[0]) <= len("- md: ") + 1024
+
+
+def test_render_hint_empty() -> None:
+    assert render_hint([]) == ""
+    assert "skill_view(name)" in render_hint([Skill("a", "b")])
+
+
+def test_hint_cut_keeps_skills_close_to_the_best() -> None:
+    scores = np.array([4.0, 2.5, 1.9, 0.8, -0.1, 3.0])
+    order = np.argsort(-scores, kind="stable")[:5]  # 0, 5, 1, 2, 3
+    # >= 0.5 x 4.0 = 2.0, or >= 4.0 - 1.5 = 2.5 -> 0, 5, 1
+    assert hint_cut(scores, order, 0.5, 1.5) == [0, 5, 1]
+    # a wider margin lets 2 in (1.9 >= 4.0 - 2.5) but never a skill at or below the mean
+    assert hint_cut(scores, order, 0.5, 3.5) == [0, 5, 1, 2, 3]
+    assert hint_cut(scores, np.array([4]), 0.5, 1.5) == [4]  # the best is always listed
+    assert hint_cut(scores, np.array([], dtype=int)) == []
+
+
+def test_hint_cut_with_rrf_scale_keeps_every_ranked_skill() -> None:
+    # RRF scores 1/(k + rank) of a top-k sit within a few percent of each other: the ratio admits
+    # every skill some layer ranked, and none that no layer did
+    scores = np.array([1 / 61, 1 / 62, 1 / 65, 0.0])
+    assert hint_cut(scores, np.array([0, 1, 2, 3])) == [0, 1, 2]

@@ -211,3 +211,40 @@ def test_a_phrase_in_both_wordings_in_one_query_counts_once() -> None:
     idx = SynonymIndex({"meeting": ["数据库"]}, NAMES)
     scores, whole = idx.score("数据库就是資料庫")
     assert whole and scores[0] == PHRASE_WEIGHT
+
+
+def test_mapping_file_errors_name_file_line_and_key(tmp_path: Path) -> None:
+    p = tmp_path / "bad.yaml"
+    p.write_text("a: [1, 2\nb: c\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as e:
+        load_mapping_file(p, "triggers")
+    assert str(p) in str(e.value) and e.value.line is not None
+    p.write_text("a: {x: 1}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="key 'a'"):
+        load_mapping_file(p, "synonyms")
+    p.write_text("- just\n- a list\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="must map skill names"):
+        load_mapping_file(p, "synonyms")
+    with pytest.raises(ConfigError, match="not found"):
+        load_mapping_file(tmp_path / "missing.yaml", "triggers")
+    p.write_text("", encoding="utf-8")
+    assert load_mapping_file(p, "triggers") == {}
+
+
+def test_a_mapping_file_that_is_a_pipe_a_device_or_huge_is_refused_by_name(tmp_path: Path) -> None:
+    """``triggers_file: /dev/zero`` read until the process was killed for memory; a FIFO blocked
+    every command that loads the skills. Each is now a ConfigError naming the file."""
+    import os
+
+    from hermes_core.yaml_safe import MAX_CHARS
+    fifo = tmp_path / "triggers.yaml"
+    os.mkfifo(fifo)
+    for path in (fifo, Path("/dev/zero")):
+        with pytest.raises(ConfigError, match="not a regular file") as e:
+            load_mapping_file(path, "triggers")
+        assert str(path) in str(e.value)
+    big = tmp_path / "big.yaml"
+    big.write_text("a: [" + "x, " * MAX_CHARS + "]\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="triggers file") as e:
+        load_mapping_file(big, "triggers")
+    assert str(big) in str(e.value)

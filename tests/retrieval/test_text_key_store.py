@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from hermes_core.retrieval import dense as dense_mod
 from hermes_core.retrieval import text_key_store as store
 from hermes_core.retrieval.dense import TEXT_KEY_MEMO, _TextKeyMemo, text_keys
+from hermes_core.retrieval.retriever import SkillRetriever
 from hermes_core.retrieval.text_key_store import (
     TextKeyCache,
     load_keys,
@@ -22,8 +23,9 @@ from hermes_core.retrieval.text_key_store import (
     source_digest,
     text_keys_path,
 )
+from hermes_core.testing.retrieval import HashingEmbedder
 from hermes_core.types import Skill
-from tests.retrieval.conftest import damage, first_use_in_a_fresh_process, logged
+from tests.retrieval.conftest import damage, first_use_in_a_fresh_process, logged, saved_then_edited
 
 CATALOG = [Skill("Calendar.Meeting.createMeeting", "Create a meeting. Invite people!"),
            Skill("invoice-pdf", "Extract the table of an invoice PDF"),
@@ -205,3 +207,41 @@ def test_a_child_forked_while_a_thread_held_its_lock_reads_it(
     expected = cache.load([])
     with held_by_a_thread(cache._lock):
         assert in_forked_child(lambda: cache.load([])) == expected
+def test_a_restarted_retriever_reads_its_text_keys_back_and_derives_only_the_skill_edited_since(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each skill's dense text keys (its document and part texts, derived and hashed) are saved
+    in the cache folder: a new process's first refresh derives them for the edited skill alone,
+    and answers exactly as a restart over the same cache without the keys, which derives every
+    one, and ranks as a retriever built from scratch."""
+    import shutil
+
+    from hermes_core.retrieval import dense as dense_mod
+
+    derived: list[str] = []
+    real = dense_mod._doc_key
+
+    def counted(text: str) -> str:
+        derived.append(text)
+        return real(text)
+
+    monkeypatch.setattr(dense_mod, "_text_keys", dense_mod._TextKeyMemo(dense_mod.TEXT_KEY_MEMO))
+    path, skills, edited = saved_then_edited(tmp_path, [HashingEmbedder()])   # derives all: saved
+    shutil.copytree(tmp_path / "c", tmp_path / "no-keys")
+    (tmp_path / "no-keys" / "text_keys.npz").unlink()
+    monkeypatch.setattr(dense_mod, "_text_keys", dense_mod._TextKeyMemo(dense_mod.TEXT_KEY_MEMO))
+    monkeypatch.setattr(dense_mod, "_doc_key", counted)    # a new process, counting derivations
+    restarted = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()], cache_dir=tmp_path / "c")
+    restarted.refresh()
+    assert len(derived) == 1 and skills[edited] in derived[0], derived
+    retrievers = []
+    for cache in ("no-keys", "fresh"):
+        monkeypatch.setattr(dense_mod, "_text_keys", dense_mod._TextKeyMemo(dense_mod.TEXT_KEY_MEMO))
+        retrievers.append(SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()],
+                                         cache_dir=tmp_path / cache))
+        retrievers[-1].refresh()
+    assert len(derived) == 1 + 2 * len(skills)
+    without_keys, fresh = retrievers
+    for q in ["archived invoices", "查询交通违章", "book a flight", "pdf tables"]:
+        a, b, c = restarted.retrieve(q), without_keys.retrieve(q), fresh.retrieve(q)
+        assert (a.names, a.scores, a.gated) == (b.names, b.scores, b.gated)
+        assert (a.names, a.gated) == (c.names, c.gated)

@@ -15,10 +15,12 @@ from hypothesis import strategies as st
 
 from hermes_core import tokenize as tok
 from hermes_core.retrieval.bm25 import skill_terms
+from hermes_core.retrieval.retriever import SkillRetriever
 from hermes_core.retrieval.token_memo import SkillTerms, TokenMemo
 from hermes_core.retrieval.token_store import RewriteTally, TermsCache, load_terms, save_terms, terms_path
+from hermes_core.testing.retrieval import HashingEmbedder
 from hermes_core.types import Skill
-from tests.retrieval.conftest import counting_terms_made, damage, logged
+from tests.retrieval.conftest import counting_terms_made, damage, logged, saved_then_edited
 
 CATALOG = [Skill("git-rebase", "Resolve a rebase conflict in git"),
            Skill("invoice-pdf", "Extract the table of an invoice PDF, invoice after invoice"),
@@ -347,3 +349,35 @@ def test_a_child_forked_while_a_thread_was_fingerprinting_a_derivation_fingerpri
 
     with held_by_a_thread(token_store._ids_lock):
         assert in_forked_child(child) is True
+def test_a_restarted_retriever_tokenises_no_skill_its_last_process_saved(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The token memo is saved in the cache folder: a new process's first refresh derives only
+    the skill edited since, and ranks as a retriever that derived everything."""
+    from hermes_core.retrieval import bm25 as bm25_mod
+    from hermes_core.retrieval.token_memo import TokenMemo
+
+    class Calls:   # an object: the code fingerprint takes it by its type, not what it recorded
+        def __init__(self) -> None:
+            self.names: list[str] = []
+
+    derived = Calls()
+    real = bm25_mod.skill_terms
+
+    def counted(s: Skill) -> SkillTerms:
+        derived.names.append(s.name)
+        return real(s)
+
+    counted.__module__, counted.__qualname__ = real.__module__, real.__qualname__   # the file's name
+    monkeypatch.setattr(bm25_mod, "skill_terms", counted)
+    path, skills, edited = saved_then_edited(tmp_path, [HashingEmbedder()])
+    monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())     # a new process: nothing in memory
+    derived.names.clear()
+    restarted = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()], cache_dir=tmp_path / "c")
+    restarted.refresh()
+    assert {n for n in derived.names if n in skills} == {edited}
+    monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())
+    fresh = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()], cache_dir=tmp_path / "fresh")
+    fresh.refresh()
+    for q in ["archived invoices", "查询交通违章", "book a flight"]:
+        a, b = restarted.retrieve(q), fresh.retrieve(q)
+        assert (a.names, a.scores, a.gated) == (b.names, b.scores, b.gated)

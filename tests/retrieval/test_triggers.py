@@ -270,3 +270,23 @@ def test_a_query_is_normalised_once_for_its_folded_and_its_written_match(
 def test_the_fold_of_a_text_is_the_t2s_of_its_written_normal_form(text: str) -> None:
     # what lets a query be normalised once for both of its matches
     assert normalize(text) == to_simplified(triggers_mod.normalize_text(text, fold=False))
+
+
+def test_ascii_trigger_does_not_fire_inside_another_word() -> None:
+    from hermes_core.retrieval.triggers import TriggerIndex
+    t = TriggerIndex({"git": ["git"], "pr": ["pr"], "mail": ["send mail"]})
+    assert t.match("what digit comes next?") is None
+    assert t.match("print this page") is None
+    assert t.match("resend mailbox settings") is None
+    hit = t.match("open a PR, then git push")
+    assert hit is not None and hit.skill in ("git", "pr") and hit.tier == 1
+    assert t.match("git-push it") is not None  # punctuation is a boundary
+    assert t.match("then send a mail") is not None  # tier 3 still works between words
+
+
+def test_cjk_and_symbol_triggers_still_match_inside_text() -> None:
+    from hermes_core.retrieval.triggers import TriggerIndex
+    t = TriggerIndex({"v": ["查违章"], "c": ["c++"], "mix": ["PDF转换"]})
+    assert t.match("帮我查违章了吗") is not None
+    assert t.match("compile c++code") is not None  # ends in a symbol: no boundary needed there
+    assert t.match("把PDF转换成Word") is not None  # CJK neighbours are not word characters

@@ -1,4 +1,5 @@
-"""Tests of retrieval/usage_reliability.py: how far the nearest past query can be trusted."""
+"""Tests of retrieval/usage_reliability.py: how far the nearest past query can be trusted, and
+the per-skill prototypes with their leave-one-out accuracy."""
 
 from __future__ import annotations
 
@@ -7,7 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hermes_core.retrieval.usage_reliability import Reliability, reliability_from
+from hermes_core.retrieval import usage as U
+from hermes_core.retrieval.usage import UsageEvent, UsageIndex, usage_weight
+from hermes_core.retrieval.usage_reliability import (
+    Reliability,
+    measure_reliability,
+    prototypes,
+    reliability_from,
+)
 
 
 def test_no_measurement_trusts_no_past_query() -> None:
@@ -57,3 +65,51 @@ def test_a_small_history_whose_neighbours_are_right_at_random_is_not_read_as_rel
     tops = [reliability_from(rng.random(events), (rng.random(events) < 0.5).astype(float)).precision[-1]
             for _ in range(300)]
     assert float(np.mean(tops)) < 0.6, float(np.mean(tops))
+
+
+def test_reliability_is_the_leave_one_out_precision_by_cosine() -> None:
+    # six pairs of near-copies for the same skill (cosine ~0.995) and six pairs of loosely related
+    # queries for different skills (cosine ~0.707); every pair is orthogonal to every other pair
+    eye = np.eye(48)
+    vecs, labels = [], []
+    for k in range(6):
+        a, b = eye[4 * k], eye[4 * k + 1]
+        vecs += [a, (a + 0.1 * b) / np.linalg.norm(a + 0.1 * b)]
+        labels += [k, k]
+        c, d = eye[4 * k + 2], eye[4 * k + 3]
+        vecs += [c, (c + d) / np.sqrt(2)]
+        labels += [100 + k, 200 + k]
+    rel = measure_reliability(np.vstack(vecs), np.array(labels), np.ones(len(labels), bool), bins=2)
+    assert rel.precision == (0.0, 1.0)
+    assert rel.cosines[0] == pytest.approx(1 / np.sqrt(2)) and rel.cosines[1] > 0.99
+    assert rel.at(0.0) == 0.0 and rel.at(1.0) == 1.0
+    assert rel.at(0.85) == pytest.approx((0.85 - rel.cosines[0]) / (rel.cosines[1] - rel.cosines[0]))
+    # too little history to measure: no reliability, so the kNN layer earns no weight
+    assert measure_reliability(np.vstack(vecs[:4]), np.array(labels[:4]), np.ones(4, bool)) == Reliability()
+
+
+def test_prototypes_are_normalised_means_and_their_accuracy_is_leave_one_out() -> None:
+    eye = np.eye(4)
+    # skill 0: three queries around axis 0; skill 1: three around axis 1; skill 2: one query
+    vecs = np.vstack([eye[0], (eye[0] + 0.2 * eye[2]) / np.linalg.norm(eye[0] + 0.2 * eye[2]),
+                      (eye[0] + 0.2 * eye[3]) / np.linalg.norm(eye[0] + 0.2 * eye[3]),
+                      eye[1], (eye[1] + 0.2 * eye[2]) / np.linalg.norm(eye[1] + 0.2 * eye[2]),
+                      (eye[1] + 0.2 * eye[3]) / np.linalg.norm(eye[1] + 0.2 * eye[3]), eye[3]])
+    labels = np.array([0, 0, 0, 1, 1, 1, 2])
+    protos, has, acc = prototypes(vecs, labels, np.ones(7, bool), 3)
+    assert list(has) == [True, True, False]                  # one query is no prototype
+    mean0 = vecs[:3].sum(axis=0)
+    assert protos[0] == pytest.approx(mean0 / np.linalg.norm(mean0)) and not protos[2].any()
+    # the six clustered queries find their own skill without themselves; the lone one cannot
+    assert acc == pytest.approx(6 / 7)
+    assert usage_weight(acc, U.PROTOTYPE_WEIGHT) == pytest.approx(
+        U.PROTOTYPE_WEIGHT * (6 / 7 - U.MIN_PRECISION) / (1 - U.MIN_PRECISION))
+
+
+def test_history_of_single_uses_earns_prototypes_no_weight() -> None:
+    eye = np.eye(8)
+    protos, has, acc = prototypes(eye, np.arange(8), np.ones(8, bool), 8)
+    assert not has.any() and not protos.any() and acc == 0.0
+    idx = UsageIndex([UsageEvent(f"q{i}", f"s{i}") for i in range(8)], [f"s{i}" for i in range(8)],
+                     eye.astype(np.float32))
+    assert idx.prototype_weight == 0.0

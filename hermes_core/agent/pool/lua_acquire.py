@@ -33,8 +33,8 @@ from hermes_core.agent.pool.state import KeySpec, PoolPolicy
 # (MERGE) and asks again. The callers' known deadlines and removals are floors: a restarted Redis
 # gets them back with the very next acquire, before it decides anything.
 # While other processes hold places in the fleet's queue, only the first asks the pool; any other
-# is refused (available_at: when to ask again, and each key as the fleet holds it, unweighed) and
-# holds its place; after the pool's answer a
+# is refused (available_at: when to ask again, and each key as the fleet holds it, unweighed, as
+# a refusal by the provider's open breaker is) and holds its place; after the pool's answer a
 # refusal holds the place until its available_at (plus the grace), a grant or a refusal for good
 # gives it up (fleet_queue).
 ACQUIRE = COMMON + QUEUE + r"""
@@ -104,27 +104,30 @@ local function window_text(wkey, rpm, lr)
   return tostring(count) .. '|' .. tostring(lim) .. '|' .. table.concat(times, ',')
 end
 
+-- a refusal before the keys are weighed (the queue's, the provider breaker's), still telling
+-- each key as the fleet holds it (its window above all): a worker turned away while others
+-- fill the window would otherwise spend its share, once Redis is away, from the window as its
+-- last grant showed it
+local function unweighed(back)
+  local out = {'', fmt(back), '0', fmt(now), '', epoch}
+  for i = 1, n do
+    local b = 3 + (i - 1) * 3
+    local s = redis.call('HMGET', KEYS[b + 1], 'rm', 'bu', 'bm', 'bf', 'bo', 'lr', 'as')
+    local m, f, o = read_breaker(s[3], s[4], s[5])
+    out[#out + 1] = fmt(tonumber(s[2]) or 0)
+    out[#out + 1] = s[1] == '1' and '1' or '0'
+    out[#out + 1] = s[6] or ''
+    out[#out + 1] = window_text(KEYS[b + 2], tonumber(ARGV[16 + (i - 1) * 7 + 3]), s[6])
+    out[#out + 1] = s[7] or '0'
+    out[#out + 1] = m .. '|' .. tostring(f) .. '|' .. fmt(o)
+  end
+  out[#out + 1] = ''
+  return out
+end
+
 if ticket ~= '' then
   local back = queue_turn(KEYS[qk + 1], KEYS[qk + 2], KEYS[qk + 3], ticket, now, grace, poll)
-  if back ~= nil then
-    -- turned away before the keys are weighed, but told each key as the fleet holds it (its
-    -- window above all): a worker kept waiting while others fill the window would otherwise
-    -- spend its share, once Redis is away, from the window as its last grant showed it
-    local out = {'', fmt(back), '0', fmt(now), '', epoch}
-    for i = 1, n do
-      local b = 3 + (i - 1) * 3
-      local s = redis.call('HMGET', KEYS[b + 1], 'rm', 'bu', 'bm', 'bf', 'bo', 'lr', 'as')
-      local m, f, o = read_breaker(s[3], s[4], s[5])
-      out[#out + 1] = fmt(tonumber(s[2]) or 0)
-      out[#out + 1] = s[1] == '1' and '1' or '0'
-      out[#out + 1] = s[6] or ''
-      out[#out + 1] = window_text(KEYS[b + 2], tonumber(ARGV[16 + (i - 1) * 7 + 3]), s[6])
-      out[#out + 1] = s[7] or '0'
-      out[#out + 1] = m .. '|' .. tostring(f) .. '|' .. fmt(o)
-    end
-    out[#out + 1] = ''
-    return out
-  end
+  if back ~= nil then return unweighed(back) end
 end
 
 local p = redis.call('HMGET', KEYS[1], 'bm', 'bf', 'bo')
@@ -132,7 +135,7 @@ local pm, pf, po = read_breaker(p[1], p[2], p[3])
 local pok, pprobe, pm2, pf2, po2, pretry = breaker_check(pm, pf, po, now, cooldown)
 if not pok then
   settle(pretry)
-  return {'', fmt(pretry), '0', fmt(now), '', epoch}
+  return unweighed(pretry)
 end
 
 local function tokens_free_at(wkey, limit)

@@ -22,8 +22,9 @@ from hermes_core.agent.pool.redis_lua import COMMON
 # KEYS: key state, key window, provider hash.
 # ARGV: now, seconds still blocked (<= 0: none), removed '1'/'0', state_ttl_s, window_s, a unique
 #       id, key breaker mode ('' none), failures, seconds since it opened, the same three for the
-#       provider breaker, auth strikes, then pairs (age in seconds, tokens) of the requests sent
-#       locally.
+#       provider breaker, auth strikes, then triples (age in seconds, tokens, lease or '') of the
+#       requests sent: one sent under a Redis lease goes back under its lease's member, so its
+#       release (which moves that member to its end) counts it once, not once more.
 MERGE = COMMON + r"""
 local now = clock(ARGV[1])
 local remaining = tonumber(ARGV[2])
@@ -68,16 +69,24 @@ if changed then redis.call('PEXPIRE', KEYS[1], ms(math.max(state_ttl, bu2 - now)
 merge_breaker(KEYS[1], ARGV[7], ARGV[8], ARGV[9])
 merge_breaker(KEYS[3], ARGV[10], ARGV[11], ARGV[12])
 local added = 0
-for j = 14, #ARGV - 1, 2 do
+for j = 14, #ARGV - 2, 3 do
   local age = tonumber(ARGV[j])
   if age < window then
-    redis.call('ZADD', KEYS[2], fmt(now - age), ARGV[6] .. '-' .. tostring(j) .. ':' .. ARGV[j + 1])
+    local name = ARGV[j + 2]
+    if name == '' then name = ARGV[6] .. '-' .. tostring(j) end
+    redis.call('ZADD', KEYS[2], fmt(now - age), name .. ':' .. ARGV[j + 1])
     added = added + 1
   end
 end
 if added > 0 then redis.call('PEXPIRE', KEYS[2], ms(window)) end
 return fmt(bu2)
 """
+
+
+#: A request sent, as a worker hands it back to Redis: its local send time, tokens, the window it
+#: counts in (s), and the Redis lease it was sent under ('' for one the local fallback sent,
+#: whose release asks nothing of Redis's window).
+Sent = tuple[float, int, float, str]
 
 
 def _breaker_args(b: BreakerState | None, local_now: float) -> list[Any]:
@@ -87,18 +96,18 @@ def _breaker_args(b: BreakerState | None, local_now: float) -> list[Any]:
 
 
 def merge_args(now_arg: float, local_now: float, learned: tuple[float, bool], standing: Standing,
-               provider_breaker: BreakerState | None, sent: Sequence[tuple[float, int, float]],
+               provider_breaker: BreakerState | None, sent: Sequence[Sent],
                state_ttl_s: float, unique: str) -> list[Any]:
     """MERGE's ARGV for one key, from local times (``local_now`` the local clock's now): its
     deadline and removal as ``learned``, its ``standing``, the provider's breaker, the requests
-    ``sent`` (local time, tokens, window_s; those out of their window dropped). Times go as ages,
-    so the script puts them on Redis's clock."""
+    ``sent`` (:data:`Sent`; those out of their window dropped). Times go as ages, so the script
+    puts them on Redis's clock."""
     until, removed = learned
     uses = [u for u in sent if u[0] > local_now - u[2]]
-    window = max((w for _, _, w in uses), default=0.0)
+    window = max((u[2] for u in uses), default=0.0)
     pairs: list[Any] = []
-    for t, tok, _ in uses:
-        pairs += [local_now - t, tok]
+    for t, tok, _, lease in uses:
+        pairs += [local_now - t, tok, lease]
     return [now_arg, until - local_now, "1" if removed or standing.removed else "0", state_ttl_s,
             window, unique, *_breaker_args(standing.breaker, local_now),
             *_breaker_args(provider_breaker, local_now), standing.strikes, *pairs]

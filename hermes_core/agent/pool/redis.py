@@ -50,6 +50,7 @@ from hermes_core.agent.pool.fallback import LocalPoolState, share
 from hermes_core.agent.pool.fleet_queue import FleetQueue
 from hermes_core.agent.pool.foreign import describe, misplaced_keys
 from hermes_core.agent.pool.held_leases import HeldLeases
+from hermes_core.agent.pool.lua_recovery import Sent
 from hermes_core.agent.pool.outage import REFUSALS, outage_reason
 from hermes_core.agent.pool.quarantine import Standing
 from hermes_core.agent.pool.reconnect import LATE_S, BackgroundProbe, retries_off
@@ -184,16 +185,16 @@ class RedisPoolState:
         self._prober = BackgroundProbe(self._recover, opts.probe_wait_s,
                                        late_s=max(LATE_S, 10 * opts.socket_timeout_s))
         # what the local fallback did and learned, replayed into Redis when it returns:
-        # deadlines/removals per key, and the requests sent (local time, tokens, window_s)
+        # deadlines/removals per key, and the requests sent (lua_recovery.Sent, no lease)
         self._learned: dict[tuple[str, str], tuple[float, bool]] = {}
-        self._sent: dict[tuple[str, str], list[tuple[float, int, float]]] = {}
-        # requests this worker sent through Redis in the last window (local time, tokens,
-        # window_s): the local fallback starts from them instead of from an empty window
-        self._recent: dict[tuple[str, str], deque[tuple[float, int, float]]] = {}
+        self._sent: dict[tuple[str, str], list[Sent]] = {}
+        # requests this worker sent through Redis in the last window (lua_recovery.Sent, with
+        # the lease): the local fallback starts from them instead of from an empty window
+        self._recent: dict[tuple[str, str], deque[Sent]] = {}
         # this worker's share of each key's window as Redis last showed it (local times, oldest
         # first): where the local fallback starts, and what goes back to a Redis that lost it
         self._shares: dict[tuple[str, str], list[tuple[float, int]]] = {}
-        self._before: dict[tuple[str, str], list[tuple[float, int, float]]] = {}
+        self._before: dict[tuple[str, str], list[Sent]] = {}
         self._window_s = 60.0
         # after an outage, until when (monotonic) a key must also fit the local share, and the
         # local lease each Redis lease of that time holds
@@ -303,7 +304,7 @@ class RedisPoolState:
                 # asks again by the next probe, which may rejoin the fleet's whole budget
                 return self._rejoin_by(res, provider, keys, self._next_probe)
             if res.fingerprint is not None:
-                entry = (res.now, max(0, int(tokens)), policy.window_s)
+                entry = (res.now, max(0, int(tokens)), policy.window_s, "")
                 with self._lock:
                     late = not self._degraded   # Redis returned while this was served here
                     if not late:
@@ -420,9 +421,15 @@ class RedisPoolState:
             self._call(lambda: fleet.leave(provider), lambda: None)
 
     def close(self) -> None:
-        """Close the client's connections and stop a reconnect probe under way, waiting for its
-        thread (the backend may still be used; it reconnects): reconnect.py says why."""
+        """Give this worker's slot back, close the client's connections and stop a reconnect
+        probe under way, waiting for its thread (the backend may still be used; it reconnects
+        and claims a slot anew): reconnect.py says why. During an outage it asks nothing of
+        Redis and raises nothing."""
         with retries_off(self._retry):
+            # the slot given back, for the worker replacing this one; while Redis is away
+            # nothing is asked of it (its claim lapses there)
+            with contextlib.suppress(self._redis_error):
+                self._slot.release(remote=not self._degraded)
             self._prober.stop(self._redis.close, 2 * self.options.socket_timeout_s + 1.0)
             self._redis.close()   # what the stopped run opened meanwhile
 
@@ -459,8 +466,13 @@ class RedisPoolState:
                 recent = {k: list(v) for k, v in self._recent.items() if k[0] == provider}
                 standings = {k: st.shifted(self._offset) for k, st in self._standing.items()
                              if k[0] == provider}
+            # a Redis that lost the pool state lost the workers' slots too: claimed again at
+            # once, not with the next acquire (Redis may be away by then, and the slot believed
+            # another's); a new process's first resync may be the first it sees of a restart
+            if self._slot.workers > 1:
+                self._slot.lost()
+                self._slot.claim()
             if not first:
-                self._slot.lost()   # it lost the workers' slots too: claim again
                 log.warning("credential pool: Redis at %s lost the pool state of %s "
                             "(restarted?); merging what this worker knows back", self.url,
                             provider)
@@ -469,7 +481,7 @@ class RedisPoolState:
                 self._epochs[provider] = epoch
 
     def _merge_back(self, learned: dict[tuple[str, str], tuple[float, bool]],
-                    sent: dict[tuple[str, str], list[tuple[float, int, float]]],
+                    sent: dict[tuple[str, str], list[Sent]],
                     standings: dict[tuple[str, str], Standing] | None = None,
                     provider_breakers: dict[str, BreakerState] | None = None) -> None:
         """Deadlines (only later), removals, requests sent (local times) and keys' standings
@@ -499,7 +511,7 @@ class RedisPoolState:
             recent = self._recent.setdefault((provider, fingerprint), deque())
             while recent and recent[0][0] <= local_now - recent[0][2]:
                 recent.popleft()
-            recent.append((local_now, tokens, window_s))
+            recent.append((local_now, tokens, window_s, lease))
 
     def _to_local(self, until: float) -> float:
         """A deadline on Redis's clock moved onto the local one (0: none, stays 0)."""
@@ -549,12 +561,12 @@ class RedisPoolState:
                 return
             local_now = self._local.now()
             for (provider, fp), recent in self._recent.items():
-                own = [(t, tok, w) for t, tok, w in recent if t > local_now - w]
+                own = [e for e in recent if e[0] > local_now - e[2]]
                 # what this worker sent through Redis goes back to a Redis that lost it (all
                 # the workers' together are the window it had)
                 self._before[(provider, fp)] = own
                 if self.options.workers == 1 or (provider, fp) not in self._shares:
-                    self._local.seed(provider, fp, [(t, tok) for t, tok, _ in own])
+                    self._local.seed(provider, fp, [(e[0], e[1]) for e in own])
             self._recent.clear()
             # the fleet's window, shared out: a worker that sent few of its requests must not
             # spend a whole share on top of a full window (the others count theirs)
@@ -643,7 +655,7 @@ class RedisPoolState:
             for item, value in handed[0].items():
                 if self._learned.get(item) == value:
                     del self._learned[item]
-            late: dict[tuple[str, str], list[tuple[float, int, float]]] = {}
+            late: dict[tuple[str, str], list[Sent]] = {}
             for item, entries in self._sent.items():
                 left = Counter(handed[1].get(item, []))
                 late[item] = [e for e in entries if not _took(left, e)]
@@ -656,7 +668,7 @@ class RedisPoolState:
                         "resumed", self.url)
         return True
 
-    def _merge_late(self, sent: dict[tuple[str, str], list[tuple[float, int, float]]]) -> None:
+    def _merge_late(self, sent: dict[tuple[str, str], list[Sent]]) -> None:
         """Requests the fallback served while the outage was being merged back: into Redis
         now; if it is gone again, kept for the next merge."""
         if not sent:

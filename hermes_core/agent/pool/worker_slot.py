@@ -5,14 +5,15 @@ Why apart from the backend (:mod:`.redis`, which uses it): the slot has rules of
 claimed under a random id and renewed by acquires a third of its TTL apart; it lapses locally
 when the TTL has passed since the last renewal, whatever Redis still holds, so a worker that went
 idle (or lost Redis) never keeps a larger share than the floor on a claim another may have taken
-since. A Redis that restarted empty lost every slot: the next acquire claims again, the index held
-before first, so each worker gets its own back. A process forked from one that built the slot
-(a server that loads its app, pool included, before forking its workers) is a worker of its own:
-it draws a new id and holds no slot until it claims one (:mod:`.forked`); with the
-parent's id every child found "its" slot held and took the same index, each with the larger
-share. The decisions (:meth:`WorkerSlot.due`, :meth:`WorkerSlot.held`, :meth:`WorkerSlot.share`)
-run on an injectable monotonic clock; the claim is one script (:data:`CLAIM`), the thin Redis
-part.
+since. A Redis that restarted empty lost every slot: the acquire that finds the pool state lost
+claims again at once, the index held before first, so each worker gets its own back, and holds
+none meanwhile. A closed backend gives its slot back (:meth:`WorkerSlot.release`). A process
+forked from one that built the slot (a server that loads its app, pool included, before forking
+its workers) is a worker of its own: it draws a new id and holds no slot until it claims one
+(:mod:`.forked`); with the parent's id every child found "its" slot held and took the same
+index, each with the larger share. The decisions (:meth:`WorkerSlot.due`,
+:meth:`WorkerSlot.held`, :meth:`WorkerSlot.share`) run on an injectable monotonic clock; the
+claim is one script (:data:`CLAIM`), the thin Redis part.
 """
 
 from __future__ import annotations
@@ -53,6 +54,16 @@ end
 return -1
 """
 
+# Gives a worker's slot back. KEYS: the slot keys. ARGV: the worker's random id.
+# Returns how many were its own (a slot another worker claimed since is left alone).
+RELEASE = r"""
+local n = 0
+for i = 1, #KEYS do
+  if redis.call('GET', KEYS[i]) == ARGV[1] then n = n + redis.call('DEL', KEYS[i]) end
+end
+return n
+"""
+
 
 def slot_keys(key_prefix: str, workers: int) -> list[str]:
     """The slot keys :data:`CLAIM` takes, index 0 first (one hash tag: one cluster slot)."""
@@ -67,6 +78,7 @@ class WorkerSlot:
     def __init__(self, client: Any, key_prefix: str, workers: int, *, ttl_s: float,
                  monotonic: Callable[[], float]) -> None:
         self._claim = client.register_script(CLAIM)
+        self._release = client.register_script(RELEASE)
         self._keys = slot_keys(key_prefix, workers)
         self.workers = workers
         self.ttl_s = ttl_s
@@ -106,9 +118,23 @@ class WorkerSlot:
                 for k in keys]
 
     def lost(self) -> None:
-        """Redis lost the slots (it restarted empty): the next acquire claims again."""
+        """Redis lost the slots (it restarted empty): claim again (the backend does at once).
+        Until then no slot is held here either: the index believed may be another worker's
+        by now (one started since took the first free), and two workers serving one slot's
+        larger share while Redis is away send one request over the key's limit."""
         with self._lock:
-            self._renew_at = 0.0
+            self._renew_at = self._valid_until = 0.0
+
+    def release(self, *, remote: bool = True) -> None:
+        """Give the slot back (the backend is closed): free at once for the worker that replaces
+        this one, which otherwise takes the floor share until the claim's TTL. Held no more here
+        either; a later acquire claims anew. ``remote=False`` (Redis is away): only here, the
+        claim lapses there. Redis errors reach the caller."""
+        with self._lock:
+            self._renew_at = self._valid_until = 0.0
+            self.index = None
+        if remote and self.workers > 1:
+            self._release(keys=self._keys, args=[self.worker_id])
 
     def claim(self) -> None:
         """Claim (or renew) the slot in Redis: the index held before first. No slot free: the

@@ -29,8 +29,11 @@ from typing import Any
 import pytest
 
 from hermes_core.agent.episodic import guard as guard_module
+from hermes_core.agent.episodic import migrations as memory_migrations
 from hermes_core.agent.episodic import reindex
+from hermes_core.agent.episodic import store as context_store
 from hermes_core.agent.episodic.store import SessionRecord, SessionStore
+from hermes_core.errors import HermesError, SessionDatabaseUnusable
 from hermes_core.injection import GuardedText
 
 PLANTED_AT = 1_800_000_000.0
@@ -173,3 +176,49 @@ def emoji_released(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., No
     monkeypatch.undo()
     tok._listed_parts.cache_clear()
     tok.emoji_data_digest.cache_clear()
+
+
+#: The clock of the store's tests: every session ``rec`` makes is stamped with it.
+NOW = 1_800_000_000.0
+
+
+def rec(session_id: str, summary: str, tags: tuple[str, ...] = (), created_at: float = NOW) -> SessionRecord:
+    return SessionRecord(session_id, summary, tags, created_at)
+
+
+def assert_refused(path: Path, fragment: str) -> None:
+    """Opening ``path`` is refused with an error that names it and says ``fragment``, and the file
+    is left byte for byte as it was."""
+    before = path.read_bytes() if path.is_file() else None
+    with pytest.raises(SessionDatabaseUnusable) as e:
+        SessionStore(path)
+    assert isinstance(e.value, HermesError)
+    assert str(path) in str(e.value)
+    assert fragment in str(e.value)
+    if before is not None:
+        assert path.read_bytes() == before, "the file must never be overwritten"
+
+
+#: The clock of a database written by the first release (``v1_database``), and a session of it
+#: whose mixed text the first tokenizer cut so that '开会' never matched it.
+NOW_TOKENIZER_UPGRADE = 1_750_000_000.0
+
+
+TEXT = "明天下午3点和John开会讨论预算"
+
+
+def old_segment(text: str) -> str:
+    """How the first tokenizer cut mixed text: Chinese glued to a digit or a Latin word stayed one
+    token (3点和John开会 -> one term), so '开会' never matched it."""
+    return text.lower()
+
+
+def v1_database(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sessions.db as the first release left it: schema 1, rows indexed by the old tokenizer."""
+    with monkeypatch.context() as m:
+        m.setattr(memory_migrations, "MIGRATIONS", memory_migrations.MIGRATIONS[:1])
+        m.setattr(context_store, "LATEST_VERSION", 1)
+        with SessionStore(path, clock=lambda: NOW_TOKENIZER_UPGRADE, segment=old_segment) as store:
+            from hermes_core.agent.episodic.store import SessionRecord
+            store.upsert(SessionRecord("s-old", TEXT, ("预算",), NOW_TOKENIZER_UPGRADE))
+            assert store.search("开会", 5) == []   # the stale index cannot find it

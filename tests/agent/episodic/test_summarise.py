@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from hermes_core.agent.episodic.summarise import (
+    MAX_WORDS,
+    MIN_WORDS,
     ModelSummarizer,
+    SessionSummary,
+    count_words,
+    extractive_summary,
+    parse_summary_reply,
     summary_problem,
     summary_prompt,
 )
@@ -79,3 +85,54 @@ def test_an_extractive_summarys_tags_keep_the_sessions_chinese_script():
     tags = extractive_summary(chat).tags
     assert tags and "數據庫" in tags
     assert not any(c in "".join(tags) for c in "数据库连错误")   # 接 is one character in both
+
+
+def _long_chat() -> list[Message]:
+    topics = ["caching", "sharding", "replication", "indexing", "backups", "monitoring"]
+    msgs = [Message("user", "We need to scale our Postgres database for the analytics product.")]
+    for i in range(60):
+        t = topics[i % len(topics)]
+        msgs.append(Message("assistant", f"For {t}, step {i} is to review the {t} plan and measure the "
+                                         f"Postgres latency before changing anything. Then document it."))
+        msgs.append(Message("user", f"Ok, what about {t} risks in round {i}? We worry about downtime."))
+    return msgs
+
+
+def test_extractive_summary_of_a_long_session_is_200_to_500_words() -> None:
+    s = extractive_summary(_long_chat())
+    assert MIN_WORDS <= count_words(s.summary) <= MAX_WORDS
+    assert s.summary.startswith("User: We need to scale our Postgres database")
+    assert "postgres" in s.tags and 1 <= len(s.tags) <= 8
+
+
+def test_extractive_summary_of_chinese_session() -> None:
+    msgs = [Message("user", "我的树莓派晚上总是断开无线网络。请帮我看看。"),
+            Message("assistant", "通常是无线网卡的省电模式导致的。可以关闭省电模式。")]
+    s = extractive_summary(msgs)
+    assert s.summary.startswith("User: 我的树莓派晚上总是断开无线网络。")
+    assert "无线网络" in s.tags and "模式" in s.tags
+    assert "线网" not in s.tags  # a search-mode fragment, not a word
+
+
+def test_count_words_mixed() -> None:
+    assert count_words("hello world") == 2
+    assert count_words("我喜欢吃苹果") == 3
+    assert count_words("use WAL 模式") == 3
+
+
+def test_parse_summary_reply_variants_and_clip() -> None:
+    assert parse_summary_reply("**Summary:** Fixed it.\n**Tags:** a，b、c") == SessionSummary(
+        "Fixed it.", ("a", "b", "c"), "model")
+    assert parse_summary_reply("摘要：修好了网络。\n标签：网络, 树莓派").tags == ("网络", "树莓派")
+    assert parse_summary_reply("No markers at all.").summary == "No markers at all."
+    long = parse_summary_reply("SUMMARY: " + "word " * 900 + "\nTAGS: x")
+    assert count_words(long.summary) <= MAX_WORDS
+    with pytest.raises(SummaryFailed):
+        parse_summary_reply("TAGS: only, tags")
+
+
+def test_summary_prompt_elides_the_middle_of_long_sessions() -> None:
+    prompt = summary_prompt(_long_chat(), max_chars=2_000)
+    text = prompt.messages[0].content
+    assert "middle of the conversation omitted" in text and len(text) < 2_200
+    assert "We need to scale" in text

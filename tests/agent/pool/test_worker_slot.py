@@ -156,3 +156,78 @@ def test_workers_forked_from_one_backend_claim_distinct_slots(redis_url: str,
     assert sorted(index for index, _, _ in got) == [0, 1, 2]
     assert sum(share for _, share, _ in got) == 10
     assert len({ticket for _, _, ticket in got}) == 3
+
+
+def test_a_worker_that_sees_redis_restarted_empty_claims_its_slot_again_at_once(
+        own_redis: RedisServer, redis_prefix: str) -> None:
+    """Redis restarts empty; ``a`` notices with its next acquire (the pool state's epoch) but
+    claimed again only with the acquire after that. A worker started meanwhile (``c``, replacing
+    ``b``) took the first free slot, a's 0, and once Redis went away both served a's larger
+    share: 3 + 3 of a key of 5. Claimed again at once, ``a`` keeps 0 and ``c`` takes 1: 3 + 2."""
+    opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2, reconnect_interval_s=60.0)
+    monotonic, clock = FakeClock(100.0), FakeClock(5000.0)
+
+    def worker() -> RedisPoolState:
+        return RedisPoolState(own_redis.url, monotonic=monotonic, options=opts, clock=clock)
+
+    a, b = worker(), worker()
+    pol = PoolPolicy(window_s=10.0)
+    for be in (a, b):
+        assert be.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    assert (a._slot.index, b._slot.index) == (0, 1)
+    own_redis.stop()
+    own_redis.start()                                  # empty: every slot lost
+    assert a.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    c = worker()                                       # b's process replaced
+    assert c.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    own_redis.stop()
+    try:
+        sent = {}
+        for name, be in (("a", a), ("c", c)):
+            sent[name] = 0
+            while be.acquire("p", [KeySpec("k", max_rpm=5)], pol).fingerprint == "k":
+                sent[name] += 1
+            assert be.degraded
+        assert sent == {"a": 3, "c": 2}
+    finally:
+        own_redis.start()
+        for be in (a, b, c):
+            be.close()
+
+
+def test_close_gives_the_worker_s_slot_back(rds: redis.Redis, redis_url: str,
+                                            redis_prefix: str) -> None:
+    """A worker restarted by its server closes its backend: its slot is free at once for the one
+    that replaces it, not held to its TTL while that one takes the floor share."""
+    opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2)
+    a, b = (RedisPoolState(redis_url, options=opts) for _ in range(2))
+    for be in (a, b):
+        be.acquire("p", [KeySpec("other")], PoolPolicy())
+    assert (a._slot.index, b._slot.index) == (0, 1)
+    a.close()
+    assert rds.get(slot_keys(redis_prefix, 2)[0]) is None
+    assert rds.get(slot_keys(redis_prefix, 2)[1]) == b._slot.worker_id
+    c = RedisPoolState(redis_url, options=opts)
+    c.acquire("p", [KeySpec("other")], PoolPolicy())
+    assert c._slot.index == 0 and c._slot.share(5) == 3
+    a.acquire("p", [KeySpec("other")], PoolPolicy())   # used again after close: claims anew
+    assert a._slot.index is None and a._slot.share(5) == 2
+    for be in (b, c, a):
+        be.close()
+
+
+def test_close_during_an_outage_returns_and_the_slot_lapses(own_redis: RedisServer,
+                                                           redis_prefix: str) -> None:
+    opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2, reconnect_interval_s=60.0)
+    be = RedisPoolState(own_redis.url, options=opts)
+    be.acquire("p", [KeySpec("other")], PoolPolicy())
+    assert be._slot.index == 0
+    own_redis.stop()
+    try:
+        be.close()                                     # neither raises nor waits for Redis
+        assert be._slot.held() is None
+        be.acquire("p", [KeySpec("other")], PoolPolicy())
+        assert be.degraded
+    finally:
+        own_redis.start()
+        be.close()

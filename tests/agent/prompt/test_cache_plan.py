@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hermes_core.agent.prompt.cache_plan import plan_cache
+from hermes_core.agent.prompt.cache_plan import min_cacheable_tokens, plan_cache
 from hermes_core.types import Message
 
 
@@ -72,3 +72,32 @@ def test_a_round_end_is_marked_even_for_an_empty_tool_answer():
 
 def test_no_message_breakpoints_means_none_in_tool_rounds_either():
     assert _plan_rounds(_tool_rounds(2), breakpoints=0).message_indices == ()
+
+
+def test_minimum_table() -> None:
+    assert min_cacheable_tokens("anthropic", "claude-sonnet-4-5-20250929") == 1024
+    assert min_cacheable_tokens("anthropic", "claude-opus-4-5") == 4096
+    assert min_cacheable_tokens("anthropic", "claude-haiku-4-5") == 4096
+    assert min_cacheable_tokens("anthropic", "claude-3-5-haiku-latest") == 2048
+    assert min_cacheable_tokens("anthropic", None) == 1024
+    assert min_cacheable_tokens("openai", "gpt-4o") == 1024
+    assert min_cacheable_tokens("offline", "x") is None
+
+
+def test_plan_cache_minimum_with_slack() -> None:
+    from hermes_core.agent.prompt.cache_plan import plan_cache
+
+    msgs = (Message("user", "x"),)
+
+    def plan(prefix: int, slack: float, model: str = "claude-sonnet-4-5"):
+        return plan_cache(provider_kind="anthropic", model=model, enabled=True, ttl="5m",
+                          prefix_sha256="ab" * 32, prefix_tokens=prefix, messages=msgs,
+                          message_tokens=[1], min_slack=slack)
+
+    assert plan(1024, 0.0).system is True
+    assert plan(1023, 0.0).system is False
+    assert plan(900, 0.15).system is True      # 900 >= 0.85 * 1024: estimate may undercount
+    assert plan(850, 0.15).system is False
+    assert plan(3500, 0.15, "claude-haiku-4-5").system is True
+    assert plan(3400, 0.15, "claude-haiku-4-5").system is False
+    assert plan(100, 0.15).message_indices == ()
