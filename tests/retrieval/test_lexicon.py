@@ -202,8 +202,10 @@ def test_a_child_forked_while_a_thread_was_loading_the_lexicon_loads_it(
     """Read or derived (seconds) under the lock: a warm-up thread doing it when the server
     forked its workers. The child reads the cached file (a derivation under load could outlast
     the fork guard)."""
-    assert lx.load_lexicon(tmp_path) is not None          # cached in tmp_path
-    monkeypatch.setattr(lx, "_loaded", {})                # not loaded in this process yet
+    monkeypatch.setattr(lx, "_loaded", {})                # an earlier test's is not written here
+    assert lx.load_lexicon(tmp_path) is not None          # read or derived, and cached in tmp_path
+    lx._loaded.clear()                                    # not loaded in this process yet
+
     def child() -> object:
         lex = lx.load_lexicon(tmp_path)
         return None if lex is None else lex.english_words("天气")
