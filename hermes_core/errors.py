@@ -187,6 +187,22 @@ class IncompleteResponse(ServerError):
         self.partial_text = redact_cut(partial_text)   # a key the cut fell inside: its start too
 
 
+class UnofferedToolCall(ProviderError):
+    """The model called a tool in answer to a request that offered none (a compatible server
+    speaking the wire loosely: the APIs themselves send no call without tool definitions).
+
+    The call cannot be answered: Anthropic's API refuses a request holding tool_use or
+    tool_result blocks that declares no tools, so the turn would end on a 400 one request later,
+    and every later turn of the chat with it. Nothing is run and the turn is not kept. ``tools``
+    names the calls; ``text`` is the start of the model's words beside them (redacted)."""
+
+    def __init__(self, message: str, *, tools: Sequence[str] = (), text: str = "",
+                 **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.tools = tuple(tools)
+        self.text = clip(text, 2000)
+
+
 class Timeout(ProviderError):
     """The request did not finish in time: no byte for too long, no content event for too long
     in a stream (keep-alive pings do not count), or the attempt's whole-response budget spent."""

@@ -23,6 +23,7 @@ from hermes_core.agent.tools.docstrings import ToolDocstringWarning
 from hermes_core.agent.tools.registry import ToolRegistry
 from hermes_core.agent.tools.runner import Approver, Builtin, ToolRunner
 from hermes_core.agent.tools.schema import KEEP, Tool, ToolDefinitionError, make_tool, tool
+from hermes_core.errors import UnofferedToolCall
 from hermes_core.redact import redact, shows_a_redacted_key
 from hermes_core.tokens import DEFAULT_ENCODING, head_tokens
 from hermes_core.types import Completion, Message, Prompt, ToolCall, ToolResult, ToolSpec
@@ -74,6 +75,23 @@ def audit_arguments(args: Mapping[str, Any] | None, secrets: Sequence[str]) -> d
         secret = redact(text, secrets) != text or shows_a_redacted_key(text)
         out[name] = "[REDACTED]" if secret else text[:_ARG_CHARS]
     return out
+
+
+def _offered(prompt: Prompt, done: Completion) -> None:
+    """Refuse a round whose calls answer a request that offered no tools (``prompt.tools`` is
+    what the request offered): answered "unknown tool", the next request would carry tool_use
+    and tool_result blocks and no ``tools``, which Anthropic's API refuses with a 400, as it
+    would every later turn holding them. No call is run or kept; the model's words go with the
+    error. (A structured request on Anthropic's wire offers its output tool and forces it, so a
+    call beside it breaks the request as surely.)"""
+    if prompt.tools or not done.tool_calls:
+        return
+    names = tuple(dict.fromkeys(c.name for c in done.tool_calls))
+    called = ", ".join(repr(n) for n in names)
+    raise UnofferedToolCall(
+        f"{done.model or 'the model'} answered a request that offered no tools with a call to "
+        f"{called}; a compatible server sending calls the request did not offer: nothing was "
+        f"run and the turn is not kept", tools=names, text=done.text)
 
 
 class AgentTools:
@@ -149,6 +167,7 @@ class AgentTools:
         (see :func:`fit_results`)."""
         if not self._should_answer(done, round_no):
             return None
+        _offered(prompt, done)
         results = fit_results(self.runner.run(done.tool_calls, self.builtins(skills),
                                               cut_off=done.finish_reason in CUT_OFF),
                               room, encoding)
@@ -160,6 +179,7 @@ class AgentTools:
                          ) -> tuple[Prompt, tuple[ToolResult, ...]] | None:
         if not self._should_answer(done, round_no):
             return None
+        _offered(prompt, done)
         results = fit_results(await self.runner.arun(done.tool_calls, self.builtins(skills),
                                                      cut_off=done.finish_reason in CUT_OFF),
                               room, encoding)

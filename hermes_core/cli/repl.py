@@ -24,6 +24,8 @@ from typing import Any, TextIO
 
 from hermes_core.agent.agent import Agent
 from hermes_core.agent.prompt.outbound import withheld_keys
+from hermes_core.agent.tools.printed import handed_back
+from hermes_core.agent.tools.stdin_reads import StdinReads
 from hermes_core.cli.argtypes import escape_unencodable, shorten, terminal_safe
 from hermes_core.cli.repl_commands import BUILTIN_COMMANDS, Command, unquoted
 from hermes_core.errors import Attempt, HermesError
@@ -107,10 +109,44 @@ class Repl:
             line = _as_utf8(line, encoding, marked=marked)
             yield line[1:] if n == 0 and line.startswith("\ufeff") else line
 
+    def _given_back(self) -> StdinReads | None:
+        """The reads of our stdin when a tool call that asked the person gave up before they
+        answered (past its timeout, or cancelled): the read it began goes on, and the line the
+        person types is the chat's next. Reading on our own instead would race it for the line
+        (on a terminal, readline waits for the call's read to end, the prompt unshown)."""
+        reads = handed_back()
+        if reads is None or (self.stdin is not sys.stdin and self.stdin is not reads.source):
+            return None
+        return reads
+
+    def _piped_lines(self) -> Iterator[str]:
+        """The lines of a piped stdin, each the one a given-up tool call's read gets when there
+        is one (see :meth:`_given_back`)."""
+        lines = iter(self.stdin)
+        while True:
+            reads = self._given_back()
+            line = next(lines, "") if reads is None else reads.read(lambda s: s.readline())
+            if not line:
+                return
+            yield line
+
+    def _prompt(self, prompt: str) -> str:
+        """``input(prompt)``, or the line a given-up tool call's read gets (see
+        :meth:`_given_back`), the prompt shown first; ``EOFError`` at the end of the input."""
+        reads = self._given_back()
+        if reads is None:
+            return input(prompt)
+        self.out.write(prompt)
+        self.out.flush()
+        line = reads.read(lambda s: s.readline())
+        if not line:
+            raise EOFError
+        return line.removesuffix("\n")
+
     def _raw_lines(self) -> Iterator[str]:
         if not self.interactive:
             try:
-                for line in self.stdin:
+                for line in self._piped_lines():
                     yield line.rstrip("\n")
             except KeyboardInterrupt:   # pressed while the pipe's next line had not come
                 self._stop_if_scripted()
@@ -129,7 +165,7 @@ class Repl:
         try:
             while True:
                 try:
-                    line = input("you> ")
+                    line = self._prompt("you> ")
                 except KeyboardInterrupt:
                     editing = readline is not None and _line_editing()
                     action = at_the_prompt(readline.get_line_buffer() if editing else None,

@@ -20,10 +20,12 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from pydantic import BaseModel
 
 from hermes_core.agent.agent import Agent
 from hermes_core.agent.context_engine import ContextEngine
 from hermes_core.config import load_settings
+from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL
 from hermes_core.testing import (
     ANTHROPIC_URL,
     OPENAI_URL,
@@ -46,6 +48,35 @@ MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-sonnet-4-5"}
 
 
 URLS = {"openai": OPENAI_URL, "anthropic": ANTHROPIC_URL}
+
+#: The wire formats and the Agent's shells a tool test runs through (``run_turn``'s modes).
+KINDS = ("openai", "anthropic")
+MODES = ("sync", "async", "stream")
+ALL_MODES = (*MODES, "astream")
+
+
+class Forecast(BaseModel):
+    """A weather forecast."""
+
+    city: str
+    high_c: float
+
+
+def structured_reply(kind: str, streamed: bool, data: dict[str, Any] | str) -> httpx.Response:
+    """A reply carrying ``data`` the way each format returns structured output."""
+    if kind == "openai":
+        return wire_response(kind, streamed, data if isinstance(data, str) else json.dumps(data))
+    assert not isinstance(data, str)
+    return wire_response(kind, streamed, "", (ToolCall("s1", STRUCTURED_OUTPUT_TOOL,
+                                                       json.dumps(data)),))
+
+
+def strict_json(content: bytes) -> dict[str, Any]:
+    """A request body read as strict JSON: ``NaN`` or ``Infinity`` in it fails the test."""
+    def refuse(constant: str) -> Any:
+        raise AssertionError(f"{constant} in a request body")
+    body: dict[str, Any] = json.loads(content, parse_constant=refuse)
+    return body
 
 
 def wire_response(kind: str, streamed: bool, text: str = "",

@@ -17,13 +17,12 @@ from typing import Any
 
 import httpx
 import pytest
-import typing_extensions
 from pydantic import BaseModel
 
-from hermes_core import StructuredOutputError, tool
+from hermes_core import tool
 from hermes_core.agent.agent import MAX_TOOL_ROUNDS, Agent
 from hermes_core.config import load_settings
-from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL
+from hermes_core.errors import UnofferedToolCall
 from hermes_core.testing import (
     SSE_HEADERS,
     FakeProvider,
@@ -31,12 +30,15 @@ from hermes_core.testing import (
     anthropic_message,
     anthropic_stream,
     openai_chat_completion,
-    openai_chat_stream,
 )
 from hermes_core.types import Completion, ToolCall, fingerprint
 from tests.agent.conftest import (
+    ALL_MODES,
     KEYS,
+    KINDS,
+    MODES,
     URLS,
+    Forecast,
     default_agent_for,
     make_agent,
     request_json,
@@ -44,10 +46,6 @@ from tests.agent.conftest import (
     tool_answers,
     wire_response,
 )
-
-KINDS = ("openai", "anthropic")
-MODES = ("sync", "async", "stream")
-ALL_MODES = (*MODES, "astream")
 
 
 def _tools() -> tuple[list[Any], dict[str, list[Any]]]:
@@ -156,123 +154,6 @@ def test_audit_log_has_tool_names_and_timings_but_no_secret_arguments(
     assert (record["tool"], record["status"]) == ("lookup", "ok")
     assert record["duration_ms"] >= 0
     assert record["arguments"] == {"token": "[REDACTED]", "q": '"weather"'}
-
-
-class Forecast(BaseModel):
-    """A weather forecast."""
-
-    city: str
-    high_c: float
-
-
-def _structured(kind: str, streamed: bool, data: dict[str, Any] | str) -> Any:
-    """A reply carrying ``data`` the way each format returns structured output."""
-    if kind == "openai":
-        return wire_response(kind, streamed, data if isinstance(data, str) else json.dumps(data))
-    assert not isinstance(data, str)
-    return wire_response(kind, streamed, "", (ToolCall("s1", STRUCTURED_OUTPUT_TOOL,
-                                                       json.dumps(data)),))
-
-
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("kind", KINDS)
-def test_structured_output_is_repaired_once_then_validated(kind: str, mode: str, empty_home: Path,
-                                                           respx_mock: Any) -> None:
-    streamed = mode == "stream"
-    route = respx_mock.post(URLS[kind]).mock(side_effect=[
-        _structured(kind, streamed, {"city": "Paris"}),            # high_c missing
-        _structured(kind, streamed, {"city": "Paris", "high_c": 21.5})])
-    agent = make_agent(empty_home, kind)
-    result = run_turn(agent, mode, "forecast for Paris", output=Forecast)
-    assert result == Forecast(city="Paris", high_c=21.5)
-    assert agent.last_reply.output == result
-    first, repair = request_json(route, 0), request_json(route, 1)
-    if kind == "openai":   # native JSON-schema response format
-        fmt = first["response_format"]
-        assert fmt["type"] == "json_schema" and fmt["json_schema"]["name"] == "Forecast"
-        assert fmt["json_schema"]["schema"]["required"] == ["city", "high_c"]
-    else:                  # a forced call of the output tool
-        assert first["tool_choice"] == {"type": "tool", "name": STRUCTURED_OUTPUT_TOOL}
-        assert first["tools"][-1]["input_schema"]["required"] == ["city", "high_c"]
-    last_user = json.dumps(repair["messages"][-1])
-    assert "did not match the required JSON schema" in last_user and "high_c" in last_user
-
-
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("kind", KINDS)
-def test_structured_output_failing_twice_is_a_typed_error(kind: str, mode: str, empty_home: Path,
-                                                          respx_mock: Any) -> None:
-    bad: dict[str, Any] | str = "not json at all" if kind == "openai" else {"town": "Paris"}
-    streamed = mode == "stream"
-    respx_mock.post(URLS[kind]).mock(side_effect=[_structured(kind, streamed, bad),
-                                                  _structured(kind, streamed, bad)])
-    agent = make_agent(empty_home, kind)
-    with pytest.raises(StructuredOutputError) as info:
-        run_turn(agent, mode, "forecast for Paris", output=Forecast)
-    assert info.value.model_name == "Forecast"
-    assert "repair" in str(info.value)
-
-
-REFUSAL = "I can't help with that."
-
-
-def _refusal(kind: str, streamed: bool) -> httpx.Response:
-    """A refusal in each format: OpenAI's ``refusal`` field (``content: null``), Anthropic's
-    ``refusal`` stop reason (the words it had said, and no output tool call)."""
-    if kind == "anthropic":
-        if streamed:
-            body = anthropic_stream((REFUSAL,)).replace(b'"end_turn"', b'"refusal"')
-            return httpx.Response(200, content=body, headers=SSE_HEADERS)
-        return httpx.Response(200, json=anthropic_message(REFUSAL, stop_reason="refusal"))
-    if streamed:
-        body = openai_chat_stream((REFUSAL,)).replace(b'"content": "I', b'"refusal": "I')
-        return httpx.Response(200, content=body, headers=SSE_HEADERS)
-    data = openai_chat_completion("")
-    data["choices"][0]["message"].update(content=None, refusal=REFUSAL)
-    return httpx.Response(200, json=data)
-
-
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("kind", KINDS)
-def test_a_refused_structured_output_is_a_typed_error_without_a_repair_round(
-        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
-    """A refusal was sent a repair round ("reply again with only a JSON object"), a second paid
-    call pressing the model past its refusal, and then reported as invalid JSON."""
-    streamed = mode == "stream"
-    route = respx_mock.post(URLS[kind]).mock(side_effect=[_refusal(kind, streamed),
-                                                          _structured(kind, streamed, {"x": 1})])
-    agent = make_agent(empty_home, kind)
-    with pytest.raises(StructuredOutputError) as info:
-        run_turn(agent, mode, "forecast for Paris", output=Forecast)
-    assert route.call_count == 1
-    assert "refused" in str(info.value) and "repair" not in str(info.value)
-    assert info.value.text == REFUSAL and info.value.model_name == "Forecast"
-    assert agent.last_reply.stop_reason == "refusal"
-
-
-@pytest.mark.parametrize("kind", KINDS)
-def test_async_streamed_structured_output_and_tools(kind: str, empty_home: Path, respx_mock: Any) -> None:
-    import asyncio
-
-    def add(a: int, b: int) -> int:
-        """Add."""
-        return a + b
-
-    respx_mock.post(URLS[kind]).mock(side_effect=[
-        wire_response(kind, True, "", (ToolCall("c1", "add", '{"a": 20, "b": 1.5}'),)),
-        _structured(kind, True, {"city": "Paris"}),
-        _structured(kind, True, {"city": "Paris", "high_c": 21.5})])
-    agent = make_agent(empty_home, kind, tools=[add])
-
-    async def collect() -> str:
-        return "".join([p async for p in agent.astream("forecast", output=Forecast)])
-
-    text = asyncio.run(collect())
-    assert agent.last_reply.output == Forecast(city="Paris", high_c=21.5)
-    assert "21.5" in text and "Paris" in text   # the JSON streamed as text
-    assert agent.last_reply.tool_results == ()   # the repair turn made no calls
-    first_turn = [m for m in agent.history if m.role == "tool"]
-    assert first_turn[0].content.startswith("error: invalid arguments for add: b:")
 
 
 HOSTILE_KEY = "endpointKEY-9f3Kq2Lx7"   # a custom endpoint's key: no shape to recognise it by
@@ -456,7 +337,6 @@ def test_a_call_cut_off_at_the_token_limit_is_answered_as_cut_off_not_as_bad_jso
     assert answer.startswith("error: ") and "max_tokens" in answer and "cut off" in answer
 
 
-
 @pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize("kind, reason, written", [("openai", "length", ""), ("openai", "length", "{}"),
                                                    ("anthropic", "max_tokens", "{}")])
@@ -595,39 +475,6 @@ def test_thinking_blocks_go_back_verbatim_with_the_tool_results_and_thinking_sta
     assert all(not m.reasoning for m in agent.history)
 
 
-class _Opaque:
-    """An object with no JSON form."""
-
-
-@pytest.mark.parametrize("kind", KINDS)
-def test_what_a_tool_returns_goes_on_the_wire_as_json_or_as_an_error_naming_its_type(
-        kind: str, empty_home: Path, respx_mock: Any) -> None:
-    """numpy's values were sent as strings ("3", "True") and an object with no JSON form as
-    "<_Opaque object at 0x7f..>": through each SDK, the tool message now holds JSON, or the
-    tool's error naming the type."""
-    import numpy as np
-
-    def stats() -> dict[str, Any]:
-        """Statistics."""
-        return {"n": np.int64(3), "ok": np.bool_(True), "mean": np.float32(0.5)}
-
-    def handle() -> Any:
-        """A handle."""
-        return _Opaque()
-
-    route = respx_mock.post(URLS[kind]).mock(side_effect=[
-        wire_response(kind, False, calls=(ToolCall("c1", "stats", "{}"),
-                                          ToolCall("c2", "handle", "{}"))),
-        wire_response(kind, False, "done")])
-    reply = make_agent(empty_home, kind, tools=[stats, handle]).chat("go")
-    answers = dict(tool_answers(kind, request_json(route, 1)))
-    assert json.loads(answers["c1"]) == {"n": 3, "ok": True, "mean": 0.5}
-    assert answers["c2"].startswith("error: handle returned a value that cannot be shown as text")
-    assert "test_tool_runner._Opaque has no JSON form" in answers["c2"]
-    assert "0x" not in answers["c2"]
-    assert [r.status for r in reply.tool_results] == ["ok", "error"]
-
-
 def test_the_audit_keeps_model_and_enum_arguments_as_json_not_reprs() -> None:
     """Validated arguments are the function's types: a pydantic model was audited as its repr
     (``"city='Oslo' high_c=3.0"``), an Enum as ``"Unit.C"``; a key inside a model still hides it."""
@@ -646,244 +493,6 @@ def test_the_audit_keeps_model_and_enum_arguments_as_json_not_reprs() -> None:
                                "login": Login(user="a", token=KEYS["openai"])}, [KEYS["openai"]])
     assert audited == {"where": '{"city": "Oslo", "high_c": 3.0}', "unit": '"c"',
                        "login": "[REDACTED]"}
-
-
-def _loose_response(kind: str, text: str = "", calls: tuple[ToolCall, ...] = ()) -> httpx.Response:
-    """A reply as a lenient server or proxy writes it: Python's json, ``NaN`` left in."""
-    data = (openai_chat_completion(text, tool_calls=calls) if kind == "openai"
-            else anthropic_message(text, tool_calls=calls))
-    return httpx.Response(200, content=json.dumps(data).encode(),
-                          headers={"content-type": "application/json"})
-
-
-def _strict_json(content: bytes) -> dict[str, Any]:
-    def refuse(constant: str) -> Any:
-        raise AssertionError(f"{constant} in a request body")
-    body: dict[str, Any] = json.loads(content, parse_constant=refuse)
-    return body
-
-
-@pytest.mark.parametrize("kind", KINDS)
-def test_non_finite_numbers_never_reach_the_wire_as_nan_or_infinity(
-        kind: str, empty_home: Path, respx_mock: Any) -> None:
-    """A tool with ``radius_km: float = math.inf`` ended every turn with the SDK's bare
-    ``ValueError: Out of range float values are not JSON compliant`` (its schema's default),
-    and so did a model's ``{"x": NaN}`` echoed back to Anthropic; a tool answering NaN went as
-    ``NaN`` in the answer's text. Every body is strict JSON now, each value told where it was;
-    the model's NaN argument is that call's error, not a float the tool runs on."""
-    import math
-
-    def nearby(place: str, radius_km: float = math.inf) -> dict[str, Any]:
-        """Places near a place."""
-        return {"place": place, "mean_km": math.nan, "radius_km": radius_km}
-
-    def scale(x: float) -> float:
-        """Scale a number."""
-        return x * 2
-
-    route = respx_mock.post(URLS[kind]).mock(side_effect=[
-        _loose_response(kind, calls=(ToolCall("c1", "nearby", '{"place": "Oslo"}'),
-                                     ToolCall("c2", "scale", '{"x": NaN}'))),
-        _loose_response(kind, "done")])
-    reply = make_agent(empty_home, kind, tools=[nearby, scale]).chat("go")
-    assert reply.text == "done"
-    first, second = (_strict_json(c.request.content) for c in route.calls)
-    tools = {t["function"]["name"]: t["function"]["parameters"] for t in first["tools"]} \
-        if kind == "openai" else {t["name"]: t["input_schema"] for t in first["tools"]}
-    radius = tools["nearby"]["properties"]["radius_km"]
-    assert "default" not in radius and "Infinity" in radius["description"]
-    assert "radius_km" not in tools["nearby"]["required"]
-    answers = dict(tool_answers(kind, second))
-    data, note = answers["c1"].split("\n", 1)
-    assert json.loads(data) == {"place": "Oslo", "mean_km": None, "radius_km": None}
-    assert "$.mean_km (NaN)" in note and "$.radius_km (Infinity)" in note
-    # the model's NaN is refused before the tool runs: a float parameter would take it
-    assert answers["c2"] == ("error: invalid arguments for scale: NaN is not a JSON value "
-                             "(send a number or null)")
-    echoed = json.dumps(second)   # the model's own call, sent back with its answer
-    assert '\\"x\\": null' in echoed or '"x": null' in echoed
-
-
-class _Area(BaseModel):
-    """An area to search."""
-
-    place: str
-    radius_km: float = float("inf")
-
-
-@pytest.mark.parametrize("kind", KINDS)
-def test_an_output_model_with_an_infinite_default_is_sent_as_strict_json(
-        kind: str, empty_home: Path, respx_mock: Any) -> None:
-    route = respx_mock.post(URLS[kind]).mock(side_effect=[
-        _structured(kind, False, {"place": "Oslo"})])
-    result = make_agent(empty_home, kind).chat("where", output=_Area)
-    assert result == _Area(place="Oslo")
-    body = _strict_json(route.calls[0].request.content)
-    schema = (body["response_format"]["json_schema"]["schema"] if kind == "openai"
-              else body["tools"][-1]["input_schema"])
-    assert "default" not in schema["properties"]["radius_km"]
-
-
-def _cut_mid_json(kind: str) -> httpx.Response:
-    """A structured reply's stream closed cleanly halfway through its JSON: OpenAI's as content
-    pieces (shown as they come), Anthropic's as the output tool's input (shown whole at its end)."""
-    from hermes_core.testing.builders import _sse
-
-    if kind == "openai":
-        base = {"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
-        return httpx.Response(200, headers=SSE_HEADERS, content=_sse([
-            (None, {**base, "choices": [{"index": 0, "delta": {"content": piece},
-                                         "finish_reason": None}]})
-            for piece in ('{"city": ', '"Par')]))
-    start = anthropic_message("", output_tokens=1)
-    start["stop_reason"] = None
-    return httpx.Response(200, headers=SSE_HEADERS, content=_sse([
-        ("message_start", {"type": "message_start", "message": start}),
-        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {
-            "type": "tool_use", "id": "s1", "name": STRUCTURED_OUTPUT_TOOL, "input": {}}}),
-        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
-            "type": "input_json_delta", "partial_json": '{"city": "Par'}})]))
-
-
-@pytest.mark.parametrize("mode", ["stream", "astream"])
-@pytest.mark.parametrize("kind", KINDS)
-def test_a_structured_stream_cut_mid_json_is_asked_again_unseen_on_both_wire_formats(
-        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
-    """Half an object is never validated, repaired, shown or stored. Anthropic's output tool
-    streams its input unseen, so a cut was asked again; OpenAI's JSON pieces were shown as
-    they came, so a cut after them was ``IncompleteResponse`` with the caller holding half an
-    object. A structured reply is now held until it is whole on both: the cut is asked again
-    unseen, and the caller is shown the object once."""
-    import asyncio
-
-    whole = {"city": "Paris", "high_c": 21.5}
-    route = respx_mock.post(URLS[kind]).mock(side_effect=[
-        _cut_mid_json(kind), _structured(kind, True, whole)])
-    agent = make_agent(empty_home, kind)
-    if mode == "stream":
-        stream = agent.stream("forecast for Paris", output=Forecast)
-        pieces = list(stream)
-        reply = stream.reply
-    else:
-        async def read() -> list[str]:
-            return [p async for p in agent.astream("forecast for Paris", output=Forecast)]
-        pieces = asyncio.run(read())
-        reply = agent.last_reply
-    assert "".join(pieces) == json.dumps(whole) and route.call_count == 2
-    assert reply.output == Forecast(**whole)
-    assert [m.role for m in agent.history] == ["user", "assistant"]
-
-
-@pytest.mark.parametrize("kind", KINDS)
-def test_tools_with_positional_only_star_and_double_star_parameters_round_trip_the_wire(
-        kind: str, empty_home: Path, respx_mock: Any) -> None:
-    """Each was refused at definition: through each SDK their schemas are offered (the array
-    under its own name, further names typed in ``additionalProperties``) and the model's
-    calls run as Python calls them."""
-    def lookup(query: str, /, limit: int = 2) -> str:
-        """Look something up."""
-        return f"{query}:{limit}"
-
-    def concat(sep: str, *paths: str) -> str:
-        """Join paths."""
-        return sep.join(paths)
-
-    def tag(item: str, **labels: int) -> dict[str, Any]:
-        """Tag an item."""
-        return {"item": item, "labels": labels}
-
-    route = respx_mock.post(URLS[kind]).mock(side_effect=[
-        wire_response(kind, False, calls=(
-            ToolCall("c1", "lookup", '{"query": "oslo"}'),
-            ToolCall("c2", "concat", '{"sep": "/", "paths": ["a", "b"]}'),
-            ToolCall("c3", "tag", '{"item": "x", "red": 2, "blue": "3"}'),
-            ToolCall("c4", "tag", '{"item": "x", "red": "very"}'))),
-        wire_response(kind, False, "done")])
-    reply = make_agent(empty_home, kind, tools=[lookup, concat, tag]).chat("go")
-    offered = {t["function"]["name"]: t["function"]["parameters"] for t in
-               request_json(route, 0)["tools"]} if kind == "openai" else {
-        t["name"]: t["input_schema"] for t in request_json(route, 0)["tools"]}
-    assert offered["lookup"]["required"] == ["query"]
-    assert offered["concat"]["properties"]["paths"] == {"type": "array",
-                                                        "items": {"type": "string"}}
-    assert offered["tag"]["additionalProperties"] == {"type": "integer"}
-    answers = dict(tool_answers(kind, request_json(route, 1)))
-    assert answers["c1"] == "oslo:2" and answers["c2"] == "a/b"
-    assert json.loads(answers["c3"]) == {"item": "x", "labels": {"red": 2, "blue": 3}}
-    assert answers["c4"].startswith("error: invalid arguments for tag: red:")
-    assert [r.status for r in reply.tool_results] == ["ok", "ok", "ok", "invalid"]
-
-
-class Paging(typing_extensions.TypedDict):
-    limit: int
-    cursor: typing_extensions.NotRequired[str]
-
-
-@pytest.mark.parametrize("kind", KINDS)
-def test_a_tool_taking_an_unpacked_typed_dict_round_trips_the_wire(
-        kind: str, empty_home: Path, respx_mock: Any) -> None:
-    """``**opts: Unpack[Paging]`` was refused: through each SDK its keys are offered as
-    properties and the call gets the keys the model sent, a missing required key its error."""
-    def rows(table: str, **opts: typing_extensions.Unpack[Paging]) -> dict[str, Any]:
-        """Page through a table."""
-        return {"table": table, **opts}
-
-    route = respx_mock.post(URLS[kind]).mock(side_effect=[
-        wire_response(kind, False, calls=(
-            ToolCall("c1", "rows", '{"table": "t", "limit": 5}'),
-            ToolCall("c2", "rows", '{"table": "t", "limit": 5, "cursor": "c9"}'),
-            ToolCall("c3", "rows", '{"table": "t"}'))),
-        wire_response(kind, False, "done")])
-    reply = make_agent(empty_home, kind, tools=[rows]).chat("go")
-    offered = {t["function"]["name"]: t["function"]["parameters"] for t in
-               request_json(route, 0)["tools"]} if kind == "openai" else {
-        t["name"]: t["input_schema"] for t in request_json(route, 0)["tools"]}
-    assert offered["rows"]["properties"] == {"table": {"type": "string"},
-                                             "limit": {"type": "integer"},
-                                             "cursor": {"type": "string"}}
-    assert offered["rows"]["required"] == ["table", "limit"]
-    answers = dict(tool_answers(kind, request_json(route, 1)))
-    assert json.loads(answers["c1"]) == {"table": "t", "limit": 5}
-    assert json.loads(answers["c2"]) == {"table": "t", "limit": 5, "cursor": "c9"}
-    assert answers["c3"] == "error: invalid arguments for rows: limit: Field required"
-    assert [r.status for r in reply.tool_results] == ["ok", "ok", "invalid"]
-
-
-class Folder(typing.TypedDict):
-    """A folder and the folders inside it."""
-
-    name: str
-    children: list[Folder]
-
-
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("kind", KINDS)
-def test_a_tool_taking_a_tree_is_offered_with_a_self_reference_and_called_with_one(
-        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
-    """A tool taking a self-referencing ``typing.TypedDict`` goes on the wire with a schema that
-    refers to its own definition, and a nested call reaches the function as nested dicts."""
-    seen: list[Any] = []
-
-    def count_folders(root: Folder) -> int:
-        """Count the folders in a tree."""
-        seen.append(root)
-        return 1 + sum(count_folders(c) for c in root["children"])
-
-    tree = {"name": "a", "children": [{"name": "b", "children": [{"name": "c", "children": []}]}]}
-    route = respx_mock.post(URLS[kind]).mock(side_effect=[
-        wire_response(kind, mode == "stream", "",
-                      (ToolCall("t1", "count_folders", json.dumps({"root": tree})),)),
-        wire_response(kind, mode == "stream", "Three folders.")])
-    agent = make_agent(empty_home, kind, tools=[count_folders])
-    reply = run_turn(agent, mode, "how many folders?")
-
-    assert reply.text == "Three folders."
-    assert seen[0] == tree
-    assert tool_answers(kind, request_json(route, 1)) == [("t1", "3")]
-    (offered,) = request_json(route, 0)["tools"]
-    schema = offered["function"]["parameters"] if kind == "openai" else offered["input_schema"]
-    assert schema["properties"]["root"] == {"$ref": "#/$defs/Folder"}
-    assert schema["$defs"]["Folder"]["properties"]["children"]["items"] == {"$ref": "#/$defs/Folder"}
 
 
 def _always_calls_a_tool(n: int) -> list[Completion]:
@@ -1110,126 +719,25 @@ def test_sixty_four_calls_in_one_message_each_get_their_own_answer_in_order(
 
 @pytest.mark.parametrize("mode", ALL_MODES)
 @pytest.mark.parametrize("kind", KINDS)
-def test_a_tool_offered_last_turn_but_not_this_one_is_answered_as_unknown_and_the_turn_goes_on(
+def test_a_call_to_a_request_that_offered_no_tools_is_refused_and_nothing_is_sent_after_it(
         kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
-    """A turn asked for structured output; the next, plain, turn's model calls the output tool
-    (``structured_output``: the first turn offered it on Anthropic's wire) beside a tool of the
-    author's. Each call is answered (the output tool as unknown, naming the tools there are),
-    and the turn ends on the model's reply. On Anthropic's wire the call's input was the reply's
-    text and no answer was sent for it."""
+    """A compatible server answering a request that offered no tools with a tool call (the API
+    itself sends none): the call was answered "unknown tool ...; the tools are: none" and the
+    follow-up carried tool_use and tool_result blocks with no ``tools``, which Anthropic's API
+    refuses with a 400 ("Requests which include tool_use or tool_result blocks must define
+    tools"). The turn is refused with a typed error naming the call, no second request is sent,
+    the history is untouched and the next turn sends no trace of the call."""
     streamed = mode in ("stream", "astream")
-
-    def add(a: int, b: int) -> int:
-        """Add two integers."""
-        return a + b
-
-    again = (ToolCall("s2", STRUCTURED_OUTPUT_TOOL, json.dumps({"city": "Oslo", "high_c": 3})),
-             ToolCall("a1", "add", '{"a": 2, "b": 3}'))
     route = respx_mock.post(URLS[kind]).mock(side_effect=[
-        _structured(kind, streamed, {"city": "Paris", "high_c": 21.5}),
-        wire_response(kind, streamed, "", again),
-        wire_response(kind, streamed, "5, and no forecast tool this time.")])
-    agent = make_agent(empty_home, kind, tools=[add])
-    run_turn(agent, mode, "forecast for Paris", output=Forecast)
-    reply = run_turn(agent, mode, "and 2+3?")
-    assert reply.text == "5, and no forecast tool this time." and route.call_count == 3
-    second = request_json(route, 1)
-    offered = ([t["function"]["name"] for t in second["tools"]] if kind == "openai"
-               else [t["name"] for t in second["tools"]])
-    assert offered == ["add"]
-    answers = dict(tool_answers(kind, request_json(route, 2)))
-    assert answers["s2"] == f"error: unknown tool {STRUCTURED_OUTPUT_TOOL!r}; the tools are: add"
-    assert answers["a1"] == "5"
-
-
-@pytest.mark.parametrize("mode", ALL_MODES)
-@pytest.mark.parametrize("kind", KINDS)
-def test_the_output_tool_alone_in_a_plain_turn_is_answered_as_unknown_not_taken_as_the_reply(
-        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
-    """A plain turn whose model calls only the output tool (not offered in this request): the
-    call is answered as unknown and the turn ends on the model's next reply, whose text is the
-    reply. On Anthropic's wire the call's JSON was the reply and the turn ended there."""
-    streamed = mode in ("stream", "astream")
-
-    def add(a: int, b: int) -> int:
-        """Add two integers."""
-        return a + b
-
-    route = respx_mock.post(URLS[kind]).mock(side_effect=[
-        wire_response(kind, streamed, "", (ToolCall("s1", STRUCTURED_OUTPUT_TOOL,
-                                                    '{"city": "Oslo", "high_c": 3}'),)),
-        wire_response(kind, streamed, "Sorry, I have no forecast tool.")])
-    agent = make_agent(empty_home, kind, tools=[add])
-    reply = run_turn(agent, mode, "forecast for Oslo?")
-    assert reply.text == "Sorry, I have no forecast tool." and route.call_count == 2
-    assert tool_answers(kind, request_json(route, 1)) == [
-        ("s1", f"error: unknown tool {STRUCTURED_OUTPUT_TOOL!r}; the tools are: add")]
-    assert [(r.call_id, r.status) for r in reply.tool_results] == [("s1", "unknown")]
-    assert [m.role for m in agent.history] == ["user", "assistant", "tool", "assistant"]
-
-
-@pytest.mark.parametrize("mode", ALL_MODES)
-@pytest.mark.parametrize("kind", KINDS)
-def test_a_structured_turn_that_calls_an_author_s_tool_first_answers_through_the_output_after(
-        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
-    """A structured turn whose model calls an author's tool, then answers: the call runs and is
-    answered, the next round still asks for the structure (on Anthropic's wire, the output tool
-    offered again), and its answer is the validated object."""
-    streamed = mode in ("stream", "astream")
-
-    def high_of(city: str) -> float:
-        """Today's high in a city, in Celsius."""
-        return 21.5
-
-    route = respx_mock.post(URLS[kind]).mock(side_effect=[
-        wire_response(kind, streamed, "", (ToolCall("c1", "high_of", '{"city": "Paris"}'),)),
-        _structured(kind, streamed, {"city": "Paris", "high_c": 21.5})])
-    agent = make_agent(empty_home, kind, tools=[high_of])
-    result = run_turn(agent, mode, "forecast for Paris", output=Forecast)
-    assert result == Forecast(city="Paris", high_c=21.5) and route.call_count == 2
-    assert tool_answers(kind, request_json(route, 1)) == [("c1", "21.5")]
-    for i in (0, 1):
-        sent = request_json(route, i)
-        if kind == "openai":
-            assert sent["response_format"]["json_schema"]["name"] == "Forecast"
-        else:
-            assert [t["name"] for t in sent["tools"]] == ["high_of", STRUCTURED_OUTPUT_TOOL]
-            assert sent["tool_choice"] == {"type": "any"}
-    assert json.loads(agent.history[-1].content) == {"city": "Paris", "high_c": 21.5}
-
-
-@pytest.mark.parametrize("mode", ALL_MODES)
-def test_a_structured_turn_answered_in_words_on_anthropic_s_wire_is_parsed_from_them(
-        mode: str, empty_home: Path, respx_mock: Any) -> None:
-    """A model (or a proxy ignoring the forced tool) that answers a structured request in text:
-    the text is parsed as the object, as OpenAI's JSON answer is."""
-    kind, streamed = "anthropic", mode in ("stream", "astream")
-    route = respx_mock.post(URLS[kind]).mock(side_effect=[
-        wire_response(kind, streamed, '{"city": "Oslo", "high_c": 3}')])
+        wire_response(kind, streamed, "Let me check.",
+                      (ToolCall("c1", "get_weather", '{"city": "Oslo"}'),)),
+        wire_response(kind, streamed, "It is cold in Oslo.")])
     agent = make_agent(empty_home, kind)
-    assert run_turn(agent, mode, "forecast for Oslo", output=Forecast) == Forecast(
-        city="Oslo", high_c=3)
-    assert route.call_count == 1
-
-
-@pytest.mark.parametrize("mode", ALL_MODES)
-def test_the_output_tool_called_in_a_structured_turn_on_openai_s_wire_is_answered_as_unknown(
-        mode: str, empty_home: Path, respx_mock: Any) -> None:
-    """OpenAI's structure is the reply's JSON (``response_format``), no tool: a model calling
-    ``structured_output`` there (seen on Anthropic's wire before a failover) is told it is
-    unknown, and its next reply's JSON is the object."""
-    kind, streamed = "openai", mode in ("stream", "astream")
-
-    def add(a: int, b: int) -> int:
-        """Add two integers."""
-        return a + b
-
-    route = respx_mock.post(URLS[kind]).mock(side_effect=[
-        wire_response(kind, streamed, "", (ToolCall("s1", STRUCTURED_OUTPUT_TOOL,
-                                                    '{"city": "Oslo", "high_c": 3}'),)),
-        _structured(kind, streamed, {"city": "Oslo", "high_c": 3})])
-    agent = make_agent(empty_home, kind, tools=[add])
-    assert run_turn(agent, mode, "forecast for Oslo", output=Forecast) == Forecast(
-        city="Oslo", high_c=3)
-    assert tool_answers(kind, request_json(route, 1)) == [
-        ("s1", f"error: unknown tool {STRUCTURED_OUTPUT_TOOL!r}; the tools are: add")]
+    with pytest.raises(UnofferedToolCall) as caught:
+        run_turn(agent, mode, "weather in Oslo?")
+    assert "tools" not in request_json(route, 0) and route.call_count == 1
+    assert caught.value.tools == ("get_weather",) and caught.value.text == "Let me check."
+    assert "'get_weather'" in str(caught.value) and "offered no tools" in str(caught.value)
+    assert agent.history == []
+    assert run_turn(agent, mode, "and now?").text == "It is cold in Oslo."
+    assert "get_weather" not in route.calls[1].request.content.decode()

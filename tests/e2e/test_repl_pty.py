@@ -284,3 +284,63 @@ def test_ctrl_c_while_an_sdk_stream_stalls_cancels_it_and_the_next_turn_is_answe
     saved = _save_and_quit(
         child, new_home, r"\[recording this chat in memory: the model summarises it; Ctrl-C")
     assert [m["content"] for m in saved] == ["再说一次", "second answer"]
+
+
+# A chat on the loopback server whose model, asked where to go, calls a tool that asks the
+# person (print the question, then ``input()``) under a 1 s tool timeout; after the tool's
+# answer the model says it heard nothing, and it answers every other message with its text.
+_ASKING_CHAT = r'''
+import os, sys
+from hermes_core import Agent
+from hermes_core.cli.repl import Repl
+from hermes_core.config import load_settings
+from hermes_core.testing import tool_call, tool_calls
+from hermes_core.testing.server import MockLLMServer
+
+def ask_person() -> str:
+    """Ask the person where to go."""
+    print("Oslo or Bergen?")
+    return input()
+
+def model(body):
+    last = body["messages"][-1]
+    if last["role"] == "tool":
+        return "no answer came"
+    content = last["content"]   # the turn's context block, then the message
+    text = content[-1]["text"] if isinstance(content, list) else str(content)
+    if "where" in text:
+        return tool_calls(tool_call("ask_person"))
+    return "answered: " + text
+
+with MockLLMServer(model) as srv:
+    cfg = {"home": sys.argv[1], "skill_utils": {"enabled": False},
+           "llm": {"tool_timeout_s": 1, "routing": {"default_model": "m1", "providers": [
+               {"name": "custom", "type": "openai", "endpoint": srv.url + "/v1",
+                "models": ["m1"]}]}},
+           "credentials": {"custom": {"keys": [{"key": "sk-pty-0123456789abcdefXYZ"}]}}}
+    agent = Agent(load_settings(cfg, env={}), tools=[ask_person])
+    code = Repl(agent).run()
+sys.stdout.flush()
+os._exit(code)
+'''
+
+
+def test_a_line_typed_after_an_asking_tool_timed_out_goes_to_the_chat_prompt(
+        new_home: Path, spawn_python: Spawn):
+    """A tool asks the person and gets no answer within ``llm.tool_timeout_s``: the call is
+    answered "timed out" and the turn ends, but its thread still waited on the terminal and
+    took the next line typed at ``you> `` (the prompt did not even show: readline serves one
+    reader at a time). The line typed after the timeout is the chat's next message."""
+    child = spawn_python("-c", _ASKING_CHAT, str(new_home))
+    child.expect("you> ")
+    child.sendline("where should I go?")
+    child.expect("Oslo or Bergen?")
+    child.expect("no answer came")
+    child.expect("you> ")
+    child.sendline("a second message")
+    child.expect("answered: a second message")
+    child.expect("you> ")
+    child.sendline("a third message")
+    child.expect("answered: a third message")
+    child.expect("you> ")
+    _quit(child)

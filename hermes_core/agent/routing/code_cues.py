@@ -66,6 +66,8 @@ _COMPUTER_AROUND = re.compile(
     r"|python|code|programs?|servers?|env|path|alias(?:es)?|\.\w*rc|variables?|loops?|type|typed"
     r"|prints?|printed|runs?|ran|execute[sd]?)\b|[$~/]",
     re.IGNORECASE)
+_EVERYDAY_FOLDED = re.compile(_EVERYDAY_AROUND.pattern)
+_COMPUTER_FOLDED = re.compile(_COMPUTER_AROUND.pattern)
 
 
 def names_a_shell(text: str) -> bool:
@@ -74,18 +76,34 @@ def names_a_shell(text: str) -> bool:
     a person's and none a computer's. The words of each kind are found in one pass over the text
     (at the first bare word) and looked up by place: a window searched per match cost 2.5 us a
     character on a text of "shell beach" repeated."""
-    everyday: list[int] | None = None
-    computer: list[int] = []
+    around: _Around | None = None
     for m in SHELL.finditer(text):
         if m.group().lower() not in _BARE_SHELL_WORDS:
             return True
-        if everyday is None:
-            everyday = [w.start() for w in _EVERYDAY_AROUND.finditer(text)]
-            computer = [w.start() for w in _COMPUTER_AROUND.finditer(text)]
-        start, end = m.start() - _SHELL_WINDOW, m.end() + _SHELL_WINDOW
-        if not _within(everyday, start, end) or _within(computer, start, end):
+        if around is None:
+            around = _Around(text, text.lower(), 0, len(text))
+        if not around.everyday(m.start(), m.end()):
             return True
     return False
+
+
+class _Around:
+    """The person's and the computer's words of ``text[lo:hi]`` (found in one pass each), looked
+    up by place: whether a bare shell word at ``[start, end)`` has a person's word within
+    ``_SHELL_WINDOW`` characters and no computer's word."""
+
+    def __init__(self, text: str, folded: str, lo: int, hi: int) -> None:
+        # read case-sensitively on the lower-cased text when it keeps the text's places (the
+        # words are all lower case; IGNORECASE folds every letter tried: 2x the cost)
+        person, computer, read = ((_EVERYDAY_FOLDED, _COMPUTER_FOLDED, folded)
+                                  if len(folded) == len(text)
+                                  else (_EVERYDAY_AROUND, _COMPUTER_AROUND, text))
+        self._person = [w.start() for w in person.finditer(read, lo, hi)]
+        self._computer = [w.start() for w in computer.finditer(read, lo, hi)]
+
+    def everyday(self, start: int, end: int) -> bool:
+        lo, hi = start - _SHELL_WINDOW, end + _SHELL_WINDOW
+        return _within(self._person, lo, hi) and not _within(self._computer, lo, hi)
 
 
 def _within(spots: list[int], start: int, end: int) -> bool:
@@ -148,12 +166,21 @@ _EN_ARTIFACT = (r"dockerfiles?|makefiles?|docker[\s-]compose\s+(?:files?|ya?ml)|
 _EN_WEB_CODE = (r"(?:react|vue|angular|svelte)\s+(?:components?|hooks?)|(?:rest|crud|graphql)\s+apis?"
                 r"|graphql\s+(?:schemas?|resolvers?)|(?:flask|django|fastapi|spring\s+boot|rails"
                 r"|laravel)\s+(?:apps?|applications?|routes?|endpoints?|views?|models?|servers?|apis?)")
+# A code one scans, types in, redeems or dresses by is no program ("generate a QR code", "a
+# discount code", "the dress code", "my zip code"): "code" headed by a kind of token. Read after
+# "code" matched (each look is fixed-width), so a place with no "code" pays nothing.
+_TOKEN_CODE_KINDS = ("qr", "bar", "promo", "promotional", "discount", "coupon", "voucher", "gift",
+                     "referral", "verification", "confirmation", "activation", "access", "zip",
+                     "postal", "post", "area", "country", "dress", "morse", "color", "colour",
+                     "tracking", "booking", "invite", "invitation", "security", "pin", "otp")
+_NOT_A_TOKEN_CODE = "".join(rf"(?<!\b{kind}\scode)" for kind in _TOKEN_CODE_KINDS)
 # what a language names beside it ("a bash one-liner", "a Kotlin data class", "a TS type");
 # "a Java developer" and "Python snakes" are no code
 _EN_LANG_THING = (_EN_WEAK_NOUN + r"|one-?liners?|commands?|snippets?|statements?|types?"
                   r"|interfaces?|structs?|enums?|data\s+class(?:es)?|decorators?|generators?"
                   r"|loops?|lambdas?|closures?|iterators?|macros?|traits?|modules?|packages?")
-_EN_CODE_NOUN = (r"code(?!\s+of\b)|regex(?:es)?|regular expressions?|unit tests?|snippets?|sql"
+_EN_CODE_NOUN = (r"code(?!\s+of\b)" + _NOT_A_TOKEN_CODE
+                 + r"|regex(?:es)?|regular expressions?|unit tests?|snippets?|sql"
                  r"|endpoints?|parsers?|lexers?|compilers?|codebase|" + _EN_ARTIFACT + "|" + _EN_WEB_CODE +
                  r"|(?:recursive|iterative|async|asynchronous|lambda|callback|helper)\s+"
                  r"(?:functions?|methods?)"
@@ -203,7 +230,11 @@ _EN_ALGORITHM = (
     r"|(?:breadth|depth)[\s-]first\s+search|union[\s-]find|disjoint[\s-]sets?|kmp|fizz\s?buzz"
     r"|fibonacci(?:\s+(?:sequence|numbers?|function))?|sieve\s+of\s+eratosthenes|n[\s-]queens"
     r"|knapsack|levenshtein(?:\s+distance)?|edit\s+distance|debounce|singleton(?:\s+pattern)?"
-    r"|rate\s+limiter|bloom\s+filter|(?:ring|circular)\s+buffer")
+    r"|rate\s+limiter|bloom\s+filter|(?:ring|circular)\s+buffer"
+    # a judge's classic problems by name ("two sum" alone is also a first-grade sum: it counts
+    # only where an algorithm does, made, done in a language or beside a judge's name)
+    r"|(?:two|three|four)[\s-]?sum|valid\s+parenthes[ei]s|towers?\s+of\s+hanoi"
+    r"|longest\s+(?:common|increasing|palindromic)\s+sub(?:sequence|string)s?")
 # what may stand between "write a" and the algorithm ("a recursive binary search", "a Python
 # quicksort"); a poem or a story about one is prose ("write a fibonacci poem")
 _EN_ALGORITHM_ADJ = (r"simple|basic|quick|fast|efficient|recursive|iterative|generic|thread-safe"
@@ -233,7 +264,8 @@ _EN_TASK_VERB = (r"reverse|sort|parse|read|write|convert|merge|split|remove|dele
                  r"|serialize|deserialize|load|save|iterate|loop|filter|group|join|concatenate"
                  r"|format|list|append|insert|draw|plot|render|detect|extract|replace|match"
                  r"|compare|encrypt|decrypt|hash|encode|decode|compress|shuffle|swap|transpose"
-                 r"|sum|add|get|open|call|implement|declare|define|initiali[sz]e|capitali[sz]e")
+                 r"|sum|add|get|open|call|implement|declare|define|initiali[sz]e|capitali[sz]e"
+                 r"|train|fit|classify|cluster|predict|tokeni[sz]e|visuali[sz]e")
 _NOT_A_CAREER = (r"(?![^.?!\n]{0,60}?\b(?:jobs?|work|careers?|courses?|classes|class(?!es)"
                  r"|certified|certificates?|degrees?|tutors?|teachers?|bootcamps?|internships?"
                  r"|interviews?)\b)")
@@ -269,6 +301,34 @@ ZH_ASK_OPENS = ("写寫编編实實修调調重优優生改手来來给給要需
                 "桶拓反单單双雙链鏈红紅哈雜散字前并並最深广廣爬LlDdBbKk迪斐防节節")
 _ZH_LANG_NOUN = (r"(?:" + _LANGS + "|" + _C_LANG + r")\s*(?:函数|函數|脚本|腳本|程序(?![员員])"
                  r"|程式(?!設計|员|員)|代码|代碼|方法|类|類|查询|查詢|语句|語句|命令|指令|正则|正則)")
+# Operations done to a data structure: with one named they are code ("reverse linked list")
+_EN_DS_OP_VERB = (r"reverse|invert|traverse|balance|flatten|rotate|serialize|deserialize|sort"
+                  r"|search|merge|insert\s+into|delete\s+from|detect\s+(?:a\s+)?cycles?\s+in")
+# Judges whose problems are solved in code (a problem number or an algorithm beside one)
+_JUDGES = r"(?:leetcode|leet\s+code|hackerrank|codewars|codeforces|atcoder)"
+# What a language names beside it when one is made (besides _EN_LANG_THING's code words): a
+# program's kinds. Not a game (a Go game is the board game) nor a book or a course.
+_EN_BUILT_THING = (_EN_LANG_THING + r"|servers?|clients?|apps?|applications?|bots?|scrapers?"
+                   r"|crawlers?|clis?|command[\s-]line\s+(?:tools?|apps?)|tools?|librar(?:y|ies)"
+                   r"|apis?|endpoints?|services?|web\s*sites?|backends?|programs?")
+_NOT_A_COURSE = (r"(?!\s+(?:for|to)\s+(?:(?:my|our|the|your)\s+)?(?:beginners|dummies|kids|children"
+                 r"|newbies|novices|students|adults|seniors|teens|pupils|learners|class|team"
+                 r"|teach|learn|study)\b|\s+(?:course|lessons?|teachers?|tutors?|syllabus)\b)")
+# The thing made ends its noun phrase: "a Python tool shed", "a Ruby app review" are no code
+_THING_ENDS = (r"(?=\s*(?:$|[?.!,;:)]|(?:for|to|that|which|with|in|using|called|named|from|and|or"
+               r"|so|on|of|like|where|when|who)\b))")
+# The most-used libraries across Python, JavaScript, Go, Rust and Java, read where a language
+# is ("read a CSV file with pandas", "Scrape a page with BeautifulSoup"). Kept small: each is a
+# name typed for code and, but for pandas, no other word (Selenium is a mineral, Playwright a
+# person, Express, Spring, React, Requests words: left out); a framework's part named (a Flask
+# app, a React component) is in _EN_WEB_CODE.
+_LIBRARIES = (r"pandas|numpy|matplotlib|seaborn|scikit-learn|sklearn|pytorch|tensorflow|keras"
+              r"|beautiful\s?soup|bs4|sqlalchemy|fastapi|django|jquery|lodash|axios|express\.?js"
+              r"|next\.?js|tokio|serde|boto3|opencv")
+# pandas the animal: a picture, a zoo or bamboo in the phrase ending "with pandas"
+_NOT_THE_ANIMAL = (r"(?!(?=[^.?!\n]{0,60}?\bwith\s+pandas\b)[^.?!\n]{0,60}?\b(?:pictures?"
+                   r"|photos?|drawings?|cartoons?|panda|zoos?|bamboo|toys?|plush\w*|bears?|cubs?"
+                   r"|stor(?:y|ies)|poems?|songs?|kids|children|animals?)\b)")
 # The words between a verb and a code noun, none of them a piece of prose the code is the topic
 # of ("write a blog post about Python decorators", "an essay on SQL"): each place looks ahead
 # one word, so the gap costs at most 40 steps of a bounded look.
@@ -294,15 +354,34 @@ _EN_ASKS = (
     rf"|\bimplement(?:s|ed|ing)?\s+(?:(?:an?|the|my\s+own|your\s+own)\s+)?"
     rf"(?:(?:{_EN_ALGORITHM_ADJ})\s+){{0,2}}(?:stacks?|queues?|deques?)\b"
     r"(?!\s+(?:system|policy|process|rules?|management)\b)"
-    rf"|\b(?:{_EN_ALGORITHM})\s+(?:implementations?\b|(?:in|using|with)\s+(?:{_LANGS}|{_C_LANG})\b"
-    rf"{_LANG_ENDS})"
+    # an algorithm, then its implementation, a language ending the phrase a few words on ("two
+    # sum leetcode python"; "the linked list in Java is slow" goes on past the name) or a
+    # judge's name: one branch, so the long list of names is tried once at each place
+    rf"|\b(?:{_EN_ALGORITHM})(?:\s+implementations?\b|\s+(?:in|using|with)\s+(?:{_LANGS}|{_C_LANG})\b"
+    rf"{_LANG_ENDS}|\b[^.?!\n]{{0,24}}?\b(?:{_LANGS}|{_C_LANG})\b(?!\s*'s){_LANG_ENDS}"
+    rf"|\s+{_JUDGES}\b)"
     rf"|{_ASCII_START}(?:{_LANGS})\s+(?:{_EN_ALGORITHM})\b"
+    # a data structure worked on ("reverse linked list", "invert a binary tree"): the structure
+    # names the code, where "reverse the list of guests" and "search the house" name none
+    rf"|\b(?:{_EN_DS_OP_VERB})\s+(?:(?:an?|the|two|my|this|given)\s+)?"
+    rf"(?:(?:sorted|singly|doubly|unsorted|balanced)\s+)?(?:{_EN_ALGORITHM})\b{_EN_NOT_PROSE}"
+    # a judge's problem named ("LeetCode 1 two sum"); "Is LeetCode 75 enough?" is a study plan
+    rf"|\b{_JUDGES}\s*(?:problem\s*|question\s*)?(?:#?\d+\s*[.:-]?\s*)?(?:{_EN_ALGORITHM})\b"
+    # made with a language: a stack, a queue or any algorithm written in one ending the phrase
+    # ("Write a stack in C": a song or a story in C is in a key and names no structure), or a
+    # thing the language makes ("Make a Python class for a bank account", "Write a Go HTTP
+    # server", "Build a Rust CLI"; a class for beginners is a course, a tool shed a shed)
+    rf"|\b(?:write|writing|code|coding|create|build|make|implement(?:s|ed|ing)?|design|define"
+    rf"|give\s+me|show\s+me)\s+(?:(?:me|us)\s+)?(?:(?:an?|the|some|one|my|our|my\s+own|your\s+own)\s+)?"
+    rf"(?:(?:{_EN_ALGORITHM_ADJ}|new)\s+){{0,2}}(?:(?:stacks?|queues?|deques?|{_EN_ALGORITHM})\s+"
+    rf"(?:in|using)\s+(?:{_LANGS}|{_C_LANG})\b(?!\s*'s){_LANG_ENDS}"
+    rf"|(?:{_LANGS}|{_C_LANG})\s+(?:[\w.-]+\s+)?(?:{_EN_BUILT_THING})\b{_NOT_A_COURSE}{_THING_ENDS})"
     # a task said first, done in a language ending the phrase
     rf"|(?:(?<![^.!?\n])|(?<=[.!?\n][^\S\n])|(?<=[.!?\n][^\S\n]{{2}})|(?<=\bplease\s)|(?<=\bpls\s))"
     rf"(?:{_EN_TASK_VERB})\b"
-    + _NOT_A_CAREER + _NOT_A_TRIP +
+    + _NOT_A_CAREER + _NOT_A_TRIP + _NOT_THE_ANIMAL +
     rf"[^.?!\n]{{0,60}}?\b(?:in|using|with(?!\s+(?:julia|ruby|(?-i:R))\b))\s+"
-    rf"(?!(?-i:SWIFT)\b)(?:{_LANGS})\b(?!\s*'s){_LANG_ENDS}"
+    rf"(?!(?-i:SWIFT)\b)(?:{_LANGS}|{_LIBRARIES})\b(?!\s*'s){_LANG_ENDS}"
     # a code thing and what it is for; code pointed at and worked on; code put into a language
     rf"|\b(?:{_EN_NAMED_THING}){_FOR_WHAT}"
     rf"|\b(?:{_EN_EVERYDAY_VERB})\s+(?:{_EN_POINTED_CODE})\b"
@@ -332,8 +411,8 @@ _ASKS_FOR_CODE = re.compile(
     rf"[^.?!\n]{{0,60}}?"
     # the language ends the phrase: "with ruby stones", "with java beans", "R&D" and the bank
     # network SWIFT are not code; "with Julia", "with Ruby" are people, "starting with R" a letter
-    rf"\b(?:in|using|with(?!\s+(?:julia|ruby|(?-i:R))\b))\s+(?!(?-i:SWIFT)\b)(?:{_LANGS})\b(?!\s*'s)"
-    r"(?=\s*(?:$|[?.!,;:)]|(?:using|with|without|and|or|for|to|so|that|when|if|code|\d)\b))"
+    rf"\b(?:in|using|with(?!\s+(?:julia|ruby|(?-i:R))\b))\s+(?!(?-i:SWIFT)\b)(?:{_LANGS}|{_LIBRARIES})"
+    r"\b(?!\s*'s)(?=\s*(?:$|[?.!,;:)]|(?:using|with|without|and|or|for|to|so|that|when|if|code|\d)\b))"
     rf"|\b(?:implement|implementing|port|rewrite|compile|optimi[sz]e|program)\b"
     # "rewrite this melody in C": a key
     + _NOT_A_KEY +
@@ -681,4 +760,37 @@ def technical_starts(text: str, folded: str, start: int = 0, end: int | None = N
         blind = (_FOLDED if shapes else _FOLDED_WORDS).finditer(folded, start, reach)
     found = {*(m.start() for m in blind),
              *(m.start() for p in cased for m in p.finditer(text, start, reach))}
-    return sorted(spot for spot in found if spot < stop)
+    if len(folded) == len(text) and all(folded.find(word, start, reach) < 0
+                                        for word in _BARE_SHELL_WORDS):
+        return sorted(spot for spot in found if spot < stop)   # most texts name none
+    kept: list[int] = []
+    around: _Around | None = None
+    for spot in sorted(found):
+        if spot >= stop:
+            break
+        end = _bare_shell_word_end(text, spot)
+        if end is not None:
+            # a bare shell word among a person's words is theirs, as names_a_shell reads it
+            if around is None:
+                around = _Around(text, folded, max(0, start - _SHELL_WINDOW),
+                                 min(len(text), reach + _SHELL_WINDOW))
+            if around.everyday(spot, end):
+                continue
+        kept.append(spot)
+    return kept
+
+
+def _bare_shell_word_end(text: str, spot: int) -> int | None:
+    """Where a bare "shell", "terminal" or "bash" starting at ``spot`` ends, or None: none starts
+    there, or a longer technical thing does (a shell script, a bash one-liner)."""
+    if text[spot:spot + 1] not in "sStTbB":
+        return None
+    word = text[spot:spot + 8].lower()
+    bare = next((w for w in _BARE_SHELL_WORDS if word.startswith(w)), None)
+    if bare is None:
+        return None
+    end = spot + len(bare)
+    if end < len(text) and (text[end].isalnum() or text[end] == "_"):
+        return None
+    longer = TECHNICAL_WORD.match(text, spot)
+    return None if longer is not None and longer.end() > end else end

@@ -13,8 +13,9 @@ that reads two ways (text that is not JSON of the kind asked for, a ``null`` for
 without a default) stays the error it was. A number where text is asked for is not read as its
 digits: the zip code 01234 arrives as 1234, and "1234" would be a wrong answer told as right.
 Nor is ``true`` or ``false`` where a number is asked for (pydantic's lax mode takes them as 1
-and 0): the model meant a flag, or filled in the wrong parameter, and the tool would run on a
-number it never wrote (:func:`flags_for_numbers`). A flag keeps pydantic's plain spellings
+and 0), or a choice of numbers (``Literal[1, 2]``, an ``IntEnum``): the model meant a flag, or
+filled in the wrong parameter, and the tool would run on a number it never wrote
+(:func:`flags_for_numbers`, :func:`flags_made_numbers`). A flag keeps pydantic's plain spellings
 ("true", "False", "1", "0", 1, 0: the text forms are what Nemotron and Qwen send).
 
 Each reading is logged (INFO, naming the tool and the place, never the value, which may hold a
@@ -25,9 +26,11 @@ the schema that caused it, or learn which model to watch.
 from __future__ import annotations
 
 import copy
+import dataclasses
+import enum
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -213,10 +216,66 @@ def flags_for_numbers(arguments: type[BaseModel], data: Mapping[str, Any]
     return []
 
 
+def _a_number(value: Any) -> bool:
+    """Whether a validated ``value`` is a number or a choice of numbers (an ``IntEnum``, an
+    ``Enum`` of ints): what a flag must not have become. An ``Enum`` whose value is a bool is
+    the flag's own meaning."""
+    if isinstance(value, enum.Enum):
+        value = value.value
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _fields_sent(model: BaseModel) -> Iterator[tuple[str, str]]:
+    """Each name a field of ``model`` may be sent under (alias, then its own), with the field."""
+    for name, info in type(model).model_fields.items():
+        alias = info.validation_alias if isinstance(info.validation_alias, str) else info.alias
+        yield (alias or name), name
+        if alias and alias != name:
+            yield name, name
+
+
+def flags_made_numbers(data: Any, value: Any, here: tuple[int | str, ...] = ()
+                       ) -> Iterator[tuple[int | str, ...]]:
+    """The places where ``data`` holds a flag and the validated ``value`` beside it holds a
+    number: ``Literal[1, 2]`` and an ``IntEnum`` take ``true`` as 1 even in pydantic's strict
+    mode (its literal and enum checks compare by ``==``, and ``True == 1``), so only the value
+    made tells. Walks models, dataclasses, mappings and sequences; a set is passed over (its
+    order is not the data's)."""
+    if isinstance(data, bool):
+        if _a_number(value):
+            yield here
+        return
+    if isinstance(data, dict):
+        if isinstance(value, BaseModel):
+            pairs = [(sent, getattr(value, name)) for sent, name in _fields_sent(value)
+                     if sent in data]
+        elif isinstance(value, Mapping):
+            pairs = [(k, value[k]) for k in data if k in value]
+        elif dataclasses.is_dataclass(value):
+            pairs = [(k, getattr(value, k)) for k in data if isinstance(k, str)
+                     and hasattr(value, k)]
+        else:
+            return
+        for key, made in pairs:
+            if isinstance(data[key], _MAY_HOLD_A_FLAG):
+                yield from flags_made_numbers(data[key], made, (*here, key))
+    elif (isinstance(data, list) and isinstance(value, Sequence)
+          and not isinstance(value, str | bytes) and len(value) == len(data)):
+        for i, (sent, made) in enumerate(zip(data, value, strict=True)):
+            if isinstance(sent, _MAY_HOLD_A_FLAG):
+                yield from flags_made_numbers(sent, made, (*here, i))
+
+
+#: The JSON values a flag can be, or be inside (text, numbers and null are passed over).
+_MAY_HOLD_A_FLAG = (bool, dict, list)
+
+
 def _no_flags_for_numbers(arguments: type[BaseModel], data: Mapping[str, Any],
                           model: BaseModel) -> BaseModel:
     """``model``, or the error naming each place a flag was sent for a number."""
     places = flags_for_numbers(arguments, data)
+    if _holds_a_flag(data):
+        places += [p for p in flags_made_numbers(dict(data), model) if p not in places]
     if not places:
         return model
     raise ValidationError.from_exception_data(_FLAGS, [

@@ -19,8 +19,10 @@ tool started once the call is over (nobody reads its buffer then); so does anyth
 A call that reads ``sys.stdin`` is asking the person (a confirmation, a human-input tool: print
 the question, then ``input()``): kept, the question never reached them and the turn waited on an
 answer to nothing. So ``sys.stdin`` is wrapped too (:class:`RoutedStdin`), and a call's read
-first shows the person what the call printed since its last read. ``input()`` on a terminal
-reads below ``sys.stdin`` (readline), but asks for its descriptor first: that shows it too.
+first shows the person what the call printed since its last read. A call's read is made through
+:mod:`~hermes_core.agent.tools.stdin_reads`, so a call past its timeout stops waiting and the
+line typed next is the chat's; ``input()`` on a terminal would read below ``sys.stdin``
+(readline) where nothing can give up on it, so in a call it is told stdin has no descriptor.
 
 Whoever replaces ``sys.stdout`` later (a test's capture, the CLI) simply wins: the next call wraps
 the new stream.
@@ -30,12 +32,14 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import io
 import re
 import sys
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TextIO
 
+from hermes_core.agent.tools.stdin_reads import StdinReads
 from hermes_core.forked import child_lock
 
 # what a terminal interprets rather than shows (ECMA-48): a control sequence (ESC [ ... final
@@ -53,7 +57,7 @@ class Printed:
     over; what a task or thread it started prints later goes to the stream, not to a buffer
     nobody reads any more."""
 
-    __slots__ = ("_kept", "_parts", "_shown", "ended", "total")
+    __slots__ = ("_kept", "_parts", "_shown", "ended", "gone", "total")
 
     def __init__(self) -> None:
         self._parts: list[str] = []
@@ -61,6 +65,16 @@ class Printed:
         self._shown = 0   # how many of ``_parts`` the person was shown (:meth:`unshown`)
         self.total = 0
         self.ended = False
+        self.gone = False   # the runner stopped waiting for the call (see :meth:`let_go`)
+
+    def let_go(self) -> None:
+        """The runner no longer waits for this call (past its timeout, or its turn cancelled):
+        a read of stdin it is waiting on ends as at the end of the input, and the line the
+        person types next is the next reader's (:class:`RoutedStdin`)."""
+        self.gone = True
+        stdin = sys.stdin
+        if isinstance(stdin, RoutedStdin):
+            stdin.reads.wake()
 
     def write(self, text: str) -> int:
         if not isinstance(text, str):   # as a text stream refuses it (click probes with b"")
@@ -150,37 +164,74 @@ def _show_unshown() -> None:
 
 
 class RoutedStdin:
-    """``sys.stdin`` as a tool call sees it: each read (and ``fileno()``, which ``input()`` asks
-    before reading a terminal) first shows the person what the call printed since its last
-    read (:func:`_show_unshown`); outside a call, and in everything else, it is ``source``."""
+    """``sys.stdin`` as a tool call sees it: each read (and ``fileno()``) first shows the person
+    what the call printed since its last read (:func:`_show_unshown`), and is made through
+    :attr:`reads`, so a call let go of (:meth:`Printed.let_go`) stops waiting and the line the
+    person types then is the next reader's. Outside a call, a read goes through :attr:`reads`
+    while one is under way or its text is kept, else straight to ``source``; everything else is
+    ``source``'s.
+
+    ``fileno()`` in a call, or while a read is under way, raises ``io.UnsupportedOperation``:
+    ``input()`` on a terminal reads through readline below ``sys.stdin`` (which nothing can give
+    up on, and which serves one thread at a time); without a descriptor it writes its prompt to
+    ``sys.stdout`` and reads ``sys.stdin.readline()``, which is this."""
 
     def __init__(self, source: TextIO) -> None:
         self.source = source
+        self.reads = StdinReads(source)
 
-    def _from(self) -> TextIO:
+    def _read(self, how: Callable[[TextIO], str]) -> str:
+        call = _call()
+        if call is None and not self.reads.busy():
+            return how(self.source)
         _show_unshown()
-        return self.source
+        return self.reads.read(how, (lambda: call.gone) if call is not None else _never)
 
     def readline(self, size: int | None = -1) -> str:
-        return self._from().readline(-1 if size is None else size)
+        return self._read(lambda s: s.readline(-1 if size is None else size))
 
     def read(self, size: int | None = -1) -> str:
-        return self._from().read(-1 if size is None else size)
+        return self._read(lambda s: s.read(-1 if size is None else size))
 
     def readlines(self, hint: int = -1) -> list[str]:
-        return self._from().readlines(hint)
+        lines: list[str] = []
+        while line := self.readline():
+            lines.append(line)
+            if 0 < hint <= sum(map(len, lines)):
+                break
+        return lines
 
     def fileno(self) -> int:
-        return self._from().fileno()
+        if _call() is not None or self.reads.busy():
+            _show_unshown()
+            raise io.UnsupportedOperation("stdin is read through hermes_core's reader in a tool "
+                                          "call, and while such a read is under way")
+        return self.source.fileno()
 
     def __iter__(self) -> RoutedStdin:
         return self
 
     def __next__(self) -> str:
-        return next(self._from())
+        line = self.readline()
+        if not line:
+            raise StopIteration
+        return line
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.source, name)
+
+
+def _never() -> bool:
+    return False
+
+
+def handed_back() -> StdinReads | None:
+    """The reads of ``sys.stdin`` when a line read for a tool call that gave up on it is kept
+    or still coming: the chat's prompt takes that line rather than reading on its own."""
+    stdin = sys.stdin
+    if isinstance(stdin, RoutedStdin) and stdin.reads.busy():
+        return stdin.reads
+    return None
 
 
 # free in a forked child (one a thread held at the fork hung the child's first use)

@@ -545,6 +545,8 @@ class ToolRunner:
         except BaseException:   # Ctrl-C while tools run: the turn is cancelled, its calls let go
             for f in futures.values():
                 self._abandon(f)
+            for p in printed.values():
+                p.let_go()
             raise
 
     def _rendered(self, name: str, printed: Printed, call: Callable[..., Any], *args: Any) -> str:
@@ -640,6 +642,8 @@ class ToolRunner:
     def _collect(self, ready: Sequence[_Ready], futures: Mapping[int, concurrent.futures.Future[Any]],
                  started: float, printed: Mapping[int, Printed]) -> tuple[ToolResult, ...]:
         late = self._settle(ready, futures)
+        for i in late:
+            printed[i].let_go()
         out: list[ToolResult] = []
         for i, r in enumerate(ready):
             if r.result is not None:
@@ -699,12 +703,14 @@ class ToolRunner:
                     task.add_done_callback(_retrieve)
                     if thread is not None:
                         self._abandon(thread)
+                    printed.let_go()
                     raise _TimedOut
                 text = task.result()   # made text in a thread (``_rendered``, ``_atext``)
             except asyncio.CancelledError:
                 task.cancel()
                 if thread is not None:
                     self._abandon(thread)
+                printed.let_go()
                 raise
             except Exception as e:
                 return self._failure(r, e, started, printed)

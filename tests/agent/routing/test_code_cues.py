@@ -186,6 +186,23 @@ def test_a_shared_word_in_a_person_s_sense_beside_a_context_word_is_not_technica
     assert bool(_named(text)) is found, _named(text)
 
 
+# A bare shell, terminal or bash among a person's words (an airport, a flight, a birthday) is
+# theirs, as the rules read it for a shell command; a longer technical thing (a bash script) or a
+# computer's word beside it (ssh, a prompt) is technical still.
+@pytest.mark.parametrize(("text", "found"), [
+    ("I'm at the airport terminal, why is my flight late?", False),
+    ("why did he leave the terminal at the airport", False),
+    ("We had a bash for her birthday", False), ("a hermit crab's shell on the beach", False),
+    ("why did he send me a QR code", False), ("the dress code for the party", False),
+    ("my terminal at the airport cannot ssh", True), ("a bash script for her birthday", True),
+    ("a shell script at the airport", True), ("why does the terminal say permission denied", True),
+    ("write code for a QR scanner", True),
+])
+def test_a_bare_shell_word_among_a_person_s_words_or_a_token_s_code_is_not_technical(
+        text: str, found: bool) -> None:
+    assert bool(_named(text)) is found, _named(text)
+
+
 # Each hand-kept first-letter look holds every letter its words can start with, as the standard
 # library's parse of the pattern reads them: a word added without its letter is found nowhere.
 def test_each_first_letter_look_holds_every_letter_its_pattern_can_start_with(
@@ -429,6 +446,8 @@ CODE_REQUESTS: tuple[str, ...] = (
     "convert this Python code to JS",
     "Port this script to PowerShell",
     # code pointed at: fixed, refactored, optimised
+    "Write code that generates a QR code", "Generate the code for a login form",
+    "write a code to get the current value of a Bitcoin",
     "Optimise this function",
     "Make this function faster",
     "Speed up this query",
@@ -468,6 +487,19 @@ CODE_REQUESTS: tuple[str, ...] = (
     "用SQL查詢每個部門的最高薪資",
     "用Python畫一個愛心",
     "幫我寫個正則表達式驗證email",
+    # a data structure or algorithm worked on, or named beside a language or a judge
+    "reverse linked list", "invert a binary tree", "detect a cycle in a linked list",
+    "merge two sorted linked lists", "two sum leetcode python", "LeetCode 1 two sum",
+    "longest common subsequence in Java", "Write a stack in C", "Implement a queue in Go",
+    "build a min heap in C",
+    # a language naming the thing made
+    "Make a Python class for a bank account", "Write a Go HTTP server", "Build a Rust CLI",
+    "Create a Java class for a linked list node", "Make an R script that plots sales",
+    "Write a C program that reads a file",
+    # a well-known library named with the task
+    "read a CSV file with pandas", "How can I read a CSV file with pandas?",
+    "Scrape a page with BeautifulSoup", "Plot a histogram with matplotlib",
+    "Train a classifier with scikit-learn", "Fetch the users with axios",
 )
 
 # Their twins, which are not requests for code and keep the slot the rules gave them before:
@@ -596,6 +628,39 @@ NOT_CODE: tuple[tuple[str, str], ...] = (
     ("Rewrite the second verse in C", "fast"),
     ("How do I get from the airport to the city in Java?", "fast"),
     ("How can we find a cheap hotel in Java?", "fast"),
+    # the everyday twins of a data structure worked on, a language naming a thing made, a
+    # library named with a task, and a code one scans or redeems
+    ("Write a story in C major", "fast"),
+    ("Write a song in C", "fast"),
+    ("Make a class schedule", "fast"),
+    ("Make a Python class for beginners", "fast"),
+    ("Create a Java class for my students", "fast"),
+    ("Make a Go game for the kids", "fast"),
+    ("read a book with pandas in it", "fast"),
+    ("pandas at the zoo", "fast"),
+    ("Draw a picture with pandas", "fast"),
+    ("Take photos with pandas", "fast"),
+    ("Go to the store", "fast"),
+    ("reverse the list of guests", "fast"),
+    ("sort the list of guests by surname", "fast"),
+    ("stack the plates", "fast"),
+    ("Make a stack of pancakes", "fast"),
+    ("two sum homework: what is 3 plus 4?", "fast"),
+    ("My son's two sum worksheet has 20 problems", "fast"),
+    ("Is LeetCode worth it?", "fast"),
+    ("Is LeetCode 75 enough?", "fast"),
+    ("What is the two sum problem on LeetCode?", "fast"),
+    ("Make a Python tool shed", "fast"),
+    ("Write a Ruby app review", "fast"),
+    ("Draw a panda with pandas", "fast"),
+    ("Compare zinc with selenium", "fast"),
+    ("How many leetcode problems should I solve?", "fast"),
+    ("The linked list in Python is slow", "fast"),
+    ("generate a QR code", "fast"),
+    ("Generate a QR code for my wifi password", "fast"),
+    ("Write the dress code for the wedding", "fast"),
+    ("Generate a discount code for my customers", "fast"),
+    ("Fix my zip code on the form", "fast"),
 )
 
 _ROUTING = {"default_model": "gpt-4o", "fast_model": "gpt-4o-mini", "code_model": "gpt-4.1"}
@@ -677,6 +742,8 @@ def test_a_name_read_cased_keeps_its_case_and_a_longer_lower_case_reads_the_text
     "实现", "二分查找", "给我一个", "写一个JS", "转成", "用Python", "用SQL", "链表", "快排",
     ". find a hotel ", ". sort in java ", ". find a hotel in java ", "快排的段", "写快排，",
     "how do i find a hotel ", "how to in java ", "rewrite the chorus ",
+    "reverse ", "reverse linked ", "two sum ", "leetcode ", "write a stack ", "make a Python ",
+    "make a Go http ", "with pandas ", ". read with pandas ", "qr code ", "generate a qr code ",
 ])
 def test_a_long_run_of_a_near_miss_is_read_in_linear_time(unit: str) -> None:
     from hermes_core.agent.routing.code_cues import asks_for_code
@@ -708,4 +775,19 @@ def test_a_bare_shell_word_among_a_person_s_words_is_read_in_linear_time(unit: s
     from hermes_core.agent.routing.code_cues import names_a_shell
 
     small, large = _cpu_of(names_a_shell, unit, 20_000), _cpu_of(names_a_shell, unit, 80_000)
+    assert large < 8 * small + 0.05, (small, large)
+
+
+# The same runs through technical_starts, which reads each bare word's neighbours as
+# names_a_shell does (the reasoning cue's vocabulary), and a why about a person beside them.
+@pytest.mark.parametrize("unit", [
+    "shell beach ", "terminal is terminal ", "bash party" + " " * 50, "shell" + " " * 70 + "beach\n",
+    "shell beach ls ", "why did he leave the terminal at the airport? ", "İ terminal flight ",
+])
+def test_a_bare_shell_word_among_a_person_s_words_is_read_in_linear_time_as_a_technical_word(
+        unit: str) -> None:
+    def read(text: str) -> object:
+        return technical_starts(text, text.lower())
+
+    small, large = _cpu_of(read, unit, 20_000), _cpu_of(read, unit, 80_000)
     assert large < 8 * small + 0.05, (small, large)

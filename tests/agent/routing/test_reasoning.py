@@ -326,7 +326,26 @@ WHY_ABOUT_A_PERSON: tuple[tuple[str, str], ...] = (
     ("彼はなぜ怒ったの", ""),
     ("彼女はどうして泣いているの？", ""),
     ("Why did the chicken cross the road?", ""),
+    # a bare terminal, shell or bash among a person's words is an airport's, a beach's, a party's
+    ("I'm at the airport terminal, why is he late?", ""),
+    ("why did she leave the terminal before boarding", ""),
+    ("We had a bash for her birthday, why did he leave early?", ""),
+    ("why did he close the terminal and lose the ssh session", "explanation"),
+    ("why did he write a bash script for the party", "explanation"),
 )
+
+
+# A bare terminal among a person's words adds nothing to a why: the question is read as the
+# same question without it (a why about a flight asks for an explanation either way).
+@pytest.mark.parametrize("text", [
+    "I'm at the airport terminal, why is my flight late?",
+    "I'm at the airport terminal, why is he late?",
+    "We had a bash for her birthday, why did he leave early?",
+])
+def test_a_bare_terminal_among_a_person_s_words_reads_as_the_question_without_it(
+        text: str) -> None:
+    without = text.replace(" terminal", "").replace("a bash", "a party")
+    assert reasoning_cue(text) == reasoning_cue(without), (text, without)
 
 
 @pytest.mark.parametrize(("text", "cue"), WHY_ABOUT_A_PERSON)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import enum
 import json
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from pydantic import BaseModel, ValidationError
@@ -148,6 +148,51 @@ def test_true_or_false_for_a_number_is_refused_naming_the_place(sent: dict[str, 
     with pytest.raises(ValidationError) as caught:
         make_tool(_book).parse(json.dumps(sent))
     assert says in validation_message(caught.value)
+
+
+class _Level(enum.IntEnum):
+    LOW = 1
+    HIGH = 2
+
+
+class _Size(enum.Enum):
+    SMALL = 1
+    LARGE = 2
+
+
+class _Slot(BaseModel):
+    level: _Level = _Level.LOW
+
+
+def _rate(stars: Literal[1, 2] = 1, level: _Level = _Level.LOW, size: _Size = _Size.SMALL,
+          maybe: Literal[0, 1] | None = None, levels: list[_Level] = [],  # noqa: B006
+          slots: list[_Slot] = [], mixed: Literal[True, 1] = 1) -> str:  # noqa: B006
+    """Rate a stay."""
+    return ""
+
+
+@pytest.mark.parametrize("sent, says", [
+    ({"stars": True}, "stars: a JSON true or false is no number; send a number (sent true)"),
+    ({"level": True}, "level: a JSON true or false is no number; send a number (sent true)"),
+    ({"size": True}, "size: a JSON true or false is no number; send a number (sent true)"),
+    ({"maybe": False}, "maybe: a JSON true or false is no number; send a number (sent false)"),
+    ({"levels": [2, True]}, "levels.1: a JSON true or false is no number"),
+    ({"slots": [{"level": 2}, {"level": True}]}, "slots.1.level: a JSON true or false is no number"),
+], ids=["literal-of-ints", "int-enum", "enum-of-ints", "optional-literal-false", "int-enum-in-list",
+        "int-enum-in-a-model-in-a-list"])
+def test_true_or_false_for_a_number_choice_is_refused_naming_the_place(
+        sent: dict[str, Any], says: str) -> None:
+    """``Literal[1, 2]`` and an ``IntEnum`` took ``true`` as 1 even in pydantic's strict mode
+    (its literal and enum checks compare by ``==``, and ``True == 1``): the tool ran on a choice
+    the model never made. Refused as a flag for any other number is."""
+    with pytest.raises(ValidationError) as caught:
+        make_tool(_rate).parse(json.dumps(sent))
+    assert says in validation_message(caught.value)
+
+
+def test_a_choice_that_lists_true_takes_it_as_true() -> None:
+    args = make_tool(_rate).parse(json.dumps({"mixed": True, "stars": 2, "level": 2}))
+    assert args["mixed"] is True and args["stars"] == 2 and args["level"] is _Level.HIGH
 
 
 @pytest.mark.parametrize("sent, value", [

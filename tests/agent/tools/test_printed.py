@@ -114,6 +114,27 @@ def test_a_read_outside_a_call_or_with_nothing_printed_shows_nothing(
     assert printed.text == "first?\n"
 
 
+def test_a_call_s_stdin_has_no_descriptor_so_input_reads_through_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``input()`` on a terminal read below ``sys.stdin`` (readline, on the descriptor), where
+    nothing could give the read up once the call timed out. In a call the descriptor is refused,
+    so ``input()`` writes its prompt to ``sys.stdout`` and reads ``sys.stdin.readline()``;
+    outside one it is the stream's."""
+    import os
+
+    r, w = os.pipe()
+    with os.fdopen(r, encoding="utf-8") as source, os.fdopen(w, "w") as person:
+        monkeypatch.setattr(sys, "stdin", source)
+        person.write("Bergen\n")
+        person.flush()
+        with captured() as printed:
+            with pytest.raises(io.UnsupportedOperation):
+                sys.stdin.fileno()
+            said = input("Which city? ")
+        assert (said, printed.text) == ("Bergen", "Which city? ")
+        assert sys.stdin.fileno() == r
+
+
 @pytest.mark.parametrize(("printed", "plain"), [
     ("\x1b[1;31m3 files\x1b[0m changed", "3 files changed"),
     ("\x1b]8;id=1;https://example.com\x1b\\docs\x1b]8;;\x1b\\ 文档", "docs 文档"),

@@ -8,8 +8,10 @@ import datetime
 import enum
 import fractions
 import json
+from pathlib import Path
 from typing import Any
 
+import httpx
 import numpy as np
 import pytest
 from hypothesis import given
@@ -18,6 +20,17 @@ from pydantic import BaseModel
 
 from hermes_core.agent.tools.render import render_output
 from hermes_core.finite_json import non_finite, nulled
+from hermes_core.testing import anthropic_message, openai_chat_completion
+from hermes_core.types import ToolCall
+from tests.agent.conftest import (
+    KINDS,
+    URLS,
+    make_agent,
+    request_json,
+    strict_json,
+    tool_answers,
+    wire_response,
+)
 
 
 class Point(BaseModel):
@@ -134,3 +147,85 @@ def test_a_nan_or_infinity_anywhere_in_an_answer_is_null_with_a_note_naming_its_
     assert bool(note) == bool(places)
     for at in places[:5]:
         assert at in note
+
+
+class _Opaque:
+    """An object with no JSON form."""
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_what_a_tool_returns_goes_on_the_wire_as_json_or_as_an_error_naming_its_type(
+        kind: str, empty_home: Path, respx_mock: Any) -> None:
+    """numpy's values were sent as strings ("3", "True") and an object with no JSON form as
+    "<_Opaque object at 0x7f..>": through each SDK, the tool message now holds JSON, or the
+    tool's error naming the type."""
+    import numpy as np
+
+    def stats() -> dict[str, Any]:
+        """Statistics."""
+        return {"n": np.int64(3), "ok": np.bool_(True), "mean": np.float32(0.5)}
+
+    def handle() -> Any:
+        """A handle."""
+        return _Opaque()
+
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        wire_response(kind, False, calls=(ToolCall("c1", "stats", "{}"),
+                                          ToolCall("c2", "handle", "{}"))),
+        wire_response(kind, False, "done")])
+    reply = make_agent(empty_home, kind, tools=[stats, handle]).chat("go")
+    answers = dict(tool_answers(kind, request_json(route, 1)))
+    assert json.loads(answers["c1"]) == {"n": 3, "ok": True, "mean": 0.5}
+    assert answers["c2"].startswith("error: handle returned a value that cannot be shown as text")
+    assert "test_render._Opaque has no JSON form" in answers["c2"]
+    assert "0x" not in answers["c2"]
+    assert [r.status for r in reply.tool_results] == ["ok", "error"]
+
+
+def _loose_response(kind: str, text: str = "", calls: tuple[ToolCall, ...] = ()) -> httpx.Response:
+    """A reply as a lenient server or proxy writes it: Python's json, ``NaN`` left in."""
+    data = (openai_chat_completion(text, tool_calls=calls) if kind == "openai"
+            else anthropic_message(text, tool_calls=calls))
+    return httpx.Response(200, content=json.dumps(data).encode(),
+                          headers={"content-type": "application/json"})
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_non_finite_numbers_never_reach_the_wire_as_nan_or_infinity(
+        kind: str, empty_home: Path, respx_mock: Any) -> None:
+    """A tool with ``radius_km: float = math.inf`` ended every turn with the SDK's bare
+    ``ValueError: Out of range float values are not JSON compliant`` (its schema's default),
+    and so did a model's ``{"x": NaN}`` echoed back to Anthropic; a tool answering NaN went as
+    ``NaN`` in the answer's text. Every body is strict JSON now, each value told where it was;
+    the model's NaN argument is that call's error, not a float the tool runs on."""
+    import math
+
+    def nearby(place: str, radius_km: float = math.inf) -> dict[str, Any]:
+        """Places near a place."""
+        return {"place": place, "mean_km": math.nan, "radius_km": radius_km}
+
+    def scale(x: float) -> float:
+        """Scale a number."""
+        return x * 2
+
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        _loose_response(kind, calls=(ToolCall("c1", "nearby", '{"place": "Oslo"}'),
+                                     ToolCall("c2", "scale", '{"x": NaN}'))),
+        _loose_response(kind, "done")])
+    reply = make_agent(empty_home, kind, tools=[nearby, scale]).chat("go")
+    assert reply.text == "done"
+    first, second = (strict_json(c.request.content) for c in route.calls)
+    tools = {t["function"]["name"]: t["function"]["parameters"] for t in first["tools"]} \
+        if kind == "openai" else {t["name"]: t["input_schema"] for t in first["tools"]}
+    radius = tools["nearby"]["properties"]["radius_km"]
+    assert "default" not in radius and "Infinity" in radius["description"]
+    assert "radius_km" not in tools["nearby"]["required"]
+    answers = dict(tool_answers(kind, second))
+    data, note = answers["c1"].split("\n", 1)
+    assert json.loads(data) == {"place": "Oslo", "mean_km": None, "radius_km": None}
+    assert "$.mean_km (NaN)" in note and "$.radius_km (Infinity)" in note
+    # the model's NaN is refused before the tool runs: a float parameter would take it
+    assert answers["c2"] == ("error: invalid arguments for scale: NaN is not a JSON value "
+                             "(send a number or null)")
+    echoed = json.dumps(second)   # the model's own call, sent back with its answer
+    assert '\\"x\\": null' in echoed or '"x": null' in echoed

@@ -1420,6 +1420,63 @@ def test_a_tool_asking_the_person_shows_its_question_before_it_waits_for_the_ans
     assert (r.status, r.output, seen) == ("ok", "they chose Bergen", ["Oslo or Bergen?\n"])
 
 
+@pytest.fixture
+def typed_stdin(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """``sys.stdin`` a pipe the test types into (the returned function writes a line), closed
+    after the test, so a read still waiting on it ends."""
+    import os
+
+    r, w = os.pipe()
+    stdin = io.TextIOWrapper(os.fdopen(r, "rb"), encoding="utf-8")
+    writer = os.fdopen(w, "w", encoding="utf-8")
+    monkeypatch.setattr(sys, "stdin", stdin)
+
+    def type_line(text: str) -> None:
+        writer.write(text + "\n")
+        writer.flush()
+
+    yield type_line
+    writer.close()
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_read_of_a_call_past_its_timeout_ends_and_the_next_line_is_the_next_reader_s(
+        runner_factory: Any, typed_stdin: Any, use_async: bool, kind: str) -> None:
+    """A tool asking the person with nobody answering: past its timeout the call was answered
+    "timed out", but its thread went on waiting on stdin and took the next line the person
+    typed, meant for the chat's prompt. The call's read now ends as at the end of the input
+    (``input()`` raises EOFError, so its thread ends), and the line typed next is read by the
+    next reader."""
+    ended = threading.Event()
+
+    def ask() -> str:
+        print("Oslo or Bergen?")
+        try:
+            return input()
+        except EOFError:
+            ended.set()
+            raise
+
+    if kind == "async":
+        async def ask_person() -> str:
+            """Ask the person where to go."""
+            return await asyncio.to_thread(ask)
+    else:
+        def ask_person() -> str:   # type: ignore[misc]  # the sync twin
+            """Ask the person where to go."""
+            return ask()
+
+    calls = [ToolCall("c", "ask_person")]
+    runner = runner_factory([ask_person], timeout_s=0.3)
+    (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert (r.status, r.output) == ("timeout", "error: ask_person timed out after 0.3s; it "
+                                               "printed:\nOslo or Bergen?")
+    assert ended.wait(10), "the call's read went on after the call was let go of"
+    typed_stdin("a second message")
+    assert sys.stdin.readline() == "a second message\n"
+
+
 class _LoudValue:
     """A value whose text form prints (a debugging ``__str__``)."""
 

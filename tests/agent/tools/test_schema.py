@@ -4,18 +4,32 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import math
 import re
 import sqlite3
 import typing
 import warnings
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import pytest
+import typing_extensions
 from pydantic import Field, ValidationError
 
 from hermes_core.agent.tools.registry import ToolRegistry
 from hermes_core.agent.tools.schema import ToolDefinitionError, make_tool, tool
+from hermes_core.types import ToolCall
+from tests.agent.conftest import (
+    KINDS,
+    MODES,
+    URLS,
+    make_agent,
+    request_json,
+    run_turn,
+    tool_answers,
+    wire_response,
+)
 from tests.agent.tools.conftest import Address, book_table
 
 
@@ -544,3 +558,115 @@ def test_a_sentinel_default_is_left_out_of_the_schema_without_a_warning() -> Non
     assert t.parameters["required"] == ["query"] and "default" not in t.parameters["properties"]["limit"]
     assert t.fn(**t.parse('{"query": "q"}')) == "all"
     assert t.fn(**t.parse('{"query": "q", "limit": 3}')) == "3"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_tools_with_positional_only_star_and_double_star_parameters_round_trip_the_wire(
+        kind: str, empty_home: Path, respx_mock: Any) -> None:
+    """Each was refused at definition: through each SDK their schemas are offered (the array
+    under its own name, further names typed in ``additionalProperties``) and the model's
+    calls run as Python calls them."""
+    def lookup(query: str, /, limit: int = 2) -> str:
+        """Look something up."""
+        return f"{query}:{limit}"
+
+    def concat(sep: str, *paths: str) -> str:
+        """Join paths."""
+        return sep.join(paths)
+
+    def tag(item: str, **labels: int) -> dict[str, Any]:
+        """Tag an item."""
+        return {"item": item, "labels": labels}
+
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        wire_response(kind, False, calls=(
+            ToolCall("c1", "lookup", '{"query": "oslo"}'),
+            ToolCall("c2", "concat", '{"sep": "/", "paths": ["a", "b"]}'),
+            ToolCall("c3", "tag", '{"item": "x", "red": 2, "blue": "3"}'),
+            ToolCall("c4", "tag", '{"item": "x", "red": "very"}'))),
+        wire_response(kind, False, "done")])
+    reply = make_agent(empty_home, kind, tools=[lookup, concat, tag]).chat("go")
+    offered = {t["function"]["name"]: t["function"]["parameters"] for t in
+               request_json(route, 0)["tools"]} if kind == "openai" else {
+        t["name"]: t["input_schema"] for t in request_json(route, 0)["tools"]}
+    assert offered["lookup"]["required"] == ["query"]
+    assert offered["concat"]["properties"]["paths"] == {"type": "array",
+                                                        "items": {"type": "string"}}
+    assert offered["tag"]["additionalProperties"] == {"type": "integer"}
+    answers = dict(tool_answers(kind, request_json(route, 1)))
+    assert answers["c1"] == "oslo:2" and answers["c2"] == "a/b"
+    assert json.loads(answers["c3"]) == {"item": "x", "labels": {"red": 2, "blue": 3}}
+    assert answers["c4"].startswith("error: invalid arguments for tag: red:")
+    assert [r.status for r in reply.tool_results] == ["ok", "ok", "ok", "invalid"]
+
+
+class Paging(typing_extensions.TypedDict):
+    limit: int
+    cursor: typing_extensions.NotRequired[str]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_tool_taking_an_unpacked_typed_dict_round_trips_the_wire(
+        kind: str, empty_home: Path, respx_mock: Any) -> None:
+    """``**opts: Unpack[Paging]`` was refused: through each SDK its keys are offered as
+    properties and the call gets the keys the model sent, a missing required key its error."""
+    def rows(table: str, **opts: typing_extensions.Unpack[Paging]) -> dict[str, Any]:
+        """Page through a table."""
+        return {"table": table, **opts}
+
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        wire_response(kind, False, calls=(
+            ToolCall("c1", "rows", '{"table": "t", "limit": 5}'),
+            ToolCall("c2", "rows", '{"table": "t", "limit": 5, "cursor": "c9"}'),
+            ToolCall("c3", "rows", '{"table": "t"}'))),
+        wire_response(kind, False, "done")])
+    reply = make_agent(empty_home, kind, tools=[rows]).chat("go")
+    offered = {t["function"]["name"]: t["function"]["parameters"] for t in
+               request_json(route, 0)["tools"]} if kind == "openai" else {
+        t["name"]: t["input_schema"] for t in request_json(route, 0)["tools"]}
+    assert offered["rows"]["properties"] == {"table": {"type": "string"},
+                                             "limit": {"type": "integer"},
+                                             "cursor": {"type": "string"}}
+    assert offered["rows"]["required"] == ["table", "limit"]
+    answers = dict(tool_answers(kind, request_json(route, 1)))
+    assert json.loads(answers["c1"]) == {"table": "t", "limit": 5}
+    assert json.loads(answers["c2"]) == {"table": "t", "limit": 5, "cursor": "c9"}
+    assert answers["c3"] == "error: invalid arguments for rows: limit: Field required"
+    assert [r.status for r in reply.tool_results] == ["ok", "ok", "invalid"]
+
+
+class Folder(typing.TypedDict):
+    """A folder and the folders inside it."""
+
+    name: str
+    children: list[Folder]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_tool_taking_a_tree_is_offered_with_a_self_reference_and_called_with_one(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """A tool taking a self-referencing ``typing.TypedDict`` goes on the wire with a schema that
+    refers to its own definition, and a nested call reaches the function as nested dicts."""
+    seen: list[Any] = []
+
+    def count_folders(root: Folder) -> int:
+        """Count the folders in a tree."""
+        seen.append(root)
+        return 1 + sum(count_folders(c) for c in root["children"])
+
+    tree = {"name": "a", "children": [{"name": "b", "children": [{"name": "c", "children": []}]}]}
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        wire_response(kind, mode == "stream", "",
+                      (ToolCall("t1", "count_folders", json.dumps({"root": tree})),)),
+        wire_response(kind, mode == "stream", "Three folders.")])
+    agent = make_agent(empty_home, kind, tools=[count_folders])
+    reply = run_turn(agent, mode, "how many folders?")
+
+    assert reply.text == "Three folders."
+    assert seen[0] == tree
+    assert tool_answers(kind, request_json(route, 1)) == [("t1", "3")]
+    (offered,) = request_json(route, 0)["tools"]
+    schema = offered["function"]["parameters"] if kind == "openai" else offered["input_schema"]
+    assert schema["properties"]["root"] == {"$ref": "#/$defs/Folder"}
+    assert schema["$defs"]["Folder"]["properties"]["children"]["items"] == {"$ref": "#/$defs/Folder"}

@@ -3,17 +3,44 @@
 from __future__ import annotations
 
 import enum
+import json
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from pydantic import BaseModel, Field, RootModel, create_model
 
+from hermes_core import StructuredOutputError
 from hermes_core.agent.tools.structured import (
     failed,
     parse_draft,
     parse_output,
     repair_message,
     response_format,
+)
+from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL
+from hermes_core.testing import (
+    SSE_HEADERS,
+    anthropic_message,
+    anthropic_stream,
+    openai_chat_completion,
+    openai_chat_stream,
+)
+from hermes_core.types import ToolCall
+from tests.agent.conftest import (
+    ALL_MODES,
+    KINDS,
+    MODES,
+    URLS,
+    Forecast,
+    make_agent,
+    request_json,
+    run_turn,
+    strict_json,
+    structured_reply,
+    tool_answers,
+    wire_response,
 )
 
 TRIP = '{"city": "Oslo", "bring_umbrella": false}'
@@ -308,3 +335,301 @@ def test_a_reply_nested_past_the_decoder_s_depth_is_no_object_not_a_recursion_er
     assert parse_draft(text, Plan) is None
     with pytest.raises(ValueError):
         parse_output(text, Plan)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_structured_output_is_repaired_once_then_validated(kind: str, mode: str, empty_home: Path,
+                                                           respx_mock: Any) -> None:
+    streamed = mode == "stream"
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        structured_reply(kind, streamed, {"city": "Paris"}),            # high_c missing
+        structured_reply(kind, streamed, {"city": "Paris", "high_c": 21.5})])
+    agent = make_agent(empty_home, kind)
+    result = run_turn(agent, mode, "forecast for Paris", output=Forecast)
+    assert result == Forecast(city="Paris", high_c=21.5)
+    assert agent.last_reply.output == result
+    first, repair = request_json(route, 0), request_json(route, 1)
+    if kind == "openai":   # native JSON-schema response format
+        fmt = first["response_format"]
+        assert fmt["type"] == "json_schema" and fmt["json_schema"]["name"] == "Forecast"
+        assert fmt["json_schema"]["schema"]["required"] == ["city", "high_c"]
+    else:                  # a forced call of the output tool
+        assert first["tool_choice"] == {"type": "tool", "name": STRUCTURED_OUTPUT_TOOL}
+        assert first["tools"][-1]["input_schema"]["required"] == ["city", "high_c"]
+    last_user = json.dumps(repair["messages"][-1])
+    assert "did not match the required JSON schema" in last_user and "high_c" in last_user
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_structured_output_failing_twice_is_a_typed_error(kind: str, mode: str, empty_home: Path,
+                                                          respx_mock: Any) -> None:
+    bad: dict[str, Any] | str = "not json at all" if kind == "openai" else {"town": "Paris"}
+    streamed = mode == "stream"
+    respx_mock.post(URLS[kind]).mock(side_effect=[structured_reply(kind, streamed, bad),
+                                                  structured_reply(kind, streamed, bad)])
+    agent = make_agent(empty_home, kind)
+    with pytest.raises(StructuredOutputError) as info:
+        run_turn(agent, mode, "forecast for Paris", output=Forecast)
+    assert info.value.model_name == "Forecast"
+    assert "repair" in str(info.value)
+
+
+REFUSAL = "I can't help with that."
+
+
+def _refusal(kind: str, streamed: bool) -> httpx.Response:
+    """A refusal in each format: OpenAI's ``refusal`` field (``content: null``), Anthropic's
+    ``refusal`` stop reason (the words it had said, and no output tool call)."""
+    if kind == "anthropic":
+        if streamed:
+            body = anthropic_stream((REFUSAL,)).replace(b'"end_turn"', b'"refusal"')
+            return httpx.Response(200, content=body, headers=SSE_HEADERS)
+        return httpx.Response(200, json=anthropic_message(REFUSAL, stop_reason="refusal"))
+    if streamed:
+        body = openai_chat_stream((REFUSAL,)).replace(b'"content": "I', b'"refusal": "I')
+        return httpx.Response(200, content=body, headers=SSE_HEADERS)
+    data = openai_chat_completion("")
+    data["choices"][0]["message"].update(content=None, refusal=REFUSAL)
+    return httpx.Response(200, json=data)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_refused_structured_output_is_a_typed_error_without_a_repair_round(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """A refusal was sent a repair round ("reply again with only a JSON object"), a second paid
+    call pressing the model past its refusal, and then reported as invalid JSON."""
+    streamed = mode == "stream"
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[_refusal(kind, streamed),
+                                                          structured_reply(kind, streamed, {"x": 1})])
+    agent = make_agent(empty_home, kind)
+    with pytest.raises(StructuredOutputError) as info:
+        run_turn(agent, mode, "forecast for Paris", output=Forecast)
+    assert route.call_count == 1
+    assert "refused" in str(info.value) and "repair" not in str(info.value)
+    assert info.value.text == REFUSAL and info.value.model_name == "Forecast"
+    assert agent.last_reply.stop_reason == "refusal"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_async_streamed_structured_output_and_tools(kind: str, empty_home: Path, respx_mock: Any) -> None:
+    import asyncio
+
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    respx_mock.post(URLS[kind]).mock(side_effect=[
+        wire_response(kind, True, "", (ToolCall("c1", "add", '{"a": 20, "b": 1.5}'),)),
+        structured_reply(kind, True, {"city": "Paris"}),
+        structured_reply(kind, True, {"city": "Paris", "high_c": 21.5})])
+    agent = make_agent(empty_home, kind, tools=[add])
+
+    async def collect() -> str:
+        return "".join([p async for p in agent.astream("forecast", output=Forecast)])
+
+    text = asyncio.run(collect())
+    assert agent.last_reply.output == Forecast(city="Paris", high_c=21.5)
+    assert "21.5" in text and "Paris" in text   # the JSON streamed as text
+    assert agent.last_reply.tool_results == ()   # the repair turn made no calls
+    first_turn = [m for m in agent.history if m.role == "tool"]
+    assert first_turn[0].content.startswith("error: invalid arguments for add: b:")
+
+
+class _Area(BaseModel):
+    """An area to search."""
+
+    place: str
+    radius_km: float = float("inf")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_output_model_with_an_infinite_default_is_sent_as_strict_json(
+        kind: str, empty_home: Path, respx_mock: Any) -> None:
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        structured_reply(kind, False, {"place": "Oslo"})])
+    result = make_agent(empty_home, kind).chat("where", output=_Area)
+    assert result == _Area(place="Oslo")
+    body = strict_json(route.calls[0].request.content)
+    schema = (body["response_format"]["json_schema"]["schema"] if kind == "openai"
+              else body["tools"][-1]["input_schema"])
+    assert "default" not in schema["properties"]["radius_km"]
+
+
+def _cut_mid_json(kind: str) -> httpx.Response:
+    """A structured reply's stream closed cleanly halfway through its JSON: OpenAI's as content
+    pieces (shown as they come), Anthropic's as the output tool's input (shown whole at its end)."""
+    from hermes_core.testing.builders import _sse
+
+    if kind == "openai":
+        base = {"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
+        return httpx.Response(200, headers=SSE_HEADERS, content=_sse([
+            (None, {**base, "choices": [{"index": 0, "delta": {"content": piece},
+                                         "finish_reason": None}]})
+            for piece in ('{"city": ', '"Par')]))
+    start = anthropic_message("", output_tokens=1)
+    start["stop_reason"] = None
+    return httpx.Response(200, headers=SSE_HEADERS, content=_sse([
+        ("message_start", {"type": "message_start", "message": start}),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {
+            "type": "tool_use", "id": "s1", "name": STRUCTURED_OUTPUT_TOOL, "input": {}}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+            "type": "input_json_delta", "partial_json": '{"city": "Par'}})]))
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_structured_stream_cut_mid_json_is_asked_again_unseen_on_both_wire_formats(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """Half an object is never validated, repaired, shown or stored. Anthropic's output tool
+    streams its input unseen, so a cut was asked again; OpenAI's JSON pieces were shown as
+    they came, so a cut after them was ``IncompleteResponse`` with the caller holding half an
+    object. A structured reply is now held until it is whole on both: the cut is asked again
+    unseen, and the caller is shown the object once."""
+    import asyncio
+
+    whole = {"city": "Paris", "high_c": 21.5}
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        _cut_mid_json(kind), structured_reply(kind, True, whole)])
+    agent = make_agent(empty_home, kind)
+    if mode == "stream":
+        stream = agent.stream("forecast for Paris", output=Forecast)
+        pieces = list(stream)
+        reply = stream.reply
+    else:
+        async def read() -> list[str]:
+            return [p async for p in agent.astream("forecast for Paris", output=Forecast)]
+        pieces = asyncio.run(read())
+        reply = agent.last_reply
+    assert "".join(pieces) == json.dumps(whole) and route.call_count == 2
+    assert reply.output == Forecast(**whole)
+    assert [m.role for m in agent.history] == ["user", "assistant"]
+
+
+@pytest.mark.parametrize("mode", ALL_MODES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_tool_offered_last_turn_but_not_this_one_is_answered_as_unknown_and_the_turn_goes_on(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """A turn asked for structured output; the next, plain, turn's model calls the output tool
+    (``structured_output``: the first turn offered it on Anthropic's wire) beside a tool of the
+    author's. Each call is answered (the output tool as unknown, naming the tools there are),
+    and the turn ends on the model's reply. On Anthropic's wire the call's input was the reply's
+    text and no answer was sent for it."""
+    streamed = mode in ("stream", "astream")
+
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    again = (ToolCall("s2", STRUCTURED_OUTPUT_TOOL, json.dumps({"city": "Oslo", "high_c": 3})),
+             ToolCall("a1", "add", '{"a": 2, "b": 3}'))
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        structured_reply(kind, streamed, {"city": "Paris", "high_c": 21.5}),
+        wire_response(kind, streamed, "", again),
+        wire_response(kind, streamed, "5, and no forecast tool this time.")])
+    agent = make_agent(empty_home, kind, tools=[add])
+    run_turn(agent, mode, "forecast for Paris", output=Forecast)
+    reply = run_turn(agent, mode, "and 2+3?")
+    assert reply.text == "5, and no forecast tool this time." and route.call_count == 3
+    second = request_json(route, 1)
+    offered = ([t["function"]["name"] for t in second["tools"]] if kind == "openai"
+               else [t["name"] for t in second["tools"]])
+    assert offered == ["add"]
+    answers = dict(tool_answers(kind, request_json(route, 2)))
+    assert answers["s2"] == f"error: unknown tool {STRUCTURED_OUTPUT_TOOL!r}; the tools are: add"
+    assert answers["a1"] == "5"
+
+
+@pytest.mark.parametrize("mode", ALL_MODES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_output_tool_alone_in_a_plain_turn_is_answered_as_unknown_not_taken_as_the_reply(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """A plain turn whose model calls only the output tool (not offered in this request): the
+    call is answered as unknown and the turn ends on the model's next reply, whose text is the
+    reply. On Anthropic's wire the call's JSON was the reply and the turn ended there."""
+    streamed = mode in ("stream", "astream")
+
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        wire_response(kind, streamed, "", (ToolCall("s1", STRUCTURED_OUTPUT_TOOL,
+                                                    '{"city": "Oslo", "high_c": 3}'),)),
+        wire_response(kind, streamed, "Sorry, I have no forecast tool.")])
+    agent = make_agent(empty_home, kind, tools=[add])
+    reply = run_turn(agent, mode, "forecast for Oslo?")
+    assert reply.text == "Sorry, I have no forecast tool." and route.call_count == 2
+    assert tool_answers(kind, request_json(route, 1)) == [
+        ("s1", f"error: unknown tool {STRUCTURED_OUTPUT_TOOL!r}; the tools are: add")]
+    assert [(r.call_id, r.status) for r in reply.tool_results] == [("s1", "unknown")]
+    assert [m.role for m in agent.history] == ["user", "assistant", "tool", "assistant"]
+
+
+@pytest.mark.parametrize("mode", ALL_MODES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_structured_turn_that_calls_an_author_s_tool_first_answers_through_the_output_after(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """A structured turn whose model calls an author's tool, then answers: the call runs and is
+    answered, the next round still asks for the structure (on Anthropic's wire, the output tool
+    offered again), and its answer is the validated object."""
+    streamed = mode in ("stream", "astream")
+
+    def high_of(city: str) -> float:
+        """Today's high in a city, in Celsius."""
+        return 21.5
+
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        wire_response(kind, streamed, "", (ToolCall("c1", "high_of", '{"city": "Paris"}'),)),
+        structured_reply(kind, streamed, {"city": "Paris", "high_c": 21.5})])
+    agent = make_agent(empty_home, kind, tools=[high_of])
+    result = run_turn(agent, mode, "forecast for Paris", output=Forecast)
+    assert result == Forecast(city="Paris", high_c=21.5) and route.call_count == 2
+    assert tool_answers(kind, request_json(route, 1)) == [("c1", "21.5")]
+    for i in (0, 1):
+        sent = request_json(route, i)
+        if kind == "openai":
+            assert sent["response_format"]["json_schema"]["name"] == "Forecast"
+        else:
+            assert [t["name"] for t in sent["tools"]] == ["high_of", STRUCTURED_OUTPUT_TOOL]
+            assert sent["tool_choice"] == {"type": "any"}
+    assert json.loads(agent.history[-1].content) == {"city": "Paris", "high_c": 21.5}
+
+
+@pytest.mark.parametrize("mode", ALL_MODES)
+def test_a_structured_turn_answered_in_words_on_anthropic_s_wire_is_parsed_from_them(
+        mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """A model (or a proxy ignoring the forced tool) that answers a structured request in text:
+    the text is parsed as the object, as OpenAI's JSON answer is."""
+    kind, streamed = "anthropic", mode in ("stream", "astream")
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        wire_response(kind, streamed, '{"city": "Oslo", "high_c": 3}')])
+    agent = make_agent(empty_home, kind)
+    assert run_turn(agent, mode, "forecast for Oslo", output=Forecast) == Forecast(
+        city="Oslo", high_c=3)
+    assert route.call_count == 1
+
+
+@pytest.mark.parametrize("mode", ALL_MODES)
+def test_the_output_tool_called_in_a_structured_turn_on_openai_s_wire_is_answered_as_unknown(
+        mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """OpenAI's structure is the reply's JSON (``response_format``), no tool: a model calling
+    ``structured_output`` there (seen on Anthropic's wire before a failover) is told it is
+    unknown, and its next reply's JSON is the object."""
+    kind, streamed = "openai", mode in ("stream", "astream")
+
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        wire_response(kind, streamed, "", (ToolCall("s1", STRUCTURED_OUTPUT_TOOL,
+                                                    '{"city": "Oslo", "high_c": 3}'),)),
+        structured_reply(kind, streamed, {"city": "Oslo", "high_c": 3})])
+    agent = make_agent(empty_home, kind, tools=[add])
+    assert run_turn(agent, mode, "forecast for Oslo", output=Forecast) == Forecast(
+        city="Oslo", high_c=3)
+    assert tool_answers(kind, request_json(route, 1)) == [
+        ("s1", f"error: unknown tool {STRUCTURED_OUTPUT_TOOL!r}; the tools are: add")]
