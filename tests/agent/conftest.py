@@ -1,14 +1,17 @@
 """Fixtures for agents that call tools over the real SDKs, with HTTP mocked by respx; offline
 agents on test doubles shared by several modules' tests (``agent_for``, ``routed_agent``, fakes
 that refuse a request over their model's window, a home with a Thai MEMORY.md); a slow Redis
-(a delaying proxy in front of a real redis-server) for the pool's clean-up off the event loop.
-A forked child's report (``in_forked_child``, ``held_by_a_thread``) is the suite's (tests/conftest.py)."""
+(a delaying proxy in front of a real redis-server) for the pool's clean-up off the event loop;
+the call loop's scripted builder (``make``, ``decision``) and the two-provider HTTP settings
+(``settings_for``) shared by the resilience test files. A forked child's report
+(``in_forked_child``, ``held_by_a_thread``) is the suite's (tests/conftest.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import json
+import random
 import signal
 import socket
 import threading
@@ -24,13 +27,18 @@ from pydantic import BaseModel
 
 from hermes_core.agent.agent import Agent
 from hermes_core.agent.context_engine import ContextEngine
-from hermes_core.config import load_settings
-from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL
+from hermes_core.agent.credential_pool import CredentialPool
+from hermes_core.agent.pool.state import InMemoryPoolState, PoolPolicy
+from hermes_core.agent.resilience import CallLoop
+from hermes_core.agent.resilience_policy import LoopPolicy
+from hermes_core.config import Settings, load_settings
+from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL, CallOptions
 from hermes_core.testing import (
     ANTHROPIC_URL,
     OPENAI_URL,
     SSE_HEADERS,
     FakeProvider,
+    ScriptedProvider,
     anthropic_message,
     anthropic_stream,
     openai_chat_completion,
@@ -38,7 +46,16 @@ from hermes_core.testing import (
 )
 from hermes_core.testing.agents import offline_agent
 from hermes_core.testing.clock import FakeClock
-from hermes_core.types import Completion, Prompt, ToolCall, Usage
+from hermes_core.types import (
+    Candidate,
+    Completion,
+    Credential,
+    Message,
+    Prompt,
+    RouteDecision,
+    ToolCall,
+    Usage,
+)
 
 KEYS = {"openai": "sk-proj-toolsTESTkey0123456789abcdef",
         "anthropic": "sk-ant-toolsTESTkey0123456789abcdef"}
@@ -334,3 +351,64 @@ def engine(tmp_path: Path) -> ContextEngine:
     eng = ContextEngine(tmp_path / "sessions.db", clock=lambda: NOW)
     yield eng
     eng.close()
+
+
+PROMPT = Prompt(system="s", messages=(Message("user", "hi"),))
+
+
+B1 = Credential("b", "sk-b-one-secret")
+
+
+def decision(*cands: tuple[str, str]) -> RouteDecision:
+    return RouteDecision(cands[0][1], tuple(Candidate(p, m) for p, m in cands), "test")
+
+
+def make(providers: dict[str, ScriptedProvider], creds: dict[str, list[Credential]], *,
+         policy: LoopPolicy | None = None, pool_policy: PoolPolicy | None = None,
+         settings: object = None, audit: Path | None = None) -> tuple[CallLoop, FakeClock]:
+    clock = FakeClock()
+    pool = CredentialPool(creds, policy=pool_policy or PoolPolicy(strategy="fill_first"),
+                          backend=InMemoryPoolState(clock), rng=random.Random(1))
+    loop = CallLoop(providers, pool, settings, clock=clock, sleep=clock.sleep,  # type: ignore[arg-type]
+                    asleep=clock.asleep, rng=random.Random(7), audit_path=audit or False,
+                    policy=policy or LoopPolicy())
+    return loop, clock
+
+
+K1, K2 = "sk-primary-one-SECRET-0001", "sk-primary-two-SECRET-0002"
+
+
+K3 = "sk-ant-backup-SECRET-0003"
+
+
+PRIMARY = "https://primary.test/v1"
+
+
+PRIMARY_URL = PRIMARY + "/chat/completions"
+
+
+PROMPT_HTTP = Prompt(system="You are Hermes.", messages=(Message("user", "hi"),))
+
+
+OPTS = CallOptions(max_tokens=32, timeout_s=5)
+
+
+def settings_for(primary_kind: str = "openai", *, retries_per_provider: int = 1,
+                 audit: Path | None = None) -> Settings:
+    primary = ({"name": "primary", "type": "openai", "priority": 1, "models": ["gpt-4o"],
+                "endpoint": PRIMARY} if primary_kind == "openai" else
+               {"name": "primary", "type": "anthropic", "priority": 1, "models": ["claude-sonnet-4"]})
+    return load_settings({
+        "llm": {"deadline_s": 120, "routing": {
+            "default_model": primary["models"][0],
+            "providers": [primary, {"name": "backup", "type": "anthropic", "priority": 2,
+                                    "models": ["claude-haiku"]}]}},
+        "credentials": {"primary": {"keys": [{"key": K1}, {"key": K2}]},
+                        "backup": {"keys": [{"key": K3}]}},
+        "credential_pool": {"rotation": "fill_first", "retries_per_provider": retries_per_provider,
+                            "audit_log": str(audit) if audit else None},
+    })
+
+
+LOW = ("Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing "
+       "to upgrade or purchase credits.")

@@ -11,16 +11,14 @@ import json
 import logging
 import math
 import random
-import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import redis
 
-from hermes_core.agent.credential_pool import CredentialPool, Lease, former_names, state_names
+from hermes_core.agent.credential_pool import CredentialPool, Lease
 from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState
 from hermes_core.agent.pool.state import (
     MAX_COOLDOWN_S,
@@ -32,15 +30,10 @@ from hermes_core.agent.pool.state import (
     cooldown_until,
 )
 from hermes_core.agent.resilience import CallLoop, LoopPolicy
-from hermes_core.agent.smart_routing import Router
 from hermes_core.config import load_settings
 from hermes_core.errors import ConfigError, NoCredentialAvailable, RateLimited, parse_retry_after
-from hermes_core.providers import build_providers
-from hermes_core.providers.base import CallOptions
 from hermes_core.testing import FakeClock, ScriptedProvider
-from hermes_core.testing.server import MockLLMServer
-from hermes_core.types import Candidate, Credential, Message, Prompt, RouteDecision, fingerprint
-from tests.agent.conftest import SlowRedis
+from hermes_core.types import Candidate, Credential, Message, Prompt, RouteDecision
 
 
 def test_from_settings_reads_keys_limits_and_strategies() -> None:
@@ -98,150 +91,6 @@ def test_duplicate_keys_are_used_once(caplog: pytest.LogCaptureFixture) -> None:
     assert "twice" in caplog.text and "sk-dup-secret" not in caplog.text
 
 
-@pytest.mark.parametrize("kind", ["memory", "redis"])
-def test_a_key_under_two_provider_names_keeps_one_window_and_one_cooldown(
-        kind: str, request: pytest.FixtureRequest) -> None:
-    """The same key listed under two provider names (two aliases of one endpoint: "zhipu" and
-    "glm") had a window under each, so the pool sent it twice its limit, and a 429 one alias
-    heard left the other sending to the cooling key."""
-    clock = FakeClock(1000.0)
-    backend = (InMemoryPoolState(clock) if kind == "memory" else RedisPoolState(
-        request.getfixturevalue("redis_url"), clock=clock,
-        options=RedisPoolOptions(key_prefix=request.getfixturevalue("redis_prefix"))))
-    shared = "sk-shared-0123456789"
-    pool = CredentialPool({"zhipu": [Credential("zhipu", shared, max_rpm=2)],
-                           "glm": [Credential("glm", shared, max_rpm=2)]}, backend=backend)
-    got = []
-    for provider in ("zhipu", "glm", "zhipu", "glm"):
-        try:
-            lease = pool.acquire(provider)
-        except NoCredentialAvailable:
-            got.append(None)
-            continue
-        got.append(lease.credential.provider)
-        pool.success(lease)
-    assert got == ["zhipu", "glm", None, None]   # two in the window, whoever asked
-    assert [r.requests_last_window for r in pool.status()] == [2, 2]
-    clock.advance(61.0)   # a new window
-    lease = pool.acquire("glm")
-    assert lease.credential.provider == "glm"   # the key is named by the alias that asked
-    pool.cool_down(lease, 30.0)
-    with pytest.raises(NoCredentialAvailable):   # a 429 heard through one name cools both
-        pool.acquire("zhipu")
-    assert [r.state for r in pool.status()] == ["blocked", "blocked"]
-
-
-def test_a_group_formed_says_where_its_state_is_kept_and_what_is_read_once(
-        caplog: pytest.LogCaptureFixture) -> None:
-    """Adding an alias moves the keys' state to the group's name: the log says under which
-    (named by a key's fingerprint, never the key), that state under a former name is read once
-    (by a shared backend), and that processes not yet restarted keep counting under it."""
-    shared = "sk-shared-rename-0123456789"
-    with caplog.at_level(logging.INFO, logger="hermes_core.pool"):
-        CredentialPool({"zhipu": [Credential("zhipu", shared)],
-                        "glm": [Credential("glm", shared)]})
-    name = f"shared:{fingerprint(shared)}"
-    said = [r.getMessage() for r in caplog.records if name in r.getMessage()]
-    assert len(said) == 1
-    assert "read once" in said[0] and "not yet restarted" in said[0]
-    assert shared not in caplog.text
-
-
-_SHARED = "sk-shared-restart-0123456789"
-
-
-def _full_window(url: str, prefix: str, clock: FakeClock, before: tuple[str, ...] | str) -> None:
-    """Two requests to the shared key (``max_rpm: 2``) by a process of the config before the
-    edit: listed by the providers ``before``, or (a string) kept under that state name as an
-    older release kept it."""
-    backend = RedisPoolState(url, clock=clock, options=RedisPoolOptions(key_prefix=prefix))
-    cred = Credential("zhipu", _SHARED, max_rpm=2)
-    for _ in range(2):
-        if isinstance(before, str):
-            res = backend.acquire(before, [KeySpec(cred.fingerprint, max_rpm=2)], PoolPolicy())
-            backend.release(before, cred.fingerprint, Outcome("success"), PoolPolicy(),
-                            lease=res.lease)
-        else:
-            pool = CredentialPool({p: [Credential(p, _SHARED, max_rpm=2)] for p in before},
-                                  backend=backend)
-            pool.success(pool.acquire(before[0]))
-    backend.close()
-
-
-@pytest.mark.parametrize("before,after", [
-    (("zhipu", "glm"), ("zhipu", "glm", "bigmodel")),   # an alias added
-    (("zhipu", "glm", "bigmodel"), ("zhipu", "glm")),   # an alias removed
-    (("zhipu",), ("zhipu", "glm")),                     # a provider's first alias
-    (("zhipu", "glm"), ("zhipu",)),                     # its last alias removed
-    ("glm+zhipu", ("zhipu", "glm")),                    # state as decision 227 named it
-])
-def test_a_restart_after_an_alias_edit_keeps_the_shared_key_s_window(
-        before: tuple[str, ...] | str, after: tuple[str, ...], redis_url: str,
-        redis_prefix: str) -> None:
-    """The group's state name joined its members' names, so adding or removing an alias renamed
-    it and the restarted fleet started the key from an empty window (and cooldowns, removals,
-    breakers): twice the key's limit in that minute."""
-    clock = FakeClock(1000.0)
-    _full_window(redis_url, redis_prefix, clock, before)
-    _restart_finds_the_window_full(redis_url, redis_prefix, clock, after)
-
-
-def _restart_finds_the_window_full(url: str, prefix: str, clock: FakeClock,
-                                   after: tuple[str, ...]) -> None:
-    """A process of the config ``after`` counts the key's two requests of the minute: `keys
-    status` first, as an operator checks a deploy, then a third request is refused."""
-    backend = RedisPoolState(url, clock=clock, options=RedisPoolOptions(key_prefix=prefix))
-    pool = CredentialPool({p: [Credential(p, _SHARED, max_rpm=2)] for p in after},
-                          backend=backend)
-    assert [r.requests_last_window for r in pool.status()] == [2] * len(after)
-    with pytest.raises(NoCredentialAvailable):
-        pool.acquire(after[-1])
-    backend.close()
-
-
-@pytest.mark.parametrize("first,second,third", [
-    (("zhipu",), ("zhipu", "glm"), ("zhipu",)),          # an alias tried, then taken back
-    (("zhipu", "glm"), ("zhipu",), ("zhipu", "glm")),   # an alias taken out, then put back
-])
-def test_an_alias_edit_undone_keeps_the_requests_made_meanwhile(
-        first: tuple[str, ...], second: tuple[str, ...], third: tuple[str, ...],
-        redis_url: str, redis_prefix: str) -> None:
-    """The carry-over read a former name only where the current one held nothing: after an edit
-    undone within the state's TTL (7 days) the current name still held the key's state from
-    before the edit, and the requests made under the edit's name were not counted: twice the
-    key's limit in that minute. A window is the requests sent with the key under any name: the
-    former names' are added to it (by request, so twice read is counted once)."""
-    clock = FakeClock(1000.0)
-    _full_window(redis_url, redis_prefix, clock, first)     # the key's state under the first name
-    clock.advance(61.0)                                       # a minute later: that window is over
-    _full_window(redis_url, redis_prefix, clock, second)    # the edit: two requests under its name
-    _restart_finds_the_window_full(redis_url, redis_prefix, clock, third)
-
-
-def test_a_request_in_flight_across_an_alias_edit_frees_its_slot_under_the_new_name(
-        redis_url: str, redis_prefix: str) -> None:
-    """An alias removed while a request of the old config is in flight: the restarted process
-    reads the group's state (its window, cooldowns) under its own name, but the request's
-    lease stays where its process releases it. Carried over too, it held the key's slot under
-    the new name until the lease expired (300 s), with ``max_in_flight_per_key: 1`` the key
-    refused all that time."""
-    clock = FakeClock(1000.0)
-
-    def pool(*providers: str) -> CredentialPool:
-        backend = RedisPoolState(redis_url, clock=clock,
-                                 options=RedisPoolOptions(key_prefix=redis_prefix))
-        return CredentialPool({p: [Credential(p, _SHARED)] for p in providers},
-                              policy=PoolPolicy(max_in_flight=1), backend=backend)
-
-    old = pool("zhipu", "glm")
-    in_flight = old.acquire("glm")
-    new = pool("zhipu")                        # glm removed from the config, a process restarted
-    assert [r.requests_last_window for r in new.status()] == [1]   # the window came along
-    old.success(in_flight)                     # the old process ends its request under its name
-    new.success(new.acquire("zhipu"))          # and the slot is free under the new one
-    assert [r.requests_last_window for r in new.status()] == [2]
-
-
 def _lease_expiries(url: str, prefix: str, name: str, fp: str) -> list[float]:
     client = redis.Redis.from_url(url, decode_responses=True)
     try:
@@ -276,60 +125,6 @@ def test_a_request_s_lease_lasts_its_deadline_not_the_backend_s_whole_ttl(
     assert _lease_expiries(redis_url, redis_prefix, "a", a1.fingerprint) == [1000.0 + 300]
     pool.release(lease)
     backend.close()
-
-
-@pytest.mark.parametrize("order", [("zhipu", "glm"), ("glm", "zhipu")])
-def test_a_key_under_two_names_with_two_limits_keeps_the_stricter(
-        order: tuple[str, str], caplog: pytest.LogCaptureFixture) -> None:
-    """One window for the key, but each name checked it against its own ``max_rpm``: the alias
-    with the larger one filled the window past the smaller (5 requests a minute to a key one
-    entry said takes 2), whichever asked first."""
-    clock = FakeClock(1000.0)
-    shared = "sk-shared-limits-0123456789"
-    pool = CredentialPool({"zhipu": [Credential("zhipu", shared, max_rpm=2, max_tpm=1000)],
-                           "glm": [Credential("glm", shared, max_rpm=5)]},
-                          backend=InMemoryPoolState(clock))
-    granted = 0
-    for provider in order * 3:
-        try:
-            lease = pool.acquire(provider)
-        except NoCredentialAvailable:
-            continue
-        granted += 1
-        pool.success(lease)
-    assert granted == 2
-    assert {r.max_rpm for r in pool.status()} == {2}
-    assert "max_rpm 2 and 5" in caplog.text and shared not in caplog.text
-
-
-@pytest.mark.parametrize("keys,expected", [
-    ({"a": ["k1"], "b": ["k2"]}, {"a": "a", "b": "b"}),
-    ({"zhipu": ["k1"], "glm": ["k1", "k2"]}, {"zhipu": "shared:k1", "glm": "shared:k1"}),
-    # an alias added or removed: the name stays
-    ({"zhipu": ["k1"], "glm": ["k1", "k2"], "bigmodel": ["k1"]},
-     {"zhipu": "shared:k1", "glm": "shared:k1", "bigmodel": "shared:k1"}),
-    # linked through a third: one state for the three, named by the least shared key; an
-    # unrelated one keeps its own
-    ({"c": ["k1"], "a": ["k2"], "b": ["k1", "k2"], "d": ["k3"]},
-     {"a": "shared:k1", "b": "shared:k1", "c": "shared:k1", "d": "d"}),
-    # a key only one member lists does not name the group
-    ({"a": ["k0", "k5"], "b": ["k5"]}, {"a": "shared:k5", "b": "shared:k5"}),
-    ({"a": [], "b": []}, {"a": "a", "b": "b"}),
-])
-def test_state_names_join_the_providers_that_list_one_key(keys: dict[str, list[str]],
-                                                          expected: dict[str, str]) -> None:
-    assert {p: name for p, (name, _) in state_names(keys).items()} == expected
-
-
-@pytest.mark.parametrize("name,group,fps,expected", [
-    ("shared:k1", ("glm", "zhipu"), ["k2", "k1"],
-     ["glm+zhipu", "shared:k2", "glm", "zhipu"]),
-    ("zhipu", ("zhipu",), ["k1", "k2"], ["shared:k1", "shared:k2"]),
-    ("solo", ("solo",), [], []),
-])
-def test_former_names_are_tried_most_recent_first(name: str, group: tuple[str, ...],
-                                                  fps: list[str], expected: list[str]) -> None:
-    assert former_names(name, group, fps) == expected
 
 
 def test_alert_hook_fires_once_with_fingerprint_only() -> None:
@@ -433,129 +228,6 @@ def test_random_strategy_follows_weights_with_seeded_rng() -> None:
     counts = Counter(pool.acquire("p").fingerprint for _ in range(10_000))
     share = counts[creds[1].fingerprint] / 10_000
     assert 0.72 < share < 0.78
-
-
-def test_workers_forked_from_one_pool_draw_random_keys_of_their_own(
-        in_forked_child: Callable[[Callable[[], object]], object]) -> None:
-    """``rotation: random`` spreads a fleet's requests over the keys only if each worker draws
-    for itself. A pool built before the server forked its workers (a preloaded app) gave every
-    child the parent's generator: each worker picked the same keys in the same order."""
-    creds = [Credential("p", f"sk-{c}-secret") for c in "abcdefgh"]
-    pool = CredentialPool({"p": creds}, policy=PoolPolicy(strategy="random"))
-
-    def picks() -> object:
-        out = []
-        for _ in range(12):
-            lease = pool.acquire("p")
-            pool.release(lease)
-            out.append(lease.fingerprint)
-        return out
-
-    first, second = in_forked_child(picks), in_forked_child(picks)
-    assert isinstance(first, list) and isinstance(second, list) and len(first) == 12
-    assert first != second
-
-
-def test_a_pool_given_its_own_generator_keeps_it_in_a_forked_child(
-        in_forked_child: Callable[[Callable[[], object]], object]) -> None:
-    """The caller's seeded generator is the caller's (a reproducible run): a fork leaves it be."""
-    creds = [Credential("p", f"sk-{c}-secret") for c in "abcdefgh"]
-    pool = CredentialPool({"p": creds}, policy=PoolPolicy(strategy="random"), rng=random.Random(7))
-
-    def picks() -> object:
-        return [pool.acquire("p").fingerprint for _ in range(6)]
-
-    assert in_forked_child(picks) == in_forked_child(picks)
-
-
-def _setup(server_url: str, n_keys: int = 4) -> tuple[CallLoop, Router, list[str]]:
-    keys = [f"sk-load-{i}-SECRET" for i in range(n_keys)]
-    settings = load_settings({
-        "llm": {"routing": {"default_model": "gpt-4o", "providers": [
-            {"name": "local", "type": "openai", "models": ["gpt-4o"],
-             "endpoint": server_url + "/v1"}]}},
-        "credentials": {"local": {"keys": [{"key": k} for k in keys]}},
-        "credential_pool": {"rotation": "least_loaded"}})
-    pool = CredentialPool.from_settings(settings, InMemoryPoolState())
-    loop = CallLoop(build_providers(settings), pool, settings, audit_path=False)
-    return loop, Router.from_settings(settings), keys
-
-
-def _echo(body: dict[str, object]) -> str:
-    messages = body.get("messages")
-    assert isinstance(messages, list)
-    return str(messages[-1]["content"])
-
-
-def _check(server: MockLLMServer, loop: CallLoop, replies: list[str], n: int) -> None:
-    sent = [f"request {i}" for i in range(n)]
-    assert sorted(replies) == sorted(sent)                      # nothing lost, nothing doubled
-    served = [_echo(r.body) for r in server.requests]
-    assert Counter(served) == Counter(sent)                     # each reached the server once
-    per_key = Counter(r.key_fingerprint for r in server.requests)
-    # every key takes a real share; not an even one: least-loaded rightly sends less to a key whose
-    # requests a loaded machine happens to stall (29 of 256 on one key was seen at load 40)
-    assert len(per_key) == 4 and min(per_key.values()) >= n // 4 * 0.25
-    assert all(k.in_flight == 0 for k in loop.pool.status())
-
-
-def test_least_loaded_under_32_threads_no_lost_or_duplicated_request() -> None:
-    n_threads, per_thread = 32, 8
-    with MockLLMServer(reply=_echo) as server:
-        server._server.socket.listen(512)   # see the asyncio test
-        loop, router, _ = _setup(server.url)
-        replies: list[str] = []
-        lock = threading.Lock()
-        errors: list[BaseException] = []
-
-        def worker(t: int) -> None:
-            try:
-                for j in range(per_thread):
-                    text = f"request {t * per_thread + j}"
-                    prompt = Prompt(system="s", messages=(Message("user", text),))
-                    done, _ = loop.complete(prompt, router.select(text),
-                                            CallOptions(max_tokens=8, timeout_s=20))
-                    with lock:
-                        replies.append(done.text)
-            except BaseException as e:
-                errors.append(e)
-
-        threads = [threading.Thread(target=worker, args=(t,)) for t in range(n_threads)]
-        for th in threads:
-            th.start()
-        for th in threads:
-            th.join(timeout=60)
-        assert not errors
-        _check(server, loop, replies, n_threads * per_thread)
-
-
-async def test_least_loaded_under_200_asyncio_tasks_no_lost_or_duplicated_request() -> None:
-    n = 200
-    with MockLLMServer(reply=_echo) as server:
-        # http.server listens with a backlog of 5; 200 simultaneous connects would overflow it and
-        # stall in SYN retransmits, which tests the kernel, not the pool
-        server._server.socket.listen(512)
-        loop, router, _ = _setup(server.url)
-        peak = {"in_flight": 0}
-
-        async def one(i: int) -> str:
-            text = f"request {i}"
-            prompt = Prompt(system="s", messages=(Message("user", text),))
-            done, _ = await loop.acomplete(prompt, router.select(text),
-                                           CallOptions(max_tokens=8, timeout_s=30))
-            return done.text
-
-        async def watch() -> None:
-            while True:
-                peak["in_flight"] = max(peak["in_flight"],
-                                        sum(k.in_flight for k in loop.pool.status()))
-                await asyncio.sleep(0.002)
-
-        watcher = asyncio.create_task(watch())
-        replies = await asyncio.gather(*(one(i) for i in range(n)))
-        watcher.cancel()
-        _check(server, loop, list(replies), n)
-        assert peak["in_flight"] > 4      # the tasks really overlapped
 
 
 A = Credential("p", "sk-probe-key-secret")
@@ -749,24 +421,6 @@ def test_a_pool_from_hand_made_settings_registers_its_keys_for_log_scrubbing(
     assert secret not in caplog.text
 
 
-def test_a_release_that_raises_still_passes_the_turn_to_a_waiter(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """The request's slot is gone either way: a waiter must ask again rather than sleep out its
-    whole bound because the backend failed to record the outcome."""
-    pool = CredentialPool({"p": [Credential("p", "sk-p-SECRET-000000000001")]})
-    lease = pool.acquire("p")
-    woken: list[str] = []
-    monkeypatch.setattr(pool.waiters, "wake", lambda provider, freed=1: woken.append(provider) or 1)
-
-    def broken(*args: object, **kwargs: object) -> None:
-        raise RuntimeError("backend bug")
-
-    monkeypatch.setattr(pool.backend, "release", broken)
-    with pytest.raises(RuntimeError):
-        pool.success(lease)
-    assert woken == ["p"]
-
-
 # --------------------------------------------------------------------------- auth quarantine
 
 QUARANTINE = PoolPolicy(breaker_cooldown_s=30.0, auth_recheck_s=60.0, auth_recheck_max_s=600.0,
@@ -842,153 +496,3 @@ def test_keys_of_a_pool_built_by_hand_are_scrubbed_from_every_writer(
     with caplog.at_level(logging.DEBUG, logger="httpx"):
         logging.getLogger("httpx").debug("response headers: %s", {"x-received-key": key})
     assert key not in caplog.text and key not in redact(f"echoed: {key}")
-
-
-def _through(proxy: SlowRedis, prefix: str) -> CredentialPool:
-    """A pool of one key on a real redis-server reached through ``proxy``."""
-    backend = RedisPoolState(proxy.url, options=RedisPoolOptions(key_prefix=prefix,
-                                                                 socket_timeout_s=10.0))
-    pool = CredentialPool({"a": [Credential("a", "sk-a-abandoned-SECRET-0001", max_rpm=1)]}, backend=backend)
-    pool.status()                      # connected, scripts loaded: the next command is the test's
-    return pool
-
-
-def test_a_key_a_cancelled_task_was_handed_is_released_even_after_its_loop_closed(
-        slow_redis: SlowRedis, redis_prefix: str) -> None:
-    """The acquire finishes in its thread after the caller is gone and the loop that ran the caller
-    is closed: nothing of that loop runs any more, yet the key must come back."""
-    pool = _through(slow_redis, redis_prefix)
-    loop = asyncio.new_event_loop()
-    try:
-        slow_redis.delay = 1.0
-        task = loop.create_task(pool.in_thread(lambda: pool.acquire("a"), lambda lease: lease))
-        loop.run_until_complete(asyncio.sleep(0.1))     # the acquire is on its way to Redis
-        task.cancel()
-        loop.run_until_complete(asyncio.gather(task, return_exceptions=True))
-    finally:
-        loop.close()
-    assert slow_redis.held == 0                         # closed before the acquire got there
-    assert pool.drain(30.0)
-    slow_redis.delay = 0.0
-    assert [k.in_flight for k in pool.status()] == [0]
-    pool.backend.close()  # type: ignore[attr-defined]
-
-
-async def test_a_leave_on_the_event_loop_does_not_hold_the_loop_up(
-        slow_redis: SlowRedis, redis_url: str, redis_prefix: str) -> None:
-    """A direct caller on the loop that stops waiting: the round trip runs off the loop."""
-    pool = _through(slow_redis, redis_prefix)
-    pool.success(pool.acquire("a"))                     # the key's one request a minute
-    with pytest.raises(NoCredentialAvailable):
-        pool.acquire("a")                               # refused: the process is queued
-    pool.note_refused("a")
-    slow_redis.delay = 2.0
-    pool.leave("a")
-    turns = 0
-    while turns < 50 and slow_redis.held == 0:
-        await asyncio.sleep(0)
-        turns += 1
-    assert turns == 50
-    assert await asyncio.to_thread(pool.drain, 30.0)
-    assert slow_redis.held > 0
-    client = redis.Redis.from_url(redis_url, decode_responses=True)
-    queued = [k for k in client.scan_iter(f"{redis_prefix}:*")
-              if k.endswith((":q", ":qx")) and client.zcard(k)]
-    client.close()
-    assert queued == []                                 # the place was given up
-    pool.backend.close()  # type: ignore[attr-defined]
-
-
-_ROT = ("sk-rotate-aaaa-0123456789", "sk-rotate-bbbb-0123456789", "sk-rotate-cccc-0123456789")
-
-
-def _config_pool(url: str, prefix: str, clock: FakeClock,
-                 config: dict[str, tuple[int, ...]]) -> tuple[CredentialPool, RedisPoolState]:
-    """A process of ``config``: each provider lists those of :data:`_ROT` (``max_rpm: 2``)."""
-    backend = RedisPoolState(url, clock=clock, options=RedisPoolOptions(key_prefix=prefix))
-    return CredentialPool({p: [Credential(p, _ROT[i], max_rpm=2) for i in keys]
-                           for p, keys in config.items()}, backend=backend), backend
-
-
-def _least(*keys: int) -> int:
-    """Which of :data:`_ROT`'s keys names a group listing ``keys``: the least fingerprint."""
-    return min(keys, key=lambda i: fingerprint(_ROT[i]))
-
-
-@pytest.mark.parametrize("edit", ["the naming key rotated out", "the group split"])
-def test_a_key_keeps_its_window_when_its_group_s_name_goes(
-        edit: str, redis_url: str, redis_prefix: str) -> None:
-    """A group is named by its least shared key: rotating that key out of the config, or
-    splitting the group, renames it to a name none of the former ones listed (the old one names
-    a key the config no longer lists), and the restarted fleet started the other keys afresh."""
-    clock = FakeClock(1000.0)
-    naming = _least(0, 1)
-    other = 1 - naming
-    before = {"zhipu": (0, 1), "glm": (0, 1)}
-    after = ({"zhipu": (other, 2), "glm": (other, 2)} if edit.startswith("the naming")
-             else {"zhipu": (naming,), "glm": (other,), "bigmodel": (other,)})
-    old, old_backend = _config_pool(redis_url, redis_prefix, clock, before)
-    for _ in range(2):   # the other key's window full: two requests by name of that key
-        lease = old.acquire("zhipu")
-        while lease.credential.secret != _ROT[other]:
-            old.release(lease)
-            lease = old.acquire("zhipu")
-        old.success(lease)
-    old_backend.close()
-    new, new_backend = _config_pool(redis_url, redis_prefix, clock, after)
-    holder = "zhipu" if edit.startswith("the naming") else "glm"
-    assert {r.requests_last_window for r in new.status()
-            if r.fingerprint == fingerprint(_ROT[other]) and r.provider == holder} == {2}
-    new_backend.close()
-
-
-@pytest.mark.parametrize("lock", ["_removed_lock", "_refused_lock", "_adopt_lock"])
-def test_a_child_forked_while_a_thread_held_a_pool_lock_is_served(
-        lock: str, in_forked_child: Callable[[Callable[[], object]], object],
-        held_by_a_thread: Callable[[Any], Any]) -> None:
-    """A thread of the parent inside one of the pool's locks at the fork (a key being marked
-    removed, a refused request counted, a state name being read from its former names): the
-    child's copy stayed held, and the child's first request that took it waited for ever."""
-    pool = CredentialPool({"p": [Credential("p", "sk-p-one-secret"), Credential("p", "sk-p-two-secret")],
-                           "q": [Credential("q", "sk-q-one-secret")]},
-                          policy=PoolPolicy(auth_max_strikes=1))
-    pool.remove(pool.acquire("p"))      # a key removed: has_keys takes the lock
-
-    def child() -> object:
-        pool.note_refused("p")
-        pool.leave("p")
-        lease = pool.acquire("q")       # q's state name is read for the first time here
-        pool.release(lease)
-        return pool.has_keys("p"), lease.provider
-
-    with held_by_a_thread(getattr(pool, lock)):
-        assert in_forked_child(child) == (True, "q")
-
-
-class _Leaving(InMemoryPoolState):
-    """The in-memory backend, telling which providers' queue places were given up."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.left: list[str] = []
-
-    def leave(self, provider: str) -> None:
-        self.left.append(provider)
-
-
-def test_a_forked_child_gives_its_queue_place_up_though_the_parent_had_requests_refused(
-        in_forked_child: Callable[[Callable[[], object]], object]) -> None:
-    """The parent's refused requests that still want a provider's keys are the parent's: the
-    child counted them as its own, so its last request to stop waiting never gave the process's
-    place in the fleet's queue up, and the next process waited for the place to expire."""
-    backend = _Leaving()
-    pool = CredentialPool({"p": [Credential("p", "sk-p-one-secret")]}, backend=backend)
-    pool.note_refused("p")              # a request of the parent's waits across the fork
-
-    def child() -> object:
-        pool.note_refused("p")
-        pool.leave("p")                 # the child's only waiting request stops
-        return backend.left
-
-    assert in_forked_child(child) == ["p"]
-    assert backend.left == []           # the parent's request still wants the place

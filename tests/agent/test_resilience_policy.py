@@ -1,11 +1,29 @@
-"""Tests of ``hermes_core/agent/resilience_policy.py``: reading a response's rate-limit headers."""
+"""Tests of ``hermes_core/agent/resilience_policy.py``: reading a response's rate-limit headers, the
+full-jitter backoff window, and the table of what the call loop does after a failed attempt."""
 
 from __future__ import annotations
+
+import random
 
 import pytest
 
 from hermes_core.agent.pool.state import RateLimitInfo
-from hermes_core.agent.resilience_policy import rate_limit_info
+from hermes_core.agent.resilience_policy import (
+    FailureState,
+    LoopPolicy,
+    backoff_delay,
+    decide_failure,
+    rate_limit_info,
+    wait_or_failover,
+)
+from hermes_core.errors import (
+    AuthenticationFailed,
+    BadRequest,
+    ConnectionReset,
+    ModelNotFound,
+    RateLimited,
+    ServerError,
+)
 
 NOW = 1_700_000_000.0
 
@@ -93,3 +111,50 @@ def test_a_repeated_anthropic_reset_on_a_success_is_read_as_the_later_one() -> N
                             "anthropic-ratelimit-requests-reset": f"{at(10)}, {at(25)}"},
                            now=NOW)
     assert info == RateLimitInfo(50, 0, pytest.approx(25.0))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 6, 10])
+def test_full_jitter_window(n: int) -> None:
+    draws = [backoff_delay(n, None, base=0.5, cap=8.0, rng=random.Random(s)) for s in range(200)]
+    high = min(8.0, 0.5 * 2 ** (n - 1))
+    assert all(0.0 <= d <= high for d in draws)
+    assert max(draws) > high * 0.8 and min(draws) < high * 0.2   # spread over the whole window
+
+
+POLICY = LoopPolicy(retries_per_provider=1, max_wait_s=10.0)
+
+
+def state(**kw: object) -> FailureState:
+    base = {"has_key": True, "key_429s": 0, "retries_here": 0, "budget": 3,
+            "context_moved": False, "long_context_target": None, "time_left": 60.0}
+    return FailureState(**{**base, **kw})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("error,decision,report", [
+    (RateLimited(retry_after=3.0), "rotate_key", "cool_down"),
+    (AuthenticationFailed("no", status_code=401), "remove_key", "remove"),
+    (ModelNotFound("no such model", status_code=404), "model_not_found", "release"),
+    (BadRequest("bad field", status_code=400), "raise", "release"),
+    (ServerError("down", status_code=500), "retry", "failure"),
+    (ConnectionReset("reset"), "retry", "failure"),
+])
+def test_decide_failure_table(error: object, decision: str, report: str) -> None:
+    act = decide_failure(error, state(), POLICY, random.Random(0))  # type: ignore[arg-type]
+    assert (act.decision, act.report) == (decision, report)
+
+
+def test_a_key_refusing_twice_cools_down_longer_and_retries_end_in_failover() -> None:
+    act = decide_failure(RateLimited(retry_after=0.0), state(key_429s=2), POLICY, random.Random(0))
+    assert act.cooldown == POLICY.backoff_base_s * 2
+    spent = decide_failure(ServerError("down"), state(retries_here=1), POLICY, random.Random(0))
+    assert spent.decision == "failover" and spent.next_candidate
+    broke = decide_failure(ServerError("down"), state(budget=0), POLICY, random.Random(0))
+    assert broke.decision == "budget_spent"
+
+
+def test_waiting_is_bounded_in_total_per_provider_and_jittered() -> None:
+    rng = random.Random(0)
+    assert wait_or_failover(4.0, 8.0, 60.0, True, POLICY, rng) is None      # 8 + 4 > 10
+    d = wait_or_failover(4.0, 2.0, 60.0, True, POLICY, rng)
+    assert d is not None and 4.0 <= d <= 4.25
+    assert wait_or_failover(40.0, 0.0, 60.0, False, POLICY, rng) is not None  # last: deadline

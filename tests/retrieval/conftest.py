@@ -239,3 +239,15 @@ def saved_then_edited(tmp_path: Path, embedders: list[Any]) -> tuple[Path, dict[
     skills[edited] += " It also reads archived invoices."
     write_catalog(path, skills)
     return path, skills, edited
+
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "catalogs"
+
+
+def generic_requests() -> list[str]:
+    lines = (DATA / "generic_offtopic.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line)["query"] for line in lines if line.strip()]
+
+
+def front_matter(meta: str, body: str = "Body.") -> str:
+    return f"---\n{meta}\n---\n{body}\n"

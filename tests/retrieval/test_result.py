@@ -27,7 +27,7 @@ from hermes_core.retrieval.result import (
     render_full_list,
     render_hint,
 )
-from hermes_core.retrieval.skills import load_catalog
+from hermes_core.retrieval.skills import MAX_DESCRIPTION, load_catalog
 from hermes_core.types import Skill
 
 
@@ -289,3 +289,12 @@ def test_hint_cut_with_rrf_scale_keeps_every_ranked_skill() -> None:
     # every skill some layer ranked, and none that no layer did
     scores = np.array([1 / 61, 1 / 62, 1 / 65, 0.0])
     assert hint_cut(scores, np.array([0, 1, 2, 3])) == [0, 1, 2]
+
+
+def test_long_descriptions_are_clipped_in_hints_only(anthropic_skills: Path) -> None:
+    api = next(s for s in load_catalog([anthropic_skills]).skills if s.name == "claude-api")
+    clipped = hint_description(api)
+    assert len(clipped) == MAX_DESCRIPTION and clipped.endswith("…")
+    assert api.description.startswith(clipped[:-1])
+    for block in (render_hint([api]), render_full_list([api])):
+        assert clipped in block and api.description not in block

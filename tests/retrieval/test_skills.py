@@ -10,15 +10,11 @@ import logging
 import os
 import shutil
 import threading
-import unicodedata
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from hermes_core.retrieval import skills as skills_mod
-from hermes_core.retrieval.result import hint_description, render_full_list, render_hint
 from hermes_core.retrieval.skills import (
     MAX_DESCRIPTION,
     SkillIndex,
@@ -28,11 +24,10 @@ from hermes_core.retrieval.skills import (
     load_skill_folders,
     parse_skill_md,
     platform_mismatch,
-    skill_from_mapping,
 )
 from hermes_core.testing.retrieval import skill_md, write_skill
 from hermes_core.types import Skill
-from tests.retrieval.conftest import write
+from tests.retrieval.conftest import front_matter, write
 
 
 def test_skill_md_front_matter_and_body(tmp_path: Path) -> None:
@@ -373,10 +368,6 @@ def test_a_folder_of_more_skills_than_the_walk_budget_loads_them_all(
     assert cat.issues == ()
 
 
-def _front(meta: str, body: str = "Body.") -> str:
-    return f"---\n{meta}\n---\n{body}\n"
-
-
 def test_the_public_collection_loads_without_losing_a_skill(anthropic_skills: Path,
                                                             caplog: pytest.LogCaptureFixture) -> None:
     on_disk = sorted(p.parent.name for p in anthropic_skills.glob("*/SKILL.md"))
@@ -393,17 +384,8 @@ def test_the_public_collection_loads_without_losing_a_skill(anthropic_skills: Pa
         "Complete terms in LICENSE.txt")
 
 
-def test_long_descriptions_are_clipped_in_hints_only(anthropic_skills: Path) -> None:
-    api = next(s for s in load_catalog([anthropic_skills]).skills if s.name == "claude-api")
-    clipped = hint_description(api)
-    assert len(clipped) == MAX_DESCRIPTION and clipped.endswith("…")
-    assert api.description.startswith(clipped[:-1])
-    for block in (render_hint([api]), render_full_list([api])):
-        assert clipped in block and api.description not in block
-
-
 def test_front_matter_fields_are_read() -> None:
-    s = parse_skill_md(_front(
+    s = parse_skill_md(front_matter(
         "name: notes\ndescription: Take notes\nplatforms: [macOS, darwin, Linux]\n"
         "license: Apache-2.0\nallowed-tools: Bash(git:*) Read\n"
         "metadata:\n  author: me\n  tags: [writing, notes]\ntags: [notes]"), "x/SKILL.md")
@@ -421,21 +403,21 @@ def test_front_matter_fields_are_read() -> None:
 ])
 def test_bad_front_matter_fields_name_the_field(meta: str, reason: str) -> None:
     with pytest.raises(ValueError, match=reason):
-        parse_skill_md(_front(f"name: n\ndescription: d\n{meta}"), "x/SKILL.md")
+        parse_skill_md(front_matter(f"name: n\ndescription: d\n{meta}"), "x/SKILL.md")
 
 
 def test_folders_under_a_skill_are_never_skills_of_their_own(tmp_path: Path) -> None:
-    write(tmp_path, "deploy/SKILL.md", _front("name: deploy\ndescription: Deploy the app"))
+    write(tmp_path, "deploy/SKILL.md", front_matter("name: deploy\ndescription: Deploy the app"))
     write(tmp_path, "deploy/references/old-package/SKILL.md",
-          _front("name: old-deploy\ndescription: The vendored old version"))
-    write(tmp_path, "ops/monitor/SKILL.md", _front("name: monitor\ndescription: Watch it"))
+          front_matter("name: old-deploy\ndescription: The vendored old version"))
+    write(tmp_path, "ops/monitor/SKILL.md", front_matter("name: monitor\ndescription: Watch it"))
     cat = load_catalog([tmp_path])
     assert sorted(s.name for s in cat.skills) == ["deploy", "monitor"]   # categories still work
 
 
 def test_other_platform_skills_are_set_apart_with_the_reason(tmp_path: Path) -> None:
-    write(tmp_path, "mac/SKILL.md", _front("name: mac-only\ndescription: x\nplatforms: [macos]"))
-    write(tmp_path, "any/SKILL.md", _front("name: anywhere\ndescription: y"))
+    write(tmp_path, "mac/SKILL.md", front_matter("name: mac-only\ndescription: x\nplatforms: [macos]"))
+    write(tmp_path, "any/SKILL.md", front_matter("name: anywhere\ndescription: y"))
     linux = load_catalog([tmp_path], platform="linux")
     assert [s.name for s in linux.skills] == ["anywhere"]
     ((skill, why),) = linux.unavailable
@@ -447,7 +429,7 @@ def test_other_platform_skills_are_set_apart_with_the_reason(tmp_path: Path) -> 
 def test_platform_helpers() -> None:
     assert current_platform("darwin") == "macos" and current_platform("win32") == "windows"
     assert current_platform("linux") == "linux"
-    skill = parse_skill_md(_front("name: w\ndescription: d\nplatforms: windows"), "x/SKILL.md")
+    skill = parse_skill_md(front_matter("name: w\ndescription: d\nplatforms: windows"), "x/SKILL.md")
     assert platform_mismatch(skill, "win32") is None
     assert platform_mismatch(skill, "linux") == "for windows only; this machine is linux"
 
@@ -458,9 +440,9 @@ def test_unavailable_skill_is_neither_hinted_nor_loadable(tmp_path: Path) -> Non
     from hermes_core.types import ToolCall
 
     other = "windows" if current_platform() != "windows" else "linux"
-    write(tmp_path, "x/SKILL.md", _front(f"name: elsewhere\ndescription: deploy things\n"
+    write(tmp_path, "x/SKILL.md", front_matter(f"name: elsewhere\ndescription: deploy things\n"
                                          f"platforms: [{other}]"))
-    write(tmp_path, "y/SKILL.md", _front("name: here\ndescription: deploy here"))
+    write(tmp_path, "y/SKILL.md", front_matter("name: here\ndescription: deploy here"))
     r = SkillRetriever(folders=[tmp_path], embedders=[], enabled=False)
     block, _result = r.select("deploy things")
     assert "here" in block and "elsewhere" not in block
@@ -474,8 +456,8 @@ def test_skills_list_says_why_a_skill_is_unavailable(tmp_path: Path,
 
     other = "windows" if current_platform() != "windows" else "linux"
     home = tmp_path / "home"
-    write(home, "skills/x/SKILL.md", _front(f"name: elsewhere\ndescription: d\nplatforms: [{other}]"))
-    write(home, "skills/y/SKILL.md", _front("name: here\ndescription: e\nlicense: MIT"))
+    write(home, "skills/x/SKILL.md", front_matter(f"name: elsewhere\ndescription: d\nplatforms: [{other}]"))
+    write(home, "skills/y/SKILL.md", front_matter("name: here\ndescription: e\nlicense: MIT"))
     assert main(["skills", "list", "--home", str(home), "--no-embeddings"]) == 0
     out = capsys.readouterr().out
     assert "here\te" in out
@@ -486,145 +468,6 @@ def test_skills_list_says_why_a_skill_is_unavailable(tmp_path: Path,
     assert rows["elsewhere"]["available"] is False and other in rows["elsewhere"]["reason"]
 
 
-GOOD = "---\nname: {name}\ndescription: {name} things\n---\nDo {name} things.\n"
-
-
-BOMB = "".join(
-    f"{chr(97 + i)}: &{chr(97 + i)} [" + ",".join([f"*{chr(96 + i)}"] * 9 if i else ["x"] * 9) + "]\n"
-    for i in range(7))
-
-
-def _skill(root: Path, folder: str, text: str) -> Path:
-    d = root / folder
-    d.mkdir(parents=True, exist_ok=True)
-    (d / "SKILL.md").write_text(text, encoding="utf-8")
-    return d / "SKILL.md"
-
-
-@pytest.mark.parametrize("front,reason", [
-    ("name: deep\ndescription: d\nx: " + "[" * 500 + "]" * 500, "levels deep"),
-    ("name: deep\ndescription: d\nx:\n" + "".join("  " * i + "- \n" for i in range(1, 200)),
-     "levels deep"),
-    ("name: bomb\ndescription: d\n" + BOMB, "alias"),
-    ("name: loop\ndescription: d\nx: &a\n  y: *a", "recursive alias"),
-    ("name: big\ndescription: d\nn: " + "9" * 5000, "a number of 5000 digits"),
-])
-def test_one_pathological_front_matter_is_skipped_and_named(tmp_path, front, reason):
-    _skill(tmp_path, "a-good", GOOD.format(name="alpha"))
-    bad = _skill(tmp_path, "b-bad", f"---\n{front}\n---\nbody\n")
-    _skill(tmp_path, "c-good", GOOD.format(name="gamma"))
-    skills, issues = load_skill_folders([tmp_path])
-    assert [s.name for s in skills] == ["alpha", "gamma"]
-    assert len(issues) == 1 and issues[0].path == str(bad) and reason in issues[0].reason
-
-
-def test_catalog_with_a_hostile_skill_keeps_every_good_skill(tmp_path):
-    for i in range(5):
-        _skill(tmp_path, f"s{i}", GOOD.format(name=f"skill{i}"))
-    _skill(tmp_path, "zz", "---\nname: z\ndescription: z\nx: " + "{a: " * 400 + "1" + "}" * 400
-           + "\n---\n")
-    catalog = load_catalog([tmp_path], warn=False)
-    assert len(catalog.skills) == 5 and any("zz" in i.path for i in catalog.issues)
-
-
-def test_jsonl_lines_that_break_the_json_parser_are_skipped_with_their_line(tmp_path):
-    path = tmp_path / "cat.jsonl"
-    lines = [json.dumps({"name": "ok1", "description": "first"}),
-             "[" * 100_000 + "]" * 100_000,
-             '{"name": "n", "description": "d", "x": ' + "9" * 5000 + "}",
-             json.dumps({"name": "ok2", "description": "second"})]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    skills, issues = load_jsonl_catalog(path)
-    assert [s.name for s in skills] == ["ok1", "ok2"]
-    assert sorted(i.line for i in issues if i.line) == [2, 3]
-    assert all(str(path) == i.path for i in issues)
-
-
-_BITS = st.sampled_from(["---\n", "name: a\n", "description: b\n", "x: ", "&a ", "*a", "[", "]",
-                         "{", "}", "\n", "  ", "- ", "9" * 50, "'", "...\n", "\ufeff", "\r\n", "ä"])
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(_BITS, max_size=40).map("".join) | st.text(max_size=200))
-def test_any_skill_md_text_parses_or_is_one_clear_value_error(text):
-    try:
-        skill = parse_skill_md(text, "SKILL.md")
-    except ValueError as e:
-        assert str(e)
-    else:
-        assert skill.name and skill.description
-
-
-_JSON_VALUE = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
-        st.sampled_from(["name", "description", "triggers", "tags", "body", "platforms", "metadata",
-                         "allowed-tools", "category", "license"]), inner, max_size=5),
-    max_leaves=20)
-
-
-@settings(max_examples=150, deadline=None)
-@given(lines=st.lists(_JSON_VALUE.map(json.dumps) | st.text(max_size=40), max_size=6))
-def test_any_jsonl_catalog_gives_skills_and_issues_naming_their_lines(tmp_path_factory, lines):
-    path = tmp_path_factory.mktemp("c") / "cat.jsonl"
-    path.write_text("\n".join(lines), encoding="utf-8", errors="surrogatepass")
-    skills, issues = load_jsonl_catalog(path)
-    assert all(s.name and s.description for s in skills)
-    assert all(i.path == str(path) and (i.line or 0) >= 1 for i in issues)
-
-
-@pytest.mark.parametrize("char", ["\u202e", "\u200b", "\u2066", "\ufeff", "\u200e"])
-def test_a_name_with_an_invisible_formatting_character_is_skipped_naming_it(tmp_path: Path,
-                                                                             char: str) -> None:
-    # "abc\u202edcba" printed as "abcabcd" by `skills list`, and "zero\u200bwidth" looked like
-    # "zerowidth", a name the model then typed and skill_view could not find
-    folder = tmp_path / "skills" / "x"
-    folder.mkdir(parents=True)
-    (folder / "SKILL.md").write_text(f'---\nname: "abc{char}dcba"\ndescription: d\n---\nbody\n',
-                                     encoding="utf-8")
-    skills, issues = load_skill_folders([tmp_path / "skills"])
-    assert skills == []
-    [issue] = issues
-    assert f"U+{ord(char):04X}" in issue.reason and "'name'" in issue.reason
-
-
-@settings(max_examples=300, deadline=None)
-@given(name=st.text(st.one_of(st.characters(max_codepoint=0x7F),
-                              st.sampled_from("\u2028\u2029\u202e\u200b\u200c\u200d\ufeff\u00ad\u0085é中"),
-                              st.characters(exclude_categories=("Cs",))), min_size=1, max_size=12))
-def test_a_name_is_refused_exactly_when_it_holds_a_control_separator_or_hidden_character(name: str) -> None:
-    # a printable ASCII name skips the per-character scans; any other name is scanned as before
-    kept = name.strip()
-    bad = any(unicodedata.category(c) in ("Cc", "Zl", "Zp")
-              or (unicodedata.category(c) == "Cf" and c not in "\u200c\u200d") for c in kept)
-    try:
-        skill = skill_from_mapping({"name": name, "description": "d"})
-    except ValueError as e:
-        assert bad or not kept, str(e)
-    else:
-        assert not bad and skill.name == kept
-
-
-def test_a_name_joined_by_zero_width_joiners_is_kept() -> None:
-    # ZWJ/ZWNJ are part of how emoji sequences and Persian or Indic words are written
-    s = parse_skill_md('---\nname: "family-\U0001F468\u200d\U0001F469\u200d\U0001F467"\n'
-                       'description: d\n---\n', "x")
-    assert s.name == "family-\U0001F468\u200d\U0001F469\u200d\U0001F467"
-
-
-@pytest.mark.parametrize("filename", ["skill.md", "Skill.md", "SKILL.MD"])
-def test_a_skill_file_named_in_the_wrong_case_is_an_issue_not_silence(tmp_path: Path,
-                                                                      filename: str) -> None:
-    # skills/deploy/skill.md was passed over without a word: the skill was simply missing
-    root = tmp_path / "skills"
-    (root / "deploy").mkdir(parents=True)
-    (root / "deploy" / filename).write_text("---\nname: deploy\ndescription: d\n---\n", encoding="utf-8")
-    (root / "pdf").mkdir()
-    (root / "pdf" / "SKILL.md").write_text("---\nname: pdf\ndescription: d\n---\n", encoding="utf-8")
-    catalog = load_catalog([root], warn=False)
-    assert [s.name for s in catalog.skills] == ["pdf"]
-    [issue] = catalog.issues
-    assert issue.path == str(root / "deploy" / filename) and "SKILL.md" in issue.reason
 def test_index_delta_names_what_was_added_changed_and_removed() -> None:
     delta = skills_mod.index_delta({"a": "1", "b": "2", "c": "3"}, {"a": "1", "b": "9", "d": "4"})
     assert (delta.added, delta.changed, delta.removed) == (("d",), ("b",), ("c",))
@@ -646,31 +489,6 @@ def test_the_last_reindex_is_recorded_per_set_of_sources_and_a_torn_record_start
     assert "unreadable" in caplog.text
 
 
-@pytest.mark.parametrize("text, line, reason", [
-    ("no front matter here", 1, "no YAML front matter"),
-    ("+++\nname = 'x'\ndescription = 'y'\n+++\nbody\n", 1, "TOML front matter"),
-    ("---\nname: x\ndescription: y\nbody, no closing line\n", 1, "not closed"),
-    ("---\nname: x\ndescription: y\ncategory: [a]\n---\n", 4, "'category' must be a string"),
-    ("---\nname: x\ndescription: y\ntags:\n  - a\n  - {b: 1}\n---\n", 5, "'tags' must be"),
-    ("---\r\nname: x\r\n\r\ndescription: yes\r\n---\r\n", 4, "'description' must be text"),
-    ("---\nname: sub/dir\ndescription: y\n---\n", 2, "path separator"),
-    ("---\nname: '..\\evil'\ndescription: y\n---\n", 2, "path separator"),
-    ("---\nname: ..\ndescription: y\n---\n", 2, "'..'"),
-])
-def test_a_bad_skill_md_is_named_with_the_line_of_its_problem(
-        tmp_path: Path, text: str, line: int, reason: str) -> None:
-    """Each issue reads ``path:line: reason``, the line counted in the file (front matter starts
-    at line 2). A name holding a path separator or ``..`` is refused: a skill's name is its
-    folder's (the agentskills rule), and ``skill_view`` prints it before a file path."""
-    bad = write_skill(tmp_path, "bad", text)
-    write_skill(tmp_path, "good", skill_md("good", "A good skill"))
-    cat = load_catalog([tmp_path], warn=False)
-    assert [s.name for s in cat.skills] == ["good"]
-    (issue,) = cat.issues
-    assert (issue.path, issue.line) == (str(bad), line)
-    assert reason in issue.reason and str(issue).startswith(f"{bad}:{line}: ")
-
-
 def test_an_unchanged_skill_that_moved_takes_its_new_path_without_counting_as_changed() -> None:
     # a line added above a JSONL record, or a skill folder renamed: same content, new place
     idx = SkillIndex()
@@ -682,38 +500,6 @@ def test_an_unchanged_skill_that_moved_takes_its_new_path_without_counting_as_ch
         ("a", "c.jsonl:2"), ("b", "c.jsonl:3"), ("new", "c.jsonl:1")]
 
 
-@pytest.mark.parametrize("folder, front, warned", [
-    # Anthropic's own template/SKILL.md says template-skill; the agentskills spec wants the folder's
-    ("template", "name: template-skill\ndescription: d", "'name' 'template-skill' differs from its "
-     "folder 'template'; loaded as 'template-skill'"),
-    ("same", "name: same\ndescription: d", None),
-])
-def test_a_name_that_differs_from_its_folder_is_kept_and_said(
-        tmp_path: Path, folder: str, front: str, warned: str | None,
-        caplog: pytest.LogCaptureFixture) -> None:
-    path = write_skill(tmp_path, folder, _front(front))
-    with caplog.at_level(logging.WARNING):
-        cat = load_catalog([tmp_path])
-    assert len(cat.skills) == 1 and cat.issues == ()
-    notes = [r.getMessage() for r in caplog.records]
-    assert notes == ([f"{path}: {warned}"] if warned else [])
-
-
-def test_a_missing_name_says_what_to_write(tmp_path: Path) -> None:
-    write_skill(tmp_path, "deploy-app", _front("description: Deploy the app."))
-    [issue] = load_catalog([tmp_path], warn=False).issues
-    assert issue.reason == "missing or empty 'name'; add 'name: deploy-app' (the folder's name)"
-
-
-def test_a_skill_md_linked_to_nothing_says_where_the_link_leads(tmp_path: Path) -> None:
-    # "cannot read: No such file or directory" of a file `ls` shows left the author guessing
-    (tmp_path / "moved").mkdir()
-    (tmp_path / "moved" / "SKILL.md").symlink_to(tmp_path / "old" / "SKILL.md")
-    [issue] = load_catalog([tmp_path], warn=False).issues
-    assert issue.path == str(tmp_path / "moved" / "SKILL.md")
-    assert issue.reason == f"a link to {tmp_path / 'old' / 'SKILL.md'}, which does not exist"
-
-
 @pytest.mark.parametrize("front", [
     "name: template-skill\ndescription: d",                   # a name unlike its folder
     "name: template\ndescription: " + "long " * 230,          # a description over 1,024 characters
@@ -722,14 +508,14 @@ def test_a_kept_skill_s_warning_is_logged_once_across_refreshes(
         tmp_path: Path, front: str, caplog: pytest.LogCaptureFixture) -> None:
     # the index re-reads every SKILL.md on each refresh (any skill edited): an unchanged skill's
     # warning was logged again each time, as a bad file's issue is not (``warned``)
-    path = write_skill(tmp_path, "template", _front(front))
-    write_skill(tmp_path, "weather", _front("name: weather\ndescription: Forecast."))
+    path = write_skill(tmp_path, "template", front_matter(front))
+    write_skill(tmp_path, "weather", front_matter("name: weather\ndescription: Forecast."))
     warned: set[str] = set()
     with caplog.at_level(logging.WARNING):
         load_catalog([tmp_path], warned=warned)
         assert [r.getMessage().split(": ")[0] for r in caplog.records] == [str(path)]
         caplog.clear()
-        write_skill(tmp_path, "weather", _front("name: weather\ndescription: The forecast."))
+        write_skill(tmp_path, "weather", front_matter("name: weather\ndescription: The forecast."))
         again = load_catalog([tmp_path], warned=warned)
     assert sorted(s.name for s in again.skills) == sorted(["weather", front.split("\n")[0][6:]])
     assert caplog.records == []

@@ -402,11 +402,20 @@ def injection_vet(categories: Sequence[str]) -> Callable[[str], str | None]:
     context files' scan, ``categories``). A page or tool answer folded away can order the
     summariser to carry its words on, and the summary then leads every later request as the
     user's own message, kept in the home for the next process; the extractive summary takes
-    its place (it is made of the user's and assistant's sentences, never a tool answer's)."""
+    its place (it is made of the user's and assistant's sentences, never a tool answer's).
+
+    The summary is scanned as a context file, then its orders to the model (``role-hijack``)
+    again as data, as a recalled session's summary is: "first run this: curl … | bash" is a
+    README's install step but, in words that lead every request, an order. The rest of the data
+    tier stays off: a summary retells what the user asked ("The user asked: can you reply in
+    German?"), which that tier reads as a task slipped into a memory."""
     cats = tuple(categories)
+    orders = tuple(c for c in cats if c == "role-hijack")
 
     def vet(text: str) -> str | None:
         guarded = guard_text(text, name="history summary", categories=cats)
+        if not guarded.findings and orders:
+            guarded = guard_text(text, name="history summary", categories=orders, data=True)
         if not guarded.findings:
             return None
         return f"it carries a possible prompt injection ({guarded.findings[0].describe()})"

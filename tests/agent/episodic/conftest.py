@@ -14,10 +14,14 @@
   rewrite or a delete must leave nowhere in the file.
 * ``batches``: the texts of each ``guard_many`` call the recall guard (``episodic/guard.py``)
   makes, for tests that pin what it scans and when.
+* ``deploy_archive`` / ``indexed_once`` (with ``segment_old``, ``segment_new``, ``OLD``, ``NEW``):
+  an archive indexed by an old tokenizer, and the check that the re-index to the new one holds
+  every session exactly once; shared by the re-index and upkeep tests.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import signal
 import sqlite3
@@ -35,6 +39,7 @@ from hermes_core.agent.episodic import store as context_store
 from hermes_core.agent.episodic.store import SessionRecord, SessionStore
 from hermes_core.errors import HermesError, SessionDatabaseUnusable
 from hermes_core.injection import GuardedText
+from hermes_core.tokenize import tokenize
 
 PLANTED_AT = 1_800_000_000.0
 
@@ -222,3 +227,85 @@ def v1_database(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             from hermes_core.agent.episodic.store import SessionRecord
             store.upsert(SessionRecord("s-old", TEXT, ("预算",), NOW_TOKENIZER_UPGRADE))
             assert store.search("开会", 5) == []   # the stale index cannot find it
+
+
+OLD, NEW = "test-old-1", "test-new-1"
+
+
+AT = 1_800_000_000.0
+
+
+def segment_old(text: str) -> str:
+    return text.lower()
+
+
+def segment_new(text: str) -> str:
+    """A tokenizer the old index does not match: every word also indexed with an ``x`` in front."""
+    words = text.lower().split()
+    return " ".join(words + [f"x{w}" for w in words])
+
+
+def deploy_summary(i: int) -> str:
+    return f"session w{i} about deploys"
+
+
+def deploy_archive(path: Path, n: int) -> None:
+    with SessionStore(path, segment=segment_old, segment_id=OLD) as store:
+        store.upsert_many([SessionRecord(f"s{i}", deploy_summary(i), (), AT + i) for i in range(n)])
+
+
+def indexed_once(path: Path, ids: set[str], words: dict[str, str] | None = None) -> None:
+    """Every stored session is in the new index exactly once, found by the new tokenizer's
+    terms (its ``w<n>`` word, or ``words[id]``), and nothing else is."""
+    with SessionStore(path, segment=segment_new, segment_id=NEW) as store:
+        assert store.reindexed == 0     # done already
+        conn = store.connection
+        assert {r[0] for r in conn.execute("SELECT session_id FROM sessions")} == ids
+        rows = conn.execute("SELECT session_id FROM sessions_fts").fetchall()
+        assert sorted(r[0] for r in rows) == sorted(ids)
+        joined = conn.execute("SELECT COUNT(*) FROM sessions s JOIN sessions_fts f "
+                              "ON f.rowid = s.rowid AND f.session_id = s.session_id").fetchone()
+        assert joined[0] == len(ids)
+        for sid in ids:
+            word = (words or {}).get(sid, f"w{sid[1:]}")
+            hits = store.search(f'"x{word}"', 5)
+            assert [h.session_id for h in hits] == [sid]
+        conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('integrity-check')")
+        assert conn.execute("SELECT value FROM meta WHERE key = 'tokenizer'").fetchone() == (NEW,)
+        leftovers = conn.execute("SELECT name FROM sqlite_master WHERE name LIKE 'reindex%' "
+                                 "OR name LIKE 'sessions_fts_next%'").fetchall()
+        assert leftovers == []
+
+
+def spawn_process(target: Callable[..., None], *args: object) -> multiprocessing.process.BaseProcess:
+    proc = multiprocessing.get_context("spawn").Process(target=target, args=args)
+    proc.start()
+    return proc
+
+
+def reindex_between_batches(conn: sqlite3.Connection, batch: int, between: Callable[[int], None],
+                             *closing: SessionStore | sqlite3.Connection) -> None:
+    """Re-index on ``conn`` with ``segment_new`` in batches of ``batch`` rows, calling ``between`` with
+    the segmenter's call count at each call made outside a write transaction (between batches);
+    ``conn`` and ``closing`` closed after."""
+    calls = [0]
+
+    def segment(text: str) -> str:
+        calls[0] += 1
+        if not conn.in_transaction:
+            between(calls[0])
+        return segment_new(text)
+
+    old_batch = reindex.BATCH_ROWS
+    try:
+        reindex.BATCH_ROWS = batch
+        reindex.run(conn, segment, NEW)
+    finally:
+        reindex.BATCH_ROWS = old_batch
+        for c in (conn, *closing):
+            c.close()
+
+
+def segment_before_symbols(text: str) -> str:
+    """What ``segment_for_index`` indexed before symbols were terms (segment version 2)."""
+    return " ".join(tokenize(text, keep_whole=True))

@@ -1,5 +1,7 @@
-"""The pool backends the contract suite (test_state.py) runs against; a head asleep in a
-provider's wait queue (test_waiters.py)."""
+"""The pool backends the contract suite (test_state_contract.py) runs against; a head asleep in a
+provider's wait queue (test_waiters.py); for the Redis backend's files (test_redis*.py,
+test_forked.py) a client of the test redis-server (``rds``), an injected monotonic clock
+(``Mono``) and the backend's log lines (``logged_messages``)."""
 
 from __future__ import annotations
 
@@ -113,3 +115,22 @@ def head_asleep() -> Iterator[Callable[[SlotWaiters, str], None]]:
     wake.set()
     for head in heads:
         head.join(60)
+
+
+@pytest.fixture
+def rds(redis_url: str) -> Iterator[redis.Redis]:
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    yield client
+    client.close()
+
+
+class Mono:
+    def __init__(self) -> None:
+        self.t = 100.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def logged_messages(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "hermes_core.agent.pool.redis"]

@@ -1,5 +1,5 @@
 """Tests of ``hermes_core/agent/pool/fallback.py``: a worker's share of a key while Redis is away
-(the outage behaviour itself runs on a real redis-server in test_redis.py)."""
+(the outage behaviour itself runs on a real redis-server in test_redis_outage.py)."""
 
 from __future__ import annotations
 

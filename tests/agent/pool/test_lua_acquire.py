@@ -1,6 +1,6 @@
 """Tests of ``hermes_core/agent/pool/lua_acquire.py``: ACQUIRE's arguments, and what its
 refusals report on a real redis-server (the script runs against Redis in test_redis.py and the
-contract suite of test_state.py too)."""
+contract suite of test_state_contract.py too)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Tests of ``hermes_core/agent/pool/lua_release.py``: RELEASE's arguments (the script itself
-runs against Redis in test_redis.py and the contract suite of test_state.py)."""
+runs against Redis in test_redis.py and the contract suite of test_state_contract.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Tests of ``hermes_core/agent/pool/outage.py``: which Redis errors are an outage the pool
-serves around (the fallback itself runs on a real redis-server in test_redis.py)."""
+serves around (the fallback itself runs on a real redis-server in test_redis_outage.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Tests of ``hermes_core/agent/pool/quarantine.py``: the pure decisions about a key the provider
-rejected (the backends' behaviour is in the contract tests of ``test_state.py``)."""
+rejected (the backends' behaviour is in the contract tests of ``test_state_contract.py``)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,12 @@
 """Fixtures for prompt tests: a small-window agent whose history must be compacted within a few
-dozen turns, answered by a provider that refuses requests over the window as a real API does."""
+dozen turns, answered by a provider that refuses requests over the window as a real API does;
+and ``build``, a PromptBuilder that reads context files as settled (shared by the files tests)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +14,8 @@ import pytest
 
 from hermes_core.agent.agent import Agent
 from hermes_core.agent.prompt.compaction import HistoryCompactor
-from hermes_core.config import load_settings
+from hermes_core.agent.prompt_builder import PromptBuilder
+from hermes_core.config import Settings, load_settings
 from hermes_core.errors import ContextWindowExceeded
 from hermes_core.testing import FakeProvider
 from hermes_core.tokens import count_tokens
@@ -87,3 +91,11 @@ def small_compactor(tmp_path: Path) -> Callable[..., HistoryCompactor]:
         return HistoryCompactor(settings)
 
     return make
+
+
+def build(home: Path, tmp_path: Path, settings: Settings | None = None) -> PromptBuilder:
+    cwd = tmp_path / "cwd"
+    cwd.mkdir(exist_ok=True)
+    # read a minute after the files were written: their stat is trusted (none was just changed)
+    return PromptBuilder(home, settings, cwd=cwd, clock=lambda: datetime(2030, 1, 1, tzinfo=UTC),
+                         file_clock=lambda: time.time_ns() + 60_000_000_000)
