@@ -38,7 +38,29 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-_LOCK = threading.RLock()   # re-entrant: an np.load block may hold it while a caller holds it too
+from hermes_core.forked import child_lock, renew_in_child
+
+# re-entrant: an np.load block may hold it while a caller holds it too; free in a forked child
+_LOCK = child_lock(threading.RLock())
+
+
+class _Collection:
+    """Whether a block of ours has collection off, to turn on again at its end."""
+
+    def __init__(self) -> None:
+        self.off = False
+        renew_in_child(self)
+
+    def renew_after_fork(self) -> None:
+        """In a forked child (:mod:`hermes_core.forked`): collection on again if a block had it
+        off. The block was on a thread of the parent (the warm-up loading an ``.npz``), not in
+        the child, so nothing turned it on again: the child never collected a cycle."""
+        if self.off:
+            self.off = False
+            gc.enable()
+
+
+_COLLECTION = _Collection()
 
 
 @contextmanager
@@ -47,10 +69,13 @@ def holding_ast() -> Iterator[None]:
     with _LOCK:
         was_enabled = gc.isenabled()
         gc.disable()
+        if was_enabled:   # an inner block (collection already off) leaves it to the outer one
+            _COLLECTION.off = True
         try:
             yield
         finally:
             if was_enabled:
+                _COLLECTION.off = False
                 gc.enable()
 
 

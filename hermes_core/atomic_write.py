@@ -32,6 +32,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
+from hermes_core.forked import child_lock
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -41,7 +43,8 @@ T = TypeVar("T")
 Content = bytes | Callable[[BinaryIO], object]
 
 _warned: set[str] = set()
-_warned_lock = threading.Lock()
+# free in a forked child (one a thread held at the fork hung the child's first use)
+_warned_lock = child_lock(threading.Lock())
 
 
 def _sync_folder(folder: Path) -> None:

@@ -28,6 +28,7 @@ from typing import Any
 
 import regex
 
+from hermes_core.forked import child_lock
 from hermes_core.log_lines import messages_one_line, one_line
 from hermes_core.redact_forms import encoded_forms
 from hermes_core.types import fingerprint
@@ -54,7 +55,9 @@ _FP: dict[str, str] = {}
 # registered forms holding a character a key-shaped word never has (a space, 'é', a backslash):
 # a stream holds back a piece that ends in the start of one (StreamRedactor)
 _SPLIT: tuple[str, ...] = ()
-_LOCK = threading.Lock()
+# free in a forked child (a thread registering secrets at the fork, loading settings or building
+# a redactor, hung the child's first registration, and so its settings or agent)
+_LOCK = child_lock(threading.Lock())
 # moves each time register_secrets adds a form: what redact() made of a text before may change
 _GENERATION = 0
 _WORD_EDGE = "A-Za-z0-9_\\-"

@@ -30,6 +30,8 @@ from typing import Any
 
 import regex
 
+from hermes_core.forked import child_lock
+
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _CJK_CHAR = re.compile(f"[{_CJK}]")
@@ -78,10 +80,12 @@ _T2S_GAPS = str.maketrans({"暱": "昵", "緪": "縆"})
 _T2S_GAP = re.compile("[暱緪]")   # one scan in C: most texts hold neither
 
 log = logging.getLogger(__name__)
-_jieba_lock = threading.Lock()
+# free again in a forked child (child_lock): a warm-up thread loading jieba or a converter when a
+# server forked its workers held them there for ever, and a worker's first Chinese text hung
+_jieba_lock = child_lock(threading.Lock())
 _jieba: Any = None
 _jieba_failed = False
-_t2s_lock = threading.Lock()
+_t2s_lock = child_lock(threading.Lock())
 _t2s: dict[str, Any] = {}   # OpenCC config name -> its converter
 
 
@@ -186,6 +190,7 @@ def _load_jieba() -> Any:
         jieba.setLogLevel(logging.WARNING)
         logging.getLogger("jieba").setLevel(logging.WARNING)
         jieba.dt.tmp_dir = jieba_cache_dir()
+        child_lock(jieba.dt.lock)   # held across its initialise: the same hang, one lock further
         jieba.initialize()
         _jieba = jieba
         return _jieba

@@ -27,6 +27,8 @@ from collections import deque
 from types import ModuleType
 from typing import Any, Protocol
 
+from hermes_core.forked import child_lock, renew_in_child
+
 #: The encoding budgets are measured in when the model's own is not known.
 DEFAULT_ENCODING = "o200k_base"
 ENCODINGS = ("o200k_base", "cl100k_base")
@@ -48,7 +50,9 @@ class Tokenizer(Protocol):
     def count(self, text: str) -> int: ...
 
 
-_load_lock = threading.Lock()
+# free in a forked child: a thread of the parent loading an encoding at the fork held it there
+# for ever, and the child's first count hung (the encodings loaded are read-only tables)
+_load_lock = child_lock(threading.Lock())
 _BINDINGS = "bpe_openai._bindings"
 
 
@@ -124,6 +128,13 @@ class _Memo:
         self.tables: dict[str, dict[str, int]] = {e: {} for e in ENCODINGS}
         self.order: deque[tuple[str, str]] = deque()
         self.chars = 0
+        self.lock = threading.Lock()
+        renew_in_child(self)
+
+    def renew_after_fork(self) -> None:
+        """In a forked child (:mod:`hermes_core.forked`): a lock of its own (one a thread of the
+        parent held, remembering a count, hung the child's first new text); the counts are
+        kept, true in any process."""
         self.lock = threading.Lock()
 
     def get(self, text: str, encoding: str) -> int | None:

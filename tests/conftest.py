@@ -34,6 +34,10 @@ settings without a home never writes into the real ``~/.hermes``.
 * ``failed_learned_model``: a function giving the scan a learned model that fails, by "stand-in
   scores" (an e5 stage that raised) or "model not loaded", for the logs that must not file what
   it let through.
+* ``in_forked_child`` / ``held_by_a_thread``: a function running a callable in a child made with
+  ``os.fork`` and returning what it returned (or that it hung, killed after a guard), and a
+  context in which another thread is inside a given lock's section, as when a server forks its
+  workers while a thread of the parent is mid-call.
 * ``tokenizer_upgraded``: the tokenizer as after an OpenCC or a jieba upgrade, or a change of the
   fold's OpenCC config (one each), for the stores that must then derive their tokens again.
 """
@@ -46,7 +50,10 @@ import dataclasses
 import fcntl
 import importlib.util
 import os
+import pickle
+import select
 import shutil
+import signal
 import socket
 import sqlite3
 import sys
@@ -416,3 +423,75 @@ def tokenizer_upgraded(request: pytest.FixtureRequest,
             monkeypatch.setattr(tok, "library_versions", lambda: bumped)
 
     return upgrade
+
+
+#: How long a forked child may take to report before it is taken as hung and killed: a guard
+#: against a deadlock (it would hang the suite), never a timing.
+FORK_GUARD_S = 10.0
+#: What :func:`in_forked_child` returns for a child that did not report within the guard.
+HUNG = "hung: killed after the guard"
+
+
+def _run_forked(fn: Callable[[], object]) -> object:
+    """``fn`` in a child forked here: what it returned or raised (as its repr), through a pipe;
+    :data:`HUNG` when it had not answered within :data:`FORK_GUARD_S` (it is killed then)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:   # the child: report, then leave without running pytest's teardown
+        os.close(r)
+        try:
+            try:
+                out: object = fn()
+            except BaseException as e:  # told to the parent, which fails the test on it
+                out = f"raised {e!r}"
+            os.write(w, pickle.dumps(out))
+        finally:
+            os._exit(0)
+    os.close(w)
+    chunks: list[bytes] = []
+    try:
+        while True:
+            ready, _, _ = select.select([r], [], [], FORK_GUARD_S)
+            if not ready:
+                os.kill(pid, signal.SIGKILL)
+                return HUNG
+            chunk = os.read(r, 65536)
+            if not chunk:
+                return pickle.loads(b"".join(chunks))
+            chunks.append(chunk)
+    finally:
+        os.close(r)
+        os.waitpid(pid, 0)
+
+
+@pytest.fixture
+def in_forked_child() -> Callable[[Callable[[], object]], object]:
+    """``run(fn)``: ``fn`` run in a child ``os.fork`` made of this process (every thread's lock
+    as that thread holds it now); what it returned, or :data:`HUNG`."""
+    return _run_forked
+
+
+@contextlib.contextmanager
+def _held(lock: Any) -> Iterator[None]:
+    taken, done = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with lock:
+            taken.set()
+            done.wait(60)
+
+    t = threading.Thread(target=hold, daemon=True)
+    t.start()
+    assert taken.wait(60)
+    try:
+        yield
+    finally:
+        done.set()
+        t.join(60)
+
+
+@pytest.fixture
+def held_by_a_thread() -> Callable[[Any], contextlib.AbstractContextManager[None]]:
+    """``with held(lock):`` another thread is inside ``lock``'s section meanwhile (a lock or a
+    condition), as a request, a merge-back or a clean-up of this process is when it forks."""
+    return _held

@@ -169,3 +169,21 @@ llm:
     for text in ("hi", "Why does ice float on water?", "证明任意两个奇数之和是偶数"):
         router.select(text)
     compile_condition("words < 3 and not needs_reasoning and turn_count >= 0")   # cached text
+
+
+def test_a_child_forked_while_a_thread_was_parsing_parses_and_collects(
+        in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    """The skill warm-up thread loading an ``.npz`` (its headers parsed under the guard) when a
+    server forked its workers: the guard's lock stayed held in the child, and collection stayed
+    off for the child's whole life, the block that turns it on again being on a thread the
+    child does not have."""
+    assert gc.isenabled()
+
+    def child() -> object:
+        was = gc.isenabled()
+        return was, ast.dump(parse_expression("1 + 1").body) == ast.dump(ast.parse("1 + 1", mode="eval").body)
+
+    with held_by_a_thread(holding_ast()):
+        assert in_forked_child(child) == (True, True)
+    assert gc.isenabled()

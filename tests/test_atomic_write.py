@@ -7,7 +7,7 @@ import os
 import stat
 import threading
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import pytest
 
@@ -300,3 +300,17 @@ def test_a_file_someone_else_may_have_written_is_not_private(uid: object, mode: 
     assert os.geteuid() != 65534   # the row "another user's" means another uid than the suite's
     st = os.stat_result((stat.S_IFREG | mode, 0, 0, 1, owner, 0, 10, 0, 0, 0))
     assert not_private(st) == why
+
+
+def test_a_child_forked_while_a_thread_was_saying_a_refusal_says_its_own(
+        tmp_path: Path, in_forked_child: Any, held_by_a_thread: Any,
+        caplog: pytest.LogCaptureFixture) -> None:
+    from hermes_core import atomic_write
+
+    def child() -> object:
+        with caplog.at_level(logging.WARNING):
+            atomic_write.refused("forked cache", tmp_path / "f", OSError(13, "denied"))
+        return [r.levelname for r in caplog.records if "forked cache" in r.getMessage()]
+
+    with held_by_a_thread(atomic_write._warned_lock):
+        assert in_forked_child(child) == ["WARNING"]

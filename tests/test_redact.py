@@ -10,7 +10,9 @@ import json
 import logging
 import re
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -540,3 +542,18 @@ def test_clip_does_not_step_back_into_a_marker_an_accent_follows() -> None:
     at = whole.index("]") + 1
     assert clip(text, at) == "before "
     assert clip(text, at + 1) == whole[:at + 1]
+
+
+def test_a_child_forked_while_a_thread_was_registering_secrets_registers_and_redacts(
+        in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    from hermes_core import redact as redact_module
+
+    secret = "sk-proj-forkedCHILDsecret0123456789abcdef"
+
+    def child() -> object:
+        redact_module.register_secrets([secret])
+        return secret in redact(f"key={secret}")
+
+    with held_by_a_thread(redact_module._LOCK):
+        assert in_forked_child(child) is False

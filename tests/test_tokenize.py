@@ -8,7 +8,9 @@ from __future__ import annotations
 import logging
 import os
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -931,3 +933,29 @@ def test_no_cache_folder_at_all_still_tokenises(
 
     monkeypatch.setattr(tempfile, "mkdtemp", read_only)
     assert tok.jieba_cache_dir() is None
+
+
+@pytest.mark.parametrize("lock", ["ours", "jieba's"])
+def test_a_child_forked_while_a_thread_was_loading_jieba_segments_chinese(
+        lock: str, monkeypatch: pytest.MonkeyPatch,
+        in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    """A warm-up thread of a preloaded app loading jieba's dictionary (about a second, the first
+    Chinese text) when the server forked its workers: inside our loader's lock, and inside
+    jieba's own while it initialises."""
+    jieba = pytest.importorskip("jieba")
+    monkeypatch.setattr(tok, "_jieba", None)
+    assert tok.jieba_available()                            # jieba imported as the loader does
+    monkeypatch.setattr(tok, "_jieba", None)                # ... and not yet initialised
+    monkeypatch.setattr(jieba.dt, "initialized", False)
+    held = tok._jieba_lock if lock == "ours" else jieba.dt.lock
+    with held_by_a_thread(held):
+        assert in_forked_child(lambda: tok.cjk_words("我喜欢吃苹果")) == ("我", "喜欢", "吃", "苹果")
+
+
+def test_a_child_forked_while_a_thread_was_building_a_converter_folds_han(
+        monkeypatch: pytest.MonkeyPatch, in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    monkeypatch.setattr(tok, "_t2s", {})                    # none built yet
+    with held_by_a_thread(tok._t2s_lock):
+        assert in_forked_child(lambda: tok.opencc_converter().convert("漢語")) == "汉语"

@@ -9,6 +9,8 @@ from __future__ import annotations
 import base64
 import json
 import random
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -141,3 +143,27 @@ def test_a_count_looked_up_again_is_the_one_remembered_without_counting(
     monkeypatch.setattr(tokens, "_count", lambda text, encoding: pytest.fail("counted again"))
     same = text[:5] + text[5:]   # equal text, another string object
     assert (count_tokens(same), count_tokens(same, "cl100k_base")) == counts
+
+
+def test_a_child_forked_while_a_thread_was_loading_an_encoding_counts(
+        monkeypatch: pytest.MonkeyPatch, in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    """A warm-up thread of a preloaded app loading the encoding (~90 ms, the first count) when
+    the server forked its workers."""
+    from hermes_core import tokens
+
+    monkeypatch.setattr(tokens, "_tokenizers", {})          # the parent has loaded none yet
+    monkeypatch.setattr(tokens, "_memo", tokens._Memo(tokens.CACHE_CHARS))
+    with held_by_a_thread(tokens._load_lock):
+        assert in_forked_child(lambda: count_tokens(COUNTED["english"][0])) == COUNTED["english"][1]
+
+
+def test_a_child_forked_while_a_thread_was_remembering_a_count_counts(
+        in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    from hermes_core import tokens
+
+    count_tokens("loaded")
+    text = f"{COUNTED['english'][0]} {random.random()}"    # a text the memo has not seen
+    with held_by_a_thread(tokens._memo.lock):
+        assert in_forked_child(lambda: count_tokens(text)) == count_tokens(text)

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from hermes_core.event_loop import on_event_loop
+from hermes_core.forked import renew_in_child
 
 if TYPE_CHECKING:
     from hermes_core.errors import Attempt
@@ -69,6 +70,20 @@ class AuditLog:
         self._writer: threading.Thread | None = None
         self._stop = False
         self._start = threading.Lock()       # one writer thread at a time
+        renew_in_child(self)
+
+    def renew_after_fork(self) -> None:
+        """In a forked child (:mod:`hermes_core.forked`): locks and events of its own, no writer
+        (the parent's thread is not in the child; the next queued line starts one), and none of
+        the parent's queued lines, which the parent writes (written by both, each was twice).
+        The open file is kept: appends of the two processes interleave as whole lines."""
+        self._lock = threading.Lock()
+        self._start = threading.Lock()
+        self._wake = threading.Event()
+        self._closing = threading.Event()
+        self._queue = deque()
+        self._writer = None
+        self._stop = False
 
     def _open(self) -> TextIO:
         """The open file; reopened when it was moved or deleted (log rotation) since."""

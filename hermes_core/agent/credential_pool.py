@@ -37,7 +37,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from hermes_core.agent.pool.clock import STEADY
-from hermes_core.agent.pool.forked import own_random, renew_in_child
 from hermes_core.agent.pool.off_loop import OffLoop
 from hermes_core.agent.pool.quarantine import quarantine_recheck
 from hermes_core.agent.pool.state import (
@@ -54,6 +53,7 @@ from hermes_core.agent.pool.state import (
 from hermes_core.agent.pool.waiters import SlotWaiters
 from hermes_core.errors import ConfigError, DependencyMissing, NoCredentialAvailable
 from hermes_core.event_loop import on_event_loop
+from hermes_core.forked import own_random, renew_in_child
 from hermes_core.redact import Redactor, redact
 from hermes_core.types import Credential
 
@@ -283,7 +283,7 @@ class CredentialPool:
                 self._one_limit_per_key(group)
 
     def renew_after_fork(self) -> None:
-        """In a forked child (:mod:`.pool.forked`): locks of its own, and none of the parent's
+        """In a forked child (:mod:`hermes_core.forked`): locks of its own, and none of the parent's
         refused requests (counted as the child's, they kept its last waiting request from giving
         the process's place in the fleet's queue up)."""
         self._removed_lock = threading.Lock()

@@ -73,6 +73,7 @@ from hermes_core.agent.prompt.files import (
 )
 from hermes_core.agent.prompt.token_count import TokenCounter, tools_json
 from hermes_core.config import Settings
+from hermes_core.forked import child_lock
 from hermes_core.injection import notices_in
 from hermes_core.injection.verdicts import use_home_cache
 from hermes_core.tokens import DEFAULT_ENCODING, count_tokens
@@ -255,7 +256,9 @@ class PromptBuilder:
         # encoding -> (the o200k prefix it was made beside, the prefix cut in that encoding)
         self._stables: dict[str, tuple[_Stable, _Stable]] = {}
         self._force = True
-        self._lock = threading.RLock()
+        # free in a forked child: held across the files' reads, it was held for ever in a worker
+        # forked during a turn of the parent's, whose first turn then hung
+        self._lock = child_lock(threading.RLock())
         self.rebuilds = 0
         self.file_reads = 0
         self.turn_events: tuple[ContextEvent, ...] = ()

@@ -44,11 +44,11 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from hermes_core.agent.audit import AuditLog
 from hermes_core.agent.call_stream import AsyncCallStream, CallStream, aclose_quietly, close_quietly
 from hermes_core.agent.credential_pool import CredentialPool, Lease
-from hermes_core.agent.pool.forked import own_random
 from hermes_core.agent.prompt.outbound import ScrubMemo
 from hermes_core.agent.resilience_policy import FullJitter, LoopPolicy, backoff_delay, coerce
 from hermes_core.agent.resilience_run import Fit, Step, _Run
 from hermes_core.errors import Attempt, ProviderError
+from hermes_core.forked import own_random
 from hermes_core.providers.base import CallOptions, Provider
 from hermes_core.providers.observed import Heard, capture
 from hermes_core.types import Candidate, Completion, Delta, Prompt, RouteDecision

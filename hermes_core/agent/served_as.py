@@ -39,6 +39,7 @@ from typing import Any, TypeVar
 
 from hermes_core import kept_table
 from hermes_core.atomic_write import read_kept
+from hermes_core.forked import renew_in_child
 
 log = logging.getLogger("hermes_core.served_as")
 
@@ -76,6 +77,16 @@ class ServedAs:
         self._unwritten: Served = {}
         self._lock = threading.Lock()
         self._warned = False
+        renew_in_child(self)
+
+    def renew_after_fork(self) -> None:
+        """In a forked child (:mod:`hermes_core.forked`): a lock of its own (held across the
+        file's update, so one a thread of the parent held hung the child's first reply), and
+        none of the entries a busy lock kept out of the file: they are the parent's to write,
+        and the child's copy, written at its next reply, put back what the parent had learned
+        since (as :mod:`hermes_core.kept_table` forgets them for the exit's flush)."""
+        self._lock = threading.Lock()
+        self._unwritten = {}
 
     def learn(self, provider: str, requested: str, answered: str) -> None:
         """A reply of ``provider`` to ``requested`` named ``answered`` as the model."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 import threading
 from functools import lru_cache
 
+from hermes_core.forked import child_lock
 from hermes_core.injection.greek_sounds import bare
 
 # Greek's own small words (clitic pronouns, negations, articles, που, αυτή) that sound like
@@ -32,7 +33,9 @@ SMALL_WORDS = frozenset(map(bare, (
 # Greek's longest dictionary words have about 30 letters: a longer one is no Greek word, and is not
 # looked up (nor remembered: a megabyte of random letters would fill the memo with its words)
 _LONGEST_WORD = 40
-_LOOKUP = threading.Lock()   # held for a lookup: the first reads the dictionary, once a process
+# held for a lookup: the first reads the dictionary, once a process; free in a forked child (a
+# thread's lookup under way at the fork hung the child's first one)
+_LOOKUP = child_lock(threading.Lock())
 
 
 # a vowel with its accent (tonos): monotonic spelling puts one on each word of two or more syllables

@@ -19,6 +19,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 
+from hermes_core.forked import child_lock
 from hermes_core.injection import verdicts
 from hermes_core.injection.memo_log import CleanLog
 from hermes_core.injection.scan import GuardedText, guard_many
@@ -36,7 +37,8 @@ class GuardMemo:
         self.size = size
         self.log = log
         self._known: OrderedDict[_Key, GuardedText | int] = OrderedDict()
-        self._lock = threading.Lock()
+        # free in a forked child (one a thread held at the fork hung the child's first scan)
+        self._lock = child_lock(threading.Lock())
 
     def guard(self, texts: Sequence[str], *, name: str, categories: tuple[str, ...],
               first_line: int = 1, data: bool = False) -> list[GuardedText]:

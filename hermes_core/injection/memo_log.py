@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from hermes_core.atomic_write import UntrustedFile, make_folders, read_cache, write_atomic
+from hermes_core.forked import child_lock
 from hermes_core.injection.scanner_id import scan_fingerprint
 
 log = logging.getLogger(__name__)
@@ -241,7 +242,9 @@ class CleanLog(HomeLog):
     def __init__(self, file_name: str, disk_cap: int = DISK_CAP) -> None:
         self.file_name = file_name
         self.disk_cap = disk_cap
-        self._lock = threading.Lock()
+        # free in a forked child: held across the file's read and appends, one a thread held at the
+        # fork hung the child's first prompt
+        self._lock = child_lock(threading.Lock())
         self._path: Path | None = None
         self._entries: OrderedDict[str, str] = OrderedDict()   # key -> "count crc", as filed
         self._loaded = False

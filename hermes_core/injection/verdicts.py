@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hermes_core.atomic_write import write_atomic
+from hermes_core.forked import child_lock
 from hermes_core.injection.memo_log import (
     DESCRIPTIONS,
     PRIVATE,
@@ -163,7 +164,8 @@ class VerdictStore(HomeLog):
     def __init__(self, memory_cap: int = MEMORY_CAP, disk_cap: int = DISK_CAP) -> None:
         self.memory_cap = memory_cap
         self.disk_cap = disk_cap
-        self._lock = threading.Lock()
+        # free in a forked child (held across the file's read and appends; see memo_log.CleanLog)
+        self._lock = child_lock(threading.Lock())
         # key -> (model fingerprint, score): the fingerprint says which file a verdict may go to
         self._mem: OrderedDict[str, tuple[str, float]] = OrderedDict()
         # key -> "score crc" of the file's lines not yet asked for: checked when first asked for,

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from hermes_core.forked import renew_in_child
 from hermes_core.types import Completion, Credential, Delta, Prompt, ToolCall, Usage
 
 #: The tool Anthropic is forced to call for structured output; its input is the reply's JSON.
@@ -86,7 +87,8 @@ class ClientCache:
     The key itself is never part of the cache key, only its fingerprint. An async client's pooled
     connections belong to the event loop that opened them, so async clients are kept per running
     loop (``asyncio.run`` per request would otherwise reuse a connection of a closed loop:
-    "Event loop is closed"); clients of closed loops are dropped.
+    "Event loop is closed"); clients of closed loops are dropped. A forked child builds clients
+    of its own (see :meth:`renew_after_fork`).
     """
 
     def __init__(self, factory: Callable[[Credential | None, bool], Any]) -> None:
@@ -94,6 +96,21 @@ class ClientCache:
         self._clients: dict[tuple[Hashable, ...], Any] = {}
         self._loops: dict[int, asyncio.AbstractEventLoop] = {}
         self._lock = threading.Lock()
+        # a forked child's copies of the parent's clients: never used, never closed
+        self._inherited: list[Any] = []
+        renew_in_child(self)
+
+    def renew_after_fork(self) -> None:
+        """In a forked child (:mod:`hermes_core.forked`): a lock of its own (one a thread of the
+        parent held, building a client, hung the child's first call), and no client of the
+        parent's: their kept-alive connections are the parent's sockets, and a child's request
+        on one shared it with the parent, their requests and replies interleaved. The copies
+        are kept, not closed or collected: a client's close (the SDK closes one it collects)
+        ends the connections, and one speaking HTTP/2 would tell the server so on the parent's
+        socket."""
+        self._lock = threading.Lock()
+        self._inherited.append(self._clients)
+        self._clients, self._loops = {}, {}
 
     def get(self, credential: Credential | None, *, is_async: bool = False) -> Any:
         loop = _running_loop() if is_async else None

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from hermes_core import tokenize as tok
+from hermes_core.forked import child_lock
 from hermes_core.retrieval import bm25, bm25_postings
 from hermes_core.retrieval.bm25 import BM25Index, IndexParts
 from hermes_core.retrieval.bm25_postings import Postings
@@ -176,7 +177,8 @@ class IndexCache:
         self.min_new = min_new
         self._read = False
         self._changed = 0
-        self._lock = threading.Lock()
+        # free in a forked child (one a thread held at the fork hung the child's first use)
+        self._lock = child_lock(threading.Lock())
 
     def base(self, index: BM25Index, memo: TokenMemo, derive: Derive,
              catalog: Sequence[Skill] = ()) -> BM25Index | None:

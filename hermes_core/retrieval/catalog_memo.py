@@ -25,6 +25,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from hermes_core.forked import child_lock
 from hermes_core.types import Skill
 
 
@@ -70,7 +71,8 @@ class CatalogMemo:
     def __init__(self, recall: Recall | None = None) -> None:
         self._files: dict[str, LastRead] = {}
         self._recall = recall
-        self.lock = threading.Lock()
+        # free in a forked child (a refresh holding it at the fork hung the child's first one)
+        self.lock = child_lock(threading.Lock())
 
     def last(self, path: str, lines: Sequence[bytes] = ()) -> LastRead:
         """The last read of ``path``; before any, what ``recall`` knows of ``lines`` (its lines now)."""

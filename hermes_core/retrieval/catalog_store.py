@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from hermes_core.forked import child_lock
 from hermes_core.retrieval import cache_sweep
 from hermes_core.retrieval import skills as skill_parser
 from hermes_core.retrieval.catalog_memo import LastRead, ParsedLine
@@ -211,7 +212,8 @@ class CatalogCache:
         self._swept = False
         self._held: dict[str, frozenset[bytes]] = {}   # by catalog: its file's lines in the catalog
         self._stale: dict[str, int] = {}   # by catalog: its file's lines no longer in the catalog
-        self._lock = threading.Lock()
+        # free in a forked child (a refresh holding it at the fork hung the child's first one)
+        self._lock = child_lock(threading.Lock())
 
     def recall(self, catalog: str, lines: Sequence[bytes]) -> dict[bytes, ParsedLine]:
         """The saved parse of each of ``lines`` whose bytes the file of ``catalog`` holds."""

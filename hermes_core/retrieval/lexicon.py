@@ -41,6 +41,7 @@ from typing import Any
 import simplemma
 
 from hermes_core.atomic_write import read_cache, write_cache
+from hermes_core.forked import child_lock
 from hermes_core.retrieval import cache_sweep
 from hermes_core.tokenize import STOPWORDS, cjk_words, is_cjk, split_identifier, to_simplified
 
@@ -179,7 +180,9 @@ class Lexicon:
 
 
 # ------------------------------------------------------------------ loading and cache
-_lock = threading.Lock()
+# free in a forked child: held while the lexicon is read or derived (seconds), a fork meanwhile
+# left it held for ever and the child's first translation hung
+_lock = child_lock(threading.Lock())
 _loaded: dict[str, Lexicon | None] = {}
 
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from hermes_core.config import SkillSettings
 from hermes_core.errors import ConfigError
+from hermes_core.forked import child_lock
 from hermes_core.injection import INJECTION_CATEGORIES
 from hermes_core.retrieval import crosslingual as xl
 from hermes_core.retrieval import dense_judges as judges
@@ -191,12 +192,15 @@ class SkillRetriever(Warmup):
         self._expand = xl.Expansion(self.glossary)     # + the lexicon for the catalog (refresh)
         self.synonyms = SynonymIndex()
         self.triggers = TriggerIndex()
-        self._lock = threading.RLock()        # one refresh at a time
-        self._swap = threading.Lock()         # readers snapshot / refresh swaps the lexical indexes
+        # each free again in a forked child (child_lock): a server that forked its workers during a
+        # background warm-up left the refresh lock held by a thread no worker has, and a worker's
+        # first turn waited on it for ever; the worker builds what the warm-up had not
+        self._lock = child_lock(threading.RLock())    # one refresh at a time
+        self._swap = child_lock(threading.Lock())     # readers snapshot / refresh swaps the lexical indexes
         self._built = False                   # every layer built at least once
-        self._lexical_ready = threading.Event()
+        self._lexical_ready = child_lock(threading.Event())
         self._warm: threading.Thread | None = None   # background warm-up or change check
-        self._lock_bg = threading.Lock()               # one background thread at a time
+        self._lock_bg = child_lock(threading.Lock())   # one background thread at a time
         self._dense_failed: set[str] = set()
         self._dense_failed_why: dict[str, str] = {}
         self._cancelled = False               # cancel_warm(): the warm-up loads nothing more

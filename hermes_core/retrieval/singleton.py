@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hermes_core.forked import child_lock
 from hermes_core.retrieval.dense import default_embedders
 from hermes_core.retrieval.synonyms import load_mapping_file
 from hermes_core.retrieval.tuning import layer_weights
@@ -21,7 +22,9 @@ if TYPE_CHECKING:
     from hermes_core.retrieval.retriever import SkillRetriever
 
 _singleton: SkillRetriever | None = None
-_singleton_lock = threading.Lock()
+# free in a forked child: held while the retriever is built (models, indexes), a fork meanwhile
+# left it held for ever and the child's first turn hung
+_singleton_lock = child_lock(threading.Lock())
 
 
 def build_retriever(settings: Any = None, *, home: str | os.PathLike[str] | None = None,

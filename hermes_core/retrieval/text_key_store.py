@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from hermes_core import tokenize as tok
+from hermes_core.forked import child_lock
 from hermes_core.retrieval import dense
 from hermes_core.retrieval.code_fingerprint import hash_functions
 from hermes_core.retrieval.dense import TextKeys
@@ -123,7 +124,8 @@ class TextKeyCache:
         self.path = None if cache_dir is None else text_keys_path(cache_dir)
         self.min_new = min_new
         self._tally = RewriteTally()
-        self._lock = threading.Lock()
+        # free in a forked child (a refresh holding it at the fork hung the child's first one)
+        self._lock = child_lock(threading.Lock())
 
     def load(self, skills: Sequence[Skill]) -> None:
         with self._lock:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Protocol, TypeAlias
 
 from hermes_core import tokenize as tok
+from hermes_core.forked import child_lock
 from hermes_core.types import Skill
 
 # Skills remembered (as many as dense.TEXT_KEY_MEMO), and tokens over all of them: at 20,000 long
@@ -106,7 +107,8 @@ class TokenMemo:
         self._memo: OrderedDict[Key, _Held] = OrderedDict()
         self._tokens = 0
         self._settings: tuple[object, ...] | None = None
-        self._lock = threading.Lock()
+        # free in a forked child (a refresh holding it at the fork hung the child's first one)
+        self._lock = child_lock(threading.Lock())
         self._let_go = False   # a source died: its pending entries are to leave (under the lock)
         self.derived = 0   # skills derived (not found) since this memo was made
 

@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from hermes_core import tokenize as tok
+from hermes_core.forked import child_lock
 from hermes_core.retrieval import token_memo
 from hermes_core.retrieval.cache_sweep import npz_holding
 from hermes_core.retrieval.code_fingerprint import imported_releases, modules_id
@@ -136,7 +137,8 @@ def derive_id(derive: Derive, *modules: types.ModuleType) -> str:
 
 #: :func:`derive_id`'s fingerprints this process took, by function, modules and releases
 _ids: dict[tuple[Derive, tuple[types.ModuleType, ...], str], str] = {}
-_ids_lock = threading.Lock()
+# free in a forked child (one a thread held at the fork hung the child's first use)
+_ids_lock = child_lock(threading.Lock())
 
 
 def forget_derive_ids() -> None:

@@ -45,6 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from hermes_core.atomic_write import read_cache, write_cache
+from hermes_core.forked import child_lock
 from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens
 from hermes_core.retrieval.calibration import UNJUDGED_MAX_SKILLS, catalog_key, gate_requests, query_language
 from hermes_core.retrieval.crosslingual import Expansion
@@ -193,7 +194,8 @@ class TranslatedGate:
         self.languages = languages & LANGUAGES
         self.cache_dir = cache_dir
         self.translates = translates
-        self._lock = threading.Lock()
+        # free in a forked child (one a thread held at the fork hung the child's first use)
+        self._lock = child_lock(threading.Lock())
         self._cal: dict[str, TranslatedCalibration] = {}
 
     def calibration(self, language: str) -> TranslatedCalibration | None:

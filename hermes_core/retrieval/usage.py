@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from hermes_core.forked import renew_in_child
 from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens
 from hermes_core.retrieval.calibration import offtopic_requests, query_language
 from hermes_core.retrieval.fusion import GateDecision
@@ -447,6 +448,16 @@ class UsageLayer:
         self._embedding = threading.Lock()
         self._closed = False
         _OPEN_LAYERS.add(self)
+        renew_in_child(self)
+
+    def renew_after_fork(self) -> None:
+        """In a forked child (:mod:`hermes_core.forked`): locks of its own, and no rebuild under
+        way. The parent's rebuild threads are not in the child, yet they stood in its table, so
+        the child never rebuilt those indexes (its turns kept the history as it was at the fork),
+        and one embedding at the fork held the lock the child's close waits on, for ever."""
+        self._lock = threading.Lock()
+        self._embedding = threading.Lock()
+        self._building = {}
 
     def record(self, query: str, skill: str, kind: str = "view", *, good: bool = True,
                content_hash: str = "") -> bool:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hermes_core.agent.episodic import forking
 from hermes_core.redact import SCRUBBED, redact, scan_needles
 from hermes_core.types import clean_text
 
@@ -31,6 +32,9 @@ USAGE_FILE = "usage.sqlite3"
 EVENT_KINDS = ("trigger", "view", "feedback", "replay")
 DEFAULT_CAP = 20_000         # events kept; the oldest go first
 MAX_QUERY_CHARS = 1_000      # a stored query is cut here: the head says what was asked
+#: Seconds SQLite waits for the file's lock (each connection's ``timeout``), and at most a fork
+#: waits for a write of this store under way on another thread.
+BUSY_S = 5.0
 
 #: ``PRAGMA user_version`` of the usage file. 0: written by versions that cut a query at
 #: MAX_QUERY_CHARS *before* redacting it (a key across the cut kept its head, which no pattern
@@ -193,8 +197,30 @@ class UsageStore:
         self._unscrubbed: tuple[str, ...] = ()   # configured keys possibly still in stored queries
         self._old_rows = False                   # schema-0 rows read without migrating them
         self._version = 0
+        self._quiet = False                      # its lock was taken over a fork
         if self.path is None:
             self._open()
+        forking.watch(self)
+
+    def before_fork(self) -> list[forking.Lock]:
+        """In the parent, before a fork (:mod:`hermes_core.agent.episodic.forking`, as for the
+        memory store): a write under way ended, the lock taken, released after the fork."""
+        taken = forking.quiesce(self._lock, BUSY_S)
+        self._quiet = bool(taken)
+        return taken
+
+    def after_fork(self) -> list[object]:
+        """In a forked child: a new lock, and the file's inherited connection closed under the
+        fork guard (or kept, never used, if it was in use); the next call opens the child's
+        own. Through the parent's connection, which believed it held the parent's locks, the
+        child's writes went to a ``-wal`` the parent's close then checkpointed and removed:
+        what the child recorded after that was lost. An in-memory store keeps its connection:
+        the child's copy of the memory is its own, and nothing else holds it."""
+        self._lock = threading.Lock()
+        if self.path is None:
+            return []
+        conn, self._conn = self._conn, None
+        return forking.inherited(conn, self._quiet, Path(os.path.realpath(self.path)))
 
     def _open(self, create: bool = True) -> sqlite3.Connection | None:
         """The connection (call with the lock held, or from __init__); None when the file does not
@@ -215,7 +241,7 @@ class UsageStore:
             if self.path is not None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(str(self.path) if self.path is not None else ":memory:",
-                                   check_same_thread=False, timeout=5.0)
+                                   check_same_thread=False, timeout=BUSY_S)
         except (OSError, sqlite3.Error) as e:
             self._give_up(e)
             return None
@@ -357,7 +383,7 @@ class UsageStore:
         for flag in ("mode=ro", "immutable=1"):
             try:
                 conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?{flag}", uri=True,
-                                       check_same_thread=False, timeout=5.0)
+                                       check_same_thread=False, timeout=BUSY_S)
             except sqlite3.Error:
                 continue
             conn.text_factory = lambda b: b.decode("utf-8", "replace")

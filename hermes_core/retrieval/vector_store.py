@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hermes_core.forked import child_lock
 from hermes_core.retrieval import cache_sweep
 from hermes_core.retrieval.gate_store import blob_text, read_checked, text_blob, write_sealed
 
@@ -101,7 +102,8 @@ class VectorSnapshot:
         self.min_new = min_new
         self._read = False
         self._new = 0
-        self._lock = threading.Lock()
+        # free in a forked child (a refresh holding it at the fork hung the child's first one)
+        self._lock = child_lock(threading.Lock())
 
     def take(self) -> Snapshot:
         """The file's vectors on the first call, nothing after (they are then in memory)."""

@@ -1,20 +1,17 @@
 """Fixtures for agents that call tools over the real SDKs, with HTTP mocked by respx; offline
 agents on test doubles shared by several modules' tests (``agent_for``, ``routed_agent``, fakes
 that refuse a request over their model's window, a home with a Thai MEMORY.md); a slow Redis
-(a delaying proxy in front of a real redis-server) for the pool's clean-up off the event loop; a
-child forked with ``os.fork`` that reports what a call returned, or that it hung
-(``in_forked_child``); the call loop's scripted builder (``make``, ``decision``) and the two-provider
-HTTP settings (``settings_for``) shared by the resilience test files."""
+(a delaying proxy in front of a real redis-server) for the pool's clean-up off the event loop;
+the call loop's scripted builder (``make``, ``decision``) and the two-provider HTTP settings
+(``settings_for``) shared by the resilience test files. A forked child's report
+(``in_forked_child``, ``held_by_a_thread``) is the suite's (tests/conftest.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import json
-import os
-import pickle
 import random
-import select
 import signal
 import socket
 import threading
@@ -338,78 +335,6 @@ def thai_memory_agent(home: Path, providers, routing) -> Agent:
     (home / "MEMORY.md").write_text(THAI_NOTE * 200, encoding="utf-8")
     return routed_agent(home, providers, routing=routing,
                         prompt={"file_token_budget": BUDGET, "injection_scan": False})
-
-
-#: How long a forked child may take to report before it is taken as hung and killed: a guard
-#: against a deadlock (it would hang the suite), never a timing.
-FORK_GUARD_S = 10.0
-#: What :func:`in_forked_child` returns for a child that did not report within the guard.
-HUNG = "hung: killed after the guard"
-
-
-def _run_forked(fn: Callable[[], object]) -> object:
-    """``fn`` in a child forked here: what it returned or raised (as its repr), through a pipe;
-    :data:`HUNG` when it had not answered within :data:`FORK_GUARD_S` (it is killed then)."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:   # the child: report, then leave without running pytest's teardown
-        os.close(r)
-        try:
-            try:
-                out: object = fn()
-            except BaseException as e:  # told to the parent, which fails the test on it
-                out = f"raised {e!r}"
-            os.write(w, pickle.dumps(out))
-        finally:
-            os._exit(0)
-    os.close(w)
-    chunks: list[bytes] = []
-    try:
-        while True:
-            ready, _, _ = select.select([r], [], [], FORK_GUARD_S)
-            if not ready:
-                os.kill(pid, signal.SIGKILL)
-                return HUNG
-            chunk = os.read(r, 65536)
-            if not chunk:
-                return pickle.loads(b"".join(chunks))
-            chunks.append(chunk)
-    finally:
-        os.close(r)
-        os.waitpid(pid, 0)
-
-
-@pytest.fixture
-def in_forked_child() -> Callable[[Callable[[], object]], object]:
-    """``run(fn)``: ``fn`` run in a child ``os.fork`` made of this process (every thread's lock
-    as that thread holds it now); what it returned, or :data:`HUNG`."""
-    return _run_forked
-
-
-@contextlib.contextmanager
-def _held(lock: Any) -> Iterator[None]:
-    taken, done = threading.Event(), threading.Event()
-
-    def hold() -> None:
-        with lock:
-            taken.set()
-            done.wait(60)
-
-    t = threading.Thread(target=hold, daemon=True)
-    t.start()
-    assert taken.wait(60)
-    try:
-        yield
-    finally:
-        done.set()
-        t.join(60)
-
-
-@pytest.fixture
-def held_by_a_thread() -> Callable[[Any], contextlib.AbstractContextManager[None]]:
-    """``with held(lock):`` another thread is inside ``lock``'s section meanwhile (a lock or a
-    condition), as a request, a merge-back or a clean-up of this process is when it forks."""
-    return _held
 
 
 #: A day in seconds, and the clock of the context-engine tests: ``engine`` stands at NOW, and a

@@ -5,7 +5,11 @@ import json
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from hermes_core.agent.audit import AuditLog
 from hermes_core.errors import Attempt
@@ -209,6 +213,50 @@ def test_an_attempt_that_failed_after_it_was_billed_says_how_many_tokens(tmp_pat
     assert "billed_tokens" not in ok   # an answer's tokens are on its reply
 
 
+@pytest.mark.parametrize("lock,on_loop", [("_lock", False), ("_start", True)])
+def test_a_child_forked_while_a_thread_held_an_audit_lock_writes_its_lines(
+        tmp_path: Path, lock: str, on_loop: bool,
+        in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    """A server forked its workers while a thread of the parent was writing (``_lock``) or
+    starting the writer (``_start``): the worker's own lines, sync or from an event loop."""
+    path = tmp_path / "audit.jsonl"
+    audit = AuditLog(path)
+
+    def child() -> object:
+        async def record() -> None:
+            audit.append({"who": "child"})
+        if on_loop:
+            asyncio.run(record())
+        else:
+            audit.append({"who": "child"})
+        audit.close()
+        return rows(path)
+
+    with held_by_a_thread(getattr(audit, lock)):
+        assert in_forked_child(child) == [{"who": "child"}]
+    audit.close()
+
+
+def test_lines_the_parent_had_queued_at_a_fork_are_written_once_by_the_parent(
+        tmp_path: Path, in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    path = tmp_path / "audit.jsonl"
+    audit = AuditLog(path)
+
+    async def record() -> None:
+        audit.append({"who": "parent"})   # queued: the file is busy with an earlier batch
+
+    def child() -> object:
+        audit.append({"who": "child"})
+        audit.close()
+        return "closed"
+
+    with held_by_a_thread(audit._lock):
+        asyncio.run(record())
+        assert in_forked_child(child) == "closed"
+    audit.close()
+    assert rows(path) == [{"who": "child"}, {"who": "parent"}]
 def attempt(status: str) -> Attempt:
     return Attempt("openai", "gpt-x", "fp1234", status, 12.5)
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from filelock import FileLock
@@ -231,3 +235,62 @@ def test_a_file_from_a_newer_version_is_ignored_and_never_written_over(
     assert path.read_bytes() == newer
     assert served.get("azure", "prod-chat") == "gpt-4o-2024-08-06"   # known to this process
     assert [r.getMessage() for r in caplog.records if "newer" in r.getMessage()] != []
+
+
+def test_a_child_forked_while_a_thread_was_learning_learns_and_reads(
+        tmp_path: Path, in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    served = ServedAs(tmp_path / FILE_NAME)
+
+    def child() -> object:
+        served.learn("azure", "prod-chat", "gpt-4o-2024-08-06")
+        return served.get("azure", "prod-chat")
+
+    with held_by_a_thread(served._lock):
+        assert in_forked_child(child) == "gpt-4o-2024-08-06"
+
+
+def _until(done: Callable[[], bool]) -> bool:
+    """Whether ``done()`` came true, asked every millisecond for at most a minute (a guard
+    against a hang, not a timing)."""
+    for _ in range(60_000):
+        if done():
+            return True
+        time.sleep(0.001)
+    return False
+
+
+def test_a_forked_child_never_writes_what_the_parent_had_still_to_write(
+        tmp_path: Path, in_forked_child: Callable[[Callable[[], object]], object]) -> None:
+    """Entries a busy lock kept out are the parent's to write: the child's copy, written at its
+    next reply, put back what the parent had learned since."""
+    path = tmp_path / "cache" / FILE_NAME
+    path.parent.mkdir()
+    holder = FileLock(kept_table.lock_path(path))
+    holder.acquire()
+    served = ServedAs(path)
+
+    async def reply(answered: str) -> None:
+        served.learn("azure", "prod-chat", answered)
+
+    asyncio.run(reply("gpt-4o-2024-05-13"))   # kept out: known to the process, not in the file
+    holder.release()
+    forked = tmp_path / "forked"
+
+    def parent_learns_after_the_fork() -> None:
+        if _until(forked.exists):
+            served.learn("azure", "prod-chat", "gpt-4o-2024-08-06")
+
+    def child() -> object:
+        forked.touch()
+        if not _until(lambda: ServedAs(path).get("azure", "prod-chat") == "gpt-4o-2024-08-06"):
+            return "the parent never wrote"
+        served.learn("azure", "eu-chat", "gpt-4o-mini")
+        return "learned"
+
+    parent = threading.Thread(target=parent_learns_after_the_fork)
+    parent.start()
+    assert in_forked_child(child) == "learned"
+    parent.join(60)
+    assert ServedAs(path).get("azure", "prod-chat") == "gpt-4o-2024-08-06"
+    assert ServedAs(path).get("azure", "eu-chat") == "gpt-4o-mini"

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from typing import Any
 
-from hermes_core.injection import scan_for_injection
+from hermes_core.injection import greek_lexicon, scan_for_injection
 from hermes_core.injection.greek_lexicon import known_greek
 
 
@@ -51,3 +53,11 @@ def test_only_a_text_that_needs_it_reads_the_dictionary(dictionary_reads: list[s
     assert dictionary_reads == []
     scan_for_injection("δωσε μου τη βαση δεδομενων")   # unaccented Greek that sounds like English
     assert dictionary_reads == ["el"]
+
+
+def test_a_child_forked_while_a_thread_was_reading_the_dictionary_looks_words_up(
+        in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    """The first lookup of a process reads Greek's dictionary under the lock."""
+    with held_by_a_thread(greek_lexicon._LOOKUP):
+        assert in_forked_child(lambda: known_greek("χελιδονι")) is True   # not looked up before

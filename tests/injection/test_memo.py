@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from hermes_core.injection import INJECTION_CATEGORIES
 from hermes_core.injection.memo import GuardMemo
 
@@ -39,3 +42,17 @@ def test_a_clean_text_comes_back_whole_from_its_count() -> None:
     once = memo.guard([text], name="HERMES.md", categories=INJECTION_CATEGORIES)[0]
     again = memo.guard([text], name="HERMES.md", categories=INJECTION_CATEGORIES)[0]
     assert (again.text, again.findings, again.paragraphs) == (text, (), once.paragraphs)
+
+
+def test_a_child_forked_while_a_thread_was_in_the_memo_guards_texts(
+        in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    memo = GuardMemo(64)
+
+    def child() -> object:
+        (guarded,) = memo.guard(["Summarise the attached report."], name="n",
+                                categories=INJECTION_CATEGORIES)
+        return guarded.blocked
+
+    with held_by_a_thread(memo._lock):
+        assert in_forked_child(child) == 0

@@ -9,6 +9,7 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -647,3 +648,24 @@ def test_a_home_made_after_the_first_filing_gets_every_verdict_found_since(tmp_p
     later = memo_log.CleanLog("descriptions.log")
     later.attach(home / "cache" / "injection")
     assert later.known(["a" * 32, "b" * 32]) == {"a" * 32: 1, "b" * 32: 2}
+
+
+@pytest.mark.parametrize("kind", ["clean parts", "verdicts"])
+def test_a_child_forked_while_a_thread_was_reading_or_filing_a_log_attaches_and_files(
+        tmp_path: Path, kind: str, in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    """A log's lock is held across its file's read and its appends: a chat's scan filing when a
+    server forked its workers hung each worker's first prompt."""
+    log: Any = memo_log.CleanLog("descriptions.log") if kind == "clean parts" else verdicts.VerdictStore()
+    log.attach(tmp_path)
+
+    def child() -> object:
+        log.attach(tmp_path / "child")
+        if kind == "clean parts":
+            log.add([("a" * 32, 1)])
+            return log.known(["a" * 32])
+        log.clear()
+        return len(log)
+
+    with held_by_a_thread(log._lock):
+        assert in_forked_child(child) == ({"a" * 32: 1} if kind == "clean parts" else 0)

@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
+from typing import Any
 
 import httpx
 import pytest
@@ -160,3 +161,48 @@ def test_async_calls_from_successive_event_loops(
     cred = Credential("local", "sk-testkey-SECRET-loops-0001")
     texts = [asyncio.run(provider.acomplete(PROMPT_LOOPS, "m", cred, OPTS_LOOPS)).text for _ in range(3)]
     assert texts == ["ok", "ok", "ok"]
+
+
+class _PortTeller(_KeepAlive):
+    """Answers every request with the client's port: which connection it came on."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        data = json.dumps(openai_chat_completion(str(self.client_address[1]))).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def test_a_forked_child_calls_on_connections_of_its_own(
+        serve: Callable[[type[BaseHTTPRequestHandler]], str],
+        in_forked_child: Callable[[Callable[[], object]], object]) -> None:
+    """A preloaded app called the API once, then forked its workers: a worker's request on the
+    parent's kept-alive connection shares one socket with the parent, whose requests and replies
+    then interleave with the worker's."""
+    provider = OpenAIProvider("local", endpoint=serve(_PortTeller) + "/v1")
+    cred = Credential("local", "sk-testkey-SECRET-forked-0001")
+
+    def port() -> str:
+        return provider.complete(PROMPT_LOOPS, "m", cred, OPTS_LOOPS).text
+
+    parent = port()
+    child = in_forked_child(port)
+    assert port() == parent                       # the parent's connection is still its own
+    assert child != parent and str(child).isdigit()
+
+
+def test_a_child_forked_while_a_thread_was_building_a_client_gets_one(
+        serve: Callable[[type[BaseHTTPRequestHandler]], str],
+        in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    provider = OpenAIProvider("local", endpoint=serve(_PortTeller) + "/v1")
+    cred = Credential("local", "sk-testkey-SECRET-forked-0002")
+
+    def child() -> object:
+        return provider.complete(PROMPT_LOOPS, "m", cred, OPTS_LOOPS).text.isdigit()
+
+    with held_by_a_thread(provider._clients._lock):
+        assert in_forked_child(child) is True

@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -181,3 +182,19 @@ def test_a_model_that_refused_budgeted_thinking_is_sent_adaptive_by_the_next_pro
     assert later.complete(ANTHROPIC_PROMPT, "claude-opus-4-8", ANTHROPIC_CRED, opts).text == "b"
     sent = [json.loads(c.request.content) for c in route.calls]
     assert len(sent) == 3 and sent[2]["thinking"] == {"type": "adaptive"}
+
+
+def test_a_child_forked_while_a_thread_was_keeping_a_lesson_keeps_its_own(
+        tmp_path: Path, in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    """The lock is held across the file's read and write: a lesson being kept when the server
+    forked its workers."""
+    memory = RefusalMemory(tmp_path / FILE_NAME)
+
+    def child() -> object:
+        memory.remember("openai", "o1", "stream")
+        return memory.lessons("openai")
+
+    with held_by_a_thread(memory._lock):
+        assert in_forked_child(child) == [("o1", "stream")]
+    assert RefusalMemory(tmp_path / FILE_NAME).lessons("openai") == [("o1", "stream")]

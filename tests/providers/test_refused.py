@@ -216,3 +216,16 @@ def test_a_stream_refusal_of_another_kind_is_a_bad_request(respx_mock: Any) -> N
     with pytest.raises(BadRequest):
         list(OpenAIProvider().stream(OPENAI_PROMPT, "o3", CRED, OPENAI_OPTS))
     assert route.call_count == 1
+
+
+def test_a_child_forked_while_a_thread_was_learning_a_refusal_learns_its_own(
+        in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    fields = RefusedFields()
+
+    def child() -> object:
+        fields.learn_unstreamed("o1", "openai")
+        return fields.learn("o1", "temperature", "openai"), fields.unstreamed("o1")
+
+    with held_by_a_thread(fields._lock):
+        assert in_forked_child(child) == (True, True)

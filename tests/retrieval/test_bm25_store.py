@@ -405,6 +405,18 @@ def test_a_rewrite_after_a_warm_restart_decodes_only_the_changed_skills_and_writ
     assert_same_index(after, edited, ["café", "数据", "new skill"])
 
 
+def test_a_child_forked_while_a_thread_held_its_lock_reads_it(
+        tmp_path: Path, in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    """A refresh on the warm-up thread inside the BM25 index cache's lock when a server forked
+    its workers: the worker's first refresh waited on it for ever."""
+    from hermes_core.retrieval.bm25 import BM25Index, skill_terms
+    from hermes_core.retrieval.bm25_store import IndexCache
+    from hermes_core.retrieval.token_memo import TokenMemo
+
+    cache = IndexCache(tmp_path)
+    with held_by_a_thread(cache._lock):
+        assert in_forked_child(lambda: cache.base(BM25Index(), TokenMemo(), skill_terms)) is None
 def test_a_one_skill_edit_carries_the_bm25_index_over_and_derives_only_that_skill(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A refresh after one edit updates BM25 from the index before: the other skills' terms are

@@ -8,6 +8,7 @@ import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -212,6 +213,18 @@ def test_reads_through_any_changes_equal_a_fresh_read_and_warn_once_per_change(
         before = now
 
 
+
+def test_a_child_forked_while_a_thread_held_its_lock_reads_it(
+        tmp_path: Path, in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    """A refresh on the warm-up thread inside the catalog memo's lock when a server forked its workers:
+    the worker's first refresh waited on it for ever."""
+    from hermes_core.retrieval.catalog_memo import CatalogMemo
+
+    cache = CatalogMemo()
+    expected = cache.reads()
+    with held_by_a_thread(cache.lock):
+        assert in_forked_child(lambda: cache.reads()) == expected
 def test_skills_below_a_line_added_to_a_jsonl_catalog_name_their_new_line(tmp_path: Path) -> None:
     path = tmp_path / "catalog.jsonl"
     skills = {s.name: s.description for s in SAMPLE_SKILLS[:4]}

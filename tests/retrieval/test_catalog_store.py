@@ -318,6 +318,18 @@ def test_the_parser_fingerprint_is_computed_on_first_use_not_at_import() -> None
     assert got == "0 True 0\n"
 
 
+
+def test_a_child_forked_while_a_thread_held_its_lock_reads_it(
+        tmp_path: Path, in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    """A refresh on the warm-up thread inside the catalog lines' cache's lock when a server
+    forked its workers: the worker's first refresh waited on it for ever."""
+    from hermes_core.retrieval.catalog_store import CatalogCache
+
+    cache = CatalogCache(tmp_path)
+    expected = cache.recall("catalog", [])
+    with held_by_a_thread(cache._lock):
+        assert in_forked_child(lambda: cache.recall("catalog", [])) == expected
 def test_a_restarted_retriever_parses_only_the_catalog_line_edited_since(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """What each JSONL line parsed to is saved in the cache folder: a new process's first read

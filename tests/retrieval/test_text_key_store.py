@@ -6,6 +6,7 @@ import dataclasses
 import logging
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -194,6 +195,18 @@ def test_the_builders_fingerprint_is_computed_on_first_use_not_at_import() -> No
     assert got == "0 True 0\n"
 
 
+
+def test_a_child_forked_while_a_thread_held_its_lock_reads_it(
+        tmp_path: Path, in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    """A refresh on the warm-up thread inside the text keys' cache's lock when a server forked its workers:
+    the worker's first refresh waited on it for ever."""
+    from hermes_core.retrieval.text_key_store import TextKeyCache
+
+    cache = TextKeyCache(tmp_path)
+    expected = cache.load([])
+    with held_by_a_thread(cache._lock):
+        assert in_forked_child(lambda: cache.load([])) == expected
 def test_a_restarted_retriever_reads_its_text_keys_back_and_derives_only_the_skill_edited_since(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each skill's dense text keys (its document and part texts, derived and hashed) are saved

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -181,3 +183,17 @@ def test_pending_entries_of_a_source_let_go_leave_the_size_and_the_count_before_
     # entries until entries() listed them
     memo, want = _memo_whose_source_with_one_asked_was_let_go()
     assert len(memo) == 1 and memo.tokens_held == len(want[1].tokens)
+
+
+
+def test_a_child_forked_while_a_thread_held_its_lock_reads_it(
+        tmp_path: Path, in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    """A refresh on the warm-up thread inside the token memo's lock when a server forked its workers:
+    the worker's first refresh waited on it for ever."""
+    from hermes_core.retrieval.token_memo import TokenMemo
+
+    cache = TokenMemo()
+    expected = cache.tokens_held
+    with held_by_a_thread(cache._lock):
+        assert in_forked_child(lambda: cache.tokens_held) == expected

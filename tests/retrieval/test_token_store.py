@@ -7,6 +7,7 @@ import sys
 import types
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -338,6 +339,16 @@ def test_an_edit_of_the_deriving_code_is_seen_by_a_new_process_and_by_a_reload(
     assert derive_id(reloaded.derive) not in (before, same_process)
 
 
+def test_a_child_forked_while_a_thread_was_fingerprinting_a_derivation_fingerprints(
+        in_forked_child: Callable[[Callable[[], object]], object], held_by_a_thread: Any) -> None:
+    from hermes_core.retrieval import token_store
+
+    def child() -> object:
+        token_store.forget_derive_ids()
+        return token_store.derive_id(skill_terms) == token_store.derive_id(skill_terms)
+
+    with held_by_a_thread(token_store._ids_lock):
+        assert in_forked_child(child) is True
 def test_a_restarted_retriever_tokenises_no_skill_its_last_process_saved(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The token memo is saved in the cache folder: a new process's first refresh derives only

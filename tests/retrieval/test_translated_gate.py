@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -229,3 +231,16 @@ def test_a_gate_whose_cache_cannot_be_written_still_judges(
     with caplog.at_level(logging.WARNING):
         assert gate.decide("容器", "zh") is not None
     assert "translated gate cache: cannot write" in caplog.text
+
+
+def test_a_child_forked_while_a_thread_held_its_lock_reports(
+        in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    """A calibration made on the warm-up thread under the gate's lock when a server forked its
+    workers: the worker's first cross-language request waited on it for ever."""
+    from hermes_core.retrieval.bm25 import BM25Index
+    from hermes_core.retrieval.translated_gate import TranslatedGate
+
+    gate = TranslatedGate("key", BM25Index(), lambda q: None, frozenset(), None, lambda s: False)
+    with held_by_a_thread(gate._lock):
+        assert in_forked_child(gate.report) == {}

@@ -7,6 +7,8 @@ like the other layers, shown in the result, off with ``learn: false``). The stor
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -439,3 +441,46 @@ def test_a_lexical_history_of_thousands_of_messages_is_measured_whole_not_sample
               for i in range(3_000)]
     idx = UsageIndex(events, [s.name for s in SAMPLE_SKILLS])
     assert len(idx._near) == len(idx.events) == 3_000
+
+
+def test_a_child_forked_during_a_background_rebuild_rebuilds_for_itself_and_closes(
+        in_forked_child: Callable[[Callable[[], object]], object]) -> None:
+    """The rebuild's thread is not in a forked child, yet it stood in the child's table of
+    rebuilds under way, so the child never rebuilt that index again (its turns were served the
+    history as it was at the fork, for ever), and it held the embedding lock the child's close
+    waits on."""
+    store = UsageStore(None)
+    layer = UsageLayer(store, inline_s=0.0, background_min=12)   # every build counts as slow
+    names = ["email-send", "weather-forecast"]
+    free, embedding = threading.Event(), threading.Event()
+    free.set()
+
+    def embed(texts: Sequence[str]) -> np.ndarray:
+        embedding.set()
+        assert free.wait(30)
+        return HashingEmbedder().embed_documents(texts)
+
+    for i in range(12):
+        store.record(f"ping the team about the release {i}", "email-send")
+    layer.index(names, "test:hash", embed)             # built in the turn
+    free.clear()
+    embedding.clear()
+    store.record("ping the team about the release 99", "email-send")
+    layer.index(names, "test:hash", embed)             # the rebuild starts beside the turn ...
+    assert embedding.wait(30)                          # ... and embeds when the server forks
+
+    def child() -> object:
+        free.set()
+        store.record("ping the team about the release 100", "email-send")
+        layer.index(names, "test:hash", embed)
+        layer.settle(timeout=30)
+        n = len(layer.index(names, "test:hash", embed))
+        layer.close()
+        return n
+
+    try:
+        assert in_forked_child(child) == 14
+    finally:
+        free.set()
+        layer.settle(timeout=30)
+        layer.close()

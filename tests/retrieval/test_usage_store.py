@@ -8,6 +8,8 @@ what the cap keeps when a message is marked again, and what a message that is no
 from __future__ import annotations
 
 import sqlite3
+import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -159,6 +161,45 @@ def test_emoji_sequences_and_a_coloured_log_are_words_not_binary(message: str, k
     assert "\x1b" not in got
 
 
+def _until(done: Callable[[], bool]) -> bool:
+    """Whether ``done()`` came true, asked every millisecond for at most a minute (a guard
+    against a hang, not a timing)."""
+    for _ in range(60_000):
+        if done():
+            return True
+        time.sleep(0.001)
+    return False
+
+
+def test_what_a_forked_child_records_after_the_parent_closed_is_kept(
+        tmp_path: Path, in_forked_child: Callable[[Callable[[], object]], object]) -> None:
+    """A server forked its workers from a process that had recorded a use: a worker wrote
+    through the parent's SQLite connection, which believed it held the parent's locks, so the
+    parent's close took the file as its own alone, checkpointed and removed ``-wal`` under the
+    worker, and what the worker recorded after that was lost though it was told it was kept."""
+    path = tmp_path / "usage.db"
+    store = UsageStore(path)
+    assert store.record("parent's request", "email-send")
+    recorded, closed = tmp_path / "recorded", tmp_path / "closed"
+
+    def parent_closes() -> None:
+        if _until(recorded.exists):
+            store.close()
+            closed.touch()
+
+    def child() -> object:
+        first = store.record("child's first request", "email-send")
+        recorded.touch()
+        if not _until(closed.exists):
+            return "the parent never closed"
+        return first, store.record("child's second request", "email-send")
+
+    closer = threading.Thread(target=parent_closes)
+    closer.start()
+    assert in_forked_child(child) == (True, True)
+    closer.join(60)
+    assert sorted(e.query for e in UsageStore(path).events()) == [
+        "child's first request", "child's second request", "parent's request"]
 def test_store_records_redacts_and_reads_back() -> None:
     st = UsageStore(None, clock=lambda: 42.0)
     assert st.record("use key sk-abcdefghijklmnopqrstuvwxyz123456 to send mail", "email-send", "view")

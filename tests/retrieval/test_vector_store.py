@@ -4,7 +4,9 @@ catalog's vectors from one sealed file, and builds what a build from scratch bui
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -142,3 +144,17 @@ def test_a_snapshot_reads_back_each_skills_document_vector_and_part_rows(tmp_pat
     assert got is not None and load_snapshot(path, "other") is None
     assert np.array_equal(got.docs["doc-a"], rows[0]) and np.array_equal(got.docs["doc-b"], rows[3])
     assert np.array_equal(got.parts["pa"], rows[1:3]) and np.array_equal(got.parts["pb"], rows[4:])
+
+
+
+def test_a_child_forked_while_a_thread_held_its_lock_reads_it(
+        tmp_path: Path, in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    """A refresh on the warm-up thread inside the vectors' snapshot's lock when a server forked its workers:
+    the worker's first refresh waited on it for ever."""
+    from hermes_core.retrieval.vector_store import VectorSnapshot
+
+    cache = VectorSnapshot(tmp_path, "test:hash")
+    expected = len(cache.take().docs)
+    with held_by_a_thread(cache._lock):
+        assert in_forked_child(lambda: len(cache.take().docs)) == expected

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -186,3 +187,31 @@ def test_a_warm_up_that_fails_logs_a_warning_not_a_thread_traceback(
         t.join(10)
     assert crashes == []
     assert "warm-up failed" in caplog.text and "Input/output error" in caplog.text
+
+
+def test_a_child_forked_during_a_background_warm_up_builds_and_retrieves(
+        in_forked_child: Callable[[Callable[[], object]], object]) -> None:
+    """A preloaded app warmed its skills up on the background thread and the server forked its
+    workers meanwhile: the warm-up thread is not in a worker, its refresh lock stayed held."""
+    release = threading.Event()
+
+    class Slow(HashingEmbedder):
+        def embed_documents(self, texts):  # type: ignore[no-untyped-def]
+            assert release.wait(timeout=30)
+            return super().embed_documents(texts)
+
+    r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[Slow("test:slow")],
+                       gate_thresholds={"lexical": 0.0, "dense": -1.0})
+    t = r.warm_up(background=True)
+    assert t is not None and r.retrieve("extract tables from a pdf").names[0] == "pdf-extract"
+
+    def child() -> object:
+        release.set()   # the child's own embedding goes through
+        res = r.retrieve("extract tables from a pdf")
+        return res.names[0], "dense" in res.answered
+
+    try:
+        assert in_forked_child(child) == ("pdf-extract", True)
+    finally:
+        release.set()
+        t.join(timeout=30)

@@ -18,6 +18,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import replace
 
+from hermes_core.forked import child_lock
 from hermes_core.injection import GuardedText, guard_many
 from hermes_core.types import MemoryFragment
 
@@ -41,7 +42,8 @@ class RecallGuard:
         self.categories = tuple(categories)
         self.size = size
         self._memo: OrderedDict[tuple[str, str], GuardedText] = OrderedDict()
-        self._lock = threading.Lock()
+        # free in a forked child (one a thread held at the fork hung the child's first use)
+        self._lock = child_lock(threading.Lock())
 
     def guards(self, fragments: Sequence[MemoryFragment]
                ) -> list[tuple[GuardedText, tuple[GuardedText, ...]]]:

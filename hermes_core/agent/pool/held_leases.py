@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from hermes_core.agent.pool.forked import renew_in_child
+from hermes_core.forked import renew_in_child
 
 #: (provider, fingerprint): the pool's name for one key
 Item = tuple[str, str]

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from hermes_core.agent.pool.forked import renew_in_child
+from hermes_core.forked import renew_in_child
 
 log = logging.getLogger("hermes_core.pool")
 

@@ -49,7 +49,6 @@ from hermes_core.agent.pool.clock import STEADY
 from hermes_core.agent.pool.fallback import LocalPoolState, share
 from hermes_core.agent.pool.fleet_queue import FleetQueue
 from hermes_core.agent.pool.foreign import describe, misplaced_keys
-from hermes_core.agent.pool.forked import renew_in_child
 from hermes_core.agent.pool.held_leases import HeldLeases
 from hermes_core.agent.pool.lua_recovery import Sent
 from hermes_core.agent.pool.outage import REFUSALS, outage_reason
@@ -83,6 +82,7 @@ from hermes_core.agent.pool.state import (
 )
 from hermes_core.agent.pool.worker_slot import WorkerSlot
 from hermes_core.errors import ConfigError, DependencyMissing
+from hermes_core.forked import renew_in_child
 
 if TYPE_CHECKING:  # pragma: no cover
     from hermes_core.config import Settings

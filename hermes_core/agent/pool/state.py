@@ -29,7 +29,6 @@ from hermes_core.agent.pool.breaker import (
     breaker_success,
 )
 from hermes_core.agent.pool.clock import STEADY
-from hermes_core.agent.pool.forked import renew_in_child
 from hermes_core.agent.pool.probe import (
     LimitProbe,
     probe_after_429,
@@ -38,6 +37,7 @@ from hermes_core.agent.pool.probe import (
 )
 from hermes_core.agent.pool.quarantine import after_auth_failure, quarantine_recheck
 from hermes_core.agent.pool.window import SlidingWindow
+from hermes_core.forked import renew_in_child
 
 Strategy = Literal["round_robin", "least_loaded", "fill_first", "random"]
 STRATEGIES: tuple[Strategy, ...] = ("round_robin", "least_loaded", "fill_first", "random")

@@ -41,7 +41,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from hermes_core.agent.pool.forked import renew_in_child
+from hermes_core.forked import renew_in_child
 
 Role = Literal["head", "follower"]
 

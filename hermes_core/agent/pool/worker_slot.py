@@ -25,8 +25,8 @@ from dataclasses import replace
 from typing import Any
 
 from hermes_core.agent.pool.fallback import worker_share
-from hermes_core.agent.pool.forked import renew_in_child
 from hermes_core.agent.pool.state import KeySpec
+from hermes_core.forked import renew_in_child
 
 # A worker's slot: its index among the ``workers`` processes sharing the keys, which sets its
 # share of each key while Redis is away (fallback.worker_share). The slot keys share one hash tag.

@@ -51,6 +51,7 @@ from typing import Literal, Protocol
 from hermes_core.agent.prompt.clean_parts import STORE as CLEAN_PARTS
 from hermes_core.agent.prompt.guess_encoding import guess_decode, is_text
 from hermes_core.agent.prompt.guess_encoding import shown as shown_codec
+from hermes_core.forked import child_lock
 from hermes_core.injection import (  # noqa: F401 - re-exported for callers
     INJECTION_CATEGORIES,
     GuardedText,
@@ -688,7 +689,8 @@ class FileWatcher(Protocol):
 @dataclass
 class _Registry:
     watchers: weakref.WeakSet[FileWatcher] = field(default_factory=weakref.WeakSet)
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    # free in a forked child (one a thread held at the fork hung the child's first builder)
+    lock: threading.Lock = field(default_factory=lambda: child_lock(threading.Lock()))
 
 
 _REGISTRY = _Registry()

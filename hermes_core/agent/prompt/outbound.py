@@ -27,6 +27,7 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 
+from hermes_core.forked import child_lock
 from hermes_core.redact import redact_data, registered_generation
 from hermes_core.types import Message, Prompt, ToolSpec, TurnContext, fingerprint
 
@@ -47,7 +48,8 @@ class ScrubMemo:
         #: where the scrub left it as it was): the last tool list's result
         self._tools: tuple[object, int, tuple[ToolSpec, ...],
                            tuple[ToolSpec | None, ...]] | None = None
-        self._lock = threading.Lock()
+        # free in a forked child (one a thread held at the fork hung the child's first use)
+        self._lock = child_lock(threading.Lock())
 
     def tools(self, tools: tuple[ToolSpec, ...], scrub: Callable[[str], str]
               ) -> tuple[ToolSpec, ...]:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
 
+from hermes_core.forked import child_lock
 from hermes_core.tokens import DEFAULT_ENCODING, count_tokens
 from hermes_core.types import Message, Prompt, ToolSpec, Usage
 
@@ -141,7 +142,8 @@ class _ToolsText:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.held: dict[tuple[int, ...], tuple[tuple[ToolSpec, ...], str]] = {}
-        self.lock = threading.Lock()
+        # free in a forked child (one a thread held at the fork hung the child's first use)
+        self.lock = child_lock(threading.Lock())
 
     def get(self, tools: tuple[ToolSpec, ...]) -> str:
         key = tuple(map(id, tools))

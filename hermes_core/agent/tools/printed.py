@@ -40,6 +40,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TextIO
 
 from hermes_core.agent.tools.stdin_reads import StdinReads
+from hermes_core.forked import child_lock
 
 # what a terminal interprets rather than shows (ECMA-48): a control sequence (ESC [ ... final
 # byte), an operating-system command (ESC ] ... BEL or ESC \\), or ESC and one character
@@ -233,7 +234,8 @@ def handed_back() -> StdinReads | None:
     return None
 
 
-_INSTALL = threading.Lock()
+# free in a forked child (one a thread held at the fork hung the child's first use)
+_INSTALL = child_lock(threading.Lock())
 
 
 def route_stdout() -> None:

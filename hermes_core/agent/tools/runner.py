@@ -39,6 +39,7 @@ from hermes_core.agent.tools.render import (
     text_of,
 )
 from hermes_core.agent.tools.schema import Tool, validation_message
+from hermes_core.forked import renew_in_child
 from hermes_core.redact import redact
 from hermes_core.types import ToolCall, ToolResult, ToolStatus
 
@@ -337,6 +338,14 @@ class ToolRunner:
         self._began: dict[concurrent.futures.Future[Any], float] = {}
         self._count = 0
         self._lock = threading.Lock()
+        renew_in_child(self)
+
+    def renew_after_fork(self) -> None:
+        """In a forked child (:mod:`hermes_core.forked`): a lock of its own (one a tool's thread
+        held at the fork hung the child's first call), and none of the parent's calls: their
+        threads are not in the child, and its close must not wait on their futures' locks."""
+        self._lock = threading.Lock()
+        self._held, self._live, self._began = {}, set(), {}
 
     # ------------------------------------------------------------------ preparing
 

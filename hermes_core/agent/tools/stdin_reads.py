@@ -21,6 +21,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import TextIO
 
+from hermes_core.forked import renew_in_child
+
 
 class StdinReads:
     """The reads of one stream (``source``): at most one under way, each read's text handed to
@@ -34,6 +36,15 @@ class StdinReads:
         self._thread: threading.Thread | None = None   # started at the first read, then kept
         self._kept: deque[str] = deque()   # texts read for a reader that gave up first
         self._failed: BaseException | None = None   # a read that raised, for the next reader
+        renew_in_child(self)
+
+    def renew_after_fork(self) -> None:
+        """In a forked child (:mod:`hermes_core.forked`): a condition of its own, no reading
+        thread (the parent's is not in the child, and a read asked of it waited for ever), and
+        none of the parent's reads, under way or kept: what the person typed was the parent's."""
+        self._cond = threading.Condition()
+        self._reading, self._wanted, self._thread = False, None, None
+        self._kept, self._failed = deque(), None
 
     def busy(self) -> bool:
         """Whether a read is under way or its text waits for a reader: reading ``source``

@@ -27,6 +27,8 @@ from typing import Any
 
 import typing_extensions
 
+from hermes_core.forked import child_lock
+
 #: What a key's annotation may be wrapped in: said of the key, not of its type.
 _REQUIRED: frozenset[Any] = frozenset({typing.Required, typing_extensions.Required})
 _NOT_REQUIRED: frozenset[Any] = frozenset({typing.NotRequired, typing_extensions.NotRequired})
@@ -35,7 +37,8 @@ _QUALIFIERS: frozenset[Any] = _REQUIRED | _NOT_REQUIRED | {typing_extensions.Rea
 #: tree's ``children: list[Node]``), or two that name each other, name the new class there, and
 #: pydantic writes the cycle as a ``$ref`` to one definition.
 _BUILDING: dict[tuple[Any, tuple[Any, ...]], Any] = {}
-_LOCK = threading.RLock()
+# free in a forked child (one a thread held at the fork hung the child's first use)
+_LOCK = child_lock(threading.RLock())
 #: While ``portable`` runs (under ``_LOCK``): the names the tool's own hints were read with
 #: beyond their module (its closure, ``localns=``), for a class whose keys its module cannot read.
 _SCOPE: list[Mapping[str, Any]] = [{}]

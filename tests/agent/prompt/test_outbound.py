@@ -334,3 +334,17 @@ def test_a_secret_in_a_tool_description_never_reaches_the_provider(
         body = sent.request.content.decode()
         assert CUSTOM_KEY not in body and MARKER in body and "deploy" in body
     assert scrubbed.count("deploy") == 1    # the call loop's memo kept the first turn's result
+
+
+def test_a_child_forked_while_a_thread_was_in_the_scrub_memo_scrubs_tools(
+        in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    memo = ScrubMemo()
+    tools = (ToolSpec("t", "uses sk-proj-forkedTOOLsecret0123456789"),)
+
+    def child() -> object:
+        scrub = lambda s: s.replace("sk-proj-forkedTOOLsecret0123456789", "[key]")  # noqa: E731
+        return memo.tools(tools, scrub)[0].description
+
+    with held_by_a_thread(memo._lock):
+        assert in_forked_child(child) == "uses [key]"

@@ -4,6 +4,8 @@ calibrated on what the provider billed."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -147,3 +149,13 @@ def test_equal_tools_built_anew_share_the_json_and_a_changed_schema_does_not():
     assert tools_json(again) == tools_json(a)
     changed = (ToolSpec(a[0].name, a[0].description, {"type": "object", "properties": {}}), *a[1:])
     assert json.loads(tools_json(changed))[0]["parameters"] == {"type": "object", "properties": {}}
+
+
+def test_a_child_forked_while_a_thread_was_keeping_a_tools_text_counts_tools(
+        in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    from hermes_core.agent.prompt import token_count
+
+    tools = [ToolSpec("forked_tool", "a tool first counted in a forked child")]
+    with held_by_a_thread(token_count._tools_text.lock):
+        assert in_forked_child(lambda: '"forked_tool"' in token_count.tools_json(tools)) is True

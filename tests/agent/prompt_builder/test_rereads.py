@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -591,3 +592,24 @@ def test_a_file_emptied_again_at_every_turn_is_not_held_past_a_tick(
         os.utime(path, ns=(now[0] - 1_000_000, now[0] - 1_000_000))   # emptied a moment ago
         held.append("ops/deploy.sh" in b.build("hi").system)
     assert held == [True, False, False, False]
+
+
+def test_a_child_forked_while_a_thread_was_building_the_prompt_builds_its_own(
+        marked_home: Path, project: Path,
+        in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    """The builder's lock is held across its files' reads: a turn of the parent's under way when
+    a server forked its workers hung each worker's first turn."""
+    b = builder(marked_home, project)
+    system = b.build("hi").system
+    with held_by_a_thread(b._lock):
+        assert in_forked_child(lambda: b.build("hello").system) == system
+
+
+def test_a_child_forked_while_a_thread_was_telling_watchers_of_a_write_builds(
+        marked_home: Path, project: Path,
+        in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    system = builder(marked_home, project).build("hi").system
+    with held_by_a_thread(context_files._REGISTRY.lock):
+        assert in_forked_child(lambda: builder(marked_home, project).build("hi").system) == system

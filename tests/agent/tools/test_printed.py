@@ -150,3 +150,17 @@ def test_what_a_call_printed_reads_plain_without_terminal_escapes(
     with captured() as call:
         print(printed, end="")
     assert (call.plain, call.text) == (plain, printed)
+
+
+def test_a_child_forked_while_a_thread_was_routing_stdout_routes_it(
+        in_forked_child: Any, held_by_a_thread: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hermes_core.agent.tools import printed
+
+    monkeypatch.setattr(sys, "stdout", io.StringIO())   # not routed yet
+
+    def child() -> object:
+        printed.route_stdout()
+        return isinstance(sys.stdout, RoutedStdout)
+
+    with held_by_a_thread(printed._INSTALL):
+        assert in_forked_child(child) is True

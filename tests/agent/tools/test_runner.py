@@ -1656,3 +1656,22 @@ def test_a_console_made_before_the_call_colours_nothing_the_model_reads(
     (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
     assert r.output == ("error: report raised RuntimeError: disk full; it printed:\n"
                         if fails else "") + "3 files changed"
+
+
+def test_a_child_forked_while_a_tool_thread_held_the_runner_s_lock_runs_tools(
+        runner_factory: Any, in_forked_child: Any, held_by_a_thread: Any) -> None:
+    """A tool's thread inside the runner's lock (taking its place, ending) when another thread
+    forked: a tool using multiprocessing's fork, or a server forking an agent that had run tools."""
+    def double(x: int) -> int:
+        """Double."""
+        return 2 * x
+
+    runner = runner_factory([double])
+
+    def child() -> object:
+        (result,) = runner.run([ToolCall("c", "double", '{"x": 21}')])
+        runner.close()
+        return result.output, result.status
+
+    with held_by_a_thread(runner._lock):
+        assert in_forked_child(child) == ("42", "ok")

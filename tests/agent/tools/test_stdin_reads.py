@@ -73,3 +73,14 @@ def test_a_read_that_fails_raises_in_the_reader_waiting(pipe: tuple[TextIO, Text
     with pytest.raises(OSError, match="stdin went away"):
         reads.read(broken)
     assert not reads.busy()
+
+
+def test_a_forked_child_reads_with_a_thread_of_its_own(
+        in_forked_child: Callable[[Callable[[], object]], object]) -> None:
+    """The reading thread, started at the parent's first read and kept, is not in a forked child:
+    the child's first read waited for ever for a text nobody would read."""
+    import io
+
+    reads = StdinReads(io.StringIO("first\nsecond\n"))
+    assert reads.read(lambda s: s.readline()) == "first\n"
+    assert in_forked_child(lambda: reads.read(lambda s: s.readline())) == "second\n"

@@ -317,3 +317,13 @@ class Branch(typing.TypedDict, total=False):
 
 class Leaf(typing.TypedDict):
     grows: list[Branch]
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="portable takes no lock from 3.12 on")
+def test_a_child_forked_while_a_thread_was_rebuilding_a_typed_dict_rebuilds(
+        in_forked_child: Any, held_by_a_thread: Any) -> None:
+    class Point(typing.TypedDict):
+        x: int
+
+    with held_by_a_thread(typed_dicts._LOCK):
+        assert in_forked_child(lambda: typing_extensions.is_typeddict(typed_dicts.portable(Point))) is True
