@@ -1,4 +1,4 @@
-"""Tests of ``hermes_core/agent/pool/forked.py``: a child forked from a process using the pool
+"""The pool after a fork (through :mod:`hermes_core.forked`): a child forked from a process using the pool
 (the in-memory state or Redis; while a thread held a backend lock, or with leases open) acquires
 and releases on locks and connections of its own, counts only its own requests in flight, ends
 none of the parent's leases, and gives a Redis that lost the window the parent's requests back once.
