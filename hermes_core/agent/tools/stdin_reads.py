@@ -12,6 +12,11 @@ waiting and is told the input ended (``input()`` raises ``EOFError``, so its thr
 The read it started runs on, and its text, when the person types it, is kept for the next
 reader: the chat's prompt, which asks :meth:`StdinReads.busy` before it reads. Nothing is ever
 read ahead of a reader asking.
+
+A forked child (a worker forked from a process that had run such a call) has none of the parent's
+threads: the reading thread, kept after the first read, and a read it had under way are the
+parent's, so the child starts afresh (:meth:`StdinReads.renew_after_fork`), keeping only texts
+already read, as it keeps the stream's own buffer.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from typing import TextIO
+
+from hermes_core.agent.pool.forked import renew_in_child
 
 
 class StdinReads:
@@ -34,6 +41,17 @@ class StdinReads:
         self._thread: threading.Thread | None = None   # started at the first read, then kept
         self._kept: deque[str] = deque()   # texts read for a reader that gave up first
         self._failed: BaseException | None = None   # a read that raised, for the next reader
+        renew_in_child(self)
+
+    def renew_after_fork(self) -> None:
+        """In a forked child: a condition of its own (a thread of the parent's may have held
+        it at the fork), no reading thread (the parent's is not here: a read asked of it waited
+        for ever) and no read under way (the parent's read, whose text is the parent's: left
+        "busy", the child's prompt waited on it for ever). Texts already kept stay."""
+        self._cond = threading.Condition()
+        self._reading = False
+        self._wanted = None
+        self._thread = None
 
     def busy(self) -> bool:
         """Whether a read is under way or its text waits for a reader: reading ``source``
