@@ -1477,6 +1477,36 @@ def test_a_read_of_a_call_past_its_timeout_ends_and_the_next_line_is_the_next_re
     assert sys.stdin.readline() == "a second message\n"
 
 
+def test_an_async_tool_s_read_in_its_loop_s_executor_ends_past_its_timeout(
+        runner_factory: Any, typed_stdin: Any) -> None:
+    """An async tool asking the person through ``loop.run_in_executor(None, ...)`` (asyncio's
+    own idiom for a blocking call) from sync code (``run``, as the REPL runs tools): the
+    executor does not copy the context, so its read was no call's. Past the timeout it went on
+    waiting, took the next line typed (the chat's), and what the tool printed before it went to
+    the process's stdout, not to its call."""
+    ended = threading.Event()
+
+    def ask() -> str:
+        print("Oslo or Bergen?")
+        try:
+            return input()
+        except EOFError:
+            ended.set()
+            raise
+
+    async def ask_person() -> str:
+        """Ask the person where to go."""
+        return await asyncio.get_running_loop().run_in_executor(None, ask)
+
+    runner = runner_factory([ask_person], timeout_s=0.3)
+    (r,) = runner.run([ToolCall("c", "ask_person")])
+    assert (r.status, r.output) == ("timeout", "error: ask_person timed out after 0.3s; it "
+                                               "printed:\nOslo or Bergen?")
+    assert ended.wait(10), "the call's read went on after the call was let go of"
+    typed_stdin("a second message")
+    assert sys.stdin.readline() == "a second message\n"
+
+
 class _LoudValue:
     """A value whose text form prints (a debugging ``__str__``)."""
 
