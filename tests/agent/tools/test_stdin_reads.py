@@ -32,6 +32,21 @@ def _counted(made: list[int]) -> Callable[[TextIO], str]:
     return readline
 
 
+def _given_up(reads: StdinReads, how: Callable[[TextIO], str]) -> str:
+    """What a reader (a tool call, in a thread) that gave up once its read had begun got: its
+    read goes on."""
+    gave_up = threading.Event()
+    got: list[str] = []
+    asker = threading.Thread(target=lambda: got.append(reads.read(how, gave_up.is_set)))
+    asker.start()
+    while not reads.busy():   # its read has begun
+        threading.Event().wait(0.01)
+    gave_up.set()
+    reads.wake()
+    asker.join()
+    return got[0]
+
+
 def test_a_read_given_up_on_leaves_its_line_to_the_next_reader(
         pipe: tuple[TextIO, TextIO]) -> None:
     """The first reader (a tool call) gives up before the person types: it is told the input
@@ -40,17 +55,7 @@ def test_a_read_given_up_on_leaves_its_line_to_the_next_reader(
     reads = StdinReads(source)
     assert not reads.busy()   # nothing is read before someone asks
     made: list[int] = []
-    gave_up = threading.Event()
-    first: list[str] = []
-    asker = threading.Thread(target=lambda: first.append(
-        reads.read(_counted(made), gave_up.is_set)))
-    asker.start()
-    while not reads.busy():   # its read has begun
-        threading.Event().wait(0.01)
-    gave_up.set()
-    reads.wake()
-    asker.join()
-    assert first == [""] and reads.busy()
+    assert _given_up(reads, _counted(made)) == "" and reads.busy()
     person.write("for the chat\n")
     person.flush()
     assert reads.read(_counted(made)) == "for the chat\n"
@@ -107,14 +112,7 @@ def test_a_child_forked_while_a_read_was_under_way_is_not_busy_with_it(
     by a parent's thread at the fork (a read ending) was held in the child for ever."""
     source, person = pipe
     reads = StdinReads(source)
-    gave_up = threading.Event()
-    asker = threading.Thread(target=lambda: reads.read(lambda s: s.readline(), gave_up.is_set))
-    asker.start()
-    while not reads.busy():   # its read has begun
-        threading.Event().wait(0.01)
-    gave_up.set()
-    reads.wake()
-    asker.join()
+    _given_up(reads, lambda s: s.readline())
 
     def child() -> object:
         busy = reads.busy()
