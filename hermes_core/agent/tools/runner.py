@@ -527,7 +527,7 @@ class ToolRunner:
     def _invoke(tool: Tool, args: Mapping[str, Any]) -> Any:
         if tool.is_async:   # an async tool called from sync code: its own loop in this thread
             with asyncio.Runner() as runner:
-                runner.get_loop().set_default_executor(_InCallContext())
+                runner.get_loop().set_default_executor(_InCallContext(thread_name_prefix="asyncio"))
                 return runner.run(_call_async(tool.invoke, args))
         return _call_sync(tool.invoke, args)
 
