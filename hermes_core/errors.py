@@ -194,12 +194,14 @@ class UnofferedToolCall(ProviderError):
     The call cannot be answered: Anthropic's API refuses a request holding tool_use or
     tool_result blocks that declares no tools, so the turn would end on a 400 one request later,
     and every later turn of the chat with it. Nothing is run and the turn is not kept. ``tools``
-    names the calls; ``text`` is the start of the model's words beside them (redacted)."""
+    names the calls; ``text`` is the start of the model's words beside them (both redacted)."""
 
     def __init__(self, message: str, *, tools: Sequence[str] = (), text: str = "",
                  **kw: Any) -> None:
         super().__init__(message, **kw)
-        self.tools = tuple(tools)
+        # redacted like the message: a server calling tools nobody offered may echo a key as a
+        # call's name, and ``tools`` is what a caller logs to say what was called
+        self.tools = tuple(redact(name) for name in tools)
         self.text = clip(text, 2000)
 
 

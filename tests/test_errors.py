@@ -150,6 +150,21 @@ def test_structured_output_error_keeps_no_key_the_model_echoed() -> None:
     assert len(e.text) <= 2000
 
 
+def test_an_unoffered_tool_call_keeps_no_key_the_model_echoed_in_a_name_or_its_words() -> None:
+    """A compatible server calling tools the request did not offer is a server not to be
+    trusted with the wire: a key it echoes as a call's name was redacted in the message but
+    kept in clear in ``tools``, which a caller logs to say what the model tried to call."""
+    from hermes_core.errors import UnofferedToolCall
+    from hermes_core.redact import Redactor
+
+    Redactor([_ECHOED])
+    e = UnofferedToolCall(f"m1 answered with a call to {_ECHOED!r}",
+                          tools=(_ECHOED, "get_weather"), text=f"calling {_ECHOED}")
+    for text in (str(e), repr(e), e.text, *e.tools):
+        assert "zq9" not in text, text
+    assert e.tools[1] == "get_weather" and len(e.tools) == 2
+
+
 def test_provider_error_scrubs_a_body_of_any_shape() -> None:
     """``body`` was redacted only when it was a string: a custom provider passing the parsed JSON
     (a mapping, a list) kept an echoed key in it."""

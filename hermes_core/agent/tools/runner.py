@@ -145,6 +145,18 @@ def _call_sync(call: Callable[[Mapping[str, Any]], Any], args: Mapping[str, Any]
         raise _Raised(e) from None
 
 
+class _InCallContext(concurrent.futures.ThreadPoolExecutor):
+    """The default executor of an async tool's own loop (sync ``run``): each function in a copy
+    of the submitter's context, as ``asyncio.to_thread`` does. ``loop.run_in_executor(None, f)``,
+    asyncio's idiom for a blocking call, copies none, so a tool asking the person through it
+    read stdin as no call's (a read past the call's timeout went on and took the chat's next
+    line) and printed to the process's stdout (see :mod:`printed`)."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any,
+               **kwargs: Any) -> concurrent.futures.Future[Any]:
+        return super().submit(contextvars.copy_context().run, fn, *args, **kwargs)
+
+
 async def _call_async(call: Callable[[Mapping[str, Any]], Any], args: Mapping[str, Any]) -> Any:
     # caught inside the coroutine: a SystemExit reaching the task machinery stops the event loop
     try:
@@ -523,7 +535,9 @@ class ToolRunner:
     @staticmethod
     def _invoke(tool: Tool, args: Mapping[str, Any]) -> Any:
         if tool.is_async:   # an async tool called from sync code: its own loop in this thread
-            return asyncio.run(_call_async(tool.invoke, args))
+            with asyncio.Runner() as runner:
+                runner.get_loop().set_default_executor(_InCallContext(thread_name_prefix="asyncio"))
+                return runner.run(_call_async(tool.invoke, args))
         return _call_sync(tool.invoke, args)
 
     def run(self, calls: Sequence[ToolCall], builtins: Mapping[str, Builtin] | None = None, *,

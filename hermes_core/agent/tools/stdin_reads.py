@@ -12,6 +12,11 @@ waiting and is told the input ended (``input()`` raises ``EOFError``, so its thr
 The read it started runs on, and its text, when the person types it, is kept for the next
 reader: the chat's prompt, which asks :meth:`StdinReads.busy` before it reads. Nothing is ever
 read ahead of a reader asking.
+
+A forked child (a worker forked from a process that had run such a call) has none of the parent's
+threads: the reading thread, kept after the first read, and a read it had under way are the
+parent's, so the child starts afresh (:meth:`StdinReads.renew_after_fork`), keeping only texts
+already read, as it keeps the stream's own buffer.
 """
 
 from __future__ import annotations

@@ -1439,15 +1439,21 @@ def typed_stdin(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     writer.close()
 
 
-@pytest.mark.parametrize("use_async", [False, True])
-@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.parametrize(("kind", "use_async"), [
+    ("sync", False), ("sync", True), ("async", False), ("async", True), ("executor", False)])
 def test_a_read_of_a_call_past_its_timeout_ends_and_the_next_line_is_the_next_reader_s(
         runner_factory: Any, typed_stdin: Any, use_async: bool, kind: str) -> None:
     """A tool asking the person with nobody answering: past its timeout the call was answered
     "timed out", but its thread went on waiting on stdin and took the next line the person
     typed, meant for the chat's prompt. The call's read now ends as at the end of the input
     (``input()`` raises EOFError, so its thread ends), and the line typed next is read by the
-    next reader."""
+    next reader.
+
+    ``executor``: an async tool asking through ``loop.run_in_executor(None, ...)`` (asyncio's
+    own idiom for a blocking call) from sync code (``run``, as the REPL runs tools): the loop's
+    executor copied no context, so the read was no call's, went on past the timeout and took
+    the next line, and the question went to the process's stdout, not to the call's answer.
+    (From ``arun`` the loop, and its executor, are the caller's: not given up.)"""
     ended = threading.Event()
 
     def ask() -> str:
@@ -1462,6 +1468,10 @@ def test_a_read_of_a_call_past_its_timeout_ends_and_the_next_line_is_the_next_re
         async def ask_person() -> str:
             """Ask the person where to go."""
             return await asyncio.to_thread(ask)
+    elif kind == "executor":
+        async def ask_person() -> str:
+            """Ask the person where to go."""
+            return await asyncio.get_running_loop().run_in_executor(None, ask)
     else:
         def ask_person() -> str:   # type: ignore[misc]  # the sync twin
             """Ask the person where to go."""
