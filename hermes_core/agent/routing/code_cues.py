@@ -365,8 +365,10 @@ _EN_ASKS = (
     # names the code, where "reverse the list of guests" and "search the house" name none
     rf"|\b(?:{_EN_DS_OP_VERB})\s+(?:(?:an?|the|two|my|this|given)\s+)?"
     rf"(?:(?:sorted|singly|doubly|unsorted|balanced)\s+)?(?:{_EN_ALGORITHM})\b{_EN_NOT_PROSE}"
-    # a judge's problem named ("LeetCode 1 two sum"); "Is LeetCode 75 enough?" is a study plan
-    rf"|\b{_JUDGES}\s*(?:problem\s*|question\s*)?(?:#?\d+\s*[.:-]?\s*)?(?:{_EN_ALGORITHM})\b"
+    # a judge's problem named ("LeetCode 1 two sum"); "Is LeetCode 75 enough?" is a study plan.
+    # The blanks after the number are one run (two \s* around an optional dot split n blanks n²
+    # ways: 10,000 took 8 s)
+    rf"|\b{_JUDGES}\s*(?:problem\s*|question\s*)?(?:#?\d+(?:\s*[.:-])?\s*)?(?:{_EN_ALGORITHM})\b"
     # made with a language: a stack, a queue or any algorithm written in one ending the phrase
     # ("Write a stack in C": a song or a story in C is in a key and names no structure), or a
     # thing the language makes ("Make a Python class for a bank account", "Write a Go HTTP

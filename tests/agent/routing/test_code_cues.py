@@ -752,6 +752,21 @@ def test_a_long_run_of_a_near_miss_is_read_in_linear_time(unit: str) -> None:
     assert large < 8 * small + 0.05, (small, large)
 
 
+# One long run of blanks after a judge's problem number ("LeetCode 1" in a pasted table): the
+# number's blanks were split two ways around an optional dot, n² steps (10,000 took 8 s).
+@pytest.mark.parametrize("head", ["leetcode 1", "leetcode problem 1", "hackerrank #12"])
+@pytest.mark.parametrize("blank", [" ", "\t"])
+def test_one_long_run_of_blanks_after_a_judge_s_problem_number_is_read_in_linear_time(
+        head: str, blank: str) -> None:
+    from hermes_core.agent.routing.code_cues import asks_for_code
+
+    def read(text: str) -> object:
+        return asks_for_code(head + text)
+
+    small, large = _cpu_of(read, blank, 1_000), _cpu_of(read, blank, 4_000)
+    assert large < 8 * small + 0.05, (small, large)
+
+
 def _cpu_of(read: Callable[[str], object], unit: str, chars: int) -> float:
     """The least CPU time of two reads of ``unit`` repeated to ``chars`` characters and an x."""
     import time
