@@ -216,6 +216,13 @@ _JA_CODE = "コード" + "".join(f"(?<!{kind}コード)" for kind in (
 _JA_CODE_NOUN = _JA_CODE + r"|関数|スクリプト|正規表現|単体テスト|ユニットテスト|テストコード"
 _JA_WEAK_NOUN = r"プログラム|テスト"      # also a festival's programme, a school test
 _JA_CODE_VERB = r"書|実装|修正|デバッグ|作成|作っ|作る|リファクタ"
+# An algorithm or structure made (二分探索を書いて, LRUキャッシュを実装して), not written about
+# (an article, a poem); a stack or queue only implemented (トラックがスタックした is stuck)
+_JA_ALGORITHM = (r"(?=[二クマバ挿選ヒ連リハLlダ深幅優ト])(?:二分探索木?|二分木|(?:クイック|マージ|バブル|挿入"
+                 r"|選択|ヒープ)ソート|連結リスト|リンクリスト|ハッシュ(?:テーブル|マップ)|LRUキャッシュ"
+                 r"|ダイクストラ法?|深さ優先探索|幅優先探索|優先度付きキュー|トライ木)"
+                 r"(?:(?!説明|記事|レポート|解説|紹介|詩|物語|作文|感想|歌|ブログ)[^。！？?!\n]){0,12}?"
+                 r"(?:実装|書い|書く|書け)|(?:スタック|(?<!ベ)キュー)を?実装")
 _JA_CODE_ONLY_NOUN = _JA_CODE + r"|正規表現|単体テスト|ユニットテスト"   # 説明 takes only these
 # Music the phrase is about ("the song in C", "rewrite this melody in C"): C is a key there.
 _NOT_A_KEY = (r"(?![^.?!\n]{0,60}?\b(?i:songs?|melod(?:y|ies)|chords?|progressions?|tunes?|scales?"
@@ -290,7 +297,10 @@ _NOT_A_TRIP = (r"(?!(?=[^.?!\n]{0,60}?\bin\s+java\b)[^.?!\n]{0,60}?\b(?:hostels?
 # for a Flask app", "java program to check palindrome"); one for beginners is a course
 _EN_NAMED_THING = (r"regex(?:es)?|regular\s+expressions?|unit\s+tests?|" + _EN_ARTIFACT
                    + r"|(?:" + _LANGS + "|" + _C_LANG + r")\s+(?:functions?|methods?|scripts?"
-                   r"|programs?|quer(?:y|ies)|one-?liners?|commands?|snippets?|statements?)")
+                   r"|programs?|quer(?:y|ies)|one-?liners?|commands?|snippets?|statements?)"
+                   # a framework's part ("django model for a blog"; Rails and Spring are words)
+                   r"|(?:flask|django|fastapi|laravel)\s+(?:apps?|applications?|routes?|endpoints?"
+                   r"|views?|models?|serializers?|forms?)")
 _FOR_WHAT = (r"\s+(?:to\s+(?!(?:learn|study|know|master|read)\b)\w|that\b|which\b"
              r"|for\s+(?!(?:beginners|dummies|kids|newbies|novices|students|experts|everyone"
              r"|interviews?)\b)\w)")
@@ -454,7 +464,7 @@ _ASKS_FOR_CODE = re.compile(
     r"(?!样|樣|学|學|入门|入門|选|選)"
     rf"|(?:{_JA_CODE_NOUN})[^。！？?!\n]{{0,12}}?(?:{_JA_CODE_VERB})"
     rf"|(?:{_JA_WEAK_NOUN})[^。！？?!\n]{{0,12}}?(?:書|実装|修正|デバッグ|リファクタ)"
-    rf"|(?:{_JA_CODE_ONLY_NOUN})[^。！？?!\n]{{0,12}}?(?:説明|解説)"
+    rf"|(?:{_JA_CODE_ONLY_NOUN})[^。！？?!\n]{{0,12}}?(?:説明|解説)|{_JA_ALGORITHM}"
     # Pythonで書いて, Pythonでリストを逆順にする方法 (用Python写 / 怎么); "Rで始まる名前" is a letter
     # (a look at an ASCII word's start first: tried at every place, the names cost half the scan)
     rf"|(?=[a-z]){_ASCII_START}(?:{_LANGS}|{_C_LANG})(?:\s*言語)?\s*で(?!始|終)[^。！？?!\n]{{0,20}}?"

@@ -505,6 +505,10 @@ CODE_REQUESTS: tuple[str, ...] = (
     "Write a stack in C++", "two sum in C++", "binary search in C#", "How do I read a file in C++?",
     "Sort a list in C++", "C言語でスタックを実装して", "C言語でクイックソートを書いて",
     "QRコードを生成するコードを書いて",
+    # a framework's part with what it is for, as a Dockerfile for one is; a Japanese algorithm
+    # or structure made (スタックを実装して, as "Implement a stack")
+    "django model for a blog", "fastapi endpoint for file upload", "flask route to upload a file",
+    "LRUキャッシュを実装して", "クイックソートを実装して", "スタックを実装して", "二分探索を書いて",
 )
 
 # Their twins, which are not requests for code and keep the slot the rules gave them before:
@@ -670,6 +674,10 @@ NOT_CODE: tuple[tuple[str, str], ...] = (
     ("QRコードを作って", "fast"), ("バーコードを作成して", "fast"), ("ドレスコードを書いて", "fast"),
     ("クーポンコードを作って", "fast"), ("招待コードを作成して", "fast"),
     ("Explain the genetic code to kids", "fast"),
+    ("Django model for beginners", "fast"), ("Django film for a Friday night", "fast"),
+    ("二分探索とは何ですか", "fast"), ("クイックソートについての記事を書いて", "fast"),
+    ("スタックについての詩を書いて", "fast"), ("トラックがスタックしたことを書いて", "fast"),
+    ("バーベキューの段取りを書いて", "fast"), ("キューに並ぶ", "fast"),
 )
 
 _ROUTING = {"default_model": "gpt-4o", "fast_model": "gpt-4o-mini", "code_model": "gpt-4.1"}
@@ -753,7 +761,8 @@ def test_a_name_read_cased_keeps_its_case_and_a_longer_lower_case_reads_the_text
     "how do i find a hotel ", "how to in java ", "rewrite the chorus ",
     "reverse ", "reverse linked ", "two sum ", "leetcode ", "write a stack ", "make a Python ",
     "make a Go http ", "with pandas ", ". read with pandas ", "qr code ", "generate a qr code ",
-    "in C++ ", "two sum in C++ ", "C 言語 ", "qrコードを作って",
+    "in C++ ", "two sum in C++ ", "C 言語 ", "qrコードを作って", "django model ", "二分探索",
+    "スタック", "クイックソートの記事", "バーベキュー",
 ])
 def test_a_long_run_of_a_near_miss_is_read_in_linear_time(unit: str) -> None:
     from hermes_core.agent.routing.code_cues import asks_for_code
