@@ -208,16 +208,17 @@ def test_a_bare_shell_word_among_a_person_s_words_or_a_token_s_code_is_not_techn
 def test_each_first_letter_look_holds_every_letter_its_pattern_can_start_with(
         first_letters: Callable[[str, int], set[str] | None]) -> None:
     from hermes_core.agent.routing import code_cues as cc
+    from hermes_core.agent.routing import status_cues as sc
 
     cjk = first_letters(f"(?:{cc._ZH_CODE_NOUN}|{cc._JA_CODE_NOUN}|{cc._CJK_FAULT}"
-                        f"|{cc._CJK_SHARED}|{cc.CJK_STATUS})", re.IGNORECASE)
+                        f"|{cc._CJK_SHARED}|{sc.CJK_STATUS})", re.IGNORECASE)
     assert cjk is not None
     assert cjk - set(cc.CJK_WORD_OPENS) == set()
     shared = first_letters(cc._SHARED_IN_CONTEXT.removeprefix("(?=[cdhmrst])"), re.IGNORECASE)
     assert shared is not None
     assert {c.lower() for c in shared} - set("cdhmrst") == set()
-    part_opens = cc.STATUS_AFTER_PART[len("(?=["):cc.STATUS_AFTER_PART.index("]")]
-    after_part = first_letters(cc.STATUS_AFTER_PART.removeprefix(f"(?=[{part_opens}])"),
+    part_opens = sc.STATUS_AFTER_PART[len("(?=["):sc.STATUS_AFTER_PART.index("]")]
+    after_part = first_letters(sc.STATUS_AFTER_PART.removeprefix(f"(?=[{part_opens}])"),
                                re.IGNORECASE)
     assert after_part is not None
     assert {c.lower() for c in after_part} - set(part_opens) == set()
