@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 
+from hermes_core.agent.routing.status_cues import CJK_STATUS, STATUS_AFTER_PART, STATUS_NUMBER
+
 CODE_BLOCK = re.compile(r"```|~~~")
 URL = re.compile(r"\bhttps?://[^\s<>\"']+", re.IGNORECASE)
 # An ASCII word's edges where CJK text may touch it (\\b sees none between 行 and m)
@@ -172,7 +174,8 @@ _EN_WEB_CODE = (r"(?:react|vue|angular|svelte)\s+(?:components?|hooks?)|(?:rest|
 _TOKEN_CODE_KINDS = ("qr", "bar", "promo", "promotional", "discount", "coupon", "voucher", "gift",
                      "referral", "verification", "confirmation", "activation", "access", "zip",
                      "postal", "post", "area", "country", "dress", "morse", "color", "colour",
-                     "tracking", "booking", "invite", "invitation", "security", "pin", "otp")
+                     "tracking", "booking", "invite", "invitation", "security", "pin", "otp",
+                     "genetic")   # and life's code
 _NOT_A_TOKEN_CODE = "".join(rf"(?<!\b{kind}\scode)" for kind in _TOKEN_CODE_KINDS)
 # what a language names beside it ("a bash one-liner", "a Kotlin data class", "a TS type");
 # "a Java developer" and "Python snakes" are no code
@@ -205,10 +208,22 @@ _ZH_NOT_PROSE = (r"(?![^。！？?!\n]{0,8}?(?:文章|报告|報告|通知|方�
                  # ("写一个快排，再讲个笑话" asks for the sort, then a joke)
                  r"(?![^。！？?!\n，,；;]{0,8}?(?:段子|笑话|笑話|教案|讲义|講義|课件|課件|口诀|口訣|讲稿|講稿"
                  r"|演讲|演講|简介|簡介|歌词|歌詞|顺口溜|順口溜))")
-_JA_CODE_NOUN = r"関数|コード|スクリプト|正規表現|単体テスト|ユニットテスト|テストコード"
+# a code one scans, redeems or dresses by (QRコード, クーポンコード, ドレスコード), as in English
+_JA_CODE = "コード" + "".join(f"(?<!{kind}コード)" for kind in (
+    "qr", "バー", "ドレス", "クーポン", "プロモ", "プロモーション", "割引", "招待", "認証", "確認",
+    "アクセス", "モールス", "カラー", "郵便", "追跡", "予約", "セキュリティ", "pin", "ギフト", "紹介",
+    "アクティベーション", "ワンタイム"))
+_JA_CODE_NOUN = _JA_CODE + r"|関数|スクリプト|正規表現|単体テスト|ユニットテスト|テストコード"
 _JA_WEAK_NOUN = r"プログラム|テスト"      # also a festival's programme, a school test
 _JA_CODE_VERB = r"書|実装|修正|デバッグ|作成|作っ|作る|リファクタ"
-_JA_CODE_ONLY_NOUN = r"コード|正規表現|単体テスト|ユニットテスト"   # 説明 takes only these
+# An algorithm or structure made (二分探索を書いて, LRUキャッシュを実装して), not written about
+# (an article, a poem); a stack or queue only implemented (トラックがスタックした is stuck)
+_JA_ALGORITHM = (r"(?=[二クマバ挿選ヒ連リハLlダ深幅優ト])(?:二分探索木?|二分木|(?:クイック|マージ|バブル|挿入"
+                 r"|選択|ヒープ)ソート|連結リスト|リンクリスト|ハッシュ(?:テーブル|マップ)|LRUキャッシュ"
+                 r"|ダイクストラ法?|深さ優先探索|幅優先探索|優先度付きキュー|トライ木)"
+                 r"(?:(?!説明|記事|レポート|解説|紹介|詩|物語|作文|感想|歌|ブログ)[^。！？?!\n]){0,12}?"
+                 r"(?:実装|書い|書く|書け)|(?:スタック|(?<!ベ)キュー)を?実装")
+_JA_CODE_ONLY_NOUN = _JA_CODE + r"|正規表現|単体テスト|ユニットテスト"   # 説明 takes only these
 # Music the phrase is about ("the song in C", "rewrite this melody in C"): C is a key there.
 _NOT_A_KEY = (r"(?![^.?!\n]{0,60}?\b(?i:songs?|melod(?:y|ies)|chords?|progressions?|tunes?|scales?"
               r"|music|riffs?|pieces?|arrangements?|chorus(?:es)?|verses?|lyrics|solos?|harmon(?:y|ies)"
@@ -252,6 +267,9 @@ _ZH_ALGORITHM = (
     r"|廣度優先搜尋|DFS|BFS|迪杰斯特拉|Dijkstra|KMP|斐波那契|防抖函数|防抖函數|节流函数|節流函數"
     # and a web crawler, named by what it does (爬虫类 are reptiles)
     r"|爬虫(?![类類])|爬蟲(?![类類])")
+# Where a language's name ends: a word edge, or its last letter a + or # (C++, C#: \b finds no
+# edge after them, and "Write a stack in C++" was read as no language)
+_NAME_END = r"(?:\b|(?<=[+#]))"
 # Where a language ends its phrase, or goes on as a programmer's does ("in Python using pandas")
 _LANG_ENDS = (r"(?=\s*(?:$|[?.!,;:)]|(?:using|with|without|and|or|for|to|so|that|when|if|code"
               r"|\d)\b))")
@@ -279,7 +297,10 @@ _NOT_A_TRIP = (r"(?!(?=[^.?!\n]{0,60}?\bin\s+java\b)[^.?!\n]{0,60}?\b(?:hostels?
 # for a Flask app", "java program to check palindrome"); one for beginners is a course
 _EN_NAMED_THING = (r"regex(?:es)?|regular\s+expressions?|unit\s+tests?|" + _EN_ARTIFACT
                    + r"|(?:" + _LANGS + "|" + _C_LANG + r")\s+(?:functions?|methods?|scripts?"
-                   r"|programs?|quer(?:y|ies)|one-?liners?|commands?|snippets?|statements?)")
+                   r"|programs?|quer(?:y|ies)|one-?liners?|commands?|snippets?|statements?)"
+                   # a framework's part ("django model for a blog"; Rails and Spring are words)
+                   r"|(?:flask|django|fastapi|laravel)\s+(?:apps?|applications?|routes?|endpoints?"
+                   r"|views?|models?|serializers?|forms?)")
 _FOR_WHAT = (r"\s+(?:to\s+(?!(?:learn|study|know|master|read)\b)\w|that\b|which\b"
              r"|for\s+(?!(?:beginners|dummies|kids|newbies|novices|students|experts|everyone"
              r"|interviews?)\b)\w)")
@@ -357,16 +378,18 @@ _EN_ASKS = (
     # an algorithm, then its implementation, a language ending the phrase a few words on ("two
     # sum leetcode python"; "the linked list in Java is slow" goes on past the name) or a
     # judge's name: one branch, so the long list of names is tried once at each place
-    rf"|\b(?:{_EN_ALGORITHM})(?:\s+implementations?\b|\s+(?:in|using|with)\s+(?:{_LANGS}|{_C_LANG})\b"
-    rf"{_LANG_ENDS}|\b[^.?!\n]{{0,24}}?\b(?:{_LANGS}|{_C_LANG})\b(?!\s*'s){_LANG_ENDS}"
+    rf"|\b(?:{_EN_ALGORITHM})(?:\s+implementations?\b|\s+(?:in|using|with)\s+(?:{_LANGS}|{_C_LANG}){_NAME_END}"
+    rf"{_LANG_ENDS}|\b[^.?!\n]{{0,24}}?\b(?:{_LANGS}|{_C_LANG}){_NAME_END}(?!\s*'s){_LANG_ENDS}"
     rf"|\s+{_JUDGES}\b)"
     rf"|{_ASCII_START}(?:{_LANGS})\s+(?:{_EN_ALGORITHM})\b"
     # a data structure worked on ("reverse linked list", "invert a binary tree"): the structure
     # names the code, where "reverse the list of guests" and "search the house" name none
     rf"|\b(?:{_EN_DS_OP_VERB})\s+(?:(?:an?|the|two|my|this|given)\s+)?"
     rf"(?:(?:sorted|singly|doubly|unsorted|balanced)\s+)?(?:{_EN_ALGORITHM})\b{_EN_NOT_PROSE}"
-    # a judge's problem named ("LeetCode 1 two sum"); "Is LeetCode 75 enough?" is a study plan
-    rf"|\b{_JUDGES}\s*(?:problem\s*|question\s*)?(?:#?\d+\s*[.:-]?\s*)?(?:{_EN_ALGORITHM})\b"
+    # a judge's problem named ("LeetCode 1 two sum"); "Is LeetCode 75 enough?" is a study plan.
+    # The blanks after the number are one run (two \s* around an optional dot split n blanks n²
+    # ways: 10,000 took 8 s)
+    rf"|\b{_JUDGES}\s*(?:problem\s*|question\s*)?(?:#?\d+(?:\s*[.:-])?\s*)?(?:{_EN_ALGORITHM})\b"
     # made with a language: a stack, a queue or any algorithm written in one ending the phrase
     # ("Write a stack in C": a song or a story in C is in a key and names no structure), or a
     # thing the language makes ("Make a Python class for a bank account", "Write a Go HTTP
@@ -374,14 +397,14 @@ _EN_ASKS = (
     rf"|\b(?:write|writing|code|coding|create|build|make|implement(?:s|ed|ing)?|design|define"
     rf"|give\s+me|show\s+me)\s+(?:(?:me|us)\s+)?(?:(?:an?|the|some|one|my|our|my\s+own|your\s+own)\s+)?"
     rf"(?:(?:{_EN_ALGORITHM_ADJ}|new)\s+){{0,2}}(?:(?:stacks?|queues?|deques?|{_EN_ALGORITHM})\s+"
-    rf"(?:in|using)\s+(?:{_LANGS}|{_C_LANG})\b(?!\s*'s){_LANG_ENDS}"
+    rf"(?:in|using)\s+(?:{_LANGS}|{_C_LANG}){_NAME_END}(?!\s*'s){_LANG_ENDS}"
     rf"|(?:{_LANGS}|{_C_LANG})\s+(?:[\w.-]+\s+)?(?:{_EN_BUILT_THING})\b{_NOT_A_COURSE}{_THING_ENDS})"
     # a task said first, done in a language ending the phrase
     rf"|(?:(?<![^.!?\n])|(?<=[.!?\n][^\S\n])|(?<=[.!?\n][^\S\n]{{2}})|(?<=\bplease\s)|(?<=\bpls\s))"
     rf"(?:{_EN_TASK_VERB})\b"
     + _NOT_A_CAREER + _NOT_A_TRIP + _NOT_THE_ANIMAL +
     rf"[^.?!\n]{{0,60}}?\b(?:in|using|with(?!\s+(?:julia|ruby|(?-i:R))\b))\s+"
-    rf"(?!(?-i:SWIFT)\b)(?:{_LANGS}|{_LIBRARIES})\b(?!\s*'s){_LANG_ENDS}"
+    rf"(?!(?-i:SWIFT)\b)(?:{_LANGS}|{_LIBRARIES}){_NAME_END}(?!\s*'s){_LANG_ENDS}"
     # a code thing and what it is for; code pointed at and worked on; code put into a language
     rf"|\b(?:{_EN_NAMED_THING}){_FOR_WHAT}"
     rf"|\b(?:{_EN_EVERYDAY_VERB})\s+(?:{_EN_POINTED_CODE})\b"
@@ -412,7 +435,7 @@ _ASKS_FOR_CODE = re.compile(
     # the language ends the phrase: "with ruby stones", "with java beans", "R&D" and the bank
     # network SWIFT are not code; "with Julia", "with Ruby" are people, "starting with R" a letter
     rf"\b(?:in|using|with(?!\s+(?:julia|ruby|(?-i:R))\b))\s+(?!(?-i:SWIFT)\b)(?:{_LANGS}|{_LIBRARIES})"
-    r"\b(?!\s*'s)(?=\s*(?:$|[?.!,;:)]|(?:using|with|without|and|or|for|to|so|that|when|if|code|\d)\b))"
+    rf"{_NAME_END}(?!\s*'s)(?=\s*(?:$|[?.!,;:)]|(?:using|with|without|and|or|for|to|so|that|when|if|code|\d)\b))"
     rf"|\b(?:implement|implementing|port|rewrite|compile|optimi[sz]e|program)\b"
     # "rewrite this melody in C": a key
     + _NOT_A_KEY +
@@ -441,10 +464,10 @@ _ASKS_FOR_CODE = re.compile(
     r"(?!样|樣|学|學|入门|入門|选|選)"
     rf"|(?:{_JA_CODE_NOUN})[^。！？?!\n]{{0,12}}?(?:{_JA_CODE_VERB})"
     rf"|(?:{_JA_WEAK_NOUN})[^。！？?!\n]{{0,12}}?(?:書|実装|修正|デバッグ|リファクタ)"
-    rf"|(?:{_JA_CODE_ONLY_NOUN})[^。！？?!\n]{{0,12}}?(?:説明|解説)"
+    rf"|(?:{_JA_CODE_ONLY_NOUN})[^。！？?!\n]{{0,12}}?(?:説明|解説)|{_JA_ALGORITHM}"
     # Pythonで書いて, Pythonでリストを逆順にする方法 (用Python写 / 怎么); "Rで始まる名前" is a letter
     # (a look at an ASCII word's start first: tried at every place, the names cost half the scan)
-    rf"|(?=[a-z]){_ASCII_START}(?:{_LANGS}|{_C_LANG})\s*で(?!始|終)[^。！？?!\n]{{0,20}}?"
+    rf"|(?=[a-z]){_ASCII_START}(?:{_LANGS}|{_C_LANG})(?:\s*言語)?\s*で(?!始|終)[^。！？?!\n]{{0,20}}?"
     r"(?:書|実装|どう(?:やって|すれば)|方法|には)",
     re.IGNORECASE)
 
@@ -584,50 +607,6 @@ _CJK_SHARED = (
     r"(?<!ウオーター)(?<!ドリンク)サーバ(?:ー(?!ント)|(?![ンルー]))"
     r"|スレッド(?:プール|セーフ|ダンプ|ローカル)|(?:マルチ|メイン|ワーカー|シングル)スレッド|ヒープ")
 
-# An HTTP status number (4xx, 5xx) beside a part of a running system: "a 502 from the server",
-# "a 500 error", "502 Bad Gateway", 502错误, 503ステータス; after a part that returns, throws or
-# shows it ("the gateway returned 504", 网关返回504, ページが404に). Not a tip from a server ($500),
-# 400 people at a site, a count of errors made, room 502 (502房间, 502号室), a score (502分).
-_STATUS = r"[45]\d\d(?![\d,]|\.\d)"
-# a status number ends its phrase or goes on as a status does (an error, again, on a request)
-_STATUS_ENDS = (r"(?=\s*(?:$|[^\w\s]|(?:errors?|status|response|bad|gateway|service|internal|not"
-                r"|forbidden|again|every|each|when|after|on|for|to|and|or|but|because|now"
-                r"|sometimes|randomly|intermittently)\b))")
-_STATUS_NUMBER = (
-    rf"(?<![$£€¥]){_STATUS}(?:\s+(?:(?:errors?|status|responses?)\s+)?from\s+"
-    r"(?:(?:the|a|an|our|my|his|her|their|its|this|that)\s+)?(?:web\s+|api\s+|app\s+)?"
-    r"(?:servers?|prox(?:y|ies)|gateways?|backends?|apis?|load\s+balancers?|nginx|cdn|endpoints?"
-    r"|upstream|websites?)\b"
-    r"|\s+(?:bad\s+gateway|gateway\s+time-?out|service\s+unavailable|internal\s+server\s+error"
-    r"|not\s+found|forbidden|unauthori[sz]ed|too\s+many\s+requests)\b"
-    r"|\s*(?:错误|錯誤|状态码|狀態碼|エラー|ステータス|を返|が返))"
-    # "a 500 error": one error a page shows, not 400 errors made
-    r"|(?:(?<=\ba\s)|(?<=\ban\s)|(?<=\bthe\s)|(?<=http\s))"
-    rf"{_STATUS}\s+(?:error|response|status\s+code|page)\b"
-    # a status or an error named so ("status 404", "error: 500"), the number ending the phrase
-    # or going on as a status does ("status 400 followers" is a count)
-    r"|(?:(?<=status\s)|(?<=error\s)|(?<=status:\s)|(?<=error:\s)|(?<=status=))"
-    rf"{_STATUS}{_STATUS_ENDS}")
-_STATUS_AFTER_PART = (
-    r"(?=[bcglnpsuw])(?:prox(?:y|ies)|gateways?|backends?|nginx|cdn|upstream"
-    r"|load\s+balancers?|websites?|sites?|pages?)\s+(?:returns?|returned|returning|gives?|gave"
-    r"|throws?|threw|sends?|sent|shows?|showed|respond(?:s|ed)?\s+with|is\s+returning"
-    r"|keeps\s+(?:returning|giving|throwing))\s+(?:an?\s+|http\s+)?"
-    rf"{_STATUS}{_STATUS_ENDS}")
-# (nor money, a tally or a unit: 500万, 500多人, 400余, 400美元, 400ドル, 500ポイント, 400枚)
-_NOT_A_COUNT = (r"(?![\d号號房室分元块塊人个個名位次天年米页頁点円件回万萬亿億多余餘来來美港欧歐英"
-                r"韩韓澳加日千百斤克公吨噸岁歳枚本冊頭匹ドポ])")
-_CJK_STATUS = (
-    rf"(?:报|報|返回)\s*{_STATUS}{_NOT_A_COUNT}"
-    # a status or error code named so (状态码404, 错误码是500, 返回码: 502)
-    r"|(?:状态|狀態|错误|錯誤|返回|响应|響應)(?:码|碼)(?:是|为|為|[:：=])?\s*"
-    rf"{_STATUS}{_NOT_A_COUNT}"
-    r"|(?:网站|網站|网页|網頁|页面|頁面|网关|網關|代理|后端|後端|负载均衡|負載均衡)"
-    r"(?:一直|总是|總是|老是|又|还是|還是)?(?:报|報|返回|出现|出現|显示|顯示)?\s*"
-    rf"{_STATUS}{_NOT_A_COUNT}"
-    r"|(?:ページ|サイト|ゲートウェイ|プロキシ|バックエンド)(?:が|は|で|から)?\s*"
-    rf"{_STATUS}{_NOT_A_COUNT}")
-
 # An API in capitals or a programmer's lower case, read cased (on the text, not the folded
 # text): "Apis" so spelled is the honeybees' genus, the Egyptian bull or a name; not an API
 # heritage, API students (Asian Pacific Islander).
@@ -667,12 +646,12 @@ CJK_WORD_OPENS = ("bBsS代程正单單単函算演接脚腳関コスユテ报報
 TECHNICAL_WORD = re.compile(
     # a look at the first letter first: most places in a text fail in one step
     rf"(?=[a-z]){_ASCII_START}(?:{_EN_CODE_NOUN}|{_NAMED_LANGS}|{_FAULT}|{_SYSTEMS}"
-    rf"|{_SHARED_IN_CONTEXT}|{_STATUS_AFTER_PART}){_ASCII_END}"
-    rf"|(?=[45]){_ASCII_START}{_STATUS_NUMBER}"
+    rf"|{_SHARED_IN_CONTEXT}|{STATUS_AFTER_PART}){_ASCII_END}"
+    rf"|(?=[45]){_ASCII_START}{STATUS_NUMBER}"
     # a CJK word may follow an ASCII letter (DBタイムアウト, Javaコンパイル); a Latin one among
     # them (bug, SQL) may not ("ladybug" holds no bug)
     rf"|(?=[{CJK_WORD_OPENS}])(?:(?![A-Za-z0-9_])|{_ASCII_START})"
-    rf"(?:{_ZH_CODE_NOUN}|{_JA_CODE_NOUN}|{_CJK_FAULT}|{_CJK_SHARED}|{_CJK_STATUS})",
+    rf"(?:{_ZH_CODE_NOUN}|{_JA_CODE_NOUN}|{_CJK_FAULT}|{_CJK_SHARED}|{CJK_STATUS})",
     re.IGNORECASE)
 
 # Go, R and C spelled as words other words share ("Go home", R&B, Plan C, vitamin C, a grade C),
