@@ -140,7 +140,9 @@ _FEEDBACK = re.compile(r"\b(?:questions?|feedback|comments?|suggestions?|request
 # "You have been granted access to the shared drive." with no grantor named: a notice, an order
 # only through its next sentence
 ACCESS_NOTICE = re.compile(r"\byou(?:\s+now)?(?:\s+have|'ve|\s+were|\s+are)\s+(?:now\s+)?(?:been\s+(?:given|granted)\s+)?"
-                           r"(?:\w+\s+){0,2}?access\b")
+                           r"(?:\w+\s+){0,2}?access\b|"
+                           r"(?:你|您)(?:现在|現在)?(?:已经?|已經)?(?:获得|獲得|拥有|擁有|被授予|得到)(?:了)?[^。\n]{0,20}?"
+                           r"(?:访问|訪問|使用)(?:权限|權限|权|權)")
 _ACCESS = re.compile(r"\baccess\b|acceso|accès|\bzugriff|访问|訪問|アクセス|閲覧")
 _ACCESS_DANGER = re.compile(
     r"\b(?:full|unrestricted|complete|root|sudo|admin\w*\s+(?:rights|privileges|access)|credential|passw|secret|token|"
@@ -269,10 +271,10 @@ DECEIT = _c(
     r"\s+you)|deny\b|lie\b)",
     r"\bdeny\s+(?:it|everything|(?:that\s+)?you\s+\w+|having\s+\w+|doing\s+\w+)\s+(?:if|when|should)\s+" + _EN_USER
     + r"\s+(?:ever\s+)?asks?\b",
-    r"\b(?:tell|assure|inform|report\s+to)\s+" + _EN_USER + r"\s+(?:that\s+)?[^.\n]{0,60}?\b(?:succeeded|worked|"
-    r"went\s+(?:fine|well)|(?:is|was)\s+(?:fine|ok|okay|done|complete|successful))\b[^.\n]{0,10}?\b(?:even\s+(?:if|though|"
-    r"when)\s+[^.\n,;]{0,30}?\b(?:fail\w*|not|\w+n'?t|never|broke\w*|crash\w*|error\w*|lost|missing|nothing|"
-    r"partial\w*|incomplete|wrong|bad)\b|regardless)\b",
+    r"\b(?:tell|assure|inform|report\s+to)\s+" + _EN_USER + r"\s+(?:that\s+)?[^.\n]{0,60}?\b(?:succeeded|worked|passed|"
+    r"went\s+(?:fine|well|through)|nothing\s+(?:was|got|has\s+been)\s+\w+|(?:is|was)\s+(?:fine|ok|okay|done|complete|successful))\b[^.\n]{0,10}?\b(?:even\s+(?:if|though|"
+    r"when)\s+[^.\n,;]{0,30}?\b(?:fail\w*|not|\w+n't|never|broke\w*|crash\w*|error\w*|lost|missing|nothing|"
+    r"partial\w*|incomplete|wrong|bad|delet\w*|remov\w*|wiped|erased|sent|moved|changed|touched)\b|regardless)\b",
     r"(?:如果|若|要是|假如|万一|萬一)" + _ZH_USER + r"(?:问起|問起|追问|追問|问|問|查问|查問)[^。\n]{0,12}?(?:就|你就)?(?:说|說|回答|"
     r"告诉他|告訴他)(?:你)?(?:(?:什么都没|什麼都沒|没有|沒有|没|沒|从未|從未)(?:做|碰|动|動|删|刪|发|發|改|转|轉|移|传|傳|"
     r"执行|執行|运行|運行|访问|訪問|打开|打開)|不是你)",
@@ -379,7 +381,7 @@ def _sentence(view: str, start: int, end: int) -> str:
 
 # --------------------------------------------------------------------------- standing orders
 
-_EN_MARK = (r"\b(?:from\s+now\s+on|henceforth|going\s+forward|from\s+(?:this|here)\s+(?:point\s+)?(?:on|onwards?|forward)|"
+_EN_MARK = (r"\b(?:from\s+now\s+on|henceforth|going\s+forward|(?:starting|as\s+of)\s+(?:now|today)|from\s+(?:this|here)\s+(?:point\s+)?(?:on|onwards?|forward)|"
             r"in\s+(?:all\s+)?future\s+(?:sessions|tasks|conversations|chats|turns|requests)|for\s+(?:all\s+)?(?:future|"
             r"subsequent)\s+(?:sessions|tasks|conversations|chats|turns|requests)|for\s+the\s+rest\s+of\s+(?:this|the)\s+"
             r"(?:session|conversation|chat))")
@@ -403,6 +405,20 @@ _EN_IMPERATIVE = (r"[,:]?\s+(?:please\s+)?(?:you\s+(?:should|must|shall|will|can
 # subject ("the CLI deletes temp files") is a report of what the software does
 _EN_READER = (r"[,:]?\s+the\s+(?:ai\s+)?(?:assistant|agent|ai|model|bot|chatbot)\s+(?:(?:should|must|shall|will|can|may|"
               r"is\s+to|needs\s+to|has\s+to)\s+)?(?:(?:always|just|simply|also|automatically)\s+)?[a-z]+\b")
+_READER_AT = re.compile(_EN_READER)
+_IMPERATIVE_AT = re.compile(_EN_IMPERATIVE)
+# "from now on, the bot merges translations from Crowdin automatically", "… the assistant removes
+# trailing whitespace automatically on save": the reader in the third person doing something on
+# its own is a feature described, unless the user's say is skipped in other words or it acts on
+# all of something, on money or on what is stored ("… approves all payments automatically",
+# "… deletes old backups automatically")
+_READER_SKIP = re.compile(r"\bwithout\b|\b(?:never|don'?t|do\s+not|no\s+longer|stop)\s+(?:\w+\s+)?ask|\bskip|"
+                          r"\bauto-?(?:approv|merg)|\bno\s+questions\s+asked\b|\bsilent|\bquiet|\bsecret")
+_READER_STAKES = re.compile(
+    r"\b(?:all|every|each|any|everything|anything|payments?|refunds?|funds|money|invoices?|transfers?|charges?|backups?|files?|"
+    r"folders?|director(?:y|ies)|database|tables?|records|data|repos?|repositor(?:y|ies)|branch(?:es)?|commands?|scripts?|"
+    r"credentials?|passwords?|secrets?|keys?|pull\s+requests?|merge\s+requests?|prs?|commits?|main|master|production|prod|"
+    r"accounts?|users?|emails?|messages?|orders?)\b|\$\d")
 # the word after a standing mark, when a word in -s follows it
 _EN_SUBJECT = re.compile(r"[,:]?\s+(?:(?:always|just|also|automatically)\s+)?([a-z][\w-]*)\s+[a-z]*[^s\W]s\b")
 # a name in the text as written: capitalised after a comma or colon, or after "on"/"forward"
@@ -510,7 +526,7 @@ _SECRECY_GATE = re.compile(
     r"benutzer|nutzer|anwender|kunden|besitzer")
 _SCRIPT_GATE = re.compile(r"curl|wget|iwr|irm|invoke-|iex")
 _STANDING_GATE = re.compile(
-    r"from now|henceforth|going forward|from this|from here|future|subsequent|rest of|从现在|從現在|从今|從今|今后|今後|以后|"
+    r"from now|henceforth|going forward|from this|from here|starting now|starting today|as of now|as of today|future|subsequent|rest of|从现在|從現在|从今|從今|今后|今後|以后|"
     r"以後|此后|此後|往后|往後|日后|日後|これから|以降|今から|次回から|ahora|adelante|sucesivo|désormais|dorénavant|maintenant|"
     r"avenir|ab jetzt|ab sofort|nun an|jetzt an|künftig|zukunft|fortan|zukünftig")
 
@@ -578,7 +594,7 @@ def standing_order(view: str, *, data: bool, raw: str = "") -> tuple[str, str] |
                     not (after and _orders_next(view, after.end())):
                 continue   # a notice of access to a shared resource
         return "role-hijack", m.group()[:80]
-    for m in ACCESS_NOTICE.finditer(view) if "access" in view else ():
+    for m in ACCESS_NOTICE.finditer(view) if "access" in view or "权" in view or "權" in view else ():
         after = _SENTENCE_END.search(view, m.end(), m.end() + 300)
         if after and _orders_next(view, after.end(), granted=False):
             return "role-hijack", m.group()[:80]
@@ -623,6 +639,9 @@ def standing_order(view: str, *, data: bool, raw: str = "") -> tuple[str, str] |
         if any(view.startswith(c, at.end() if at else order.end()) for c in code) and not _EN_ASKLESS.search(rest) \
                 and not then:
             continue   # "from now on, `deploy` pushes to staging": the span's word the subject
+        if _READER_AT.match(view, order.end()) and not _IMPERATIVE_AT.match(view, order.end()) and not then \
+                and not _READER_SKIP.search(rest) and not _READER_STAKES.search(rest):
+            continue   # "from now on, the assistant removes trailing whitespace automatically on save"
         if _EN_PASSIVE.match(view, order.end(), order.end() + 80) and not _EN_DEST.search(rest) and not then:
             continue   # "going forward, failed payments are retried automatically"
         if not _REPORT.search(_sentence(view, order.end(), order.end())) or \
