@@ -428,6 +428,16 @@ def tokenizer_upgraded(request: pytest.FixtureRequest,
 #: How long a forked child may take to report before it is taken as hung and killed: a guard
 #: against a deadlock (it would hang the suite), never a timing.
 FORK_GUARD_S = 10.0
+def came_true(done: Callable[[], bool]) -> bool:
+    """Whether ``done()`` came true, asked every millisecond for at most a minute: a guard
+    against a hang (a forked child's file that never appears), not a timing."""
+    for _ in range(60_000):
+        if done():
+            return True
+        time.sleep(0.001)
+    return False
+
+
 #: What :func:`in_forked_child` returns for a child that did not report within the guard.
 HUNG = "hung: killed after the guard"
 

@@ -6,7 +6,6 @@ import asyncio
 import json
 import logging
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from filelock import FileLock
 from hermes_core import atomic_write, kept_table
 from hermes_core.agent.served_as import FILE_NAME, ServedAs
 from hermes_core.redact import Redactor
-from tests.conftest import LockTries
+from tests.conftest import LockTries, came_true
 
 
 def test_a_name_never_answered_for_is_itself() -> None:
@@ -250,15 +249,6 @@ def test_a_child_forked_while_a_thread_was_learning_learns_and_reads(
         assert in_forked_child(child) == "gpt-4o-2024-08-06"
 
 
-def _until(done: Callable[[], bool]) -> bool:
-    """Whether ``done()`` came true, asked every millisecond for at most a minute (a guard
-    against a hang, not a timing)."""
-    for _ in range(60_000):
-        if done():
-            return True
-        time.sleep(0.001)
-    return False
-
 
 def test_a_forked_child_never_writes_what_the_parent_had_still_to_write(
         tmp_path: Path, in_forked_child: Callable[[Callable[[], object]], object]) -> None:
@@ -278,12 +268,12 @@ def test_a_forked_child_never_writes_what_the_parent_had_still_to_write(
     forked = tmp_path / "forked"
 
     def parent_learns_after_the_fork() -> None:
-        if _until(forked.exists):
+        if came_true(forked.exists):
             served.learn("azure", "prod-chat", "gpt-4o-2024-08-06")
 
     def child() -> object:
         forked.touch()
-        if not _until(lambda: ServedAs(path).get("azure", "prod-chat") == "gpt-4o-2024-08-06"):
+        if not came_true(lambda: ServedAs(path).get("azure", "prod-chat") == "gpt-4o-2024-08-06"):
             return "the parent never wrote"
         served.learn("azure", "eu-chat", "gpt-4o-mini")
         return "learned"

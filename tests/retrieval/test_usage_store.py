@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from hermes_core.retrieval.retriever import SkillRetriever, build_retriever
 from hermes_core.retrieval.usage import UsageLayer
 from hermes_core.retrieval.usage_store import UsageStore
 from hermes_core.testing.retrieval import SAMPLE_SKILLS
+from tests.conftest import came_true
 from tests.retrieval.conftest import two_processes_at_once
 
 
@@ -161,15 +161,6 @@ def test_emoji_sequences_and_a_coloured_log_are_words_not_binary(message: str, k
     assert "\x1b" not in got
 
 
-def _until(done: Callable[[], bool]) -> bool:
-    """Whether ``done()`` came true, asked every millisecond for at most a minute (a guard
-    against a hang, not a timing)."""
-    for _ in range(60_000):
-        if done():
-            return True
-        time.sleep(0.001)
-    return False
-
 
 def test_what_a_forked_child_records_after_the_parent_closed_is_kept(
         tmp_path: Path, in_forked_child: Callable[[Callable[[], object]], object]) -> None:
@@ -183,14 +174,14 @@ def test_what_a_forked_child_records_after_the_parent_closed_is_kept(
     recorded, closed = tmp_path / "recorded", tmp_path / "closed"
 
     def parent_closes() -> None:
-        if _until(recorded.exists):
+        if came_true(recorded.exists):
             store.close()
             closed.touch()
 
     def child() -> object:
         first = store.record("child's first request", "email-send")
         recorded.touch()
-        if not _until(closed.exists):
+        if not came_true(closed.exists):
             return "the parent never closed"
         return first, store.record("child's second request", "email-send")
 
