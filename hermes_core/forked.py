@@ -19,7 +19,7 @@ child needs nothing else (a module's, or one guarding a table that is as true in
 made free again in place by :func:`child_lock`, as CPython does for its own (``threading``,
 ``logging``, ``concurrent.futures``). A process that never forks runs none of it.
 (:mod:`hermes_core.agent.pool.reconnect`, :mod:`hermes_core.kept_table` and
-:mod:`hermes_core.agent.episodic.forking` keep the hooks they had before this module: the last
+:mod:`hermes_core.forked_sqlite` keep the hooks they had before this module: the last
 also acts before the fork.)
 
 A random generator the library makes for itself (:func:`own_random`: the pool's draw for

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hermes_core.agent.episodic import forking
+from hermes_core import forked_sqlite
 from hermes_core.redact import SCRUBBED, redact, scan_needles
 from hermes_core.types import clean_text
 
@@ -200,12 +200,12 @@ class UsageStore:
         self._quiet = False                      # its lock was taken over a fork
         if self.path is None:
             self._open()
-        forking.watch(self)
+        forked_sqlite.watch(self)
 
-    def before_fork(self) -> list[forking.Lock]:
-        """In the parent, before a fork (:mod:`hermes_core.agent.episodic.forking`, as for the
+    def before_fork(self) -> list[forked_sqlite.Lock]:
+        """In the parent, before a fork (:mod:`hermes_core.forked_sqlite`, as for the
         memory store): a write under way ended, the lock taken, released after the fork."""
-        taken = forking.quiesce(self._lock, BUSY_S)
+        taken = forked_sqlite.quiesce(self._lock, BUSY_S)
         self._quiet = bool(taken)
         return taken
 
@@ -220,7 +220,7 @@ class UsageStore:
         if self.path is None:
             return []
         conn, self._conn = self._conn, None
-        return forking.inherited(conn, self._quiet, Path(os.path.realpath(self.path)))
+        return forked_sqlite.inherited(conn, self._quiet, Path(os.path.realpath(self.path)))
 
     def _open(self, create: bool = True) -> sqlite3.Connection | None:
         """The connection (call with the lock held, or from __init__); None when the file does not

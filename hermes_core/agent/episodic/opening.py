@@ -68,7 +68,8 @@ def open_read_only(path: Path, busy_timeout_s: float, versions: tuple[int, int])
 def open_again(path: Path, busy_timeout_s: float, busy_ms: int, pragmas: tuple[str, ...],
                versions: tuple[int, int] | None) -> sqlite3.Connection:
     """A connection like a store's open made, to a file that open already checked and migrated
-    (``path`` resolved then; after a fork: :mod:`.forking`); read-only with ``versions``."""
+    (``path`` resolved then; after a fork: :mod:`hermes_core.forked_sqlite`); read-only with
+    ``versions``."""
     if versions is not None:
         ro = open_read_only(path, busy_timeout_s, versions)
         if ro is None:

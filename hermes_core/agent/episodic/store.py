@@ -27,10 +27,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from hermes_core import forked_sqlite
 from hermes_core.agent.episodic import (
     counts,
     drift,
-    forking,
     long_write,
     passages,
     reindex,
@@ -129,7 +129,7 @@ class SessionStore:
         self._writes = 0                       # commits through this store (data_version misses them)
         self._df_cache: dict[str, int] = {}
         self._df_generation: tuple[int, int, int] | None = None
-        self._quiet = False                    # its lock was taken over a fork (:mod:`.forking`)
+        self._quiet = False                    # its lock was taken over a fork (forked_sqlite)
         self._df_empty = False                 # the index had no row at _df_generation
         self.read_only = False
         # a C int of milliseconds: a larger value wraps (3e6 s became 0, "never wait"), so capped
@@ -152,7 +152,7 @@ class SessionStore:
                 raise SessionStoreError(self.path, read_only_refusal(self.path, self._versions()))
             self._db, self.read_only = ro, True
             self._name_read_only_segmenter()
-            forking.watch(self)
+            forked_sqlite.watch(self)
             return
         try:
             self._db = sqlite3.connect(str(self.path), timeout=busy_timeout_s,
@@ -186,26 +186,29 @@ class SessionStore:
             self._conn.close()
             raise SessionDatabaseUnusable(
                 self.path, f"corrupted or unreadable ({e}); left untouched") from None
-        forking.watch(self)
+        forked_sqlite.watch(self)
 
     @property
     def _conn(self) -> sqlite3.Connection:
-        """The store's connection; after a fork, opened again on first use (:mod:`.forking`)."""
+        """The store's connection; after a fork, opened again on first use
+        (:mod:`hermes_core.forked_sqlite`)."""
         if self._db is None:
             self._db = open_again(self._upkeep.real, self._timeout_s, self._busy_ms,
                                   self._upkeep.pragmas, self._versions() if self.read_only else None)
         return self._db
 
-    def before_fork(self) -> list[forking.Lock]:
-        """In the parent: other threads' use ended, the connections kept (:mod:`.forking`)."""
-        self._quiet = bool(taken := forking.quiesce(self._lock, self._timeout_s))
+    def before_fork(self) -> list[forked_sqlite.Lock]:
+        """In the parent: other threads' use ended, the connections kept
+        (:mod:`hermes_core.forked_sqlite`)."""
+        self._quiet = bool(taken := forked_sqlite.quiesce(self._lock, self._timeout_s))
         return [*taken, *self._upkeep.before_fork(self._timeout_s)]
 
     def after_fork(self) -> list[object]:
-        """In a forked child: new locks, the inherited connection closed (:mod:`.forking`)."""
+        """In a forked child: new locks, the inherited connection closed
+        (:mod:`hermes_core.forked_sqlite`)."""
         self._lock, self._df_generation = threading.RLock(), None
         conn, self._db = self._db, None
-        return [*forking.inherited(conn, self._quiet, self._upkeep.real), *self._upkeep.after_fork()]
+        return [*forked_sqlite.inherited(conn, self._quiet, self._upkeep.real), *self._upkeep.after_fork()]
 
     @staticmethod
     def _versions() -> tuple[int, int]:
@@ -313,7 +316,7 @@ class SessionStore:
     # ------------------------------------------------------------------ plumbing
 
     def close(self) -> None:
-        forking.forget(self)                # closed in a child forked later too
+        forked_sqlite.forget(self)                # closed in a child forked later too
         self._upkeep.close()
         with self._lock:
             if self._db is not None:      # a forked child that never used it: none to close

@@ -24,7 +24,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from hermes_core.agent.episodic import drift, forking, reindex
+from hermes_core import forked_sqlite
+from hermes_core.agent.episodic import drift, reindex
 from hermes_core.redact import redact
 
 log = logging.getLogger("hermes_core.memory")
@@ -61,19 +62,20 @@ class Upkeep:
             self._conn = conn
         return self._conn
 
-    def before_fork(self, timeout_s: float) -> list[forking.Lock]:
-        """In the parent (:mod:`.forking`): a running batch ended, the connection kept; the
-        lock taken, released after the fork."""
-        taken = forking.quiesce(self._lock, timeout_s)
+    def before_fork(self, timeout_s: float) -> list[forked_sqlite.Lock]:
+        """In the parent (:mod:`hermes_core.forked_sqlite`): a running batch ended, the connection
+        kept; the lock taken, released after the fork."""
+        taken = forked_sqlite.quiesce(self._lock, timeout_s)
         self._quiet = bool(taken)
         return taken
 
     def after_fork(self) -> list[object]:
-        """In a forked child (:mod:`.forking`): a new lock, the inherited connection closed (or
-        handed back to be kept, if in use); the next step opens one of the child's own."""
+        """In a forked child (:mod:`hermes_core.forked_sqlite`): a new lock, the inherited
+        connection closed (or handed back to be kept, if in use); the next step opens one of the
+        child's own."""
         self._lock = threading.Lock()
         conn, self._conn = self._conn, None
-        return forking.inherited(conn, self._quiet, self.real)
+        return forked_sqlite.inherited(conn, self._quiet, self.real)
 
     def step(self, segment: Callable[[str], str],
              segment_id: str | None) -> tuple[int, bool] | None:

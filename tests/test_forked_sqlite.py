@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from hermes_core.agent.episodic import forking
+from hermes_core import forked_sqlite as forking
 from hermes_core.agent.episodic.store import SessionRecord, SessionStore
 
 AT = 1_800_000_000.0
