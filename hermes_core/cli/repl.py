@@ -66,6 +66,7 @@ class Repl:
         self.commands: dict[str, Command] = {}
         self.running = True
         self.interrupted = False   # Ctrl-C stopped a chat read from a pipe or file (exit 130)
+        self.handed = False   # the prompt's line is one a given-up tool call's read gets
         self.last_reply: Any = None
         self.turn_error: HermesError | None = None   # why the last turn failed (/route, /prompt)
         self.told_withheld: set[str] = set()   # fingerprints of keys the user was told were withheld
@@ -134,6 +135,7 @@ class Repl:
         """``input(prompt)``, or the line a given-up tool call's read gets (see
         :meth:`_given_back`), the prompt shown first; ``EOFError`` at the end of the input."""
         reads = self._given_back()
+        self.handed = reads is not None
         if reads is None:
             return input(prompt)
         self.out.write(prompt)
@@ -167,8 +169,13 @@ class Repl:
                 try:
                     line = self._prompt("you> ")
                 except KeyboardInterrupt:
-                    editing = readline is not None and _line_editing()
-                    action = at_the_prompt(readline.get_line_buffer() if editing else None,
+                    # a handed-back line is typed into the terminal's own line buffer, which
+                    # Ctrl-C discards: a press there is one on an empty prompt, so the double
+                    # press ends the chat (the warning says so first); readline, whose buffer
+                    # is stale then, is not asked
+                    editing = not self.handed and readline is not None and _line_editing()
+                    typed = "" if self.handed else None
+                    action = at_the_prompt(readline.get_line_buffer() if editing else typed,
                                            warned=warned,
                                            edited=editing and _keys_pressed(readline))
                     warned = action == "warn"

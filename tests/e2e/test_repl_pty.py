@@ -344,3 +344,23 @@ def test_a_line_typed_after_an_asking_tool_timed_out_goes_to_the_chat_prompt(
     child.expect("answered: a third message")
     child.expect("you> ")
     _quit(child)
+
+
+def test_ctrl_c_twice_at_the_prompt_ends_the_chat_while_a_timed_out_tool_s_read_waits(
+        new_home: Path, spawn_python: Spawn):
+    """While the read of a tool call past its timeout waits for the person's next line (which is
+    the chat's), the prompt reads that line, not readline: Ctrl-C there only said how to leave,
+    at every press, and never ended the chat. The chat's rule holds: the first press on the
+    prompt warns, the second ends the chat as Ctrl-D does (status 0)."""
+    child = spawn_python("-c", _ASKING_CHAT, str(new_home))
+    child.expect("you> ")
+    child.sendline("where should I go?")
+    child.expect("no answer came")
+    child.expect("you> ")
+    child.sendintr()   # a wait on a lock sees the signal whenever it lands, unlike readline
+    child.expect(r"\[Ctrl-C again, Ctrl-D or /exit ends the chat\]")
+    child.expect("you> ")
+    child.sendintr()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before

@@ -171,10 +171,13 @@ class RoutedStdin:
     while one is under way or its text is kept, else straight to ``source``; everything else is
     ``source``'s.
 
-    ``fileno()`` in a call, or while a read is under way, raises ``io.UnsupportedOperation``:
-    ``input()`` on a terminal reads through readline below ``sys.stdin`` (which nothing can give
-    up on, and which serves one thread at a time); without a descriptor it writes its prompt to
-    ``sys.stdout`` and reads ``sys.stdin.readline()``, which is this."""
+    ``fileno()`` in a call raises ``io.UnsupportedOperation``: ``input()`` on a terminal reads
+    through readline below ``sys.stdin`` (which nothing can give up on, and which serves one
+    thread at a time); without a descriptor it writes its prompt to ``sys.stdout`` and reads
+    ``sys.stdin.readline()``, which is this. Outside a call the descriptor is the stream's, a
+    given-up read waiting or not: the application's own ``os.isatty``, ``select`` or
+    ``subprocess(stdin=sys.stdin)`` is not ours to break. The chat's prompt asks
+    :func:`handed_back` before it reads instead of relying on the refusal."""
 
     def __init__(self, source: TextIO) -> None:
         self.source = source
@@ -202,10 +205,10 @@ class RoutedStdin:
         return lines
 
     def fileno(self) -> int:
-        if _call() is not None or self.reads.busy():
+        if _call() is not None:
             _show_unshown()
             raise io.UnsupportedOperation("stdin is read through hermes_core's reader in a tool "
-                                          "call, and while such a read is under way")
+                                          "call")
         return self.source.fileno()
 
     def __iter__(self) -> RoutedStdin:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from hermes_core.agent.tools.printed import RoutedStdout, captured
+from hermes_core.agent.tools.printed import Printed, RoutedStdout, captured, handed_back
 
 
 class _Terminal(io.StringIO):
@@ -164,3 +164,36 @@ def test_a_child_forked_while_a_thread_was_routing_stdout_routes_it(
 
     with held_by_a_thread(printed._INSTALL):
         assert in_forked_child(child) is True
+
+
+
+def test_outside_a_call_stdin_keeps_its_descriptor_while_a_given_up_read_waits(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A call let go of while its read waited (no line typed yet) left that read running; the
+    descriptor was refused outside calls too, for the rest of the process, so an application's
+    own ``os.isatty(sys.stdin.fileno())``, ``select`` or ``subprocess(stdin=sys.stdin)`` failed.
+    Outside a call it is the stream's; the line typed next still goes to the next reader."""
+    import os
+    import threading
+
+    r, w = os.pipe()
+    with os.fdopen(r, encoding="utf-8") as source, os.fdopen(w, "w") as person:
+        monkeypatch.setattr(sys, "stdin", source)
+        call = Printed()
+        got: list[str] = []
+
+        def asking() -> None:
+            with captured(call):
+                got.append(sys.stdin.readline())
+
+        asker = threading.Thread(target=asking)
+        asker.start()
+        while handed_back() is None:   # the call's read has begun
+            threading.Event().wait(0.01)
+        call.let_go()
+        asker.join()
+        assert got == [""] and handed_back() is not None   # the read waits on
+        assert sys.stdin.fileno() == r and not os.isatty(sys.stdin.fileno())
+        person.write("for the chat\n")
+        person.flush()
+        assert sys.stdin.readline() == "for the chat\n" and handed_back() is None
