@@ -71,7 +71,7 @@ SUPPORT_SCRIPTS_CHANGELOGS_AND_NOTICES = [
 
 @pytest.mark.parametrize(("text", "category"), LIES_NOTICES_AND_SILENT_ACTS)
 def test_a_scripted_lie_a_notice_that_sends_or_a_silent_act_is_blocked(text: str, category: str) -> None:
-    assert standing_lie(text) is not None
+    assert standing_lie(text.lower()) is not None
     for data in (False, True):
         found = scan_for_injection(text, RULES, data=data)
         assert found is not None and found.category == category, (data, found)
@@ -81,6 +81,6 @@ def test_a_scripted_lie_a_notice_that_sends_or_a_silent_act_is_blocked(text: str
 
 @pytest.mark.parametrize("text", SUPPORT_SCRIPTS_CHANGELOGS_AND_NOTICES)
 def test_a_true_answer_a_feedback_address_a_quiet_tool_or_an_uncontradicted_report_passes(text: str) -> None:
-    assert standing_lie(text) is None
+    assert standing_lie(text.lower()) is None
     assert scan_for_injection(text, RULES) is None
     assert scan_for_injection(text, RULES, data=True) is None
