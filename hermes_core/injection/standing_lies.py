@@ -101,6 +101,11 @@ _AS_IF = re.compile(r"\b(?:act|behave)\s+as\s+(?:if|though)\s+nothing\s+(?:happe
 _ANY_ORDER = re.compile(_ORDER_AT + r"(?:please\s+|just\s+)?(?:" + _HARM + r")\b(?!\s+(?:me|us)\b)\s+\S", M)
 
 
+# cheap tests, one a family: a word each of its patterns needs (most paragraphs hold none)
+_LIE_GATE = re.compile(r"ユーザー|利用者|お客様|使用者|usuari|cliente|propietari|utilisat|benutzer|nutzer|anwender|kunde|besitzer")
+_SILENT_GATE = re.compile(r"silently|quietly|secretly|discreetly|covertly|stealthily|without\s+(?:a\s+word|saying|a\s+sound|mentioning)")
+
+
 def _next_sentence(view: str, at: int) -> str:
     end = _SENT_END.search(view, at)
     if end is None:
@@ -113,17 +118,19 @@ def standing_lie(view: str) -> tuple[str, str] | None:
     """(category, excerpt) of a lie to the user scripted in Japanese, Spanish, French or German,
     an access notice whose next sentence sends what it opened to an address, an act to be done
     silently, or a lie the same text shows to be one; None when ``view`` holds none."""
-    m = LIES.search(view)
+    m = LIES.search(view) if _LIE_GATE.search(view) else None
     if m:
         return "output-hijack", m.group()[:80].strip()
-    for m in NOTICES.finditer(view):
+    for m in NOTICES.finditer(view) if ("acceso" in view or "アクセス" in view) else ():
         nxt = _next_sentence(view, m.end())[:300]
         if _NEXT_SENDS.search(nxt) and _ALL_OF_IT.search(nxt) and (address := _ADDRESS.search(nxt)) \
                 and not _ASKS.search(nxt, 0, address.start()):
             return "role-hijack", m.group()[:80]
-    m = SILENT.search(view)
+    m = SILENT.search(view) if _SILENT_GATE.search(view) else None
     if m:
         return "output-hijack", m.group().lstrip(".!?:; \n")[:80]
+    if "nothing" not in view:
+        return None
     m = _AS_IF.search(view)
     if m and _ANY_ORDER.search(view, 0, m.start()):
         return "output-hijack", m.group()[:80]
