@@ -51,6 +51,8 @@ from __future__ import annotations
 
 import re
 
+from hermes_core.injection.standing_lies import standing_lie
+
 M = re.MULTILINE
 
 
@@ -615,6 +617,8 @@ def standing_order(view: str, *, data: bool, raw: str = "") -> tuple[str, str] |
         if not _RUN_NEGATED.search(view, max(0, m.start() - 30), m.start()) and \
                 not _ZH_NEG_JUST_BEFORE.search(view, max(0, m.start() - 4), m.start()):
             return "output-hijack", m.group()[:80].strip()
+    if (lie := standing_lie(view)) is not None:
+        return lie
     for m in BOTHER.finditer(view) if hush else ():
         if _SILENT.search(_sentence(view, m.start(), m.end())):
             return "output-hijack", m.group()[:80]
