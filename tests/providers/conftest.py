@@ -513,3 +513,15 @@ def anthropic_last(provider: AnthropicProvider, prompt: Prompt, how: str,
                                               ANTHROPIC_OPTS))
     return stream_deltas(provider, prompt, "claude-sonnet-4-5", ANTHROPIC_CRED, ANTHROPIC_OPTS,
                          use_async=how == "astream")[-1]
+
+
+# The answers and adapters the SDK tests share (test_sdk*.py).
+def ok_body(kind: str, text: str = "Hello!"):
+    """A whole answer saying ``text`` in ``kind``'s wire format."""
+    return openai_chat_completion(text) if kind == "openai" else anthropic_message(text)
+
+
+def url_and_provider(kind: str) -> tuple[str, OpenAIProvider | AnthropicProvider]:
+    """The endpoint to mock for ``kind`` and a fresh adapter of that kind."""
+    return (OPENAI_URL, OpenAIProvider()) if kind == "openai" else (ANTHROPIC_URL,
+                                                                     AnthropicProvider())
