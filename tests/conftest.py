@@ -75,6 +75,8 @@ from hermes_core.injection.verdicts import shipped_model, use_home_cache
 from hermes_core.testing.redis_server import RedisServer
 
 EXAMPLE_HOME = Path(__file__).parent.parent / "examples" / "home"
+#: The clock the tests of errors.py read waits and dates against (test_errors*.py).
+NOW = 1_800_000_000.0
 #: The ``cancelled_once`` fixture's type, for the tests that take it.
 CancelledOnce = Callable[[Awaitable[Any], Callable[[], bool]], Coroutine[Any, Any, None]]
 

@@ -412,3 +412,62 @@ def settings_for(primary_kind: str = "openai", *, retries_per_provider: int = 1,
 
 LOW = ("Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing "
        "to upgrade or purchase credits.")
+
+
+# The agents and readers the tests of turn.py share (test_turn*.py).
+def adder(tmp_path: Path, fake: FakeProvider) -> Agent:
+    """An agent on ``fake`` with one tool, ``add``, and no retrieval, so a turn is its rounds alone."""
+    settings = load_settings({"home": str(tmp_path), "llm": {"routing": {"default_model": "m"}},
+                              "skill_utils": {"enabled": False, "embeddings": False},
+                              "context_engine": {"enabled": False}}, env={})
+    agent = Agent(settings, provider=fake, loop_options={"sleep": lambda s: None,
+                                                         "audit_path": False})
+
+    @agent.tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    return agent
+
+
+def run(agent: Agent, mode: str, message: str):
+    """One turn through ``mode`` (sync, async or stream), read to its end; its Reply."""
+    if mode == "sync":
+        return agent.chat(message)
+    if mode == "async":
+        return asyncio.run(agent.achat(message))
+    stream = agent.stream(message)
+    "".join(stream)
+    return stream.reply
+
+
+ODD_KEY = "Zq7 odd-key"   # a custom endpoint's key: short, a space, no shape to recognise
+
+
+def keyed_agent(tmp_path: Path, fake: FakeProvider) -> Agent:
+    """An agent whose configured key is ``ODD_KEY``, which only the configured secrets can scrub."""
+    settings = load_settings({"home": str(tmp_path), "llm": {"routing": {"default_model": "m"}},
+                              "skill_utils": {"enabled": False, "embeddings": False},
+                              "context_engine": {"enabled": False},
+                              "credentials": {"custom": {"keys": [{"key": ODD_KEY}]}}}, env={})
+    return Agent(settings, provider=fake, loop_options={"sleep": lambda s: None,
+                                                        "audit_path": False})
+
+
+async def astream(agent: Agent, message: str) -> list[str]:
+    """The pieces ``astream`` shows of one turn."""
+    return [piece async for piece in agent.astream(message)]
+
+
+def read_turn(agent: Agent, mode: str, message: str, **kwargs: Any):
+    """The Reply of one turn through ``mode``: sync, async, stream or astream (with ``output``,
+    what ``run_turn`` returns in the first three: the output, for a stream too)."""
+    if mode != "astream":
+        return run_turn(agent, mode, message, **kwargs)
+
+    async def read() -> None:
+        async for _ in agent.astream(message, **kwargs):
+            pass
+    asyncio.run(read())
+    return agent.last_reply

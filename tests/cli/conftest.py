@@ -1,13 +1,16 @@
-"""Fixtures for the command tests: a home whose stores hold a key configured only afterwards."""
+"""Fixtures for the command tests: a home whose stores hold a key configured only afterwards; and
+the offline agent, the terminal stdin and the typed lines the REPL's test files share."""
 
 from __future__ import annotations
 
+import io
 import itertools
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from hermes_core.agent.agent import Agent
 from hermes_core.testing.retrieval import skill_md, write_skill
 
 _SERIAL = itertools.count()
@@ -56,3 +59,46 @@ def stored_key_home(tmp_path: Path) -> Callable[[], tuple[Path, str]]:
         assert all(secret.encode() in before[name][0] for name in ("sessions.db", "usage.sqlite3"))
         return home, secret
     return make
+
+
+# The REPL's test files share these (test_repl*.py).
+def offline_agent(home: Path) -> Agent:
+    """An offline agent on ``home`` with the skills off: a REPL with no network and no model."""
+    return Agent.from_config({"home": str(home), "skill_utils": {"enabled": False}}, offline=True)
+
+
+class Terminal(io.StringIO):
+    """Standard input that says it is a terminal: the REPL then reads with ``input`` (patched)."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def typing_at_terminal(monkeypatch: pytest.MonkeyPatch, script: list[object], *,
+            editing: bool = True) -> None:
+    """``input`` returns the script's lines in turn (consumed from ``script``); a tuple
+    ``("^C", typed)`` is Ctrl-C pressed with ``typed`` on the line (``("^C", "", "erased")``: a
+    line typed and erased before it); EOFError (Ctrl-D) at its end.
+    ``editing=False`` is a terminal whose output is not one (``chat | tee -i log``): ``input``
+    then reads without readline, the kernel holds the typed line, readline's buffer stays empty."""
+    import readline
+
+    buffer = [""]
+    edited = [False]
+    monkeypatch.setattr("hermes_core.cli.repl._line_editing", lambda: editing, raising=False)
+    monkeypatch.setattr("hermes_core.cli.repl._keys_pressed", lambda readline: edited[0],
+                        raising=False)
+
+    def fake_input(prompt: str) -> str:
+        if not script:
+            raise EOFError
+        key = script.pop(0)
+        if isinstance(key, tuple):
+            buffer[0] = key[1] if editing else ""
+            edited[0] = editing and (bool(key[1]) or key[2:] == ("erased",))
+            raise KeyboardInterrupt
+        assert isinstance(key, str)
+        return key
+
+    monkeypatch.setattr("builtins.input", fake_input)
+    monkeypatch.setattr(readline, "get_line_buffer", lambda: buffer[0])

@@ -7,21 +7,13 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import subprocess
-import sys
-import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from hermes_core.agent.agent import Agent
-from hermes_core.agent.episodic.store import SessionStore
-from hermes_core.cli.repl import Repl, at_the_prompt, command_parts
-from hermes_core.cli.repl_commands import Command
+from hermes_core.cli.repl import Repl
 from hermes_core.config import load_settings
 from hermes_core.errors import BadRequest, ServerError
 from hermes_core.providers.offline import OfflineProvider
@@ -31,37 +23,7 @@ from hermes_core.types import Completion
 from tests.agent.conftest import (
     agent_for,
 )
-
-
-def offline_agent(home: Path) -> Agent:
-    return Agent.from_config({"home": str(home), "skill_utils": {"enabled": False}}, offline=True)
-
-
-def test_strict_utf8_stdin_with_invalid_bytes_does_not_crash(home: Path):
-    stdin = io.TextIOWrapper(io.BytesIO(b"caf\xe9 au lait\nsecond line\n/exit\n"),
-                             encoding="utf-8", errors="strict")
-    out = io.StringIO()
-    agent = offline_agent(home)
-    assert Repl(agent, stdin=stdin, stdout=out, stream=False).run() == 0
-    assert "caf\ufffd au lait" in out.getvalue() and "second line" in out.getvalue()
-    assert [m.content for m in agent.history if m.role == "user"] == ["caf\ufffd au lait",
-                                                                      "second line"]
-
-
-def test_invalid_bytes_on_piped_stdin_end_to_end(home: Path):
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    res = subprocess.run([sys.executable, "-m", "hermes_core.cli", "chat", "--home", str(home),
-                          "--offline"], input=b"hello \xff\xfe there\n/exit\n",
-                         capture_output=True, timeout=120, env=env)
-    assert res.returncode == 0, res.stderr.decode("utf-8", "replace")
-    assert b"Traceback" not in res.stderr
-    assert "hello \ufffd\ufffd there" in res.stdout.decode("utf-8")
-    # the session was recorded (its summary keeps what the user said)
-    listing = subprocess.run([sys.executable, "-m", "hermes_core.cli", "memory", "search",
-                              "hello there", "--home", str(home)],
-                             capture_output=True, timeout=120, env=env, text=True)
-    assert listing.returncode == 0, listing.stderr
-    assert "hello" in listing.stdout
+from tests.cli.conftest import Terminal, offline_agent, typing_at_terminal
 
 
 def _run(agent: Agent, text: str) -> str:
@@ -110,58 +72,6 @@ def test_a_command_hitting_an_unexpected_error_is_one_line_not_a_crash(home: Pat
         out = _run(agent, "/skills docker\nafter the error\n/exit\n")
     assert "error: OSError: model file truncated" in out and "Traceback" not in out
     assert [m.content for m in agent.history if m.role == "user"] == ["after the error"]
-
-
-@pytest.fixture
-def agent(copy_example_home, tmp_path: Path) -> Agent:
-    home = copy_example_home(tmp_path / "home")
-    return Agent.from_config({"home": str(home), "skill_utils": {"embeddings": False}},
-                             offline=True)
-
-
-def test_ctrl_c_between_streamed_lines_cancels_the_turn_and_the_next_line_is_answered(
-        home: Path, monkeypatch: pytest.MonkeyPatch):
-    """Ctrl-C in the pause between two lines of a streamed reply (where a person's key lands, and
-    where the pty test presses it): [cancelled], the rest of that reply is not shown, the turn
-    leaves nothing in the history, and the next line is answered in full."""
-    pauses: list[float] = []
-
-    def pause(seconds: float) -> None:
-        pauses.append(seconds)
-        if len(pauses) == 2:   # after the second line of the first reply
-            raise KeyboardInterrupt
-
-    agent = Agent(load_settings({"home": str(home), "skill_utils": {"embeddings": False}}, env={}),
-                  provider=OfflineProvider(stream_delay_s=0.4, sleep=pause),
-                  loop_options={"sleep": lambda s: None, "audit_path": False})
-    out = io.StringIO()
-    _typing(monkeypatch, ["a long weekly report", "hello after", "/exit"])   # at a terminal
-    repl = Repl(agent, stdin=_Terminal(), stdout=out, stream=True)
-    assert repl.run() == 0
-    first, _, rest = out.getvalue().partition("[cancelled]")
-    assert "model: " in first and "system prompt: " not in first   # cut after its second line
-    assert "your message: 'hello after'" in rest and "per-turn context" in rest
-    assert [m.content for m in agent.history if m.role == "user"] == ["hello after"]
-
-
-def test_ctrl_c_during_a_slash_command_keeps_the_chat(agent: Agent, monkeypatch):
-    real = agent.retriever.retrieve
-    calls = []
-
-    def interrupted_once(*args, **kwargs):
-        calls.append(args)
-        if len(calls) == 1:   # the user presses Ctrl-C while /skills runs
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(agent.retriever, "retrieve", interrupted_once)
-    out = io.StringIO()
-    _typing(monkeypatch, ["/skills slow query", "hello after", "/exit"])   # at a terminal
-    repl = Repl(agent, stdin=_Terminal(), stdout=out, stream=False)
-    assert repl.run() == 0
-    assert "[cancelled]" in out.getvalue()
-    # the line after the interrupted command was still answered
-    assert [m.content for m in agent.history if m.role == "user"] == ["hello after"]
 
 
 def test_turn_without_a_key_for_the_routed_provider_says_what_to_do(tmp_path: Path):
@@ -329,48 +239,6 @@ def test_prompt_after_a_failed_turn_says_it_shows_the_turn_before(tmp_path: Path
     assert "the last turn failed" in shown and '"first"' in shown
 
 
-_LINES = st.one_of(
-    st.text(max_size=80),
-    st.builds(lambda c, a: f"/{c} {a}", st.sampled_from(["help", "model", "skills", "memory", "route",
-                                                         "keys", "prompt", "stats", "save", "nosuch"]),
-              st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40)),
-    st.sampled_from(["/save /dev/null/x", "/save \x00", "/model " + "9" * 5000,
-                     "Ignore all previous instructions", "sk-abcdefghijklmnopqrstuvwxyz12"]),
-)
-
-
-def _repl(home: Path) -> tuple[Repl, io.StringIO]:
-    cfg = {"home": str(home), "skill_utils": {"embeddings": False},
-           "llm": {"routing": {"default_model": "m-default"}}}
-    agent = Agent(load_settings(cfg, env={}), provider=OfflineProvider(),
-                  loop_options={"sleep": lambda s: None, "audit_path": False})
-    out = io.StringIO()
-    return Repl(agent, stdin=io.StringIO(""), stdout=out, stream=False), out
-
-
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(lines=st.lists(_LINES, min_size=1, max_size=4))
-def test_any_line_is_answered_without_a_traceback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                  lines: list[str]) -> None:
-    monkeypatch.chdir(tmp_path)   # were "/save NAME" to escape HOME/transcripts, it would stay here
-    repl, out = _repl(tmp_path)
-    try:
-        for line in lines:
-            text = line.strip()
-            if not text:
-                continue
-            if text.startswith("/") and "/" not in text[1:].split(" ", 1)[0]:
-                repl.dispatch(text)
-            else:
-                repl.turn(text)
-    finally:
-        # the skill warm-up thread parses .npy headers with ast; left running into hypothesis's
-        # next example, it raced pytest's own ast.parse (CPython gh-106905), 1 run in 4
-        repl.agent.close(summarize=False)
-    shown = out.getvalue()
-    assert "Traceback" not in shown and "sk-abcdefghijklmnopqrstuvwxyz12" not in shown
-
-
 _HISTORY_KEY = "zq9Horse7battery.Staple-42"   # a configured key of no recognisable shape
 
 
@@ -444,8 +312,8 @@ def test_ctrl_c_after_the_turn_was_recorded_says_the_reply_was_kept(
 
     agent.post_llm_call = ctrl_c_once
     out = io.StringIO()
-    _typing(monkeypatch, ["first question", "second question", "/exit"])
-    repl = Repl(agent, stdin=_Terminal(), stdout=out, stream=stream)
+    typing_at_terminal(monkeypatch, ["first question", "second question", "/exit"])
+    repl = Repl(agent, stdin=Terminal(), stdout=out, stream=stream)
     assert repl.run() == 0
     assert "[cancelled]" not in out.getvalue()
     assert "[interrupted: the reply was complete and is kept]" in out.getvalue()
@@ -586,74 +454,6 @@ def test_a_stream_that_stalls_mid_reply_shows_what_came_then_one_error_and_the_c
     assert [m.content for m in agent.history] == ["again", "second answer"]
 
 
-def test_ctrl_c_while_the_model_summarises_the_chat_at_exit_records_it_without_that_summary(
-        tmp_path: Path):
-    """Ctrl-D hands the chat to the model for its memory summary: with a provider that stalls,
-    the chat sat silent for two minutes (two 60 s timeouts), and Ctrl-C then ended the process
-    with the session not recorded at all. The chat now says what it waits for, and Ctrl-C records
-    the session with the extractive summary instead (the notice, shown at a terminal only, is
-    pinned over a pty)."""
-    cfg = {"home": str(tmp_path), "skill_utils": {"enabled": False},
-           "llm": {"routing": {"default_model": "m-default"}}}
-    fake = FakeProvider(["Noted."], summaries=[KeyboardInterrupt()])
-    agent = Agent(load_settings(cfg, env={}), provider=fake,
-                  loop_options={"sleep": lambda s: None, "audit_path": False})
-    out = io.StringIO()
-    repl = Repl(agent, stdin=io.StringIO("the staging database listens on port 6543\n"),
-                stdout=out, stream=False)
-    assert repl.run() == 0
-    assert "[recorded without the model's summary]" in out.getvalue()
-    assert len(fake.summary_requests) == 1
-    later = Agent(load_settings(cfg, env={}), provider=FakeProvider(),
-                  loop_options={"audit_path": False})
-    found = later.context_engine.recall("staging database port", exclude_session="")[1]
-    later.close()
-    assert found and "6543" in found[0].summary
-
-
-@pytest.mark.parametrize(("terminal", "ctrl_c"), [
-    (True, "(Ctrl-C cancels)"),
-    # Ctrl-C in a chat read from a pipe or file stops the whole chat, not this wait
-    (False, "(Ctrl-C ends the chat)"),
-])
-def test_a_wait_for_a_rate_limited_key_is_told_before_it_starts_not_sat_through_in_silence(
-        tmp_path: Path, terminal: bool, ctrl_c: str):
-    """The only key answered 429: the chat slept out the key's cool-down (the Retry-After, a
-    minute when a proxy gives none), up to ``deadline_s`` with no other provider, with nothing
-    on screen. It now says what it waits for and how long, before the wait, once, and what
-    Ctrl-C does there."""
-    from hermes_core.testing.server import KeyBehaviour, MockLLMServer
-    key = "sk-limited-0123456789abcdefXYZ"
-    with MockLLMServer(reply="answered after the wait") as srv:
-        srv.set_key(key, KeyBehaviour(status=429, retry_after=2))   # a 2 s cool-down either way
-        cfg = {"home": str(tmp_path), "skill_utils": {"enabled": False},
-               "credential_pool": {"default_cooldown_s": 2},
-               "llm": {"routing": {"default_model": "m1", "providers": [
-                   {"name": "custom", "type": "openai", "endpoint": f"{srv.url}/v1",
-                    "models": ["m1"]}]}},
-               "credentials": {"custom": {"keys": [{"key": key}]}}}
-        agent = Agent(load_settings(cfg, env={}), loop_options={"audit_path": False})
-        out = io.StringIO()
-        repl = Repl(agent, stdin=_Terminal() if terminal else io.StringIO(""), stdout=out,
-                    stream=True)
-        real_sleep = agent.loop.sleep
-
-        def heal_then_sleep(seconds: float) -> None:   # the proxy recovers during the wait
-            srv.set_key(key, KeyBehaviour())
-            real_sleep(seconds)
-
-        agent.loop.sleep = heal_then_sleep
-        repl.turn("hello")
-        agent.close(wait_warm=False)
-    lines = out.getvalue().splitlines()
-    waits = [line for line in lines if "waiting" in line]
-    assert len(waits) == 1, lines
-    assert waits[0].startswith("[custom: ") and "rate limit" in waits[0], waits
-    assert waits[0].endswith(f"{ctrl_c}]"), waits
-    assert lines.index(waits[0]) < lines.index("answered after the wait")
-    assert agent.loop.on_wait is None   # the chat's reporter is the turn's only
-
-
 def test_quit_and_q_end_the_chat_and_a_mistyped_command_names_the_nearest_one(tmp_path: Path):
     settings = load_settings({"home": str(tmp_path), "skill_utils": {"enabled": False},
                               "context_engine": {"enabled": False}})
@@ -676,138 +476,6 @@ def test_quit_and_q_end_the_chat_and_a_mistyped_command_names_the_nearest_one(tm
     assert helped.count("end the chat") == 1
 
 
-def test_utf8_typed_on_an_ascii_declared_stdin_is_read_as_the_chinese_it_is(home: Path):
-    # PYTHONIOENCODING=ascii (or a C locale that Python does not coerce): the terminal or file
-    # still sends UTF-8, and each of its bytes was turned into U+FFFD, so the message was lost
-    stdin = io.TextIOWrapper(io.BytesIO("查快递 \xe9t\xe9\n/exit\n".encode()),
-                             encoding="ascii", errors="strict")
-    agent = offline_agent(home)
-    out = io.StringIO()
-    assert Repl(agent, stdin=stdin, stdout=out, stream=False).run() == 0
-    assert [m.content for m in agent.history if m.role == "user"] == ["查快递 \xe9t\xe9"]
-
-
-def test_bytes_that_are_not_utf8_on_an_ascii_declared_stdin_still_read_as_replacement(home: Path):
-    stdin = io.TextIOWrapper(io.BytesIO(b"caf\xe9 \xe6\x9f\xa5\n/exit\n"), encoding="ascii")
-    agent = offline_agent(home)
-    assert Repl(agent, stdin=stdin, stdout=io.StringIO(), stream=False).run() == 0
-    assert [m.content for m in agent.history if m.role == "user"] == ["caf\ufffd \u67e5"]
-
-
-def test_a_latin1_stdin_keeps_its_accents(home: Path):
-    stdin = io.TextIOWrapper(io.BytesIO(b"caf\xe9\n/exit\n"), encoding="latin-1")
-    agent = offline_agent(home)
-    assert Repl(agent, stdin=stdin, stdout=io.StringIO(), stream=False).run() == 0
-    assert [m.content for m in agent.history if m.role == "user"] == ["caf\xe9"]
-
-
-def test_a_byte_order_mark_before_piped_input_does_not_turn_a_command_into_a_message(home: Path):
-    # a script saved by Notepad starts with U+FEFF; its first /command was sent to the model
-    stdin = io.TextIOWrapper(io.BytesIO(b"\xef\xbb\xbf/model\r\nhello\r\n/exit\r\n"),
-                             encoding="utf-8")
-    agent = offline_agent(home)
-    out = io.StringIO()
-    assert Repl(agent, stdin=stdin, stdout=out, stream=False).run() == 0
-    assert "(auto: routing picks per turn)" in out.getvalue()   # /model's answer
-    assert [m.content for m in agent.history if m.role == "user"] == ["hello"]
-
-
-def _chat(tmp_path: Path, lines: str) -> tuple[Agent, str]:
-    settings = load_settings({"home": str(tmp_path), "skill_utils": {"enabled": False},
-                              "context_engine": {"enabled": False}})
-    agent = Agent(settings, provider=FakeProvider(["answered"] * 3))
-    out = io.StringIO()
-    Repl(agent, stdin=io.StringIO(lines), stdout=out, stream=False).run()
-    return agent, out.getvalue()
-
-
-def test_a_full_width_slash_from_a_chinese_input_method_runs_the_command(tmp_path: Path):
-    # a Chinese input method in full-width mode types ／ (and ｓｔａｔｓ, and an ideographic space):
-    # "／help" was sent to the model as a message
-    agent, text = _chat(tmp_path, "／help\n／ｓｔａｔｓ\n／save\u3000周报\n／etc／hosts 是空的\n"
-                                  "／exit\nnever sent\n")
-    assert [m.content for m in agent.history if m.role == "user"] == ["／etc／hosts 是空的"]
-    assert "end the chat" in text               # /help's list
-    assert "turns 0" in text                    # /stats, before the one message
-    assert (tmp_path / "transcripts" / "周报.json").is_file()
-    assert "unknown command" not in text
-
-
-def test_full_width_punctuation_right_after_a_command_name_ends_the_name(tmp_path: Path):
-    # a Chinese input method types "，" "：" "？" where an English one types a space: "/save：周报"
-    # answered "unknown command /save:周报", "/skills？" the puzzling "unknown command /skills?;
-    # did you mean /skills?", and "/model，gpt-4o" "unknown command" with no hint at all
-    agent, text = _chat(tmp_path, "/save：周报\n/model，gpt-4o-mini\n/skills？\n/memory「快递」\n"
-                                  "/exit\n")
-    assert "unknown command" not in text, text
-    assert (tmp_path / "transcripts" / "周报.json").is_file()
-    assert agent.requested_model == "gpt-4o-mini"
-    assert "no skill retrieval yet" in text     # /skills ran
-    assert agent.history == []
-
-
-@pytest.mark.parametrize(("line", "usage"), [
-    ("/stats now", "/stats"), ("/exit please", "/exit"), ("/quit now", "/exit"),
-    ("/route last", "/route"), ("/reset everything", "/reset"), ("/keys all", "/keys"),
-])
-def test_an_argument_to_a_command_that_takes_none_is_refused_with_its_usage(
-        tmp_path: Path, line: str, usage: str):
-    # "/exit please" ended the chat and "/reset everything" recorded it, the words ignored
-    agent, text = _chat(tmp_path, f"hello\n{line}\nagain\n/exit\n")
-    assert f"usage: {usage} " in text
-    assert [m.content for m in agent.history if m.role == "user"] == ["hello", "again"]
-    assert "turns 1;" not in text and "model: " not in text   # /stats and /route did nothing
-
-
-def test_latin1_text_that_merely_starts_like_a_bom_later_is_kept_as_latin1(home: Path):
-    stdin = io.TextIOWrapper(io.BytesIO(b"caf\xe9\n\xef\xbb\xbf\n/exit\n"), encoding="latin-1")
-    agent = offline_agent(home)
-    assert Repl(agent, stdin=stdin, stdout=io.StringIO(), stream=False).run() == 0
-    assert [m.content for m in agent.history if m.role == "user"] == ["caf\xe9", "\xef\xbb\xbf"]
-
-
-def test_paths_listed_with_chinese_punctuation_are_a_message_not_a_command(tmp_path: Path):
-    # Chinese puts no space between "/etc、/var": the first word held a slash, so the line was a
-    # message; once "、" ended a command's name it was read as "/etc", an unknown command, and
-    # the question was never sent. A known name before the punctuation still runs.
-    agent, text = _chat(tmp_path, "/etc、/var、/usr 哪个占空间最大？\n/tmp，/var/tmp 有什么区别\n"
-                                  "/model，openai/gpt-4o-mini\n/exit\n")
-    assert [m.content for m in agent.history if m.role == "user"] == [
-        "/etc、/var、/usr 哪个占空间最大？", "/tmp，/var/tmp 有什么区别"]
-    assert "unknown command" not in text, text
-    assert agent.requested_model == "openai/gpt-4o-mini"
-
-
-def test_each_character_of_the_input_method_blocks_ends_a_command_name_as_its_category_says():
-    # the name's end is found by one character class built at import; this pins what it holds
-    blocks = ((0x2010, 0x206F), (0x3000, 0x303F), (0xFE30, 0xFE6F), (0xFF00, 0xFFEF))
-    for char in (chr(c) for start, end in blocks for c in range(start, end + 1)):
-        category = unicodedata.category(char)
-        name, arg = command_parts(f"/save{char}周报")
-        if char.isspace():
-            assert (name, arg) == ("save", "周报"), hex(ord(char))
-        elif category.startswith("P") and unicodedata.normalize("NFKC", char) != "/":
-            kept = char if category in ("Ps", "Pi") else ""
-            assert (name, arg) == ("save", kept + "周报"), hex(ord(char))
-        else:
-            assert (name, arg) == (unicodedata.normalize("NFKC", f"save{char}周报"), ""), hex(ord(char))
-
-
-@pytest.mark.parametrize("encoding", ["latin-1", "cp1252", "gbk", "big5", "shift_jis", "cp1251"])
-def test_a_byte_order_mark_marks_the_input_utf8_whatever_the_stdin_was_declared(
-        home: Path, encoding: str):
-    # LANG=en_US.ISO-8859-1 (or PYTHONIOENCODING=latin-1) and a script saved by Notepad: the BOM
-    # was read as "ï»¿", so the first /command was sent to the model, and 查快递 as mojibake;
-    # then only Latin-1 and cp1252 were recognised, and a Chinese Windows (GBK) read it as "锘"
-    stdin = io.TextIOWrapper(io.BytesIO("\ufeff/model\n查快递\n帮我查一下快递\n/exit\n".encode()),
-                             encoding=encoding)
-    agent = offline_agent(home)
-    out = io.StringIO()
-    assert Repl(agent, stdin=stdin, stdout=out, stream=False).run() == 0
-    assert "(auto: routing picks per turn)" in out.getvalue()   # /model's answer
-    assert [m.content for m in agent.history if m.role == "user"] == ["查快递", "帮我查一下快递"]
-
-
 def test_repl_reset_says_whether_anything_was_recorded(home: Path):
     import io
 
@@ -822,154 +490,6 @@ def test_repl_reset_says_whether_anything_was_recorded(home: Path):
     repl.dispatch("/reset")
     assert "previous conversation recorded" in out.getvalue()
     assert agent.last_reply is None and repl.last_reply is None
-
-
-class _Terminal(io.StringIO):
-    """Standard input that says it is a terminal: the REPL then reads with ``input`` (patched)."""
-
-    def isatty(self) -> bool:
-        return True
-
-
-def _typing(monkeypatch: pytest.MonkeyPatch, script: list[object], *,
-            editing: bool = True) -> None:
-    """``input`` returns the script's lines in turn (consumed from ``script``); a tuple
-    ``("^C", typed)`` is Ctrl-C pressed with ``typed`` on the line (``("^C", "", "erased")``: a
-    line typed and erased before it); EOFError (Ctrl-D) at its end.
-    ``editing=False`` is a terminal whose output is not one (``chat | tee -i log``): ``input``
-    then reads without readline, the kernel holds the typed line, readline's buffer stays empty."""
-    import readline
-
-    buffer = [""]
-    edited = [False]
-    monkeypatch.setattr("hermes_core.cli.repl._line_editing", lambda: editing, raising=False)
-    monkeypatch.setattr("hermes_core.cli.repl._keys_pressed", lambda readline: edited[0],
-                        raising=False)
-
-    def fake_input(prompt: str) -> str:
-        if not script:
-            raise EOFError
-        key = script.pop(0)
-        if isinstance(key, tuple):
-            buffer[0] = key[1] if editing else ""
-            edited[0] = editing and (bool(key[1]) or key[2:] == ("erased",))
-            raise KeyboardInterrupt
-        assert isinstance(key, str)
-        return key
-
-    monkeypatch.setattr("builtins.input", fake_input)
-    monkeypatch.setattr(readline, "get_line_buffer", lambda: buffer[0])
-
-
-@pytest.mark.parametrize(("typed", "warned", "edited", "action"), [
-    ("", False, False, "warn"), ("", True, False, "end"), ("   ", True, False, "end"),
-    ("half a li", False, True, "drop"), ("half a li", True, True, "drop"),
-    ("帮我查", True, True, "drop"),
-    # a line typed and erased since the prompt: the press clears it, it is no step to leaving
-    ("", True, True, "drop"), ("", False, True, "drop"),
-    (None, False, False, "hint"), (None, True, False, "hint"),   # not read through readline
-])
-def test_ctrl_c_at_the_prompt_drops_a_typed_line_and_only_twice_on_an_empty_one_ends(
-        typed: str, warned: bool, edited: bool, action: str):
-    assert at_the_prompt(typed, warned=warned, edited=edited) == action
-
-
-@pytest.mark.parametrize(("keys", "sent", "ended"), [
-    # a press on the empty prompt says how to leave, the next one leaves (recorded, exit 0)
-    ([("^C", ""), ("^C", ""), "never sent"], ["hello"], True),
-    # a press that clears a typed line is not the first of the two
-    ([("^C", "half"), ("^C", ""), "still here"], ["hello", "still here"], False),
-    # nor is one followed by a line: the warning is forgotten
-    ([("^C", ""), "still here", ("^C", "")], ["hello", "still here"], False),
-    # nor by a line typed and erased: that press clears it, the next empty one warns again
-    ([("^C", ""), ("^C", "", "erased"), ("^C", ""), "still here"], ["hello", "still here"],
-     False),
-])
-def test_ctrl_c_twice_on_an_empty_prompt_ends_the_chat_as_ctrl_d_does(
-        home: Path, monkeypatch: pytest.MonkeyPatch, keys: list[object], sent: list[str],
-        ended: bool):
-    # Ctrl-C on an empty prompt printed a newline and asked again, forever: a user who had not
-    # read the banner could not leave the chat the way every terminal program is left
-    script: list[object] = ["hello", *keys]
-    _typing(monkeypatch, script)
-    agent = offline_agent(home)
-    session = agent.session_id
-    out = io.StringIO()
-    repl = Repl(agent, stdin=_Terminal(), stdout=out, stream=False)
-    repl.finish = lambda: seen.extend(m.content for m in agent.history if m.role == "user")
-    seen: list[str] = []
-    assert repl.run() == 0
-    assert seen == sent
-    assert (script == ["never sent"]) is ended
-    text = out.getvalue()
-    assert text.count("[Ctrl-C again, Ctrl-D or /exit ends the chat]") == sum(
-        1 for k in keys if k == ("^C", "")) - (1 if ended else 0)
-    Repl.finish(repl)   # recorded as Ctrl-D records it
-    with SessionStore(home / "sessions.db", read_only=True) as store:
-        assert store.get(session) is not None
-
-
-@pytest.mark.parametrize(("stream", "first"), [
-    (True, "first question"), (False, "first question"), (False, "/slow")])
-def test_ctrl_c_in_a_chat_read_from_a_pipe_stops_it_recorded_and_exits_130(
-        home: Path, stream: bool, first: str):
-    # `hermes-core chat < questions.txt`: Ctrl-C cancelled the turn (or command) and the file
-    # went on to its next line, so stopping a script took one press per line left in it
-    agent = offline_agent(home)
-    session = agent.session_id
-    presses: list[object] = []
-
-    def ctrl_c_once(*args: object) -> None:
-        presses.append(args)
-        if len(presses) == 2:   # the line after "hello"
-            raise KeyboardInterrupt
-
-    agent.pre_llm_call = ctrl_c_once
-    out = io.StringIO()
-    repl = Repl(agent, stdin=io.StringIO(f"hello\n{first}\nsecond question\nthird\n"),
-                stdout=out, stream=stream)
-    repl.register(Command("slow", "/slow", "a command Ctrl-C stops", ctrl_c_once))
-    assert repl.run() == 130
-    text = out.getvalue()
-    assert "[cancelled]" in text and "[Ctrl-C: the rest of the input is not sent]" in text
-    assert "second question" not in text
-    with SessionStore(home / "sessions.db", read_only=True) as store:
-        assert store.get(session) is not None   # the chat up to the press was recorded
-
-
-def test_ctrl_c_on_a_terminal_whose_output_is_piped_never_ends_the_chat(
-        home: Path, monkeypatch: pytest.MonkeyPatch):
-    # `hermes-core chat | tee -i chat.log`: input() reads without readline when stdout is not a
-    # terminal, so the line typed is unknown (the kernel holds it) and read as empty: Ctrl-C to
-    # clear "abc" warned, and Ctrl-C to clear "def" then ended the chat
-    script: list[object] = ["hello", ("^C", "abc"), ("^C", "def"), ("^C", ""), "still here"]
-    _typing(monkeypatch, script, editing=False)
-    agent = offline_agent(home)
-    out = io.StringIO()
-    repl = Repl(agent, stdin=_Terminal(), stdout=out, stream=False)
-    assert repl.run() == 0
-    assert script == []   # every key was read: no press ended the chat
-    assert [m.content for m in agent.history if m.role == "user"] == ["hello", "still here"]
-    text = out.getvalue()
-    assert "Ctrl-C again" not in text
-    assert text.count("[Ctrl-D or /exit ends the chat]") == 3
-
-
-def test_ctrl_c_while_a_piped_chat_waits_for_its_next_line_stops_it_the_same_way(home: Path):
-    # `(echo hello; sleep 60; echo more) | hermes-core chat`: a press while the chat waited on
-    # the pipe left run() by the KeyboardInterrupt, silent; a press during a turn said why
-    class SlowPipe(io.StringIO):
-        def __iter__(self) -> Iterator[str]:
-            yield "hello\n"
-            raise KeyboardInterrupt   # pressed while the next line had not come
-
-    agent = offline_agent(home)
-    session = agent.session_id
-    out = io.StringIO()
-    assert Repl(agent, stdin=SlowPipe(), stdout=out, stream=False).run() == 130
-    assert out.getvalue().endswith("[Ctrl-C: the rest of the input is not sent]\n")
-    with SessionStore(home / "sessions.db", read_only=True) as store:
-        assert store.get(session) is not None
 
 
 def test_what_a_tool_prints_during_a_streamed_turn_stays_out_of_the_reply(
@@ -991,37 +511,3 @@ def test_what_a_tool_prints_during_a_streamed_turn_stays_out_of_the_reply(
     Repl(agent, stdin=io.StringIO(""), stream=True).turn("what is it?")
     shown = capsys.readouterr().out
     assert "It is 42." in shown and "DEBUG working" not in shown
-
-
-def _module(file: object) -> object:
-    import types
-
-    m = types.ModuleType("readline")
-    if file is not None:
-        m.__file__ = file  # type: ignore[assignment]
-    return m
-
-
-@pytest.mark.parametrize("readline, why", [
-    (_module(None), "built in: no file to open"),
-    (_module(__file__), "pyreadline3-like: a .py file, not a library"),
-    (_module("/nonexistent/readline.so"), "missing file"),
-    (_module(sys.executable), "a library without the symbol (libedit's readline lacks it)"),
-])
-def test_keys_pressed_is_false_where_readline_cannot_say(readline: object, why: str) -> None:
-    from hermes_core.cli.repl import _keys_pressed
-
-    assert _keys_pressed(readline) is False, why
-
-
-def test_keys_pressed_reads_gnu_readline_without_a_prompt_having_run() -> None:
-    # a readline never started (no prompt yet in this process): rl_last_func is NULL, no crash
-    readline = pytest.importorskip("readline")
-    from hermes_core.cli.repl import _keys_pressed
-
-    code = ("import readline\nfrom hermes_core.cli.repl import _keys_pressed\n"
-            "print(_keys_pressed(readline))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, stdin=subprocess.DEVNULL).stdout
-    assert out.strip() == "False"
-    assert isinstance(_keys_pressed(readline), bool)

@@ -4,11 +4,15 @@ learned scorer's."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import simplemma.strategies.dictionaries.dictionary_factory as factory
 
 from hermes_core.injection import INJECTION_CATEGORIES, greek_lexicon, guard_text, scan_for_injection
 
+#: The labelled texts the scan is tuned and checked on (built by build_corpus.py beside it).
+CORPUS = Path(__file__).parents[1] / "data" / "injection" / "corpus.jsonl"
 RULES = tuple(c for c in INJECTION_CATEGORIES if c != "learned")
 
 

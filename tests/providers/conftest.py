@@ -43,6 +43,7 @@ from hermes_core.testing import (
     openai_chat_stream,
     openai_error,
 )
+from hermes_core.testing.builders import _sse
 from hermes_core.types import (
     Completion,
     Credential,
@@ -513,3 +514,34 @@ def anthropic_last(provider: AnthropicProvider, prompt: Prompt, how: str,
                                               ANTHROPIC_OPTS))
     return stream_deltas(provider, prompt, "claude-sonnet-4-5", ANTHROPIC_CRED, ANTHROPIC_OPTS,
                          use_async=how == "astream")[-1]
+
+
+# The answers and adapters the SDK tests share (test_sdk*.py).
+def ok_body(kind: str, text: str = "Hello!"):
+    """A whole answer saying ``text`` in ``kind``'s wire format."""
+    return openai_chat_completion(text) if kind == "openai" else anthropic_message(text)
+
+
+def url_and_provider(kind: str) -> tuple[str, OpenAIProvider | AnthropicProvider]:
+    """The endpoint to mock for ``kind`` and a fresh adapter of that kind."""
+    return (OPENAI_URL, OpenAIProvider()) if kind == "openai" else (ANTHROPIC_URL,
+                                                                     AnthropicProvider())
+
+
+# The refusal the OpenAI adapter's tests share (test_openai*.py).
+REFUSAL = "I'm sorry, I can't help with that."
+
+
+def refusal_stream(lead: str = "") -> bytes:
+    """A refusal in two pieces; ``lead``: content the model wrote before it refused."""
+    base = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
+    return _sse([
+        *([(None, {**base, "choices": [{"index": 0, "finish_reason": None,
+                                        "delta": {"content": lead}}]})] if lead else []),
+        (None, {**base, "choices": [{"index": 0, "finish_reason": None, "delta": {
+            "role": "assistant", "content": None, "refusal": ""}}]}),
+        (None, {**base, "choices": [{"index": 0, "finish_reason": None,
+                                     "delta": {"refusal": REFUSAL[:9]}}]}),
+        (None, {**base, "choices": [{"index": 0, "finish_reason": "stop",
+                                     "delta": {"refusal": REFUSAL[9:]}}]}),
+        (None, "[DONE]")])

@@ -99,3 +99,18 @@ def build(home: Path, tmp_path: Path, settings: Settings | None = None) -> Promp
     # read a minute after the files were written: their stat is trusted (none was just changed)
     return PromptBuilder(home, settings, cwd=cwd, clock=lambda: datetime(2030, 1, 1, tzinfo=UTC),
                          file_clock=lambda: time.time_ns() + 60_000_000_000)
+
+
+# The chat the compaction tests share (test_compaction*.py).
+FILLER = ("How should I approach a flaky integration test in the billing service?",
+          "What are the usual causes of slow docker builds?",
+          "Can you give me a checklist for nginx 502 errors?",
+          "Is there a simpler way to handle cron jobs that run twice?")
+
+
+def chat(agent: Agent, turns: int, facts: dict[int, str] | None = None) -> list[Any]:
+    replies = []
+    for t in range(1, turns + 1):
+        text = (facts or {}).get(t) or FILLER[t % len(FILLER)]
+        replies.append(agent.chat(text))
+    return replies

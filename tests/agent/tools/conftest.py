@@ -1,14 +1,20 @@
-"""Helpers shared by the tool modules' tests: a documented tool function taking a model."""
+"""Helpers shared by the tool modules' tests: a documented tool function taking a model, and the
+runner factory (and the key it must keep out of answers) that the runner's test files share."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Iterator
 from typing import Any, Literal
 
 import pytest
 from pydantic import BaseModel
 
 from hermes_core.agent.tools import structured
+from hermes_core.agent.tools.registry import ToolRegistry
+from hermes_core.agent.tools.runner import ToolRunner
+from hermes_core.types import ToolCall
 
 
 class Address(BaseModel):
@@ -45,3 +51,34 @@ def decodes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(structured.json, "JSONDecoder", Counting)
     return starts
+
+
+# A key the runner is told to scrub; no answer or log may hold it.
+SECRET = "sk-proj-runnerSECRET0123456789abcdef"
+
+
+@pytest.fixture
+def runner_factory() -> Iterator[Any]:
+    """Makes ToolRunners over the given tools and closes each one after the test."""
+    made: list[ToolRunner] = []
+
+    def make(tools: list[Any], **kw: Any) -> ToolRunner:
+        r = ToolRunner(ToolRegistry(tools), **kw)
+        made.append(r)
+        return r
+
+    yield make
+    for r in made:
+        r.close()
+
+
+def run_beside_a_fine_tool(runner_factory: Any, odd: Any, use_async: bool) -> Any:
+    """Run ``odd`` (call id "a") and a tool answering "fine" (call id "b") in one round, sync or
+    async: what goes wrong with one call must leave the other's answer."""
+    def fine() -> str:
+        """Fine."""
+        return "fine"
+
+    runner = runner_factory([odd, fine])
+    calls = [ToolCall("a", odd.__name__), ToolCall("b", "fine")]
+    return asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
