@@ -27,7 +27,7 @@ from collections import deque
 from types import ModuleType
 from typing import Any, Protocol
 
-from hermes_core.forked import child_lock, renew_in_child
+from hermes_core.forked import child_lock
 
 #: The encoding budgets are measured in when the model's own is not known.
 DEFAULT_ENCODING = "o200k_base"
@@ -128,14 +128,9 @@ class _Memo:
         self.tables: dict[str, dict[str, int]] = {e: {} for e in ENCODINGS}
         self.order: deque[tuple[str, str]] = deque()
         self.chars = 0
-        self.lock = threading.Lock()
-        renew_in_child(self)
-
-    def renew_after_fork(self) -> None:
-        """In a forked child (:mod:`hermes_core.forked`): a lock of its own (one a thread of the
-        parent held, remembering a count, hung the child's first new text); the counts are
-        kept, true in any process."""
-        self.lock = threading.Lock()
+        # free again in a forked child (one a thread of the parent held, remembering a count,
+        # hung the child's first new text); the counts are kept, true in any process
+        self.lock = child_lock(threading.Lock())
 
     def get(self, text: str, encoding: str) -> int | None:
         table = self.tables.get(encoding)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core.atomic_write import read_kept, write_atomic
-from hermes_core.forked import renew_in_child
+from hermes_core.forked import child_lock
 
 log = logging.getLogger(__name__)
 
@@ -51,16 +51,11 @@ class RefusalMemory:
         self.path = Path(path) if path is not None else None
         self.clock, self.ttl_s, self.cap = clock, ttl_s, cap
         self._lessons: Lessons | None = None   # read on first use
-        self._lock = threading.Lock()
+        # held across the file's read and write, so free again in a forked child (one a thread
+        # of the parent held hung the child's first lesson); the lessons in memory are kept:
+        # each is in the file already, or was being written by the parent
+        self._lock = child_lock(threading.Lock())
         self._said: set[str] = set()   # what was warned about once
-        renew_in_child(self)
-
-    def renew_after_fork(self) -> None:
-        """In a forked child (:mod:`hermes_core.forked`): a lock of its own. The lock is held
-        across the file's read and write, so one a thread of the parent held at the fork hung
-        the child's first lesson, kept or read, for ever. The lessons in memory are kept: each
-        is in the file already, or was being written by the parent."""
-        self._lock = threading.Lock()
 
     def lessons(self, provider: str) -> list[tuple[str, str]]:
         """``(model, what)`` of each unexpired lesson of ``provider``, oldest first."""

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from hermes_core.forked import renew_in_child
+from hermes_core.forked import child_lock
 
 if TYPE_CHECKING:
     from hermes_core.providers.lessons import RefusalMemory
@@ -98,20 +98,14 @@ class RefusedFields:
     def __init__(self, memory: RefusalMemory | None = None, provider: str = "") -> None:
         self._by_model: dict[str, frozenset[str]] = {}
         self._unstreamed: set[str] = set()
-        self._lock = threading.Lock()
-        renew_in_child(self)
+        self._lock = child_lock(threading.Lock())   # free again in a forked child; what was
+        # learned is kept, true of the child's calls too
         self._memory, self._provider = memory, provider
         for model, what in memory.lessons(provider) if memory is not None else ():
             if what == STREAM:
                 self._unstreamed.add(model)
             elif what.startswith(FIELD) and what[len(FIELD):] in ALTERNATIVES:
                 self._by_model[model] = self._by_model.get(model, frozenset()) | {what[len(FIELD):]}
-
-    def renew_after_fork(self) -> None:
-        """In a forked child (:mod:`hermes_core.forked`): a lock of its own (one a thread of the
-        parent held hung the child's first lesson); what was learned is kept, true of the
-        child's calls too."""
-        self._lock = threading.Lock()
 
     def _keep(self, model: str, what: str) -> None:
         if self._memory is not None:

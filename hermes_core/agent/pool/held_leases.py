@@ -38,7 +38,7 @@ class HeldLeases:
         renew_in_child(self)
 
     def renew_after_fork(self) -> None:
-        """Empty, with a lock of its own; again in a forked child (:mod:`.forked`): the parent's
+        """Empty, with a lock of its own; again in a forked child (:mod:`hermes_core.forked`): the parent's
         leases are the parent's to release and to end in Redis (the child's copy let a release
         naming no lease end the parent's oldest there)."""
         self._lock = threading.Lock()

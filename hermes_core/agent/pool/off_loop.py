@@ -37,7 +37,7 @@ class OffLoop:
         renew_in_child(self)
 
     def renew_after_fork(self) -> None:
-        """No calls, no threads yet; again in a forked child (:mod:`.forked`): the parent's
+        """No calls, no threads yet; again in a forked child (:mod:`hermes_core.forked`): the parent's
         threads are not there, and an executor that had idle ones there queued the child's
         calls for threads that never ran them."""
         self._pending = 0

@@ -206,7 +206,7 @@ class RedisPoolState:
         renew_in_child(self)
 
     def renew_after_fork(self) -> None:
-        """In a forked child (:mod:`.forked`; its slot and probe renew themselves): locks of its
+        """In a forked child (:mod:`hermes_core.forked`; its slot and probe renew themselves): locks of its
         own, and none of the parent's requests. A thread of the parent's in a merge-back holds
         ``_resync_lock`` throughout, and the child's first resync waited for it for ever. What
         the parent sent (through Redis, or locally, to be merged back) the parent hands back to

@@ -630,7 +630,7 @@ class InMemoryPoolState:
         renew_in_child(self)
 
     def renew_after_fork(self) -> None:
-        """In a forked child (:mod:`.forked`): a lock of its own, and none of the parent's
+        """In a forked child (:mod:`hermes_core.forked`): a lock of its own, and none of the parent's
         requests in flight (only the parent releases them: a key at ``max_in_flight`` stayed
         busy here for good). The windows stay: those requests were sent."""
         self._lock = threading.Lock()

@@ -107,7 +107,7 @@ class SlotWaiters:
         renew_in_child(self)
 
     def renew_after_fork(self) -> None:
-        """Empty queues under a lock of their own; again in a forked child (:mod:`.forked`):
+        """Empty queues under a lock of their own; again in a forked child (:mod:`hermes_core.forked`):
         the parent's waiters are threads the child does not have, and a head among them made
         the child's first waiter a follower nobody woke."""
         self._lock = threading.Lock()
