@@ -46,16 +46,22 @@ def test_warm_up_in_background_builds_index() -> None:
     assert r.embedded_docs == len(SAMPLE_SKILLS)
 
 
-def test_background_warm_up_serves_lexical_layers_while_dense_embeds() -> None:
-    release = threading.Event()
+def _held_at_embedding(release: threading.Event) -> SkillRetriever:
+    """A retriever whose skills' embedding waits for ``release`` (a slow model load), every
+    lexical answer let through the gate."""
 
     class Slow(HashingEmbedder):
         def embed_documents(self, texts):  # type: ignore[no-untyped-def]
             assert release.wait(timeout=30)
             return super().embed_documents(texts)
 
-    r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[Slow("test:slow")],
-                       gate_thresholds={"lexical": 0.0, "dense": -1.0})
+    return SkillRetriever(skills=SAMPLE_SKILLS, embedders=[Slow("test:slow")],
+                          gate_thresholds={"lexical": 0.0, "dense": -1.0})
+
+
+def test_background_warm_up_serves_lexical_layers_while_dense_embeds() -> None:
+    release = threading.Event()
+    r = _held_at_embedding(release)
     t = r.warm_up(background=True)
     assert t is not None
     res = r.retrieve("extract tables from a pdf")  # not blocked by the embedding
@@ -194,14 +200,7 @@ def test_a_child_forked_during_a_background_warm_up_builds_and_retrieves(
     """A preloaded app warmed its skills up on the background thread and the server forked its
     workers meanwhile: the warm-up thread is not in a worker, its refresh lock stayed held."""
     release = threading.Event()
-
-    class Slow(HashingEmbedder):
-        def embed_documents(self, texts):  # type: ignore[no-untyped-def]
-            assert release.wait(timeout=30)
-            return super().embed_documents(texts)
-
-    r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[Slow("test:slow")],
-                       gate_thresholds={"lexical": 0.0, "dense": -1.0})
+    r = _held_at_embedding(release)
     t = r.warm_up(background=True)
     assert t is not None and r.retrieve("extract tables from a pdf").names[0] == "pdf-extract"
 
