@@ -120,6 +120,11 @@ def _call() -> Printed | None:
     return None if call is None or call.ended else call
 
 
+def in_call() -> bool:
+    """Whether this code runs in a tool call (one still running): its prints are the call's."""
+    return _call() is not None
+
+
 class RoutedStdout:
     """``sys.stdout`` as a tool call sees it: writes go to the call's :class:`Printed` while one
     is set in the writer's context, else to ``target``; every other attribute (``encoding``,
