@@ -49,6 +49,7 @@ from hermes_core.types import (
     Credential,
     Message,
     Prompt,
+    ToolCall,
 )
 
 
@@ -545,3 +546,14 @@ def refusal_stream(lead: str = "") -> bytes:
         (None, {**base, "choices": [{"index": 0, "finish_reason": "stop",
                                      "delta": {"refusal": REFUSAL[9:]}}]}),
         (None, "[DONE]")])
+
+
+#: A conversation whose first turn had a tool round, now asking on: sent where the request offers
+#: no tools (the agent's tools removed, or the history handed to an agent without them).
+EARLIER_ROUND = (
+    Message("user", "weather in Oslo?"),
+    Message("assistant", "Let me check.",
+            tool_calls=(ToolCall("c1", "get_weather", '{"city": "Oslo"}'),)),
+    Message("tool", "cold", tool_call_id="c1", name="get_weather"),
+    Message("assistant", "It is cold in Oslo."),
+    Message("user", "and yesterday?"))
