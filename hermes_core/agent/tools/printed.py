@@ -134,7 +134,7 @@ class RoutedStdout:
     def __init__(self, target: TextIO | None) -> None:
         self.target = target
         self._twin: int | None = None   # a call's descriptor: see :meth:`fileno`
-        self._twin_lock = threading.Lock()
+        self._twin_lock = child_lock(threading.Lock())   # free in a forked child
         self._twin_file: tuple[int, ...] | None = None   # what the duplicate was made on
         self._closer: weakref.finalize[Any, Any] | None = None
 
