@@ -34,7 +34,7 @@ from hermes_core.types import Completion, Credential, Delta, Message, Prompt, To
 from tests.providers.conftest import ANTHROPIC_CRED as CRED
 from tests.providers.conftest import ANTHROPIC_OPTS as OPTS
 from tests.providers.conftest import ANTHROPIC_PROMPT as PROMPT
-from tests.providers.conftest import EARLIER_ROUND, anthropic_last
+from tests.providers.conftest import EARLIER_ROUND, anthropic_last, reply_text
 
 TOOL = ToolSpec("get_weather", "Weather.", {"type": "object", "properties": {
     "city": {"type": "string"}}, "required": ["city"]})
@@ -144,7 +144,7 @@ def _anthropic_s_rule(request: httpx.Request) -> httpx.Response:
 
 @pytest.mark.parametrize("how", ["complete", "acomplete", "stream", "astream"])
 def test_a_history_with_tool_rounds_asked_on_without_tools_declares_them_never_to_be_called(
-        respx_mock: Any, stream_deltas: Callable[..., list[Any]], how: str) -> None:
+        respx_mock: Any, how: str) -> None:
     """A history holding a tool round, sent in a request that offers no tools (an agent whose
     tools were removed, a history handed to an agent without them), was refused by the API with
     a 400, every turn. The tools the history called are declared (by name: the history keeps
@@ -152,13 +152,7 @@ def test_a_history_with_tool_rounds_asked_on_without_tools_declares_them_never_t
     route = respx_mock.post(ANTHROPIC_URL).mock(side_effect=_anthropic_s_rule)
     provider, model = AnthropicProvider(), "claude-sonnet-4-5"
     prompt = Prompt(system="s", messages=EARLIER_ROUND)
-    if how == "complete":
-        text = provider.complete(prompt, model, TOOL_CRED, OPTS).text
-    elif how == "acomplete":
-        text = asyncio.run(provider.acomplete(prompt, model, TOOL_CRED, OPTS)).text
-    else:
-        text = delta_completion(stream_deltas(provider, prompt, model, TOOL_CRED, OPTS,
-                                              use_async=how == "astream"), model, "anthropic").text
+    text = reply_text(provider, prompt, model, TOOL_CRED, OPTS, how)
     sent = json.loads(route.calls.last.request.content)
     assert text == "It was mild."
     assert [t["name"] for t in sent["tools"]] == ["get_weather"]

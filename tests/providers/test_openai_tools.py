@@ -35,6 +35,7 @@ from tests.providers.conftest import (
     OPENAI_OPTS,
     REFUSAL,
     refusal_stream,
+    reply_text,
 )
 
 TOOL = ToolSpec("get_weather", "Weather.", {"type": "object", "properties": {
@@ -81,7 +82,7 @@ def _openai_s_rule(request: httpx.Request) -> httpx.Response:
 
 @pytest.mark.parametrize("how", ["complete", "acomplete", "stream", "astream"])
 def test_a_history_with_tool_rounds_asked_on_without_tools_goes_as_it_was(
-        respx_mock: Any, stream_deltas: Callable[..., list[Any]], how: str) -> None:
+        respx_mock: Any, how: str) -> None:
     """A history holding a tool round, sent in a request that offers no tools: OpenAI's API
     takes the round's calls and answers without ``tools`` (Anthropic's refuses them: see
     ``test_anthropic_tools``), so it goes as it was, with no ``tool_choice`` (refused without
@@ -89,13 +90,7 @@ def test_a_history_with_tool_rounds_asked_on_without_tools_goes_as_it_was(
     route = respx_mock.post(OPENAI_URL).mock(side_effect=_openai_s_rule)
     provider, model = OpenAIProvider(), "gpt-4o"
     prompt, options = Prompt(system="s", messages=EARLIER_ROUND), CallOptions(tool_choice="none")
-    if how == "complete":
-        text = provider.complete(prompt, model, TOOL_CRED, options).text
-    elif how == "acomplete":
-        text = asyncio.run(provider.acomplete(prompt, model, TOOL_CRED, options)).text
-    else:
-        text = delta_completion(stream_deltas(provider, prompt, model, TOOL_CRED, options,
-                                              use_async=how == "astream"), model, "openai").text
+    text = reply_text(provider, prompt, model, TOOL_CRED, options, how)
     sent = json.loads(route.calls.last.request.content)
     assert text == "It was mild." and "tools" not in sent and "tool_choice" not in sent
     assert [(m["role"], [c["id"] for c in m.get("tool_calls", ())]) for m in sent["messages"]] == [
