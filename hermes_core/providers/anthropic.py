@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import re
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import Any
@@ -138,9 +139,11 @@ def render_anthropic(prompt: Prompt, model: str, options: CallOptions, *,
         tools.append({"name": STRUCTURED_OUTPUT_TOOL,
                       "description": rf.get("description") or "Give the final answer.",
                       "input_schema": dict(rf["schema"])})
+    choice = _tool_choice(options.tool_choice, forced_output=bool(rf), other_tools=bool(prompt.tools))
+    if not tools and (tools := _called_before(prompt.messages)):
+        choice = {"type": "none"}   # declared for the history's blocks, never to be called
     if tools:
         payload["tools"] = tools
-    choice = _tool_choice(options.tool_choice, forced_output=bool(rf), other_tools=bool(prompt.tools))
     if choice is not None:
         payload["tool_choice"] = choice
     if options.stop:
@@ -159,6 +162,33 @@ def render_anthropic(prompt: Prompt, model: str, options: CallOptions, *,
         payload["max_tokens"] = options.max_tokens + thinking   # thinking counts toward it
         payload.pop("temperature", None)   # thinking requires the default temperature
     return payload
+
+
+#: A tool's name as the API takes it in a definition.
+_TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,128}")
+
+
+def _called_before(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
+    """Definitions of the tools ``messages`` called, for a request that offers none: the API
+    refuses a request holding ``tool_use`` or ``tool_result`` blocks that defines no tools
+    (400, "must define tools"), so a history with tool rounds sent where tools are no longer
+    offered (an agent whose tools were removed, a history handed to another agent) failed
+    every turn. Declared by name only (the history keeps no schema) and sent with
+    ``tool_choice`` none, so none can be called; the rounds stay blocks, as the model made
+    them. A name the API would refuse in a definition (a compatible server's) is left out."""
+    names: dict[str, None] = {}
+    for m in messages:
+        if m.role == "assistant" and m.replay:
+            found = [str(b.get("name", "")) for b in m.replay if b.get("type") == "tool_use"]
+        elif m.role == "assistant":
+            found = [c.name for c in m.tool_calls]
+        elif m.role == "tool":
+            found = [m.name or ""]
+        else:
+            continue
+        names.update(dict.fromkeys(n for n in found if _TOOL_NAME.fullmatch(n)))
+    return [{"name": n, "description": "Called earlier in this conversation; not offered now.",
+             "input_schema": {"type": "object"}} for n in names]
 
 
 def _replays_thinking(messages: tuple[Message, ...]) -> bool | None:

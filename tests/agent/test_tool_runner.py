@@ -741,3 +741,37 @@ def test_a_call_to_a_request_that_offered_no_tools_is_refused_and_nothing_is_sen
     assert agent.history == []
     assert run_turn(agent, mode, "and now?").text == "It is cold in Oslo."
     assert "get_weather" not in route.calls[1].request.content.decode()
+
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_history_with_a_tool_round_goes_on_with_an_agent_offering_no_tools(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """A history holding a tool round, handed to an agent with no tools: Anthropic's API
+    refuses tool blocks in a request that defines no tools (400, every later turn). The
+    history's tools are declared on Anthropic's wire, never to be called (``tool_choice``
+    none); OpenAI's takes the round as it is, with no ``tools``."""
+    streamed = mode == "stream"
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        wire_response(kind, streamed, "Let me check.",
+                      (ToolCall("c1", "get_weather", '{"city": "Oslo"}'),)),
+        wire_response(kind, streamed, "Cold in Oslo."),
+        wire_response(kind, streamed, "It was mild.")])
+
+    def get_weather(city: str) -> str:
+        """Current weather in a city."""
+        return f"cold in {city}"
+
+    first = make_agent(empty_home, kind, tools=[get_weather])
+    run_turn(first, mode, "weather in Oslo?")
+    later = make_agent(empty_home, kind)
+    later.history = list(first.history)
+    assert run_turn(later, mode, "and yesterday?").text == "It was mild."
+    sent = request_json(route, 2)
+    assert tool_answers(kind, sent) == [("c1", "cold in Oslo")]
+    if kind == "anthropic":
+        assert [t["name"] for t in sent["tools"]] == ["get_weather"]
+        assert sent["tool_choice"] == {"type": "none"}
+    else:
+        assert "tools" not in sent and "tool_choice" not in sent

@@ -28,6 +28,7 @@ from hermes_core.errors import (
     RateLimited,
 )
 from hermes_core.providers import build_providers
+from hermes_core.providers._sdk import delta_completion
 from hermes_core.providers.anthropic import AnthropicProvider
 from hermes_core.providers.base import CallOptions
 from hermes_core.providers.openai import OpenAIProvider
@@ -49,6 +50,7 @@ from hermes_core.types import (
     Credential,
     Message,
     Prompt,
+    ToolCall,
 )
 
 
@@ -118,6 +120,18 @@ def _deltas(provider: Any, prompt: Prompt, model: str, credential: Credential,
     async def collect() -> list[Any]:
         return [d async for d in provider.astream(prompt, model, credential, options)]
     return asyncio.run(collect())
+
+
+def reply_text(provider: Any, prompt: Prompt, model: str, credential: Credential,
+               options: CallOptions, how: str) -> str:
+    """The reply's text, asked whole (``complete``, ``acomplete``) or streamed (``stream``,
+    ``astream``)."""
+    if how == "complete":
+        return str(provider.complete(prompt, model, credential, options).text)
+    if how == "acomplete":
+        return str(asyncio.run(provider.acomplete(prompt, model, credential, options)).text)
+    deltas = _deltas(provider, prompt, model, credential, options, use_async=how == "astream")
+    return delta_completion(deltas, model, provider.name).text
 
 
 @pytest.fixture
@@ -545,3 +559,14 @@ def refusal_stream(lead: str = "") -> bytes:
         (None, {**base, "choices": [{"index": 0, "finish_reason": "stop",
                                      "delta": {"refusal": REFUSAL[9:]}}]}),
         (None, "[DONE]")])
+
+
+#: A conversation whose first turn had a tool round, now asking on: sent where the request offers
+#: no tools (the agent's tools removed, or the history handed to an agent without them).
+EARLIER_ROUND = (
+    Message("user", "weather in Oslo?"),
+    Message("assistant", "Let me check.",
+            tool_calls=(ToolCall("c1", "get_weather", '{"city": "Oslo"}'),)),
+    Message("tool", "cold", tool_call_id="c1", name="get_weather"),
+    Message("assistant", "It is cold in Oslo."),
+    Message("user", "and yesterday?"))

@@ -34,7 +34,7 @@ from hermes_core.types import Completion, Credential, Delta, Message, Prompt, To
 from tests.providers.conftest import ANTHROPIC_CRED as CRED
 from tests.providers.conftest import ANTHROPIC_OPTS as OPTS
 from tests.providers.conftest import ANTHROPIC_PROMPT as PROMPT
-from tests.providers.conftest import anthropic_last
+from tests.providers.conftest import EARLIER_ROUND, anthropic_last, reply_text
 
 TOOL = ToolSpec("get_weather", "Weather.", {"type": "object", "properties": {
     "city": {"type": "string"}}, "required": ["city"]})
@@ -123,6 +123,56 @@ def test_the_output_tool_input_comes_back_as_the_text(respx_mock: Any, streamed:
         text = done.text
         assert done.tool_calls == ()
     assert json.loads(text) == {"city": "Oslo"}
+
+
+def _anthropic_s_rule(request: httpx.Request) -> httpx.Response:
+    """The API's answer as it checks tool blocks: a request holding ``tool_use`` or
+    ``tool_result`` blocks that defines no tools is refused (400); else a reply, whole or
+    streamed as asked."""
+    body = json.loads(request.content)
+    kinds = {b.get("type") for m in body["messages"] for b in m["content"]}
+    if kinds & {"tool_use", "tool_result"} and not body.get("tools"):
+        return httpx.Response(400, json={"type": "error", "error": {
+            "type": "invalid_request_error",
+            "message": "Requests which include `tool_use` or `tool_result` blocks must define "
+                       "tools."}})
+    if body.get("stream"):
+        return httpx.Response(200, content=anthropic_stream(["It was mild."]),
+                              headers=SSE_HEADERS)
+    return httpx.Response(200, json=anthropic_message("It was mild."))
+
+
+@pytest.mark.parametrize("how", ["complete", "acomplete", "stream", "astream"])
+def test_a_history_with_tool_rounds_asked_on_without_tools_declares_them_never_to_be_called(
+        respx_mock: Any, how: str) -> None:
+    """A history holding a tool round, sent in a request that offers no tools (an agent whose
+    tools were removed, a history handed to an agent without them), was refused by the API with
+    a 400, every turn. The tools the history called are declared (by name: the history keeps
+    no schema) with ``tool_choice`` none, and the round goes as the blocks it was."""
+    route = respx_mock.post(ANTHROPIC_URL).mock(side_effect=_anthropic_s_rule)
+    provider, model = AnthropicProvider(), "claude-sonnet-4-5"
+    prompt = Prompt(system="s", messages=EARLIER_ROUND)
+    text = reply_text(provider, prompt, model, TOOL_CRED, OPTS, how)
+    sent = json.loads(route.calls.last.request.content)
+    assert text == "It was mild."
+    assert [t["name"] for t in sent["tools"]] == ["get_weather"]
+    assert sent["tool_choice"] == {"type": "none"}
+    assert [b["type"] for m in sent["messages"] for b in m["content"]] == [
+        "text", "text", "tool_use", "tool_result", "text", "text"]
+
+
+def test_a_request_offering_tools_or_its_output_tool_declares_none_of_the_history_s() -> None:
+    """Only a request that defines no tool declares the history's: one offering tools, or
+    asking for structure (its output tool), defines some already, and its tool choice is its
+    own."""
+    offered = render_anthropic(Prompt(system="s", messages=EARLIER_ROUND, tools=(
+        ToolSpec("get_time", "Time.", {"type": "object"}),)), "claude-sonnet-4-5", OPTS)
+    structured = render_anthropic(Prompt(system="s", messages=EARLIER_ROUND),
+                                  "claude-sonnet-4-5", replace(OPTS, response_format=RF))
+    assert ([t["name"] for t in offered["tools"]], offered.get("tool_choice")) == (
+        ["get_time"], None)
+    assert ([t["name"] for t in structured["tools"]], structured["tool_choice"]) == (
+        [STRUCTURED_OUTPUT_TOOL], {"type": "tool", "name": STRUCTURED_OUTPUT_TOOL})
 
 
 UNASKED = ToolCall("s2", STRUCTURED_OUTPUT_TOOL, '{"city": "Oslo"}')

@@ -31,9 +31,11 @@ from hermes_core.types import (
 )
 from tests.providers.conftest import (
     CRED,
+    EARLIER_ROUND,
     OPENAI_OPTS,
     REFUSAL,
     refusal_stream,
+    reply_text,
 )
 
 TOOL = ToolSpec("get_weather", "Weather.", {"type": "object", "properties": {
@@ -55,6 +57,45 @@ def test_tool_choice_is_encoded(choice: str, wire: Any) -> None:
     payload = render_openai(TOOL_PROMPT, "gpt-4o", CallOptions(tool_choice=choice))
     assert payload["tool_choice"] == wire
     assert payload["tools"][0]["function"]["parameters"]["required"] == ["city"]
+
+
+def _openai_s_rule(request: httpx.Request) -> httpx.Response:
+    """The API's answer as it checks tools: ``tool_choice`` with no ``tools`` is refused, and so
+    is a tool message not answering a call of the assistant message before it; else a reply,
+    whole or streamed as asked."""
+    body = json.loads(request.content)
+    called: set[str] = set()
+    refused = "tool_choice" in body and not body.get("tools")
+    for m in body["messages"]:
+        if m["role"] == "assistant":
+            called = {c["id"] for c in m.get("tool_calls", ())}
+        elif m["role"] == "tool":
+            refused = refused or m["tool_call_id"] not in called
+    if refused:
+        return httpx.Response(400, json={"error": {"message": "invalid tools",
+                                                   "type": "invalid_request_error"}})
+    if body.get("stream"):
+        return httpx.Response(200, content=openai_chat_stream(("It was mild.",)),
+                              headers=SSE_HEADERS)
+    return httpx.Response(200, json=openai_chat_completion("It was mild."))
+
+
+@pytest.mark.parametrize("how", ["complete", "acomplete", "stream", "astream"])
+def test_a_history_with_tool_rounds_asked_on_without_tools_goes_as_it_was(
+        respx_mock: Any, how: str) -> None:
+    """A history holding a tool round, sent in a request that offers no tools: OpenAI's API
+    takes the round's calls and answers without ``tools`` (Anthropic's refuses them: see
+    ``test_anthropic_tools``), so it goes as it was, with no ``tool_choice`` (refused without
+    tools) even when the author asked for one."""
+    route = respx_mock.post(OPENAI_URL).mock(side_effect=_openai_s_rule)
+    provider, model = OpenAIProvider(), "gpt-4o"
+    prompt, options = Prompt(system="s", messages=EARLIER_ROUND), CallOptions(tool_choice="none")
+    text = reply_text(provider, prompt, model, TOOL_CRED, options, how)
+    sent = json.loads(route.calls.last.request.content)
+    assert text == "It was mild." and "tools" not in sent and "tool_choice" not in sent
+    assert [(m["role"], [c["id"] for c in m.get("tool_calls", ())]) for m in sent["messages"]] == [
+        ("system", []), ("user", []), ("assistant", ["c1"]), ("tool", []), ("assistant", []),
+        ("user", [])]
 
 
 def test_a_follow_up_sends_the_turn_context_after_its_tool_answers_so_the_next_turn_reads_them(

@@ -22,7 +22,9 @@ answer to nothing. So ``sys.stdin`` is wrapped too (:class:`RoutedStdin`), and a
 first shows the person what the call printed since its last read. A call's read is made through
 :mod:`~hermes_core.agent.tools.stdin_reads`, so a call past its timeout stops waiting and the
 line typed next is the chat's; ``input()`` on a terminal would read below ``sys.stdin``
-(readline) where nothing can give up on it, so in a call it is told stdin has no descriptor.
+(readline) where nothing can give up on it, so in a call ``sys.stdout`` answers ``fileno()``
+with a duplicate of its descriptor, which ``input()`` does not take for C's stdout, while
+``sys.stdin.fileno()`` stays the real one.
 
 Whoever replaces ``sys.stdout`` later (a test's capture, the CLI) simply wins: the next call wraps
 the new stream.
@@ -32,10 +34,11 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import io
+import os
 import re
 import sys
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TextIO
 
@@ -117,6 +120,11 @@ def _call() -> Printed | None:
     return None if call is None or call.ended else call
 
 
+def in_call() -> bool:
+    """Whether this code runs in a tool call (one still running): its prints are the call's."""
+    return _call() is not None
+
+
 class RoutedStdout:
     """``sys.stdout`` as a tool call sees it: writes go to the call's :class:`Printed` while one
     is set in the writer's context, else to ``target``; every other attribute (``encoding``,
@@ -125,6 +133,35 @@ class RoutedStdout:
 
     def __init__(self, target: TextIO | None) -> None:
         self.target = target
+        self._twin: int | None = None   # a call's descriptor: see :meth:`fileno`
+        self._twin_lock = child_lock(threading.Lock())   # free in a forked child
+        self._twin_file: tuple[int, ...] | None = None   # what the duplicate was made on
+        self._closer: weakref.finalize[Any, Any] | None = None
+
+    def fileno(self) -> int:
+        """The target's descriptor; in a call, a duplicate of it (the same open file, another
+        number). ``input()`` reads through readline below ``sys.stdin``, where nothing can give
+        the read up, only when stdin's and stdout's descriptors are C's own 0 and 1 and both
+        terminals; a call's stdout being another number, a call's ``input()`` reads
+        ``sys.stdin.readline()`` (:class:`RoutedStdin`) while ``sys.stdin.fileno()`` stays the
+        real one (``os.isatty``, ``subprocess.run(stdin=sys.stdin)``). What is written to the
+        duplicate goes where the target's descriptor goes, as before (a subprocess's output).
+        One duplicate, kept; made again if a tool closed it (its number then is another file's,
+        or none)."""
+        fd: int = self.target.fileno()   # type: ignore[union-attr]  # None: as the target would
+        if _call() is None:
+            return fd
+        with self._twin_lock:
+            if self._twin is None or _file_of(self._twin) != _file_of(fd):
+                if self._closer is not None:
+                    if _file_of(self._twin) == self._twin_file:   # still ours: the target moved
+                        self._closer()
+                    else:   # closed by a tool, its number maybe another file's now
+                        self._closer.detach()
+                self._twin = os.dup(fd)
+                self._twin_file = _file_of(self._twin)
+                self._closer = weakref.finalize(self, _close_quietly, self._twin)
+            return self._twin
 
     def write(self, text: str) -> int:
         call = _call()
@@ -149,6 +186,20 @@ class RoutedStdout:
         return getattr(self.target, name)
 
 
+def _file_of(fd: int | None) -> tuple[int, ...] | None:
+    """Which file descriptor ``fd`` is open on (None: not open)."""
+    try:
+        st = os.fstat(fd) if fd is not None else None
+    except OSError:
+        return None
+    return None if st is None else (st.st_dev, st.st_ino, st.st_rdev)
+
+
+def _close_quietly(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        os.close(fd)
+
+
 def _show_unshown() -> None:
     """Before a call reads stdin: what it printed since its last read, written to the stream
     the person reads (the one ``sys.stdout`` wraps) and flushed."""
@@ -171,13 +222,17 @@ class RoutedStdin:
     while one is under way or its text is kept, else straight to ``source``; everything else is
     ``source``'s.
 
-    ``fileno()`` in a call raises ``io.UnsupportedOperation``: ``input()`` on a terminal reads
-    through readline below ``sys.stdin`` (which nothing can give up on, and which serves one
-    thread at a time); without a descriptor it writes its prompt to ``sys.stdout`` and reads
-    ``sys.stdin.readline()``, which is this. Outside a call the descriptor is the stream's, a
-    given-up read waiting or not: the application's own ``os.isatty``, ``select`` or
-    ``subprocess(stdin=sys.stdin)`` is not ours to break. The chat's prompt asks
-    :func:`handed_back` before it reads instead of relying on the refusal."""
+    ``fileno()`` is the stream's, in a call or not, a given-up read waiting or not: a tool's
+    ``os.isatty(sys.stdin.fileno())`` or ``subprocess.run(..., stdin=sys.stdin)``, like the
+    application's own, is not ours to break. Only reads through this object are the call's and
+    given up with it: a subprocess handed the descriptor reads it itself, its read bounded by
+    the tool's own handling of the process (``subprocess.run(timeout=...)``), and so are
+    ``os.read`` on it and ``sys.stdin.buffer``. ``input()`` still reads through this object in
+    a call, also on a terminal: a call's ``sys.stdout`` has a descriptor of its own
+    (:meth:`RoutedStdout.fileno`), so ``input()`` does not take readline below ``sys.stdin``
+    (which nothing can give up on, and which serves one thread at a time); it writes its
+    prompt to ``sys.stdout`` and reads ``sys.stdin.readline()``. The chat's prompt asks
+    :func:`handed_back` before it reads."""
 
     def __init__(self, source: TextIO) -> None:
         self.source = source
@@ -207,8 +262,6 @@ class RoutedStdin:
     def fileno(self) -> int:
         if _call() is not None:
             _show_unshown()
-            raise io.UnsupportedOperation("stdin is read through hermes_core's reader in a tool "
-                                          "call")
         return self.source.fileno()
 
     def __iter__(self) -> RoutedStdin:

@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from hermes_core.agent.tools.executors import borrow, run_own_loop
 from hermes_core.agent.tools.printed import Printed, captured
 from hermes_core.agent.tools.registry import ToolRegistry, folded
 from hermes_core.agent.tools.render import (
@@ -145,18 +146,6 @@ def _call_sync(call: Callable[[Mapping[str, Any]], Any], args: Mapping[str, Any]
         raise _Raised(e) from None
 
 
-class _InCallContext(concurrent.futures.ThreadPoolExecutor):
-    """The default executor of an async tool's own loop (sync ``run``): each function in a copy
-    of the submitter's context, as ``asyncio.to_thread`` does. ``loop.run_in_executor(None, f)``,
-    asyncio's idiom for a blocking call, copies none, so a tool asking the person through it
-    read stdin as no call's (a read past the call's timeout went on and took the chat's next
-    line) and printed to the process's stdout (see :mod:`printed`)."""
-
-    def submit(self, fn: Callable[..., Any], /, *args: Any,
-               **kwargs: Any) -> concurrent.futures.Future[Any]:
-        return super().submit(contextvars.copy_context().run, fn, *args, **kwargs)
-
-
 async def _call_async(call: Callable[[Mapping[str, Any]], Any], args: Mapping[str, Any]) -> Any:
     # caught inside the coroutine: a SystemExit reaching the task machinery stops the event loop
     try:
@@ -202,7 +191,7 @@ def _run_awaitable(value: Awaitable[Any]) -> Any:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(_awaited(value))
+        return run_own_loop(_awaited(value))
     with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="hermes-approve") as helper:
         return helper.submit(asyncio.run, _awaited(value)).result()
 
@@ -535,9 +524,7 @@ class ToolRunner:
     @staticmethod
     def _invoke(tool: Tool, args: Mapping[str, Any]) -> Any:
         if tool.is_async:   # an async tool called from sync code: its own loop in this thread
-            with asyncio.Runner() as runner:
-                runner.get_loop().set_default_executor(_InCallContext(thread_name_prefix="asyncio"))
-                return runner.run(_call_async(tool.invoke, args))
+            return run_own_loop(_call_async(tool.invoke, args))
         return _call_sync(tool.invoke, args)
 
     def run(self, calls: Sequence[ToolCall], builtins: Mapping[str, Builtin] | None = None, *,
@@ -695,7 +682,8 @@ class ToolRunner:
             args = dict(r.args or {})
             thread: concurrent.futures.Future[Any] | None = None
             printed = Printed()
-            if r.tool.is_async:
+            if r.tool.is_async:   # its ``run_in_executor(None, ...)`` work as the call's
+                give_back = borrow(asyncio.get_running_loop())
                 work: Awaitable[Any] = self._atext(r.tool.name, printed, r.tool.invoke, args)
             else:   # a thread of the runner's, not the loop's pool: one hung tool is let go of
                 loop = asyncio.get_running_loop()
@@ -705,6 +693,8 @@ class ToolRunner:
                                      on_start=lambda: _tell(loop, begun))
                 work = asyncio.wrap_future(thread)
             task = asyncio.ensure_future(work)
+            if r.tool.is_async:
+                task.add_done_callback(lambda _: give_back())
             try:
                 if thread is not None:   # its timeout counts once it has a place to run in
                     await asyncio.wait((task, begun), return_when=asyncio.FIRST_COMPLETED)

@@ -114,12 +114,13 @@ def test_a_read_outside_a_call_or_with_nothing_printed_shows_nothing(
     assert printed.text == "first?\n"
 
 
-def test_a_call_s_stdin_has_no_descriptor_so_input_reads_through_it(
+def test_a_call_s_stdin_has_its_descriptor_and_input_reads_through_the_wrapper(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """``input()`` on a terminal read below ``sys.stdin`` (readline, on the descriptor), where
-    nothing could give the read up once the call timed out. In a call the descriptor is refused,
-    so ``input()`` writes its prompt to ``sys.stdout`` and reads ``sys.stdin.readline()``;
-    outside one it is the stream's."""
+    """In a call ``sys.stdin.fileno()`` is the stream's (it was refused, so ``os.isatty`` and
+    ``subprocess.run(stdin=sys.stdin)`` failed in a tool), and ``input()`` still writes its
+    prompt to the call's ``sys.stdout`` and reads ``sys.stdin.readline()``, which a call past
+    its timeout gives up on: the call's stdout has a descriptor of its own (see
+    ``test_input_in_a_call_on_a_terminal_is_given_up_past_its_timeout``)."""
     import os
 
     r, w = os.pipe()
@@ -128,11 +129,123 @@ def test_a_call_s_stdin_has_no_descriptor_so_input_reads_through_it(
         person.write("Bergen\n")
         person.flush()
         with captured() as printed:
-            with pytest.raises(io.UnsupportedOperation):
-                sys.stdin.fileno()
+            inside = sys.stdin.fileno()
             said = input("Which city? ")
-        assert (said, printed.text) == ("Bergen", "Which city? ")
+        assert (inside, said, printed.text) == (r, "Bergen", "Which city? ")
         assert sys.stdin.fileno() == r
+
+
+def test_a_subprocess_in_a_call_reads_the_stdin_it_is_given(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``subprocess.run(..., stdin=sys.stdin)`` in a tool failed (``fileno()`` refused in a
+    call). The child reads the descriptor itself: what it reads is its business, bounded by the
+    tool's own handling of the process (``timeout=``), not by the call's reader."""
+    import os
+    import subprocess
+
+    r, w = os.pipe()
+    with os.fdopen(r, encoding="utf-8") as source, os.fdopen(w, "w") as person:
+        monkeypatch.setattr(sys, "stdin", source)
+        person.write("Bergen\n")
+        person.flush()
+        with captured():
+            done = subprocess.run([sys.executable, "-c", "print(input().upper())"],
+                                  stdin=sys.stdin, capture_output=True, text=True, timeout=60,
+                                  check=True)
+        assert done.stdout == "BERGEN\n"
+
+
+def test_a_call_s_stdout_descriptor_is_another_number_for_the_same_file(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a call ``sys.stdout.fileno()`` is a duplicate of the stream's descriptor: not C's
+    stdout, so ``input()`` never takes readline, yet what a subprocess or ``os.write`` sends to
+    it goes where stdout goes, as before. Outside a call it is the stream's own number."""
+    import os
+
+    r, w = os.pipe()
+    with os.fdopen(r, "rb") as shown, os.fdopen(w, "w") as stream:
+        monkeypatch.setattr(sys, "stdout", stream)
+        with captured():
+            twin = sys.stdout.fileno()
+            again = sys.stdout.fileno()
+            os.write(twin, b"below the capture\n")
+        assert (twin != w, again == twin, sys.stdout.fileno() == w) == (True, True, True)
+        assert shown.readline() == b"below the capture\n"
+
+
+_ON_A_TERMINAL = """
+import os, sys, threading
+from hermes_core.agent.tools.registry import ToolRegistry
+from hermes_core.agent.tools.runner import ToolRunner
+from hermes_core.types import ToolCall
+
+ended = threading.Event()
+
+def ask() -> str:
+    \"\"\"Ask the person.\"\"\"
+    print(f"tty={os.isatty(sys.stdin.fileno())}")
+    try:
+        return input("Which city? ")
+    except EOFError:
+        ended.set()
+        raise
+
+(r,) = ToolRunner(ToolRegistry([ask]), timeout_s=0.3).run([ToolCall("c", "ask")])
+print("RESULT", r.status, repr(r.output), ended.wait(10), flush=True)
+print("CHAT", repr(sys.stdin.readline()), flush=True)
+"""
+
+
+def _read_until(fd: int, marker: bytes, seen: bytearray) -> bytes:
+    """What the terminal showed up to and with the line holding ``marker`` (a guard of 60 s
+    against a child that hangs: it fails the test, it times nothing)."""
+    import os
+    import select
+
+    for _ in range(600):
+        at = seen.find(marker)
+        if at >= 0 and b"\n" in seen[at:]:
+            end = seen.index(b"\n", at) + 1
+            shown = bytes(seen[:end])
+            del seen[:end]
+            return shown
+        if select.select([fd], [], [], 0.1)[0]:
+            try:
+                seen.extend(os.read(fd, 4096))
+            except OSError:   # the child is gone
+                break
+    raise AssertionError(f"the terminal never showed {marker!r}: {bytes(seen)!r}")
+
+
+def test_input_in_a_call_on_a_terminal_is_given_up_past_its_timeout() -> None:
+    """On a terminal (stdin and stdout both the pty) ``input()`` reads through readline below
+    ``sys.stdin`` when both descriptors are C's own, and nothing gives that read up. With
+    ``fileno()`` given in a call the tool sees its terminal (``tty=True``), its ``input()``
+    still reads through the wrapper: past the timeout it ends (EOFError) and the line typed
+    next is the next reader's."""
+    import os
+    import pty
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    master, slave = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    child = subprocess.Popen([sys.executable, "-c", _ON_A_TERMINAL], stdin=slave, stdout=slave,
+                             stderr=slave, env=env, cwd=root)
+    os.close(slave)
+    seen = bytearray()
+    try:
+        result = _read_until(master, b"RESULT", seen)
+        os.write(master, b"for the chat\n")
+        chat = _read_until(master, b"CHAT", seen)
+    finally:
+        child.kill()
+        child.wait()
+        os.close(master)
+    assert b"RESULT timeout 'error: ask timed out after 0.3s; it printed:\\ntty=True\\nWhich " \
+           b"city? ' True" in result
+    assert b"CHAT 'for the chat\\n'" in chat
 
 
 @pytest.mark.parametrize(("printed", "plain"), [

@@ -244,7 +244,8 @@ def typed_stdin(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 
 
 @pytest.mark.parametrize(("kind", "use_async"), [
-    ("sync", False), ("sync", True), ("async", False), ("async", True), ("executor", False)])
+    ("sync", False), ("sync", True), ("async", False), ("async", True), ("executor", False),
+    ("executor", True), ("wrapped", False), ("wrapped", True)])
 def test_a_read_of_a_call_past_its_timeout_ends_and_the_next_line_is_the_next_reader_s(
         runner_factory: Any, typed_stdin: Any, use_async: bool, kind: str) -> None:
     """A tool asking the person with nobody answering: past its timeout the call was answered
@@ -254,10 +255,12 @@ def test_a_read_of_a_call_past_its_timeout_ends_and_the_next_line_is_the_next_re
     next reader.
 
     ``executor``: an async tool asking through ``loop.run_in_executor(None, ...)`` (asyncio's
-    own idiom for a blocking call) from sync code (``run``, as the REPL runs tools): the loop's
-    executor copied no context, so the read was no call's, went on past the timeout and took
-    the next line, and the question went to the process's stdout, not to the call's answer.
-    (From ``arun`` the loop, and its executor, are the caller's: not given up.)"""
+    own idiom for a blocking call): the loop's executor copied no context, so the read was no
+    call's, went on past the timeout and took the next line, and the question went to the
+    process's stdout, not to the call's answer. From ``arun`` the loop is the caller's, and
+    ``asyncio.run`` waited at its end for the abandoned read (for ever with nobody typing).
+    ``wrapped``: the same tool behind a plain decorator (its coroutine awaited on a loop of the
+    runner's own)."""
     ended = threading.Event()
 
     def ask() -> str:
@@ -272,10 +275,21 @@ def test_a_read_of_a_call_past_its_timeout_ends_and_the_next_line_is_the_next_re
         async def ask_person() -> str:
             """Ask the person where to go."""
             return await asyncio.to_thread(ask)
-    elif kind == "executor":
+    elif kind in ("executor", "wrapped"):
+        async def asking() -> str:
+            return await asyncio.get_running_loop().run_in_executor(None, ask)
+
+        def plain(fn: Any) -> Any:
+            def inner() -> Any:
+                return fn()
+            inner.__name__, inner.__doc__ = "ask_person", "Ask the person where to go."
+            return inner
+
         async def ask_person() -> str:
             """Ask the person where to go."""
-            return await asyncio.get_running_loop().run_in_executor(None, ask)
+            return await asking()
+        if kind == "wrapped":
+            ask_person = plain(asking)
     else:
         def ask_person() -> str:   # type: ignore[misc]  # the sync twin
             """Ask the person where to go."""
@@ -283,10 +297,17 @@ def test_a_read_of_a_call_past_its_timeout_ends_and_the_next_line_is_the_next_re
 
     calls = [ToolCall("c", "ask_person")]
     runner = runner_factory([ask_person], timeout_s=0.3)
-    (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    answered: list[Any] = []
+    # in a thread: when the read is not given up, ``asyncio.run`` waits for it, which only the
+    # fixture's closing of stdin ends, after the test
+    turn = threading.Thread(target=lambda: answered.extend(
+        asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)), daemon=True)
+    turn.start()
+    assert ended.wait(10), "the call's read went on after the call was let go of"
+    turn.join()
+    (r,) = answered
     assert (r.status, r.output) == ("timeout", "error: ask_person timed out after 0.3s; it "
                                                "printed:\nOslo or Bergen?")
-    assert ended.wait(10), "the call's read went on after the call was let go of"
     typed_stdin("a second message")
     assert sys.stdin.readline() == "a second message\n"
 
