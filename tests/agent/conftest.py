@@ -471,3 +471,26 @@ def read_turn(agent: Agent, mode: str, message: str, **kwargs: Any):
             pass
     asyncio.run(read())
     return agent.last_reply
+
+
+# the structured replies of test_partial_output.py (the drafts read) and
+# test_partial_output_stream.py (the agent's partial objects)
+
+
+class Stop(BaseModel):
+    name: str
+    days: int = 1
+
+
+class Trip(BaseModel):
+    """A trip plan."""
+
+    city: str
+    stops: list[Stop] = []
+
+
+WHOLE = '{"city": "Oslo", "stops": [{"name": "Museum", "days": 2}, {"name": "Park"}]}'
+
+FENCED = ("```json\n", '{"city": "Os', 'lo", "stops": [{"name": "Museum", "days": 2}', "]}\n", "```")
+PREAMBLE = ("Here is the plan:\n", '{"city": "Os', 'lo", "stops": [{"name": "Museum", "days": 2}',
+            "]}")
