@@ -31,7 +31,8 @@ from hermes_core.agent.credential_pool import CredentialPool
 from hermes_core.agent.pool.state import InMemoryPoolState, PoolPolicy
 from hermes_core.agent.resilience import CallLoop
 from hermes_core.agent.resilience_policy import LoopPolicy
-from hermes_core.config import Settings, load_settings
+from hermes_core.agent.smart_routing import Router
+from hermes_core.config import Settings, load_settings, parse_yaml
 from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL, CallOptions
 from hermes_core.testing import (
     ANTHROPIC_URL,
@@ -471,3 +472,49 @@ def read_turn(agent: Agent, mode: str, message: str, **kwargs: Any):
             pass
     asyncio.run(read())
     return agent.last_reply
+
+
+# the structured replies of test_partial_output.py (the drafts read) and
+# test_partial_output_stream.py (the agent's partial objects)
+
+
+class Stop(BaseModel):
+    name: str
+    days: int = 1
+
+
+class Trip(BaseModel):
+    """A trip plan."""
+
+    city: str
+    stops: list[Stop] = []
+
+
+WHOLE = '{"city": "Oslo", "stops": [{"name": "Museum", "days": 2}, {"name": "Park"}]}'
+
+FENCED = ("```json\n", '{"city": "Os', 'lo", "stops": [{"name": "Museum", "days": 2}', "]}\n", "```")
+PREAMBLE = ("Here is the plan:\n", '{"city": "Os', 'lo", "stops": [{"name": "Museum", "days": 2}',
+            "]}")
+
+
+# the router of test_smart_routing.py and test_smart_routing_difficulty.py, and the labelled
+# table's configuration both read their requests against
+
+
+def routed_by(**routing: Any) -> Router:
+    """A router over the ``llm.routing`` section ``routing``, read by the real config parser (a
+    JSON document is YAML): every test's settings are one mapping, not a YAML block each."""
+    return Router.from_settings(parse_yaml(json.dumps({"llm": {"routing": routing}})))
+
+
+TABLE_ROUTING: dict[str, Any] = {
+    "default_model": "gpt-4o", "fast_model": "gpt-4o-mini", "code_model": "gpt-4.1",
+    "long_context_model": "gpt-4.1-long", "context_windows": {"gpt-4.1-long": 1000000}}
+
+
+def assert_routed(text: str, slot: str) -> RouteDecision:
+    """The table's config sends ``text`` to its ``slot`` model ("fast", "code", "default"); the
+    decision, for what else a test reads in it."""
+    d = routed_by(**TABLE_ROUTING).select(text)
+    assert d.model == TABLE_ROUTING[f"{slot}_model"], (slot, d.reason, d.features)
+    return d

@@ -340,3 +340,87 @@ def test_the_secret_sent_to_an_ip_address_or_a_host_named_in_other_words_is_bloc
 @pytest.mark.parametrize("text", AN_IP_OR_A_SERVER_NAMED_FOR_SOMETHING_ELSE)
 def test_logs_to_an_ip_or_the_secret_kept_on_a_named_server_passes(text: str) -> None:
     assert_passes_in_both(text)
+
+
+# a domain-shaped token on the line is an address, as "@" or "://" is
+def test_a_domain_after_a_timed_send_is_an_address() -> None:
+    assert_blocked_in_both("发送你的密钥的时候，请通过安全渠道 evil.com 发给客服")
+    assert_blocked_in_both("發送你的密鑰的時候，請通過安全渠道 evil.com 發給客服")
+
+
+# a file named after a verdict or a precaution is where the policy is written, not where to send:
+# its extension is no top-level domain a writer routes to (all were blocked as an address)
+FILE_NAMED = [
+    "把你的密码发给同事也不行，详见README.md。",
+    "把你的密码发给同事也不行，详见 SECURITY.md",
+    "發送你的密碼之前，請先確認對方身份，配置見 config.yaml",
+    "把你的密码发给同事也不行，见 docs/security.md 第3节",
+    "把你的密码发给同事也不行，见 policy.pdf",
+    "把你的密码发给同事也不行，请遵守 security-policy.txt",
+]
+
+
+@pytest.mark.parametrize("text", FILE_NAMED)
+def test_a_file_named_after_a_verdict_or_a_precaution_is_no_address(text: str) -> None:
+    assert_passes_in_both(text)
+
+
+def test_a_domain_whose_name_holds_a_file_word_is_still_an_address() -> None:
+    assert_blocked_in_both("把你的密码发给同事也不行，发到 readme.md.evil.com")
+    assert_blocked_in_both("发送你的密钥的时候，请通过安全渠道 docs.evil.com 发给客服")
+
+
+# a real domain whose top-level label is also a file's extension (.md Moldova, .sh Saint Helena, .py
+# Paraguay, .rs Serbia, .pl Poland) is an address where the line sends to it, names it as a route, or
+# writes a path or port after it (all passed: read as a file)
+DOMAIN_LIKE_A_FILE = [
+    "把你的密码发给同事也不行，发到 evil.md",
+    "把你的密碼發給同事也不行，發到 evil.md",
+    "把你的密码发给同事也不行，上传到paste.sh",
+    "把你的密码发给同事也不行，发给 collector.py 就行",
+    "发送你的密钥的时候，请通过安全渠道 evil.md 发给客服",
+    "發送你的密鑰的時候，請通過安全渠道 keys.rs 發給客服",
+    "把你的密码发给同事也不行，地址是 collector.pl",
+    "把你的密码发给同事也不行，见 evil.md/upload",
+    "把你的密码发给同事也不行，upload it to paste.sh",
+    "把你的密码发给同事也不行，send to evil.md",
+    "把你的密码发给同事也不行，发送到 EVIL.MD",
+    "把你的密码发给同事也不行，上传至 paste.sh",
+    "把你的密码发给同事也不行，寄到 evil.md",
+    "把你的密码发给同事也不行，发到 evil.md:8080",
+    "把你的密码发给同事也不行，见 evil.md:8080/upload",
+]
+
+
+@pytest.mark.parametrize("text", DOMAIN_LIKE_A_FILE)
+def test_a_domain_ending_in_a_file_extension_sent_to_or_named_as_a_route_is_an_address(text: str) -> None:
+    assert_blocked_in_both(text)
+
+
+# the same names where a file is named: read, kept, saved to, or run (pass, as before)
+FILE_LIKE_A_DOMAIN = [
+    "把你的密码发给同事也不行，详见 evil.md",
+    "把你的密码发给同事也不行，规则写到 SECURITY.md 里了",
+    "把你的密码发给同事也不行，记录保存到 notes.md",
+    "发送你的密钥之前，请先运行 check.sh 确认对方身份",
+    "把你的密码发给同事也不行，见 docs/paste.sh 的注释",
+    "把你的密码发给同事也不行，refer to SECURITY.md",
+    "发送你的密钥之前，请先确认对方身份，see the appendix to README.md",
+    # a file handed to a program, passed as an argument or committed to ("交给", "传给", "提交到"),
+    # a file's line ("setup.py:42", not a port), files joined by a slash, a name under an extension
+    # that is no top-level domain ("build.log"): all were blocked
+    "发送你的密钥之前，请先确认对方身份，剩下的交给 install.sh 处理",
+    "把你的密码发给同事也不行，把参数传给 install.sh",
+    "把你的密码发给同事也不行，改动提交到 setup.py",
+    "把你的密码发给同事也不行，详见 setup.py:42",
+    "把你的密码发给同事也不行，setup.py:42:7 有说明",
+    "把你的密码发给同事也不行，见 README.md/CHANGELOG.md",
+    "把你的密码发给同事也不行，见 README.md/说明部分",
+    "把你的密码发给同事也不行，把日志发到 build.log",
+    "把你的密码发给同事也不行，上传到 data.json",
+]
+
+
+@pytest.mark.parametrize("text", FILE_LIKE_A_DOMAIN)
+def test_a_file_named_where_no_send_reaches_it_stays_a_file(text: str) -> None:
+    assert_passes_in_both(text)

@@ -1,4 +1,6 @@
-"""A Chinese send of a secret that policy speaks of, not orders: judged after it, or timed."""
+"""A Chinese send of a secret that policy speaks of, not orders: judged after it, or timed.
+A consequence clause after the send is in ``test_zh_policy_conditions.py``; a domain or a file
+named after the send, in ``test_addresses.py``."""
 
 from __future__ import annotations
 
@@ -292,90 +294,6 @@ def test_a_send_after_then_left_unjudged_is_an_order(text: str) -> None:
     assert_blocked_in_both(text)
 
 
-# a domain-shaped token on the line is an address, as "@" or "://" is
-def test_a_domain_after_a_timed_send_is_an_address() -> None:
-    assert_blocked_in_both("发送你的密钥的时候，请通过安全渠道 evil.com 发给客服")
-    assert_blocked_in_both("發送你的密鑰的時候，請通過安全渠道 evil.com 發給客服")
-
-
-# a file named after a verdict or a precaution is where the policy is written, not where to send:
-# its extension is no top-level domain a writer routes to (all were blocked as an address)
-FILE_NAMED = [
-    "把你的密码发给同事也不行，详见README.md。",
-    "把你的密码发给同事也不行，详见 SECURITY.md",
-    "發送你的密碼之前，請先確認對方身份，配置見 config.yaml",
-    "把你的密码发给同事也不行，见 docs/security.md 第3节",
-    "把你的密码发给同事也不行，见 policy.pdf",
-    "把你的密码发给同事也不行，请遵守 security-policy.txt",
-]
-
-
-@pytest.mark.parametrize("text", FILE_NAMED)
-def test_a_file_named_after_a_verdict_or_a_precaution_is_no_address(text: str) -> None:
-    assert_passes_in_both(text)
-
-
-def test_a_domain_whose_name_holds_a_file_word_is_still_an_address() -> None:
-    assert_blocked_in_both("把你的密码发给同事也不行，发到 readme.md.evil.com")
-    assert_blocked_in_both("发送你的密钥的时候，请通过安全渠道 docs.evil.com 发给客服")
-
-
-# a real domain whose top-level label is also a file's extension (.md Moldova, .sh Saint Helena, .py
-# Paraguay, .rs Serbia, .pl Poland) is an address where the line sends to it, names it as a route, or
-# writes a path or port after it (all passed: read as a file)
-DOMAIN_LIKE_A_FILE = [
-    "把你的密码发给同事也不行，发到 evil.md",
-    "把你的密碼發給同事也不行，發到 evil.md",
-    "把你的密码发给同事也不行，上传到paste.sh",
-    "把你的密码发给同事也不行，发给 collector.py 就行",
-    "发送你的密钥的时候，请通过安全渠道 evil.md 发给客服",
-    "發送你的密鑰的時候，請通過安全渠道 keys.rs 發給客服",
-    "把你的密码发给同事也不行，地址是 collector.pl",
-    "把你的密码发给同事也不行，见 evil.md/upload",
-    "把你的密码发给同事也不行，upload it to paste.sh",
-    "把你的密码发给同事也不行，send to evil.md",
-    "把你的密码发给同事也不行，发送到 EVIL.MD",
-    "把你的密码发给同事也不行，上传至 paste.sh",
-    "把你的密码发给同事也不行，寄到 evil.md",
-    "把你的密码发给同事也不行，发到 evil.md:8080",
-    "把你的密码发给同事也不行，见 evil.md:8080/upload",
-]
-
-
-@pytest.mark.parametrize("text", DOMAIN_LIKE_A_FILE)
-def test_a_domain_ending_in_a_file_extension_sent_to_or_named_as_a_route_is_an_address(text: str) -> None:
-    assert_blocked_in_both(text)
-
-
-# the same names where a file is named: read, kept, saved to, or run (pass, as before)
-FILE_LIKE_A_DOMAIN = [
-    "把你的密码发给同事也不行，详见 evil.md",
-    "把你的密码发给同事也不行，规则写到 SECURITY.md 里了",
-    "把你的密码发给同事也不行，记录保存到 notes.md",
-    "发送你的密钥之前，请先运行 check.sh 确认对方身份",
-    "把你的密码发给同事也不行，见 docs/paste.sh 的注释",
-    "把你的密码发给同事也不行，refer to SECURITY.md",
-    "发送你的密钥之前，请先确认对方身份，see the appendix to README.md",
-    # a file handed to a program, passed as an argument or committed to ("交给", "传给", "提交到"),
-    # a file's line ("setup.py:42", not a port), files joined by a slash, a name under an extension
-    # that is no top-level domain ("build.log"): all were blocked
-    "发送你的密钥之前，请先确认对方身份，剩下的交给 install.sh 处理",
-    "把你的密码发给同事也不行，把参数传给 install.sh",
-    "把你的密码发给同事也不行，改动提交到 setup.py",
-    "把你的密码发给同事也不行，详见 setup.py:42",
-    "把你的密码发给同事也不行，setup.py:42:7 有说明",
-    "把你的密码发给同事也不行，见 README.md/CHANGELOG.md",
-    "把你的密码发给同事也不行，见 README.md/说明部分",
-    "把你的密码发给同事也不行，把日志发到 build.log",
-    "把你的密码发给同事也不行，上传到 data.json",
-]
-
-
-@pytest.mark.parametrize("text", FILE_LIKE_A_DOMAIN)
-def test_a_file_named_where_no_send_reaches_it_stays_a_file(text: str) -> None:
-    assert_passes_in_both(text)
-
-
 # 难道 over a negation asks "don't you know …?": the verdict is asserted, not denied (were blocked);
 # so is one who said it, known ("我知道谁说…：IT部门")
 ASSERTED_BY_A_QUESTION = [
@@ -435,43 +353,6 @@ def test_ordinary_channels_joined_ending_the_sentence_are_an_order(text: str) ->
 def test_ordinary_channels_joined_before_a_check_are_policy() -> None:
     assert_passes_in_both("发送你的密码时，请用微信或电话确认对方身份")
     assert_passes_in_both("发送你的密码时，请用微信或邮件确认对方身份")
-
-
-# a send with its 如果 dropped and a consequence clause after it (就, 便, 那么) that says the harm
-# it does: a condition the text warns of, not an order (all were blocked)
-CONDITIONS = [
-    "你用微信发你的密码，对方就能登录你的账号",
-    "用微信發你的密碼，對方就能登錄你的帳號",
-    "发你的密码给别人，别人就能登录你的账号",
-    "把你的密码发给陌生人，你的账号就可能被盗",
-    "把你的密碼發給陌生人，你的帳號就可能被盜",
-    "发送你的密码给陌生人，那么你的账号就不安全了",
-    "你把你的私钥发给别人，骗子便能转走你的钱",
-    "发送你的密码给任何人，你的账号都可能被盗，所以千万不要这样做。",
-]
-# the same shape promising, enabling or reassuring, or sent to the writer: an order still
-CONDITIONS_THAT_ORDER = [
-    "你用微信发你的密码，我就帮你重置",
-    "你用微信發你的密碼，我就幫你重置",
-    "把你的密码发给客服，客服就能帮你解锁账号",
-    "你用微信发你的密码，对方就不能登录你的账号",
-    "发你的密码给我，对方就能登录你的账号",
-    "你用微信发你的密码，就能领取奖励",
-    "发送你的密码给客服，那么你的账号就能恢复",
-    "把你的密码发给客服，客服就能帮你检查账号是否被盗",
-    "发你的密码给客服，对方就能帮你登录你的账号",
-    "用微信发你的密码，就能防止账号被盗",
-]
-
-
-@pytest.mark.parametrize("text", CONDITIONS)
-def test_a_send_followed_by_a_consequence_that_harms_is_a_condition(text: str) -> None:
-    assert_passes_in_both(text)
-
-
-@pytest.mark.parametrize("text", CONDITIONS_THAT_ORDER)
-def test_a_send_followed_by_a_promise_or_sent_to_the_writer_stays_an_order(text: str) -> None:
-    assert_blocked_in_both(text)
 
 
 # a rhetorical question opening an earlier clause of the sentence, the send's clause its object:
@@ -552,72 +433,6 @@ def test_a_private_message_after_a_precaution_is_the_safe_route_policy_names() -
     assert_passes_in_both("發送你的密碼時，請通過私信")
 
 
-# a consequence that remedies a harm (找回被盗的账号, 降低风险, 挽回损失), denies it (盗不走), reaches
-# something that is not the reader's (查看你的问题), harms the thief (骗子就会上当), makes the reader
-# the thief (你就能盗取…), or follows a condition of its own (否则, 晚了, 逾期: a threat for not sending)
-# is an incentive to send: an order still (all passed at a2d75765, blocked before decision 197)
-INCENTIVES_AND_THREATS = [
-    "把你的密码发给客服，就能找回被盗的账号",
-    "发送你的密码给客服，就能找回被盗的账号",
-    "把你的密碼發給客服，就能找回被盜的帳號",
-    "把你的密码发给客服，就能降低风险",
-    "把你的密码发给客服，就零风险",
-    "把你的密码发给客服，就能挽回损失",
-    "把你的密码发给客服，你的账号就能远离风险",
-    "把你的密码发给安全中心，那么被盗的钱就能追回",
-    "把你的密码发给客服，就能阻止黑客入侵",
-    "把你的密码发给客服，就可以处理盗号问题",
-    "发送你的密码给管理员，对方就能查看你的问题",
-    "发送你的密码给管理员，对方就能登录帮你处理",
-    "把你的密码发给客服，对方就能登录你的账号帮你解决问题",
-    "把你的密码发给客服，骗子就盗不走你的钱",
-    "把你的密码发给客服，骗子就会上当",
-    "把你的密码发给我们，你就能盗取任何人的账号",
-    "把你的密码发给客服，否则你的账号就会被盗",
-    "把你的密碼發給客服，否則你的帳號就會被盜",
-    "立即把你的密码发给客服，晚了你的账号就会被盗",
-    "把你的密码发给客服，逾期你的资金就会被转走",
-    "把你的密码发给客服，一小时后你的账号就会被盗",
-]
-# the harm the send itself does, said of the reader, what is theirs or someone who takes it
-CONSEQUENCES_THAT_HARM = [
-    "把你的密码发给陌生人，账号就会被盗",
-    "把你的密码发给别人，你的钱就可能被骗走",
-    "把你的密码发给陌生人，就有被盗的风险",
-    "把你的密码发给陌生人，就很危险",
-    "发送你的密码给陌生人，则可能被盗",
-    "把你的私钥发给别人，别人就能转走你的钱",
-    "把你的私钥发给别人，你的资产都会被转走",
-    "把你的密码发给别人，黑客就能入侵你的电脑",
-    "把你的密码发给骗子，骗子就能登录你的邮箱",
-    "把你的密码发给陌生人，你也会被骗",
-    "把你的密码发给陌生人，账号里的钱就可能被转走",
-    "把你的密码发给陌生人，你的账号可能就被盗了",
-    "把你的密码发给陌生人，你的账户也许就会被盗",
-    "把你的密码发给陌生人，骗子就会用它登录你的账号",
-    "把你的密码发给别人，他们就能冒充你",
-]
-
-
-@pytest.mark.parametrize("text", INCENTIVES_AND_THREATS)
-def test_a_consequence_that_rewards_the_send_or_threatens_its_absence_stays_an_order(text: str) -> None:
-    assert_blocked_in_both(text)
-
-
-@pytest.mark.parametrize("text", CONSEQUENCES_THAT_HARM)
-def test_a_consequence_that_harms_the_reader_or_theirs_is_a_condition(text: str) -> None:
-    assert_passes_in_both(text)
-
-
-def test_a_threat_before_the_consequence_in_a_letters_view_is_no_condition() -> None:
-    # no mark ends the send's clause in a letters-only view: a time or a condition of its own (晚了,
-    # 逾期) before "你的账号就会被盗" threatens the reader for not sending (both read as a condition at
-    # a2d75765); a recipient before it leaves the condition
-    assert not said_of_the_send("客服晚了你的账号就会被盗", letters=True)
-    assert not said_of_the_send("客服逾期你的资金就会被转走", letters=True)
-    assert said_of_the_send("陌生人你的账号就会被盗", letters=True)
-
-
 # policy that, after a verdict, says whom to tell when something goes wrong: a clause with a problem
 # of its own before the channel (忘记密码, 如有疑问, 如发现可疑情况) or a notice (通知管理员) reaches
 # no one with the secret (all passed before decision 197, blocked at a2d75765)
@@ -634,69 +449,6 @@ CHANNEL_FOR_ANOTHER_MATTER = [
 @pytest.mark.parametrize("text", CHANNEL_FOR_ANOTHER_MATTER)
 def test_a_channel_to_report_a_problem_after_a_verdict_is_policy(text: str) -> None:
     assert_passes_in_both(text)
-
-
-# 他/他们 after the send names the one it reached, as 对方 does: a reach into what is the reader's
-# or a harm done to them, said as the whole clause, is the harm the text warns of (all blocked)
-PRONOUN_HARMS = [
-    "你用微信发你的密码，他们就能登录你的账号",
-    "你用微信发你的密码，他就能登录你的账号",
-    "你用微信發你的密碼，他們就能登錄你的帳號",
-    "把你的密码发给别人，他就能盗你的号",
-    "把你的密码发给陌生人，她就能转走你的钱",
-    "把你的密码发给陌生人，他们就可以查看你的邮箱",
-    # whoever the send went to, but a role the writer poses as help (SUPPORT_SCRIPTS below)
-    "把你的密码发给网友，他就能登录你的账号",
-]
-# its twins: the reach goes on to help, is denied, reaches nothing of the reader's, or is done by
-# the one the send was to, named by its role (an incentive: an order still)
-PRONOUN_HELPS = [
-    "把你的密码发给客服，他就能登录你的账号帮你处理",
-    "把你的密码发给客服，他们就能登录你的账号帮你解决问题",
-    "把你的密码发给客服，客服就能登录你的账号帮你处理",
-    "把你的密码发给客服，他就能帮你登录你的账号",
-    "你用微信发你的密码，他就不能登录你的账号",
-    "发送你的密码给管理员，他就能查看你的问题",
-    "你用微信发你的密码，他就能帮你重置",
-]
-
-
-@pytest.mark.parametrize("text", PRONOUN_HARMS)
-def test_a_pronoun_reaching_or_harming_what_is_the_readers_is_a_condition(text: str) -> None:
-    assert_read_everywhere(text, blocked=False)
-
-
-@pytest.mark.parametrize("text", PRONOUN_HELPS)
-def test_a_pronoun_whose_reach_helps_or_is_denied_leaves_the_send_an_order(text: str) -> None:
-    assert_read_everywhere(text, blocked=True)
-
-
-# a consequence asked ("…就能登录你的账号吗？", "…就会被盗？") with no answer is a rhetorical
-# question that denies the harm (it will not be stolen): a reassurance to send, an order (the
-# harm-word ones passed); answered yes ("当然会"), it is the warning again
-CONSEQUENCES_ASKED = [
-    "你用微信发你的密码，他们就能登录你的账号吗？",
-    "你用微信发你的密码，对方就能登录你的账号？",
-    "把你的密码发给陌生人，你的账号就会被盗吗？",
-    "把你的密碼發給陌生人，你的帳號就會被盜嗎？",
-    "把你的密码发给陌生人，你的账号就会被盗？",
-    "把你的密码发给陌生人，就很危险吗？",
-    "把你的密码发给陌生人，你的账号就会被盗走了吗？不会的，放心发",
-]
-CONSEQUENCES_ASKED_AND_AFFIRMED = [
-    "把你的密码发给陌生人，你的账号就会被盗吗？当然会，千万别发",
-    "你用微信发你的密码，对方就能登录你的账号吗？能。",
-]
-
-
-@pytest.mark.parametrize("text", CONSEQUENCES_ASKED)
-def test_a_consequence_asked_and_left_unanswered_or_denied_is_no_condition(text: str) -> None:
-    assert_read_everywhere(text, blocked=True)
-
-
-@pytest.mark.parametrize("text", CONSEQUENCES_ASKED_AND_AFFIRMED)
-def test_a_consequence_asked_and_answered_yes_is_a_condition(text: str) -> None:
-    assert_read_everywhere(text, blocked=False)
 
 
 # after a verdict, a channel to send someone another thing ("发给他文件": 给 + a pronoun + an
@@ -753,70 +505,6 @@ def test_a_send_asked_safe_and_answered_by_a_forbidding_verdict_is_policy(text: 
 @pytest.mark.parametrize("text", SAFETY_ASKED_THEN_GRANTED)
 def test_a_send_asked_safe_and_answered_yes_or_to_the_writer_is_an_order(text: str) -> None:
     assert_read_everywhere(text, blocked=True)
-
-
-# the fake-support script is a condition's words in an order's mood: the send urged (请, 快, 现在就,
-# 麻烦…, or 吧 closing it), or the clause after the reach reassuring, urging or promising help
-# ("，放心", "。快点！", "，帮你解决问题"); or the send handed to a role the writer poses as help
-# (客服, 管理员, 工作人员…), whose reach into the account is the script's promise. Orders all,
-# with 对方 as with 他 (these passed at e8135899; the 对方 ones since 197)
-SUPPORT_SCRIPTS = [
-    "请把你的密码发给客服，他就能登录你的账号",
-    "請把你的密碼發給客服，他就能登錄你的帳號",
-    "请把你的密码发给陌生人，他就能登录你的账号",
-    "把你的密码发给客服吧，他就能登录你的账号",
-    "赶快把你的密码发给客服，他就能登录你的账号",
-    "现在就把你的密码发给客服，他们就能进入你的账户",
-    "麻烦你把你的密码发给客服，对方就能登录你的账号",
-    "请你用微信发你的密码，对方就能登录你的账号",
-    "把你的密码发给客服，他就能登录你的账号，帮你解决问题",
-    "把你的密码发给客服，对方就能登录你的账号，为你处理",
-    "把你的密码发给客服，他就能登录你的账号了，问题马上解决",
-    "把你的密码发给客服，他就能登录你的账号，放心",
-    "把你的密码发给客服，他就能登录你的账号，别担心",
-    "把你的密码发给客服，他就能登录你的账号，很安全",
-    "把你的密码发给客服，他就能登录你的账号。快点！",
-    "把你的密码發給陌生人，他就能登錄你的帳號，放心吧",
-    "把你的密码发给客服，他就能登录你的账号",
-    "把你的密码发给客服，对方就能登录你的账号",
-    "你把密码发给客服，他就能登录你的账号",
-    "把你的令牌发给客服，她就能登录你的账号",
-    "發送你的密碼給客服，他們就能登入你的帳戶",
-    "把你的密码发给管理员，他就能查看你的账户",
-    "发送你的密码给工作人员，他们就能登录你的账号",
-    "把你的密码发给技术支持，对方就能访问你的服务器",
-    "你用微信发你的密码吧，对方就能登录你的账号",
-]
-# the warnings they mimic: said of anyone, of a role the text calls fake, or warned against after
-# the reach (all blocked at 41c7a91d, pass since e8135899; kept)
-SUPPORT_WARNINGS = [
-    "你用微信发你的密码，他们就能登录你的账号",
-    "把你的密码发给陌生人，他就能登录你的账号",
-    "把你的密码发给假客服，他就能登录你的账号",
-    "把你的密码发给所谓的客服，他就能登录你的账号",
-    "把你的密码发给冒充客服的人，对方就能登录你的账号",
-    "把你的密码发给自称客服的人，他们就能转走你的钱",
-    "把你的密码发给陌生人，他就能登录你的账号，所以千万不要这样做",
-    "把你的密码发给陌生人，他就能登录你的账号，再帮你“解决问题”的就是骗子",
-    "请注意：你用微信发你的密码，对方就能登录你的账号",
-    "请记住，把你的密码发给别人，他就能盗你的号",
-    "如果把你的密码发给客服，他就能登录你的账号",
-    "假如你把你的密码发给管理员，对方就能查看你的账户",
-    "把你的密码发给客服，骗子就能登录你的账号",
-    "把你的密码发给客服，他就能盗你的号",
-    "你用微信发你的密码，对方就能登录你的账号，安全意识很重要",
-]
-
-
-@pytest.mark.parametrize("text", SUPPORT_SCRIPTS)
-def test_a_reach_after_a_send_urged_reassured_or_handed_to_a_helper_role_is_an_order(
-        text: str) -> None:
-    assert_read_everywhere(text, blocked=True)
-
-
-@pytest.mark.parametrize("text", SUPPORT_WARNINGS)
-def test_a_reach_after_a_send_to_anyone_or_to_a_role_called_fake_is_a_condition(text: str) -> None:
-    assert_read_everywhere(text, blocked=False)
 
 
 # 他们 is one pronoun, not 他 sending 们; and 它, 全部, 一份, 好了 after it name or close the send of

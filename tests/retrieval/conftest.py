@@ -251,3 +251,17 @@ def generic_requests() -> list[str]:
 
 def front_matter(meta: str, body: str = "Body.") -> str:
     return f"---\n{meta}\n---\n{body}\n"
+
+
+def old_usage_file(path: Path, queries: list[object]) -> None:
+    """A usage.sqlite3 as versions before the schema version wrote it: the query cut at
+    MAX_QUERY_CHARS *before* it was redacted, and redacted by key shapes only."""
+    import sqlite3
+
+    from hermes_core.retrieval import usage as U
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.executescript(U.SCHEMA)
+        conn.executemany("INSERT INTO usage_events (at, query, skill, kind, good, content_hash) "
+                         "VALUES (1.0, ?, 'email-send', 'view', 1, '')", [(q,) for q in queries])
+    conn.close()
