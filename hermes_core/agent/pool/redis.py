@@ -358,16 +358,18 @@ class RedisPoolState:
             lease_id, tokens = held_lease if held_lease else ("", 0)
             try:
                 reply = self._release(
-                    keys=[self._name(provider, "p"), state_key, lease_key, window_key],
+                    keys=[self._name(provider, "p"), state_key, lease_key, window_key,
+                          self._name(provider, "e")],
                     args=lua_release.release_args(self._now_arg(), outcome, policy, lease=lease_id,
                                                   tokens=tokens,
-                                                  state_ttl_s=self.options.state_ttl_s))
+                                                  state_ttl_s=self.options.state_ttl_s,
+                                                  new_epoch=os.urandom(8).hex()))
             except self._redis_error:
                 if lease_id:  # keep it for a later release; it also expires in Redis on its own
                     self._leases.hold((provider, fingerprint), lease_id,
                                       self.options.lease_ttl_s, tokens)
                 raise
-            res, standing = release_result(reply)
+            res, standing = release_result(reply[:7])
             with self._lock:
                 self._remember(provider, fingerprint, res.blocked_until, res.removed)
                 self._standing[(provider, fingerprint)] = standing
@@ -380,6 +382,7 @@ class RedisPoolState:
             if local_lease:
                 self._local.release(provider, fingerprint, outcome_here, policy,
                                     lease=local_lease)
+            self._heartbeat(provider, text(reply[7]))
             return res
 
         def local() -> ReleaseResult:
@@ -410,12 +413,21 @@ class RedisPoolState:
         return self._call(remote, local)
 
     def snapshot(self, provider: str, keys: Sequence[KeySpec], policy: PoolPolicy) -> ProviderSnapshot:
+        names = [self._name(provider, "p")]
+        for spec in keys:
+            names += self._key_names(provider, spec.fingerprint)
+        names.append(self._name(provider, "e"))
+
         def remote() -> ProviderSnapshot:
-            names = [self._name(provider, "p")]
-            for spec in keys:
-                names += self._key_names(provider, spec.fingerprint)
-            return provider_snapshot(provider, keys, self._snapshot(
-                keys=names, args=[self._now_arg(), policy.window_s, len(keys)]))
+            reply = self._snapshot(keys=names, args=[
+                self._now_arg(), policy.window_s, len(keys), self.options.state_ttl_s,
+                os.urandom(8).hex()])
+            if self._heartbeat(provider, text(reply[4 + 10 * len(keys)])):
+                # read again: the state as this worker's merge-back left it
+                reply = self._snapshot(keys=names, args=[
+                    self._now_arg(), policy.window_s, len(keys), self.options.state_ttl_s,
+                    os.urandom(8).hex()])
+            return provider_snapshot(provider, keys, reply)
 
         return self._call(remote, lambda: self._local.snapshot(
             provider, self._slot.local_keys(keys), policy))
@@ -487,6 +499,27 @@ class RedisPoolState:
                 self._hand_back_leases(provider)
             with self._lock:
                 self._epochs[provider] = epoch
+
+    def _heartbeat(self, provider: str, epoch: str) -> bool:
+        """After a release or a status read answered through Redis, with the epoch Redis holds
+        for ``provider``: a worker whose first contact after Redis restarted empty is not an
+        acquire learns of it here, resyncs (its slot claimed again at once, what it knows merged
+        back) and says so (True). Without it the worker kept the slot it believed, which a
+        worker started since may hold, and both served that slot's larger share once Redis went
+        away. Otherwise the slot's claim is renewed when due, as an acquire renews it: a worker
+        whose requests run long asks only through their releases. The call itself succeeded: an
+        outage here is left to the next call, with the slot lost if the claim did not answer
+        (the floor share, never another's)."""
+        try:
+            known = self._epochs.get(provider)
+            if known is not None and epoch != known:
+                self._resync(provider, epoch)
+                return True
+            if self._slot.due():
+                self._slot.claim()
+        except self._redis_error as exc:
+            outage_reason(exc)
+        return False
 
     def _merge_back(self, learned: dict[tuple[str, str], tuple[float, bool]],
                     sent: dict[tuple[str, str], list[Sent]],
