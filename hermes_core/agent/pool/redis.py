@@ -305,7 +305,8 @@ class RedisPoolState:
                 # asks again by the next probe, which may rejoin the fleet's whole budget
                 return self._rejoin_by(res, provider, keys, self._next_probe)
             if res.fingerprint is not None:
-                entry = (res.now, max(0, int(tokens)), policy.window_s, "")
+                entry = (res.now, max(0, int(tokens)), policy.window_s,
+                         self._local_name(res.lease))
                 with self._lock:
                     late = not self._degraded   # Redis returned while this was served here
                     if not late:
@@ -386,12 +387,19 @@ class RedisPoolState:
             return res
 
         def local() -> ReleaseResult:
+            refused = outcome.kind == "rate_limited"
             ended = self._leases.take((provider, fingerprint), lease)
-            if ended is not None:   # ended in Redis when it answers again
-                self._leases.ended_away((provider, fingerprint), ended[0])
-                with self._lock:
-                    self._ended((provider, fingerprint), ended[0],
-                                outcome.kind == "rate_limited")
+            with self._lock:
+                if ended is not None:   # ended in Redis when it answers again
+                    self._leases.ended_away((provider, fingerprint), ended[0])
+                    moved = self._ended_away((provider, fingerprint), ended[0], refused,
+                                             (ended[1], policy.window_s))
+                else:
+                    moved = self._ended_away((provider, fingerprint),
+                                         self._local_name(paired or lease), refused)
+                late = moved is not None and not self._degraded   # Redis returned meanwhile
+            if late and moved is not None:
+                self._merge_late({(provider, fingerprint): [moved]})
             # the local lease this request holds: its pair, or its own when taken locally; a
             # lease taken from Redis alone names none here and ends no local request
             res = self._local.release(provider, fingerprint, outcome_here, policy,
@@ -576,6 +584,35 @@ class RedisPoolState:
                     sent.append((self._local.now(), tokens, window_s,
                                  f"r:{lease}" if refused else lease))
                     return
+
+    def _ended_away(self, item: tuple[str, str], name: str, refused: bool,
+                    sent: tuple[int, float] | None = None) -> Sent | None:
+        """The request ``name`` names (a Redis lease, or :meth:`_local_name` of a local one)
+        ended while Redis was away: its entry goes to ``_sent`` at its end, ``r:``-marked if
+        refused, as RELEASE moves and marks it. The recovery merges it back whether or not Redis
+        restarted (by name: a Redis that kept the entry moves it, rather than counting it twice).
+        It went back at its send time, a window after which Redis let the key serve again while
+        the server still counted it, and a refused one as admitted, which the next learned limit
+        counted one over. ``sent``: (tokens, window) of a Redis lease whose entry may have left
+        ``_before`` with its window. Returns the entry, or None for a request not found (call
+        with the lock held)."""
+        for entries in (self._before.get(item, []), self._sent.get(item, [])):
+            for i, (_, tokens, window_s, known) in enumerate(entries):
+                if known == name:
+                    del entries[i]
+                    sent = (tokens, window_s)
+                    break
+        if sent is None or not name:
+            return None
+        entry = (self._local.now(), sent[0], sent[1], f"r:{name}" if refused else name)
+        self._sent.setdefault(item, []).append(entry)
+        return entry
+
+    def _local_name(self, lease: str) -> str:
+        """A request the local fallback handed out, as Redis's window names it once merged back:
+        its local lease under this process's worker id (unique across the fleet), so its release
+        finds and moves it, and a second merge of it changes nothing."""
+        return f"{self._slot.worker_id}-{lease}" if lease else ""
 
     def _to_local(self, until: float) -> float:
         """A deadline on Redis's clock moved onto the local one (0: none, stays 0)."""
