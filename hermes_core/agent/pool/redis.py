@@ -514,16 +514,17 @@ class RedisPoolState:
         acquire learns of it here, resyncs (its slot claimed again at once, what it knows merged
         back) and says so (True). Without it the worker kept the slot it believed, which a
         worker started since may hold, and both served that slot's larger share once Redis went
-        away. Otherwise the slot's claim is renewed when due, as an acquire renews it: a worker
-        whose requests run long asks only through their releases. The call itself succeeded: an
-        outage here is left to the next call, with the slot lost if the claim did not answer
-        (the floor share, never another's)."""
+        away. Otherwise a slot held is renewed when due, as an acquire renews it: a worker
+        whose requests run long asks only through their releases. None is claimed here: a
+        process that only reads status (``keys status``) is no worker of the fleet. The call
+        itself succeeded: an outage here is left to the next call, with the slot lost if the
+        claim did not answer (the floor share, never another's)."""
         try:
             known = self._epochs.get(provider)
             if known is not None and epoch != known:
                 self._resync(provider, epoch)
                 return True
-            if self._slot.due():
+            if self._slot.held() is not None and self._slot.due():
                 self._slot.claim()
         except self._redis_error as exc:
             outage_reason(exc)

@@ -346,3 +346,17 @@ def test_a_worker_that_only_releases_or_reads_status_renews_its_slot(
         assert 55_000 < rds.pttl(slot_keys(redis_prefix, 2)[0]) <= 60_000
     finally:
         a.close()
+
+
+def test_a_process_that_only_reads_status_claims_no_slot(rds: redis.Redis, redis_url: str,
+                                                         redis_prefix: str) -> None:
+    """``keys status`` reads the fleet's state through a backend of its own: it is no worker,
+    and a slot it claimed would leave a worker of the fleet the floor share for the claim's TTL."""
+    opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2)
+    viewer = RedisPoolState(redis_url, options=opts)
+    try:
+        viewer.snapshot("p", [KeySpec("k")], PoolPolicy())
+        assert viewer._slot.held() is None
+        assert [rds.get(k) for k in slot_keys(redis_prefix, 2)] == [None, None]
+    finally:
+        viewer.close()
