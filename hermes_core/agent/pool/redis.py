@@ -389,9 +389,10 @@ class RedisPoolState:
         def local() -> ReleaseResult:
             refused = outcome.kind == "rate_limited"
             ended = self._leases.take((provider, fingerprint), lease)
+            if ended is not None:   # ended in Redis when it answers again
+                self._leases.ended_away((provider, fingerprint), ended[0])
             with self._lock:
-                if ended is not None:   # ended in Redis when it answers again
-                    self._leases.ended_away((provider, fingerprint), ended[0])
+                if ended is not None:
                     moved = self._ended_away((provider, fingerprint), ended[0], refused,
                                              (ended[1], policy.window_s))
                 else:
@@ -597,13 +598,15 @@ class RedisPoolState:
         counted one over. ``sent``: (tokens, window) of a Redis lease whose entry may have left
         ``_before`` with its window. Returns the entry, or None for a request not found (call
         with the lock held)."""
-        for entries in (self._before.get(item, []), self._sent.get(item, [])):
-            for i, (_, tokens, window_s, known) in enumerate(entries):
-                if known == name:
-                    del entries[i]
-                    sent = (tokens, window_s)
-                    break
-        if sent is None or not name:
+        if not name:
+            return None
+        found = next(((entries, i) for entries in (self._before.get(item, []),
+                                                   self._sent.get(item, []))
+                      for i, e in enumerate(entries) if e[3] == name), None)
+        if found is not None:
+            entries, i = found
+            sent = entries.pop(i)[1:3]
+        if sent is None:
             return None
         entry = (self._local.now(), sent[0], sent[1], f"r:{name}" if refused else name)
         self._sent.setdefault(item, []).append(entry)

@@ -360,3 +360,39 @@ def test_a_process_that_only_reads_status_claims_no_slot(rds: redis.Redis, redis
         assert [rds.get(k) for k in slot_keys(redis_prefix, 2)] == [None, None]
     finally:
         viewer.close()
+
+
+def test_a_worker_whose_due_renewal_finds_redis_away_takes_the_floor_share(
+        own_redis: RedisServer, redis_prefix: str) -> None:
+    """``a`` was idle while Redis restarted empty and ``c`` (replacing ``b``) took the first free
+    slot, a's 0; Redis then went away. ``a``'s next acquire is due to renew its claim and cannot:
+    it served the slot it last confirmed, 3 + 3 of a key of 5 with ``c``. A claim it could not
+    renew when due is held no more: the floor share, 2 + 3."""
+    opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2, reconnect_interval_s=60.0)
+    clock = FakeClock(5000.0)
+    idle, busy = FakeClock(100.0), FakeClock(100.0)
+    a = RedisPoolState(own_redis.url, monotonic=idle, options=opts, clock=clock)
+    b = RedisPoolState(own_redis.url, monotonic=busy, options=opts, clock=clock)
+    pol = PoolPolicy(window_s=10.0)
+    for be in (a, b):
+        assert be.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    assert (a._slot.index, b._slot.index) == (0, 1)
+    own_redis.stop()
+    own_redis.start()                                  # empty: every slot lost
+    c = RedisPoolState(own_redis.url, monotonic=busy, options=opts, clock=clock)
+    assert c.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    assert c._slot.index == 0
+    own_redis.stop()
+    idle.t += 25.0                                     # a third of the TTL: a's renewal is due
+    try:
+        sent = {}
+        for name, be in (("a", a), ("c", c)):
+            sent[name] = 0
+            while be.acquire("p", [KeySpec("k", max_rpm=5)], pol).fingerprint == "k":
+                sent[name] += 1
+            assert be.degraded
+        assert sent == {"a": 2, "c": 3}
+    finally:
+        own_redis.start()
+        for be in (a, b, c):
+            be.close()
