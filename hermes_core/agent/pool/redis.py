@@ -357,12 +357,18 @@ class RedisPoolState:
         def remote() -> ReleaseResult:
             held_lease = self._leases.take((provider, fingerprint), lease)
             lease_id, tokens = held_lease if held_lease else ("", 0)
+            # a request the fallback handed out, merged back under its local name: its
+            # window entry moves to its end (marked if refused) as a Redis lease's does
+            local_tokens = (self._local.open_tokens(provider, fingerprint, lease)
+                            if held_lease is None and lease and not paired else None)
+            member = lease_id if local_tokens is None else self._local_name(lease)
             try:
                 reply = self._release(
                     keys=[self._name(provider, "p"), state_key, lease_key, window_key,
                           self._name(provider, "e")],
-                    args=lua_release.release_args(self._now_arg(), outcome, policy, lease=lease_id,
-                                                  tokens=tokens,
+                    args=lua_release.release_args(self._now_arg(), outcome, policy, lease=member,
+                                                  tokens=tokens if local_tokens is None
+                                                  else local_tokens,
                                                   state_ttl_s=self.options.state_ttl_s,
                                                   new_epoch=os.urandom(8).hex()))
             except self._redis_error:

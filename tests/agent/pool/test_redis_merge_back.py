@@ -531,3 +531,36 @@ def test_a_request_refused_while_redis_was_away_goes_back_marked_refused(
     assert sorted(m.startswith("r:") for m, _ in window) == [False, True], window
     assert [s for _, s in window] == [clock.t - 2.0] * 2
     be.close()
+
+
+@pytest.mark.parametrize("outcome", ["ok", "rate_limited"])
+def test_a_request_the_fallback_sent_that_ends_once_redis_is_back_moves_to_its_end(
+        own_redis: RedisServer, redis_prefix: str, outcome: str) -> None:
+    """Sent by the fallback at 0 while Redis was away, merged back at its send time when Redis
+    returned at 1, ended at 8 through Redis: its release moved nothing in Redis's window (it
+    named no Redis lease), so at 11 a second request of a key of 1 per 10 s went out 7 s before
+    the server's slot freed; refused, it stayed counted as admitted."""
+    clock = FakeClock(1_700_000_000.0)
+    be = RedisPoolState(own_redis.url, clock=clock,
+                        options=RedisPoolOptions(key_prefix=redis_prefix,
+                                                 reconnect_interval_s=0.0))
+    pol = PoolPolicy(window_s=10.0)
+    key = [KeySpec("k", max_rpm=1)]
+    assert be.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    back = _read_only(own_redis)
+    try:
+        first = be.acquire("p", key, pol)
+        assert be.degraded and first.fingerprint == "k"
+    finally:
+        back()
+    clock.t += 1.0
+    assert be.acquire("p", [KeySpec("other")], pol).fingerprint == "other"   # merged back
+    assert not be.degraded
+    clock.t += 7.0
+    be.release("p", "k", Outcome(outcome, retry_after=0.0), pol, lease=first.lease)
+    clock.t += 3.0
+    again = be.acquire("p", key, pol)
+    assert again.fingerprint is None and again.available_at == clock.t + 7.0
+    window = _window(own_redis, be, "k")
+    assert [(m.startswith("r:"), s) for m, s in window] == [(outcome != "ok", clock.t - 3.0)]
+    be.close()
