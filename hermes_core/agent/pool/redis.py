@@ -434,14 +434,12 @@ class RedisPoolState:
         names.append(self._name(provider, "e"))
 
         def remote() -> ProviderSnapshot:
-            reply = self._snapshot(keys=names, args=[
-                self._now_arg(), policy.window_s, len(keys), self.options.state_ttl_s,
-                os.urandom(8).hex()])
-            if self._heartbeat(provider, text(reply[4 + 10 * len(keys)])):
-                # read again: the state as this worker's merge-back left it
+            for _ in range(2):   # read again after a resync: the state it merged back
                 reply = self._snapshot(keys=names, args=[
                     self._now_arg(), policy.window_s, len(keys), self.options.state_ttl_s,
                     os.urandom(8).hex()])
+                if not self._heartbeat(provider, text(reply[4 + 10 * len(keys)])):
+                    break
             return provider_snapshot(provider, keys, reply)
 
         return self._call(remote, lambda: self._local.snapshot(
@@ -516,16 +514,11 @@ class RedisPoolState:
                 self._epochs[provider] = epoch
 
     def _heartbeat(self, provider: str, epoch: str) -> bool:
-        """After a release or a status read answered through Redis, with the epoch Redis holds
-        for ``provider``: a worker whose first contact after Redis restarted empty is not an
-        acquire learns of it here, resyncs (its slot claimed again at once, what it knows merged
-        back) and says so (True). Without it the worker kept the slot it believed, which a
-        worker started since may hold, and both served that slot's larger share once Redis went
-        away. Otherwise a slot held is renewed when due, as an acquire renews it: a worker
-        whose requests run long asks only through their releases. None is claimed here: a
-        process that only reads status (``keys status``) is no worker of the fleet. The call
-        itself succeeded: an outage here is left to the next call, with the slot lost if the
-        claim did not answer (the floor share, never another's)."""
+        """After a release or status read through Redis (``epoch``: Redis's): a Redis that
+        restarted empty resyncs at once (True), the slot claimed again; the slot believed may be
+        a new worker's, and both served its larger share once Redis went away. Otherwise a slot
+        held is renewed when due (long requests ask only through releases); none is claimed (a
+        ``keys status`` process is no worker). An outage here is the next call's to meet."""
         try:
             known = self._epochs.get(provider)
             if known is not None and epoch != known:
@@ -595,15 +588,11 @@ class RedisPoolState:
 
     def _ended_away(self, item: tuple[str, str], name: str, refused: bool,
                     sent: tuple[int, float] | None = None) -> Sent | None:
-        """The request ``name`` names (a Redis lease, or :meth:`_local_name` of a local one)
-        ended while Redis was away: its entry goes to ``_sent`` at its end, ``r:``-marked if
-        refused, as RELEASE moves and marks it. The recovery merges it back whether or not Redis
-        restarted (by name: a Redis that kept the entry moves it, rather than counting it twice).
-        It went back at its send time, a window after which Redis let the key serve again while
-        the server still counted it, and a refused one as admitted, which the next learned limit
-        counted one over. ``sent``: (tokens, window) of a Redis lease whose entry may have left
-        ``_before`` with its window. Returns the entry, or None for a request not found (call
-        with the lock held)."""
+        """The request ``name`` names (a Redis lease, or :meth:`_local_name`) ended while Redis
+        was away: its entry goes to ``_sent`` at its end, ``r:``-marked if refused, as RELEASE
+        does, and is merged back by name, restart or not. At its send time Redis freed the key
+        while the server still counted it; unmarked, the next learned limit came out one over.
+        ``sent``: (tokens, window) if not listed. The entry, or None (call with the lock held)."""
         if not name:
             return None
         found = next(((entries, i) for entries in (self._before.get(item, []),
