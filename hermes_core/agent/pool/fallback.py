@@ -139,6 +139,13 @@ class LocalPoolState(InMemoryPoolState):
                     pass
                 rec.in_flight = max(0, rec.in_flight - 1)
 
+    def open_tokens(self, provider: str, fingerprint: str, lease: str) -> int | None:
+        """The tokens of the request ``lease`` names if it is open here (handed out by this
+        fallback, not yet released), else None."""
+        with self._lock:
+            entry = self._key(provider, fingerprint).open.get(lease)
+        return None if entry is None else entry[1]
+
     def provider_breakers(self) -> dict[str, BreakerState]:
         """The provider breakers this fallback holds that are not plainly closed."""
         with self._lock:

@@ -53,12 +53,7 @@ local max_in_flight = tonumber(ARGV[12])
 local learn = ARGV[15] == '1'
 local workers = math.max(1, tonumber(ARGV[16]) or 1)
 
-local epoch = redis.call('GET', KEYS[3])
-if not epoch then
-  epoch = ARGV[14]
-  redis.call('SET', KEYS[3], epoch)
-end
-redis.call('PEXPIRE', KEYS[3], ms(state_ttl))
+local epoch = epoch_of(KEYS[3], ARGV[14], ms(state_ttl))
 if epoch ~= ARGV[13] then
   return {'', '', '0', fmt(now), 'resync', epoch}
 end

@@ -22,9 +22,11 @@ from hermes_core.agent.pool.redis_lua import COMMON
 # KEYS: key state, key window, provider hash.
 # ARGV: now, seconds still blocked (<= 0: none), removed '1'/'0', state_ttl_s, window_s, a unique
 #       id, key breaker mode ('' none), failures, seconds since it opened, the same three for the
-#       provider breaker, auth strikes, then triples (age in seconds, tokens, lease or '') of the
+#       provider breaker, auth strikes, then triples (age in seconds, tokens, name or '') of the
 #       requests sent: one sent under a Redis lease goes back under its lease's member, so its
-#       release (which moves that member to its end) counts it once, not once more.
+#       release (which moves that member to its end) counts it once, not once more; one that
+#       ended meanwhile moves that member to its end (a Redis that kept it), and an 'r:'-marked
+#       (refused) one replaces its unmarked twin.
 MERGE = COMMON + r"""
 local now = clock(ARGV[1])
 local remaining = tonumber(ARGV[2])
@@ -74,7 +76,10 @@ for j = 14, #ARGV - 2, 3 do
   if age < window then
     local name = ARGV[j + 2]
     if name == '' then name = ARGV[6] .. '-' .. tostring(j) end
-    redis.call('ZADD', KEYS[2], fmt(now - age), name .. ':' .. ARGV[j + 1])
+    local member = name .. ':' .. ARGV[j + 1]
+    -- a refused one takes the place of its entry as sent (RELEASE marks it so): counted once
+    if string.sub(member, 1, 2) == 'r:' then redis.call('ZREM', KEYS[2], string.sub(member, 3)) end
+    redis.call('ZADD', KEYS[2], fmt(now - age), member)
     added = added + 1
   end
 end
@@ -103,9 +108,10 @@ return 1
 
 
 #: A request sent, as a worker hands it back to Redis: its local send time (its end once its
-#: release moved its window entry there), tokens, the window it counts in (s), and the Redis
-#: lease it was sent under, ``r:``-marked once refused as RELEASE marks its entry ('' for one
-#: the local fallback sent, whose release asks nothing of Redis's window).
+#: release moved its window entry there, through Redis or while Redis was away), tokens, the
+#: window it counts in (s), and its name: the Redis lease it was sent under, or for one the
+#: local fallback sent its local lease under the worker's id; ``r:``-marked once refused as
+#: RELEASE marks its entry ('': MERGE names it).
 Sent = tuple[float, int, float, str]
 
 

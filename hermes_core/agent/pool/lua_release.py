@@ -18,14 +18,16 @@ from hermes_core.agent.pool.state import (
     sane_retry_after,
 )
 
-# KEYS: provider hash, key state, key leases, key window.
+# KEYS: provider hash, key state, key leases, key window, the provider's epoch.
 # ARGV: now, kind, retry_after or '', lease or '', cooldown_s, default_cooldown_s, threshold,
 #       state_ttl_s, probe '1'/'0', the lease's tokens, window_s, stated limit or '',
 #       learn limits '1'/'0', remaining of the limit or '', seconds until it resets or '',
-#       auth_recheck_s, auth_recheck_max_s, auth_max_strikes.
+#       auth_recheck_s, auth_recheck_max_s, auth_max_strikes, a new epoch.
 # Returns {changed '1'/'0', blocked_until, removed '1'/'0', restored '1'/'0', the recheck time
 #          of a key this release quarantined or '', auth strikes, the key's breaker
-#          "<mode>|<failures>|<opened at>"}.
+#          "<mode>|<failures>|<opened at>", the pool state's epoch}.
+# The epoch (lua_acquire.ACQUIRE's) tells a worker whose first contact after Redis restarted
+# empty is a release that it did: its slot among the fleet is claimed again at once.
 # The request's window entry moves from its send time to now (the server counted it in between,
 # so the pool's slot never frees before the server's), a refused one (429) too, marked 'r:'.
 RELEASE = COMMON + r"""
@@ -39,6 +41,7 @@ local threshold = tonumber(ARGV[7])
 local state_ttl = tonumber(ARGV[8])
 local probe = ARGV[9] == '1'
 local window = tonumber(ARGV[11])
+local epoch = epoch_of(KEYS[5], ARGV[19], ms(state_ttl))
 
 -- this very release run again (redis-py sends it once more when the link dropped before the
 -- reply): its outcome is in already; a failure counted twice opened a breaker early
@@ -50,7 +53,7 @@ if lease ~= '' then
     local rmo = '0'
     if s[1] == '1' then rmo = '1' end
     return {'0', fmt(tonumber(s[2]) or 0), rmo, '0', '', tostring(tonumber(s[6]) or 0),
-            bm .. '|' .. tostring(bf) .. '|' .. fmt(bo)}
+            bm .. '|' .. tostring(bf) .. '|' .. fmt(bo), epoch}
   end
   -- the last few leases ended on this key, newest first (a retry follows at once)
   local ENDED_KEPT = 8
@@ -206,15 +209,15 @@ if changed then ch = '1' end
 local rmo = '0'
 if rm2 then rmo = '1' end
 return {ch, fmt(bu2), rmo, restored, recheck, tostring(st2),
-        bm2 .. '|' .. tostring(bf2) .. '|' .. fmt(bo2)}
+        bm2 .. '|' .. tostring(bf2) .. '|' .. fmt(bo2), epoch}
 """
 
 
 def release_args(now_arg: float, outcome: Outcome, policy: PoolPolicy, *, lease: str, tokens: int,
-                 state_ttl_s: float) -> list[Any]:
+                 state_ttl_s: float, new_epoch: str) -> list[Any]:
     """RELEASE's ARGV for ``outcome`` of the request holding ``lease`` (``tokens`` counted for
-    it). The stated limit goes whole (the fleet's); numbers Lua cannot read ("inf", "nan") are
-    dropped or capped first."""
+    it; ``new_epoch``: the epoch to start where Redis holds none). The stated limit goes whole
+    (the fleet's); numbers Lua cannot read ("inf", "nan") are dropped or capped first."""
     retry_after = sane_retry_after(outcome.retry_after)
     reset = exhausted_wait(outcome.reset_s, policy.window_s)
     return [now_arg, outcome.kind, "" if retry_after is None else retry_after, lease,
@@ -223,4 +226,4 @@ def release_args(now_arg: float, outcome: Outcome, policy: PoolPolicy, *, lease:
             sane_limit(outcome.limit) or "", "1" if policy.learn_limits else "0",
             "" if outcome.remaining is None else max(0, outcome.remaining),
             "" if reset is None else reset, policy.auth_recheck_s, policy.auth_recheck_max_s,
-            policy.auth_max_strikes]
+            policy.auth_max_strikes, new_epoch]

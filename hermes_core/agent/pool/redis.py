@@ -305,7 +305,8 @@ class RedisPoolState:
                 # asks again by the next probe, which may rejoin the fleet's whole budget
                 return self._rejoin_by(res, provider, keys, self._next_probe)
             if res.fingerprint is not None:
-                entry = (res.now, max(0, int(tokens)), policy.window_s, "")
+                entry = (res.now, max(0, int(tokens)), policy.window_s,
+                         self._local_name(res.lease))
                 with self._lock:
                     late = not self._degraded   # Redis returned while this was served here
                     if not late:
@@ -356,18 +357,26 @@ class RedisPoolState:
         def remote() -> ReleaseResult:
             held_lease = self._leases.take((provider, fingerprint), lease)
             lease_id, tokens = held_lease if held_lease else ("", 0)
+            # a request the fallback handed out, merged back under its local name: its
+            # window entry moves to its end (marked if refused) as a Redis lease's does
+            local_tokens = (self._local.open_tokens(provider, fingerprint, lease)
+                            if held_lease is None and lease and not paired else None)
+            member = lease_id if local_tokens is None else self._local_name(lease)
             try:
                 reply = self._release(
-                    keys=[self._name(provider, "p"), state_key, lease_key, window_key],
-                    args=lua_release.release_args(self._now_arg(), outcome, policy, lease=lease_id,
-                                                  tokens=tokens,
-                                                  state_ttl_s=self.options.state_ttl_s))
+                    keys=[self._name(provider, "p"), state_key, lease_key, window_key,
+                          self._name(provider, "e")],
+                    args=lua_release.release_args(self._now_arg(), outcome, policy, lease=member,
+                                                  tokens=tokens if local_tokens is None
+                                                  else local_tokens,
+                                                  state_ttl_s=self.options.state_ttl_s,
+                                                  new_epoch=os.urandom(8).hex()))
             except self._redis_error:
                 if lease_id:  # keep it for a later release; it also expires in Redis on its own
                     self._leases.hold((provider, fingerprint), lease_id,
                                       self.options.lease_ttl_s, tokens)
                 raise
-            res, standing = release_result(reply)
+            res, standing = release_result(reply[:7])
             with self._lock:
                 self._remember(provider, fingerprint, res.blocked_until, res.removed)
                 self._standing[(provider, fingerprint)] = standing
@@ -380,15 +389,24 @@ class RedisPoolState:
             if local_lease:
                 self._local.release(provider, fingerprint, outcome_here, policy,
                                     lease=local_lease)
+            self._heartbeat(provider, text(reply[7]))
             return res
 
         def local() -> ReleaseResult:
+            refused = outcome.kind == "rate_limited"
             ended = self._leases.take((provider, fingerprint), lease)
             if ended is not None:   # ended in Redis when it answers again
                 self._leases.ended_away((provider, fingerprint), ended[0])
-                with self._lock:
-                    self._ended((provider, fingerprint), ended[0],
-                                outcome.kind == "rate_limited")
+            with self._lock:
+                if ended is not None:
+                    moved = self._ended_away((provider, fingerprint), ended[0], refused,
+                                             (ended[1], policy.window_s))
+                else:
+                    moved = self._ended_away((provider, fingerprint),
+                                         self._local_name(paired or lease), refused)
+                late = moved is not None and not self._degraded   # Redis returned meanwhile
+            if late and moved is not None:
+                self._merge_late({(provider, fingerprint): [moved]})
             # the local lease this request holds: its pair, or its own when taken locally; a
             # lease taken from Redis alone names none here and ends no local request
             res = self._local.release(provider, fingerprint, outcome_here, policy,
@@ -410,12 +428,19 @@ class RedisPoolState:
         return self._call(remote, local)
 
     def snapshot(self, provider: str, keys: Sequence[KeySpec], policy: PoolPolicy) -> ProviderSnapshot:
+        names = [self._name(provider, "p")]
+        for spec in keys:
+            names += self._key_names(provider, spec.fingerprint)
+        names.append(self._name(provider, "e"))
+
         def remote() -> ProviderSnapshot:
-            names = [self._name(provider, "p")]
-            for spec in keys:
-                names += self._key_names(provider, spec.fingerprint)
-            return provider_snapshot(provider, keys, self._snapshot(
-                keys=names, args=[self._now_arg(), policy.window_s, len(keys)]))
+            for _ in range(2):   # read again after a resync: the state it merged back
+                reply = self._snapshot(keys=names, args=[
+                    self._now_arg(), policy.window_s, len(keys), self.options.state_ttl_s,
+                    os.urandom(8).hex()])
+                if not self._heartbeat(provider, text(reply[4 + 10 * len(keys)])):
+                    break
+            return provider_snapshot(provider, keys, reply)
 
         return self._call(remote, lambda: self._local.snapshot(
             provider, self._slot.local_keys(keys), policy))
@@ -488,6 +513,23 @@ class RedisPoolState:
             with self._lock:
                 self._epochs[provider] = epoch
 
+    def _heartbeat(self, provider: str, epoch: str) -> bool:
+        """After a release or status read through Redis (``epoch``: Redis's): a Redis that
+        restarted empty resyncs at once (True), the slot claimed again; the slot believed may be
+        a new worker's, and both served its larger share once Redis went away. Otherwise a slot
+        held is renewed when due (long requests ask only through releases); none is claimed (a
+        ``keys status`` process is no worker). An outage here is the next call's to meet."""
+        try:
+            known = self._epochs.get(provider)
+            if known is not None and epoch != known:
+                self._resync(provider, epoch)
+                return True
+            if self._slot.held() is not None and self._slot.due():
+                self._slot.claim()
+        except self._redis_error as exc:
+            outage_reason(exc)
+        return False
+
     def _merge_back(self, learned: dict[tuple[str, str], tuple[float, bool]],
                     sent: dict[tuple[str, str], list[Sent]],
                     standings: dict[tuple[str, str], Standing] | None = None,
@@ -543,6 +585,33 @@ class RedisPoolState:
                     sent.append((self._local.now(), tokens, window_s,
                                  f"r:{lease}" if refused else lease))
                     return
+
+    def _ended_away(self, item: tuple[str, str], name: str, refused: bool,
+                    sent: tuple[int, float] | None = None) -> Sent | None:
+        """The request ``name`` names (a Redis lease, or :meth:`_local_name`) ended while Redis
+        was away: its entry goes to ``_sent`` at its end, ``r:``-marked if refused, as RELEASE
+        does, and is merged back by name, restart or not. At its send time Redis freed the key
+        while the server still counted it; unmarked, the next learned limit came out one over.
+        ``sent``: (tokens, window) if not listed. The entry, or None (call with the lock held)."""
+        if not name:
+            return None
+        found = next(((entries, i) for entries in (self._before.get(item, []),
+                                                   self._sent.get(item, []))
+                      for i, e in enumerate(entries) if e[3] == name), None)
+        if found is not None:
+            entries, i = found
+            sent = entries.pop(i)[1:3]
+        if sent is None:
+            return None
+        entry = (self._local.now(), sent[0], sent[1], f"r:{name}" if refused else name)
+        self._sent.setdefault(item, []).append(entry)
+        return entry
+
+    def _local_name(self, lease: str) -> str:
+        """A request the local fallback handed out, as Redis's window names it once merged back:
+        its local lease under this process's worker id (unique across the fleet), so its release
+        finds and moves it, and a second merge of it changes nothing."""
+        return f"{self._slot.worker_id}-{lease}" if lease else ""
 
     def _to_local(self, until: float) -> float:
         """A deadline on Redis's clock moved onto the local one (0: none, stays 0)."""

@@ -102,12 +102,27 @@ local function write_breaker(key, mode, failures, opened, ttl_ms)
   redis.call('HSET', key, 'bm', mode, 'bf', tostring(failures), 'bo', fmt(opened))
   redis.call('PEXPIRE', key, ttl_ms)
 end
+
+-- the incarnation of the provider's pool state (a new one, ``new``, where Redis holds none:
+-- it restarted empty, or the state expired), kept for ``ttl_ms`` more
+local function epoch_of(key, new, ttl_ms)
+  local epoch = redis.call('GET', key)
+  if not epoch then
+    epoch = new
+    redis.call('SET', key, epoch)
+  end
+  redis.call('PEXPIRE', key, ttl_ms)
+  return epoch
+end
 """
 
-# KEYS: provider hash, then per key (state, window, leases).  ARGV: now, window_s, n.
-# Returns {now, provider mode, failures, opened_at, then per key 8 fields:
+# KEYS: provider hash, then per key (state, window, leases), then the epoch.
+# ARGV: now, window_s, n, state_ttl_s, a new epoch.
+# Returns {now, provider mode, failures, opened_at, then per key 10 fields:
 #          removed, blocked_until, in_flight, requests, tokens, mode, failures, opened_at,
-#          learned limit or '', auth strikes}.
+#          learned limit or '', auth strikes; then the pool state's epoch}.
+# The epoch (lua_acquire.ACQUIRE's) tells a worker that reads status before it acquires again
+# that Redis restarted empty: its slot among the fleet is claimed again at once.
 SNAPSHOT = COMMON + r"""
 local now = clock(ARGV[1])
 local window = tonumber(ARGV[2])
@@ -138,5 +153,6 @@ for i = 1, n do
   out[#out + 1] = s[6] or ''
   out[#out + 1] = s[7] or '0'
 end
+out[#out + 1] = epoch_of(KEYS[2 + 3 * n], ARGV[5], ms(tonumber(ARGV[4])))
 return out
 """

@@ -2,18 +2,19 @@
 while Redis is away (:func:`.fallback.worker_share`).
 
 Why apart from the backend (:mod:`.redis`, which uses it): the slot has rules of its own. It is
-claimed under a random id and renewed by acquires a third of its TTL apart; it lapses locally
-when the TTL has passed since the last renewal, whatever Redis still holds, so a worker that went
-idle (or lost Redis) never keeps a larger share than the floor on a claim another may have taken
-since. A Redis that restarted empty lost every slot: the acquire that finds the pool state lost
-claims again at once, the index held before first, so each worker gets its own back, and holds
-none meanwhile. A closed backend gives its slot back (:meth:`WorkerSlot.release`). A process
-forked from one that built the slot (a server that loads its app, pool included, before forking
-its workers) is a worker of its own: it draws a new id and holds no slot until it claims one
-(:mod:`hermes_core.forked`); with the parent's id every child found "its" slot held and took the same
-index, each with the larger share. The decisions (:meth:`WorkerSlot.due`,
-:meth:`WorkerSlot.held`, :meth:`WorkerSlot.share`) run on an injectable monotonic clock; the
-claim is one script (:data:`CLAIM`), the thin Redis part.
+claimed under a random id and renewed by acquires (and by releases and status reads: the
+backend's heartbeat) a third of its TTL apart; it lapses locally when the TTL has passed since
+the last renewal, whatever Redis still holds, or when a due renewal gets no answer, so a worker
+that went idle (or lost Redis) never keeps a larger share than the floor on a claim another may
+have taken since. A Redis that restarted empty lost every slot: the acquire, release or status
+read that finds the pool state lost (a new epoch) claims again at once, the index held before
+first, so each worker gets its own back, and holds none meanwhile. A closed backend gives its
+slot back (:meth:`WorkerSlot.release`). A process forked from one that built the slot (a server
+that loads its app, pool included, before forking its workers) is a worker of its own: it draws
+a new id and holds no slot until it claims one (:mod:`hermes_core.forked`); with the parent's id
+every child found "its" slot held and took the same index, each with the larger share. The
+decisions (:meth:`WorkerSlot.due`, :meth:`WorkerSlot.held`, :meth:`WorkerSlot.share`) run on an
+injectable monotonic clock; the claim is one script (:data:`CLAIM`), the thin Redis part.
 """
 
 from __future__ import annotations
@@ -144,12 +145,21 @@ class WorkerSlot:
         floor share. Redis errors reach the caller (its fallback). A reply that comes back after
         the slot was given back or lost meanwhile (:meth:`release` by ``close()`` in another
         thread) is not believed: Redis may have deleted the claim after it ran, and the worker
-        replacing this one taken the index; the next acquire claims again."""
+        replacing this one taken the index; the next acquire claims again. A claim that does
+        not answer leaves none held here: the slot was last confirmed a third of its TTL ago or
+        more, Redis may have restarted empty since and another worker taken the index, and two
+        workers serving one slot's larger share while Redis is away send one over the limit."""
         with self._lock:
             now, era, before = self._monotonic(), self._era, self.index
-        got = int(self._claim(keys=self._keys,
-                              args=[self.worker_id, max(1, int(self.ttl_s * 1000)),
-                                    -1 if before is None else before]))
+        try:
+            got = int(self._claim(keys=self._keys,
+                                  args=[self.worker_id, max(1, int(self.ttl_s * 1000)),
+                                        -1 if before is None else before]))
+        except BaseException:
+            with self._lock:
+                if era == self._era:
+                    self._valid_until = 0.0
+            raise
         with self._lock:
             if era != self._era:
                 return

@@ -6,6 +6,7 @@ real redis-server.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
@@ -14,7 +15,7 @@ import redis
 from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState
 from hermes_core.agent.pool.state import KeySpec, Outcome, PoolPolicy
 from hermes_core.testing import FakeClock
-from hermes_core.testing.redis_server import RedisServer
+from hermes_core.testing.redis_server import RedisServer, free_port
 from tests.agent.pool.conftest import Mono
 
 
@@ -439,4 +440,127 @@ def test_a_quarantine_known_before_a_restart_is_handed_back_to_the_empty_redis(
     snap = be.snapshot("p", keys, AUTH_POL)
     assert snap.keys[0].auth_strikes == 2
     assert snap.keys[0].breaker.opened_at + 30.0 == 5000.0 + 60.0 + 120.0
+    be.close()
+
+
+def _read_only(server: RedisServer) -> Callable[[], None]:
+    """Redis refuses this worker's writes (a replica of a master that is not there) but keeps
+    its data: away without a restart. Returns the undo."""
+    admin = redis.Redis.from_url(server.url)
+    admin.replicaof("127.0.0.1", free_port())
+
+    def undo() -> None:
+        admin.replicaof("NO", "ONE")
+        admin.close()
+
+    return undo
+
+
+def _window(server: RedisServer, be: RedisPoolState, fingerprint: str) -> list[tuple[str, float]]:
+    client = redis.Redis.from_url(server.url, decode_responses=True)
+    try:
+        return [(m, s) for m, s in client.zrange(be._key_names("p", fingerprint)[1], 0, -1,
+                                                  withscores=True)]
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize("sent_through", ["redis", "fallback"])
+def test_a_request_that_ended_while_redis_was_away_counts_from_its_end_once_it_is_back(
+        own_redis: RedisServer, redis_prefix: str, sent_through: str) -> None:
+    """A release moves its request's window entry to the request's end (the server counted it
+    until then). Sent at 0 (through Redis, or by the fallback while Redis was away) and ended at
+    8 while Redis was away, with its data kept: the entry stayed at (or went back at) its send
+    time, and at 11 a second request of a key of 1 per 10 s went out 7 s before the server's
+    slot freed."""
+    clock = FakeClock(1_700_000_000.0)
+    be = RedisPoolState(own_redis.url, clock=clock,
+                        options=RedisPoolOptions(key_prefix=redis_prefix,
+                                                 reconnect_interval_s=0.0))
+    pol = PoolPolicy(window_s=10.0)
+    key = [KeySpec("k", max_rpm=1)]
+    assert be.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    first = be.acquire("p", key, pol) if sent_through == "redis" else None
+    back = _read_only(own_redis)
+    try:
+        first = first or be.acquire("p", key, pol)
+        assert first.fingerprint == "k"
+        clock.t += 8.0
+        be.release("p", "k", Outcome("ok"), pol, lease=first.lease)
+        assert be.degraded
+    finally:
+        back()
+    clock.t += 3.0
+    again = be.acquire("p", key, pol)
+    assert not be.degraded
+    assert again.fingerprint is None and again.available_at == clock.t + 7.0
+    assert [s for _, s in _window(own_redis, be, "k")] == [clock.t - 3.0]
+    be.close()
+
+
+@pytest.mark.parametrize("sent_through", ["redis", "fallback"])
+def test_a_request_refused_while_redis_was_away_goes_back_marked_refused(
+        own_redis: RedisServer, redis_prefix: str, sent_through: str) -> None:
+    """A 429's window entry is marked ``r:`` (RELEASE), so the limit a later 429 teaches counts
+    only what the server admitted. A request refused while Redis was away (sent through Redis
+    before, or by the fallback) went back unmarked: Redis counted it as admitted, and the
+    limit it learned next came out one over."""
+    clock = FakeClock(1_700_000_000.0)
+    be = RedisPoolState(own_redis.url, clock=clock,
+                        options=RedisPoolOptions(key_prefix=redis_prefix,
+                                                 reconnect_interval_s=0.0))
+    pol = PoolPolicy(window_s=60.0)
+    assert be.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    admitted = be.acquire("p", [KeySpec("k")], pol) if sent_through == "redis" else None
+    refused = be.acquire("p", [KeySpec("k")], pol) if sent_through == "redis" else None
+    back = _read_only(own_redis)
+    try:
+        admitted = admitted or be.acquire("p", [KeySpec("k")], pol)
+        refused = refused or be.acquire("p", [KeySpec("k")], pol)
+        assert admitted.fingerprint == refused.fingerprint == "k"
+        clock.t += 1.0
+        be.release("p", "k", Outcome("ok"), pol, lease=admitted.lease)
+        be.release("p", "k", Outcome("rate_limited", retry_after=1.0), pol, lease=refused.lease)
+        assert be.degraded
+    finally:
+        back()
+    clock.t += 2.0
+    assert be.acquire("p", [KeySpec("other")], pol).fingerprint == "other"   # merged back
+    assert not be.degraded
+    window = _window(own_redis, be, "k")
+    assert sorted(m.startswith("r:") for m, _ in window) == [False, True], window
+    assert [s for _, s in window] == [clock.t - 2.0] * 2
+    be.close()
+
+
+@pytest.mark.parametrize("outcome", ["ok", "rate_limited"])
+def test_a_request_the_fallback_sent_that_ends_once_redis_is_back_moves_to_its_end(
+        own_redis: RedisServer, redis_prefix: str, outcome: str) -> None:
+    """Sent by the fallback at 0 while Redis was away, merged back at its send time when Redis
+    returned at 1, ended at 8 through Redis: its release moved nothing in Redis's window (it
+    named no Redis lease), so at 11 a second request of a key of 1 per 10 s went out 7 s before
+    the server's slot freed; refused, it stayed counted as admitted."""
+    clock = FakeClock(1_700_000_000.0)
+    be = RedisPoolState(own_redis.url, clock=clock,
+                        options=RedisPoolOptions(key_prefix=redis_prefix,
+                                                 reconnect_interval_s=0.0))
+    pol = PoolPolicy(window_s=10.0)
+    key = [KeySpec("k", max_rpm=1)]
+    assert be.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    back = _read_only(own_redis)
+    try:
+        first = be.acquire("p", key, pol)
+        assert be.degraded and first.fingerprint == "k"
+    finally:
+        back()
+    clock.t += 1.0
+    assert be.acquire("p", [KeySpec("other")], pol).fingerprint == "other"   # merged back
+    assert not be.degraded
+    clock.t += 7.0
+    be.release("p", "k", Outcome(outcome, retry_after=0.0), pol, lease=first.lease)
+    clock.t += 3.0
+    again = be.acquire("p", key, pol)
+    assert again.fingerprint is None and again.available_at == clock.t + 7.0
+    window = _window(own_redis, be, "k")
+    assert [(m.startswith("r:"), s) for m, s in window] == [(outcome != "ok", clock.t - 3.0)]
     be.close()

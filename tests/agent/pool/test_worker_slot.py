@@ -12,7 +12,7 @@ import pytest
 import redis
 
 from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState
-from hermes_core.agent.pool.state import KeySpec, PoolPolicy
+from hermes_core.agent.pool.state import KeySpec, Outcome, PoolPolicy
 from hermes_core.agent.pool.worker_slot import WorkerSlot, slot_keys
 from hermes_core.testing import FakeClock
 from hermes_core.testing.redis_server import RedisServer
@@ -275,3 +275,124 @@ def test_a_claim_answered_after_close_gave_the_slot_back_holds_no_slot(
     finally:
         a.close()
         c.close()
+
+
+@pytest.mark.parametrize("contact", ["release", "snapshot"])
+def test_a_worker_whose_first_contact_after_redis_restarted_empty_is_not_an_acquire_claims_again(
+        own_redis: RedisServer, redis_prefix: str, contact: str) -> None:
+    """Redis restarts empty while ``a`` has a request in flight; ``c`` (replacing ``b``) starts
+    and takes the first free slot, a's 0. ``a``'s next contacts are that request's release, or
+    a status read: they told it nothing of the restart, and once Redis went away ``a`` and ``c``
+    both served slot 0's larger share, 3 + 3 of a key of 5. Told by either, ``a`` claims again
+    (slot 1, free since ``b`` left): 2 + 3."""
+    opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2, reconnect_interval_s=60.0)
+    monotonic, clock = FakeClock(100.0), FakeClock(5000.0)
+
+    def worker() -> RedisPoolState:
+        return RedisPoolState(own_redis.url, monotonic=monotonic, options=opts, clock=clock)
+
+    a, b = worker(), worker()
+    pol = PoolPolicy(window_s=10.0)
+    in_flight = a.acquire("p", [KeySpec("other")], pol)
+    assert in_flight.fingerprint == "other"
+    assert b.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    assert (a._slot.index, b._slot.index) == (0, 1)
+    own_redis.stop()
+    own_redis.start()                                  # empty: every slot lost
+    c = worker()                                       # b's process replaced
+    assert c.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    assert c._slot.index == 0
+    if contact == "release":
+        a.release("p", "other", Outcome("ok"), pol, lease=in_flight.lease)
+    else:
+        a.snapshot("p", [KeySpec("other")], pol)
+    assert not a.degraded
+    own_redis.stop()
+    try:
+        sent = {}
+        for name, be in (("a", a), ("c", c)):
+            sent[name] = 0
+            while be.acquire("p", [KeySpec("k", max_rpm=5)], pol).fingerprint == "k":
+                sent[name] += 1
+            assert be.degraded
+        assert sent == {"a": 2, "c": 3}
+    finally:
+        own_redis.start()
+        for be in (a, b, c):
+            be.close()
+
+
+@pytest.mark.parametrize("contact", ["release", "snapshot"])
+def test_a_worker_that_only_releases_or_reads_status_renews_its_slot(
+        rds: redis.Redis, redis_url: str, redis_prefix: str, contact: str) -> None:
+    """A worker whose requests run long asks Redis only through their releases (or a status
+    read) for a while: those renew its claim as an acquire does, a third of the TTL apart, so
+    it does not lapse to the floor share, or to another worker, while the worker is busy."""
+    opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2)
+    monotonic = FakeClock(100.0)
+    a = RedisPoolState(redis_url, options=opts, monotonic=monotonic)
+    pol = PoolPolicy()
+    leases = [a.acquire("p", [KeySpec("other")], pol).lease for _ in range(3)]
+    assert a._slot.held() == 0
+    try:
+        for lease in leases:
+            monotonic.t += 25.0             # past a third of the TTL: due for renewal
+            if contact == "release":
+                a.release("p", "other", Outcome("ok"), pol, lease=lease)
+            else:
+                a.snapshot("p", [KeySpec("other")], pol)
+            assert not a._slot.due()
+        assert a._slot.held() == 0 and a._slot.share(5) == 3
+        assert 55_000 < rds.pttl(slot_keys(redis_prefix, 2)[0]) <= 60_000
+    finally:
+        a.close()
+
+
+def test_a_process_that_only_reads_status_claims_no_slot(rds: redis.Redis, redis_url: str,
+                                                         redis_prefix: str) -> None:
+    """``keys status`` reads the fleet's state through a backend of its own: it is no worker,
+    and a slot it claimed would leave a worker of the fleet the floor share for the claim's TTL."""
+    opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2)
+    viewer = RedisPoolState(redis_url, options=opts)
+    try:
+        viewer.snapshot("p", [KeySpec("k")], PoolPolicy())
+        assert viewer._slot.held() is None
+        assert [rds.get(k) for k in slot_keys(redis_prefix, 2)] == [None, None]
+    finally:
+        viewer.close()
+
+
+def test_a_worker_whose_due_renewal_finds_redis_away_takes_the_floor_share(
+        own_redis: RedisServer, redis_prefix: str) -> None:
+    """``a`` was idle while Redis restarted empty and ``c`` (replacing ``b``) took the first free
+    slot, a's 0; Redis then went away. ``a``'s next acquire is due to renew its claim and cannot:
+    it served the slot it last confirmed, 3 + 3 of a key of 5 with ``c``. A claim it could not
+    renew when due is held no more: the floor share, 2 + 3."""
+    opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2, reconnect_interval_s=60.0)
+    clock = FakeClock(5000.0)
+    idle, busy = FakeClock(100.0), FakeClock(100.0)
+    a = RedisPoolState(own_redis.url, monotonic=idle, options=opts, clock=clock)
+    b = RedisPoolState(own_redis.url, monotonic=busy, options=opts, clock=clock)
+    pol = PoolPolicy(window_s=10.0)
+    for be in (a, b):
+        assert be.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    assert (a._slot.index, b._slot.index) == (0, 1)
+    own_redis.stop()
+    own_redis.start()                                  # empty: every slot lost
+    c = RedisPoolState(own_redis.url, monotonic=busy, options=opts, clock=clock)
+    assert c.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    assert c._slot.index == 0
+    own_redis.stop()
+    idle.t += 25.0                                     # a third of the TTL: a's renewal is due
+    try:
+        sent = {}
+        for name, be in (("a", a), ("c", c)):
+            sent[name] = 0
+            while be.acquire("p", [KeySpec("k", max_rpm=5)], pol).fingerprint == "k":
+                sent[name] += 1
+            assert be.degraded
+        assert sent == {"a": 2, "c": 3}
+    finally:
+        own_redis.start()
+        for be in (a, b, c):
+            be.close()
