@@ -47,6 +47,26 @@ def test_mixed_language_summary_found_from_both_sides(engine: ContextEngine) -> 
     assert [f.session_id for f in engine.retrieve("数据库错误")] == ["mix"]
 
 
+@pytest.mark.parametrize("message", [
+    "I spent the whole afternoon reading documentation, restarting services, checking logs, "
+    "browsing forums, asking colleagues, testing configurations, rebuilding images, clearing "
+    "caches, rotating credentials, updating packages, reinstalling drivers, comparing versions "
+    "and rewriting scripts, and nothing helped. Remind me how we configured the kubernetes ingress?",
+    "我今天一整天都在阅读文档、重启服务、检查日志、浏览论坛、请教同事、测试配置、重建镜像、清理缓存、"
+    "轮换凭证、更新软件包、重装驱动、比较版本、重写脚本，还是没有用。提醒我一下我们是怎么配置 "
+    "kubernetes ingress 的？",
+    "here is the log:\n" + "INFO worker started pid=4242 queue=default\n" * 300
+    + "why does the kubernetes ingress keep failing?",
+])
+def test_a_long_message_recalls_by_the_question_it_ends_with(engine: ContextEngine,
+                                                             message: str) -> None:
+    """Only a long message's first 24 distinct terms (and first 4,000 characters) were
+    searched, so a chatty message or a pasted log ending in its question recalled nothing."""
+    engine.add("k8s", "Set up the kubernetes ingress with cert-manager", created_at=NOW - DAY)
+    engine.add("lunch", "Lunch options near the office", created_at=NOW - DAY)
+    assert [f.session_id for f in engine.retrieve(message)] == ["k8s"]
+
+
 @pytest.mark.parametrize("old_first", [True, False])
 def test_at_equal_relevance_recent_session_outranks_old(engine: ContextEngine, old_first: bool) -> None:
     sessions = [("old", "Upgraded the kubernetes cluster alpha", NOW - 200 * DAY),
