@@ -24,7 +24,7 @@ from hermes_core.agent.episodic.summarise import ModelSummarizer, SessionSummary
 from hermes_core.cli.main import main
 from hermes_core.config import ContextEngineSettings, load_settings
 from hermes_core.tokens import count_tokens
-from hermes_core.types import Completion, Message, Prompt
+from hermes_core.types import Completion, Message, Prompt, RetrievalQuery
 from tests.agent.conftest import DAY, NOW
 
 
@@ -753,3 +753,17 @@ def test_a_session_another_process_forgets_during_a_recall_is_skipped_without_a_
         with caplog.at_level(logging.WARNING, logger="hermes_core.memory"):
             engine.retrieve("postgres backups verified", 2)
         assert "rebuild" in caplog.text
+
+
+@pytest.mark.parametrize("follow_up", ["用英文写", "用表格展示", "再详细一点"])
+def test_a_short_chinese_follow_up_is_read_with_the_question_before_it(
+        engine: ContextEngine, follow_up: str) -> None:
+    """Decision 10: a follow-up under six CJK characters borrows the last message that stood on
+    its own, as skill retrieval reads it. Recall counted words only, so "用英文写" (three words,
+    "write it in English") was searched alone and recalled the session about English, not the
+    ingress the user had just asked about."""
+    engine.add("k8s", "配置 kubernetes ingress 的步骤和证书", created_at=NOW - DAY)
+    engine.add("other", "用英文写求职信，用表格展示预算，再详细一点解释税率", created_at=NOW - DAY)
+    hist = [Message("user", "怎么配置 kubernetes ingress？"), Message("assistant", "先安装控制器。")]
+    got = engine.retrieve(RetrievalQuery.of(follow_up, hist))
+    assert got and got[0].session_id == "k8s"
