@@ -66,8 +66,15 @@ from hermes_core.injection import (
     GuardedText,
 )
 from hermes_core.redact import is_key_piece, redact, scan_needles
+from hermes_core.tokenize import has_cjk
 from hermes_core.tokens import DEFAULT_ENCODING
-from hermes_core.types import FOLLOW_UP_WORDS, MemoryFragment, Message, RetrievalQuery
+from hermes_core.types import (
+    FOLLOW_UP_CJK_CHARS,
+    FOLLOW_UP_WORDS,
+    MemoryFragment,
+    Message,
+    RetrievalQuery,
+)
 
 log = logging.getLogger("hermes_core.memory")
 
@@ -133,9 +140,16 @@ def parse_timestamp(text: str) -> float:
     return dt.timestamp()
 
 
-def _short(text: str) -> bool:
-    """Too few searchable words to stand alone ("why?", "and in Chinese?")."""
-    return len(query_terms(text)) < FOLLOW_UP_WORDS
+def _short(text: str, terms: Sequence[str] | None = None) -> bool:
+    """Too little to stand alone ("why?", "and in Chinese?", "用英文写"): under three searchable
+    words, or a CJK message under six characters, the rule skill retrieval reads follow-ups by
+    (decision 10). jieba cuts a short Chinese request into as many words as a long English one
+    ("用英文写": use / English / write), so words alone missed most Chinese follow-ups. ``terms``:
+    ``query_terms(text)`` when already made."""
+    if len(query_terms(text) if terms is None else terms) < FOLLOW_UP_WORDS:
+        return True
+    head = text.strip()
+    return len(head) < FOLLOW_UP_CJK_CHARS and has_cjk(head)
 
 
 def _summary_of(texts: Mapping[int, tuple[str, tuple[str, ...]]],
@@ -220,7 +234,7 @@ class ContextEngine:
         q = query if isinstance(query, RetrievalQuery) else RetrievalQuery(query)
         text = q.message
         terms = query_terms(text)
-        follow_up = len(terms) < FOLLOW_UP_WORDS and bool(q.previous_users)
+        follow_up = bool(q.previous_users) and _short(text, terms)
         if follow_up:   # the last message that stood on its own, and any follow-ups since
             parts = [text]
             for prev in q.previous_users:

@@ -24,7 +24,7 @@ from hermes_core.agent.episodic.summarise import ModelSummarizer, SessionSummary
 from hermes_core.cli.main import main
 from hermes_core.config import ContextEngineSettings, load_settings
 from hermes_core.tokens import count_tokens
-from hermes_core.types import Completion, Message, Prompt
+from hermes_core.types import Completion, Message, Prompt, RetrievalQuery
 from tests.agent.conftest import DAY, NOW
 
 
@@ -45,6 +45,26 @@ def test_mixed_language_summary_found_from_both_sides(engine: ContextEngine) -> 
     engine.add("mix", "用 SQLite 的 WAL 模式解决了 database is locked 错误", ["数据库"])
     assert [f.session_id for f in engine.retrieve("sqlite locked")] == ["mix"]
     assert [f.session_id for f in engine.retrieve("数据库错误")] == ["mix"]
+
+
+@pytest.mark.parametrize("message", [
+    "I spent the whole afternoon reading documentation, restarting services, checking logs, "
+    "browsing forums, asking colleagues, testing configurations, rebuilding images, clearing "
+    "caches, rotating credentials, updating packages, reinstalling drivers, comparing versions "
+    "and rewriting scripts, and nothing helped. Remind me how we configured the kubernetes ingress?",
+    "我今天一整天都在阅读文档、重启服务、检查日志、浏览论坛、请教同事、测试配置、重建镜像、清理缓存、"
+    "轮换凭证、更新软件包、重装驱动、比较版本、重写脚本，还是没有用。提醒我一下我们是怎么配置 "
+    "kubernetes ingress 的？",
+    "here is the log:\n" + "INFO worker started pid=4242 queue=default\n" * 300
+    + "why does the kubernetes ingress keep failing?",
+])
+def test_a_long_message_recalls_by_the_question_it_ends_with(engine: ContextEngine,
+                                                             message: str) -> None:
+    """Only a long message's first 24 distinct terms (and first 4,000 characters) were
+    searched, so a chatty message or a pasted log ending in its question recalled nothing."""
+    engine.add("k8s", "Set up the kubernetes ingress with cert-manager", created_at=NOW - DAY)
+    engine.add("lunch", "Lunch options near the office", created_at=NOW - DAY)
+    assert [f.session_id for f in engine.retrieve(message)] == ["k8s"]
 
 
 @pytest.mark.parametrize("old_first", [True, False])
@@ -733,3 +753,17 @@ def test_a_session_another_process_forgets_during_a_recall_is_skipped_without_a_
         with caplog.at_level(logging.WARNING, logger="hermes_core.memory"):
             engine.retrieve("postgres backups verified", 2)
         assert "rebuild" in caplog.text
+
+
+@pytest.mark.parametrize("follow_up", ["用英文写", "用表格展示", "再详细一点"])
+def test_a_short_chinese_follow_up_is_read_with_the_question_before_it(
+        engine: ContextEngine, follow_up: str) -> None:
+    """Decision 10: a follow-up under six CJK characters borrows the last message that stood on
+    its own, as skill retrieval reads it. Recall counted words only, so "用英文写" (three words,
+    "write it in English") was searched alone and recalled the session about English, not the
+    ingress the user had just asked about."""
+    engine.add("k8s", "配置 kubernetes ingress 的步骤和证书", created_at=NOW - DAY)
+    engine.add("other", "用英文写求职信，用表格展示预算，再详细一点解释税率", created_at=NOW - DAY)
+    hist = [Message("user", "怎么配置 kubernetes ingress？"), Message("assistant", "先安装控制器。")]
+    got = engine.retrieve(RetrievalQuery.of(follow_up, hist))
+    assert got and got[0].session_id == "k8s"

@@ -98,6 +98,24 @@ def remove(conn: sqlite3.Connection, table: str, rowid: int) -> None:
     _add(conn, table, -cur.rowcount)
 
 
+def redate(conn: sqlite3.Connection, table: str, rowid: int, created_at: float) -> bool:
+    """The session at ``rowid`` dated ``created_at``, in ``sessions`` and in each of its
+    passages in ``table`` (inside the caller's write transaction): the same summary recorded
+    again by a later session is as new as that session, for recency, though stored once.
+    False when its index rows were left as they were: below rowid 1 (planted by another tool)
+    the row there may be another session's passage, so the drift note the update left has the
+    session's index made again from its row (:mod:`.drift`)."""
+    conn.execute("UPDATE sessions SET created_at = ? WHERE rowid = ?", (created_at, rowid))
+    if rowid < 1:
+        return False
+    conn.execute(f"UPDATE {table} SET created_at = ? WHERE rowid = ?", (created_at, rowid))
+    if rowid <= _LAST_SPLIT:   # as :func:`remove` reads its passages' range
+        low, high = (passage_rowid(rowid, k) for k in (MAX_PASSAGES - 1, 1))
+        conn.execute(f"UPDATE {table} SET created_at = ? WHERE rowid BETWEEN ? AND ?",
+                     (created_at, low, high))
+    return True
+
+
 def owners_passage(conn: sqlite3.Connection, table: str, rowid: int) -> bool:
     """Whether ``table``'s row at ``rowid`` is a passage of the session owning that rowid (by
     :data:`NOTE_TRIGGER_SQL`'s arithmetic; it names that session). Below rowid 1 another tool

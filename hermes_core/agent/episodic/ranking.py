@@ -80,23 +80,51 @@ def query_terms(text: str, *, limit: int = MAX_QUERY_TERMS) -> list[str]:
     looked up exactly as jieba segmented it at index time, and its symbols through the same
     :func:`symbol_terms` (an emoji; punctuation in a query of no word); a keycap's digit is
     no word of a query (1️⃣ is not "1").
+
+    A long message keeps both its ends: its first ``MAX_QUERY_CHARS`` and last
+    ``MAX_TAIL_CHARS`` characters are segmented, and past ``limit`` terms its first and last
+    terms are kept, not only the first. A log or a long story pasted before the question, or a
+    chatty message, ends with what it asks ("... how did we configure the ingress?").
     """
     head = ""
+    tail = ""
     if len(text) > MAX_QUERY_CHARS:
         end = _grapheme_end(text, MAX_QUERY_CHARS)
         cut = text[:end]   # never inside an emoji or keycap
         head = _long_cluster_head(text, end) if end < MAX_QUERY_CHARS else ""
         space = max(cut.rfind(" "), cut.rfind("\n"))
+        tail = _tail(text, max(len(cut), len(text) - MAX_TAIL_CHARS))
         text = cut[:space] if space > MAX_QUERY_CHARS // 2 else cut  # no half word at the end
     seen: dict[str, None] = {}
     symbols = symbol_terms(f"{text} {head}" if head else text)
-    for tok in [*tokenize(without_keycaps(text)), *symbols]:   # as the index has them
+    tokens = [*tokenize(without_keycaps(text)), *symbols]
+    if tail:
+        tokens += [*tokenize(without_keycaps(tail)), *symbol_terms(tail)]
+    for tok in tokens:   # as the index has them
         if tok in STOPWORDS or tok in seen or not is_word(tok):   # no lone ZWJ / selector
             continue
         seen[tok] = None
-        if len(seen) >= limit:
-            break
-    return list(seen)
+    terms = list(seen)
+    if len(terms) <= limit:
+        return terms
+    first = limit // 2
+    return terms[:first] + terms[len(terms) - (limit - first):]
+
+
+#: How much of the end of a message longer than ``MAX_QUERY_CHARS`` is segmented too.
+MAX_TAIL_CHARS = 1_000
+# where the tail of a long message may start: after a space or a mark that ends a clause, never
+# inside a word, an emoji or a keycap
+_TAIL_START = regex.compile(r"[\s,.;:!?，。；：！？、]+(?![\p{M}\p{Cf}\p{Sk}])")
+
+
+def _tail(text: str, start: int) -> str:
+    """The end of ``text`` from the first clause or word boundary at or after ``start`` in the
+    first half of what is left; "" when there is none (one long run of letters or emoji, whose
+    pieces would be terms of no word)."""
+    window = text[start:start + (len(text) - start) // 2]
+    m = _TAIL_START.search(window)
+    return text[start + m.end():] if m else ""
 
 
 #: A term found in more sessions than this is common: it is left out of the MATCH. Common terms

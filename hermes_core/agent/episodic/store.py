@@ -485,12 +485,16 @@ class SessionStore:
                            (rec.session_id,)).fetchone()
         if old is not None and old[1] == chash and old[2] == tags:
             return UpsertResult("unchanged", rec.session_id, mid, chash)
-        dup = conn.execute("SELECT session_id FROM sessions WHERE content_hash = ? AND session_id != ?",
+        dup = conn.execute("SELECT session_id, rowid, created_at FROM sessions"
+                           " WHERE content_hash = ? AND session_id != ?",
                            (chash, rec.session_id)).fetchone()
         if old is not None:
             drift.unindex(conn, old[0])   # below rowid 1: not the passage of its rowid's owner
             conn.execute("DELETE FROM sessions WHERE rowid = ?", (old[0],))
         if dup is not None:
+            later = isinstance(dup[2], int | float) and rec.created_at > dup[2]
+            if later and passages.redate(conn, "sessions_fts", dup[1], rec.created_at):
+                drift.indexed(conn, dup[1])   # ours, not another writer's edit
             return UpsertResult("duplicate", rec.session_id, mid, chash, duplicate_of=dup[0])
         cur = conn.execute(
             "INSERT INTO sessions(memory_id, session_id, summary, tags, created_at, relevance_score,"

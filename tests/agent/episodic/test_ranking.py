@@ -272,9 +272,22 @@ def test_render_memories_block() -> None:
     assert len(lines) == 4  # every summary on one line: stored text cannot forge structure
 
 
-def test_only_the_start_of_a_huge_message_is_segmented() -> None:
-    terms = query_terms("espresso " + "lorem " * 2_000 + "zebra")
-    assert terms == ["espresso", "lorem"]
+def test_only_the_start_and_the_end_of_a_huge_message_are_segmented() -> None:
+    """A log pasted before the question: the question's words (at the end) are searched, the
+    middle of the paste is not (jieba on a 1 MB paste would cost a turn)."""
+    terms = query_terms("espresso " + "lorem " * 1_000 + "mocha " + "lorem " * 1_000 + "zebra")
+    assert terms == ["espresso", "lorem", "zebra"]
+    chinese = query_terms("部署 " + "日志内容，" * 2_000 + "提醒我一下 kubernetes 怎么配置？")
+    assert {"部署", "kubernetes", "配置"} <= set(chinese)
+
+
+def test_a_chatty_message_keeps_the_words_at_its_end_past_the_term_cap() -> None:
+    """The first 24 distinct terms were kept, so the question a long message ends with ("how
+    did we configure the kubernetes ingress?") was never searched. Both ends are kept."""
+    filler = " ".join(f"filler{i}x" for i in range(40))
+    terms = query_terms(f"deploy {filler} remind me about the kubernetes ingress")
+    assert len(terms) == 24
+    assert terms[0] == "deploy" and terms[-4:] == ["remind", "about", "kubernetes", "ingress"]
 
 
 def test_rare_terms_are_kept_rarest_first_and_common_ones_dropped() -> None:

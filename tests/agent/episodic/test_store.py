@@ -181,6 +181,29 @@ def test_insert_replace_unchanged_duplicate(tmp_path: Path) -> None:
         assert store.get("s1") is not None and store.get("s1").tags == ("deploy", "rollback")  # type: ignore[union-attr]
 
 
+@pytest.mark.parametrize("words", [1, 400])   # one index row, and a summary cut into passages
+def test_a_summary_told_again_in_a_later_session_is_dated_by_the_later_one(
+        tmp_path: Path, words: int) -> None:
+    """An exact repeat is not stored twice, but the copy kept its first date: a fact the user
+    told again yesterday weighed as four months old in recall, while a repeat differing by one
+    word would have weighed as new. The kept copy takes the later date, in the index too."""
+    summary = "The user prefers dark mode in every editor " + " ".join(
+        f"detail{i}" for i in range(words))
+    with SessionStore(tmp_path / "s.db") as store:
+        store.upsert(rec("s1", summary, ("ui",), created_at=NOW - 120 * 86_400))
+        dup = store.upsert(rec("s2", summary, created_at=NOW - 86_400))
+        assert (dup.status, dup.duplicate_of) == ("duplicate", "s1")
+        assert store.get("s1").created_at == NOW - 86_400   # type: ignore[union-attr]
+        assert {h.created_at for h in store.search('"dark"', 5)} == {NOW - 86_400}
+        older = store.upsert(rec("s0", summary, created_at=NOW - 200 * 86_400))
+        assert older.status == "duplicate"   # an older repeat moves nothing back
+        assert store.get("s1").created_at == NOW - 86_400   # type: ignore[union-attr]
+        assert store.get("s1").tags == ("ui",)   # type: ignore[union-attr]
+        stats = store.stats()
+        assert stats["index_in_sync"] is True and stats["newest"] == NOW - 86_400
+        assert store.connection.execute("SELECT COUNT(*) FROM index_drift").fetchone()[0] == 0
+
+
 def test_re_record_into_another_sessions_summary_removes_own_stale_row(tmp_path: Path) -> None:
     with SessionStore(tmp_path / "s.db") as store:
         store.upsert(rec("a", "alpha text"))
