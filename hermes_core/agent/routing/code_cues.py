@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from hermes_core.agent.routing.library_cues import names_a_library_call
 from hermes_core.agent.routing.shell_cues import (
     ASCII_END,
     ASCII_START,
@@ -432,6 +433,8 @@ def asks_for_code(text: str) -> bool:
     folded = _folded_keeping_cased_names(text)
     if (_EN_ASKS_FOLDED.search(folded) if folded is not None
             else _EN_ASKS_UNFOLDED.search(text)):
+        return True
+    if names_a_library_call(text):
         return True
     if not _ZH_EXPLAIN_POINTED.search(text):
         return False
