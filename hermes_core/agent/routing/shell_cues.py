@@ -44,9 +44,10 @@ SHELL = re.compile(
     re.IGNORECASE)
 
 # "shell", "terminal" and "bash" alone are also a beach's, a turtle's, an egg's, a petrol
-# company's, an airport's, an illness's and a party's. SHELL finds them; a match that is one of
-# them alone is a command's only when the words around it (a bounded window) name none of a
-# person's things, or name a computer's too ("my terminal at the airport cannot ssh").
+# company's, a front company's, a war's, an airport's, an illness's and a party's. SHELL finds
+# them; a match that is one of them alone is a command's only when the words around it (a
+# bounded window) name none of a person's things, or name a computer's too ("my terminal at the
+# airport cannot ssh").
 BARE_SHELL_WORDS = frozenset({"shell", "terminal", "bash"})
 SHELL_WINDOW = 60
 _EVERYDAY_AROUND = re.compile(
@@ -55,8 +56,16 @@ _EVERYDAY_AROUND = re.compile(
     r"|coconuts?|peanuts?|nuts?|pies?|pastry|tacos?|pasta|gas|petrol|fuel|station|plc|shares"
     r"|stocks?|oil|artillery|mortar|airports?|flights?|planes?|gates?|boarding|check-?in|bus"
     r"|ferry|cruise|heathrow|luggage|baggage|illness|cancer|hospice|diagnos\w*|prognosis"
-    r"|patients?|dying|party|parties|birthday|wedding|celebrat\w*|garlic|knife|hammer)\b"
-    r"|\b(?:is|was|are|were|being)\s+terminal\b|\bterminal\s+[1-9a-e]\b",
+    r"|patients?|dying|party|parties|birthday|wedding|celebrat\w*|garlic|knife|hammer"
+    # a party's plans and guests, a crowd's or a traveller's, a war's, a front company's
+    r"|cancel\w*|guests?|invit\w*|friday|saturday|sunday|weekend|tonight|throw(?:s|ing|n)?"
+    r"|threw|wear(?:ing)?|outfits?|dj|danc\w*|drinks?|cake|venue|anniversary|christmas"
+    r"|graduation|retirement|farewell|reunion|housewarming|crowd(?:s|ed)?|busy|packed|queues?"
+    r"|passengers?|travell?ers?|taxis?|parking|arrivals?|departures?|lounge|duty-free|army"
+    r"|troops|soldiers?|war|bombard\w*|shock\w*|compan(?:y|ies)|offshore|launder\w*)\b"
+    r"|\b(?:is|was|are|were|being)\s+terminal\b|\bterminal\s+[1-9a-e]\b"
+    # an illness asked of someone ("Why is my grandmother terminal?")
+    r"|\b(?:is|was)\s+(?:my|his|her|their|our|your|the)\s+\w+(?:'s)?\s+terminal\b",
     re.IGNORECASE)
 _COMPUTER_AROUND = re.compile(
     r"\b(?:scripts?|commands?|prompt|linux|unix|ubuntu|macos|windows|wsl|ssh|zsh|sudo|cd|ls"
