@@ -89,14 +89,19 @@ _TOKEN_CODE_KINDS = ("qr", "bar", "promo", "promotional", "discount", "coupon", 
                      "referral", "verification", "confirmation", "activation", "access", "zip",
                      "postal", "post", "area", "country", "dress", "morse", "color", "colour",
                      "tracking", "booking", "invite", "invitation", "security", "pin", "otp",
-                     "genetic")   # and life's code
+                     "genetic",   # and life's code
+                     # a code kept secret or typed at a door, and the law's
+                     "secret", "cheat", "door", "alarm", "lock", "safe", "gate", "entry", "wifi",
+                     "locker", "combination", "phone", "dialling", "dialing", "airport",
+                     "currency", "tax", "penal", "civil", "criminal", "building", "fire")
 _NOT_A_TOKEN_CODE = "".join(rf"(?<!\b{kind}\scode)" for kind in _TOKEN_CODE_KINDS)
 # what a language names beside it ("a bash one-liner", "a Kotlin data class", "a TS type");
 # "a Java developer" and "Python snakes" are no code
 _EN_LANG_THING = (_EN_WEAK_NOUN + r"|one-?liners?|commands?|snippets?|statements?|types?"
                   r"|interfaces?|structs?|enums?|data\s+class(?:es)?|decorators?|generators?"
                   r"|loops?|lambdas?|closures?|iterators?|macros?|traits?|modules?|packages?")
-_EN_CODE_NOUN = (r"code(?!\s+of\b)" + _NOT_A_TOKEN_CODE
+# a code of conduct, a code word and a code name are no program
+_EN_CODE_NOUN = (r"code(?!\s+(?:of|words?|names?)\b)" + _NOT_A_TOKEN_CODE
                  + r"|regex(?:es)?|regular expressions?|unit tests?|snippets?|sql"
                  r"|endpoints?|parsers?|lexers?|compilers?|codebase|" + _EN_ARTIFACT + "|" + _EN_WEB_CODE +
                  r"|(?:recursive|iterative|async|asynchronous|lambda|callback|helper)\s+"
@@ -132,11 +137,16 @@ _JA_WEAK_NOUN = r"プログラム|テスト"      # also a festival's programme,
 _JA_CODE_VERB = r"書|実装|修正|デバッグ|作成|作っ|作る|リファクタ"
 # An algorithm or structure made (二分探索を書いて, LRUキャッシュを実装して), not written about
 # (an article, a poem); a stack or queue only implemented (トラックがスタックした is stuck)
-_JA_ALGORITHM = (r"(?=[二クマバ挿選ヒ連リハLlダ深幅優ト])(?:二分探索木?|二分木|(?:クイック|マージ|バブル|挿入"
-                 r"|選択|ヒープ)ソート|連結リスト|リンクリスト|ハッシュ(?:テーブル|マップ)|LRUキャッシュ"
-                 r"|ダイクストラ法?|深さ優先探索|幅優先探索|優先度付きキュー|トライ木)"
-                 r"(?:(?!説明|記事|レポート|解説|紹介|詩|物語|作文|感想|歌|ブログ)[^。！？?!\n]){0,12}?"
-                 r"(?:実装|書い|書く|書け)|(?:スタック|(?<!ベ)キュー)を?実装")
+_JA_ALGORITHM_NAME = (r"(?:二分探索木?|二分木|(?:クイック|マージ|バブル|挿入|選択|ヒープ)ソート|連結リスト"
+                      r"|リンクリスト|ハッシュ(?:テーブル|マップ)|LRUキャッシュ|ダイクストラ法?|深さ優先探索"
+                      r"|幅優先探索|優先度付きキュー|トライ木)")
+_JA_ABOUT = r"説明|記事|レポート|解説|紹介|詩|物語|作文|感想|歌|ブログ|について"
+_JA_ALGORITHM = (rf"(?=[二クマバ挿選ヒ連リハLlダ深幅優ト]){_JA_ALGORITHM_NAME}"
+                 rf"(?:(?!{_JA_ABOUT})[^。！？?!\n]){{0,12}}?"
+                 r"(?:実装|書い|書く|書け)|(?:スタック|(?<!ベ)キュー)を?実装"
+                 # the verb first, as typed in a hurry ("実装してLRUキャッシュ")
+                 rf"|(?=[実書])(?:実装し|書い)て(?:ください|下さい)?[、,\s]{{0,2}}"
+                 rf"(?:{_JA_ALGORITHM_NAME}|スタック|キュー)(?![^。！？?!\n]{{0,12}}?(?:{_JA_ABOUT}))")
 _JA_CODE_ONLY_NOUN = _JA_CODE + r"|正規表現|単体テスト|ユニットテスト"   # 説明 takes only these
 # Music the phrase is about ("the song in C", "rewrite this melody in C"): C is a key there.
 _NOT_A_KEY = (r"(?![^.?!\n]{0,60}?\b(?i:songs?|melod(?:y|ies)|chords?|progressions?|tunes?|scales?"
@@ -245,7 +255,9 @@ _JUDGES = r"(?:leetcode|leet\s+code|hackerrank|codewars|codeforces|atcoder)"
 # program's kinds. Not a game (a Go game is the board game) nor a book or a course.
 _EN_BUILT_THING = (_EN_LANG_THING + r"|servers?|clients?|apps?|applications?|bots?|scrapers?"
                    r"|crawlers?|clis?|command[\s-]line\s+(?:tools?|apps?)|tools?|librar(?:y|ies)"
-                   r"|apis?|endpoints?|services?|web\s*sites?|backends?|programs?")
+                   r"|apis?|endpoints?|services?|web\s*sites?|backends?|programs?|handlers?"
+                   r"|middlewares?|routers?|controllers?|workers?|daemons?|plugins?|extensions?"
+                   r"|wrappers?|sdks?|drivers?|microservices?|validators?")
 _NOT_A_COURSE = (r"(?!\s+(?:for|to)\s+(?:(?:my|our|the|your)\s+)?(?:beginners|dummies|kids|children"
                  r"|newbies|novices|students|adults|seniors|teens|pupils|learners|class|team"
                  r"|teach|learn|study)\b|\s+(?:course|lessons?|teachers?|tutors?|syllabus)\b)")
@@ -264,6 +276,14 @@ _LIBRARIES = (r"pandas|numpy|matplotlib|seaborn|scikit-learn|sklearn|pytorch|ten
 _NOT_THE_ANIMAL = (r"(?!(?=[^.?!\n]{0,60}?\bwith\s+pandas\b)[^.?!\n]{0,60}?\b(?:pictures?"
                    r"|photos?|drawings?|cartoons?|panda|zoos?|bamboo|toys?|plush\w*|bears?|cubs?"
                    r"|stor(?:y|ies)|poems?|songs?|kids|children|animals?)\b)")
+# A sentence's start, or a please
+_SAID_FIRST = (r"(?:(?<![^.!?\n])|(?<=[.!?\n][^\S\n])|(?<=[.!?\n][^\S\n]{2})|(?<=\bplease\s)"
+               r"|(?<=\bpls\s))")
+# The data a task is done to ("sort a dict by value python")
+_EN_DATA = (r"dict(?:ionar(?:y|ies))?s?|lists?|arrays?|strings?|tuples?|sets?|hash\s?maps?|maps?"
+            r"|objects?|json|csv|dataframes?|files?|keys?|values?|integers?|ints?|floats?"
+            r"|characters?|chars?|columns?|rows?|timestamps?|bytes|matri(?:x|ces)|vectors?|slices?"
+            r"|structs?|enums?|elements?")
 # The words between a verb and a code noun, none of them a piece of prose the code is the topic
 # of ("write a blog post about Python decorators", "an essay on SQL"): each place looks ahead
 # one word, so the gap costs at most 40 steps of a bounded look.
@@ -287,8 +307,11 @@ _EN_ASKS = (
     rf"[^.?!\n]{{0,30}}?\b(?:{_EN_ALGORITHM})\b"
     # a stack or a queue only when implemented (a queue system at the bakery is a plan)
     rf"|\bimplement(?:s|ed|ing)?\s+(?:(?:an?|the|my\s+own|your\s+own)\s+)?"
-    rf"(?:(?:{_EN_ALGORITHM_ADJ})\s+){{0,2}}(?:stacks?|queues?|deques?)\b"
-    r"(?!\s+(?:system|policy|process|rules?|management)\b)"
+    rf"(?:(?:{_EN_ALGORITHM_ADJ})\s+){{0,2}}(?:stacks?|queues?|deques?)"
+    r"(?:\b(?!-)(?!\s+(?:system|policy|process|rules?|management)\b)"
+    # a stack-based machine or calculator is one; a stack-based filing system is a plan
+    r"|-based\s+(?:[\w-]+\s+)?(?:vms?|virtual\s+machines?|interpreters?|calculators?|evaluators?"
+    rf"|parsers?|compilers?|allocators?|languages?|{_EN_BUILT_THING})\b)"
     # an algorithm, then its implementation, a language ending the phrase a few words on ("two
     # sum leetcode python"; "the linked list in Java is slow" goes on past the name) or a
     # judge's name: one branch, so the long list of names is tried once at each place
@@ -313,12 +336,17 @@ _EN_ASKS = (
     rf"(?:(?:{_EN_ALGORITHM_ADJ}|new)\s+){{0,2}}(?:(?:stacks?|queues?|deques?|{_EN_ALGORITHM})\s+"
     rf"(?:in|using)\s+(?:{_LANGS}|{_C_LANG}){_NAME_END}(?!\s*'s){_LANG_ENDS}"
     rf"|(?:{_LANGS}|{_C_LANG})\s+(?:[\w.-]+\s+)?(?:{_EN_BUILT_THING})\b{_NOT_A_COURSE}{_THING_ENDS})"
-    # a task said first, done in a language ending the phrase
-    rf"|(?:(?<![^.!?\n])|(?<=[.!?\n][^\S\n])|(?<=[.!?\n][^\S\n]{{2}})|(?<=\bplease\s)|(?<=\bpls\s))"
-    rf"(?:{_EN_TASK_VERB})\b"
+    # a task said first, done in a language ending the phrase, or done to data with the
+    # language last and no "in" ("sort a dict by value python"; "Find my python" names no data)
+    rf"|{_SAID_FIRST}(?:{_EN_TASK_VERB})\b"
     + _NOT_A_CAREER + _NOT_A_TRIP + _NOT_THE_ANIMAL +
-    rf"[^.?!\n]{{0,60}}?\b(?:in|using|with(?!\s+(?:julia|ruby|(?-i:R))\b))\s+"
+    rf"(?:[^.?!\n]{{0,60}}?\b(?:in|using|with(?!\s+(?:julia|ruby|(?-i:R))\b))\s+"
     rf"(?!(?-i:SWIFT)\b)(?:{_LANGS}|{_LIBRARIES}){_NAME_END}(?!\s*'s){_LANG_ENDS}"
+    rf"|[^.?!\n]{{0,40}}?\b(?:{_EN_DATA})\b[^.?!\n]{{0,40}}?\s(?<!\bwith\s)(?<!\bletter\s)"
+    rf"(?:{_INTO_LANGS}){_NAME_END}"
+    r"(?=\s*(?:$|[?.!\n])))"
+    # or the language first ("python sort a dict by value")
+    rf"|{_SAID_FIRST}(?:{_NAMED_LANGS})\s+(?:{_EN_TASK_VERB})\s+[^.?!\n]{{0,40}}?\b(?:{_EN_DATA})\b"
     # a code thing and what it is for; code pointed at and worked on; code put into a language
     rf"|\b(?:{_EN_NAMED_THING}){_FOR_WHAT}"
     rf"|\b(?:{_EN_EVERYDAY_VERB})\s+(?:{_EN_POINTED_CODE})\b"

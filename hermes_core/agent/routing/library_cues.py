@@ -145,22 +145,31 @@ _ENDS_SENTENCE = re.compile(r"\s*(?:$|[?!.\n;,:)])")
 
 # A module's member written as code: a common module's alias or a JavaScript global, a dot, and
 # a name ("np.argsort", "df.groupby", "requests.get", "console.log", "$.ajax", "_.debounce").
-# A domain or an address names no such module ("google.com", "sam.smith@example.com").
+# A domain, an address or a file names no such module ("google.com", "sam.smith@example.com",
+# "document.pdf").
 _MODULE_MEMBER = re.compile(
     r"(?<![\w.@$])(?:np|pd|df|plt|sns|tf|torch|nn|requests|os|sys|json|re|math|cv2|itertools"
     r"|collections|datetime|subprocess|asyncio|console|document|window|object|array|promise"
-    r"|_|\$)\.[a-z_]\w*(?!@|\.[a-z])")
+    r"|_|\$)\.(?!(?:pdf|docx?|txt|rtf|odt|csv|xlsx?|pptx?|png|jpe?g|gif|svg|zip|md|html?|json"
+    r"|xml|ya?ml|py|js|ts|exe|mp[34]|mov|wav)\b)[a-z_]\w*(?!@|\.[a-z])")
+
+
+# A course or a book about the library is a learner's request ("Django model for beginners")
+_A_COURSE = re.compile(r"\bfor\s+(?:beginners|dummies|kids|children|newbies|novices|students)\b"
+                       r"|\b(?:course|lessons?|syllabus)\b")
 
 
 def names_a_library_call(text: str) -> bool:
     """Whether ``text`` names a library with one of its own parts (``LIBRARY_PARTS``) among the
-    ``_WORDS`` words after the name, or before it where the name ends the sentence; or writes a
-    module's member as code."""
+    ``_WORDS`` words after the name, or before it where the name ends the sentence, and is no
+    course; or writes a module's member as code."""
     folded = text.lower()
     if len(folded) != len(text):   # a letter whose lower case is longer: the places move
         folded = "".join(ch if len(ch.lower()) != 1 else ch.lower() for ch in text)
     if _MODULE_MEMBER.search(folded):
         return True
+    if _A_COURSE.search(folded):
+        return False
     for m in _NAME.finditer(folded):
         parts = LIBRARY_PARTS[_SPELLINGS[re.sub(r"\s+", " ", m.group())]]
         after = folded[m.end():m.end() + _REACH]

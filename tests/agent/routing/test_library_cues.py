@@ -47,7 +47,7 @@ LIBRARY_TWINS: tuple[tuple[str, str], ...] = (
     ("Is there a Django film on tonight?", "fast"), ("Django Reinhardt's guitar style", "fast"),
     ("What is numpy?", "fast"), ("Is lodash still popular?", "fast"),
     ("axios is a nice name for a cat", "fast"), ("Who maintains SQLAlchemy?", "fast"),
-    ("Visit google.com for the rules", "fast"),
+    ("Visit google.com for the rules", "fast"), ("Where is my document.pdf?", "fast"),
     ("Email me at sam.smith@example.com about the trip", "fast"),
 )
 
