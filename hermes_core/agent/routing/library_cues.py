@@ -31,7 +31,7 @@ def _parts(words: str) -> frozenset[str]:
 LIBRARY_PARTS: Mapping[str, frozenset[str]] = MappingProxyType({
     "pandas": _parts(
         "groupby merge concat pivot pivot_table melt read_csv to_csv read_excel to_excel read_json"
-        " read_sql loc iloc dataframe dataframes df series reset_index set_index fillna dropna"
+        " read_sql loc iloc dataframe dataframes df series reset_index set_index fillna dropna apply"
         " drop_duplicates value_counts resample rolling astype sort_values applymap agg aggregate"
         " explode crosstab multiindex to_datetime dtype dtypes nan columns column"),
     "numpy": _parts(

@@ -16,7 +16,8 @@ from hermes_core.agent.routing.rules import extract_features
 # model when one is configured, else the default.
 LIBRARY_REQUESTS: tuple[str, ...] = (
     "pandas groupby two columns", "pandas merge on index", "pandas pivot table with two columns",
-    "pandas read_csv skip the first row", "df groupby agg pandas", "numpy argsort descending",
+    "pandas read_csv skip the first row", "df groupby agg pandas", "pandas apply lambda to a column",
+    "numpy argsort descending",
     "numpy reshape array", "numpy broadcasting two arrays", "lodash debounce example",
     "lodash groupBy nested", "axios interceptors retry", "axios post JSON body",
     "Use axios to post JSON", "set up an Express.js middleware for auth",
