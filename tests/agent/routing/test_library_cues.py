@@ -83,7 +83,7 @@ def test_each_library_s_parts_are_single_words_as_the_text_is_split_into_them() 
 # about four times what 20,000 do: no request stalls a turn.
 @pytest.mark.parametrize("unit", [
     "pandas ", "numpy numpy ", "pandas eat bamboo ", "np.", "np.x ", "df groupby pandas ",
-    "sklearn train test ", "express.js ", "window.",
+    "sklearn train test ", "express.js ", "window.", "x.y", "a" * 30 + ".b ",
 ])
 def test_a_long_run_of_library_names_is_read_in_linear_time(unit: str) -> None:
     from hermes_core.agent.routing.library_cues import names_a_library_call
