@@ -338,7 +338,8 @@ _EN_ASKS = (
     rf"|(?:{_LANGS}|{_C_LANG})\s+(?:[\w.-]+\s+)?(?:{_EN_BUILT_THING})\b{_NOT_A_COURSE}{_THING_ENDS})"
     # a task said first, done in a language ending the phrase, or done to data with the
     # language last and no "in" ("sort a dict by value python"; "Find my python" names no data)
-    rf"|{_SAID_FIRST}(?:{_EN_TASK_VERB})\b"
+    # (one branch, so the sentence start is looked at once at each place)
+    rf"|{_SAID_FIRST}(?:(?:{_EN_TASK_VERB})\b"
     + _NOT_A_CAREER + _NOT_A_TRIP + _NOT_THE_ANIMAL +
     rf"(?:[^.?!\n]{{0,60}}?\b(?:in|using|with(?!\s+(?:julia|ruby|(?-i:R))\b))\s+"
     rf"(?!(?-i:SWIFT)\b)(?:{_LANGS}|{_LIBRARIES}){_NAME_END}(?!\s*'s){_LANG_ENDS}"
@@ -346,7 +347,7 @@ _EN_ASKS = (
     rf"(?:{_INTO_LANGS}){_NAME_END}"
     r"(?=\s*(?:$|[?.!\n])))"
     # or the language first ("python sort a dict by value")
-    rf"|{_SAID_FIRST}(?:{_NAMED_LANGS})\s+(?:{_EN_TASK_VERB})\s+[^.?!\n]{{0,40}}?\b(?:{_EN_DATA})\b"
+    rf"|(?:{_NAMED_LANGS})\s+(?:{_EN_TASK_VERB})\s+[^.?!\n]{{0,40}}?\b(?:{_EN_DATA})\b)"
     # a code thing and what it is for; code pointed at and worked on; code put into a language
     rf"|\b(?:{_EN_NAMED_THING}){_FOR_WHAT}"
     rf"|\b(?:{_EN_EVERYDAY_VERB})\s+(?:{_EN_POINTED_CODE})\b"
