@@ -9,109 +9,23 @@ both read one vocabulary. Each pattern is linear in the text it is given.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
 
+from hermes_core.agent.routing.library_cues import names_a_library_call
+from hermes_core.agent.routing.shell_cues import (
+    ASCII_END,
+    ASCII_START,
+    BARE_SHELL_WORDS,
+    SHELL,
+    SHELL_WINDOW,
+    ShellContext,
+)
+from hermes_core.agent.routing.shell_cues import names_a_shell as names_a_shell
 from hermes_core.agent.routing.status_cues import CJK_STATUS, STATUS_AFTER_PART, STATUS_NUMBER
 
 CODE_BLOCK = re.compile(r"```|~~~")
 URL = re.compile(r"\bhttps?://[^\s<>\"']+", re.IGNORECASE)
 # An ASCII word's edges where CJK text may touch it (\\b sees none between 行 and m)
-_ASCII_START = r"(?<![A-Za-z0-9_])"
-_ASCII_END = r"(?![A-Za-z0-9_])"
-_ZH_WHICH = "(?:这个|这些|那个|那些|该|以下|下面的?|我的|这段|一个)?"
-_ZH_RUNNABLE = "(?:命令|指令|脚本|程序|单元测试|测试|代码|迁移)"
-_TOOLS = "(?:pip|npm|pnpm|yarn|apt|apt-get|brew|docker|kubectl|git|make|cargo|uv)"
-SHELL = re.compile(
-    r"\b(?:run|execute|exec)\s+(?:this|the|that|a|an|my|these)?\s*"
-    r"(?:command|commands|script|shell|program|tests?|binary|migration)s?\b"
-    r"|\b(?:shell|terminal|bash|zsh|powershell|command[- ]line|cmd\.exe)\b"
-    r"|(?m:^[^\S\n]*\$[^\S\n]+\S)"
-    r"|\bsudo\s+\S"
-    # a tool and what it does; its edges are ASCII ones, since a CJK letter is a word character
-    # too and "运行make test的时候" names a command as "run make test" does
-    rf"|{_ASCII_START}{_TOOLS}\s+"
-    rf"(?:install|run|build|clone|push|pull|apply|exec|commit|test){_ASCII_END}"
-    # or given a flag: "make -j4", "npm -g", "git -C" ("make - well, bake -" is English)
-    rf"|{_ASCII_START}{_TOOLS}\s+--?[a-z]"
-    # "up" only after compose: "make up a story" and "brew up some tea" are English
-    rf"|{_ASCII_START}(?:docker(?:-|\s+)compose|podman[- ]compose)\s+"
-    rf"(?:up|down|build|run|exec|pull|logs){_ASCII_END}"
-    # Chinese, as the English: a place to type commands, or running names what is run (运行/执行
-    # alone are also "operating" and "carrying out", 脚本 a film's script)
-    r"|终端|命令行"
-    rf"|(?:运行|执行|跑)(?:一下|一遍)?{_ZH_WHICH}{_ZH_RUNNABLE}"
-    rf"|[把将]{_ZH_WHICH}{_ZH_RUNNABLE}[^。！？，,.!?\n]{{0,6}}?(?:运行|执行|跑)"
-    # Japanese: the command line, or a thing that runs run (実行 alone also carries out a plan,
-    # a school test is 実施, and a ターミナル is also an airport's)
-    r"|コマンドライン"
-    r"|(?:コマンド|スクリプト|テスト|プログラム|マイグレーション|ビルド)を?(?:実行|走らせ)",
-    re.IGNORECASE)
-
-# "shell", "terminal" and "bash" alone are also a beach's, a turtle's, an egg's, a petrol
-# company's, an airport's, an illness's and a party's. SHELL finds them; a match that is one of
-# them alone is a command's only when the words around it (a bounded window) name none of a
-# person's things, or name a computer's too ("my terminal at the airport cannot ssh").
-_BARE_SHELL_WORDS = frozenset({"shell", "terminal", "bash"})
-_SHELL_WINDOW = 60
-_EVERYDAY_AROUND = re.compile(
-    r"\b(?:beach(?:es)?|sea|seashore|shore|ocean|sand|oysters?|clams?|snails?|turtles?"
-    r"|tortoises?|crabs?|hermit|conch|scallops?|mussels?|eggs?|easter|necklaces?|walnuts?"
-    r"|coconuts?|peanuts?|nuts?|pies?|pastry|tacos?|pasta|gas|petrol|fuel|station|plc|shares"
-    r"|stocks?|oil|artillery|mortar|airports?|flights?|planes?|gates?|boarding|check-?in|bus"
-    r"|ferry|cruise|heathrow|luggage|baggage|illness|cancer|hospice|diagnos\w*|prognosis"
-    r"|patients?|dying|party|parties|birthday|wedding|celebrat\w*|garlic|knife|hammer)\b"
-    r"|\b(?:is|was|are|were|being)\s+terminal\b|\bterminal\s+[1-9a-e]\b",
-    re.IGNORECASE)
-_COMPUTER_AROUND = re.compile(
-    r"\b(?:scripts?|commands?|prompt|linux|unix|ubuntu|macos|windows|wsl|ssh|zsh|sudo|cd|ls"
-    r"|install\w*|errors?|output|files?|director(?:y|ies)|folders?|emulator|sessions?|git|npm|pip"
-    r"|python|code|programs?|servers?|env|path|alias(?:es)?|\.\w*rc|variables?|loops?|type|typed"
-    r"|prints?|printed|runs?|ran|execute[sd]?)\b|[$~/]",
-    re.IGNORECASE)
-_EVERYDAY_FOLDED = re.compile(_EVERYDAY_AROUND.pattern)
-_COMPUTER_FOLDED = re.compile(_COMPUTER_AROUND.pattern)
-
-
-def names_a_shell(text: str) -> bool:
-    """Whether ``text`` names a shell command or a place to type one (SHELL). A bare "shell",
-    "terminal" or "bash" counts unless the words within ``_SHELL_WINDOW`` characters of it are
-    a person's and none a computer's. The words of each kind are found in one pass over the text
-    (at the first bare word) and looked up by place: a window searched per match cost 2.5 us a
-    character on a text of "shell beach" repeated."""
-    around: _Around | None = None
-    for m in SHELL.finditer(text):
-        if m.group().lower() not in _BARE_SHELL_WORDS:
-            return True
-        if around is None:
-            around = _Around(text, text.lower(), 0, len(text))
-        if not around.everyday(m.start(), m.end()):
-            return True
-    return False
-
-
-class _Around:
-    """The person's and the computer's words of ``text[lo:hi]`` (found in one pass each), looked
-    up by place: whether a bare shell word at ``[start, end)`` has a person's word within
-    ``_SHELL_WINDOW`` characters and no computer's word."""
-
-    def __init__(self, text: str, folded: str, lo: int, hi: int) -> None:
-        # read case-sensitively on the lower-cased text when it keeps the text's places (the
-        # words are all lower case; IGNORECASE folds every letter tried: 2x the cost)
-        person, computer, read = ((_EVERYDAY_FOLDED, _COMPUTER_FOLDED, folded)
-                                  if len(folded) == len(text)
-                                  else (_EVERYDAY_AROUND, _COMPUTER_AROUND, text))
-        self._person = [w.start() for w in person.finditer(read, lo, hi)]
-        self._computer = [w.start() for w in computer.finditer(read, lo, hi)]
-
-    def everyday(self, start: int, end: int) -> bool:
-        lo, hi = start - _SHELL_WINDOW, end + _SHELL_WINDOW
-        return _within(self._person, lo, hi) and not _within(self._computer, lo, hi)
-
-
-def _within(spots: list[int], start: int, end: int) -> bool:
-    """Whether a sorted ``spots`` holds a place in ``[start, end)``."""
-    i = bisect_left(spots, start)
-    return i < len(spots) and spots[i] < end
+_ASCII_START, _ASCII_END = ASCII_START, ASCII_END
 
 
 # Code pasted without fences: a traceback, a diff, a SQL statement, a JSON object, a definition.
@@ -175,14 +89,19 @@ _TOKEN_CODE_KINDS = ("qr", "bar", "promo", "promotional", "discount", "coupon", 
                      "referral", "verification", "confirmation", "activation", "access", "zip",
                      "postal", "post", "area", "country", "dress", "morse", "color", "colour",
                      "tracking", "booking", "invite", "invitation", "security", "pin", "otp",
-                     "genetic")   # and life's code
+                     "genetic",   # and life's code
+                     # a code kept secret or typed at a door, and the law's
+                     "secret", "cheat", "door", "alarm", "lock", "safe", "gate", "entry", "wifi",
+                     "locker", "combination", "phone", "dialling", "dialing", "airport",
+                     "currency", "tax", "penal", "civil", "criminal", "building", "fire")
 _NOT_A_TOKEN_CODE = "".join(rf"(?<!\b{kind}\scode)" for kind in _TOKEN_CODE_KINDS)
 # what a language names beside it ("a bash one-liner", "a Kotlin data class", "a TS type");
 # "a Java developer" and "Python snakes" are no code
 _EN_LANG_THING = (_EN_WEAK_NOUN + r"|one-?liners?|commands?|snippets?|statements?|types?"
                   r"|interfaces?|structs?|enums?|data\s+class(?:es)?|decorators?|generators?"
                   r"|loops?|lambdas?|closures?|iterators?|macros?|traits?|modules?|packages?")
-_EN_CODE_NOUN = (r"code(?!\s+of\b)" + _NOT_A_TOKEN_CODE
+# a code of conduct, a code word and a code name are no program
+_EN_CODE_NOUN = (r"code(?!\s+(?:of|words?|names?)\b)" + _NOT_A_TOKEN_CODE
                  + r"|regex(?:es)?|regular expressions?|unit tests?|snippets?|sql"
                  r"|endpoints?|parsers?|lexers?|compilers?|codebase|" + _EN_ARTIFACT + "|" + _EN_WEB_CODE +
                  r"|(?:recursive|iterative|async|asynchronous|lambda|callback|helper)\s+"
@@ -218,11 +137,16 @@ _JA_WEAK_NOUN = r"プログラム|テスト"      # also a festival's programme,
 _JA_CODE_VERB = r"書|実装|修正|デバッグ|作成|作っ|作る|リファクタ"
 # An algorithm or structure made (二分探索を書いて, LRUキャッシュを実装して), not written about
 # (an article, a poem); a stack or queue only implemented (トラックがスタックした is stuck)
-_JA_ALGORITHM = (r"(?=[二クマバ挿選ヒ連リハLlダ深幅優ト])(?:二分探索木?|二分木|(?:クイック|マージ|バブル|挿入"
-                 r"|選択|ヒープ)ソート|連結リスト|リンクリスト|ハッシュ(?:テーブル|マップ)|LRUキャッシュ"
-                 r"|ダイクストラ法?|深さ優先探索|幅優先探索|優先度付きキュー|トライ木)"
-                 r"(?:(?!説明|記事|レポート|解説|紹介|詩|物語|作文|感想|歌|ブログ)[^。！？?!\n]){0,12}?"
-                 r"(?:実装|書い|書く|書け)|(?:スタック|(?<!ベ)キュー)を?実装")
+_JA_ALGORITHM_NAME = (r"(?:二分探索木?|二分木|(?:クイック|マージ|バブル|挿入|選択|ヒープ)ソート|連結リスト"
+                      r"|リンクリスト|ハッシュ(?:テーブル|マップ)|LRUキャッシュ|ダイクストラ法?|深さ優先探索"
+                      r"|幅優先探索|優先度付きキュー|トライ木)")
+_JA_ABOUT = r"説明|記事|レポート|解説|紹介|詩|物語|作文|感想|歌|ブログ|について"
+_JA_ALGORITHM = (rf"(?=[二クマバ挿選ヒ連リハLlダ深幅優ト]){_JA_ALGORITHM_NAME}"
+                 rf"(?:(?!{_JA_ABOUT})[^。！？?!\n]){{0,12}}?"
+                 r"(?:実装|書い|書く|書け)|(?:スタック|(?<!ベ)キュー)を?実装"
+                 # the verb first, as typed in a hurry ("実装してLRUキャッシュ")
+                 rf"|(?=[実書])(?:実装し|書い)て(?:ください|下さい)?[、,\s]{{0,2}}"
+                 rf"(?:{_JA_ALGORITHM_NAME}|スタック|キュー)(?![^。！？?!\n]{{0,12}}?(?:{_JA_ABOUT}))")
 _JA_CODE_ONLY_NOUN = _JA_CODE + r"|正規表現|単体テスト|ユニットテスト"   # 説明 takes only these
 # Music the phrase is about ("the song in C", "rewrite this melody in C"): C is a key there.
 _NOT_A_KEY = (r"(?![^.?!\n]{0,60}?\b(?i:songs?|melod(?:y|ies)|chords?|progressions?|tunes?|scales?"
@@ -331,7 +255,9 @@ _JUDGES = r"(?:leetcode|leet\s+code|hackerrank|codewars|codeforces|atcoder)"
 # program's kinds. Not a game (a Go game is the board game) nor a book or a course.
 _EN_BUILT_THING = (_EN_LANG_THING + r"|servers?|clients?|apps?|applications?|bots?|scrapers?"
                    r"|crawlers?|clis?|command[\s-]line\s+(?:tools?|apps?)|tools?|librar(?:y|ies)"
-                   r"|apis?|endpoints?|services?|web\s*sites?|backends?|programs?")
+                   r"|apis?|endpoints?|services?|web\s*sites?|backends?|programs?|handlers?"
+                   r"|middlewares?|routers?|controllers?|workers?|daemons?|plugins?|extensions?"
+                   r"|wrappers?|sdks?|drivers?|microservices?|validators?")
 _NOT_A_COURSE = (r"(?!\s+(?:for|to)\s+(?:(?:my|our|the|your)\s+)?(?:beginners|dummies|kids|children"
                  r"|newbies|novices|students|adults|seniors|teens|pupils|learners|class|team"
                  r"|teach|learn|study)\b|\s+(?:course|lessons?|teachers?|tutors?|syllabus)\b)")
@@ -350,6 +276,14 @@ _LIBRARIES = (r"pandas|numpy|matplotlib|seaborn|scikit-learn|sklearn|pytorch|ten
 _NOT_THE_ANIMAL = (r"(?!(?=[^.?!\n]{0,60}?\bwith\s+pandas\b)[^.?!\n]{0,60}?\b(?:pictures?"
                    r"|photos?|drawings?|cartoons?|panda|zoos?|bamboo|toys?|plush\w*|bears?|cubs?"
                    r"|stor(?:y|ies)|poems?|songs?|kids|children|animals?)\b)")
+# A sentence's start, or a please
+_SAID_FIRST = (r"(?:(?<![^.!?\n])|(?<=[.!?\n][^\S\n])|(?<=[.!?\n][^\S\n]{2})|(?<=\bplease\s)"
+               r"|(?<=\bpls\s))")
+# The data a task is done to ("sort a dict by value python")
+_EN_DATA = (r"dict(?:ionar(?:y|ies))?s?|lists?|arrays?|strings?|tuples?|sets?|hash\s?maps?|maps?"
+            r"|objects?|json|csv|dataframes?|files?|keys?|values?|integers?|ints?|floats?"
+            r"|characters?|chars?|columns?|rows?|timestamps?|bytes|matri(?:x|ces)|vectors?|slices?"
+            r"|structs?|enums?|elements?")
 # The words between a verb and a code noun, none of them a piece of prose the code is the topic
 # of ("write a blog post about Python decorators", "an essay on SQL"): each place looks ahead
 # one word, so the gap costs at most 40 steps of a bounded look.
@@ -373,8 +307,11 @@ _EN_ASKS = (
     rf"[^.?!\n]{{0,30}}?\b(?:{_EN_ALGORITHM})\b"
     # a stack or a queue only when implemented (a queue system at the bakery is a plan)
     rf"|\bimplement(?:s|ed|ing)?\s+(?:(?:an?|the|my\s+own|your\s+own)\s+)?"
-    rf"(?:(?:{_EN_ALGORITHM_ADJ})\s+){{0,2}}(?:stacks?|queues?|deques?)\b"
-    r"(?!\s+(?:system|policy|process|rules?|management)\b)"
+    rf"(?:(?:{_EN_ALGORITHM_ADJ})\s+){{0,2}}(?:stacks?|queues?|deques?)"
+    r"(?:\b(?!-)(?!\s+(?:system|policy|process|rules?|management)\b)"
+    # a stack-based machine or calculator is one; a stack-based filing system is a plan
+    r"|-based\s+(?:[\w-]+\s+)?(?:vms?|virtual\s+machines?|interpreters?|calculators?|evaluators?"
+    rf"|parsers?|compilers?|allocators?|languages?|{_EN_BUILT_THING})\b)"
     # an algorithm, then its implementation, a language ending the phrase a few words on ("two
     # sum leetcode python"; "the linked list in Java is slow" goes on past the name) or a
     # judge's name: one branch, so the long list of names is tried once at each place
@@ -399,12 +336,18 @@ _EN_ASKS = (
     rf"(?:(?:{_EN_ALGORITHM_ADJ}|new)\s+){{0,2}}(?:(?:stacks?|queues?|deques?|{_EN_ALGORITHM})\s+"
     rf"(?:in|using)\s+(?:{_LANGS}|{_C_LANG}){_NAME_END}(?!\s*'s){_LANG_ENDS}"
     rf"|(?:{_LANGS}|{_C_LANG})\s+(?:[\w.-]+\s+)?(?:{_EN_BUILT_THING})\b{_NOT_A_COURSE}{_THING_ENDS})"
-    # a task said first, done in a language ending the phrase
-    rf"|(?:(?<![^.!?\n])|(?<=[.!?\n][^\S\n])|(?<=[.!?\n][^\S\n]{{2}})|(?<=\bplease\s)|(?<=\bpls\s))"
-    rf"(?:{_EN_TASK_VERB})\b"
+    # a task said first, done in a language ending the phrase, or done to data with the
+    # language last and no "in" ("sort a dict by value python"; "Find my python" names no data)
+    # (one branch, so the sentence start is looked at once at each place)
+    rf"|{_SAID_FIRST}(?:(?:{_EN_TASK_VERB})\b"
     + _NOT_A_CAREER + _NOT_A_TRIP + _NOT_THE_ANIMAL +
-    rf"[^.?!\n]{{0,60}}?\b(?:in|using|with(?!\s+(?:julia|ruby|(?-i:R))\b))\s+"
+    rf"(?:[^.?!\n]{{0,60}}?\b(?:in|using|with(?!\s+(?:julia|ruby|(?-i:R))\b))\s+"
     rf"(?!(?-i:SWIFT)\b)(?:{_LANGS}|{_LIBRARIES}){_NAME_END}(?!\s*'s){_LANG_ENDS}"
+    rf"|[^.?!\n]{{0,40}}?\b(?:{_EN_DATA})\b[^.?!\n]{{0,40}}?\s(?<!\bwith\s)(?<!\bletter\s)"
+    rf"(?:{_INTO_LANGS}){_NAME_END}"
+    r"(?=\s*(?:$|[?.!\n])))"
+    # or the language first ("python sort a dict by value")
+    rf"|(?:{_NAMED_LANGS})\s+(?:{_EN_TASK_VERB})\s+[^.?!\n]{{0,40}}?\b(?:{_EN_DATA})\b)"
     # a code thing and what it is for; code pointed at and worked on; code put into a language
     rf"|\b(?:{_EN_NAMED_THING}){_FOR_WHAT}"
     rf"|\b(?:{_EN_EVERYDAY_VERB})\s+(?:{_EN_POINTED_CODE})\b"
@@ -519,6 +462,8 @@ def asks_for_code(text: str) -> bool:
     folded = _folded_keeping_cased_names(text)
     if (_EN_ASKS_FOLDED.search(folded) if folded is not None
             else _EN_ASKS_UNFOLDED.search(text)):
+        return True
+    if names_a_library_call(text):
         return True
     if not _ZH_EXPLAIN_POINTED.search(text):
         return False
@@ -740,10 +685,10 @@ def technical_starts(text: str, folded: str, start: int = 0, end: int | None = N
     found = {*(m.start() for m in blind),
              *(m.start() for p in cased for m in p.finditer(text, start, reach))}
     if len(folded) == len(text) and all(folded.find(word, start, reach) < 0
-                                        for word in _BARE_SHELL_WORDS):
+                                        for word in BARE_SHELL_WORDS):
         return sorted(spot for spot in found if spot < stop)   # most texts name none
     kept: list[int] = []
-    around: _Around | None = None
+    around: ShellContext | None = None
     for spot in sorted(found):
         if spot >= stop:
             break
@@ -751,8 +696,8 @@ def technical_starts(text: str, folded: str, start: int = 0, end: int | None = N
         if end is not None:
             # a bare shell word among a person's words is theirs, as names_a_shell reads it
             if around is None:
-                around = _Around(text, folded, max(0, start - _SHELL_WINDOW),
-                                 min(len(text), reach + _SHELL_WINDOW))
+                around = ShellContext(text, folded, max(0, start - SHELL_WINDOW),
+                                 min(len(text), reach + SHELL_WINDOW))
             if around.everyday(spot, end):
                 continue
         kept.append(spot)
@@ -765,7 +710,7 @@ def _bare_shell_word_end(text: str, spot: int) -> int | None:
     if text[spot:spot + 1] not in "sStTbB":
         return None
     word = text[spot:spot + 8].lower()
-    bare = next((w for w in _BARE_SHELL_WORDS if word.startswith(w)), None)
+    bare = next((w for w in BARE_SHELL_WORDS if word.startswith(w)), None)
     if bare is None:
         return None
     end = spot + len(bare)

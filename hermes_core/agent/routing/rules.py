@@ -20,9 +20,9 @@ from hermes_core.agent.routing.code_cues import (
     PASTED_CODE,
     URL,
     asks_for_code,
-    names_a_shell,
 )
 from hermes_core.agent.routing.reasoning import reasoning_cue
+from hermes_core.agent.routing.shell_cues import names_a_shell
 from hermes_core.ast_guard import parse_expression
 from hermes_core.tokenize import cjk_ratio, is_cjk
 from hermes_core.tokens import DEFAULT_ENCODING, count_tokens

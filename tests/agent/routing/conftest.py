@@ -67,3 +67,23 @@ def first_letters() -> Callable[[str, int], set[str] | None]:
         letters, _ = _first(_parser.parse(pattern, flags), bool(flags & re.IGNORECASE))
         return letters
     return first
+
+
+@pytest.fixture(scope="module")
+def tier_of() -> Callable[..., str]:
+    """The slot the default rules send a text to ("code", "default" or "fast"), with a code model
+    configured or (``code_model=False``) without one."""
+    import json
+
+    from hermes_core.agent.smart_routing import Router
+    from hermes_core.config import parse_yaml
+
+    slots = {"default_model": "gpt-4o", "fast_model": "gpt-4o-mini", "code_model": "gpt-4.1"}
+    with_code, without_code = (
+        Router.from_settings(parse_yaml(json.dumps({"llm": {"routing": routing}})))
+        for routing in (slots, {k: v for k, v in slots.items() if k != "code_model"}))
+    names = {model: slot.removesuffix("_model") for slot, model in slots.items()}
+
+    def tier(text: str, *, code_model: bool = True) -> str:
+        return names[(with_code if code_model else without_code).select(text).model]
+    return tier

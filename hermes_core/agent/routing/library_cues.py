@@ -1,0 +1,202 @@
+"""A well-known library named with one of its own methods or parts ("pandas groupby two columns",
+"numpy argsort descending", "SQLAlchemy lazy loading", "Use axios to post JSON"), and a module's
+member written as code ("requests.get", "np.argsort", "console.log"): a question about code.
+
+A library's name alone is a topic ("What is numpy?", "Is lodash still popular?"), and some names
+are also a thing or an animal (pandas eat bamboo, a torch lights a path, a flask holds tea): what
+makes either a request about code is a word only that library's users say beside it. So each
+library has its own list of parts, read among the few words after its name, or before it when
+the name ends the sentence ("df groupby agg pandas"). A part is one word as the text splits into
+them (lower case, letters, digits and ``_``): "lazy loading" is read at "lazy".
+
+Kept apart from ``code_cues.py`` (which calls :func:`names_a_library_call` from
+``asks_for_code``): a table of names, read by lookup, not one more pattern. Linear: each name
+found costs a bounded read of its neighbours.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from types import MappingProxyType
+
+
+def _parts(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+# Each library's methods, classes and the words its users name its parts by. A word a person's
+# day says beside the same name is left out of that library's list: pandas eat, sleep, join a
+# group; a torch shines; react to the props is a theatre's.
+LIBRARY_PARTS: Mapping[str, frozenset[str]] = MappingProxyType({
+    "pandas": _parts(
+        "groupby merge concat pivot pivot_table melt read_csv to_csv read_excel to_excel read_json"
+        " read_sql loc iloc dataframe dataframes df series reset_index set_index fillna dropna apply"
+        " drop_duplicates value_counts resample rolling astype sort_values applymap agg aggregate"
+        " explode crosstab multiindex to_datetime dtype dtypes nan columns column"),
+    "numpy": _parts(
+        "argsort argmax argmin reshape array arrays ndarray broadcasting broadcast vectorize"
+        " linspace arange meshgrid einsum matmul concatenate vstack hstack where unique transpose"
+        " dtype axis polyfit fft linalg zeros ones random seed slicing indexing mean std nan clip"
+        " cumsum dot flatten squeeze expand_dims mask matrix inverse percentile histogram sort"),
+    "lodash": _parts(
+        "debounce throttle groupby orderby sortby clonedeep merge get set pick omit uniq uniqby"
+        " chunk flatten flattendeep map filter reduce isequal memoize keyby countby partition"
+        " difference intersection union zip template curry"),
+    "axios": _parts(
+        "interceptors interceptor get post put delete patch create instance headers header"
+        " timeout retry retries cancel abort request response baseurl params config error errors"
+        " cors token bearer formdata upload download json await async promise mock defaults"),
+    "sqlalchemy": _parts(
+        "lazy eager relationship relationships session sessions query queries select join joins"
+        " joinedload selectinload engine model models declarative orm migration migrations"
+        " alembic column columns foreign commit rollback filter filter_by async mapper metadata"
+        " table tables subquery transaction transactions backref hybrid connection pool upsert"),
+    "express": _parts(
+        "middleware middlewares router routes route server app req res error handler cors body"
+        " session static endpoint endpoints api jwt auth passport cookie cookies validation post"
+        " get listen port mongoose"),
+    "sklearn": _parts(
+        "train_test_split train split gridsearchcv randomizedsearchcv pipeline pipelines"
+        " cross_val_score cross fit predict predict_proba transform fit_transform standardscaler"
+        " minmaxscaler onehotencoder labelencoder randomforestclassifier logisticregression kmeans"
+        " pca svm svc confusion classifier classifiers regressor estimator metrics model models"
+        " tfidfvectorizer countvectorizer kfold stratifiedkfold simpleimputer columntransformer"),
+    "matplotlib": _parts(
+        "subplots subplot plot plots scatter hist histogram legend axis axes xticks yticks xlabel"
+        " ylabel colorbar colormap figure figsize savefig imshow twinx annotate pyplot plt bar"
+        " barh pie grid tight_layout ticks animation backend"),
+    "seaborn": _parts(
+        "heatmap pairplot barplot boxplot violinplot lineplot scatterplot countplot histplot"
+        " kdeplot catplot displot relplot facetgrid palette hue annotations annot regplot"
+        " jointplot"),
+    "torch": _parts(
+        "dataloader dataset tensor tensors nn autograd backward optimizer cuda gpu device"
+        " state_dict checkpoint model training loss gradient gradients no_grad module conv2d lstm"
+        " embedding batch epoch epochs mps onnx jit ddp lightning"),
+    "tensorflow": _parts(
+        "model fit callbacks callback layers layer sequential dense tensor tensors dataset"
+        " datasets checkpoint early compile predict keras tflite savedmodel gradienttape gpu"
+        " embedding lstm conv2d optimizer loss epochs batch"),
+    "jquery": _parts(
+        "ajax selector selectors click on each animate append toggle val ready event events"
+        " fadein fadeout hide getjson plugin plugins validation datatable datatables ui css attr"
+        " prop"),
+    "bs4": _parts(
+        "find_all find select select_one soup parse parser html lxml scrape scraping tag tags"
+        " attribute attributes get_text table tables div href links"),
+    "django": _parts(
+        "queryset querysets orm migration migrations model models view views template templates"
+        " admin middleware signal signals serializer serializers form forms url urls urlpatterns"
+        " settings rest drf channels celery filter foreignkey manytomany app apps auth"
+        " authentication login staticfiles csrf session sessions fixture fixtures field fields"
+        " annotate aggregate prefetch_related select_related"),
+    "flask": _parts(
+        "route routes blueprint blueprints jinja jinja2 endpoint endpoints cors wtforms request"
+        " jsonify gunicorn sqlalchemy"),
+    "fastapi": _parts(
+        "dependency dependencies depends route routes endpoint endpoints pydantic background"
+        " middleware websocket websockets cors router uvicorn response_model response request"
+        " oauth2 jwt startup lifespan testclient async upload"),
+    "next": _parts(
+        "getserversideprops getstaticprops router routes route api middleware image app page"
+        " pages server components component ssr ssg isr layout fetch revalidate dynamic"),
+    "react": _parts(
+        "usestate useeffect usememo usecallback useref usereducer usecontext jsx tsx hooks hook"
+        " component components redux rerender rerenders"),
+    "tokio": _parts(
+        "spawn spawn_blocking blocking select runtime mpsc channel channels async task tasks join"
+        " join_all main sleep timeout mutex rwlock tcplistener stream streams io"),
+    "serde": _parts(
+        "serialize deserialize serialization deserialization derive json rename enum enums"
+        " untagged flatten skip default struct structs field fields yaml toml custom"),
+    "boto3": _parts(
+        "s3 client resource upload_file download_file presigned bucket buckets dynamodb session"
+        " paginator lambda sqs sns ec2 credentials put_object get_object list_objects iam"
+        " cloudwatch"),
+    "opencv": _parts(
+        "imread imshow imwrite resize contour contours threshold canny videocapture cvtcolor"
+        " cascade haar webcam camera frame frames image images video mask blur gaussian edge"
+        " edges detect detection rectangle warp perspective homography aruco"),
+})
+
+# Each spelling of a name (lower case) and the library it is. Express and Next only with ".js"
+# ("Express my thanks", "next week"); keras reads as TensorFlow's, PyTorch as torch.
+_SPELLINGS = MappingProxyType({
+    "pandas": "pandas", "numpy": "numpy", "lodash": "lodash", "axios": "axios",
+    "sqlalchemy": "sqlalchemy", "express.js": "express", "expressjs": "express",
+    "scikit-learn": "sklearn", "sklearn": "sklearn", "matplotlib": "matplotlib",
+    "seaborn": "seaborn", "torch": "torch", "pytorch": "torch", "tensorflow": "tensorflow",
+    "keras": "tensorflow", "jquery": "jquery", "beautifulsoup": "bs4", "beautiful soup": "bs4",
+    "bs4": "bs4", "django": "django", "flask": "flask", "fastapi": "fastapi", "next.js": "next",
+    "nextjs": "next", "react": "react", "tokio": "tokio", "serde": "serde", "boto3": "boto3",
+    "opencv": "opencv", "cv2": "opencv",
+})
+_NAME = re.compile(
+    r"(?<![\w.])(?:" + "|".join(re.escape(s).replace(r"\ ", r"\s?")
+                                for s in sorted(_SPELLINGS, key=len, reverse=True))
+    + r")(?![\w]|\.\w)")
+# How many words beside a name are read, and how far (a sentence's end comes first)
+_WORDS = 3
+_REACH = 40
+_WORD = re.compile(r"[a-z0-9_]+")
+_SENTENCE_END = re.compile(r"[?!\n;]|\.(?![a-z0-9_])")
+_ENDS_SENTENCE = re.compile(r"\s*(?:$|[?!.\n;,:)])")
+
+# A module's member written as code: a common module's alias or a JavaScript global, a dot, and
+# a name ("np.argsort", "df.groupby", "requests.get", "console.log", "$.ajax", "_.debounce").
+# A domain, an address or a file names no such module ("google.com", "sam.smith@example.com",
+# "document.pdf"). Read from the dot: prose's dots are followed by a blank, so most texts hold
+# no place to look at (a pattern starting at the alias was tried at every word: 10 us on four
+# sentences).
+_MODULES = _parts(
+    "np pd df plt sns tf torch nn requests os sys json re math cv2 itertools collections datetime"
+    " subprocess asyncio console document window object array promise _ $")
+_DOT = re.compile(r"\.(?=[a-z_])")
+_ALIAS_BEFORE = re.compile(r"(?:^|[^\w.@$])([a-z0-9_]+|\$)\Z")
+_MEMBER_AFTER = re.compile(
+    r"\.(?!(?:pdf|docx?|txt|rtf|odt|csv|xlsx?|pptx?|png|jpe?g|gif|svg|zip|md|html?|json|xml|ya?ml"
+    r"|py|js|ts|exe|mp[34]|mov|wav)\b)[a-z_]\w*(?!@|\.[a-z])")
+
+
+def _writes_a_member(folded: str) -> bool:
+    for dot in _DOT.finditer(folded):
+        alias = _ALIAS_BEFORE.search(folded, max(0, dot.start() - 16), dot.start())
+        if alias and alias.group(1) in _MODULES and _MEMBER_AFTER.match(folded, dot.start()):
+            return True
+    return False
+
+
+# A course or a book about the library is a learner's request ("Django model for beginners")
+_A_COURSE = re.compile(r"\bfor\s+(?:beginners|dummies|kids|children|newbies|novices|students)\b"
+                       r"|\b(?:course|lessons?|syllabus)\b")
+
+
+def names_a_library_call(text: str) -> bool:
+    """Whether ``text`` names a library with one of its own parts (``LIBRARY_PARTS``) among the
+    ``_WORDS`` words after the name, or before it where the name ends the sentence, and is no
+    course; or writes a module's member as code."""
+    folded = text.lower()
+    if len(folded) != len(text):   # a letter whose lower case is longer: the places move
+        folded = "".join(ch if len(ch.lower()) != 1 else ch.lower() for ch in text)
+    if _writes_a_member(folded):
+        return True
+    for m in _NAME.finditer(folded):
+        parts = LIBRARY_PARTS[_SPELLINGS[re.sub(r"\s+", " ", m.group())]]
+        after = folded[m.end():m.end() + _REACH]
+        after = after[:_cut(after)]
+        if any(w in parts for w in _WORD.findall(after)[:_WORDS]):
+            return not _A_COURSE.search(folded)
+        if _ENDS_SENTENCE.match(folded, m.end()):
+            before = folded[max(0, m.start() - _REACH):m.start()]
+            ends = list(_SENTENCE_END.finditer(before))
+            before = before[ends[-1].end():] if ends else before
+            if any(w in parts for w in _WORD.findall(before)[-_WORDS:]):
+                return not _A_COURSE.search(folded)
+    return False
+
+
+def _cut(segment: str) -> int:
+    """Where the sentence ``segment`` starts in ends (its length when it does not)."""
+    end = _SENTENCE_END.search(segment)
+    return end.start() if end else len(segment)

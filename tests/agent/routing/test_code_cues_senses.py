@@ -1,0 +1,91 @@
+"""Tests of ``hermes_core/agent/routing/code_cues.py`` on words with a program's sense and a
+person's: a secret code, a stack-based plan, a handler; and on requests in a plain word order
+(the language last with no "in", the Japanese verb first).
+
+(``test_code_cues.py`` holds the module's first tables; these rows are apart to keep each file
+under 800 lines.)"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from hermes_core.agent.routing.rules import extract_features
+
+# Each asks for code: the code model when one is configured, else the default.
+PLAIN_CODE_REQUESTS: tuple[str, ...] = (
+    # a program's kind made with a language: a handler, middleware, worker, plugin
+    "Write a Go HTTP handler", "Write a Rust HTTP middleware", "Write a Python Lambda handler",
+    "Build a Go worker that reads a queue", "Write a Java plugin for Jenkins",
+    # a task on data, the language last with no "in"
+    "sort a dict by value python", "reverse a string javascript",
+    "remove duplicates from a list python", "sort a list of tuples by second element python",
+    "read a json file java", "convert a string to a date kotlin", "python sort a dict by value",
+    "javascript remove duplicates from an array",
+    # the Japanese verb first, the thing made after it
+    "実装してLRUキャッシュ", "実装してクイックソート", "書いて二分探索", "実装してスタック",
+    # a stack-based program is code, as a stack is
+    "Implement a stack-based virtual machine", "Implement a stack-based calculator in Python",
+    # a code that is a program's stays one
+    "Write code for a treasure hunt game in Python", "Write the code for a secret santa draw",
+)
+
+# Their twins: a code one keeps secret, types into a door or lives by; a stack or a queue in a
+# plan's name; a task on a person's list; the Japanese verb first before an article.
+PLAIN_TWINS: tuple[tuple[str, str], ...] = (
+    ("Write a secret code for my kids' treasure hunt", "fast"),
+    ("Write a secret code word for the party", "fast"), ("Create a code name for our project", "fast"),
+    ("Generate a door code for the guests", "fast"), ("Write the alarm code on a sticky note", "fast"),
+    ("Write a cheat code list for the game", "fast"), ("Explain the tax code to me", "fast"),
+    ("Write a summary of the building code for decks", "fast"),
+    ("Implement a stack-based filing system at work", "fast"),
+    ("Implement a stack-based seating plan at the office", "fast"),
+    ("Implement a queue-based system at the bakery", "fast"),
+    ("Stack the chairs after the party", "fast"), ("Make a stack of books", "fast"),
+    ("Find my python", "fast"), ("count the eggs my python laid", "fast"),
+    ("read a story about a python", "fast"),
+    ("sort the books by colour", "fast"),
+    ("書いてクイックソートについての記事", "fast"), ("実装して新しい制度", "fast"),
+)
+
+
+@pytest.mark.parametrize("text", PLAIN_CODE_REQUESTS)
+def test_a_plainly_worded_request_for_code_goes_to_the_code_model(
+        text: str, tier_of: Callable[..., str]) -> None:
+    assert extract_features(text).asks_for_code, text
+    assert tier_of(text) == "code"
+    assert tier_of(text, code_model=False) == "default"
+
+
+@pytest.mark.parametrize(("text", "slot"), PLAIN_TWINS)
+def test_a_secret_code_a_stack_based_plan_or_a_person_s_task_keeps_its_slot(
+        text: str, slot: str, tier_of: Callable[..., str]) -> None:
+    features = extract_features(text)
+    assert not features.asks_for_code and not features.has_code, text
+    assert tier_of(text) == slot
+
+
+# A near miss of each new shape repeated: 80,000 characters cost about four times what 20,000
+# do (each window is bounded), so no request stalls a turn.
+@pytest.mark.parametrize("unit", [
+    "sort a list ", ". sort a dict by ", ". sort a list python x ", ". python sort ",
+    ". python sort a ", "implement a stack-based ", "implement a stack-based vm x ", "実装して",
+    "実装してスタックについ", "secret code ", "a Go http ", "write a Go ",
+])
+def test_a_long_run_of_a_near_miss_of_a_plain_request_is_read_in_linear_time(unit: str) -> None:
+    import time
+
+    from hermes_core.agent.routing.code_cues import asks_for_code
+
+    def cpu(chars: int) -> float:
+        text = (unit * (chars // len(unit) + 1))[:chars] + "x"
+        best = float("inf")
+        for _ in range(2):
+            start = time.process_time()
+            asks_for_code(text)
+            best = min(best, time.process_time() - start)
+        return best
+
+    small, large = cpu(20_000), cpu(80_000)
+    assert large < 8 * small + 0.05, (small, large)

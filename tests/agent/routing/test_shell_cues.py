@@ -1,0 +1,82 @@
+"""Tests of ``hermes_core/agent/routing/shell_cues.py``: a shell command or a place to type one,
+and a bare "shell", "terminal" or "bash" that is a person's (a party, an airport, an illness)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from hermes_core.agent.routing.code_cues import technical_starts
+from hermes_core.agent.routing.rules import extract_features
+
+# A bare word among a party's, a crowd's, an illness's, a company's or a war's words; each went
+# to the code model as a command to run.
+EVERYDAY_SHELL_WORDS: tuple[tuple[str, str], ...] = (
+    ("Why did they cancel the bash?", "fast"),
+    ("Write an invitation for the bash on Friday", "fast"),
+    ("We are throwing a bash on Saturday, any ideas?", "fast"),
+    ("What should I wear to the bash?", "fast"),
+    ("How many guests are coming to the bash?", "fast"),
+    ("Why is the terminal so crowded today?", "default"),
+    ("Why is the terminal so busy this morning?", "default"),
+    ("The terminal was packed with passengers", "fast"),
+    ("Is there a taxi rank outside the terminal?", "fast"),
+    ("Why is my grandmother terminal?", "default"),
+    ("Is his cancer terminal?", "fast"),
+    ("He was shell-shocked after the war", "fast"),
+    ("They hid the money in a shell company", "fast"),
+    ("Why did the army shell the town?", "default"),
+)
+
+# Their twins, a computer's: a command, a prompt, an error or a script around the same word.
+TECHNICAL_SHELL_WORDS: tuple[str, ...] = (
+    "Why did the bash script cancel the job?",
+    "Why is the terminal so slow when I run git status?",
+    "my terminal at the airport cannot ssh",
+    "How do I change the bash prompt colour?",
+    "Why is my terminal showing an error after the update?",
+    "open a shell in the container",
+    "The terminal is packed with output from the build",
+)
+
+
+@pytest.mark.parametrize(("text", "slot"), EVERYDAY_SHELL_WORDS)
+def test_a_bare_shell_word_among_a_party_s_a_crowd_s_or_an_illness_s_words_keeps_its_slot(
+        text: str, slot: str, tier_of: Callable[..., str]) -> None:
+    assert not extract_features(text).requires_shell_execution, text
+    assert tier_of(text) == slot
+    assert [text[i:i + 8] for i in technical_starts(text, text.lower())] == [], text
+
+
+@pytest.mark.parametrize("text", TECHNICAL_SHELL_WORDS)
+def test_the_same_word_beside_a_computer_s_names_a_shell(
+        text: str, tier_of: Callable[..., str]) -> None:
+    assert extract_features(text).requires_shell_execution, text
+    assert tier_of(text) == "code"
+
+
+# The party's, the crowd's and the illness's words repeated beside bare shell words: 80,000
+# characters cost about four times what 20,000 do (each bare word looks up its neighbours).
+@pytest.mark.parametrize("unit", [
+    "cancel the bash ", "terminal so crowded ", "is my nan terminal ", "is my " * 8 + "terminal ",
+    "shell company shell ls ",
+])
+def test_a_bare_shell_word_among_a_crowd_s_or_a_party_s_words_is_read_in_linear_time(
+        unit: str) -> None:
+    import time
+
+    from hermes_core.agent.routing.shell_cues import names_a_shell
+
+    def cpu(chars: int) -> float:
+        text = (unit * (chars // len(unit) + 1))[:chars] + "x"
+        best = float("inf")
+        for _ in range(2):
+            start = time.process_time()
+            names_a_shell(text)
+            technical_starts(text, text.lower())
+            best = min(best, time.process_time() - start)
+        return best
+
+    small, large = cpu(20_000), cpu(80_000)
+    assert large < 8 * small + 0.05, (small, large)
