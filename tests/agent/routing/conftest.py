@@ -10,6 +10,9 @@ from typing import Any
 
 import pytest
 
+CpuOf = Callable[[Callable[[str], object], str, int], float]
+"""A read of a text, a unit to repeat, the characters to repeat it to: the least CPU seconds."""
+
 
 def _first(items: Any, ignore_case: bool) -> tuple[set[str] | None, bool]:
     """The letters a parsed pattern can start a match with (None: any) and whether it can match
@@ -87,3 +90,21 @@ def tier_of() -> Callable[..., str]:
     def tier(text: str, *, code_model: bool = True) -> str:
         return names[(with_code if code_model else without_code).select(text).model]
     return tier
+
+
+@pytest.fixture
+def cpu_of() -> CpuOf:
+    """The least CPU time of two reads of ``unit`` repeated to ``chars`` characters and an x: a
+    pattern that backtracks shows as a read of four times the text costing far more than four
+    times the time (the tests allow eight, plus 50 ms of scheduler noise)."""
+    import time
+
+    def cpu(read: Callable[[str], object], unit: str, chars: int) -> float:
+        text = (unit * (chars // len(unit) + 1))[:chars] + "x"
+        best = float("inf")
+        for _ in range(2):
+            start = time.process_time()
+            read(text)
+            best = min(best, time.process_time() - start)
+        return best
+    return cpu

@@ -11,6 +11,8 @@ import pytest
 
 from hermes_core.agent.routing.code_cues import technical_starts
 
+from .conftest import CpuOf
+
 
 def _named(text: str) -> list[str]:
     """The words at each place ``technical_starts`` finds, for a readable failure."""
@@ -390,10 +392,10 @@ def test_a_program_s_named_timeout_stays_a_program_s_during_and_after_it(
     "in C++ ", "two sum in C++ ", "C 言語 ", "qrコードを作って", "django model ", "二分探索",
     "スタック", "クイックソートの記事", "バーベキュー",
 ])
-def test_a_long_run_of_a_near_miss_is_read_in_linear_time(unit: str) -> None:
+def test_a_long_run_of_a_near_miss_is_read_in_linear_time(unit: str, cpu_of: CpuOf) -> None:
     from hermes_core.agent.routing.code_cues import asks_for_code
 
-    small, large = _cpu_of(asks_for_code, unit, 20_000), _cpu_of(asks_for_code, unit, 80_000)
+    small, large = cpu_of(asks_for_code, unit, 20_000), cpu_of(asks_for_code, unit, 80_000)
     assert large < 8 * small + 0.05, (small, large)
 
 
@@ -402,27 +404,15 @@ def test_a_long_run_of_a_near_miss_is_read_in_linear_time(unit: str) -> None:
 @pytest.mark.parametrize("head", ["leetcode 1", "leetcode problem 1", "hackerrank #12"])
 @pytest.mark.parametrize("blank", [" ", "\t"])
 def test_one_long_run_of_blanks_after_a_judge_s_problem_number_is_read_in_linear_time(
-        head: str, blank: str) -> None:
+        head: str, blank: str, cpu_of: CpuOf) -> None:
     from hermes_core.agent.routing.code_cues import asks_for_code
 
     def read(text: str) -> object:
         return asks_for_code(head + text)
 
-    small, large = _cpu_of(read, blank, 1_000), _cpu_of(read, blank, 4_000)
+    small, large = cpu_of(read, blank, 1_000), cpu_of(read, blank, 4_000)
     assert large < 8 * small + 0.05, (small, large)
 
-
-def _cpu_of(read: Callable[[str], object], unit: str, chars: int) -> float:
-    """The least CPU time of two reads of ``unit`` repeated to ``chars`` characters and an x."""
-    import time
-
-    text = (unit * (chars // len(unit) + 1))[:chars] + "x"
-    best = float("inf")
-    for _ in range(2):
-        start = time.process_time()
-        read(text)
-        best = min(best, time.process_time() - start)
-    return best
 
 
 # A bare shell word beside a person's words, repeated (every match looks at its neighbours):
@@ -431,10 +421,10 @@ def _cpu_of(read: Callable[[str], object], unit: str, chars: int) -> float:
     "shell beach ", "terminal is terminal ", "bash party" + " " * 50, "shell" + " " * 70 + "beach\n",
     "shell beach ls ",
 ])
-def test_a_bare_shell_word_among_a_person_s_words_is_read_in_linear_time(unit: str) -> None:
+def test_a_bare_shell_word_among_a_person_s_words_is_read_in_linear_time(unit: str, cpu_of: CpuOf) -> None:
     from hermes_core.agent.routing.code_cues import names_a_shell
 
-    small, large = _cpu_of(names_a_shell, unit, 20_000), _cpu_of(names_a_shell, unit, 80_000)
+    small, large = cpu_of(names_a_shell, unit, 20_000), cpu_of(names_a_shell, unit, 80_000)
     assert large < 8 * small + 0.05, (small, large)
 
 
@@ -445,9 +435,9 @@ def test_a_bare_shell_word_among_a_person_s_words_is_read_in_linear_time(unit: s
     "shell beach ls ", "why did he leave the terminal at the airport? ", "İ terminal flight ",
 ])
 def test_a_bare_shell_word_among_a_person_s_words_is_read_in_linear_time_as_a_technical_word(
-        unit: str) -> None:
+        unit: str, cpu_of: CpuOf) -> None:
     def read(text: str) -> object:
         return technical_starts(text, text.lower())
 
-    small, large = _cpu_of(read, unit, 20_000), _cpu_of(read, unit, 80_000)
+    small, large = cpu_of(read, unit, 20_000), cpu_of(read, unit, 80_000)
     assert large < 8 * small + 0.05, (small, large)

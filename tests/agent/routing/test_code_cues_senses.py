@@ -13,6 +13,8 @@ import pytest
 
 from hermes_core.agent.routing.rules import extract_features
 
+from .conftest import CpuOf
+
 # Each asks for code: the code model when one is configured, else the default.
 PLAIN_CODE_REQUESTS: tuple[str, ...] = (
     # a program's kind made with a language: a handler, middleware, worker, plugin
@@ -73,19 +75,9 @@ def test_a_secret_code_a_stack_based_plan_or_a_person_s_task_keeps_its_slot(
     ". python sort a ", "implement a stack-based ", "implement a stack-based vm x ", "実装して",
     "実装してスタックについ", "secret code ", "a Go http ", "write a Go ",
 ])
-def test_a_long_run_of_a_near_miss_of_a_plain_request_is_read_in_linear_time(unit: str) -> None:
-    import time
-
+def test_a_long_run_of_a_near_miss_of_a_plain_request_is_read_in_linear_time(
+        unit: str, cpu_of: CpuOf) -> None:
     from hermes_core.agent.routing.code_cues import asks_for_code
 
-    def cpu(chars: int) -> float:
-        text = (unit * (chars // len(unit) + 1))[:chars] + "x"
-        best = float("inf")
-        for _ in range(2):
-            start = time.process_time()
-            asks_for_code(text)
-            best = min(best, time.process_time() - start)
-        return best
-
-    small, large = cpu(20_000), cpu(80_000)
+    small, large = (cpu_of(asks_for_code, unit, n) for n in (20_000, 80_000))
     assert large < 8 * small + 0.05, (small, large)

@@ -3,12 +3,13 @@ methods or parts, or a module's member written as code, is a request about code.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import pytest
 
 from hermes_core.agent.routing.rules import extract_features
+
+from .conftest import CpuOf
 
 # A library followed (or, at the end of the line, preceded) by its own method or part, a library
 # made with or used ("Write an Express.js server", "Use axios to post JSON"), and a module's
@@ -85,17 +86,9 @@ def test_each_library_s_parts_are_single_words_as_the_text_is_split_into_them() 
     "pandas ", "numpy numpy ", "pandas eat bamboo ", "np.", "np.x ", "df groupby pandas ",
     "sklearn train test ", "express.js ", "window.", "x.y", "a" * 30 + ".b ",
 ])
-def test_a_long_run_of_library_names_is_read_in_linear_time(unit: str) -> None:
+def test_a_long_run_of_library_names_is_read_in_linear_time(
+        unit: str, cpu_of: CpuOf) -> None:
     from hermes_core.agent.routing.library_cues import names_a_library_call
 
-    def cpu(chars: int) -> float:
-        text = (unit * (chars // len(unit) + 1))[:chars] + "x"
-        best = float("inf")
-        for _ in range(2):
-            start = time.process_time()
-            names_a_library_call(text)
-            best = min(best, time.process_time() - start)
-        return best
-
-    small, large = cpu(20_000), cpu(80_000)
+    small, large = (cpu_of(names_a_library_call, unit, n) for n in (20_000, 80_000))
     assert large < 8 * small + 0.05, (small, large)

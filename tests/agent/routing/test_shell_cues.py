@@ -10,6 +10,8 @@ import pytest
 from hermes_core.agent.routing.code_cues import technical_starts
 from hermes_core.agent.routing.rules import extract_features
 
+from .conftest import CpuOf
+
 # A bare word among a party's, a crowd's, an illness's, a company's or a war's words; each went
 # to the code model as a command to run.
 EVERYDAY_SHELL_WORDS: tuple[tuple[str, str], ...] = (
@@ -63,20 +65,12 @@ def test_the_same_word_beside_a_computer_s_names_a_shell(
     "shell company shell ls ",
 ])
 def test_a_bare_shell_word_among_a_crowd_s_or_a_party_s_words_is_read_in_linear_time(
-        unit: str) -> None:
-    import time
-
+        unit: str, cpu_of: CpuOf) -> None:
     from hermes_core.agent.routing.shell_cues import names_a_shell
 
-    def cpu(chars: int) -> float:
-        text = (unit * (chars // len(unit) + 1))[:chars] + "x"
-        best = float("inf")
-        for _ in range(2):
-            start = time.process_time()
-            names_a_shell(text)
-            technical_starts(text, text.lower())
-            best = min(best, time.process_time() - start)
-        return best
+    def read(text: str) -> object:
+        names_a_shell(text)
+        return technical_starts(text, text.lower())
 
-    small, large = cpu(20_000), cpu(80_000)
+    small, large = (cpu_of(read, unit, n) for n in (20_000, 80_000))
     assert large < 8 * small + 0.05, (small, large)
