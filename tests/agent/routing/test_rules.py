@@ -335,8 +335,8 @@ def test_a_line_start_shape_never_lets_its_leading_whitespace_run_across_lines()
     # (8.5 s in the code shapes' 16,000-character window, 19.8 s in the shell pattern's whole
     # text); a pasted log of blank lines must not stall a turn. Pinned on the pattern itself
     # (no timed test): the leading whitespace is horizontal only.
-    from hermes_core.agent.routing import code_cues
-    for pattern in (code_cues.PASTED_CODE, code_cues.SHELL):
+    from hermes_core.agent.routing import code_cues, shell_cues
+    for pattern in (code_cues.PASTED_CODE, shell_cues.SHELL):
         assert re.search(r"\^\\s[*+]", pattern.pattern) is None, pattern.pattern
     # and the shapes that begin indented are still found
     assert extract_features('\n\n  File "app.py", line 3, in <module>\n').has_code
