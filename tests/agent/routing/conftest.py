@@ -76,15 +76,11 @@ def first_letters() -> Callable[[str, int], set[str] | None]:
 def tier_of() -> Callable[..., str]:
     """The slot the default rules send a text to ("code", "default" or "fast"), with a code model
     configured or (``code_model=False``) without one."""
-    import json
-
-    from hermes_core.agent.smart_routing import Router
-    from hermes_core.config import parse_yaml
+    from ..conftest import routed_by
 
     slots = {"default_model": "gpt-4o", "fast_model": "gpt-4o-mini", "code_model": "gpt-4.1"}
-    with_code, without_code = (
-        Router.from_settings(parse_yaml(json.dumps({"llm": {"routing": routing}})))
-        for routing in (slots, {k: v for k, v in slots.items() if k != "code_model"}))
+    with_code = routed_by(**slots)
+    without_code = routed_by(**{k: v for k, v in slots.items() if k != "code_model"})
     names = {model: slot.removesuffix("_model") for slot, model in slots.items()}
 
     def tier(text: str, *, code_model: bool = True) -> str:
