@@ -308,7 +308,9 @@ class _TextKeyMemo:
         self._size = size
         self._memo: OrderedDict[tuple[str, str], TextKeys] = OrderedDict()
         self._builders: tuple[object, object] | None = None
-        self._lock = threading.Lock()
+        # held while keys are derived, one skill after another: free again in a forked child (a
+        # memo, true at any point the fork fell: an entry more, one trim short)
+        self._lock = child_lock(threading.Lock())
         self.derived = 0   # skills whose keys were derived (not found) since this memo was made
 
     def _check_builders(self) -> None:
