@@ -282,6 +282,26 @@ def test_a_child_forked_between_a_write_and_its_flush_never_writes_the_parent_s_
     assert written == sorted(["first", "parent"] + (["child"] if then == "writes a line" else []))
 
 
+def test_a_child_forked_from_a_coroutine_writes_its_line_at_once(
+        tmp_path: Path, in_forked_child: Callable[[Callable[[], object]], object]) -> None:
+    """A fork-started worker made inside ``async def`` records a line and ends with
+    ``os._exit`` (as multiprocessing's workers do): its line is in the file, not queued for a
+    writer thread the exit cut short."""
+    path = tmp_path / "audit.jsonl"
+    audit = AuditLog(path)
+
+    def child() -> object:
+        audit.append({"who": "child"})
+        return "recorded"
+
+    async def fork_here() -> object:
+        return in_forked_child(child)
+
+    assert asyncio.run(fork_here()) == "recorded"
+    assert rows(path) == [{"who": "child"}]
+    audit.close()
+
+
 def attempt(status: str) -> Attempt:
     return Attempt("openai", "gpt-x", "fp1234", status, 12.5)
 
