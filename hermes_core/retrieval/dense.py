@@ -455,7 +455,9 @@ class _Built:
     doc_coverage: float           # share of skill descriptions in a language the model covers
 
 
-_UNBUILT = _Built([], np.zeros((0, 0), dtype=np.float32), {}, np.zeros((0, 0), dtype=np.float32),
+def _unbuilt() -> _Built:
+    """An index's state before its first build (its own lists: a caller may hold one)."""
+    return _Built([], np.zeros((0, 0), dtype=np.float32), {}, np.zeros((0, 0), dtype=np.float32),
                   np.zeros(0, dtype=np.int64), {}, [], np.ones(0, dtype=bool), 1.0)
 
 
@@ -471,7 +473,7 @@ class DenseIndex:
         # calibration itself, the usage index) are keyed apart: a query adapter changes them and
         # not the documents (retrieval/adapter.py)
         self.query_cache_id: str = getattr(embedder, "query_cache_id", None) or self.cache_id
-        self._built = _UNBUILT
+        self._built = _unbuilt()
         self.embedded_docs = 0  # documents embedded by the model (not from cache), lifetime
         self.embedded_parts = 0  # skill parts (see skill_parts) embedded by the model, lifetime
         self._qcache: OrderedDict[str, np.ndarray] = OrderedDict()
@@ -573,7 +575,8 @@ class DenseIndex:
                      ) -> tuple[dict[str, tuple[str, np.ndarray]], np.ndarray, np.ndarray]:
         """Part vectors for ``skills`` (kept, cached on disk per part text, or embedded in one
         batch) and the stacked rows: each skill's document vector, then its parts. ``keys``: each
-        skill's parts key (:class:`TextKeys`), by which rows are kept in memory, as on disk."""
+        skill's parts key (:class:`TextKeys`), by which rows are kept in memory, as on disk;
+        ``held``: the part rows of the build in place, kept where the key is unchanged."""
         dim = matrix.shape[1] if matrix.ndim == 2 and len(matrix) else 0
         known: dict[str, tuple[str, np.ndarray]] = {}
         fresh: list[tuple[Skill, list[str], str]] = []
