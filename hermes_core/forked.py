@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import os
 import random
+import threading
 import weakref
 from typing import Protocol, TypeVar
 
@@ -61,7 +62,10 @@ def child_lock(lock: L) -> L:
     """``lock`` (a ``threading`` Lock, RLock, Condition or Event), free again in any child forked
     while it is alive, whoever held it in the parent: the object itself, so a module that
     imported it by name holds the renewed one too. Its ``_at_fork_reinit`` is what CPython's
-    own after-fork code calls on its locks."""
+    own after-fork code calls on its locks. An RLock the forking thread itself holds stays held:
+    the child goes on inside that section and leaves it (freed, its release raised); a plain
+    lock names no holder, so one the forking thread held is freed too, and leaving its section
+    in the child raises ``RuntimeError``."""
     _LOCKS.add(lock)
     return lock
 
@@ -74,8 +78,13 @@ def own_random() -> random.Random:
     return rng
 
 
+_RLOCK = type(threading.RLock())
+
+
 def _in_child() -> None:
     for lock in list(_LOCKS):
+        if isinstance(lock, _RLOCK) and lock._is_owned():  # type: ignore[attr-defined]
+            continue   # the forking thread's own section: it goes on here
         lock._at_fork_reinit()  # type: ignore[attr-defined]
     for rng in list(_RNGS):
         rng.seed()

@@ -30,7 +30,7 @@ from typing import Any
 
 import regex
 
-from hermes_core.forked import child_lock
+from hermes_core.forked import child_lock, renew_in_child
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
@@ -87,6 +87,22 @@ _jieba: Any = None
 _jieba_failed = False
 _t2s_lock = child_lock(threading.Lock())
 _t2s: dict[str, Any] = {}   # OpenCC config name -> its converter
+
+
+class _CacheWrites:
+    """jieba's cache-writing locks (``jieba.DICT_WRITING``, one per dictionary, held while a thread
+    writes the cache: the first run on a machine). In a forked child (:mod:`hermes_core.forked`)
+    the entries go: no thread of the child writes, and one held there hung its first Chinese
+    text; jieba then builds the dictionary as on a first run."""
+
+    def __init__(self, writes: dict[str, Any]) -> None:
+        self.writes = writes
+
+    def renew_after_fork(self) -> None:
+        self.writes.clear()
+
+
+_cache_writes: _CacheWrites | None = None   # kept here: the registry holds it weakly
 
 
 def is_cjk(ch: str) -> bool:
@@ -171,7 +187,7 @@ def jieba_cache_dir() -> str | None:
 
 def _load_jieba() -> Any:
     """Import and initialise jieba once, quietly, with its cache in our dir; None if missing."""
-    global _jieba, _jieba_failed
+    global _jieba, _jieba_failed, _cache_writes
     if _jieba is not None or _jieba_failed:
         return _jieba
     with _jieba_lock:
@@ -191,6 +207,8 @@ def _load_jieba() -> Any:
         logging.getLogger("jieba").setLevel(logging.WARNING)
         jieba.dt.tmp_dir = jieba_cache_dir()
         child_lock(jieba.dt.lock)   # held across its initialise: the same hang, one lock further
+        _cache_writes = _CacheWrites(jieba.DICT_WRITING)
+        renew_in_child(_cache_writes)
         jieba.initialize()
         _jieba = jieba
         return _jieba

@@ -37,7 +37,9 @@ settings without a home never writes into the real ``~/.hermes``.
 * ``in_forked_child`` / ``held_by_a_thread``: a function running a callable in a child made with
   ``os.fork`` and returning what it returned (or that it hung, killed after a guard), and a
   context in which another thread is inside a given lock's section, as when a server forks its
-  workers while a thread of the parent is mid-call.
+  workers while a thread of the parent is mid-call. ``stopped_after_call``: another thread
+  running a callable, stopped just after a given built-in call of a given module returned (a
+  write whose flush has not come yet), for a fork at that point.
 * ``tokenizer_upgraded``: the tokenizer as after an OpenCC or a jieba upgrade, or a change of the
   fold's OpenCC config (one each), for the stores that must then derive their tokens again.
 """
@@ -507,3 +509,42 @@ def held_by_a_thread() -> Callable[[Any], contextlib.AbstractContextManager[None
     """``with held(lock):`` another thread is inside ``lock``'s section meanwhile (a lock or a
     condition), as a request, a merge-back or a clean-up of this process is when it forks."""
     return _held
+
+
+@contextlib.contextmanager
+def _stopped_after(module: ModuleType, callee: str, work: Callable[[], object]) -> Iterator[None]:
+    reached, go = threading.Event(), threading.Event()
+    where = module.__file__
+
+    def pause(frame: Any, event: str, arg: Any) -> None:
+        if (event == "c_return" and getattr(arg, "__name__", None) == callee
+                and frame.f_code.co_filename == where):
+            sys.setprofile(None)
+            reached.set()
+            go.wait(60)
+
+    def run() -> None:
+        sys.setprofile(pause)
+        try:
+            work()
+        finally:
+            sys.setprofile(None)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    try:
+        assert reached.wait(60), f"{module.__name__} never called {callee}"
+        yield
+    finally:
+        go.set()
+        t.join(60)
+
+
+@pytest.fixture
+def stopped_after_call() -> Callable[[ModuleType, str, Callable[[], object]],
+                                     contextlib.AbstractContextManager[None]]:
+    """``with stopped(module, "write", work):`` ``work()`` runs in another thread, stopped right
+    after the first call of a built-in named ``callee`` that ``module``'s code makes has returned
+    (its profile hook waits there), until the block ends: a fork staged at that one point of a
+    real call, as when a server forks while a thread is mid-write."""
+    return _stopped_after

@@ -412,6 +412,23 @@ def test_a_child_forked_while_a_thread_was_loading_jieba_segments_chinese(
         assert in_forked_child(lambda: tok.cjk_words("我喜欢吃苹果")) == ("我", "喜欢", "吃", "苹果")
 
 
+def test_a_child_forked_while_jieba_wrote_its_first_cache_segments_chinese(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        in_forked_child: Callable[[Callable[[], object]], object],
+        stopped_after_call: Callable[..., Any]) -> None:
+    """The first Chinese text on a machine: jieba builds its dictionary and writes the cache
+    under a lock of its own (``jieba.DICT_WRITING``), which a worker forked meanwhile found held
+    by a thread it does not have, at its own first Chinese text."""
+    jieba = pytest.importorskip("jieba")
+    monkeypatch.setenv("HERMES_JIEBA_CACHE", str(tmp_path / "jieba"))   # no cache there yet
+    monkeypatch.setattr(tok, "_jieba", None)
+    monkeypatch.setattr(jieba.dt, "initialized", False)
+    monkeypatch.setattr(jieba.dt, "tmp_dir", jieba.dt.tmp_dir)          # put back afterwards
+    with stopped_after_call(jieba, "dump", lambda: tok.cjk_words("我喜欢吃苹果")):
+        assert jieba.DICT_WRITING                          # the thread is writing the cache
+        assert in_forked_child(lambda: tok.cjk_words("我喜欢吃苹果")) == ("我", "喜欢", "吃", "苹果")
+
+
 def test_a_child_forked_while_a_thread_was_building_a_converter_folds_han(
         monkeypatch: pytest.MonkeyPatch, in_forked_child: Callable[[Callable[[], object]], object],
         held_by_a_thread: Callable[[Any], Any]) -> None:

@@ -11,6 +11,11 @@ everything still queued, so whoever reads the file after a sync call finds it th
 the file holds the lines in the order they were recorded: every line leaves the queue and reaches
 the file under one lock. :meth:`AuditLog.close`, :meth:`AuditLog.flush` and interpreter exit write
 what is still queued.
+
+Each write goes to the kernel at once, one ``write`` of whole lines on the ``O_APPEND``
+descriptor, with no buffer of ours in between: a process forked while another thread had handed
+lines to a buffered file and not flushed it yet held those bytes in its copy of the buffer, and
+wrote them a second time at its own next line, its close or its exit.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import weakref
 from collections import deque
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from hermes_core.event_loop import on_event_loop
 from hermes_core.forked import renew_in_child
@@ -63,7 +68,7 @@ class AuditLog:
     def __init__(self, path: str | Path | None) -> None:
         self.path = Path(path).expanduser() if path else None
         self._lock = threading.Lock()        # the file, and taking lines off the queue
-        self._file: TextIO | None = None     # kept open: an attempt costs one write, not an open
+        self._file: BinaryIO | None = None   # kept open, unbuffered: an attempt costs one write
         self._queue: deque[Mapping[str, Any]] = deque()   # recorded on an event loop, not yet written
         self._wake = threading.Event()       # a line is queued
         self._closing = threading.Event()    # close(): stop gathering, write and end
@@ -85,7 +90,7 @@ class AuditLog:
         self._writer = None
         self._stop = False
 
-    def _open(self) -> TextIO:
+    def _open(self) -> BinaryIO:
         """The open file; reopened when it was moved or deleted (log rotation) since."""
         assert self.path is not None
         f = self._file
@@ -112,7 +117,7 @@ class AuditLog:
             if not (stat.S_ISREG(mode) or stat.S_ISCHR(mode)):   # a file, or /dev/null
                 raise OSError(errno.EINVAL, _NOT_A_FILE)
             os.set_blocking(fd, True)
-            f = self._file = os.fdopen(fd, "a", encoding="utf-8")
+            f = self._file = os.fdopen(fd, "ab", buffering=0)
         except BaseException:
             os.close(fd)
             raise
@@ -188,11 +193,14 @@ class AuditLog:
     def _write_locked(self, records: list[Mapping[str, Any]]) -> None:
         if not records:
             return
-        text = "".join(_encode(r) + "\n" for r in records)
+        data = memoryview("".join(_encode(r) + "\n" for r in records).encode("utf-8"))
         try:
             f = self._open()
-            f.write(text)
-            f.flush()
+            while data:   # a regular file takes it whole; after a short write the rest follows
+                written = f.write(data)
+                if not written:   # nothing taken: said like a failed write, never retried
+                    raise OSError(errno.EIO, "no byte written")
+                data = data[written:]
         except OSError as e:
             log.warning("cannot write audit log %s: %s", self.path, e.strerror or e)
 

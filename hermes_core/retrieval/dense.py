@@ -308,7 +308,9 @@ class _TextKeyMemo:
         self._size = size
         self._memo: OrderedDict[tuple[str, str], TextKeys] = OrderedDict()
         self._builders: tuple[object, object] | None = None
-        self._lock = threading.Lock()
+        # held while keys are derived, one skill after another: free again in a forked child (a
+        # memo, true at any point the fork fell: an entry more, one trim short)
+        self._lock = child_lock(threading.Lock())
         self.derived = 0   # skills whose keys were derived (not found) since this memo was made
 
     def _check_builders(self) -> None:
@@ -434,6 +436,31 @@ class EmbeddingCache:
                     "embedding cache", logger=log, durable=False)
 
 
+@dataclass(frozen=True, eq=False)
+class _Built:
+    """What one build made, put in place with one assignment: a reader, and a child forked while
+    a thread was putting a rebuild in place, sees one build's names, rows and coverage together,
+    never the names of one beside the coverage of the other."""
+
+    names: list[str]
+    matrix: np.ndarray
+    vecs: dict[str, tuple[str, np.ndarray]]   # name -> (text key, vector)
+    # every skill's document vector followed by its parts' vectors, skills in index order;
+    # part_starts[i] is the first row of skill i
+    parts: np.ndarray
+    part_starts: np.ndarray
+    part_rows: dict[str, tuple[str, np.ndarray]]   # name -> (texts key, part rows)
+    keys: list[TextKeys]          # the built skills' text keys, in index order
+    covered: np.ndarray           # per skill, in index order: a language the model covers
+    doc_coverage: float           # share of skill descriptions in a language the model covers
+
+
+def _unbuilt() -> _Built:
+    """An index's state before its first build (its own lists: a caller may hold one)."""
+    return _Built([], np.zeros((0, 0), dtype=np.float32), {}, np.zeros((0, 0), dtype=np.float32),
+                  np.zeros(0, dtype=np.int64), {}, [], np.ones(0, dtype=bool), 1.0)
+
+
 class DenseIndex:
     """Document vectors of one embedder, kept in step with the skill index; counts what it embedded."""
 
@@ -446,26 +473,41 @@ class DenseIndex:
         # calibration itself, the usage index) are keyed apart: a query adapter changes them and
         # not the documents (retrieval/adapter.py)
         self.query_cache_id: str = getattr(embedder, "query_cache_id", None) or self.cache_id
-        self.names: list[str] = []
-        self.matrix = np.zeros((0, 0), dtype=np.float32)
-        self._vecs: dict[str, tuple[str, np.ndarray]] = {}  # name -> (text key, vector)
+        self._built = _unbuilt()
         self.embedded_docs = 0  # documents embedded by the model (not from cache), lifetime
         self.embedded_parts = 0  # skill parts (see skill_parts) embedded by the model, lifetime
-        # every skill's document vector followed by its parts' vectors, skills in index order;
-        # part_starts[i] is the first row of skill i
-        self.parts = np.zeros((0, 0), dtype=np.float32)
-        self.part_starts = np.zeros(0, dtype=np.int64)
-        self._parts: dict[str, tuple[str, np.ndarray]] = {}  # name -> (texts key, part rows)
-        self._keys: list[TextKeys] = []   # the built skills' text keys, in index order
-        self.doc_coverage = 1.0  # share of skill descriptions in a language the model covers
-        self.covered = np.ones(0, dtype=bool)  # per skill, in index order
         self._qcache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._qsize = query_cache_size
         # Offline evaluation re-runs the same thousands of queries: keep their vectors on disk too
         # (off for chat turns, whose messages should not be written to disk).
         self.persist_queries = persist_queries
-        self._lock = threading.Lock()
+        # the query vectors' memo: free again in a forked child (a memo; the build is one object)
+        self._lock = child_lock(threading.Lock())
         self.snapshot = VectorSnapshot(self.cache.dir, self.cache_id)
+
+    @property
+    def names(self) -> list[str]:
+        return self._built.names
+
+    @property
+    def matrix(self) -> np.ndarray:
+        return self._built.matrix
+
+    @property
+    def parts(self) -> np.ndarray:
+        return self._built.parts
+
+    @property
+    def part_starts(self) -> np.ndarray:
+        return self._built.part_starts
+
+    @property
+    def covered(self) -> np.ndarray:
+        return self._built.covered
+
+    @property
+    def doc_coverage(self) -> float:
+        return self._built.doc_coverage
 
     def build(self, skills: Sequence[Skill]) -> None:
         """Embed only skills whose document text has no vector (in memory or on disk).
@@ -478,9 +520,9 @@ class DenseIndex:
         """
         keys = text_keys(skills)
         names = [s.name for s in skills]
-        with self._lock:
-            if names and keys == self._keys and names == self.names:
-                return   # the same skills with the same texts: every vector and row is in place
+        built = self._built
+        if names and keys == built.keys and names == built.names:
+            return   # the same skills with the same texts: every vector and row is in place
         by_name = {s.name: s for s in skills}
         todo: list[tuple[str, str]] = []   # (name, text key)
         vecs: dict[str, tuple[str, np.ndarray]] = {}
@@ -489,7 +531,7 @@ class DenseIndex:
         looked_up = 0
         for s, tk in zip(skills, keys, strict=True):
             k = tk.doc
-            known = self._vecs.get(s.name)
+            known = built.vecs.get(s.name)
             if known is not None and known[0] == k:
                 vecs[s.name] = known
                 continue
@@ -522,26 +564,24 @@ class DenseIndex:
         matrix = (np.vstack([vecs[n][1] for n in names]).astype(np.float32, copy=False) if names
                   else np.zeros((0, 0), dtype=np.float32))
         covered = np.fromiter((self.embedder.covers(s.description) for s in skills), bool, len(skills))
-        part_map, parts, starts = self._build_parts(skills, matrix, [k.parts for k in keys], stored.parts)
+        part_map, parts, starts = self._build_parts(skills, matrix, [k.parts for k in keys],
+                                                    stored.parts, built.part_rows)
         self.snapshot.save(looked_up, [k.doc for k in keys], [k.parts for k in keys], parts, starts)
-        with self._lock:
-            self._vecs, self.names, self.matrix = vecs, names, matrix
-            self._parts, self.parts, self.part_starts = part_map, parts, starts
-            self.covered = covered
-            self.doc_coverage = float(covered.mean()) if len(covered) else 1.0
-            self._keys = keys
+        self._built = _Built(names, matrix, vecs, parts, starts, part_map, keys, covered,
+                             float(covered.mean()) if len(covered) else 1.0)
 
     def _build_parts(self, skills: Sequence[Skill], matrix: np.ndarray, keys: Sequence[str],
-                     stored: Mapping[str, np.ndarray]
+                     stored: Mapping[str, np.ndarray], held: Mapping[str, tuple[str, np.ndarray]]
                      ) -> tuple[dict[str, tuple[str, np.ndarray]], np.ndarray, np.ndarray]:
         """Part vectors for ``skills`` (kept, cached on disk per part text, or embedded in one
         batch) and the stacked rows: each skill's document vector, then its parts. ``keys``: each
-        skill's parts key (:class:`TextKeys`), by which rows are kept in memory, as on disk."""
+        skill's parts key (:class:`TextKeys`), by which rows are kept in memory, as on disk;
+        ``held``: the part rows of the build in place, kept where the key is unchanged."""
         dim = matrix.shape[1] if matrix.ndim == 2 and len(matrix) else 0
         known: dict[str, tuple[str, np.ndarray]] = {}
         fresh: list[tuple[Skill, list[str], str]] = []
         for s, key in zip(skills, keys, strict=True):
-            have = self._parts.get(s.name)
+            have = held.get(s.name)
             kept = stored.get(key) if have is None or have[0] != key else have[1]
             if kept is not None and kept.shape[1:] == (dim,):
                 known[s.name] = (key, kept)
@@ -608,8 +648,8 @@ class DenseIndex:
         Skills whose description the model does not cover (Chinese for MiniLM) get the mean of the
         covered skills' scores: neutral under z-score fusion instead of an [UNK]-vector accident.
         """
-        with self._lock:
-            matrix, covered = self.matrix, self.covered
+        built = self._built
+        matrix, covered = built.matrix, built.covered
         if not len(matrix):
             return np.zeros(0, dtype=np.float32)
         sims = np.asarray(matrix @ self.query_vector(text), dtype=np.float32)
@@ -622,8 +662,8 @@ class DenseIndex:
         """Per skill, the soft maximum of the query's cosine over the skill's document and part
         vectors (:func:`soft_max_by_skill`), in index order; None without part vectors. Skills the
         model does not cover get the covered skills' mean, as in :meth:`similarities`."""
-        with self._lock:
-            parts, starts, covered, names = self.parts, self.part_starts, self.covered, self.names
+        built = self._built
+        parts, starts, covered, names = built.parts, built.part_starts, built.covered, built.names
         if not len(parts) or len(starts) != len(names):
             return None
         soft = soft_max_by_skill(parts @ self.query_vector(text), starts)

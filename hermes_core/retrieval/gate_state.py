@@ -85,9 +85,15 @@ class Dense(Protocol):
     cache: Any
     cache_id: str
     query_cache_id: str
-    matrix: np.ndarray
-    parts: np.ndarray
-    part_starts: np.ndarray
+
+    @property
+    def matrix(self) -> np.ndarray: ...
+
+    @property
+    def parts(self) -> np.ndarray: ...
+
+    @property
+    def part_starts(self) -> np.ndarray: ...
 
 
 class StatsRule(Protocol):

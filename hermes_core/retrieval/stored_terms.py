@@ -24,6 +24,7 @@ from typing import overload
 
 import numpy as np
 
+from hermes_core.forked import child_lock
 from hermes_core.retrieval.token_memo import Key, SkillTerms
 
 SEP = "\x00"   # between tokens in the file (in no token: tokens are runs of word characters)
@@ -77,7 +78,9 @@ class StoredTerms(_Lazy):
         self._verbatim = verbatim
         self._made: list[SkillTerms | None] = [None] * len(verbatim)
         self.keys = keys
-        self._lock = threading.Lock()   # two threads asking at once get one object
+        # two threads asking at once get one object; free again in a forked child (one slot's
+        # store, so the list is whole whenever the fork fell)
+        self._lock = child_lock(threading.Lock())
 
     def __len__(self) -> int:
         return len(self._made)

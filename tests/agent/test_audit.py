@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from hermes_core.agent import audit as audit_module
 from hermes_core.agent.audit import AuditLog
 from hermes_core.errors import Attempt
 
@@ -257,6 +258,50 @@ def test_lines_the_parent_had_queued_at_a_fork_are_written_once_by_the_parent(
         assert in_forked_child(child) == "closed"
     audit.close()
     assert rows(path) == [{"who": "child"}, {"who": "parent"}]
+@pytest.mark.parametrize("then", ["writes a line", "closes"])
+def test_a_child_forked_between_a_write_and_its_flush_never_writes_the_parent_s_line(
+        tmp_path: Path, then: str, in_forked_child: Callable[[Callable[[], object]], object],
+        stopped_after_call: Callable[..., Any]) -> None:
+    """A server forked its workers while a thread of the parent had handed a line to the file
+    and not yet flushed it: the worker, writing a line of its own or closing the log (as at its
+    exit), must not write the parent's line a second time."""
+    path = tmp_path / "audit.jsonl"
+    audit = AuditLog(path)
+    audit.append({"who": "first"})   # the file is open: the next line goes through its buffer
+
+    def child() -> object:
+        if then == "writes a line":
+            audit.append({"who": "child"})
+        audit.close()
+        return "done"
+
+    with stopped_after_call(audit_module, "write", lambda: audit.append({"who": "parent"})):
+        assert in_forked_child(child) == "done"
+    audit.close()
+    written = sorted(r["who"] for r in rows(path))
+    assert written == sorted(["first", "parent"] + (["child"] if then == "writes a line" else []))
+
+
+def test_a_child_forked_from_a_coroutine_writes_its_line_at_once(
+        tmp_path: Path, in_forked_child: Callable[[Callable[[], object]], object]) -> None:
+    """A fork-started worker made inside ``async def`` records a line and ends with
+    ``os._exit`` (as multiprocessing's workers do): its line is in the file, not queued for a
+    writer thread the exit cut short."""
+    path = tmp_path / "audit.jsonl"
+    audit = AuditLog(path)
+
+    def child() -> object:
+        audit.append({"who": "child"})
+        return "recorded"
+
+    async def fork_here() -> object:
+        return in_forked_child(child)
+
+    assert asyncio.run(fork_here()) == "recorded"
+    assert rows(path) == [{"who": "child"}]
+    audit.close()
+
+
 def attempt(status: str) -> Attempt:
     return Attempt("openai", "gpt-x", "fp1234", status, 12.5)
 

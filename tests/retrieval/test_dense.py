@@ -485,6 +485,42 @@ def test_a_child_forked_while_the_warm_up_loaded_the_model_loads_one(
     emb._build = lambda: "the child's model"   # the load itself is not what is pinned here
     with held_by_a_thread(emb._lock):
         assert in_forked_child(emb.load) == "the child's model"
+
+
+def test_a_child_forked_while_a_thread_derived_text_keys_derives_its_own(
+        in_forked_child: Callable[[Callable[[], object]], object],
+        stopped_after_call: Callable[..., Any]) -> None:
+    """A warm-up thread deriving a large catalog's text keys (inside the memo's lock, one skill
+    after another) when a server forked its workers: a worker's first build waited on the lock."""
+    memo = dense_mod._TextKeyMemo(8)
+    skills = [Skill(f"s{i}", f"skill number {i} converts currencies") for i in range(4)]
+    with stopped_after_call(dense_mod, "get", lambda: memo.keys(skills)):
+        assert in_forked_child(lambda: [k.doc for k in memo.keys(skills)]) == \
+            [k.doc for k in dense_mod._TextKeyMemo(8).keys(skills)]
+
+
+def test_a_child_forked_while_a_thread_swapped_a_rebuilt_index_in_serves_one_build_whole(
+        tmp_path: Path, in_forked_child: Callable[[Callable[[], object]], object],
+        stopped_after_call: Callable[..., Any]) -> None:
+    """A refresh putting a rebuilt index in place (its names, vectors, parts and coverage, under
+    the index's lock) when a server forked its workers: a worker's first query waited on the lock
+    for ever, and a lock merely freed there would have shown it names of one build beside the
+    coverage of the other."""
+    index = DenseIndex(HashingEmbedder(english_only=True), EmbeddingCache(tmp_path))
+    english = [Skill("flights", "book a flight"), Skill("weather", "forecast the weather")]
+    index.build(english)
+    mixed = [*english, Skill("huilv", "换算人民币和美元的汇率")]
+
+    def child() -> object:
+        sims = index.similarities("book a flight")
+        return (len(index.names), len(sims), len(index.covered), index.doc_coverage)
+
+    with stopped_after_call(dense_mod, "mean", lambda: index.build(mixed)):
+        seen = in_forked_child(child)
+    assert seen in [(2, 2, 2, 1.0), (3, 3, 3, pytest.approx(2 / 3))]
+    assert index.names == ["flights", "weather", "huilv"]
+
+
 def test_zero_byte_embedding_cache_file_is_re_embedded_not_fatal(tmp_path: Path) -> None:
     root, cache = tmp_path / "skills", tmp_path / "cache"
     write_skill(root, "a", skill_md("alpha", "convert currencies"))

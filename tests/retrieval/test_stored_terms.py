@@ -4,6 +4,8 @@ ones written, made once each on first use, and carried through updates without b
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -101,3 +103,13 @@ def test_a_negative_index_reads_the_skill_it_names_and_spoils_no_other() -> None
         stored[4]
     with pytest.raises(IndexError):
         stored[-5]
+
+
+def test_a_child_forked_while_a_thread_kept_a_skill_s_terms_reads_them(
+        in_forked_child: Callable[[Callable[[], object]], object],
+        held_by_a_thread: Callable[[Any], Any]) -> None:
+    """A thread keeping the terms it made (the lock's few operations) when a server forked its
+    workers: the worker's first read of any skill's terms waited on the lock for ever."""
+    stored = _stored()
+    with held_by_a_thread(stored._lock):
+        assert in_forked_child(lambda: list(stored)) == list(TERMS)

@@ -502,3 +502,44 @@ def test_a_child_forked_while_a_tool_thread_held_the_runner_s_lock_runs_tools(
 
     with held_by_a_thread(runner._lock):
         assert in_forked_child(child) == ("42", "ok")
+
+
+def test_a_child_forked_while_another_thread_s_loop_awaited_a_tool_runs_tools_on_its_own_loop(
+        runner_factory: Any, in_forked_child: Any) -> None:
+    """``arun`` in one thread (its loop, its default executor's worker inside an async tool) and
+    a fork from another: the child runs a new ``arun`` and an async tool from sync ``run``."""
+    inside, leave = threading.Event(), threading.Event()
+
+    async def wait_for_it() -> str:
+        """Wait."""
+        inside.set()
+        await asyncio.to_thread(leave.wait, 60)
+        return "waited"
+
+    async def double(x: int) -> int:
+        """Double."""
+        return await asyncio.to_thread(lambda: 2 * x)
+
+    def triple(x: int) -> int:
+        """Triple."""
+        return 3 * x
+
+    runner = runner_factory([wait_for_it, double, triple])
+    parent: list[Any] = []
+    t = threading.Thread(target=lambda: parent.append(
+        asyncio.run(runner.arun([ToolCall("p", "wait_for_it", "{}")]))))
+    t.start()
+    assert inside.wait(60)
+
+    def child() -> object:
+        ran = asyncio.run(runner.arun([ToolCall("a", "double", '{"x": 21}'),
+                                       ToolCall("b", "triple", '{"x": 2}')]))
+        (sync,) = runner.run([ToolCall("c", "double", '{"x": 4}')])
+        return [r.output for r in ran] + [sync.output]
+
+    try:
+        assert in_forked_child(child) == ["42", "6", "8"]
+    finally:
+        leave.set()
+        t.join(60)
+    assert parent[0][0].output == "waited"
