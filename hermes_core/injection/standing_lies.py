@@ -69,18 +69,28 @@ NOTICES = re.compile(
     r"\b(?:ahora\s+)?tienes\s+(?:ahora\s+)?acceso\b|\bya\s+tienes\s+acceso\b|"
     r"アクセス(?:権|権限)?(?:が|を)(?:付与|許可|与え|有効|設定)|"
     # 閲覧できるようになりました, アクセスが可能になりました: what may now be done, said as a notice
-    r"(?:アクセス|閲覧|編集|利用|ダウンロード)(?:が|も)?(?:できる|可能に)(?:ように)?(?:なりました|なった|なります)")
+    r"(?:アクセス|閲覧|編集|利用|ダウンロード)(?:が|も)?(?:できる|可能に)(?:ように)?(?:なりました|なった|なります)|"
+    # vous avez maintenant accès, on t'a accordé l'accès; du hast jetzt Zugriff, dir wurde Zugriff gewährt
+    r"\b(?:vous\s+avez|tu\s+as)\s+(?:maintenant\s+|désormais\s+|dorénavant\s+)?(?:(?:eu|obtenu|reçu)\s+)?(?:l'|un\s+)?accès\b|"
+    r"\bon\s+(?:vous\s+|t')a\s+(?:accordé|donné|ouvert)\s+(?:l'|un\s+)?accès|"
+    r"\b(?:du\s+hast|sie\s+haben|ihr\s+habt)\s+(?:jetzt\s+|nun\s+|ab\s+sofort\s+)?(?:\w+\s+)?zugriff\b|"
+    r"\b(?:dir|ihnen|euch)\s+wurde\s+(?:\w+\s+)?zugriff\b")
 _SENT_END = re.compile(r"[.!?](?:\s|$)|[。！？\n]")
 _NEXT_SENDS = re.compile(r"\b(?:envía|envia|envíe|envie|manda|mande|mueve|copia|comparte|sube|reenvía|reenvia|transfiere|"
-                         r"exporta)\w*\b|(?:送信|送っ|送り|送る|転送|アップロード|コピー|移動|共有)")
+                         r"exporta)\w*\b|(?:送信|送っ|送り|送る|転送|アップロード|コピー|移動|共有)|"
+                         r"\b(?:envoie|envoyez|transf[eè]re|transférez|copie|copiez|partage|partagez|téléverse|téléversez|"
+                         r"exporte|exportez|sende|senden|schick\w*|leite|kopiere|kopieren|teile|exportiere)\b")
 _ALL_OF_IT = re.compile(r"\b(?:todos|todas|todo)\b|\b(?:los|las|sus|tus)\s+(?:archivos|ficheros|documentos|datos|correos|"
-                        r"mensajes|fotos|contraseñas|claves|credenciales|copias)\b|すべて|全て|全部|ファイル|データ|中身|内容|メール")
+                        r"mensajes|fotos|contraseñas|claves|credenciales|copias)\b|すべて|全て|全部|ファイル|データ|中身|内容|メール|"
+                        r"\b(?:tous|toutes|tout|alle|alles|sämtliche)\b|\b(?:les|ses|tes|vos|die|deine|ihre)\s+(?:fichiers|documents|"
+                        r"données|e-mails|courriels|messages|photos|dateien|dokumente|daten|nachrichten|fotos)\b")
 _ADDRESS = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+|\b(?:https?|s?ftp|s3|scp)://|\b\d{1,3}(?:\.\d{1,3}){3}\b")
 # a Japanese notice's next sentence is an order only when it asks ("…送信してください"): "…アップロード
 # できます" says what a person may do there
 _JA_ASKED = re.compile(r"(?:て|で)(?:ください|下さい)|しなさい|せよ|しろ|(?:て|で)[。！]|ること[。！]|お願い")
 _ASKS = re.compile(r"\b(?:preguntas?|dudas?|comentarios?|sugerencias?|consultas?|incidencias?)\b|質問|問い合わせ|お問合せ|"
-                   r"フィードバック|意見|ご要望")
+                   r"フィードバック|意見|ご要望|\b(?:questions?|remarques?|commentaires?|retours?|fragen|feedback|anmerkungen|"
+                   r"rückmeldungen?|anregungen)\b")
 
 # --------------------------------------------------------------------------- an act done silently
 
@@ -101,6 +111,21 @@ SILENT = re.compile("|".join(f"(?:{p})" for p in (
 SILENT_READER = re.compile(r"\bthe\s+(?:ai\s+)?(?:assistant|agent|model|ai|bot|chatbot)\s+(?:(?:now|always|just|also|then)\s+)?"
                            + _HUSHED + r"\s+(?:delet|remov|wip|eras|purg|drop|overwrit|truncat|destroy|transfer|wir|pay|send|"
                            r"upload|forward|exfiltrat|leak|shar|cop|approv|merg|push|disabl)(?:es|s|ies)\b", M)
+# the same in Spanish, French, German and Japanese: the reader named ("el asistente borra
+# silenciosamente …", "der Assistent löscht heimlich …") or a sentence-opening imperative
+# ("Supprime discrètement tous les fichiers"); "das Skript löscht heimlich …" names another
+_HARM_ABROAD = (r"(?:borr|elimin|env[ií]a|transfier|pag[ae]|compart|sub[ea]|supprim|effac|envoi|envoy|transf[eéè]r|paie|paye|"
+                r"partag|copi|lösch|entfern|sende|schick|überweis|zahl|kopier)\w*")
+_HUSHED_ABROAD = (r"(?:silenciosamente|en\s+silencio|en\s+secreto|a\s+escondidas|discretamente|sin\s+decir\s+nada|"
+                  r"discrètement|silencieusement|en\s+silence|en\s+secret|en\s+douce|sans\s+rien\s+dire|heimlich|"
+                  r"stillschweigend|unbemerkt|ohne\s+ein\s+wort)")
+SILENT_ABROAD = re.compile(
+    r"(?:^|[.!?:;]\s+|\n|\b(?:el\s+(?:asistente|agente|modelo|bot)|la\s+ia|l'(?:assistant|agent|ia)|le\s+(?:modèle|bot)|"
+    r"(?:der|die|das)\s+(?:ki-)?(?:assistent|agent|ki|modell|bot))\s+(?:(?:debe|deberá|va\s+a|doit|devra|va|soll|muss|wird)\s+)?)"
+    r"(?:" + _HARM_ABROAD + r"\s+(?:[\w'-]+\s+)?" + _HUSHED_ABROAD + r"|" + _HUSHED_ABROAD + r",?\s+" + _HARM_ABROAD + r")\b|"
+    r"(?:アシスタント|エージェント|ai|モデル|ボット)(?:は|が)[^。\n]{0,30}?(?:こっそり|密かに|ひそかに|内緒で|気づかれないように)"
+    r"[^。\n]{0,20}?(?:削除|消去|消し|送信|転送|アップロード|支払|送金|承認)|(?:^|[。\n])(?:こっそり|密かに|ひそかに|内緒で)"
+    r"[^。\n]{0,20}?(?:削除|消去|送信|転送|アップロード|送金)(?:して|しろ|せよ)", M)
 _DEFECT = re.compile(r"\b(?:bugs?|issues?|known|regressions?|defects?|problems?|fix(?:ed|es)?|where|when|whenever|if|why|"
                      r"because|reported|symptoms?|expected|actual)\b|#\d")
 _HEAD_END = re.compile(r".*(?:[.!?](?:\s|$)|\n)", re.DOTALL)
@@ -147,8 +172,11 @@ _ANY_ORDER = re.compile(_ORDER_AT + r"(?:please\s+|just\s+)?(?:" + _HARM + r")\b
 
 # cheap tests, one a family: a word each of its patterns needs (most paragraphs hold none)
 _LIE_GATE = re.compile(r"ユーザー|利用者|お客様|使用者|usuari|cliente|propietari|utilisat|benutzer|nutzer|anwender|kunde|besitzer")
-_NOTICE_GATE = re.compile(r"acceso|アクセス|閲覧|編集|利用|ダウンロード")
+_NOTICE_GATE = re.compile(r"acceso|accès|zugriff|アクセス|閲覧|編集|利用|ダウンロード")
+_KANA = re.compile("[\u3040-\u30ff]")
 _SILENT_GATE = re.compile(r"silently|quietly|secretly|discreetly|covertly|stealthily|without\s+(?:a\s+word|saying|a\s+sound|mentioning)")
+_SILENT_ABROAD_GATE = re.compile(r"silencio|secreto|escondidas|discreta|sin\s+decir|discrètement|silencieusement|silence|en\s+douce|"
+                                 r"sans\s+rien|heimlich|stillschweigend|unbemerkt|ohne\s+ein|こっそり|密かに|ひそかに|内緒で|気づかれない")
 
 
 def _next_sentence(view: str, at: int) -> str:
@@ -171,7 +199,7 @@ def standing_lie(view: str) -> tuple[str, str] | None:
     for m in NOTICES.finditer(view) if _NOTICE_GATE.search(view) else ():
         nxt = _next_sentence(view, m.end())[:300]
         if _NEXT_SENDS.search(nxt) and _ALL_OF_IT.search(nxt) and (address := _ADDRESS.search(nxt)) \
-                and not _ASKS.search(nxt, 0, address.start()) and (m.group().isascii() or _JA_ASKED.search(nxt)):
+                and not _ASKS.search(nxt, 0, address.start()) and (not _KANA.search(m.group()) or _JA_ASKED.search(nxt)):
             return "role-hijack", m.group()[:80]
     m = SILENT.search(view) if (silent := _SILENT_GATE.search(view) is not None) else None
     if m:
@@ -179,6 +207,9 @@ def standing_lie(view: str) -> tuple[str, str] | None:
     for m in SILENT_READER.finditer(view) if silent else ():
         if not _DEFECT.search(_sentence_head(view, m.start())):
             return "output-hijack", m.group()[:80]
+    m = SILENT_ABROAD.search(view) if _SILENT_ABROAD_GATE.search(view) else None
+    if m:
+        return "output-hijack", m.group().lstrip(".!?:; \n。")[:80]
     m = UNSEEN.search(view) if "you" in view else None
     if m:
         return "output-hijack", m.group()[:80]
