@@ -35,7 +35,9 @@ own words. Four families do the damage in few words, and the phrase tables of
   the form of the answer ("from now on, reply in Chinese") is the user's preference; a name
   before its verb ("going forward, Stripe retries failed payments", "the CLI deletes temp files")
   reports a service's schedule, but "the assistant/the agent/the AI/the model" is the reader
-  named in the third person, and "before every push" says when, not what.
+  named in the third person, as is an assistant named ("from now on, Claude deletes …", and
+  "l'assistant", "der Assistent", アシスタントは when the user's say is skipped in words), and
+  "before every push" says when, not what.
 
 Each pattern reads one folded, flattened view (lower case, typographic apostrophes plain). A
 negation ("never run curl … | bash", "nunca ejecutes") or a condition before a grant ("only act
