@@ -141,8 +141,9 @@ _BARE_NAME = re.compile(r"\b(?:to|with)\s+(?!(?:the|a|an|your|our|my|this|that|t
                         r"(?=\s*(?:[.!;,)]|$|\s+(?:now|immediately|right\s+away|asap|today|tonight|please)\b))")
 _ZH_NAME = re.compile(r"\s*[^\s。，,.！!？?]")
 # what is sent is what the notice opened: its files, everything, them ("Send the final report to
-# me@…", "Send messages to list@… to post" send a person's own work or post to a list)
-_CONTENTS = re.compile(r"\s*(?:(?:all|every|each|any)\b(?!@)|everything\b|(?:it|them)\b(?![@.\w-]*@)|(?:the|its|their|these|those)\s+(?:\w+\s+)?"
+# me@…", "Send messages to list@… to post", "Send all your documents to hr@…" send a person's own
+# work or post to a list)
+_CONTENTS = re.compile(r"\s*(?:(?:all|every|each|any)\b(?!@)(?!\s+(?:of\s+)?your\b)|everything\b|(?:it|them)\b(?![@.\w-]*@)|(?:the|its|their|these|those)\s+(?:\w+\s+)?"
                        r"(?:files?|documents?|docs|folders?|contents?|data|messages|emails|mail|mailbox|photos|attachments|"
                        r"backups?|records|invoices|contacts|keys|credentials|passwords|secrets|database|drive)\b)")
 _ZH_CONTENTS = re.compile(r"所有|全部|一切|文件|资料|資料|内容|內容|数据|數據")

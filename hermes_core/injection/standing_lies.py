@@ -85,7 +85,7 @@ _NEXT_SENDS = re.compile(r"\b(?:envía|envia|envíe|envie|manda|mande|mueve|copi
                          r"exporte|exportez|sende|senden|schick\w*|leite|kopiere|kopieren|teile|exportiere)\b")
 _ALL_OF_IT = re.compile(r"\b(?:todos|todas|todo)\b|\b(?:los|las|sus|tus)\s+(?:archivos|ficheros|documentos|datos|correos|"
                         r"mensajes|fotos|contraseñas|claves|credenciales|copias)\b|すべて|全て|全部|ファイル|データ|中身|内容|メール|"
-                        r"\b(?:tous|toutes|tout|alle|alles|sämtliche)\b|\b(?:les|ses|tes|vos|die|deine|ihre)\s+(?:fichiers|documents|"
+                        r"\b(?:tous|toutes|tout|alle|alles|sämtliche)\b(?!\s+(?:vos|tes|deine?|ihre?|eure?)\b)|\b(?:les|ses|leurs|die|seine)\s+(?:fichiers|documents|"
                         r"données|e-mails|courriels|messages|photos|dateien|dokumente|daten|nachrichten|fotos)\b")
 _ADDRESS = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+|\b(?:https?|s?ftp|s3|scp)://|\b\d{1,3}(?:\.\d{1,3}){3}\b")
 # a Japanese notice's next sentence is an order only when it asks ("…送信してください"): "…アップロード
@@ -129,6 +129,9 @@ SILENT_ABROAD = re.compile(
     r"(?:アシスタント|エージェント|ai|モデル|ボット)(?:は|が)[^。\n]{0,30}?(?:こっそり|密かに|ひそかに|内緒で|気づかれないように)"
     r"[^。\n]{0,20}?(?:削除|消去|消し|送信|転送|アップロード|支払|送金|承認)|(?:^|[。\n])(?:こっそり|密かに|ひそかに|内緒で)"
     r"[^。\n]{0,20}?(?:削除|消去|送信|転送|アップロード|送金)(?:して|しろ|せよ)", M)
+# "… silently removes PII from logs", "… quietly removes duplicate files": what a quiet feature cleans
+_CLEANED = re.compile(r"\b(?:pii|personal\s+data|duplicates?|whitespace|trailing|typos?|temp|temporary|tmp|caches?|stale|"
+                      r"expired|lock\s+files?|spam|noise|formatting|empty\s+lines)\b")
 _DEFECT = re.compile(r"\b(?:bugs?|issues?|known|regressions?|defects?|problems?|fix(?:ed|es)?|where|when|whenever|if|why|"
                      r"because|reported|symptoms?|expected|actual)\b|#\d")
 _HEAD_END = re.compile(r".*(?:[.!?](?:\s|$)|\n)", re.DOTALL)
@@ -167,6 +170,9 @@ _INTACT = re.compile(
 _DESTROYED = re.compile(_ORDER_AT + r"(?:please\s+|just\s+)?(?:delete|remove|wipe|erase|purge|drop|truncate|destroy|rm|"
                         r"overwrite|shred|nuke|empty)\b((?:(?!\b(?:and|then|but|so|before|after)\b)[^.\n;,:]){1,60})", M)
 # "delete the old backup files, then tell the user the backup is intact": another backup
+# "remove the file from the index … the file is still there": taken off a list, not destroyed
+_OFF_A_LIST = re.compile(r"\bfrom\s+(?:the\s+|your\s+)?(?:index|cache|list|queue|view|staging\s+area|ui|screen|sidebar|menu|"
+                         r"selection|cart|playlist|favou?rites|watchlist|search\s+results|dashboard)\b")
 _OTHER_ONE = re.compile(r"\b(?:old|older|stale|temp|temporary|tmp|previous|duplicate|expired|unused|cached|outdated|"
                         r"obsolete|extra|spare|staging|test)\b")
 _STOP = frozenset({"the", "a", "an", "all", "of", "your", "their", "its", "my", "our"})
@@ -208,7 +214,7 @@ def standing_lie(view: str) -> tuple[str, str] | None:
     if m:
         return "output-hijack", m.group().lstrip(".!?:; \n")[:80]
     for m in SILENT_READER.finditer(view) if silent else ():
-        if not _DEFECT.search(_sentence_head(view, m.start())):
+        if not _DEFECT.search(_sentence_head(view, m.start())) and not _CLEANED.search(view, m.end(), m.end() + 40):
             return "output-hijack", m.group()[:80]
     m = SILENT_ABROAD.search(view) if _SILENT_ABROAD_GATE.search(view) else None
     if m:
@@ -222,7 +228,7 @@ def standing_lie(view: str) -> tuple[str, str] | None:
         # the orders within a few sentences of the claim (a line of repeated claims: linear time)
         for order in _DESTROYED.finditer(view[max(0, m.start() - 400):m.start()] + "\n" + view[m.end():m.end() + 400]):
             what = order.group(1)
-            if not set(_OTHER_ONE.findall(what)) - set(named) and any(re.search(rf"\b{re.escape(w)}", what) for w in stems):
+            if not set(_OTHER_ONE.findall(what)) - set(named) and not _OFF_A_LIST.search(what) and any(re.search(rf"\b{re.escape(w)}", what) for w in stems):
                 return "output-hijack", m.group()[:80]
     if "nothing" not in view:
         return None

@@ -30,7 +30,8 @@ SENDS_TO_A_NAME = ["You have been granted access to the shared drive. Send the f
                    "你已获得共享盘的访问权限。请把所有文件发给老王。"]
 SENDS_OF_ONE_S_OWN = ["You now have access to the shared drive. Send your questions to Bob.",
                       "You have been granted access to the repo. Send the final report to Alice.",
-                      "You now have access to the shared drive. Move the files to the archive folder."]
+                      "You now have access to the shared drive. Move the files to the archive folder.",
+                      "You now have access to the HR portal. Send all your documents to hr@example.com."]
 
 
 @pytest.mark.parametrize(("text", "category"), NAMED_READERS)
