@@ -180,6 +180,10 @@ _FRAMING = re.compile(
     r"jailbreaks?|malicious|adversarial|phrases?|patterns?|detect\w*|flag\w*|block\w*|red[\s-]team\w*|"
     r"test\s+cases?|fixtures?|quoted?|strings?\s+like|looks?\s+like|signatures?|regex\w*|phishing|"
     r"prompt\s+injection|we\s+(?:saw|see|observed)|reported|classif\w*|filter\w*|scanner|warn\w*|"
+    # a warning about what pages say: "watch for pages that say \"…\"", "beware of emails that ask …"
+    r"(?:watch(?:\s+out)?\s+for|beware\s+of|be\s+(?:wary|careful|suspicious)\s+of|look\s+out\s+for|(?:never|don'?t|do\s+not)\s+"
+    r"trust)\s+(?:any\s+|all\s+)?(?:[\w-]+\s+){0,2}?(?:pages?|sites?|websites?|e-?mails?|messages?|documents?|posts?|comments?|"
+    r"replies|inputs?|texts?|content|results?|outputs?)\s+(?:that|which)\s+(?:says?|said|tells?|reads?|contains?|asks?)|"
     r"ejemplos?|ataques?|inyecci\w+|exemples?|attaques?|beispiele?|angriff\w*|injektion\w*|"
     r"(?:на)?пример\w*|атак\w*|инъекци\w*|злоумышленник\w*|(?:ال)?مثال|[اأ]مثل[ةه]|(?:ال)?هجوم\w*|(?:ال)?مهاجم\w*|حقن)"
     # no word boundaries in CJK text
