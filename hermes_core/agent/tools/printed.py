@@ -135,7 +135,6 @@ class RoutedStdout:
         self.target = target
         self._twin: int | None = None   # a call's descriptor: see :meth:`fileno`
         self._twin_lock = child_lock(threading.Lock())   # free in a forked child
-        self._twin_file: tuple[int, ...] | None = None   # what the duplicate was made on
         self._closer: weakref.finalize[Any, Any] | None = None
 
     def fileno(self) -> int:
@@ -153,14 +152,11 @@ class RoutedStdout:
             return fd
         with self._twin_lock:
             if self._twin is None or _file_of(self._twin) != _file_of(fd):
-                if self._closer is not None:
-                    if _file_of(self._twin) == self._twin_file:   # still ours: the target moved
-                        self._closer()
-                    else:   # closed by a tool, its number maybe another file's now
-                        self._closer.detach()
+                if self._closer is not None:   # the target moved, or a tool closed it
+                    self._closer()
                 self._twin = os.dup(fd)
-                self._twin_file = _file_of(self._twin)
-                self._closer = weakref.finalize(self, _close_quietly, self._twin)
+                self._closer = weakref.finalize(self, _close_if_still, self._twin,
+                                                _file_of(self._twin))
             return self._twin
 
     def write(self, text: str) -> int:
@@ -195,9 +191,15 @@ def _file_of(fd: int | None) -> tuple[int, ...] | None:
     return None if st is None else (st.st_dev, st.st_ino, st.st_rdev)
 
 
-def _close_quietly(fd: int) -> None:
-    with contextlib.suppress(OSError):
-        os.close(fd)
+def _close_if_still(fd: int, file: tuple[int, ...] | None) -> None:
+    """Close the duplicate ``fd`` if it is still open on ``file``: a tool may have closed it
+    (``with os.fdopen(sys.stdout.fileno(), "w")`` does), and the number be another file's by
+    now (a database, a log), which closing it again would close under its owner. A number
+    reused for the very same file (another duplicate of it, another open of ``/dev/null``)
+    cannot be told apart."""
+    if _file_of(fd) == file:
+        with contextlib.suppress(OSError):
+            os.close(fd)
 
 
 def _show_unshown() -> None:

@@ -173,6 +173,33 @@ def test_a_call_s_stdout_descriptor_is_another_number_for_the_same_file(
         assert shown.readline() == b"below the capture\n"
 
 
+
+def test_a_descriptor_the_tool_closed_and_the_process_reused_stays_open_when_the_wrapper_goes(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """A tool may close the descriptor it was handed (``with os.fdopen(sys.stdout.fileno(),
+    "w")`` closes it on leaving); the number is then the next file's the process opens (a
+    database, a log). The wrapper's closer, made with the duplicate, closed that number again
+    when the wrapper went (``sys.stdout`` replaced, the process's exit): the other file's
+    descriptor, closed under it. It closes the duplicate only while it is still that file."""
+    import gc
+    import os
+
+    theirs_path = tmp_path / "theirs"
+    theirs_path.write_bytes(b"theirs")
+    with (tmp_path / "out").open("w") as stream:
+        monkeypatch.setattr(sys, "stdout", stream)
+        sys.stdout = RoutedStdout(stream)
+        with captured(), os.fdopen(sys.stdout.fileno(), "w") as handed:
+            twin = handed.fileno()
+        theirs = os.open(theirs_path, os.O_RDONLY)
+        try:
+            sys.stdout = stream   # the wrapper goes
+            gc.collect()
+            assert (theirs, os.read(theirs, 6)) == (twin, b"theirs")
+        finally:
+            os.close(theirs)
+
+
 _ON_A_TERMINAL = """
 import os, sys, threading
 from hermes_core.agent.tools.registry import ToolRegistry
