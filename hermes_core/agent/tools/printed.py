@@ -22,9 +22,10 @@ answer to nothing. So ``sys.stdin`` is wrapped too (:class:`RoutedStdin`), and a
 first shows the person what the call printed since its last read. A call's read is made through
 :mod:`~hermes_core.agent.tools.stdin_reads`, so a call past its timeout stops waiting and the
 line typed next is the chat's; ``input()`` on a terminal would read below ``sys.stdin``
-(readline) where nothing can give up on it, so in a call ``sys.stdout`` answers ``fileno()``
-with a duplicate of its descriptor, which ``input()`` does not take for C's stdout, while
-``sys.stdin.fileno()`` stays the real one.
+(readline) where nothing can give up on it, so in a call ``sys.stdin`` answers ``fileno()``
+with a duplicate of its descriptor (:class:`Twin`), which ``input()`` does not take for C's
+stdin, while ``sys.stdout.fileno()`` stays the stream's own (a tool redirecting it with
+``os.dup2`` redirects descriptor 1).
 
 Whoever replaces ``sys.stdout`` later (a test's capture, the CLI) simply wins: the next call wraps
 the new stream.
@@ -133,35 +134,6 @@ class RoutedStdout:
 
     def __init__(self, target: TextIO | None) -> None:
         self.target = target
-        self._twin: int | None = None   # a call's descriptor: see :meth:`fileno`
-        self._twin_lock = child_lock(threading.Lock())   # free in a forked child
-        self._twin_file: tuple[int, ...] | None = None   # what the duplicate was made on
-        self._closer: weakref.finalize[Any, Any] | None = None
-
-    def fileno(self) -> int:
-        """The target's descriptor; in a call, a duplicate of it (the same open file, another
-        number). ``input()`` reads through readline below ``sys.stdin``, where nothing can give
-        the read up, only when stdin's and stdout's descriptors are C's own 0 and 1 and both
-        terminals; a call's stdout being another number, a call's ``input()`` reads
-        ``sys.stdin.readline()`` (:class:`RoutedStdin`) while ``sys.stdin.fileno()`` stays the
-        real one (``os.isatty``, ``subprocess.run(stdin=sys.stdin)``). What is written to the
-        duplicate goes where the target's descriptor goes, as before (a subprocess's output).
-        One duplicate, kept; made again if a tool closed it (its number then is another file's,
-        or none)."""
-        fd: int = self.target.fileno()   # type: ignore[union-attr]  # None: as the target would
-        if _call() is None:
-            return fd
-        with self._twin_lock:
-            if self._twin is None or _file_of(self._twin) != _file_of(fd):
-                if self._closer is not None:
-                    if _file_of(self._twin) == self._twin_file:   # still ours: the target moved
-                        self._closer()
-                    else:   # closed by a tool, its number maybe another file's now
-                        self._closer.detach()
-                self._twin = os.dup(fd)
-                self._twin_file = _file_of(self._twin)
-                self._closer = weakref.finalize(self, _close_quietly, self._twin)
-            return self._twin
 
     def write(self, text: str) -> int:
         call = _call()
@@ -186,6 +158,28 @@ class RoutedStdout:
         return getattr(self.target, name)
 
 
+class Twin:
+    """A duplicate of a descriptor (the same open file, another number), made once and kept;
+    made again if a tool closed it or the descriptor now is another file (checked by
+    :func:`_file_of`), and closed when this goes (with the wrapper holding it). Thread-safe."""
+
+    def __init__(self) -> None:
+        self._fd: int | None = None
+        self._lock = child_lock(threading.Lock())   # free in a forked child
+        self._closer: weakref.finalize[Any, Any] | None = None
+
+    def of(self, fd: int) -> int:
+        """The duplicate of ``fd``."""
+        with self._lock:
+            if self._fd is None or _file_of(self._fd) != _file_of(fd):
+                if self._closer is not None:   # the descriptor moved, or a tool closed it
+                    self._closer()
+                self._fd = os.dup(fd)
+                self._closer = weakref.finalize(self, _close_if_still, self._fd,
+                                                _file_of(self._fd))
+            return self._fd
+
+
 def _file_of(fd: int | None) -> tuple[int, ...] | None:
     """Which file descriptor ``fd`` is open on (None: not open)."""
     try:
@@ -195,9 +189,15 @@ def _file_of(fd: int | None) -> tuple[int, ...] | None:
     return None if st is None else (st.st_dev, st.st_ino, st.st_rdev)
 
 
-def _close_quietly(fd: int) -> None:
-    with contextlib.suppress(OSError):
-        os.close(fd)
+def _close_if_still(fd: int, file: tuple[int, ...] | None) -> None:
+    """Close the duplicate ``fd`` if it is still open on ``file``: a tool may have closed it
+    (``with os.fdopen(sys.stdout.fileno(), "w")`` does), and the number be another file's by
+    now (a database, a log), which closing it again would close under its owner. A number
+    reused for the very same file (another duplicate of it, another open of ``/dev/null``)
+    cannot be told apart."""
+    if _file_of(fd) == file:
+        with contextlib.suppress(OSError):
+            os.close(fd)
 
 
 def _show_unshown() -> None:
@@ -222,21 +222,27 @@ class RoutedStdin:
     while one is under way or its text is kept, else straight to ``source``; everything else is
     ``source``'s.
 
-    ``fileno()`` is the stream's, in a call or not, a given-up read waiting or not: a tool's
-    ``os.isatty(sys.stdin.fileno())`` or ``subprocess.run(..., stdin=sys.stdin)``, like the
-    application's own, is not ours to break. Only reads through this object are the call's and
-    given up with it: a subprocess handed the descriptor reads it itself, its read bounded by
-    the tool's own handling of the process (``subprocess.run(timeout=...)``), and so are
-    ``os.read`` on it and ``sys.stdin.buffer``. ``input()`` still reads through this object in
-    a call, also on a terminal: a call's ``sys.stdout`` has a descriptor of its own
-    (:meth:`RoutedStdout.fileno`), so ``input()`` does not take readline below ``sys.stdin``
-    (which nothing can give up on, and which serves one thread at a time); it writes its
-    prompt to ``sys.stdout`` and reads ``sys.stdin.readline()``. The chat's prompt asks
-    :func:`handed_back` before it reads."""
+    ``fileno()`` is a descriptor of the stream's file, in a call or not, a given-up read
+    waiting or not: a tool's ``os.isatty(sys.stdin.fileno())``, ``termios`` or
+    ``subprocess.run(..., stdin=sys.stdin)``, like the application's own, is not ours to
+    break. Only reads through this object are the call's and given up with it: a subprocess
+    handed the descriptor reads it itself, its read bounded by the tool's own handling of the
+    process (``subprocess.run(timeout=...)``), and so are ``os.read`` on it and
+    ``sys.stdin.buffer``. ``input()`` still reads through this object in a call, also on a
+    terminal. CPython's ``input()`` reads through readline below ``sys.stdin`` (where nothing
+    can give the read up, and which serves one thread at a time) only when stdin's and
+    stdout's descriptors are C's own 0 and 1 and both terminals; in a call ``fileno()`` is a
+    duplicate (:class:`Twin`: the same open file, another number), so ``input()`` writes its
+    prompt to ``sys.stdout`` and reads ``sys.stdin.readline()``. The duplicate is stdin's, not
+    stdout's: a tool redirecting stdout below Python (``os.dup2(f, sys.stdout.fileno())``, to
+    keep or silence what a C library or a child writes to descriptor 1) must redirect
+    descriptor 1, and redirecting stdin so is rare. The chat's prompt asks :func:`handed_back`
+    before it reads."""
 
     def __init__(self, source: TextIO) -> None:
         self.source = source
         self.reads = StdinReads(source)
+        self._twin = Twin()
 
     def _read(self, how: Callable[[TextIO], str]) -> str:
         call = _call()
@@ -260,9 +266,11 @@ class RoutedStdin:
         return lines
 
     def fileno(self) -> int:
-        if _call() is not None:
-            _show_unshown()
-        return self.source.fileno()
+        fd = self.source.fileno()
+        if _call() is None:
+            return fd
+        _show_unshown()
+        return self._twin.of(fd)
 
     def __iter__(self) -> RoutedStdin:
         return self

@@ -9,7 +9,13 @@ from typing import Any
 
 import pytest
 
-from hermes_core.agent.tools.printed import Printed, RoutedStdout, captured, handed_back
+from hermes_core.agent.tools.printed import (
+    Printed,
+    RoutedStdin,
+    RoutedStdout,
+    captured,
+    handed_back,
+)
 
 
 class _Terminal(io.StringIO):
@@ -116,11 +122,12 @@ def test_a_read_outside_a_call_or_with_nothing_printed_shows_nothing(
 
 def test_a_call_s_stdin_has_its_descriptor_and_input_reads_through_the_wrapper(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """In a call ``sys.stdin.fileno()`` is the stream's (it was refused, so ``os.isatty`` and
-    ``subprocess.run(stdin=sys.stdin)`` failed in a tool), and ``input()`` still writes its
-    prompt to the call's ``sys.stdout`` and reads ``sys.stdin.readline()``, which a call past
-    its timeout gives up on: the call's stdout has a descriptor of its own (see
-    ``test_input_in_a_call_on_a_terminal_is_given_up_past_its_timeout``)."""
+    """In a call ``sys.stdin.fileno()`` is a descriptor of the stream's file (it was refused,
+    so ``os.isatty`` and ``subprocess.run(stdin=sys.stdin)`` failed in a tool), and ``input()``
+    still writes its prompt to the call's ``sys.stdout`` and reads ``sys.stdin.readline()``,
+    which a call past its timeout gives up on: the call's stdin descriptor is another number
+    for the same file (see ``test_input_in_a_call_on_a_terminal_is_given_up_past_its_timeout``).
+    Outside a call it is the stream's own number."""
     import os
 
     r, w = os.pipe()
@@ -131,8 +138,8 @@ def test_a_call_s_stdin_has_its_descriptor_and_input_reads_through_the_wrapper(
         with captured() as printed:
             inside = sys.stdin.fileno()
             said = input("Which city? ")
-        assert (inside, said, printed.text) == (r, "Bergen", "Which city? ")
-        assert sys.stdin.fileno() == r
+        assert (inside != r, os.path.sameopenfile(inside, r)) == (True, True)
+        assert (said, printed.text, sys.stdin.fileno()) == ("Bergen", "Which city? ", r)
 
 
 def test_a_subprocess_in_a_call_reads_the_stdin_it_is_given(
@@ -155,22 +162,103 @@ def test_a_subprocess_in_a_call_reads_the_stdin_it_is_given(
         assert done.stdout == "BERGEN\n"
 
 
-def test_a_call_s_stdout_descriptor_is_another_number_for_the_same_file(
+def test_a_call_s_stdin_descriptor_is_one_duplicate_read_as_the_stream_s_own(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """In a call ``sys.stdout.fileno()`` is a duplicate of the stream's descriptor: not C's
-    stdout, so ``input()`` never takes readline, yet what a subprocess or ``os.write`` sends to
-    it goes where stdout goes, as before. Outside a call it is the stream's own number."""
+    """In a call ``sys.stdin.fileno()`` is a duplicate of the stream's descriptor: not C's
+    stdin, so ``input()`` never takes readline, yet a read of it (``os.read``, a subprocess
+    given it) reads what the stream's does. One duplicate, kept; ``sys.stdout.fileno()`` is
+    the stream's own in a call too."""
     import os
 
     r, w = os.pipe()
-    with os.fdopen(r, "rb") as shown, os.fdopen(w, "w") as stream:
-        monkeypatch.setattr(sys, "stdout", stream)
+    with os.fdopen(r, encoding="utf-8") as source, os.fdopen(w, "w") as person:
+        monkeypatch.setattr(sys, "stdin", source)
+        monkeypatch.setattr(sys, "stdout", io.StringIO())
+        person.write("typed\n")
+        person.flush()
         with captured():
-            twin = sys.stdout.fileno()
-            again = sys.stdout.fileno()
-            os.write(twin, b"below the capture\n")
-        assert (twin != w, again == twin, sys.stdout.fileno() == w) == (True, True, True)
-        assert shown.readline() == b"below the capture\n"
+            twin = sys.stdin.fileno()
+            again = sys.stdin.fileno()
+            read = os.read(twin, 100)
+            out = sys.stdout.fileno
+        assert (twin != r, again == twin, read, sys.stdin.fileno() == r) == (
+            True, True, b"typed\n", True)
+        with pytest.raises(io.UnsupportedOperation):   # the StringIO's own answer
+            out()
+
+
+
+def test_a_descriptor_the_tool_closed_and_the_process_reused_stays_open_when_the_wrapper_goes(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """A tool may close the descriptor it was handed (``with os.fdopen(sys.stdin.fileno())``
+    closes it on leaving); the number is then the next file's the process opens (a database, a
+    log). The wrapper's closer, made with the duplicate, closed that number again when the
+    wrapper went (``sys.stdin`` replaced, the process's exit): the other file's descriptor,
+    closed under it. It closes the duplicate only while it is still that file."""
+    import gc
+    import os
+
+    theirs_path = tmp_path / "theirs"
+    theirs_path.write_bytes(b"theirs")
+    (tmp_path / "in").write_text("typed\n")
+    with (tmp_path / "in").open() as stream:
+        monkeypatch.setattr(sys, "stdin", stream)
+        monkeypatch.setattr(sys, "stdout", io.StringIO())
+        sys.stdin = RoutedStdin(stream)   # type: ignore[assignment]
+        with captured(), os.fdopen(sys.stdin.fileno()) as handed:
+            twin = handed.fileno()
+        theirs = os.open(theirs_path, os.O_RDONLY)
+        try:
+            sys.stdin = stream   # the wrapper goes
+            gc.collect()
+            assert (theirs, os.read(theirs, 6)) == (twin, b"theirs")
+        finally:
+            os.close(theirs)
+
+
+
+_REDIRECTING = """
+import os, subprocess, sys, tempfile
+from hermes_core.agent.tools.registry import ToolRegistry
+from hermes_core.agent.tools.runner import ToolRunner
+from hermes_core.types import ToolCall
+
+def quiet() -> str:
+    \"\"\"Run a noisy program, what it writes to stdout kept.\"\"\"
+    fd = sys.stdout.fileno()
+    saved = os.dup(fd)
+    with tempfile.TemporaryFile() as kept:
+        os.dup2(kept.fileno(), fd)
+        try:
+            subprocess.run([sys.executable, "-c", "print('from the program')"], check=True)
+        finally:
+            os.dup2(saved, fd)
+            os.close(saved)
+        kept.seek(0)
+        return kept.read().decode()
+
+(r,) = ToolRunner(ToolRegistry([quiet])).run([ToolCall("c", "quiet")])
+print("RESULT", repr(r.output), flush=True)
+"""
+
+
+def test_a_tool_redirecting_stdout_s_descriptor_redirects_what_the_process_writes_there(
+        ) -> None:
+    """Redirecting stdout below Python (``os.dup2(f, sys.stdout.fileno())``, the idiom to keep
+    or silence what a C library or a child process writes to descriptor 1) did nothing in a
+    call: ``sys.stdout.fileno()`` was a duplicate there (kept off readline, see
+    ``test_input_in_a_call_on_a_terminal_is_given_up_past_its_timeout``), so descriptor 1
+    stayed the terminal and the program's output reached the process's stdout (the chat's
+    reply) instead of the tool. A call's stdout descriptor is the stream's own again."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    done = subprocess.run([sys.executable, "-c", _REDIRECTING], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(root)}, cwd=root, timeout=60,
+                          check=True)
+    assert done.stdout == "RESULT 'from the program\\n'\n"
 
 
 _ON_A_TERMINAL = """
