@@ -59,7 +59,10 @@ def test_the_watch_holds_little_of_a_small_gzip_chunk_that_inflates_huge(body: s
         held = tracemalloc.get_traced_memory()[0]
     finally:
         tracemalloc.stop()
-    assert peak < 4_000_000 and held < 100_000
+    # tracemalloc counts every thread's allocations: the watch's own peak is under 1 MB, and
+    # another test's thread still running beside this one once added 3.6 MB (a 4 MB bound failed
+    # under load); 12 MB is still half of the 24 MB the old watch held for the endless line.
+    assert peak < 12_000_000 and held < 100_000
 
 
 def test_a_zstd_chunk_of_empty_frames_is_checked_against_the_budget_as_it_is_read() -> None:
