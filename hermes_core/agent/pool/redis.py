@@ -38,7 +38,7 @@ import logging
 import os
 import threading
 import time
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -68,6 +68,7 @@ from hermes_core.agent.pool.redis_reply import (
 )
 from hermes_core.agent.pool.redis_url import redact_url
 from hermes_core.agent.pool.rename import carry_over
+from hermes_core.agent.pool.sent import besides, ended, latest, take
 from hermes_core.agent.pool.state import (
     LEASE_MARGIN_S,
     STRATEGIES,
@@ -93,14 +94,6 @@ T = TypeVar("T")
 
 __all__ = ["DEFAULT_PREFIX", "RedisPoolOptions", "RedisPoolState", "backend_from_settings",
            "options_from_settings"]
-
-
-def _took(left: Counter[Any], entry: Any) -> bool:
-    """True (and one fewer left) when ``entry`` is among the ``left`` ones."""
-    if left[entry] > 0:
-        left[entry] -= 1
-        return True
-    return False
 
 
 class RedisPoolState:
@@ -196,6 +189,9 @@ class RedisPoolState:
         # first): where the local fallback starts, and what goes back to a Redis that lost it
         self._shares: dict[tuple[str, str], list[tuple[float, int]]] = {}
         self._before: dict[tuple[str, str], list[Sent]] = {}
+        # sent through Redis before an outage or by its fallback, merged back since: handed
+        # back to a Redis that loses its window later (an empty restart), as _recent is
+        self._merged: dict[tuple[str, str], list[Sent]] = {}
         self._window_s = 60.0
         # after an outage, until when (monotonic) a key must also fit the local share, and the
         # local lease each Redis lease of that time holds
@@ -215,6 +211,7 @@ class RedisPoolState:
         self._lock = threading.Lock()
         self._resync_lock = threading.Lock()
         self._recent, self._sent, self._before, self._paired = {}, {}, {}, {}
+        self._merged = {}
 
     # ------------------------------------------------------------------ public API
 
@@ -380,9 +377,8 @@ class RedisPoolState:
             with self._lock:
                 self._remember(provider, fingerprint, res.blocked_until, res.removed)
                 self._standing[(provider, fingerprint)] = standing
-                if lease_id:
-                    self._ended((provider, fingerprint), lease_id,
-                                outcome.kind == "rate_limited")
+                if member:
+                    self._ended((provider, fingerprint), member, outcome.kind == "rate_limited")
             # the request also counted against this worker's local share (its probation pair),
             # or was handed out by the fallback and ends now that Redis is back
             local_lease = paired or (lease if held_lease is None else "")
@@ -495,7 +491,8 @@ class RedisPoolState:
                 first = provider not in self._epochs
                 known = {k: (self._to_local(u), rm) for k, (u, rm) in self._known.items()
                          if k[0] == provider}
-                recent = {k: list(v) for k, v in self._recent.items() if k[0] == provider}
+                recent = {k: [*self._merged.get(k, []), *self._recent.get(k, [])]
+                          for k in self._recent.keys() | self._merged.keys() if k[0] == provider}
                 standings = {k: st.shifted(self._offset) for k, st in self._standing.items()
                              if k[0] == provider}
             # a Redis that lost the pool state lost the workers' slots too: claimed again at
@@ -573,18 +570,15 @@ class RedisPoolState:
             recent.append((local_now, tokens, window_s, lease))
 
     def _ended(self, item: tuple[str, str], lease: str, refused: bool) -> None:
-        """The request sent under ``lease`` ended now, as RELEASE moves its window entry to now
-        (marked ``r:`` if refused): so does its entry in ``_recent`` (or in ``_before``, ended
-        while Redis was away), which goes back to a Redis that lost the window. At its send
-        time it left the window before the server's slot freed, and a refused one came back
-        counted as admitted (call with the lock held)."""
-        for sent in (self._recent.get(item, deque()), self._before.get(item, [])):
-            for i, (_, tokens, window_s, name) in enumerate(sent):
-                if name == lease:
-                    del sent[i]
-                    sent.append((self._local.now(), tokens, window_s,
-                                 f"r:{lease}" if refused else lease))
-                    return
+        """The request ``lease`` names (a Redis lease, or a merged fallback request's
+        :meth:`_local_name`) ended now, as RELEASE moves its window entry to now (``r:`` if
+        refused): so does its entry kept for a Redis that loses the window. At its send time it
+        left the window before the server's slot freed, and a refused one came back counted as
+        admitted (call with the lock held)."""
+        found = take((self._recent.get(item, deque()), self._before.get(item, []),
+                      self._merged.get(item, [])), lease)
+        if found is not None:
+            found[0].append(ended(found[1], self._local.now(), refused))
 
     def _ended_away(self, item: tuple[str, str], name: str, refused: bool,
                     sent: tuple[int, float] | None = None) -> Sent | None:
@@ -593,19 +587,20 @@ class RedisPoolState:
         does, and is merged back by name, restart or not. At its send time Redis freed the key
         while the server still counted it; unmarked, the next learned limit came out one over.
         ``sent``: (tokens, window) if not listed. The entry, or None (call with the lock held)."""
-        if not name:
+        found = take((self._before.get(item, []), self._sent.get(item, [])), name)
+        sent = found[1][1:3] if found else sent
+        if sent is None or not name:
             return None
-        found = next(((entries, i) for entries in (self._before.get(item, []),
-                                                   self._sent.get(item, []))
-                      for i, e in enumerate(entries) if e[3] == name), None)
-        if found is not None:
-            entries, i = found
-            sent = entries.pop(i)[1:3]
-        if sent is None:
-            return None
-        entry = (self._local.now(), sent[0], sent[1], f"r:{name}" if refused else name)
+        entry = ended((0.0, sent[0], sent[1], name), self._local.now(), refused)
         self._sent.setdefault(item, []).append(entry)
         return entry
+
+    def _keep_merged(self, batches: Sequence[tuple[tuple[str, str], list[Sent]]]) -> None:
+        """Requests a recovery merged back, into ``_merged`` (:func:`.sent.latest`; call with
+        the lock held)."""
+        for item, entries in [*self._merged.items(), *batches]:
+            self._merged[item] = latest([*self._merged.get(item, []), *entries],
+                                        self._local.now())
 
     def _local_name(self, lease: str) -> str:
         """A request the local fallback handed out, as Redis's window names it once merged back:
@@ -668,6 +663,11 @@ class RedisPoolState:
                 if self.options.workers == 1 or (provider, fp) not in self._shares:
                     self._local.seed(provider, fp, [(e[0], e[1]) for e in own])
             self._recent.clear()
+            # merged back after an earlier outage (counted locally since): in _before again
+            for item, merged in self._merged.items():
+                self._before.setdefault(item, []).extend(
+                    e for e in merged if e[0] > local_now - e[2])
+            self._merged.clear()
             # the fleet's window, shared out: a worker that sent few of its requests must not
             # spend a whole share on top of a full window (the others count theirs)
             for (provider, fp), times in self._shares.items():
@@ -745,7 +745,7 @@ class RedisPoolState:
             outage_reason(exc)
             return False
         with self._lock:
-            self._before.clear()
+            before_all, self._before = self._before, {}
             # what Redis now holds at least (merged); a later resync hands back this, not the
             # view from before the outage (a key restored here is not quarantined again)
             self._standing = {k: st.shifted(-self._offset) for k, st in standings.items()}
@@ -759,9 +759,9 @@ class RedisPoolState:
                     del self._learned[item]
             late: dict[tuple[str, str], list[Sent]] = {}
             for item, entries in self._sent.items():
-                left = Counter(handed[1].get(item, []))
-                late[item] = [e for e in entries if not _took(left, e)]
+                late[item] = besides(entries, handed[1].get(item, []))
             self._sent = {}
+            self._keep_merged([*before_all.items(), *handed[1].items(), *late.items()])
             was = self._degraded
             self._degraded = self._foreign = False
         self._merge_late({k: v for k, v in late.items() if v})

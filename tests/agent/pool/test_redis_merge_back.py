@@ -564,3 +564,78 @@ def test_a_request_the_fallback_sent_that_ends_once_redis_is_back_moves_to_its_e
     window = _window(own_redis, be, "k")
     assert [(m.startswith("r:"), s) for m, s in window] == [(outcome != "ok", clock.t - 3.0)]
     be.close()
+
+
+@pytest.mark.parametrize("sent_through", ["redis", "fallback"])
+def test_a_request_merged_back_after_an_outage_is_handed_back_again_after_a_later_restart(
+        own_redis: RedisServer, redis_prefix: str, sent_through: str) -> None:
+    """Sent at 0 (through Redis before an outage, or by the fallback during it), merged back
+    when Redis returned at 1 with its data; Redis then restarted empty at 2. The recovery had
+    dropped the request from what this worker hands back to a Redis that lost its window, so
+    at 2 a second request of a key of 1 per 60 s went out."""
+    clock = FakeClock(1_700_000_000.0)
+    be = RedisPoolState(own_redis.url, clock=clock,
+                        options=RedisPoolOptions(key_prefix=redis_prefix,
+                                                 reconnect_interval_s=0.0))
+    pol = PoolPolicy(window_s=60.0)
+    key = [KeySpec("k", max_rpm=1)]
+    assert be.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    first = be.acquire("p", key, pol) if sent_through == "redis" else None
+    back = _read_only(own_redis)
+    try:
+        first = first or be.acquire("p", key, pol)
+        assert first.fingerprint == "k"
+        be.release("p", "k", Outcome("ok"), pol, lease=first.lease)
+        assert be.degraded
+    finally:
+        back()
+    clock.t += 1.0
+    assert be.acquire("p", [KeySpec("other")], pol).fingerprint == "other"   # merged back
+    assert not be.degraded
+    own_redis.restart()                       # empty
+    clock.t += 1.0
+    again = be.acquire("p", key, pol)
+    assert not be.degraded
+    assert again.fingerprint is None and again.available_at == clock.t + 58.0
+    be.close()
+
+
+@pytest.mark.parametrize("outcome", ["ok", "rate_limited"])
+def test_a_request_the_fallback_sent_that_ends_in_a_later_outage_moves_to_its_end(
+        own_redis: RedisServer, redis_prefix: str, outcome: str) -> None:
+    """Sent by the fallback at 0, merged back at its send time when Redis returned at 1, ended
+    at 8 while Redis was away again (data kept): its release was not found among the requests
+    to merge back (it had been merged already), so the entry stayed at its send time, unmarked,
+    and at 11 a second request of a key of 1 per 10 s went out 7 s before the server's slot
+    freed."""
+    clock = FakeClock(1_700_000_000.0)
+    be = RedisPoolState(own_redis.url, clock=clock,
+                        options=RedisPoolOptions(key_prefix=redis_prefix,
+                                                 reconnect_interval_s=0.0))
+    pol = PoolPolicy(window_s=10.0)
+    key = [KeySpec("k", max_rpm=1)]
+    assert be.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    back = _read_only(own_redis)
+    try:
+        first = be.acquire("p", key, pol)
+        assert be.degraded and first.fingerprint == "k"
+    finally:
+        back()
+    clock.t += 1.0
+    assert be.acquire("p", [KeySpec("other")], pol).fingerprint == "other"   # merged back
+    assert not be.degraded
+    back = _read_only(own_redis)
+    try:
+        clock.t += 7.0
+        be.release("p", "k", Outcome(outcome, retry_after=0.0), pol, lease=first.lease)
+        assert be.degraded
+    finally:
+        back()
+    clock.t += 3.0
+    again = be.acquire("p", key, pol)
+    assert not be.degraded
+    assert again.fingerprint is None and again.available_at == clock.t + 7.0
+    window = _window(own_redis, be, "k")
+    assert [(m.startswith("r:"), s) for m, s in window] == [(outcome != "ok", clock.t - 3.0)]
+    be.close()
+
