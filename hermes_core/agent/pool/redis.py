@@ -496,11 +496,13 @@ class RedisPoolState:
                 standings = {k: st.shifted(self._offset) for k, st in self._standing.items()
                              if k[0] == provider}
             # a Redis that lost the pool state lost the workers' slots too: claimed again at
-            # once, not with the next acquire (Redis may be away by then, and the slot believed
-            # another's); a new process's first resync may be the first it sees of a restart
+            # once, not with the next acquire (Redis may be away by then, the slot believed
+            # another's), by a process that held one (a forked child or status reader: none)
             if self._slot.workers > 1:
+                held = self._slot.index is not None
                 self._slot.lost()
-                self._slot.claim()
+                if held:
+                    self._slot.claim()
             if not first:
                 log.warning("credential pool: Redis at %s lost the pool state of %s "
                             "(restarted?); merging what this worker knows back", self.url,
