@@ -27,8 +27,7 @@ breakers, the round-robin cursor) in Redis and implements :class:`PoolStateBacke
   and a Redis that restarted empty also gets back what this worker had sent through it in the
   last window: all the workers' together are the window it lost. For one reconnect interval after
   that, while the other workers may still be serving locally, a key must also fit this worker's
-  local share
-  (``benchmarks/pool.py`` measures the restart: RPM violations, goodput).
+  local share (``benchmarks/pool.py`` measures the restart: RPM violations, goodput).
 """
 
 from __future__ import annotations
@@ -301,18 +300,16 @@ class RedisPoolState:
                 # a waiter must not sleep through Redis's return on the local share's clock: it
                 # asks again by the next probe, which may rejoin the fleet's whole budget
                 return self._rejoin_by(res, provider, keys, self._next_probe)
-            if res.fingerprint is not None:
-                entry = (res.now, max(0, int(tokens)), policy.window_s,
-                         self._local_name(res.lease))
-                with self._lock:
-                    late = not self._degraded   # Redis returned while this was served here
-                    if not late:
-                        sent = self._sent.setdefault((provider, res.fingerprint), [])
-                        while sent and sent[0][0] <= res.now - sent[0][2]:
-                            sent.pop(0)
-                        sent.append(entry)
-                if late:
-                    self._merge_late({(provider, res.fingerprint): [entry]})
+            entry = (res.now, max(0, int(tokens)), policy.window_s, self._local_name(res.lease))
+            with self._lock:
+                late = not self._degraded   # Redis returned while this was served here
+                if not late:
+                    sent = self._sent.setdefault((provider, res.fingerprint), [])
+                    while sent and sent[0][0] <= res.now - sent[0][2]:
+                        sent.pop(0)
+                    sent.append(entry)
+            if late:
+                self._merge_late({(provider, res.fingerprint): [entry]})
             return res
 
         def on_probation() -> AcquireResult:
@@ -393,6 +390,7 @@ class RedisPoolState:
             ended = self._leases.take((provider, fingerprint), lease)
             if ended is not None:   # ended in Redis when it answers again
                 self._leases.ended_away((provider, fingerprint), ended[0])
+                self._local.end_elsewhere(provider, fingerprint, ended[0])
             with self._lock:
                 if ended is not None:
                     moved = self._ended_away((provider, fingerprint), ended[0], refused,
@@ -597,13 +595,6 @@ class RedisPoolState:
         self._sent.setdefault(item, []).append(entry)
         return entry
 
-    def _keep_merged(self, batches: Sequence[tuple[tuple[str, str], list[Sent]]]) -> None:
-        """Requests a recovery merged back, into ``_merged`` (:func:`.sent.latest`; call with
-        the lock held)."""
-        for item, entries in [*self._merged.items(), *batches]:
-            self._merged[item] = latest([*self._merged.get(item, []), *entries],
-                                        self._local.now())
-
     def _local_name(self, lease: str) -> str:
         """A request the local fallback handed out, as Redis's window names it once merged back:
         its local lease under this process's worker id (unique across the fleet), so its release
@@ -680,6 +671,8 @@ class RedisPoolState:
             # quarantines and open breakers as Redis last said: not back into rotation here
             for (provider, fp), standing in self._standing.items():
                 self._local.seed_standing(provider, fp, standing.shifted(self._offset))
+            for provider in {p for p, _ in self._known}:   # its requests in flight there
+                self._local.hold_elsewhere(provider, self._leases.open_on(provider))
             for (provider, fp), lr in self._learned_rpm.items():
                 # this worker's share of what the key admits, like a configured max_rpm's
                 self._local.seed_limit(provider, fp, self._slot.share(lr))
@@ -763,9 +756,14 @@ class RedisPoolState:
             for item, entries in self._sent.items():
                 late[item] = besides(entries, handed[1].get(item, []))
             self._sent = {}
-            self._keep_merged([*before_all.items(), *handed[1].items(), *late.items()])
+            # what this recovery merged back, kept for a Redis that loses its window later
+            for item, merged in [*self._merged.items(), *before_all.items(), *handed[1].items(),
+                                 *late.items()]:
+                self._merged[item] = latest([*self._merged.get(item, []), *merged],
+                                            self._local.now())
             was = self._degraded
             self._degraded = self._foreign = False
+            self._local.drop_elsewhere()
         self._merge_late({k: v for k, v in late.items() if v})
         if was:
             log.warning("credential pool: Redis at %s is reachable again; shared pool state "
