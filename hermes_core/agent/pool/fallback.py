@@ -8,9 +8,10 @@ state that can be told about requests sent before it took over (:class:`LocalPoo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from hermes_core.agent.pool.breaker import CLOSED, BreakerState
+from hermes_core.agent.pool.clock import STEADY
 from hermes_core.agent.pool.quarantine import Standing
 from hermes_core.agent.pool.state import InMemoryPoolState
 from hermes_core.agent.pool.window import SlidingWindow
@@ -81,6 +82,46 @@ def share(raw: str, redis_now: float, local_now: float, window_s: float, workers
 
 class LocalPoolState(InMemoryPoolState):
     """The fallback state, which can also be told about requests sent before it took over."""
+
+    def __init__(self, clock: Callable[[], float] = STEADY) -> None:
+        super().__init__(clock)
+        # per key, the Redis leases this worker had open as Redis went away (hold_elsewhere)
+        self._elsewhere: dict[tuple[str, str], set[str]] = {}
+
+    def renew_after_fork(self) -> None:
+        """As :class:`InMemoryPoolState`'s; the parent's requests through Redis are its own."""
+        super().renew_after_fork()
+        self._elsewhere = {}
+
+    def hold_elsewhere(self, provider: str,
+                       leases: Mapping[str, Iterable[tuple[str, float]]]) -> None:
+        """Requests this worker has in flight through Redis as it goes away (per key, (lease,
+        seconds left)): in flight here too until each ends (:meth:`end_elsewhere`) or Redis is
+        back (:meth:`drop_elsewhere`). Not counted, a key at its ``max_in_flight`` was handed
+        out again beside them."""
+        with self._lock:
+            for fingerprint, open_ in leases.items():
+                held = self._elsewhere.setdefault((provider, fingerprint), set())
+                new = {lease for lease, _ in open_} - held
+                held |= new
+                self._key(provider, fingerprint).in_flight += len(new)
+
+    def end_elsewhere(self, provider: str, fingerprint: str, lease: str) -> None:
+        """The request through Redis that ``lease`` names ended while Redis was away."""
+        with self._lock:
+            held = self._elsewhere.get((provider, fingerprint), set())
+            if lease in held:
+                held.discard(lease)
+                rec = self._key(provider, fingerprint)
+                rec.in_flight = max(0, rec.in_flight - 1)
+
+    def drop_elsewhere(self) -> None:
+        """Redis is back: its leases count there again, and their releases go there."""
+        with self._lock:
+            for (provider, fingerprint), held in self._elsewhere.items():
+                rec = self._key(provider, fingerprint)
+                rec.in_flight = max(0, rec.in_flight - len(held))
+            self._elsewhere = {}
 
     def seed_state(self, provider: str, fingerprint: str, blocked_until: float,
                    removed: bool) -> None:

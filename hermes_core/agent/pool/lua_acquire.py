@@ -29,8 +29,9 @@ from hermes_core.agent.pool.state import KeySpec, PoolPolicy
 #          auth strikes, its breaker "<mode>|<failures>|<opened at>" (after this acquire),
 #          then the earliest recheck of a key quarantined after an auth rejection or ''}.
 # The epoch names this incarnation of the pool state: a caller that knows another one (Redis
-# restarted empty, or the caller is new) gets 'resync' and nothing else, merges what it knows
-# (MERGE) and asks again. The callers' known deadlines and removals are floors: a restarted Redis
+# restarted, empty or from an older snapshot (redis_lua.epoch_of), or the caller is new) gets
+# 'resync' and nothing else, merges what it knows (MERGE) and asks again. The callers' known
+# deadlines and removals are floors: a restarted Redis
 # gets them back with the very next acquire, before it decides anything.
 # While other processes hold places in the fleet's queue, only the first asks the pool; any other
 # is refused (available_at: when to ask again, and each key as the fleet holds it, unweighed, as

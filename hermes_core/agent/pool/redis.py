@@ -27,8 +27,7 @@ breakers, the round-robin cursor) in Redis and implements :class:`PoolStateBacke
   and a Redis that restarted empty also gets back what this worker had sent through it in the
   last window: all the workers' together are the window it lost. For one reconnect interval after
   that, while the other workers may still be serving locally, a key must also fit this worker's
-  local share
-  (``benchmarks/pool.py`` measures the restart: RPM violations, goodput).
+  local share (``benchmarks/pool.py`` measures the restart: RPM violations, goodput).
 """
 
 from __future__ import annotations
@@ -38,7 +37,7 @@ import logging
 import os
 import threading
 import time
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -68,6 +67,7 @@ from hermes_core.agent.pool.redis_reply import (
 )
 from hermes_core.agent.pool.redis_url import redact_url
 from hermes_core.agent.pool.rename import carry_over
+from hermes_core.agent.pool.sent import besides, ended, latest, take
 from hermes_core.agent.pool.state import (
     LEASE_MARGIN_S,
     STRATEGIES,
@@ -93,14 +93,6 @@ T = TypeVar("T")
 
 __all__ = ["DEFAULT_PREFIX", "RedisPoolOptions", "RedisPoolState", "backend_from_settings",
            "options_from_settings"]
-
-
-def _took(left: Counter[Any], entry: Any) -> bool:
-    """True (and one fewer left) when ``entry`` is among the ``left`` ones."""
-    if left[entry] > 0:
-        left[entry] -= 1
-        return True
-    return False
 
 
 class RedisPoolState:
@@ -196,6 +188,9 @@ class RedisPoolState:
         # first): where the local fallback starts, and what goes back to a Redis that lost it
         self._shares: dict[tuple[str, str], list[tuple[float, int]]] = {}
         self._before: dict[tuple[str, str], list[Sent]] = {}
+        # sent through Redis before an outage or by its fallback, merged back since: handed
+        # back to a Redis that loses its window later (an empty restart), as _recent is
+        self._merged: dict[tuple[str, str], list[Sent]] = {}
         self._window_s = 60.0
         # after an outage, until when (monotonic) a key must also fit the local share, and the
         # local lease each Redis lease of that time holds
@@ -215,6 +210,7 @@ class RedisPoolState:
         self._lock = threading.Lock()
         self._resync_lock = threading.Lock()
         self._recent, self._sent, self._before, self._paired = {}, {}, {}, {}
+        self._merged = {}
 
     # ------------------------------------------------------------------ public API
 
@@ -304,18 +300,16 @@ class RedisPoolState:
                 # a waiter must not sleep through Redis's return on the local share's clock: it
                 # asks again by the next probe, which may rejoin the fleet's whole budget
                 return self._rejoin_by(res, provider, keys, self._next_probe)
-            if res.fingerprint is not None:
-                entry = (res.now, max(0, int(tokens)), policy.window_s,
-                         self._local_name(res.lease))
-                with self._lock:
-                    late = not self._degraded   # Redis returned while this was served here
-                    if not late:
-                        sent = self._sent.setdefault((provider, res.fingerprint), [])
-                        while sent and sent[0][0] <= res.now - sent[0][2]:
-                            sent.pop(0)
-                        sent.append(entry)
-                if late:
-                    self._merge_late({(provider, res.fingerprint): [entry]})
+            entry = (res.now, max(0, int(tokens)), policy.window_s, self._local_name(res.lease))
+            with self._lock:
+                late = not self._degraded   # Redis returned while this was served here
+                if not late:
+                    sent = self._sent.setdefault((provider, res.fingerprint), [])
+                    while sent and sent[0][0] <= res.now - sent[0][2]:
+                        sent.pop(0)
+                    sent.append(entry)
+            if late:
+                self._merge_late({(provider, res.fingerprint): [entry]})
             return res
 
         def on_probation() -> AcquireResult:
@@ -380,9 +374,8 @@ class RedisPoolState:
             with self._lock:
                 self._remember(provider, fingerprint, res.blocked_until, res.removed)
                 self._standing[(provider, fingerprint)] = standing
-                if lease_id:
-                    self._ended((provider, fingerprint), lease_id,
-                                outcome.kind == "rate_limited")
+                if member:
+                    self._ended((provider, fingerprint), member, outcome.kind == "rate_limited")
             # the request also counted against this worker's local share (its probation pair),
             # or was handed out by the fallback and ends now that Redis is back
             local_lease = paired or (lease if held_lease is None else "")
@@ -397,6 +390,7 @@ class RedisPoolState:
             ended = self._leases.take((provider, fingerprint), lease)
             if ended is not None:   # ended in Redis when it answers again
                 self._leases.ended_away((provider, fingerprint), ended[0])
+                self._local.end_elsewhere(provider, fingerprint, ended[0])
             with self._lock:
                 if ended is not None:
                     moved = self._ended_away((provider, fingerprint), ended[0], refused,
@@ -495,15 +489,18 @@ class RedisPoolState:
                 first = provider not in self._epochs
                 known = {k: (self._to_local(u), rm) for k, (u, rm) in self._known.items()
                          if k[0] == provider}
-                recent = {k: list(v) for k, v in self._recent.items() if k[0] == provider}
+                recent = {k: [*self._merged.get(k, []), *self._recent.get(k, [])]
+                          for k in self._recent.keys() | self._merged.keys() if k[0] == provider}
                 standings = {k: st.shifted(self._offset) for k, st in self._standing.items()
                              if k[0] == provider}
             # a Redis that lost the pool state lost the workers' slots too: claimed again at
-            # once, not with the next acquire (Redis may be away by then, and the slot believed
-            # another's); a new process's first resync may be the first it sees of a restart
+            # once, not with the next acquire (Redis may be away by then, the slot believed
+            # another's), by a process that held one (a forked child or status reader: none)
             if self._slot.workers > 1:
+                held = self._slot.index is not None
                 self._slot.lost()
-                self._slot.claim()
+                if held:
+                    self._slot.claim()
             if not first:
                 log.warning("credential pool: Redis at %s lost the pool state of %s "
                             "(restarted?); merging what this worker knows back", self.url,
@@ -573,18 +570,15 @@ class RedisPoolState:
             recent.append((local_now, tokens, window_s, lease))
 
     def _ended(self, item: tuple[str, str], lease: str, refused: bool) -> None:
-        """The request sent under ``lease`` ended now, as RELEASE moves its window entry to now
-        (marked ``r:`` if refused): so does its entry in ``_recent`` (or in ``_before``, ended
-        while Redis was away), which goes back to a Redis that lost the window. At its send
-        time it left the window before the server's slot freed, and a refused one came back
-        counted as admitted (call with the lock held)."""
-        for sent in (self._recent.get(item, deque()), self._before.get(item, [])):
-            for i, (_, tokens, window_s, name) in enumerate(sent):
-                if name == lease:
-                    del sent[i]
-                    sent.append((self._local.now(), tokens, window_s,
-                                 f"r:{lease}" if refused else lease))
-                    return
+        """The request ``lease`` names (a Redis lease, or a merged fallback request's
+        :meth:`_local_name`) ended now, as RELEASE moves its window entry to now (``r:`` if
+        refused): so does its entry kept for a Redis that loses the window. At its send time it
+        left the window before the server's slot freed, and a refused one came back counted as
+        admitted (call with the lock held)."""
+        found = take((self._recent.get(item, deque()), self._before.get(item, []),
+                      self._merged.get(item, [])), lease)
+        if found is not None:
+            found[0].append(ended(found[1], self._local.now(), refused))
 
     def _ended_away(self, item: tuple[str, str], name: str, refused: bool,
                     sent: tuple[int, float] | None = None) -> Sent | None:
@@ -593,17 +587,11 @@ class RedisPoolState:
         does, and is merged back by name, restart or not. At its send time Redis freed the key
         while the server still counted it; unmarked, the next learned limit came out one over.
         ``sent``: (tokens, window) if not listed. The entry, or None (call with the lock held)."""
-        if not name:
+        found = take((self._before.get(item, []), self._sent.get(item, [])), name)
+        sent = found[1][1:3] if found else sent
+        if sent is None or not name:
             return None
-        found = next(((entries, i) for entries in (self._before.get(item, []),
-                                                   self._sent.get(item, []))
-                      for i, e in enumerate(entries) if e[3] == name), None)
-        if found is not None:
-            entries, i = found
-            sent = entries.pop(i)[1:3]
-        if sent is None:
-            return None
-        entry = (self._local.now(), sent[0], sent[1], f"r:{name}" if refused else name)
+        entry = ended((0.0, sent[0], sent[1], name), self._local.now(), refused)
         self._sent.setdefault(item, []).append(entry)
         return entry
 
@@ -668,6 +656,11 @@ class RedisPoolState:
                 if self.options.workers == 1 or (provider, fp) not in self._shares:
                     self._local.seed(provider, fp, [(e[0], e[1]) for e in own])
             self._recent.clear()
+            # merged back after an earlier outage (counted locally since): in _before again
+            for item, merged in self._merged.items():
+                self._before.setdefault(item, []).extend(
+                    e for e in merged if e[0] > local_now - e[2])
+            self._merged.clear()
             # the fleet's window, shared out: a worker that sent few of its requests must not
             # spend a whole share on top of a full window (the others count theirs)
             for (provider, fp), times in self._shares.items():
@@ -678,6 +671,8 @@ class RedisPoolState:
             # quarantines and open breakers as Redis last said: not back into rotation here
             for (provider, fp), standing in self._standing.items():
                 self._local.seed_standing(provider, fp, standing.shifted(self._offset))
+            for provider in {p for p, _ in self._known}:   # its requests in flight there
+                self._local.hold_elsewhere(provider, self._leases.open_on(provider))
             for (provider, fp), lr in self._learned_rpm.items():
                 # this worker's share of what the key admits, like a configured max_rpm's
                 self._local.seed_limit(provider, fp, self._slot.share(lr))
@@ -745,7 +740,7 @@ class RedisPoolState:
             outage_reason(exc)
             return False
         with self._lock:
-            self._before.clear()
+            before_all, self._before = self._before, {}
             # what Redis now holds at least (merged); a later resync hands back this, not the
             # view from before the outage (a key restored here is not quarantined again)
             self._standing = {k: st.shifted(-self._offset) for k, st in standings.items()}
@@ -759,11 +754,16 @@ class RedisPoolState:
                     del self._learned[item]
             late: dict[tuple[str, str], list[Sent]] = {}
             for item, entries in self._sent.items():
-                left = Counter(handed[1].get(item, []))
-                late[item] = [e for e in entries if not _took(left, e)]
+                late[item] = besides(entries, handed[1].get(item, []))
             self._sent = {}
+            # what this recovery merged back, kept for a Redis that loses its window later
+            for item, merged in [*self._merged.items(), *before_all.items(), *handed[1].items(),
+                                 *late.items()]:
+                self._merged[item] = latest([*self._merged.get(item, []), *merged],
+                                            self._local.now())
             was = self._degraded
             self._degraded = self._foreign = False
+            self._local.drop_elsewhere()
         self._merge_late({k: v for k, v in late.items() if v})
         if was:
             log.warning("credential pool: Redis at %s is reachable again; shared pool state "

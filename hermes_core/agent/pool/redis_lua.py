@@ -103,12 +103,18 @@ local function write_breaker(key, mode, failures, opened, ttl_ms)
   redis.call('PEXPIRE', key, ttl_ms)
 end
 
--- the incarnation of the provider's pool state (a new one, ``new``, where Redis holds none:
--- it restarted empty, or the state expired), kept for ``ttl_ms`` more
+-- the incarnation of the provider's pool state, kept for ``ttl_ms`` more: a new one, ``new``
+-- under this server's run id, where Redis holds none (it restarted empty, or the state
+-- expired) or one another server run wrote (it restarted from a snapshot, or a replica took
+-- over: what was written since the snapshot or not yet copied is lost, the epoch not). INFO
+-- refused (a host that disables it): no run id, only an empty restart is noticed.
 local function epoch_of(key, new, ttl_ms)
+  local info = redis.pcall('INFO', 'server')
+  local run = ''
+  if type(info) == 'string' then run = string.match(info, 'run_id:(%x+)') or '' end
   local epoch = redis.call('GET', key)
-  if not epoch then
-    epoch = new
+  if not epoch or string.match(epoch, '@(%x*)$') ~= run then
+    epoch = new .. '@' .. run
     redis.call('SET', key, epoch)
   end
   redis.call('PEXPIRE', key, ttl_ms)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_core.agent.pool.fallback import share, worker_share
+from hermes_core.agent.pool.fallback import LocalPoolState, share, worker_share
+from hermes_core.agent.pool.state import KeySpec, Outcome, PoolPolicy
+from hermes_core.testing import FakeClock
 
 
 @pytest.mark.parametrize(("limit", "workers", "slot", "share"), [
@@ -33,3 +35,23 @@ def test_a_share_past_the_listed_times_counts_the_listed_mean() -> None:
     # 70 requests in the window, only the newest 2 listed (100 tokens each)
     got = share("70|0|999:100,1000:100", 1000.0, 1000.0, 60.0, workers=2, sent=False, slot=0)
     assert len(got) == 35 and sum(tok for _, tok in got) == 3500
+
+
+@pytest.mark.parametrize("freed_by", ["its_end", "redis_back"])
+def test_requests_in_flight_through_redis_hold_their_places_until_they_end_or_redis_is_back(
+        freed_by: str) -> None:
+    local, pol = LocalPoolState(FakeClock(100.0)), PoolPolicy(max_in_flight=1)
+    local.hold_elsewhere("p", {"k": [("lease-1", 30.0)]})
+    local.hold_elsewhere("p", {"k": [("lease-1", 30.0)]})     # told twice: counted once
+    assert local.acquire("p", [KeySpec("k")], pol).fingerprint is None
+    local.release("p", "k", Outcome("ok"), pol, lease="lease-1")   # names no local request
+    assert local.acquire("p", [KeySpec("k")], pol).fingerprint is None
+    if freed_by == "its_end":
+        local.end_elsewhere("p", "k", "lease-1")
+    else:
+        local.drop_elsewhere()
+    local.end_elsewhere("p", "k", "lease-1")                   # ended already: frees no other
+    got = local.acquire("p", [KeySpec("k")], pol)
+    assert got.fingerprint == "k"
+    local.drop_elsewhere()
+    assert local.acquire("p", [KeySpec("k")], pol).fingerprint is None   # got's place holds

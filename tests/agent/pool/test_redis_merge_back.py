@@ -13,7 +13,7 @@ import pytest
 import redis
 
 from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState
-from hermes_core.agent.pool.state import KeySpec, Outcome, PoolPolicy
+from hermes_core.agent.pool.state import AcquireResult, KeySpec, Outcome, PoolPolicy
 from hermes_core.testing import FakeClock
 from hermes_core.testing.redis_server import RedisServer, free_port
 from tests.agent.pool.conftest import Mono
@@ -465,6 +465,45 @@ def _window(server: RedisServer, be: RedisPoolState, fingerprint: str) -> list[t
         client.close()
 
 
+def _worker(server: RedisServer, prefix: str) -> tuple[RedisPoolState, FakeClock]:
+    """A backend probing at every call, on a clock of its own."""
+    clock = FakeClock(1_700_000_000.0)
+    return RedisPoolState(server.url, clock=clock, options=RedisPoolOptions(
+        key_prefix=prefix, reconnect_interval_s=0.0)), clock
+
+
+def _sent_by_the_fallback_and_merged_back(
+        server: RedisServer, prefix: str) -> tuple[RedisPoolState, FakeClock, AcquireResult]:
+    """A request of a key of 1 per 10 s the fallback sent at 0 while Redis was away (read-only,
+    its data kept), merged back when it returned at 1."""
+    be, clock = _worker(server, prefix)
+    assert be.acquire("p", [KeySpec("other")], PoolPolicy(window_s=10.0)).fingerprint == "other"
+    back = _read_only(server)
+    try:
+        first = be.acquire("p", [KeySpec("k", max_rpm=1)], PoolPolicy(window_s=10.0))
+        assert be.degraded and first.fingerprint == "k"
+    finally:
+        back()
+    clock.t += 1.0
+    assert be.acquire("p", [KeySpec("other")], PoolPolicy(window_s=10.0)).fingerprint == "other"
+    assert not be.degraded
+    return be, clock, first
+
+
+def _counted_from_its_end(server: RedisServer, be: RedisPoolState, clock: FakeClock, *,
+                          refused: bool) -> None:
+    """The request :func:`_sent_by_the_fallback_and_merged_back` made ended 3 s ago, at 8: at
+    11 the key of 1 per 10 s serves again only from 18, and Redis's window holds the request
+    at its end, ``r:``-marked if ``refused``."""
+    clock.t += 3.0
+    again = be.acquire("p", [KeySpec("k", max_rpm=1)], PoolPolicy(window_s=10.0))
+    assert not be.degraded
+    assert again.fingerprint is None and again.available_at == clock.t + 7.0
+    window = _window(server, be, "k")
+    assert [(m.startswith("r:"), s) for m, s in window] == [(refused, clock.t - 3.0)]
+    be.close()
+
+
 @pytest.mark.parametrize("sent_through", ["redis", "fallback"])
 def test_a_request_that_ended_while_redis_was_away_counts_from_its_end_once_it_is_back(
         own_redis: RedisServer, redis_prefix: str, sent_through: str) -> None:
@@ -540,27 +579,93 @@ def test_a_request_the_fallback_sent_that_ends_once_redis_is_back_moves_to_its_e
     returned at 1, ended at 8 through Redis: its release moved nothing in Redis's window (it
     named no Redis lease), so at 11 a second request of a key of 1 per 10 s went out 7 s before
     the server's slot freed; refused, it stayed counted as admitted."""
-    clock = FakeClock(1_700_000_000.0)
-    be = RedisPoolState(own_redis.url, clock=clock,
-                        options=RedisPoolOptions(key_prefix=redis_prefix,
-                                                 reconnect_interval_s=0.0))
+    be, clock, first = _sent_by_the_fallback_and_merged_back(own_redis, redis_prefix)
     pol = PoolPolicy(window_s=10.0)
+    clock.t += 7.0
+    be.release("p", "k", Outcome(outcome, retry_after=0.0), pol, lease=first.lease)
+    _counted_from_its_end(own_redis, be, clock, refused=outcome != "ok")
+
+
+@pytest.mark.parametrize("sent_through", ["redis", "fallback"])
+def test_a_request_merged_back_after_an_outage_is_handed_back_again_after_a_later_restart(
+        own_redis: RedisServer, redis_prefix: str, sent_through: str) -> None:
+    """Sent at 0 (through Redis before an outage, or by the fallback during it), merged back
+    when Redis returned at 1 with its data; Redis then restarted empty at 2. The recovery had
+    dropped the request from what this worker hands back to a Redis that lost its window, so
+    at 2 a second request of a key of 1 per 60 s went out."""
+    be, clock = _worker(own_redis, redis_prefix)
+    pol = PoolPolicy(window_s=60.0)
     key = [KeySpec("k", max_rpm=1)]
     assert be.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    first = be.acquire("p", key, pol) if sent_through == "redis" else None
     back = _read_only(own_redis)
     try:
-        first = be.acquire("p", key, pol)
-        assert be.degraded and first.fingerprint == "k"
+        first = first or be.acquire("p", key, pol)
+        assert first.fingerprint == "k"
+        be.release("p", "k", Outcome("ok"), pol, lease=first.lease)
+        assert be.degraded
     finally:
         back()
     clock.t += 1.0
     assert be.acquire("p", [KeySpec("other")], pol).fingerprint == "other"   # merged back
     assert not be.degraded
-    clock.t += 7.0
-    be.release("p", "k", Outcome(outcome, retry_after=0.0), pol, lease=first.lease)
-    clock.t += 3.0
+    own_redis.restart()                       # empty
+    clock.t += 1.0
     again = be.acquire("p", key, pol)
-    assert again.fingerprint is None and again.available_at == clock.t + 7.0
-    window = _window(own_redis, be, "k")
-    assert [(m.startswith("r:"), s) for m, s in window] == [(outcome != "ok", clock.t - 3.0)]
+    assert not be.degraded
+    assert again.fingerprint is None and again.available_at == clock.t + 58.0
+    be.close()
+
+
+@pytest.mark.parametrize("outcome", ["ok", "rate_limited"])
+def test_a_request_the_fallback_sent_that_ends_in_a_later_outage_moves_to_its_end(
+        own_redis: RedisServer, redis_prefix: str, outcome: str) -> None:
+    """Sent by the fallback at 0, merged back at its send time when Redis returned at 1, ended
+    at 8 while Redis was away again (data kept): its release was not found among the requests
+    to merge back (it had been merged already), so the entry stayed at its send time, unmarked,
+    and at 11 a second request of a key of 1 per 10 s went out 7 s before the server's slot
+    freed."""
+    be, clock, first = _sent_by_the_fallback_and_merged_back(own_redis, redis_prefix)
+    pol = PoolPolicy(window_s=10.0)
+    back = _read_only(own_redis)
+    try:
+        clock.t += 7.0
+        be.release("p", "k", Outcome(outcome, retry_after=0.0), pol, lease=first.lease)
+        assert be.degraded
+    finally:
+        back()
+    _counted_from_its_end(own_redis, be, clock, refused=outcome != "ok")
+
+
+@pytest.mark.parametrize("noticed", ["at_once", "after_an_outage"])
+def test_a_redis_restored_from_an_older_snapshot_gets_the_requests_it_lost_back(
+        own_redis: RedisServer, redis_prefix: str, noticed: str) -> None:
+    """Redis snapshotted (RDB) after the first of two requests of a key of 2 per 60 s, then
+    restarted from that snapshot: the epoch came back as the worker knew it, so nothing was
+    handed back and a third request went out in the window. ``after_an_outage``: a call met
+    Redis down (the fallback refused the key) before it came back."""
+    be, clock = _worker(own_redis, redis_prefix)
+    pol = PoolPolicy(window_s=60.0)
+    key = [KeySpec("k", max_rpm=2)]
+    admin = redis.Redis.from_url(own_redis.url)
+    first = be.acquire("p", key, pol)
+    be.release("p", "k", Outcome("ok"), pol, lease=first.lease)
+    admin.save()
+    admin.close()
+    clock.t += 1.0
+    second = be.acquire("p", key, pol)
+    be.release("p", "k", Outcome("ok"), pol, lease=second.lease)
+    assert first.fingerprint == second.fingerprint == "k"
+    if noticed == "after_an_outage":
+        own_redis.stop()
+        clock.t += 1.0
+        assert be.acquire("p", key, pol).fingerprint is None and be.degraded
+        own_redis.start()
+    else:
+        own_redis.restart()
+    assert len(_window(own_redis, be, "k")) == 1   # the snapshot's
+    clock.t += 1.0
+    third = be.acquire("p", key, pol)
+    assert not be.degraded
+    assert third.fingerprint is None, "a third request of a key of 2 went out in the window"
     be.close()

@@ -23,6 +23,7 @@ from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState
 from hermes_core.agent.pool.state import KeySpec, Outcome, PoolPolicy
 from hermes_core.config import load_settings
 from hermes_core.errors import ConfigError
+from hermes_core.testing import FakeClock
 from hermes_core.testing.redis_server import RedisServer, free_port
 from tests.agent.pool.conftest import Mono, logged_messages
 
@@ -401,4 +402,33 @@ def test_a_backend_closed_during_a_probe_rejoins_redis_when_used_again(
     # the three requests of the minute (one through Redis, two local during the outage) count
     assert other.acquire("p", keys, PoolPolicy()).fingerprint is None
     other.close()
+    be.close()
+
+
+def test_a_request_in_flight_through_redis_as_it_goes_away_holds_its_place_in_the_fallback(
+        own_redis: RedisServer, redis_prefix: str) -> None:
+    """``max_in_flight: 1``: a request went out through Redis, and Redis went away (read-only,
+    its data kept) while it ran. The fallback counted none of this worker's requests in flight
+    and handed the key out beside it: two at once. It holds its place until its release, and
+    the key serves again after that."""
+    clock = FakeClock(1_700_000_000.0)
+    be = RedisPoolState(own_redis.url, clock=clock, options=RedisPoolOptions(
+        key_prefix=redis_prefix, reconnect_interval_s=60.0))
+    pol = PoolPolicy(max_in_flight=1)
+    key = [KeySpec("k")]
+    first = be.acquire("p", key, pol)
+    assert first.fingerprint == "k"
+    admin = redis.Redis.from_url(own_redis.url)
+    admin.replicaof("127.0.0.1", free_port())
+    try:
+        beside = be.acquire("p", key, pol)
+        assert be.degraded
+        assert beside.fingerprint is None, "a second request went out beside the first"
+        be.release("p", "k", Outcome("ok"), pol, lease=first.lease)
+        after = be.acquire("p", key, pol)
+        assert after.fingerprint == "k"
+        be.release("p", "k", Outcome("ok"), pol, lease=after.lease)
+    finally:
+        admin.replicaof("NO", "ONE")
+        admin.close()
     be.close()

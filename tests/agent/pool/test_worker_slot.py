@@ -396,3 +396,40 @@ def test_a_worker_whose_due_renewal_finds_redis_away_takes_the_floor_share(
         own_redis.start()
         for be in (a, b, c):
             be.close()
+
+
+def _forked_viewer(be: RedisPoolState, out: Any) -> None:
+    """In a child: a status read through the backend it inherited, then its id and slot."""
+    try:
+        be.snapshot("p", [KeySpec("k")], PoolPolicy())
+        out.send((be._slot.worker_id, be._slot.held()))
+    finally:
+        out.close()
+
+
+def test_a_forked_child_that_only_reads_status_after_an_empty_restart_claims_no_slot(
+        own_redis: RedisServer, redis_prefix: str) -> None:
+    """A worker forks a child that only reads status (it knows the parent's epoch). Redis had
+    restarted empty: the child's status read resynced and claimed a slot, which left a worker
+    of the fleet the floor share for the claim's TTL. A process holding no slot claims none."""
+    opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2)
+    be = RedisPoolState(own_redis.url, options=opts)
+    assert be.acquire("p", [KeySpec("k")], PoolPolicy()).fingerprint == "k"
+    assert be._slot.index == 0
+    own_redis.restart()                                  # empty: every slot lost
+    recv, send = FORK.Pipe(duplex=False)
+    kid = FORK.Process(target=_forked_viewer, args=(be, send))
+    kid.start()
+    try:
+        got = recv.recv() if recv.poll(JOIN_S) else None
+    finally:
+        kid.join(JOIN_S)
+    assert got is not None
+    child_id, held = got
+    client = redis.Redis.from_url(own_redis.url, decode_responses=True)
+    try:
+        slots = [client.get(k) for k in slot_keys(redis_prefix, 2)]
+    finally:
+        client.close()
+    be.close()
+    assert held is None and child_id not in slots, slots
