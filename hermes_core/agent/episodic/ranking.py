@@ -95,20 +95,21 @@ def query_terms(text: str, *, limit: int = MAX_QUERY_TERMS) -> list[str]:
         space = max(cut.rfind(" "), cut.rfind("\n"))
         tail = _tail(text, max(len(cut), len(text) - MAX_TAIL_CHARS))
         text = cut[:space] if space > MAX_QUERY_CHARS // 2 else cut  # no half word at the end
-    seen: dict[str, None] = {}
     symbols = symbol_terms(f"{text} {head}" if head else text)
     tokens = [*tokenize(without_keycaps(text)), *symbols]
     if tail:
         tokens += [*tokenize(without_keycaps(tail)), *symbol_terms(tail)]
-    for tok in tokens:   # as the index has them
-        if tok in STOPWORDS or tok in seen or not is_word(tok):   # no lone ZWJ / selector
-            continue
-        seen[tok] = None
-    terms = list(seen)
+    # as the index has them; no stopword, no lone ZWJ / selector
+    words = [tok for tok in tokens if tok not in STOPWORDS and is_word(tok)]
+    terms = list(dict.fromkeys(words))
     if len(terms) <= limit:
         return terms
-    first = limit // 2
-    return terms[:first] + terms[len(terms) - (limit - first):]
+    first = terms[:limit // 2]
+    # the end's terms are the ones said last: a word the closing question repeats from the
+    # middle of the message ("... the ingress broke ... how did we configure the ingress?")
+    # belongs to the end, not to the middle where it was first said
+    last = list(dict.fromkeys(t for t in reversed(words) if t not in first))
+    return first + last[:limit - len(first)][::-1]
 
 
 #: How much of the end of a message longer than ``MAX_QUERY_CHARS`` is segmented too.
@@ -119,12 +120,12 @@ _TAIL_START = regex.compile(r"[\s,.;:!?，。；：！？、]+(?![\p{M}\p{Cf}\p{
 
 
 def _tail(text: str, start: int) -> str:
-    """The end of ``text`` from the first clause or word boundary at or after ``start`` in the
-    first half of what is left; "" when there is none (one long run of letters or emoji, whose
-    pieces would be terms of no word)."""
-    window = text[start:start + (len(text) - start) // 2]
-    m = _TAIL_START.search(window)
-    return text[start + m.end():] if m else ""
+    """The end of ``text`` from the first clause or word boundary at or after ``start``; ""
+    when there is none (one long run of letters or emoji, whose pieces would be terms of no
+    word). Anywhere in what is left, not only its first half: a one-line blob (a kubeconfig's
+    key, an inline image) pasted before the question fills the first half of the window."""
+    m = _TAIL_START.search(text, start)
+    return text[m.end():] if m else ""
 
 
 #: A term found in more sessions than this is common: it is left out of the MATCH. Common terms
