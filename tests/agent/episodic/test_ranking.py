@@ -304,9 +304,11 @@ def test_a_closing_question_keeps_the_words_the_message_said_before_past_the_ter
     terms = query_terms(story)
     assert len(terms) == 24 and terms[:2] == ["yesterday", "mess"]
     assert {"kubernetes", "ingress", "configured", "remind"} <= set(terms)
-    chinese = query_terms("昨天很乱。上午修复了持续集成流水线，中午和平台团队吃饭，讨论了团建预算、招聘计划、"
-                          "季度目标、办公室搬迁，下午 kubernetes 入口 又坏了，回滚了 helm 图表，写了事故报告、"
-                          "证书清单、监控面板、告警规则、值班手册、排障文档。提醒我一下 kubernetes 入口 是怎么配置的？")
+    chinese = query_terms("昨天很乱。上午修复了持续集成流水线，中午和平台团队吃饭，"
+                          "讨论了团建预算、招聘计划、季度目标、办公室搬迁，"
+                          "下午 kubernetes 入口 又坏了，回滚了 helm 图表，写了事故报告、"
+                          "证书清单、监控面板、告警规则、值班手册、排障文档。"
+                          "提醒我一下 kubernetes 入口 是怎么配置的？")
     assert len(chinese) == 24 and {"kubernetes", "入口", "配置"} <= set(chinese)
 
 
