@@ -93,8 +93,12 @@ def query_terms(text: str, *, limit: int = MAX_QUERY_TERMS) -> list[str]:
         cut = text[:end]   # never inside an emoji or keycap
         head = _long_cluster_head(text, end) if end < MAX_QUERY_CHARS else ""
         space = max(cut.rfind(" "), cut.rfind("\n"))
-        tail = _tail(text, max(len(cut), len(text) - MAX_TAIL_CHARS))
-        text = cut[:space] if space > MAX_QUERY_CHARS // 2 else cut  # no half word at the end
+        kept = cut[:space] if space > MAX_QUERY_CHARS // 2 else cut  # no half word at the end
+        if len(kept) < len(cut) and len(text) - MAX_TAIL_CHARS <= len(kept):
+            tail = text[len(kept):]   # the ends meet at that space: the word across the cut too
+        else:
+            tail = _tail(text, max(len(cut), len(text) - MAX_TAIL_CHARS))
+        text = kept
     symbols = symbol_terms(f"{text} {head}" if head else text)
     tokens = [*tokenize(without_keycaps(text)), *symbols]
     if tail:

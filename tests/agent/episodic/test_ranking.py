@@ -312,6 +312,17 @@ def test_a_closing_question_keeps_the_words_the_message_said_before_past_the_ter
     assert len(chinese) == 24 and {"kubernetes", "入口", "配置"} <= set(chinese)
 
 
+@pytest.mark.parametrize("question", ["kubernetes ingress?", "kubernetes 入口怎么配置？"])
+def test_a_word_across_the_head_s_cut_of_a_message_just_over_it_is_read(question: str) -> None:
+    """The head ends at the last space before ``MAX_QUERY_CHARS`` and the tail began at the
+    first boundary after it, so the word across the cut of a message of 4,001-5,000
+    characters, all of which is read, was read by neither: its closing "kubernetes" never."""
+    filler = "lorem ipsum " * 332 + "x" * 10 + " "
+    message = filler + question
+    assert len(filler) < MAX_QUERY_CHARS < len(filler) + len("kubernetes")
+    assert "kubernetes" in query_terms(message)
+
+
 @pytest.mark.parametrize("blob", [
     "client-key-data: " + "TUlJRXZRSUJBREFOQmdrcWhraUc5dzBCQVFFRkFBU0NCS2N3Z2dTakFnRUFBb0lCQVFD" * 40,
     "data:image/png;base64," + "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk" * 50,
