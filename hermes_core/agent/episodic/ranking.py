@@ -121,13 +121,22 @@ MAX_TAIL_CHARS = 1_000
 # where the tail of a long message may start: after a space or a mark that ends a clause, never
 # inside a word, an emoji or a keycap
 _TAIL_START = regex.compile(r"[\s,.;:!?，。；：！？、]+(?![\p{M}\p{Cf}\p{Sk}])")
+_HAN = regex.compile(r"\p{Han}")
 
 
 def _tail(text: str, start: int) -> str:
-    """The end of ``text`` from the first clause or word boundary at or after ``start``; ""
-    when there is none (one long run of letters or emoji, whose pieces would be terms of no
-    word). Anywhere in what is left, not only its first half: a one-line blob (a kubeconfig's
-    key, an inline image) pasted before the question fills the first half of the window."""
+    """The end of ``text`` from a word's start at or after ``start``: after the first clause or
+    word boundary in the first half of what is left; else from its first Chinese character (a
+    Chinese run with no punctuation, a voice transcript, starts a word at each character); else
+    after the first boundary further on (a one-line blob, a kubeconfig's key or an inline image,
+    pasted before the question fills the first half). "" when there is none of these (one long
+    run of letters or emoji, whose pieces would be terms of no word)."""
+    m = _TAIL_START.search(text, start, start + (len(text) - start) // 2)
+    if m:
+        return text[m.end():]
+    han = _HAN.search(text, start)
+    if han:
+        return text[han.start():]
     m = _TAIL_START.search(text, start)
     return text[m.end():] if m else ""
 

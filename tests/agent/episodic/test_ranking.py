@@ -323,6 +323,15 @@ def test_a_word_across_the_head_s_cut_of_a_message_just_over_it_is_read(question
     assert "kubernetes" in query_terms(message)
 
 
+def test_the_end_of_a_long_chinese_message_with_no_punctuation_is_read() -> None:
+    """A tail began only after a space or a clause mark, so a long Chinese message with none
+    near its end (a voice transcript, unpunctuated) added no tail, and its closing question
+    was never searched. Every Chinese character begins a word: the tail starts at one."""
+    message = "我们今天开会讨论了很多事情大家都说了自己的想法" * 250 + "提醒我一下入口是怎么配置的？"
+    assert len(message) > MAX_QUERY_CHARS + 1_000
+    assert {"提醒", "入口", "配置"} <= set(query_terms(message))
+
+
 @pytest.mark.parametrize("blob", [
     "client-key-data: " + "TUlJRXZRSUJBREFOQmdrcWhraUc5dzBCQVFFRkFBU0NCS2N3Z2dTakFnRUFBb0lCQVFD" * 40,
     "data:image/png;base64," + "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk" * 50,
