@@ -53,7 +53,8 @@ ANCHOR_DAYS = (3.5, 18.5, 60.0, 120.0)
 
 #: At most this many distinct terms go into one MATCH: a pasted log must not become a 2,000-way OR.
 MAX_QUERY_TERMS = 24
-#: Only the start of a very long message is segmented (jieba on a 1 MB paste would cost a turn).
+#: Only the start (and the last ``MAX_TAIL_CHARS``) of a very long message is segmented (jieba on
+#: a 1 MB paste would cost a turn).
 MAX_QUERY_CHARS = 4_000
 
 # Words that match nearly every summary: they cost a scan of the whole index and rank nothing.
@@ -84,7 +85,8 @@ def query_terms(text: str, *, limit: int = MAX_QUERY_TERMS) -> list[str]:
     A long message keeps both its ends: its first ``MAX_QUERY_CHARS`` and last
     ``MAX_TAIL_CHARS`` characters are segmented, and past ``limit`` terms its first and last
     terms are kept, not only the first. A log or a long story pasted before the question, or a
-    chatty message, ends with what it asks ("... how did we configure the ingress?").
+    chatty message, ends with what it asks ("... how did we configure the ingress?"). The last
+    terms are the ones said last: a word the question repeats from the middle is the end's.
     """
     head = ""
     tail = ""
