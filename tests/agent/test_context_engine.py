@@ -57,6 +57,12 @@ def test_mixed_language_summary_found_from_both_sides(engine: ContextEngine) -> 
     "kubernetes ingress 的？",
     "here is the log:\n" + "INFO worker started pid=4242 queue=default\n" * 300
     + "why does the kubernetes ingress keep failing?",
+    # the question repeats words told mid-story: they are the end's, not the middle's
+    "So yesterday was a mess. I spent the morning fixing the flaky CI pipeline, then met "
+    "with the platform team, we argued about the offsite budget and the new hiring plan, and "
+    "after that the kubernetes ingress broke again right after the cluster upgrade, so Bob "
+    "rolled back the helm chart, and Alice wrote a postmortem draft about dashboards, alerting, "
+    "pagers and runbooks. Anyway, remind me how we configured the kubernetes ingress?",
 ])
 def test_a_long_message_recalls_by_the_question_it_ends_with(engine: ContextEngine,
                                                              message: str) -> None:

@@ -24,6 +24,8 @@ from __future__ import annotations
 import sqlite3
 from itertools import pairwise
 
+from hermes_core.agent.episodic.ranking import FUTURE_SLACK_DAYS, SECONDS_PER_DAY
+
 #: A passage holds about this many index tokens: the length of a short summary.
 PASSAGE_TOKENS = 64
 #: A summary is cut only past this many tokens (one a little longer than a passage stays whole).
@@ -96,6 +98,25 @@ def remove(conn: sqlite3.Connection, table: str, rowid: int) -> None:
     low, high = (max(passage_rowid(rowid, k), _SQLITE_MIN) for k in (MAX_PASSAGES - 1, 1))
     cur = conn.execute(f"DELETE FROM {table} WHERE rowid BETWEEN ? AND ?", (low, high))
     _add(conn, table, -cur.rowcount)
+
+
+#: How far ahead of the clock a stamp may be and still date a kept copy (seconds): past it
+#: recency weighs a stamp as the oldest (:func:`.ranking.weighed_age`).
+FUTURE_SLACK_S = FUTURE_SLACK_DAYS * SECONDS_PER_DAY
+
+
+def later_date(kept: object, stamp: float, now: float | None) -> bool:
+    """Whether a repeat stamped ``stamp`` dates the copy kept at ``kept``: a later stamp does,
+    unless it is past the clock's slack (another machine's clock a year fast would move the
+    copy where recency weighs it as the oldest); and a kept stamp past that slack (a repeat
+    recorded while this clock ran fast) is no date, so the next true repeat dates it again.
+    ``now`` None: no clock to weigh by, every later stamp dates it."""
+    if not isinstance(kept, int | float):
+        return False
+    if now is None:
+        return stamp > kept
+    ahead = now + FUTURE_SLACK_S
+    return stamp <= ahead and (stamp > kept or kept > ahead)
 
 
 def redate(conn: sqlite3.Connection, table: str, rowid: int, created_at: float) -> bool:

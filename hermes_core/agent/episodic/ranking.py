@@ -53,7 +53,8 @@ ANCHOR_DAYS = (3.5, 18.5, 60.0, 120.0)
 
 #: At most this many distinct terms go into one MATCH: a pasted log must not become a 2,000-way OR.
 MAX_QUERY_TERMS = 24
-#: Only the start of a very long message is segmented (jieba on a 1 MB paste would cost a turn).
+#: Only the start (and the last ``MAX_TAIL_CHARS``) of a very long message is segmented (jieba on
+#: a 1 MB paste would cost a turn).
 MAX_QUERY_CHARS = 4_000
 
 # Words that match nearly every summary: they cost a scan of the whole index and rank nothing.
@@ -84,7 +85,8 @@ def query_terms(text: str, *, limit: int = MAX_QUERY_TERMS) -> list[str]:
     A long message keeps both its ends: its first ``MAX_QUERY_CHARS`` and last
     ``MAX_TAIL_CHARS`` characters are segmented, and past ``limit`` terms its first and last
     terms are kept, not only the first. A log or a long story pasted before the question, or a
-    chatty message, ends with what it asks ("... how did we configure the ingress?").
+    chatty message, ends with what it asks ("... how did we configure the ingress?"). The last
+    terms are the ones said last: a word the question repeats from the middle is the end's.
     """
     head = ""
     tail = ""
@@ -93,22 +95,27 @@ def query_terms(text: str, *, limit: int = MAX_QUERY_TERMS) -> list[str]:
         cut = text[:end]   # never inside an emoji or keycap
         head = _long_cluster_head(text, end) if end < MAX_QUERY_CHARS else ""
         space = max(cut.rfind(" "), cut.rfind("\n"))
-        tail = _tail(text, max(len(cut), len(text) - MAX_TAIL_CHARS))
-        text = cut[:space] if space > MAX_QUERY_CHARS // 2 else cut  # no half word at the end
-    seen: dict[str, None] = {}
+        kept = cut[:space] if space > MAX_QUERY_CHARS // 2 else cut  # no half word at the end
+        if len(kept) < len(cut) and len(text) - MAX_TAIL_CHARS <= len(kept):
+            tail = text[len(kept):]   # the ends meet at that space: the word across the cut too
+        else:
+            tail = _tail(text, max(len(cut), len(text) - MAX_TAIL_CHARS))
+        text = kept
     symbols = symbol_terms(f"{text} {head}" if head else text)
     tokens = [*tokenize(without_keycaps(text)), *symbols]
     if tail:
         tokens += [*tokenize(without_keycaps(tail)), *symbol_terms(tail)]
-    for tok in tokens:   # as the index has them
-        if tok in STOPWORDS or tok in seen or not is_word(tok):   # no lone ZWJ / selector
-            continue
-        seen[tok] = None
-    terms = list(seen)
+    # as the index has them; no stopword, no lone ZWJ / selector
+    words = [tok for tok in tokens if tok not in STOPWORDS and is_word(tok)]
+    terms = list(dict.fromkeys(words))
     if len(terms) <= limit:
         return terms
-    first = limit // 2
-    return terms[:first] + terms[len(terms) - (limit - first):]
+    first = terms[:limit // 2]
+    # the end's terms are the ones said last: a word the closing question repeats from the
+    # middle of the message ("... the ingress broke ... how did we configure the ingress?")
+    # belongs to the end, not to the middle where it was first said
+    last = list(dict.fromkeys(t for t in reversed(words) if t not in first))
+    return first + last[:limit - len(first)][::-1]
 
 
 #: How much of the end of a message longer than ``MAX_QUERY_CHARS`` is segmented too.
@@ -116,15 +123,24 @@ MAX_TAIL_CHARS = 1_000
 # where the tail of a long message may start: after a space or a mark that ends a clause, never
 # inside a word, an emoji or a keycap
 _TAIL_START = regex.compile(r"[\s,.;:!?，。；：！？、]+(?![\p{M}\p{Cf}\p{Sk}])")
+_HAN = regex.compile(r"\p{Han}")
 
 
 def _tail(text: str, start: int) -> str:
-    """The end of ``text`` from the first clause or word boundary at or after ``start`` in the
-    first half of what is left; "" when there is none (one long run of letters or emoji, whose
-    pieces would be terms of no word)."""
-    window = text[start:start + (len(text) - start) // 2]
-    m = _TAIL_START.search(window)
-    return text[start + m.end():] if m else ""
+    """The end of ``text`` from a word's start at or after ``start``: after the first clause or
+    word boundary in the first half of what is left; else from its first Chinese character (a
+    Chinese run with no punctuation, a voice transcript, starts a word at each character); else
+    after the first boundary further on (a one-line blob, a kubeconfig's key or an inline image,
+    pasted before the question fills the first half). "" when there is none of these (one long
+    run of letters or emoji, whose pieces would be terms of no word)."""
+    m = _TAIL_START.search(text, start, start + (len(text) - start) // 2)
+    if m:
+        return text[m.end():]
+    han = _HAN.search(text, start)
+    if han:
+        return text[han.start():]
+    m = _TAIL_START.search(text, start)
+    return text[m.end():] if m else ""
 
 
 #: A term found in more sessions than this is common: it is left out of the MATCH. Common terms

@@ -24,6 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -457,7 +458,8 @@ class SessionStore:
         results: list[UpsertResult] = []
         with self._write() as conn:
             for rec, chash, tags, seg_summary, seg_tags in prepared:
-                results.append(self._upsert_one(conn, rec, chash, tags, seg_summary, seg_tags))
+                results.append(self._upsert_one(conn, rec, chash, tags, seg_summary, seg_tags,
+                                                now=self._clock()))
         self._carry_on()
         return results
 
@@ -479,7 +481,10 @@ class SessionStore:
 
     @staticmethod
     def _upsert_one(conn: sqlite3.Connection, rec: SessionRecord, chash: str, tags: str,
-                    seg_summary: str, seg_tags: str) -> UpsertResult:
+                    seg_summary: str, seg_tags: str, *, now: float | None = None
+                    ) -> UpsertResult:
+        """``now``: the store's clock, which a repeat's stamp is weighed against before it
+        dates the kept copy (:func:`.passages.later_date`); None: every later stamp dates it."""
         mid = rec.memory_id
         old = conn.execute("SELECT rowid, content_hash, tags FROM sessions WHERE session_id = ?",
                            (rec.session_id,)).fetchone()
@@ -492,9 +497,12 @@ class SessionStore:
             drift.unindex(conn, old[0])   # below rowid 1: not the passage of its rowid's owner
             conn.execute("DELETE FROM sessions WHERE rowid = ?", (old[0],))
         if dup is not None:
-            later = isinstance(dup[2], int | float) and rec.created_at > dup[2]
-            if later and passages.redate(conn, "sessions_fts", dup[1], rec.created_at):
-                drift.indexed(conn, dup[1])   # ours, not another writer's edit
+            if passages.later_date(dup[2], rec.created_at, now):
+                # a note there before ours is another writer's edit, left for the heal it asks
+                noted = conn.execute("SELECT 1 FROM index_drift WHERE id = ?",
+                                     (dup[1],)).fetchone() is not None
+                if passages.redate(conn, "sessions_fts", dup[1], rec.created_at) and not noted:
+                    drift.indexed(conn, dup[1])   # ours
             return UpsertResult("duplicate", rec.session_id, mid, chash, duplicate_of=dup[0])
         cur = conn.execute(
             "INSERT INTO sessions(memory_id, session_id, summary, tags, created_at, relevance_score,"
@@ -531,7 +539,8 @@ class SessionStore:
             return 0
         with self._long_write("no row was rewritten", "a rewrite") as conn:
             return rewriting.rewrite_pending(conn, needles, clean, clock=self._clock,
-                                             segment=self._segment, upsert=self._upsert_one)
+                                             segment=self._segment,
+                                             upsert=partial(self._upsert_one, now=self._clock()))
 
     def _checkpoint(self, after: str) -> None:
         """Copy the WAL into the database and empty it, so text just removed from the database

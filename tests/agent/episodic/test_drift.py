@@ -159,6 +159,27 @@ def test_a_store_kept_open_notices_drift_made_after_its_open(
         assert [h.session_id for h in store.search('"walrus"', 5)] == ["s-outside"]
 
 
+def test_a_repeat_of_a_session_another_tool_edited_keeps_the_note_that_heals_it(
+        tmp_path: Path) -> None:
+    """Dating the kept copy of a repeated summary cleared every drift note of that session as
+    its own, so an edit another tool had made of the copy (a tag added by a script), noted
+    and waiting for this store's next heal, was never indexed: its tag found nothing."""
+    path = tmp_path / "sessions.db"
+    with SessionStore(path, segment=str.lower, segment_id=SID, clock=lambda: AT + 600) as store:
+        store.upsert_many(_records())
+        conn = sqlite3.connect(str(path), isolation_level=None)
+        try:
+            conn.execute("UPDATE sessions SET tags = 'ops,walrus' WHERE session_id = 's1'")
+        finally:
+            conn.close()
+        repeat = store.upsert(SessionRecord("again", "session w1 about deploys", (), AT + 500))
+        assert (repeat.status, repeat.duplicate_of) == ("duplicate", "s1")
+        for i in range(drift.CHECK_EVERY):
+            store.upsert(SessionRecord(f"late{i}", f"late session {i} about kites", (), AT))
+        assert [h.session_id for h in store.search('"walrus"', 5)] == ["s1"]
+        assert store.get("s1").created_at == AT + 500   # type: ignore[union-attr]
+
+
 def test_an_open_of_an_index_in_step_compares_no_rows(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "sessions.db"

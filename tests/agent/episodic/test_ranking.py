@@ -290,6 +290,62 @@ def test_a_chatty_message_keeps_the_words_at_its_end_past_the_term_cap() -> None
     assert terms[0] == "deploy" and terms[-4:] == ["remind", "about", "kubernetes", "ingress"]
 
 
+def test_a_closing_question_keeps_the_words_the_message_said_before_past_the_term_cap() -> None:
+    """Past the cap the last 12 terms were the last 12 *new* ones: a word the closing question
+    repeats from the middle of the message ("... the kubernetes ingress broke ... remind me how
+    we configured the kubernetes ingress?") counted where it was first said, and was dropped
+    with the middle. The end keeps the terms said last."""
+    story = ("So yesterday was a mess. I spent the morning fixing the flaky CI pipeline, then had "
+             "lunch with the platform team, we argued about the offsite budget and the new hiring "
+             "plan, and after that the kubernetes ingress broke again right after the cluster "
+             "upgrade, so Bob rolled back the helm chart, and Alice wrote a postmortem draft about "
+             "certificates, dashboards, alerting, pagers and runbooks. Anyway, remind me how we "
+             "configured the kubernetes ingress?")
+    terms = query_terms(story)
+    assert len(terms) == 24 and terms[:2] == ["yesterday", "mess"]
+    assert {"kubernetes", "ingress", "configured", "remind"} <= set(terms)
+    chinese = query_terms("昨天很乱。上午修复了持续集成流水线，中午和平台团队吃饭，"
+                          "讨论了团建预算、招聘计划、季度目标、办公室搬迁，"
+                          "下午 kubernetes 入口 又坏了，回滚了 helm 图表，写了事故报告、"
+                          "证书清单、监控面板、告警规则、值班手册、排障文档。"
+                          "提醒我一下 kubernetes 入口 是怎么配置的？")
+    assert len(chinese) == 24 and {"kubernetes", "入口", "配置"} <= set(chinese)
+
+
+@pytest.mark.parametrize("question", ["kubernetes ingress?", "kubernetes 入口怎么配置？"])
+def test_a_word_across_the_head_s_cut_of_a_message_just_over_it_is_read(question: str) -> None:
+    """The head ends at the last space before ``MAX_QUERY_CHARS`` and the tail began at the
+    first boundary after it, so the word across the cut of a message of 4,001-5,000
+    characters, all of which is read, was read by neither: its closing "kubernetes" never."""
+    filler = "lorem ipsum " * 332 + "x" * 10 + " "
+    message = filler + question
+    assert len(filler) < MAX_QUERY_CHARS < len(filler) + len("kubernetes")
+    assert "kubernetes" in query_terms(message)
+
+
+def test_the_end_of_a_long_chinese_message_with_no_punctuation_is_read() -> None:
+    """A tail began only after a space or a clause mark, so a long Chinese message with none
+    near its end (a voice transcript, unpunctuated) added no tail, and its closing question
+    was never searched. Every Chinese character begins a word: the tail starts at one."""
+    message = "我们今天开会讨论了很多事情大家都说了自己的想法" * 250 + "提醒我一下入口是怎么配置的？"
+    assert len(message) > MAX_QUERY_CHARS + 1_000
+    assert {"提醒", "入口", "配置"} <= set(query_terms(message))
+
+
+@pytest.mark.parametrize("blob", [
+    "client-key-data: " + "TUlJRXZRSUJBREFOQmdrcWhraUc5dzBCQVFFRkFBU0NCS2N3Z2dTakFnRUFBb0lCQVFD" * 40,
+    "data:image/png;base64," + "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk" * 50,
+])
+def test_a_question_after_a_one_line_blob_at_the_end_of_a_huge_message_is_read(blob: str) -> None:
+    """The tail started at the first space in the first half of the last 1,000 characters, and
+    none there meant no tail: a kubeconfig (its key one 2,700-character line) or an inline image
+    pasted before the question kept the question from being searched at all."""
+    message = "my kubeconfig:\n" + "apiVersion: v1\n" * 200 + blob + "\nwhy does kubectl say x509 " \
+              "certificate signed by unknown authority?"
+    assert len(message) > MAX_QUERY_CHARS
+    assert {"kubectl", "certificate", "authority"} <= set(query_terms(message))
+
+
 def test_rare_terms_are_kept_rarest_first_and_common_ones_dropped() -> None:
     plan = plan_match({"postgres": 40, "slow": 5_000, "deploy": 900, "vacuum": 3}, common_df=1_000)
     assert plan == MatchPlan(("vacuum", "postgres", "deploy"))

@@ -189,7 +189,7 @@ def test_a_summary_told_again_in_a_later_session_is_dated_by_the_later_one(
     word would have weighed as new. The kept copy takes the later date, in the index too."""
     summary = "The user prefers dark mode in every editor " + " ".join(
         f"detail{i}" for i in range(words))
-    with SessionStore(tmp_path / "s.db") as store:
+    with SessionStore(tmp_path / "s.db", clock=lambda: NOW) as store:
         store.upsert(rec("s1", summary, ("ui",), created_at=NOW - 120 * 86_400))
         dup = store.upsert(rec("s2", summary, created_at=NOW - 86_400))
         assert (dup.status, dup.duplicate_of) == ("duplicate", "s1")
@@ -202,6 +202,27 @@ def test_a_summary_told_again_in_a_later_session_is_dated_by_the_later_one(
         stats = store.stats()
         assert stats["index_in_sync"] is True and stats["newest"] == NOW - 86_400
         assert store.connection.execute("SELECT COUNT(*) FROM index_drift").fetchone()[0] == 0
+
+
+def test_a_repeat_stamped_past_the_clock_leaves_the_kept_copy_and_a_true_later_one_dates_it(
+        tmp_path: Path) -> None:
+    """A repeat stamped a year ahead (another machine's clock) moved the kept copy a year
+    ahead, where recency weighs a stamp as the oldest; and a copy a fast clock had moved there
+    was never brought back, since every true repeat after the clock was put right is
+    "older". A stamp past the clock's slack moves nothing; a kept stamp past it is no date."""
+    summary = "The user prefers dark mode in every editor"
+    clock = [NOW]
+    year = 365 * 86_400
+    with SessionStore(tmp_path / "s.db", clock=lambda: clock[0]) as store:
+        store.upsert(rec("s1", summary, created_at=NOW - 2 * 86_400))
+        assert store.upsert(rec("s2", summary, created_at=NOW + year)).status == "duplicate"
+        assert store.get("s1").created_at == NOW - 2 * 86_400   # type: ignore[union-attr]
+        clock[0] = NOW + year            # this machine's clock runs a year fast ...
+        store.upsert(rec("s3", summary, created_at=clock[0]))
+        clock[0] = NOW + 86_400          # ... and is put right: the next repeat dates it
+        store.upsert(rec("s4", summary, created_at=clock[0]))
+        assert store.get("s1").created_at == NOW + 86_400   # type: ignore[union-attr]
+        assert {h.created_at for h in store.search('"dark"', 5)} == {NOW + 86_400}
 
 
 def test_re_record_into_another_sessions_summary_removes_own_stale_row(tmp_path: Path) -> None:
