@@ -205,6 +205,19 @@ _THINGS: Mapping[str, re.Pattern[str]] = MappingProxyType({
 })
 
 
+# The parts of those libraries that are everyday words too: beside the thing's words they are
+# the thing's ("pandas rolling in the snow"); "groupby" or "dataframe" stays the library's.
+_PLAIN_PARTS = _parts(
+    "merge pivot melt series column columns apply rolling explode aggregate nan model models"
+    " training loss gradient gradients module device batch checkpoint embedding lightning find"
+    " select soup parse parser tag tags attribute attributes table tables links view views"
+    " template templates admin signal signals form forms settings rest channels filter app apps"
+    " auth login session sessions field fields fixture fixtures annotate get post put delete"
+    " patch create instance headers header timeout retry retries cancel abort request response"
+    " params config error errors token upload download mock defaults hooks hook component"
+    " components route routes blueprint endpoint endpoints")
+
+
 # A name written in Latin letters against a Chinese or Japanese letter is the library (the animal
 # is 熊猫, a torch 火炬): with a how-to or a task's word in either language beside it, it is a
 # question about its code ("用pandas怎么分组", "pandasで集計したい"); named alone it is a topic
@@ -236,15 +249,20 @@ def names_a_library_call(text: str) -> bool:
     if _writes_a_member(text, folded):
         return True
     for m in _NAME.finditer(folded):
-        parts = LIBRARY_PARTS[_SPELLINGS[re.sub(r"\s+", " ", m.group())]]
+        spelling = re.sub(r"\s+", " ", m.group())
+        parts = LIBRARY_PARTS[_SPELLINGS[spelling]]
         if _asked_in_cjk(folded, m.start(), m.end()):
             return True
-        thing = _THINGS.get(re.sub(r"\s+", " ", m.group()))
-        if thing and thing.search(folded, max(0, m.start() - _THING_REACH), m.end() + _THING_REACH):
-            continue
         after = folded[m.end():m.end() + _REACH]
         after = after[:_cut(after)]
-        if any(w in parts for w in _WORD.findall(after)[:_WORDS]):
+        words = _WORD.findall(after)[:_WORDS]
+        thing = _THINGS.get(spelling)
+        if (thing and thing.search(folded, max(0, m.start() - _THING_REACH), m.end() + _THING_REACH)
+                and not (words and words[0] in parts and _starts_sentence(folded, m.start()))):
+            # the thing's words near: only a word no day says is a part, unless the sentence
+            # starts with the name and its part ("React hooks for a fishing app")
+            parts = parts - _PLAIN_PARTS
+        if any(w in parts for w in words):
             return not _A_COURSE.search(folded)
         if _ENDS_SENTENCE.match(folded, m.end()) and not _ABOUT.search(
                 folded, max(0, m.start() - 12), m.start()):
@@ -254,6 +272,12 @@ def names_a_library_call(text: str) -> bool:
             if any(w in parts for w in _WORD.findall(before)[-_WORDS:]):
                 return not _A_COURSE.search(folded)
     return False
+
+
+def _starts_sentence(folded: str, start: int) -> bool:
+    """Whether the name at ``start`` is its sentence's first word (a few blanks may precede)."""
+    before = folded[max(0, start - 8):start].rstrip()
+    return before[-1:] in (".", "?", "!", "\n", ";", ":") if before else start <= 8
 
 
 def _cut(segment: str) -> int:

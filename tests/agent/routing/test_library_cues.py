@@ -152,6 +152,15 @@ LIBRARY_NAMES_AS_THINGS: tuple[str, ...] = (
 )
 
 
+# Their neighbours: the library with a part no day says, or named first with its part, in a
+# request about the same things (a zoo's data, a fishing app, an election's results).
+LIBRARY_CALLS_ABOUT_THINGS: tuple[str, ...] = (
+    "pandas groupby for our zoo's visitor data", "pandas merge zoo visitor tables",
+    "React hooks for a fishing app", "axios post election results to the API",
+    "Flask route for a coffee shop menu", "torch model for snow detection",
+)
+
+
 @pytest.mark.parametrize("text", LIBRARY_NAMES_AS_THINGS)
 def test_a_library_s_name_as_a_thing_with_an_everyday_part_keeps_its_slot(
         text: str, tier_of: Callable[..., str]) -> None:
@@ -159,6 +168,15 @@ def test_a_library_s_name_as_a_thing_with_an_everyday_part_keeps_its_slot(
 
     assert not names_a_library_call(text), text
     assert tier_of(text) != "code"
+
+
+@pytest.mark.parametrize("text", LIBRARY_CALLS_ABOUT_THINGS)
+def test_a_library_call_about_the_same_things_goes_to_the_code_model(
+        text: str, tier_of: Callable[..., str]) -> None:
+    from hermes_core.agent.routing.library_cues import names_a_library_call
+
+    assert names_a_library_call(text), text
+    assert tier_of(text) == "code"
 
 
 def test_each_library_s_parts_are_single_words_as_the_text_is_split_into_them() -> None:
@@ -176,6 +194,7 @@ def test_each_library_s_parts_are_single_words_as_the_text_is_split_into_them() 
 @pytest.mark.parametrize("unit", [
     "pandas ", "numpy numpy ", "pandas eat bamboo ", "np.", "np.x ", "df groupby pandas ",
     "sklearn train test ", "express.js ", "window.", "x.y", "a" * 30 + ".b ",
+    "用pandas", "pandas的", "baby pandas rolling ", "Math.Why ", "column about pandas ",
 ])
 def test_a_long_run_of_library_names_is_read_in_linear_time(
         unit: str, cpu_of: CpuOf) -> None:

@@ -31,6 +31,43 @@ EVERYDAY_SHELL_WORDS: tuple[tuple[str, str], ...] = (
     ("Why did the army shell the town?", "default"),
 )
 
+# Review s54rC. The same words in other phrasings: "bash" as a verb (to run someone down), a
+# shy child's shell, shelling out money or peas, a degree or a station that is terminal, and
+# Chinese 终端 of a shop's till, a phone or an end customer. Each went to the code model as a
+# command to run.
+EVERYDAY_SHELL_WORDS_REPHRASED: tuple[str, ...] = (
+    "Don't bash me for asking, but is pineapple on pizza ok?",
+    "Why do people bash vegans so much?", "The critics bash the new movie",
+    "My son won't come out of his shell at school",
+    "I had to shell out a lot of money for rent", "How do I shell peas quickly?",
+    "Is an MFA a terminal degree?", "How do I get to Grand Central Terminal?",
+    "我们的销售终端覆盖了多少城市?", "移动终端市场份额是多少", "终端消费者更喜欢哪个品牌?",
+    "机场终端在哪里",
+)
+# Their twins, a computer's, in the same phrasings and languages.
+TECHNICAL_SHELL_WORDS_REPHRASED: tuple[str, ...] = (
+    "Don't bash the script, fix the prompt", "How do I shell out to git from Python?",
+    "打开终端运行ls", "在终端里怎么切换目录", "终端显示乱码怎么办", "Mac终端怎么打开",
+    "Stop bash from saving history", "Save money on cloud bills with a bash script",
+    "Can you bash me a quick one-liner", "在移动终端上怎么运行命令",
+)
+
+
+@pytest.mark.parametrize("text", EVERYDAY_SHELL_WORDS_REPHRASED)
+def test_a_bare_shell_word_as_a_verb_an_idiom_or_a_shop_s_terminal_is_no_shell(
+        text: str, tier_of: Callable[..., str]) -> None:
+    assert not extract_features(text).requires_shell_execution, text
+    assert tier_of(text) != "code"
+    assert [text[i:i + 8] for i in technical_starts(text, text.lower())] == [], text
+
+
+@pytest.mark.parametrize("text", TECHNICAL_SHELL_WORDS_REPHRASED)
+def test_the_rephrased_words_beside_a_computer_s_still_name_a_shell(
+        text: str, tier_of: Callable[..., str]) -> None:
+    assert extract_features(text).requires_shell_execution, text
+    assert tier_of(text) == "code"
+
+
 # Their twins, a computer's: a command, a prompt, an error or a script around the same word.
 TECHNICAL_SHELL_WORDS: tuple[str, ...] = (
     "Why did the bash script cancel the job?",
@@ -62,7 +99,7 @@ def test_the_same_word_beside_a_computer_s_names_a_shell(
 # characters cost about four times what 20,000 do (each bare word looks up its neighbours).
 @pytest.mark.parametrize("unit", [
     "cancel the bash ", "terminal so crowded ", "is my nan terminal ", "is my " * 8 + "terminal ",
-    "shell company shell ls ",
+    "shell company shell ls ", "people bash me ", "out of my shell ", "销售终端终端",
 ])
 def test_a_bare_shell_word_among_a_crowd_s_or_a_party_s_words_is_read_in_linear_time(
         unit: str, cpu_of: CpuOf) -> None:
