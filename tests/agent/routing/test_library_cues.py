@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
+from hermes_core.agent.routing.library_cues import names_a_library_call
 from hermes_core.agent.routing.rules import extract_features
 
 from .conftest import CpuOf
@@ -54,7 +55,23 @@ LIBRARY_TWINS: tuple[tuple[str, str], ...] = (
 )
 
 
-@pytest.mark.parametrize("text", LIBRARY_REQUESTS)
+# Review s54rC. A library's name written in Latin letters among Chinese or Japanese ones ("用"
+# and "で" are word characters to ``\w``, so the name's edges were never found): went to the
+# fast model.
+CJK_LIBRARY_REQUESTS: tuple[str, ...] = (
+    "用pandas怎么分组", "pandasで集計したい", "pandas的groupby怎么用", "pandasでgroupbyする方法",
+    "怎么用pandas合并两个表", "numpy的reshape是什么意思", "用np.argsort怎么降序",
+    "用requests.get加headers", "torchでDataLoaderを使う方法",
+)
+# Their neighbours: the library only named (a topic, as "What is numpy?"), and the animal in
+# its own script.
+CJK_LIBRARY_TOPICS: tuple[tuple[str, str], ...] = (
+    ("pandas是什么", "fast"), ("我喜欢React", "fast"), ("熊猫怎么吃竹子", "fast"),
+    ("Djangoは人気がありますか", "fast"),
+)
+
+
+@pytest.mark.parametrize("text", LIBRARY_REQUESTS + CJK_LIBRARY_REQUESTS)
 def test_a_library_named_with_its_own_method_or_part_goes_to_the_code_model(
         text: str, tier_of: Callable[..., str]) -> None:
     assert extract_features(text).asks_for_code, text
@@ -62,7 +79,7 @@ def test_a_library_named_with_its_own_method_or_part_goes_to_the_code_model(
     assert tier_of(text, code_model=False) == "default"
 
 
-@pytest.mark.parametrize(("text", "slot"), LIBRARY_TWINS)
+@pytest.mark.parametrize(("text", "slot"), LIBRARY_TWINS + CJK_LIBRARY_TOPICS)
 def test_the_same_name_as_an_animal_a_word_or_a_topic_keeps_its_slot(
         text: str, slot: str, tier_of: Callable[..., str]) -> None:
     features = extract_features(text)
@@ -86,54 +103,6 @@ MEMBERS_WITH_A_CAPITAL: tuple[str, ...] = (
     "collections.Counter most common words", "tf.Variable vs tf.constant",
     "nn.Module forward not called", "Why is document.getElementById null?",
 )
-
-
-@pytest.mark.parametrize("text", FULL_STOP_WITHOUT_A_BLANK)
-def test_a_sentence_typed_with_no_blank_after_its_full_stop_is_no_member(
-        text: str, tier_of: Callable[..., str]) -> None:
-    from hermes_core.agent.routing.library_cues import names_a_library_call
-
-    assert not names_a_library_call(text), text
-    assert tier_of(text) != "code"
-
-
-@pytest.mark.parametrize("text", MEMBERS_WITH_A_CAPITAL)
-def test_a_member_written_with_its_capital_is_still_code(
-        text: str, tier_of: Callable[..., str]) -> None:
-    from hermes_core.agent.routing.library_cues import names_a_library_call
-
-    assert names_a_library_call(text), text
-    assert tier_of(text) == "code"
-
-
-# Review s54rC. A library's name written in Latin letters among Chinese or Japanese ones ("用"
-# and "で" are word characters to ``\w``, so the name's edges were never found): went to the
-# fast model.
-CJK_LIBRARY_REQUESTS: tuple[str, ...] = (
-    "用pandas怎么分组", "pandasで集計したい", "pandas的groupby怎么用", "pandasでgroupbyする方法",
-    "怎么用pandas合并两个表", "numpy的reshape是什么意思", "用np.argsort怎么降序",
-    "用requests.get加headers", "torchでDataLoaderを使う方法",
-)
-# Their neighbours: the library only named (a topic, as "What is numpy?"), and the animal in
-# its own script.
-CJK_LIBRARY_TOPICS: tuple[tuple[str, str], ...] = (
-    ("pandas是什么", "fast"), ("我喜欢React", "fast"), ("熊猫怎么吃竹子", "fast"),
-    ("Djangoは人気がありますか", "fast"),
-)
-
-
-@pytest.mark.parametrize("text", CJK_LIBRARY_REQUESTS)
-def test_a_library_named_among_chinese_or_japanese_words_goes_to_the_code_model(
-        text: str, tier_of: Callable[..., str]) -> None:
-    assert extract_features(text).asks_for_code, text
-    assert tier_of(text) == "code"
-
-
-@pytest.mark.parametrize(("text", "slot"), CJK_LIBRARY_TOPICS)
-def test_a_library_only_named_among_chinese_or_japanese_words_keeps_its_slot(
-        text: str, slot: str, tier_of: Callable[..., str]) -> None:
-    assert not extract_features(text).asks_for_code, text
-    assert tier_of(text) == slot
 
 
 # Review s54rC. A name that is also an animal, a flame, a dish, a newsroom, a guitarist or a
@@ -161,20 +130,16 @@ LIBRARY_CALLS_ABOUT_THINGS: tuple[str, ...] = (
 )
 
 
-@pytest.mark.parametrize("text", LIBRARY_NAMES_AS_THINGS)
-def test_a_library_s_name_as_a_thing_with_an_everyday_part_keeps_its_slot(
+@pytest.mark.parametrize("text", FULL_STOP_WITHOUT_A_BLANK + LIBRARY_NAMES_AS_THINGS)
+def test_a_prose_dot_or_a_library_s_name_as_a_thing_is_no_library_call(
         text: str, tier_of: Callable[..., str]) -> None:
-    from hermes_core.agent.routing.library_cues import names_a_library_call
-
     assert not names_a_library_call(text), text
     assert tier_of(text) != "code"
 
 
-@pytest.mark.parametrize("text", LIBRARY_CALLS_ABOUT_THINGS)
-def test_a_library_call_about_the_same_things_goes_to_the_code_model(
+@pytest.mark.parametrize("text", MEMBERS_WITH_A_CAPITAL + LIBRARY_CALLS_ABOUT_THINGS)
+def test_a_capitalised_member_or_a_library_call_about_the_same_things_is_code(
         text: str, tier_of: Callable[..., str]) -> None:
-    from hermes_core.agent.routing.library_cues import names_a_library_call
-
     assert names_a_library_call(text), text
     assert tier_of(text) == "code"
 

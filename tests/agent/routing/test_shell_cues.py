@@ -29,44 +29,17 @@ EVERYDAY_SHELL_WORDS: tuple[tuple[str, str], ...] = (
     ("He was shell-shocked after the war", "fast"),
     ("They hid the money in a shell company", "fast"),
     ("Why did the army shell the town?", "default"),
+    # Review s54rC: each of these went to the code model on ae32676e. "bash" said of people, a
+    # shy child's shell, money or peas shelled, a terminal degree or station, and Chinese 终端 of
+    # a shop's till, a phone, an end customer or an airport
+    ("Don't bash me for asking, but is pineapple on pizza ok?", "fast"),
+    ("Why do people bash vegans so much?", "default"), ("The critics bash the new movie", "fast"),
+    ("My son won't come out of his shell at school", "fast"),
+    ("I had to shell out a lot of money for rent", "fast"), ("How do I shell peas quickly?", "fast"),
+    ("Is an MFA a terminal degree?", "fast"), ("How do I get to Grand Central Terminal?", "fast"),
+    ("我们的销售终端覆盖了多少城市?", "fast"), ("移动终端市场份额是多少", "fast"),
+    ("终端消费者更喜欢哪个品牌?", "fast"), ("机场终端在哪里", "fast"),
 )
-
-# Review s54rC. The same words in other phrasings: "bash" as a verb (to run someone down), a
-# shy child's shell, shelling out money or peas, a degree or a station that is terminal, and
-# Chinese 终端 of a shop's till, a phone or an end customer. Each went to the code model as a
-# command to run.
-EVERYDAY_SHELL_WORDS_REPHRASED: tuple[str, ...] = (
-    "Don't bash me for asking, but is pineapple on pizza ok?",
-    "Why do people bash vegans so much?", "The critics bash the new movie",
-    "My son won't come out of his shell at school",
-    "I had to shell out a lot of money for rent", "How do I shell peas quickly?",
-    "Is an MFA a terminal degree?", "How do I get to Grand Central Terminal?",
-    "我们的销售终端覆盖了多少城市?", "移动终端市场份额是多少", "终端消费者更喜欢哪个品牌?",
-    "机场终端在哪里",
-)
-# Their twins, a computer's, in the same phrasings and languages.
-TECHNICAL_SHELL_WORDS_REPHRASED: tuple[str, ...] = (
-    "Don't bash the script, fix the prompt", "How do I shell out to git from Python?",
-    "打开终端运行ls", "在终端里怎么切换目录", "终端显示乱码怎么办", "Mac终端怎么打开",
-    "Stop bash from saving history", "Save money on cloud bills with a bash script",
-    "Can you bash me a quick one-liner", "在移动终端上怎么运行命令",
-)
-
-
-@pytest.mark.parametrize("text", EVERYDAY_SHELL_WORDS_REPHRASED)
-def test_a_bare_shell_word_as_a_verb_an_idiom_or_a_shop_s_terminal_is_no_shell(
-        text: str, tier_of: Callable[..., str]) -> None:
-    assert not extract_features(text).requires_shell_execution, text
-    assert tier_of(text) != "code"
-    assert [text[i:i + 8] for i in technical_starts(text, text.lower())] == [], text
-
-
-@pytest.mark.parametrize("text", TECHNICAL_SHELL_WORDS_REPHRASED)
-def test_the_rephrased_words_beside_a_computer_s_still_name_a_shell(
-        text: str, tier_of: Callable[..., str]) -> None:
-    assert extract_features(text).requires_shell_execution, text
-    assert tier_of(text) == "code"
-
 
 # Their twins, a computer's: a command, a prompt, an error or a script around the same word.
 TECHNICAL_SHELL_WORDS: tuple[str, ...] = (
@@ -77,6 +50,11 @@ TECHNICAL_SHELL_WORDS: tuple[str, ...] = (
     "Why is my terminal showing an error after the update?",
     "open a shell in the container",
     "The terminal is packed with output from the build",
+    # the review's rows in the same phrasings and languages, beside a computer's words
+    "Don't bash the script, fix the prompt", "How do I shell out to git from Python?",
+    "打开终端运行ls", "在终端里怎么切换目录", "终端显示乱码怎么办", "Mac终端怎么打开",
+    "Stop bash from saving history", "Save money on cloud bills with a bash script",
+    "Can you bash me a quick one-liner", "在移动终端上怎么运行命令",
 )
 
 
