@@ -717,7 +717,7 @@ def _bare_shell_word_end(text: str, spot: int) -> int | None:
     if bare is None:
         return None
     end = spot + len(bare)
-    if end < len(text) and (text[end].isalnum() or text[end] == "_"):
+    if end < len(text) and ((text[end].isascii() and text[end].isalnum()) or text[end] == "_"):
         return None
     longer = TECHNICAL_WORD.match(text, spot)
     return None if longer is not None and longer.end() > end else end

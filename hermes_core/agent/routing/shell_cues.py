@@ -20,7 +20,8 @@ _TOOLS = "(?:pip|npm|pnpm|yarn|apt|apt-get|brew|docker|kubectl|git|make|cargo|uv
 SHELL = re.compile(
     r"\b(?:run|execute|exec)\s+(?:this|the|that|a|an|my|these)?\s*"
     r"(?:command|commands|script|shell|program|tests?|binary|migration)s?\b"
-    r"|\b(?:shell|terminal|bash|zsh|powershell|command[- ]line|cmd\.exe)\b"
+    # ASCII edges: "bash脚本怎么写" names bash as "a bash script" does
+    rf"|{ASCII_START}(?:shell|terminal|bash|zsh|powershell|command[- ]line|cmd\.exe){ASCII_END}"
     r"|(?m:^[^\S\n]*\$[^\S\n]+\S)"
     r"|\bsudo\s+\S"
     # a tool and what it does; its edges are ASCII ones, since a CJK letter is a word character
@@ -71,6 +72,8 @@ _EVERYDAY_AROUND = re.compile(
     r"|\b(?:don't|dont|do\s+not|people|critics)\s+bash\b"
     r"|\bout\s+of\s+(?:my|his|her|their|your|its|our)\s+shell\b"
     r"|\bterminal\s+degrees?\b"
+    # a party's or an airport's words in Chinese and Japanese ("周五的bash派对", "Terminal 2在机场")
+    r"|派对|聚会|生日|婚礼|机场|航站楼|乘客|パーティー|空港|誕生日|結婚式"
     r"|\b(?:is|was|are|were|being)\s+terminal\b|\bterminal\s+[1-9a-e]\b"
     # an illness asked of someone ("Why is my grandmother terminal?")
     r"|\b(?:is|was)\s+(?:my|his|her|their|our|your|the)\s+\w+(?:'s)?\s+terminal\b",

@@ -39,6 +39,9 @@ EVERYDAY_SHELL_WORDS: tuple[tuple[str, str], ...] = (
     ("Is an MFA a terminal degree?", "fast"), ("How do I get to Grand Central Terminal?", "fast"),
     ("我们的销售终端覆盖了多少城市?", "fast"), ("移动终端市场份额是多少", "fast"),
     ("终端消费者更喜欢哪个品牌?", "fast"), ("机场终端在哪里", "fast"),
+    # and a party's or an airport's words in Chinese or Japanese, the word glued to them or not
+    ("派对 bash", "fast"), ("Terminal 2在机场哪里", "fast"), ("周五的bash派对穿什么?", "fast"),
+    ("パーティーのbashに何を着ていく?", "fast"), ("机场的terminal在哪里", "fast"),
 )
 
 # Their twins, a computer's: a command, a prompt, an error or a script around the same word.
@@ -55,6 +58,8 @@ TECHNICAL_SHELL_WORDS: tuple[str, ...] = (
     "打开终端运行ls", "在终端里怎么切换目录", "终端显示乱码怎么办", "Mac终端怎么打开",
     "Stop bash from saving history", "Save money on cloud bills with a bash script",
     "Can you bash me a quick one-liner", "在移动终端上怎么运行命令",
+    # the word glued to Chinese letters (no \b between 的 and b): went to the fast model
+    "bash脚本怎么写", "zsh配置文件在哪", "bash里怎么写循环",
 )
 
 
