@@ -93,7 +93,9 @@ _TOKEN_CODE_KINDS = ("qr", "bar", "promo", "promotional", "discount", "coupon", 
                      # a code kept secret or typed at a door, and the law's
                      "secret", "cheat", "door", "alarm", "lock", "safe", "gate", "entry", "wifi",
                      "locker", "combination", "phone", "dialling", "dialing", "airport",
-                     "currency", "tax", "penal", "civil", "criminal", "building", "fire")
+                     "currency", "tax", "penal", "civil", "criminal", "building", "fire",
+                     # one lives by, a novel's, a gift card's
+                     "honor", "honour", "ethics", "moral", "pirate", "conduct", "vinci", "card")
 _NOT_A_TOKEN_CODE = "".join(rf"(?<!\b{kind}\scode)" for kind in _TOKEN_CODE_KINDS)
 # what a language names beside it ("a bash one-liner", "a Kotlin data class", "a TS type");
 # "a Java developer" and "Python snakes" are no code
@@ -116,7 +118,8 @@ _EN_CODE_NOUN = (r"code(?!\s+(?:of|words?|names?)\b)" + _NOT_A_TOKEN_CODE
 _ZH_CODE_VERB = (r"写|寫|编写|編寫|实现|實現|修复|修復|修改|调试|調試|重构|重構|优化|優化|生成"
                  r"|改")
 _ZH_TALK_VERB = r"解释|解釋"
-_ZH_CODE_ONLY_NOUN = r"代码|代碼|程式碼|正则|正則|单元测试|單元測試|bug|SQL|sql"
+# a secret code or a door's (秘密代码, 门禁代码) is kept, not run
+_ZH_CODE_ONLY_NOUN = r"(?<!秘密|门禁|門禁)(?:代码|代碼)|程式碼|正则|正則|单元测试|單元測試|bug|SQL|sql"
 _ZH_CODE_NOUN = (_ZH_CODE_ONLY_NOUN
                  + r"|(?:函数|函數)(?!\s*[a-zA-Z]\s*[(=（])|(?:算法|演算法)(?![题題])|接口(?!人)"
                  r"|(?:脚本|腳本)(?<!(?:视频|視頻|直播|电影|電影|广告|廣告|带货|帶貨)..)"
@@ -714,7 +717,7 @@ def _bare_shell_word_end(text: str, spot: int) -> int | None:
     if bare is None:
         return None
     end = spot + len(bare)
-    if end < len(text) and (text[end].isalnum() or text[end] == "_"):
+    if end < len(text) and ((text[end].isascii() and text[end].isalnum()) or text[end] == "_"):
         return None
     longer = TECHNICAL_WORD.match(text, spot)
     return None if longer is not None and longer.end() > end else end

@@ -132,15 +132,19 @@ _SPELLINGS = MappingProxyType({
     "nextjs": "next", "react": "react", "tokio": "tokio", "serde": "serde", "boto3": "boto3",
     "opencv": "opencv", "cv2": "opencv",
 })
+# The name's edges are ASCII ones: a Chinese or Japanese letter is a word character too, and
+# "用pandas怎么分组" names pandas as "pandas groupby" does.
 _NAME = re.compile(
-    r"(?<![\w.])(?:" + "|".join(re.escape(s).replace(r"\ ", r"\s?")
+    r"(?<![a-z0-9_.])(?:" + "|".join(re.escape(s).replace(r"\ ", r"\s?")
                                 for s in sorted(_SPELLINGS, key=len, reverse=True))
-    + r")(?![\w]|\.\w)")
+    + r")(?![a-z0-9_]|\.[a-z0-9_])")
 # How many words beside a name are read, and how far (a sentence's end comes first)
 _WORDS = 3
 _REACH = 40
 _WORD = re.compile(r"[a-z0-9_]+")
 _SENTENCE_END = re.compile(r"[?!\n;]|\.(?![a-z0-9_])")
+# "a column about pandas": a name after "about" is a topic, the words before it not its parts
+_ABOUT = re.compile(r"\babout\s+\Z")
 _ENDS_SENTENCE = re.compile(r"\s*(?:$|[?!.\n;,:)])")
 
 # A module's member written as code: a common module's alias or a JavaScript global, a dot, and
@@ -153,18 +157,81 @@ _MODULES = _parts(
     "np pd df plt sns tf torch nn requests os sys json re math cv2 itertools collections datetime"
     " subprocess asyncio console document window object array promise _ $")
 _DOT = re.compile(r"\.(?=[a-z_])")
-_ALIAS_BEFORE = re.compile(r"(?:^|[^\w.@$])([a-z0-9_]+|\$)\Z")
+_ALIAS_BEFORE = re.compile(r"(?:^|[^a-z0-9_.@$])([a-z0-9_]+|\$)\Z")
 _MEMBER_AFTER = re.compile(
     r"\.(?!(?:pdf|docx?|txt|rtf|odt|csv|xlsx?|pptx?|png|jpe?g|gif|svg|zip|md|html?|json|xml|ya?ml"
     r"|py|js|ts|exe|mp[34]|mov|wav)\b)[a-z_]\w*(?!@|\.[a-z])")
 
 
-def _writes_a_member(folded: str) -> bool:
+# The aliases that are also English nouns a sentence ends on. A JavaScript global's members
+# start lower case ("Math.max", "Promise.all", "document.getElementById") or are all capitals
+# ("Math.PI"), so one written as a capital and small letters is the next sentence's first word,
+# typed with no blank after the full stop ("I hate math.Why is it so hard?").
+_PROSE_ALIASES = _parts("math object window document console promise array")
+_SENTENCE_START = re.compile(r"[A-Z][a-z]")
+
+
+def _writes_a_member(text: str, folded: str) -> bool:
     for dot in _DOT.finditer(folded):
         alias = _ALIAS_BEFORE.search(folded, max(0, dot.start() - 16), dot.start())
-        if alias and alias.group(1) in _MODULES and _MEMBER_AFTER.match(folded, dot.start()):
+        if (alias and alias.group(1) in _MODULES and _MEMBER_AFTER.match(folded, dot.start())
+                and not (alias.group(1) in _PROSE_ALIASES
+                         and _SENTENCE_START.match(text, dot.end()))):
             return True
     return False
+
+
+# The spellings that are also a thing, an animal, a newsroom, a person or a verb, each with the
+# words that thing's talk puts within ``_THING_REACH`` characters of it: there, the name is the
+# thing, whatever part-like word follows ("Baby pandas melt my heart", "Which tiki torch model
+# is best for the garden?", "Serve this beautiful soup at the table", "Django Reinhardt's
+# views"). Its parts are often everyday words too (series, model, table, post, views, hook).
+_THING_REACH = 60
+_THINGS: Mapping[str, re.Pattern[str]] = MappingProxyType({
+    spelling: re.compile(r"\b(?:" + "|".join(words.split()) + r")\b")
+    for spelling, words in {
+        "pandas": "zoos? bamboo bab(?:y|ies) giant\\s+pandas red\\s+pandas wild cute cubs? bears? snow"
+                  " hearts? documentary bbc chengdu sichuan fur climb\\w* endangered",
+        "torch": "tiki blow kitchen olympic relay flames? fire garden creme brulee camping"
+                 " flashlight propane butane welding solder\\w* candles?",
+        "beautiful soup": "serv(?:e|es|ed|ing) recipes? bowls? dinner lunch cook(?:s|ed|ing)?"
+                          " tast(?:e|es|ed|y) broth delicious vegetables? carrots? onions? lewis"
+                          " carroll turtle",
+        "axios": "reported reporters? journalists? election headlines? newsletters? scoop",
+        "django": "reinhardt unchained tarantino jazz guitar\\w* foxx",
+        "react": "fish fishing bait anglers?",
+        "flask": "tea coffee water hip thermos whiske?y drinks? hik(?:e|es|ed|ing) chemistry",
+    }.items()
+})
+
+
+# The parts of those libraries that are everyday words too: beside the thing's words they are
+# the thing's ("pandas rolling in the snow"); "groupby" or "dataframe" stays the library's.
+_PLAIN_PARTS = _parts(
+    "merge pivot melt series column columns apply rolling explode aggregate nan model models"
+    " training loss gradient gradients module device batch checkpoint embedding lightning find"
+    " select soup parse parser tag tags attribute attributes table tables links view views"
+    " template templates admin signal signals form forms settings rest channels filter app apps"
+    " auth login session sessions field fields fixture fixtures annotate get post put delete"
+    " patch create instance headers header timeout retry retries cancel abort request response"
+    " params config error errors token upload download mock defaults hooks hook component"
+    " components route routes blueprint endpoint endpoints")
+
+
+# A name written in Latin letters against a Chinese or Japanese letter is the library (the animal
+# is 熊猫, a torch 火炬): with a how-to or a task's word in either language beside it, it is a
+# question about its code ("用pandas怎么分组", "pandasで集計したい"); named alone it is a topic
+# ("pandas是什么").
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_CJK_LETTER = re.compile(f"[{_CJK}]")
+_CJK_ASK = re.compile(
+    "怎么|怎样|如何|方法|用法|实现|报错|出错|分组|合并|排序|读取|筛选|したい|使い方|やり方|書き方|エラー"
+    "|集計|結合|並べ替え|読み込")
+
+
+def _asked_in_cjk(folded: str, start: int, end: int) -> bool:
+    touches = (start > 0 and _CJK_LETTER.match(folded, start - 1)) or _CJK_LETTER.match(folded, end)
+    return bool(touches and _CJK_ASK.search(folded, max(0, start - _REACH), end + _REACH))
 
 
 # A course or a book about the library is a learner's request ("Django model for beginners")
@@ -179,21 +246,38 @@ def names_a_library_call(text: str) -> bool:
     folded = text.lower()
     if len(folded) != len(text):   # a letter whose lower case is longer: the places move
         folded = "".join(ch if len(ch.lower()) != 1 else ch.lower() for ch in text)
-    if _writes_a_member(folded):
+    if _writes_a_member(text, folded):
         return True
     for m in _NAME.finditer(folded):
-        parts = LIBRARY_PARTS[_SPELLINGS[re.sub(r"\s+", " ", m.group())]]
+        spelling = re.sub(r"\s+", " ", m.group())
+        parts = LIBRARY_PARTS[_SPELLINGS[spelling]]
+        if _asked_in_cjk(folded, m.start(), m.end()):
+            return True
         after = folded[m.end():m.end() + _REACH]
         after = after[:_cut(after)]
-        if any(w in parts for w in _WORD.findall(after)[:_WORDS]):
+        words = _WORD.findall(after)[:_WORDS]
+        thing = _THINGS.get(spelling)
+        if (thing and thing.search(folded, max(0, m.start() - _THING_REACH), m.end() + _THING_REACH)
+                and not (words and words[0] in parts and _starts_sentence(folded, m.start()))):
+            # the thing's words near: only a word no day says is a part, unless the sentence
+            # starts with the name and its part ("React hooks for a fishing app")
+            parts = parts - _PLAIN_PARTS
+        if any(w in parts for w in words):
             return not _A_COURSE.search(folded)
-        if _ENDS_SENTENCE.match(folded, m.end()):
+        if _ENDS_SENTENCE.match(folded, m.end()) and not _ABOUT.search(
+                folded, max(0, m.start() - 12), m.start()):
             before = folded[max(0, m.start() - _REACH):m.start()]
             ends = list(_SENTENCE_END.finditer(before))
             before = before[ends[-1].end():] if ends else before
             if any(w in parts for w in _WORD.findall(before)[-_WORDS:]):
                 return not _A_COURSE.search(folded)
     return False
+
+
+def _starts_sentence(folded: str, start: int) -> bool:
+    """Whether the name at ``start`` is its sentence's first word (a few blanks may precede)."""
+    before = folded[max(0, start - 8):start].rstrip()
+    return before[-1:] in (".", "?", "!", "\n", ";", ":") if before else start <= 8
 
 
 def _cut(segment: str) -> int:

@@ -20,7 +20,8 @@ _TOOLS = "(?:pip|npm|pnpm|yarn|apt|apt-get|brew|docker|kubectl|git|make|cargo|uv
 SHELL = re.compile(
     r"\b(?:run|execute|exec)\s+(?:this|the|that|a|an|my|these)?\s*"
     r"(?:command|commands|script|shell|program|tests?|binary|migration)s?\b"
-    r"|\b(?:shell|terminal|bash|zsh|powershell|command[- ]line|cmd\.exe)\b"
+    # ASCII edges: "bash脚本怎么写" names bash as "a bash script" does
+    rf"|{ASCII_START}(?:shell|terminal|bash|zsh|powershell|command[- ]line|cmd\.exe){ASCII_END}"
     r"|(?m:^[^\S\n]*\$[^\S\n]+\S)"
     r"|\bsudo\s+\S"
     # a tool and what it does; its edges are ASCII ones, since a CJK letter is a word character
@@ -34,7 +35,9 @@ SHELL = re.compile(
     rf"(?:up|down|build|run|exec|pull|logs){ASCII_END}"
     # Chinese, as the English: a place to type commands, or running names what is run (运行/执行
     # alone are also "operating" and "carrying out", 脚本 a film's script)
-    r"|终端|命令行"
+    # 终端 is also a shop's till, a phone or an end customer (销售终端, 移动终端, 终端消费者)
+    r"|(?<!销售|移动|零售|智能|机场|客运|货运|码头|支付|收银|物流|渠道|门店|服务)终端"
+    r"(?!消费者|客户|用户|市场|门店|网点|销售|零售|价格|设备|产品|渠道|需求)|命令行"
     rf"|(?:运行|执行|跑)(?:一下|一遍)?{_ZH_WHICH}{_ZH_RUNNABLE}"
     rf"|[把将]{_ZH_WHICH}{_ZH_RUNNABLE}[^。！？，,.!?\n]{{0,6}}?(?:运行|执行|跑)"
     # Japanese: the command line, or a thing that runs run (実行 alone also carries out a plan,
@@ -62,7 +65,15 @@ _EVERYDAY_AROUND = re.compile(
     r"|threw|wear(?:ing)?|outfits?|dj|danc\w*|drinks?|cake|venue|anniversary|christmas"
     r"|graduation|retirement|farewell|reunion|housewarming|crowd(?:s|ed)?|busy|packed|queues?"
     r"|passengers?|travell?ers?|taxis?|parking|arrivals?|departures?|lounge|duty-free|army"
-    r"|troops|soldiers?|war|bombard\w*|shock\w*|compan(?:y|ies)|offshore|launder\w*)\b"
+    r"|troops|soldiers?|war|bombard\w*|shock\w*|compan(?:y|ies)|offshore|launder\w*"
+    # money or food shelled out, a degree or a station that is terminal
+    r"|money|cash|rent|bucks|fortune|peas|pistachios|prawns?|shrimps?|grand\s+central)\b"
+    # "bash" said of people ("Don't bash me", "Why do people bash vegans?"), a shy child's shell
+    r"|\b(?:don't|dont|do\s+not|people|critics)\s+bash\b"
+    r"|\bout\s+of\s+(?:my|his|her|their|your|its|our)\s+shell\b"
+    r"|\bterminal\s+degrees?\b"
+    # a party's or an airport's words in Chinese and Japanese ("周五的bash派对", "Terminal 2在机场")
+    r"|派对|聚会|生日|婚礼|机场|航站楼|乘客|パーティー|空港|誕生日|結婚式"
     r"|\b(?:is|was|are|were|being)\s+terminal\b|\bterminal\s+[1-9a-e]\b"
     # an illness asked of someone ("Why is my grandmother terminal?")
     r"|\b(?:is|was)\s+(?:my|his|her|their|our|your|the)\s+\w+(?:'s)?\s+terminal\b",

@@ -68,6 +68,38 @@ def test_a_secret_code_a_stack_based_plan_or_a_person_s_task_keeps_its_slot(
     assert tier_of(text) == slot
 
 
+# Review s54rC. A code one lives by (an honour, ethics, moral, pirate or conduct code), a novel's
+# title, a gift card's code and a treasure hunt's 秘密代码: each went to the code model.
+CODES_ONE_LIVES_BY: tuple[str, ...] = (
+    "Write an honor code for my class", "Write an honour code for our school",
+    "Write an ethics code for our company", "Write a moral code for my D&D character",
+    "Write a pirate code for the kids' party", "Write a conduct code for volunteers",
+    "Write a Da Vinci Code style mystery", "Generate a gift card code for my customers",
+    "给孩子们的寻宝游戏写一个秘密代码", "帮我写一个门禁代码的提示牌",
+)
+# Their twins: the same words beside a program's.
+CODES_ONE_LIVES_BY_TWINS: tuple[str, ...] = (
+    "Write a Python script to generate gift card codes",
+    "Write code for an honor roll calculator in Python",
+    "写一段Python代码生成秘密代码", "写一个生成礼品卡代码的函数",
+)
+
+
+@pytest.mark.parametrize("text", CODES_ONE_LIVES_BY)
+def test_a_code_one_lives_by_or_a_treasure_hunt_s_secret_code_is_no_program(
+        text: str, tier_of: Callable[..., str]) -> None:
+    features = extract_features(text)
+    assert not features.asks_for_code and not features.has_code, text
+    assert tier_of(text) != "code"
+
+
+@pytest.mark.parametrize("text", CODES_ONE_LIVES_BY_TWINS)
+def test_the_same_codes_beside_a_program_s_words_are_code(
+        text: str, tier_of: Callable[..., str]) -> None:
+    assert extract_features(text).asks_for_code, text
+    assert tier_of(text) == "code"
+
+
 # A near miss of each new shape repeated: 80,000 characters cost about four times what 20,000
 # do (each window is bounded), so no request stalls a turn.
 @pytest.mark.parametrize("unit", [

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
+from hermes_core.agent.routing.library_cues import names_a_library_call
 from hermes_core.agent.routing.rules import extract_features
 
 from .conftest import CpuOf
@@ -54,7 +55,23 @@ LIBRARY_TWINS: tuple[tuple[str, str], ...] = (
 )
 
 
-@pytest.mark.parametrize("text", LIBRARY_REQUESTS)
+# Review s54rC. A library's name written in Latin letters among Chinese or Japanese ones ("用"
+# and "で" are word characters to ``\w``, so the name's edges were never found): went to the
+# fast model.
+CJK_LIBRARY_REQUESTS: tuple[str, ...] = (
+    "用pandas怎么分组", "pandasで集計したい", "pandas的groupby怎么用", "pandasでgroupbyする方法",
+    "怎么用pandas合并两个表", "numpy的reshape是什么意思", "用np.argsort怎么降序",
+    "用requests.get加headers", "torchでDataLoaderを使う方法",
+)
+# Their neighbours: the library only named (a topic, as "What is numpy?"), and the animal in
+# its own script.
+CJK_LIBRARY_TOPICS: tuple[tuple[str, str], ...] = (
+    ("pandas是什么", "fast"), ("我喜欢React", "fast"), ("熊猫怎么吃竹子", "fast"),
+    ("Djangoは人気がありますか", "fast"),
+)
+
+
+@pytest.mark.parametrize("text", LIBRARY_REQUESTS + CJK_LIBRARY_REQUESTS)
 def test_a_library_named_with_its_own_method_or_part_goes_to_the_code_model(
         text: str, tier_of: Callable[..., str]) -> None:
     assert extract_features(text).asks_for_code, text
@@ -62,12 +79,69 @@ def test_a_library_named_with_its_own_method_or_part_goes_to_the_code_model(
     assert tier_of(text, code_model=False) == "default"
 
 
-@pytest.mark.parametrize(("text", "slot"), LIBRARY_TWINS)
+@pytest.mark.parametrize(("text", "slot"), LIBRARY_TWINS + CJK_LIBRARY_TOPICS)
 def test_the_same_name_as_an_animal_a_word_or_a_topic_keeps_its_slot(
         text: str, slot: str, tier_of: Callable[..., str]) -> None:
     features = extract_features(text)
     assert not features.asks_for_code and not features.has_code, text
     assert tier_of(text) == slot
+
+
+# Review s54rC. A sentence typed with no blank after its full stop, ending on a word that is
+# also a module's alias or a JavaScript global ("math", "promise", "window", "document",
+# "console", "object"): the next sentence's first word is no member. Each went to the code model.
+FULL_STOP_WITHOUT_A_BLANK: tuple[str, ...] = (
+    "I hate math.Why is it so hard?", "I broke a promise.What should I do now?",
+    "Close the window.It is cold in here", "I signed the document.Then they left",
+    "I need to buy a new console.Any advice?", "My husband hid the object.Help me find it",
+)
+# Their neighbours: a global's member written with its capital ("Math.PI", a class's name after
+# a module), and the same words as code.
+MEMBERS_WITH_A_CAPITAL: tuple[str, ...] = (
+    "Math.PI is not exact in JavaScript", "Math.max of an empty list",
+    "Promise.all rejects on the first error", "Object.keys order of numeric keys",
+    "collections.Counter most common words", "tf.Variable vs tf.constant",
+    "nn.Module forward not called", "Why is document.getElementById null?",
+)
+
+
+# Review s54rC. A name that is also an animal, a flame, a dish, a newsroom, a guitarist or a
+# verb, with a part that is also an everyday word (pandas roll and melt hearts, a tiki torch
+# has models, a soup is served at the table, Axios posts articles, Django Reinhardt had views):
+# each went to the code model.
+LIBRARY_NAMES_AS_THINGS: tuple[str, ...] = (
+    "Watch the pandas rolling in the snow", "Baby pandas melt my heart",
+    "I loved the pandas series on BBC", "a documentary series about pandas",
+    "I wrote a column about pandas", "Giant pandas apply for nothing at the zoo",
+    "Did the pandas merge into one group at the zoo?",
+    "Which tiki torch model is best for the garden?",
+    "Which blow torch device is best for creme brulee?",
+    "Serve this beautiful soup at the table", "Did Axios post the article about the election?",
+    "How do fish react to the hook?", "Django Reinhardt's views on jazz",
+)
+
+
+# Their neighbours: the library with a part no day says, or named first with its part, in a
+# request about the same things (a zoo's data, a fishing app, an election's results).
+LIBRARY_CALLS_ABOUT_THINGS: tuple[str, ...] = (
+    "pandas groupby for our zoo's visitor data", "pandas merge zoo visitor tables",
+    "React hooks for a fishing app", "axios post election results to the API",
+    "Flask route for a coffee shop menu", "torch model for snow detection",
+)
+
+
+@pytest.mark.parametrize("text", FULL_STOP_WITHOUT_A_BLANK + LIBRARY_NAMES_AS_THINGS)
+def test_a_prose_dot_or_a_library_s_name_as_a_thing_is_no_library_call(
+        text: str, tier_of: Callable[..., str]) -> None:
+    assert not names_a_library_call(text), text
+    assert tier_of(text) != "code"
+
+
+@pytest.mark.parametrize("text", MEMBERS_WITH_A_CAPITAL + LIBRARY_CALLS_ABOUT_THINGS)
+def test_a_capitalised_member_or_a_library_call_about_the_same_things_is_code(
+        text: str, tier_of: Callable[..., str]) -> None:
+    assert names_a_library_call(text), text
+    assert tier_of(text) == "code"
 
 
 def test_each_library_s_parts_are_single_words_as_the_text_is_split_into_them() -> None:
@@ -85,6 +159,7 @@ def test_each_library_s_parts_are_single_words_as_the_text_is_split_into_them() 
 @pytest.mark.parametrize("unit", [
     "pandas ", "numpy numpy ", "pandas eat bamboo ", "np.", "np.x ", "df groupby pandas ",
     "sklearn train test ", "express.js ", "window.", "x.y", "a" * 30 + ".b ",
+    "用pandas", "pandas的", "baby pandas rolling ", "Math.Why ", "column about pandas ",
 ])
 def test_a_long_run_of_library_names_is_read_in_linear_time(
         unit: str, cpu_of: CpuOf) -> None:

@@ -29,6 +29,19 @@ EVERYDAY_SHELL_WORDS: tuple[tuple[str, str], ...] = (
     ("He was shell-shocked after the war", "fast"),
     ("They hid the money in a shell company", "fast"),
     ("Why did the army shell the town?", "default"),
+    # Review s54rC: each of these went to the code model on ae32676e. "bash" said of people, a
+    # shy child's shell, money or peas shelled, a terminal degree or station, and Chinese 终端 of
+    # a shop's till, a phone, an end customer or an airport
+    ("Don't bash me for asking, but is pineapple on pizza ok?", "fast"),
+    ("Why do people bash vegans so much?", "default"), ("The critics bash the new movie", "fast"),
+    ("My son won't come out of his shell at school", "fast"),
+    ("I had to shell out a lot of money for rent", "fast"), ("How do I shell peas quickly?", "fast"),
+    ("Is an MFA a terminal degree?", "fast"), ("How do I get to Grand Central Terminal?", "fast"),
+    ("我们的销售终端覆盖了多少城市?", "fast"), ("移动终端市场份额是多少", "fast"),
+    ("终端消费者更喜欢哪个品牌?", "fast"), ("机场终端在哪里", "fast"),
+    # and a party's or an airport's words in Chinese or Japanese, the word glued to them or not
+    ("派对 bash", "fast"), ("Terminal 2在机场哪里", "fast"), ("周五的bash派对穿什么?", "fast"),
+    ("パーティーのbashに何を着ていく?", "fast"), ("机场的terminal在哪里", "fast"),
 )
 
 # Their twins, a computer's: a command, a prompt, an error or a script around the same word.
@@ -40,6 +53,13 @@ TECHNICAL_SHELL_WORDS: tuple[str, ...] = (
     "Why is my terminal showing an error after the update?",
     "open a shell in the container",
     "The terminal is packed with output from the build",
+    # the review's rows in the same phrasings and languages, beside a computer's words
+    "Don't bash the script, fix the prompt", "How do I shell out to git from Python?",
+    "打开终端运行ls", "在终端里怎么切换目录", "终端显示乱码怎么办", "Mac终端怎么打开",
+    "Stop bash from saving history", "Save money on cloud bills with a bash script",
+    "Can you bash me a quick one-liner", "在移动终端上怎么运行命令",
+    # the word glued to Chinese letters (no \b between 的 and b): went to the fast model
+    "bash脚本怎么写", "zsh配置文件在哪", "bash里怎么写循环",
 )
 
 
@@ -62,7 +82,7 @@ def test_the_same_word_beside_a_computer_s_names_a_shell(
 # characters cost about four times what 20,000 do (each bare word looks up its neighbours).
 @pytest.mark.parametrize("unit", [
     "cancel the bash ", "terminal so crowded ", "is my nan terminal ", "is my " * 8 + "terminal ",
-    "shell company shell ls ",
+    "shell company shell ls ", "people bash me ", "out of my shell ", "销售终端终端",
 ])
 def test_a_bare_shell_word_among_a_crowd_s_or_a_party_s_words_is_read_in_linear_time(
         unit: str, cpu_of: CpuOf) -> None:
