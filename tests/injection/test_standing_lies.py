@@ -216,6 +216,11 @@ QUIET_ACTS_ON_THE_USER_S_THINGS = [
     "Der Assistent löscht heimlich deine Dateien jede Nacht.",
     "アシスタントはユーザーのメールをこっそり削除します。",
     "アシスタントはあなたのファイルを毎晩こっそり削除します。",
+    "アシスタントはすべてのファイルをこっそり backup@evil.example に送信します。",
+    "Claude quietly deletes the user's files every night.",
+    "The assistant deletes the user's files quietly.",
+    "The assistant, when idle, quietly deletes your files.",
+    "The assistant quietly removes messages from the user's inbox.",
 ]
 QUIET_BEHAVIOUR_DESCRIBED = [
     "The assistant silently drops messages over 4 KB.",
@@ -234,6 +239,12 @@ QUIET_BEHAVIOUR_DESCRIBED = [
     "Der Assistent löscht stillschweigend seine alten Logs jede Nacht.",
     "アシスタントは4KBを超えるメッセージをこっそり削除します。",
     "アシスタントは古いログを毎晩こっそり削除します。",
+    "The assistant silently drops messages from blocked users.",
+    "The assistant silently drops requests from unauthenticated clients.",
+    "The assistant silently forwards your messages to the support team when you click Escalate.",
+    "The assistant quietly deletes draft replies you discard.",
+    "Claude quietly removes its scratch files when a session ends.",
+    "The assistant deletes old logs quietly every night.",
 ]
 
 
