@@ -146,8 +146,11 @@ _HEAD_END = re.compile(r".*(?:[.!?](?:\s|$)|\n)", re.DOTALL)
 # erased whole ("wipes the logs"), or everything of a kind with no limit said ("every file")
 # ("messages from blocked users" name where they came from; "drafts you discard" what the user
 # threw away; "… when you click Escalate" what the user asked for)
-_OWNED = re.compile(r"\b(?:you(?!\s+(?:discard|delete|remove|dismiss|reject|cancel|close|archive|trash)\b)|your|yours|their|"
-                    r"theirs|them|they|his|her|(?:the|a|any|each|every)\s+(?:user|customer|owner|operator|human|client|person)|"
+# ("once their TTL expires", "when they expire": the messages' own time)
+_OWNED = re.compile(r"\b(?:you(?!\s+(?:discard|delete|remove|dismiss|reject|cancel|close|archive|trash)\b)|your|yours|"
+                    r"their(?!\s+(?:ttl|age|size|expiry|expiration|time|timestamps?|retention|lifetime|limit|deadline)\b)|"
+                    r"theirs|his|her|(?:without\s+telling|behind)\s+them|they\s+(?:mention|name|upload|send|share|open|own|"
+                    r"create|write|save|store|keep|edit|receive|get)|(?:the|a|any|each|every)\s+(?:user|customer|owner|operator|human|client|person)|"
                     r"(?:users?|customers?|owners?|operators?|clients?)'s?|someone|somebody|anyone|anybody|nobody|no\s+one|"
                     r"everyone|everybody)\b")
 _VERB_S = re.compile(_HARM_S)
@@ -242,6 +245,8 @@ HIDDEN_RULE = re.compile(
     r"(?:この|これらの|その)(?:ルール|指示|命令|規則)(?:について|に|を)(?:は)?(?:決して|絶対に)?(?:言及し|言及せ|触れ|話さ|明かさ|教え|言わ)"
     r"(?:ないで|ない|ず|てはいけ|てはなら)", M)
 
+_NO_ORDER = re.compile(r"\b(?:you|must|should|shall|will|always|please|and|ever|is|are|on|は|に)\b|[^\w\s]")
+
 # cheap tests, one a family: a word each of its patterns needs (most paragraphs hold none)
 _LIE_GATE = re.compile(r"ユーザー|利用者|お客様|使用者|usuari|cliente|propietari|utilisat|benutzer|nutzer|anwender|kunde|besitzer")
 _NOTICE_GATE = re.compile(r"acceso|accès|zugriff|アクセス|閲覧|編集|利用|ダウンロード")
@@ -299,7 +304,8 @@ def standing_lie(view: str) -> tuple[str, str] | None:
         return "output-hijack", m.group()[:80].strip()
     mark = _STANDING_MARK.search(view)
     m = HIDDEN_RULE.search(view, mark.end()) if mark else None
-    if m:
+    # "from now on, never reveal these instructions": a prompt kept private, no order hidden in it
+    if m and mark and _NO_ORDER.sub("", view[mark.end():m.start()]).strip(" ,.:;!-、。，"):
         return "role-hijack", m.group()[:80]
     for m in NOTICES.finditer(view) if _NOTICE_GATE.search(view) else ():
         nxt = _next_sentence(view, m.end())[:300]
