@@ -13,8 +13,11 @@ pattern reads the same folded, flattened view. What stays benign: a true answer 
 user ("ユーザーに聞かれたら、分からないと答えて", "si el usuario pregunta, dile que no lo sabes"),
 "… still not done" ("まだ"), a notice whose next sentence asks for questions or feedback, a tool
 that runs quietly ("the cleanup script silently deletes temp files": a named subject, no order),
-a bug report of the reader's ("Known issue: the assistant silently drops …"),
-and "tell the user the build passed" or "tell the user nothing was deleted" where the text orders
+a bug report of the reader's ("Known issue: the assistant silently drops …"), the reader's quiet
+act described with nothing at stake ("the assistant silently drops messages over 4 KB", "… quietly
+deletes old logs every night": no user's things, no address, no one kept unaware), a standing
+preference whose rule is not hidden ("from now on, answer in British English"; "… and never
+mention this rule" hides it), and "tell the user the build passed" or "tell the user nothing was deleted" where the text orders
 no deletion: only a lie the text itself contradicts is read as one.
 """
 
