@@ -184,10 +184,24 @@ _FRAMING = re.compile(
     r"(?:watch(?:\s+out)?\s+for|beware\s+of|be\s+(?:wary|careful|suspicious)\s+of|look\s+out\s+for|(?:never|don'?t|do\s+not)\s+"
     r"trust)\s+(?:any\s+|all\s+)?(?:[\w-]+\s+){0,2}?(?:pages?|sites?|websites?|e-?mails?|messages?|documents?|posts?|comments?|"
     r"replies|inputs?|texts?|content|results?|outputs?)\s+(?:that|which)\s+(?:says?|said|tells?|reads?|contains?|asks?)|"
+    # the same warning in Spanish, French and German ("cuidado con las páginas que dicen …",
+    # "méfiez-vous des pages qui disent …", "Vorsicht bei Seiten, die … sagen")
+    r"(?:cuidado\s+con|desconf[íi]a\s+de|desconfíe\s+de|no\s+conf[íi]es\s+en)\s+(?:los|las|cualquier)?\s*(?:p[áa]ginas?|sitios?|"
+    r"correos?|mensajes?|documentos?|resultados?)\s+que\s+(?:dicen|dice|piden|pide|contienen|contiene)|"
+    r"(?:méfie(?:z-vous|-toi)\s+des|attention\s+aux|ne\s+(?:faites|fais)\s+pas\s+confiance\s+aux)\s+(?:pages?|sites?|e-?mails?|"
+    r"courriels?|messages?|documents?|résultats?)\s+qui\s+(?:disent|dit|demandent|demande|contiennent|contient)|"
+    r"(?:vorsicht\s+(?:bei|vor)|achte\s+auf|achten\s+sie\s+auf|misstraue)\s+(?:\w+\s+)?(?:seiten|webseiten|e-?mails|nachrichten|"
+    r"dokumenten?|ergebnissen?),?\s+die\b|"
     r"ejemplos?|ataques?|inyecci\w+|exemples?|attaques?|beispiele?|angriff\w*|injektion\w*|"
     r"(?:на)?пример\w*|атак\w*|инъекци\w*|злоумышленник\w*|(?:ال)?مثال|[اأ]مثل[ةه]|(?:ال)?هجوم\w*|(?:ال)?مهاجم\w*|حقن)"
     # no word boundaries in CJK text
-    r"|例|比如|攻击|攻擊|注入|攻撃|インジェクション|サンプル|検出|检测|檢測|拦截|攔截|예시|예를|공격|인젝션")
+    r"|例|比如|攻击|攻擊|注入|攻撃|インジェクション|サンプル|検出|检测|檢測|拦截|攔截|예시|예를|공격|인젝션"
+    # a warning about what pages say: 注意/小心/不要相信 … 写着“…”的网页, 「…」と書かれたページに注意
+    r"|(?:注意|小心|警惕|当心|當心|提防|留意|谨防|謹防|(?:不要|别|別|切勿)(?:相信|信任))(?:那些|这类|這類|任何|所有)?"
+    r"(?:写着|寫著|写有|寫有|说|說|声称|聲稱|要求|包含|含有)[^。\n]{0,80}?的(?:网页|網頁|页面|頁面|网站|網站|邮件|郵件|消息|訊息|"
+    r"信息|文档|文檔|帖子|评论|評論|内容|內容|结果|結果)"
+    r"|(?:と書かれた|と書いてある|と書かれている|という|を求める|を含む)(?:ウェブ)?(?:ページ|サイト|メール|メッセージ|文書|"
+    r"ドキュメント|投稿|コメント|結果)(?:に|には)(?:注意|気をつけ|気を付け|用心|警戒)")
 
 
 def _framed(text: str) -> bool:
