@@ -62,6 +62,7 @@ from hermes_core.agent.tools import structured
 from hermes_core.agent.turn import ROUND_BREAK, Shown, Turn, as_kept, collect, completed
 from hermes_core.config import Settings, load_settings
 from hermes_core.errors import Attempt, ConfigError, HermesError
+from hermes_core.forked import renew_in_child
 from hermes_core.providers import build_providers, keep_lessons
 from hermes_core.providers.base import CallOptions, Provider, requires_key
 from hermes_core.providers.offline import OfflineProvider
@@ -123,6 +124,7 @@ class Agent:
             raise ConfigError("the home is not a folder (set HERMES_HOME or --home to a directory)",
                               file=str(self.home), key_path="home")
         self.session_id = session_id or uuid.uuid4().hex[:12]
+        renew_in_child(self)   # a forked child's session is its own
         self.requested_model = model
         self.history: list[Message] = []
         self.stats = SessionStats()
@@ -686,6 +688,13 @@ class Agent:
             return None
         self._recorded = upto
         return result
+
+    def renew_after_fork(self) -> None:
+        """In a forked child (a worker of a server that made its agent first): a new session id.
+        Each process chats on and records its session at close, and a record replaces the earlier
+        one of its id: under one id the process that closed last wiped the other's conversation
+        from memory. The history so far stays, in both records."""
+        self.session_id = uuid.uuid4().hex[:12]
 
     def close(self, *, wait_warm: bool = True, summarize: bool = True) -> None:
         """Record the session (``summarize``: see :meth:`end_session`), let a background model

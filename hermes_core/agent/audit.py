@@ -16,6 +16,12 @@ Each write goes to the kernel at once, one ``write`` of whole lines on the ``O_A
 descriptor, with no buffer of ours in between: a process forked while another thread had handed
 lines to a buffered file and not flushed it yet held those bytes in its copy of the buffer, and
 wrote them a second time at its own next line, its close or its exit.
+
+A full disk can cut a write short: part of a line is in the file, and the rest fails. The lines
+that write did not finish are kept (up to ``KEEP_UNWRITTEN`` bytes) and written first by the next
+write, which also ends the half line with a newline before them: without it the next line went on
+after the half line, and a JSON reader lost both. A file found ending inside a line when it is
+opened (an earlier process killed inside a write, or whose disk filled) is ended the same way.
 """
 
 from __future__ import annotations
@@ -60,6 +66,26 @@ def _encode(record: Mapping[str, Any]) -> str:
     line = _JSON(record)
     return _SPLITS.sub(lambda m: _SPLITTERS[m.group()], line) if _SPLITS.search(line) else line
 _NOT_A_FILE = "not a regular file (a pipe or socket?)"
+#: The most bytes of lines a failed write keeps for the next one (a disk that stays full must
+#: not grow the process without end); past it the oldest are dropped, and said so.
+KEEP_UNWRITTEN = 1 << 20
+
+
+def _ends_inside_a_line(path: Path) -> bool:
+    """Whether the file's last byte is not a newline (the descriptor we append on is write-only);
+    False when it cannot be read (a file we may only append to)."""
+    try:   # non-blocking: a FIFO put in the file's place since is not waited on
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    try:
+        st = os.fstat(fd)
+        return stat.S_ISREG(st.st_mode) and st.st_size > 0 and \
+            os.pread(fd, 1, st.st_size - 1) != b"\n"
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 class AuditLog:
@@ -75,6 +101,8 @@ class AuditLog:
         self._writer: threading.Thread | None = None
         self._stop = False
         self._start = threading.Lock()       # one writer thread at a time
+        self._unwritten = b""   # whole lines a failed write did not put in the file, tried first next
+        self._torn = False      # the file may end inside a line: the next write ends it first
         renew_in_child(self)
 
     def renew_after_fork(self) -> None:
@@ -87,6 +115,7 @@ class AuditLog:
         self._wake = threading.Event()
         self._closing = threading.Event()
         self._queue = deque()
+        self._unwritten = b""   # the parent's to write (written by both, each was twice)
         self._writer = None
         self._stop = False
 
@@ -117,6 +146,7 @@ class AuditLog:
             if not (stat.S_ISREG(mode) or stat.S_ISCHR(mode)):   # a file, or /dev/null
                 raise OSError(errno.EINVAL, _NOT_A_FILE)
             os.set_blocking(fd, True)
+            self._torn = stat.S_ISREG(mode) and _ends_inside_a_line(self.path)
             f = self._file = os.fdopen(fd, "ab", buffering=0)
         except BaseException:
             os.close(fd)
@@ -191,18 +221,41 @@ class AuditLog:
         return out
 
     def _write_locked(self, records: list[Mapping[str, Any]]) -> None:
-        if not records:
+        if not records and not self._unwritten:
             return
-        data = memoryview("".join(_encode(r) + "\n" for r in records).encode("utf-8"))
+        lines = self._unwritten + "".join(_encode(r) + "\n" for r in records).encode("utf-8")
+        payload = lines
+        sent = 0
         try:
             f = self._open()
-            while data:   # a regular file takes it whole; after a short write the rest follows
-                written = f.write(data)
-                if not written:   # nothing taken: said like a failed write, never retried
+            if self._torn:   # the file ends inside a line: end it, or the first line joins it
+                payload = b"\n" + lines
+            data = memoryview(payload)
+            while sent < len(payload):   # a file takes it whole; after a short write the rest follows
+                written = f.write(data[sent:])
+                if not written:   # nothing taken: said like a failed write
                     raise OSError(errno.EIO, "no byte written")
-                data = data[written:]
+                sent += written
         except OSError as e:
             log.warning("cannot write audit log %s: %s", self.path, e.strerror or e)
+            self._keep_unwritten(payload, lines, sent)
+            return
+        self._unwritten = b""
+        self._torn = False
+
+    def _keep_unwritten(self, payload: bytes, lines: bytes, sent: int) -> None:
+        """After a failed write of ``payload`` (``lines``, behind a newline when the file was
+        torn) of which ``sent`` bytes reached the file: keep the lines it did not finish."""
+        if sent:
+            start = payload.rfind(b"\n", 0, sent) + 1   # the first line not whole in the file
+            self._torn = sent > start
+            lines = payload[start:]
+        if len(lines) > KEEP_UNWRITTEN:
+            cut = lines.index(b"\n", len(lines) - KEEP_UNWRITTEN) + 1
+            log.warning("audit log %s: %d unwritten line(s) dropped, %d kept for the next write",
+                        self.path, lines.count(b"\n", 0, cut), lines.count(b"\n", cut))
+            lines = lines[cut:]
+        self._unwritten = lines
 
     def _ensure_writer(self) -> None:
         if self._writer is not None and self._writer.is_alive() and not self._stop:

@@ -440,6 +440,35 @@ def test_turns_after_end_session_are_recorded_on_close(tmp_path: Path):
         engine.close()
 
 
+def test_a_forked_child_chatting_on_the_parents_agent_records_a_session_of_its_own(
+        tmp_path: Path, in_forked_child) -> None:
+    """A server that made its agent and then forked its workers (a preloaded app, a fork-started
+    pool): each process chatted on under the one session id and recorded it at close, and
+    recording a session replaces its earlier record, so the process that closed last wiped the
+    other's conversation from memory. A child now records under a session id of its own."""
+    config = {"home": str(tmp_path), "skill_utils": {"enabled": False}}
+    agent = Agent.from_config(config, offline=True)
+    agent.chat("before the fork: the walrus budget")
+
+    def child() -> object:
+        agent.chat("in the worker: the zebra migration")
+        agent.close()
+        return agent.session_id
+
+    child_session = in_forked_child(child)
+    agent.chat("in the parent: the otter harbour")
+    agent.close()
+    engine = Agent.from_config(config, offline=True).context_engine
+    try:
+        kept = {words: [f.session_id for f in engine.retrieve(words, max_results=5)
+                        if words.split()[0] in f.summary]
+                for words in ("zebra migration", "otter harbour")}
+    finally:
+        engine.close()
+    assert kept == {"zebra migration": [child_session], "otter harbour": [agent.session_id]}
+    assert child_session != agent.session_id
+
+
 def test_override_restores_the_agents_own_context_engine(tmp_path: Path):
     settings = load_settings({"home": str(tmp_path), "skill_utils": {"enabled": False}})
     builder = PromptBuilder(tmp_path, settings)          # a custom builder: gets the agent's memory

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import resource
+import signal
 import subprocess
 import sys
 import threading
@@ -299,6 +301,71 @@ def test_a_child_forked_from_a_coroutine_writes_its_line_at_once(
 
     assert asyncio.run(fork_here()) == "recorded"
     assert rows(path) == [{"who": "child"}]
+    audit.close()
+
+
+def readable(path: Path) -> list[object]:
+    """What a JSON-lines reader gets back: each line that parses (a torn one is skipped)."""
+    out: list[object] = []
+    for line in path.read_bytes().split(b"\n"):
+        try:
+            out.append(json.loads(line)["n"])
+        except ValueError:
+            pass
+    return out
+
+
+def test_a_disk_that_fills_mid_batch_glues_no_later_line_to_the_torn_one_and_loses_none(
+        tmp_path: Path, in_forked_child: Callable[[Callable[[], object]], object]) -> None:
+    """A full disk (here the child's file size limit) cut a write short: the loop sent the rest,
+    which failed, and the half line stayed at the file's end. The next line, once there was room
+    again, went on after it: glued to the half line, a JSON reader lost it too; and the line cut
+    short was never written. The next write now ends the half line first, then writes the lines
+    the failed one did not."""
+    path = tmp_path / "audit.jsonl"
+    audit = AuditLog(path)
+    audit.append({"n": 0})
+
+    def fill_then_free() -> object:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (path.stat().st_size + 12, hard))
+        audit.append({"n": 1, "pad": "x" * 40})      # cut after 12 bytes
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        audit.append({"n": 2})                        # room again
+        audit.close()
+        return "done"
+
+    assert in_forked_child(fill_then_free) == "done"
+    audit.close()
+    assert readable(path) == [0, 1, 2]
+
+
+def test_a_line_left_torn_by_an_earlier_process_keeps_the_next_line_readable(tmp_path: Path) -> None:
+    """A process killed (SIGKILL) inside a write, or one whose disk filled, can leave the file
+    ending inside a line; a later process's first line went on after it and was lost with it."""
+    path = tmp_path / "audit.jsonl"
+    path.write_bytes(b'{"n": 0}\n{"n": 1, "pad": "xx')
+    audit = AuditLog(path)
+    audit.append({"n": 2})
+    audit.append({"n": 3})
+    audit.close()
+    assert readable(path) == [0, 2, 3]
+
+
+def test_a_disk_that_stays_full_keeps_a_bounded_tail_of_the_lines_and_says_what_it_dropped(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """The lines a failed write keeps for the next one must not grow without end when the disk
+    never frees (``/dev/full`` fails every write with ENOSPC): the newest are kept."""
+    import logging
+    monkeypatch.setattr(audit_module, "KEEP_UNWRITTEN", 64)
+    audit = AuditLog("/dev/full")
+    with caplog.at_level(logging.WARNING, logger="hermes_core.agent.audit"):
+        for n in range(20):
+            audit.append({"n": n})
+    kept = audit._unwritten
+    assert 0 < len(kept) <= 64 and kept.endswith(b'{"n": 19}\n')
+    assert any("dropped" in r.getMessage() for r in caplog.records)
     audit.close()
 
 
