@@ -31,6 +31,18 @@ def _slots(client: redis.Redis, prefix: str, workers: int, clock: FakeClock,
             for _ in range(count)]
 
 
+def _sent_while_redis_is_away(pol: PoolPolicy, **workers: RedisPoolState) -> dict[str, int]:
+    """How many requests of a key of 5 a minute each worker sends, in turn, from its fallback
+    share once Redis has gone away (each ends refused by its share, degraded)."""
+    sent = {}
+    for name, be in workers.items():
+        sent[name] = 0
+        while be.acquire("p", [KeySpec("k", max_rpm=5)], pol).fingerprint == "k":
+            sent[name] += 1
+        assert be.degraded
+    return sent
+
+
 def test_a_claim_is_renewed_a_third_of_its_ttl_apart_and_lapses_locally_at_its_ttl(
         rds: redis.Redis, redis_prefix: str) -> None:
     clock = FakeClock(100.0)
@@ -183,13 +195,7 @@ def test_a_worker_that_sees_redis_restarted_empty_claims_its_slot_again_at_once(
     assert c.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
     own_redis.stop()
     try:
-        sent = {}
-        for name, be in (("a", a), ("c", c)):
-            sent[name] = 0
-            while be.acquire("p", [KeySpec("k", max_rpm=5)], pol).fingerprint == "k":
-                sent[name] += 1
-            assert be.degraded
-        assert sent == {"a": 3, "c": 2}
+        assert _sent_while_redis_is_away(a=a, c=c, pol=pol) == {"a": 3, "c": 2}
     finally:
         own_redis.start()
         for be in (a, b, c):
@@ -309,13 +315,7 @@ def test_a_worker_whose_first_contact_after_redis_restarted_empty_is_not_an_acqu
     assert not a.degraded
     own_redis.stop()
     try:
-        sent = {}
-        for name, be in (("a", a), ("c", c)):
-            sent[name] = 0
-            while be.acquire("p", [KeySpec("k", max_rpm=5)], pol).fingerprint == "k":
-                sent[name] += 1
-            assert be.degraded
-        assert sent == {"a": 2, "c": 3}
+        assert _sent_while_redis_is_away(a=a, c=c, pol=pol) == {"a": 2, "c": 3}
     finally:
         own_redis.start()
         for be in (a, b, c):
@@ -385,13 +385,7 @@ def test_a_worker_whose_due_renewal_finds_redis_away_takes_the_floor_share(
     own_redis.stop()
     idle.t += 25.0                                     # a third of the TTL: a's renewal is due
     try:
-        sent = {}
-        for name, be in (("a", a), ("c", c)):
-            sent[name] = 0
-            while be.acquire("p", [KeySpec("k", max_rpm=5)], pol).fingerprint == "k":
-                sent[name] += 1
-            assert be.degraded
-        assert sent == {"a": 2, "c": 3}
+        assert _sent_while_redis_is_away(a=a, c=c, pol=pol) == {"a": 2, "c": 3}
     finally:
         own_redis.start()
         for be in (a, b, c):
