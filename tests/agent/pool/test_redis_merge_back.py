@@ -512,10 +512,7 @@ def test_a_request_that_ended_while_redis_was_away_counts_from_its_end_once_it_i
     8 while Redis was away, with its data kept: the entry stayed at (or went back at) its send
     time, and at 11 a second request of a key of 1 per 10 s went out 7 s before the server's
     slot freed."""
-    clock = FakeClock(1_700_000_000.0)
-    be = RedisPoolState(own_redis.url, clock=clock,
-                        options=RedisPoolOptions(key_prefix=redis_prefix,
-                                                 reconnect_interval_s=0.0))
+    be, clock = _worker(own_redis, redis_prefix)
     pol = PoolPolicy(window_s=10.0)
     key = [KeySpec("k", max_rpm=1)]
     assert be.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
