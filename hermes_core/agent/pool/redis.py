@@ -294,8 +294,8 @@ class RedisPoolState:
             raise self._connection_error("the pool state kept changing incarnation")
 
         def local() -> AcquireResult:
-            res = self._local.acquire(provider, self._slot.local_keys(keys), policy,
-                                      tokens=tokens, rand=rand)
+            res = self._local.acquire(provider, self._slot.local_keys(keys),
+                                      self._slot.local_policy(policy), tokens=tokens, rand=rand)
             if res.fingerprint is None:
                 # a waiter must not sleep through Redis's return on the local share's clock: it
                 # asks again by the next probe, which may rejoin the fleet's whole budget
@@ -318,8 +318,8 @@ class RedisPoolState:
             a key must fit this worker's local share too, and Redis is asked for that key only."""
             if self._monotonic() >= self._probation_until:
                 return remote()
-            gate = self._local.acquire(provider, self._slot.local_keys(keys), policy,
-                                       tokens=tokens, rand=rand)
+            gate = self._local.acquire(provider, self._slot.local_keys(keys),
+                                       self._slot.local_policy(policy), tokens=tokens, rand=rand)
             if gate.fingerprint is None:
                 # the local share binds until the probation ends, not until it frees
                 return self._rejoin_by(gate, provider, keys, self._probation_until)
@@ -437,7 +437,7 @@ class RedisPoolState:
             return provider_snapshot(provider, keys, reply)
 
         return self._call(remote, lambda: self._local.snapshot(
-            provider, self._slot.local_keys(keys), policy))
+            provider, self._slot.local_keys(keys), self._slot.local_policy(policy)))
 
     def leave(self, provider: str) -> None:
         """This process's place in the fleet's queue for ``provider`` given up (while Redis is

@@ -26,7 +26,7 @@ from dataclasses import replace
 from typing import Any
 
 from hermes_core.agent.pool.fallback import worker_share
-from hermes_core.agent.pool.state import KeySpec
+from hermes_core.agent.pool.state import KeySpec, PoolPolicy
 from hermes_core.forked import renew_in_child
 
 # A worker's slot: its index among the ``workers`` processes sharing the keys, which sets its
@@ -118,6 +118,17 @@ class WorkerSlot:
         return [replace(k, max_rpm=None if k.max_rpm is None else share(k.max_rpm),
                         max_tpm=None if k.max_tpm is None else share(k.max_tpm))
                 for k in keys]
+
+    def local_policy(self, policy: PoolPolicy) -> PoolPolicy:
+        """``policy`` with this worker's share of ``max_in_flight``, split like the rate limit
+        (:func:`.fallback.worker_share`): each fallback applied the whole cap on its own, and a
+        fleet of N workers had N times it in flight on one key while Redis was away. At least 1
+        here too: a slot lapses locally during a long outage (every worker then takes the
+        floor), and a share of 0 would shut the key for the whole fleet until Redis returns; a
+        cap below the workers is passed by at most one request per worker, by design."""
+        if self.workers == 1 or policy.max_in_flight is None:
+            return policy
+        return replace(policy, max_in_flight=self.share(policy.max_in_flight))
 
     def lost(self) -> None:
         """Redis lost the slots (it restarted empty): claim again (the backend does at once).

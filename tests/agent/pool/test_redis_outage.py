@@ -432,3 +432,39 @@ def test_a_request_in_flight_through_redis_as_it_goes_away_holds_its_place_in_th
         admin.replicaof("NO", "ONE")
         admin.close()
     be.close()
+
+
+def _in_flight_during_outage(server: RedisServer, prefix: str, cap: int) -> list[int]:
+    """Two workers of one fleet on one key with ``max_in_flight: cap``: each claims its slot
+    through Redis, then Redis stops and each acquires until its fallback refuses; how many
+    requests each has in flight at once."""
+    pol = PoolPolicy(max_in_flight=cap)
+    key = [KeySpec("k")]
+    workers = [RedisPoolState(server.url, monotonic=Mono(), options=RedisPoolOptions(
+        key_prefix=prefix, workers=2, reconnect_interval_s=60.0)) for _ in range(2)]
+    for be in workers:
+        first = be.acquire("p", key, pol)
+        be.release("p", "k", Outcome("ok"), pol, lease=first.lease)
+    server.stop()
+    held = []
+    for be in workers:
+        got = [be.acquire("p", key, pol).fingerprint for _ in range(cap + 1)]
+        assert be.degraded
+        held.append(got.count("k"))
+        be.close()
+    return held
+
+
+def test_a_fleet_keeps_max_in_flight_split_by_slot_while_redis_is_away(
+        own_redis: RedisServer, redis_prefix: str) -> None:
+    """Two workers, ``max_in_flight: 2``, Redis stopped: each fallback applied the whole cap on
+    its own, 4 requests in flight on the key at once. Split by slot like the rate limit: 1 each."""
+    assert _in_flight_during_outage(own_redis, redis_prefix, 2) == [1, 1]
+
+
+def test_a_max_in_flight_below_the_workers_still_lets_each_worker_send_one(
+        own_redis: RedisServer, redis_prefix: str) -> None:
+    """``max_in_flight: 1`` over two workers: the share is at least 1 (as the rate share), so no
+    worker's waiters hang for the whole outage, whatever slot it holds or lost; the fleet passes
+    such a cap by at most one request per worker, by design."""
+    assert _in_flight_during_outage(own_redis, redis_prefix, 1) == [1, 1]

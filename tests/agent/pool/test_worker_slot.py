@@ -78,6 +78,22 @@ def test_each_key_s_local_budget_is_the_slot_s_share_of_it(rds: redis.Redis,
     assert [(k.max_rpm, k.max_tpm) for k in second.local_keys(keys)] == [(3, 250), (None, None)]
 
 
+def test_each_worker_s_local_in_flight_cap_is_the_slot_s_share_of_max_in_flight(
+        rds: redis.Redis, redis_prefix: str) -> None:
+    """10 in flight over 4 workers: 3, 3, 2 by slot, the floor without one; at least 1 for a cap
+    below the workers; no cap and a lone worker's policy stay as they are."""
+    clock = FakeClock(100.0)
+    slots = _slots(rds, redis_prefix, 4, clock, 4)
+    for slot in slots[:3]:
+        slot.claim()
+    pol = PoolPolicy(max_in_flight=10)
+    assert [s.local_policy(pol).max_in_flight for s in slots] == [3, 3, 2, 2]
+    assert [s.local_policy(PoolPolicy(max_in_flight=1)).max_in_flight for s in slots] == [1] * 4
+    assert slots[0].local_policy(PoolPolicy()) == PoolPolicy()
+    lone, = _slots(rds, f"{redis_prefix}:lone", 1, clock, 1)
+    assert lone.local_policy(pol) == pol
+
+
 def test_a_slot_lost_with_redis_is_claimed_again_at_the_index_held_before(
         rds: redis.Redis, redis_prefix: str) -> None:
     clock = FakeClock(100.0)
