@@ -22,6 +22,7 @@ from hermes_core.injection.orders import (
     ORDER_TRIGGERS,
     ORDERS,
 )
+from hermes_core.injection.zh_from_now import FROM_NOW_ON_HIJACK
 from hermes_core.injection.zh_handover import handover
 from hermes_core.injection.zh_negation import reach
 
@@ -336,9 +337,7 @@ ZH: dict[str, tuple[re.Pattern[str], ...]] = {
            r"(?:作废|作廢|无效|無效|失效|取消)(?!的)"),
     ),
     "role-hijack": (
-        _p(r"(?:从现在|從現在|从此刻|從此刻)(?:开始|開始|起)[，,]?\s*你(?:是|不再|就是|(?:将|將|必须|必須|要|得|只能|只需要?)[^。\n]{0,8}?"
-           r"(?:服从|服從|听从|聽從|只听|只聽|遵从|遵從|忽略|无视|無視|不再|回答所有|回答任何|永远不拒|永遠不拒|不(?:能|得|会|會)?拒|"
-           r"无条件|無條件|不受|绕过|繞過|扮演|假装|假裝|成为|成為|变成|變成|是|我说的|我說的|听我|聽我|任何事|最高指令))"),
+        _p(FROM_NOW_ON_HIJACK),
         _p(r"你不再是|你现在是一个?(?:没有|沒有|不受)|你現在是一個?(?:沒有|不受)"),
         _p(r"(?:扮演|假装|假裝|充当|充當)[^。\n]{0,10}(?:不受限制|没有限制|沒有限制|无限制|無限制|没有任何限制|沒有任何限制)"),
         _p(r"(?:进入|進入|启用|啟用|开启|開啟|切换到|切換到|打开|打開)(?:开发者|開發者|越狱|越獄|上帝|无限制|無限制)模式"),
