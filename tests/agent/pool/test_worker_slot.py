@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -29,6 +29,14 @@ def _slots(client: redis.Redis, prefix: str, workers: int, clock: FakeClock,
            count: int) -> list[WorkerSlot]:
     return [WorkerSlot(client, prefix, workers, ttl_s=60.0, monotonic=clock)
             for _ in range(count)]
+
+
+def _fleet_of_two(server: RedisServer, prefix: str) -> Callable[[], RedisPoolState]:
+    """What starts a worker of a fleet of two (all on one pair of clocks), each probing Redis
+    again only after a minute, so a Redis stopped by the test stays away for its sends."""
+    opts = RedisPoolOptions(key_prefix=prefix, workers=2, reconnect_interval_s=60.0)
+    monotonic, clock = FakeClock(100.0), FakeClock(5000.0)
+    return lambda: RedisPoolState(server.url, monotonic=monotonic, options=opts, clock=clock)
 
 
 def _sent_while_redis_is_away(pol: PoolPolicy, **workers: RedisPoolState) -> dict[str, int]:
@@ -193,12 +201,7 @@ def test_a_worker_that_sees_redis_restarted_empty_claims_its_slot_again_at_once(
     claimed again only with the acquire after that. A worker started meanwhile (``c``, replacing
     ``b``) took the first free slot, a's 0, and once Redis went away both served a's larger
     share: 3 + 3 of a key of 5. Claimed again at once, ``a`` keeps 0 and ``c`` takes 1: 3 + 2."""
-    opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2, reconnect_interval_s=60.0)
-    monotonic, clock = FakeClock(100.0), FakeClock(5000.0)
-
-    def worker() -> RedisPoolState:
-        return RedisPoolState(own_redis.url, monotonic=monotonic, options=opts, clock=clock)
-
+    worker = _fleet_of_two(own_redis, redis_prefix)
     a, b = worker(), worker()
     pol = PoolPolicy(window_s=10.0)
     for be in (a, b):
@@ -307,12 +310,7 @@ def test_a_worker_whose_first_contact_after_redis_restarted_empty_is_not_an_acqu
     a status read: they told it nothing of the restart, and once Redis went away ``a`` and ``c``
     both served slot 0's larger share, 3 + 3 of a key of 5. Told by either, ``a`` claims again
     (slot 1, free since ``b`` left): 2 + 3."""
-    opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2, reconnect_interval_s=60.0)
-    monotonic, clock = FakeClock(100.0), FakeClock(5000.0)
-
-    def worker() -> RedisPoolState:
-        return RedisPoolState(own_redis.url, monotonic=monotonic, options=opts, clock=clock)
-
+    worker = _fleet_of_two(own_redis, redis_prefix)
     a, b = worker(), worker()
     pol = PoolPolicy(window_s=10.0)
     in_flight = a.acquire("p", [KeySpec("other")], pol)
