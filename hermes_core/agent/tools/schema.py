@@ -475,12 +475,14 @@ def _build(fn: Callable[..., Any], name: str | None, description: str | None,
     for p in params.values():
         hint = hints.get(p.name, Any)
         default = ... if p.default is p.empty else p.default
-        described = words.params.get(p.name) or None
+        # the words beside the type first (a star parameter's hint is its items' type)
+        described = _annotated_words(hint) or words.params.get(p.name) or None
         try:
             if p.kind is p.VAR_KEYWORD and keys is not None:
                 # each key a keyword: required, or absent unless sent (MISSING, never None)
                 entries += [(k.name, k.hint if k.required else typing.Union[k.hint, MISSING],  # noqa: UP007
-                             ... if k.required else MISSING, words.params.get(k.name) or None)
+                             ... if k.required else MISSING,
+                             _annotated_words(k.hint) or words.params.get(k.name) or None)
                             for k in keys]
                 continue
             if p.kind is p.VAR_KEYWORD:

@@ -739,3 +739,28 @@ def test_a_plain_string_in_annotated_is_the_parameter_s_description() -> None:
     assert props["page"]["description"] == "the page, from 1"
     with pytest.raises(ValidationError):
         make_tool(search).parse('{"query": "x", "limit": 0}')
+
+
+class Window(typing_extensions.TypedDict):
+    limit: Annotated[int, "rows at most"]
+    cursor: typing_extensions.NotRequired[Annotated[str, "where the last page ended"]]
+
+
+def test_words_in_annotated_describe_star_parameters_and_unpacked_keys_too() -> None:
+    """The words beside a ``*paths`` item type, a ``**weights`` value type and the keys of an
+    unpacked TypedDict (a ``NotRequired`` one too) were dropped as a plain parameter's were."""
+    def rows(table: str, *paths: Annotated[str, "a file to read"],
+             **opts: typing_extensions.Unpack[Window]) -> str:
+        """Page through a table."""
+        return table
+
+    def tag(item: str, **weights: Annotated[int, "a label's weight"]) -> str:
+        """Tag an item."""
+        return item
+
+    props = make_tool(rows).parameters["properties"]
+    assert props["paths"]["description"] == "a file to read"
+    assert props["limit"]["description"] == "rows at most"
+    assert props["cursor"]["description"] == "where the last page ended"
+    assert make_tool(tag).parameters["additionalProperties"] == {
+        "description": "a label's weight", "type": "integer"}
