@@ -377,8 +377,12 @@ def _has_description(hint: Any) -> bool:
 
 def _annotated_words(hint: Any) -> str | None:
     """The first non-blank string in an ``Annotated`` hint (``Annotated[str, "the city"]``),
-    how LangChain, AutoGen and Semantic Kernel tools describe a parameter. Pydantic passes a
-    string there over, so without this the words never reached the model."""
+    how LangChain, AutoGen and Semantic Kernel tools describe a parameter, also where the hint
+    is that or None (``Annotated[str, "the city"] | None``). Pydantic passes a string there
+    over, so without this the words never reached the model."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        some = [a for a in typing.get_args(hint) if a is not type(None)]
+        hint = some[0] if len(some) == 1 else None
     if typing.get_origin(hint) is not typing.Annotated:
         return None
     return next((m.strip() for m in typing.get_args(hint)[1:]

@@ -723,7 +723,8 @@ def test_a_plain_string_in_annotated_is_the_parameter_s_description() -> None:
     def search(query: Annotated[str, "what to look for"],
                limit: Annotated[int, Field(ge=1), "at most this many"] = 5,
                lang: Annotated[str, "an ISO 639-1 code"] = "en",
-               page: Annotated[int, "the words", Field(description="the page, from 1")] = 1) -> str:
+               page: Annotated[int, "the words", Field(description="the page, from 1")] = 1,
+               near: Annotated[str, "a place the notes mention"] | None = None) -> str:
         """Search the notes.
 
         Args:
@@ -737,6 +738,7 @@ def test_a_plain_string_in_annotated_is_the_parameter_s_description() -> None:
     assert props["limit"]["minimum"] == 1
     assert props["lang"]["description"] == "an ISO 639-1 code"
     assert props["page"]["description"] == "the page, from 1"
+    assert props["near"]["description"] == "a place the notes mention"   # inside an Optional
     with pytest.raises(ValidationError):
         make_tool(search).parse('{"query": "x", "limit": 0}')
 
