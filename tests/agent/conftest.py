@@ -44,6 +44,7 @@ from hermes_core.testing import (
     anthropic_stream,
     openai_chat_completion,
     openai_chat_stream,
+    openai_error,
 )
 from hermes_core.testing.agents import offline_agent
 from hermes_core.testing.clock import FakeClock
@@ -156,6 +157,48 @@ def run_turn(agent: Any, mode: str, message: str, **kwargs: Any) -> Any:
     stream = agent.stream(message, **kwargs)
     "".join(stream)
     return stream.reply.output if "output" in kwargs else stream.reply
+
+
+def arrays_without_items(schema: Any, at: str = "") -> list[str]:
+    """Where an array schema in ``schema`` has no ``items``, as OpenAI names the place
+    (``properties.pair``). OpenAI refuses a tool or response format holding one with a 400 for
+    the whole request ("Invalid schema for function 'view': In context=('properties',
+    'view_range'), array schema missing items", AnswerDotAI/fastcore#798), strict mode or
+    not; JSON Schema itself allows it (a tuple's ``prefixItems``)."""
+    found: list[str] = []
+    if isinstance(schema, dict):
+        if schema.get("type") == "array" and "items" not in schema:
+            found.append(at or "(root)")
+        for key, value in schema.items():
+            found += arrays_without_items(value, f"{at}.{key}" if at else key)
+    elif isinstance(schema, list):
+        for i, value in enumerate(schema):
+            found += arrays_without_items(value, f"{at}[{i}]")
+    return found
+
+
+def openai_schema_check(*replies: httpx.Response) -> Callable[[httpx.Request], httpx.Response]:
+    """A respx side effect playing OpenAI's check of the schemas a chat.completions request
+    carries (each tool's ``parameters``, the ``response_format``'s schema): one that has an
+    array without ``items`` is answered 400 as the API answers it; otherwise the next of
+    ``replies``."""
+    left = list(replies)
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        schemas = [(f"function '{t['function']['name']}'", t["function"]["parameters"])
+                   for t in body.get("tools", ())]
+        rf = body.get("response_format") or {}
+        if rf.get("type") == "json_schema":
+            schemas.append(("response_format", rf["json_schema"]["schema"]))
+        for named, schema in schemas:
+            bad = arrays_without_items(schema)
+            if bad:
+                return httpx.Response(400, json=openai_error(
+                    400, f"Invalid schema for {named}: In context=({bad[0]!r}), array schema "
+                         "missing items.", code="invalid_function_parameters"))
+        return left.pop(0)
+    return answer
 
 
 def request_json(route: Any, i: int) -> dict[str, Any]:

@@ -23,7 +23,8 @@ from typing import Any, Final
 
 from pydantic import MISSING, BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
-from pydantic.json_schema import GenerateJsonSchema
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import core_schema
 
 from hermes_core.agent.tools import call_shape, docstrings, lenient, typed_dicts
 from hermes_core.agent.tools.call_shape import CallShape
@@ -197,15 +198,49 @@ def _not_json(constant: str) -> Any:
     raise ValueError(f"{constant} is not a JSON value (send a number or null)")
 
 
-class _ToolSchema(GenerateJsonSchema):
-    """Pydantic's generator, silent on a default with no JSON form (``limit: Any = _UNSET``, the
-    sentinel idiom): it is left out, the parameter stays optional and the function gets it when
-    the model sends none. Warned of, it pointed at pydantic's own line on every definition, and
-    under ``-W error`` made the tool a definition error blaming the parameter's type."""
+class WireSchema(GenerateJsonSchema):
+    """Pydantic's generator, for a schema both APIs take (a tool's parameters, an output model).
+
+    Silent on a default with no JSON form (``limit: Any = _UNSET``, the sentinel idiom): it is
+    left out, the parameter stays optional and the function gets it when the model sends none.
+    Warned of, it pointed at pydantic's own line on every definition, and under ``-W error``
+    made the tool a definition error blaming the parameter's type.
+
+    A fixed tuple (``tuple[float, float]``, a NamedTuple) is written by pydantic as
+    ``prefixItems`` with no ``items``, which OpenAI refuses ("array schema missing items", a
+    400 for the whole request, strict mode or not). It also gets ``items``: any of its
+    positions' schemas. JSON Schema applies ``items`` only past the positions, where the
+    lengths already allow nothing, so what validates is unchanged, and a reader that ignores
+    ``prefixItems`` still learns what the items are."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.ignored_warning_kinds = {*self.ignored_warning_kinds, "non-serializable-default"}
+
+    def tuple_schema(self, schema: core_schema.TupleSchema) -> JsonSchemaValue:
+        return _with_items(super().tuple_schema(schema))
+
+    def named_tuple_schema(self, schema: core_schema.NamedTupleSchema) -> JsonSchemaValue:
+        return _with_items(super().named_tuple_schema(schema))
+
+
+#: What a tuple's position says of itself, not of the type of any item.
+_POSITION_WORDS = frozenset({"title", "description", "default", "examples"})
+
+
+def _with_items(out: JsonSchemaValue) -> JsonSchemaValue:
+    """``out`` (an array schema) with ``items`` where it has none (see :class:`WireSchema`)."""
+    if out.get("type") != "array" or "items" in out:
+        return out
+    kinds: dict[str, Any] = {}
+    for one in out.get("prefixItems", ()):
+        # a position's own words (a NamedTuple field's title, its default) say nothing of any item
+        kind = {k: v for k, v in one.items() if k not in _POSITION_WORDS}
+        kinds.setdefault(json.dumps(kind, sort_keys=True), kind)
+    each = list(kinds.values())
+    # no positions at all (``tuple[()]``, lengths 0): any schema, never applied
+    out["items"] = each[0] if len(each) == 1 else {"anyOf": each} if each else {}
+    return out
 
 
 @functools.lru_cache(maxsize=4096)
@@ -213,7 +248,7 @@ def _schema_text(arguments: type[BaseModel]) -> str:
     """The schema of an arguments model, as JSON text. Generated once per model: pydantic builds
     it afresh on every call (about half a millisecond a tool), and every turn offers every
     tool. Kept as text, so each reader gets its own copy to change."""
-    schema = arguments.model_json_schema(schema_generator=_ToolSchema)
+    schema = arguments.model_json_schema(schema_generator=WireSchema)
     schema.pop("title", None)
     for prop in schema.setdefault("properties", {}).values():
         if isinstance(prop, dict):
@@ -340,11 +375,29 @@ def _has_description(hint: Any) -> bool:
         isinstance(m, FieldInfo) and m.description for m in typing.get_args(hint)[1:])
 
 
+def _annotated_words(hint: Any) -> str | None:
+    """The first non-blank string in an ``Annotated`` hint (``Annotated[str, "the city"]``),
+    how LangChain, AutoGen and Semantic Kernel tools describe a parameter, also where the hint
+    is that or None (``Annotated[str, "the city"] | None``). Pydantic passes a string there
+    over, so without this the words never reached the model."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        some = [a for a in typing.get_args(hint) if a is not type(None)]
+        hint = some[0] if len(some) == 1 else None
+    if typing.get_origin(hint) is not typing.Annotated:
+        return None
+    return next((m.strip() for m in typing.get_args(hint)[1:]
+                 if isinstance(m, str) and m.strip()), None)
+
+
 def _field(hint: Any, default: Any, alias: str | None, described: str | None) -> tuple[Any, Any]:
     """One parameter as a pydantic field definition. A default that is itself a pydantic
-    ``Field(...)`` (FastAPI's idiom) is the field, the docstring and alias added to it."""
+    ``Field(...)`` (FastAPI's idiom) is the field, the docstring and alias added to it. Words
+    written beside the type (:func:`_annotated_words`) stand before the docstring's, a
+    ``Field`` description before both."""
     if (isinstance(default, FieldInfo) and default.description) or _has_description(hint):
         described = None
+    else:
+        described = _annotated_words(hint) or described
     # only what is set: an explicit ``description=None`` would erase the Annotated one
     extra: dict[str, Any] = {k: v for k, v in (("alias", alias), ("description", described)) if v}
     if isinstance(default, FieldInfo):
@@ -426,12 +479,14 @@ def _build(fn: Callable[..., Any], name: str | None, description: str | None,
     for p in params.values():
         hint = hints.get(p.name, Any)
         default = ... if p.default is p.empty else p.default
-        described = words.params.get(p.name) or None
+        # the words beside the type first (a star parameter's hint is its items' type)
+        described = _annotated_words(hint) or words.params.get(p.name) or None
         try:
             if p.kind is p.VAR_KEYWORD and keys is not None:
                 # each key a keyword: required, or absent unless sent (MISSING, never None)
                 entries += [(k.name, k.hint if k.required else typing.Union[k.hint, MISSING],  # noqa: UP007
-                             ... if k.required else MISSING, words.params.get(k.name) or None)
+                             ... if k.required else MISSING,
+                             _annotated_words(k.hint) or words.params.get(k.name) or None)
                             for k in keys]
                 continue
             if p.kind is p.VAR_KEYWORD:

@@ -19,6 +19,7 @@ import pydantic_core
 from pydantic import BaseModel, ValidationError
 
 from hermes_core.agent.tools.schema import (
+    WireSchema,
     finite_schema,
     non_finite_places,
     unsendable_properties,
@@ -79,7 +80,7 @@ def _format_text(output: type[BaseModel], built: _Built) -> str:
 
 def _format(output: type[BaseModel]) -> dict[str, Any]:
     name = _NAME_CHARS.sub("_", output.__name__)[:64] or "output"
-    schema = output.model_json_schema()
+    schema = output.model_json_schema(schema_generator=WireSchema)   # a tuple gets items
     # a NaN or infinite default: the SDKs refused to write the request at all
     schema = finite_schema(_object_root(output.__name__, schema))
     unsendable = non_finite_places(schema)

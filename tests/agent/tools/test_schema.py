@@ -24,7 +24,9 @@ from tests.agent.conftest import (
     KINDS,
     MODES,
     URLS,
+    arrays_without_items,
     make_agent,
+    openai_schema_check,
     request_json,
     run_turn,
     tool_answers,
@@ -670,3 +672,97 @@ def test_a_tool_taking_a_tree_is_offered_with_a_self_reference_and_called_with_o
     schema = offered["function"]["parameters"] if kind == "openai" else offered["input_schema"]
     assert schema["properties"]["root"] == {"$ref": "#/$defs/Folder"}
     assert schema["$defs"]["Folder"]["properties"]["children"]["items"] == {"$ref": "#/$defs/Folder"}
+
+
+class LatLon(typing.NamedTuple):
+    lat: float
+    lon: float
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_fixed_tuple_parameter_is_offered_with_items_so_openai_takes_the_request(
+        kind: str, empty_home: Path, respx_mock: Any) -> None:
+    """Pydantic writes ``tuple[float, float]`` (and a NamedTuple) as ``prefixItems`` alone, and
+    OpenAI refuses an array with no ``items``: every request offering the tool was a 400, in
+    every turn, whatever the model was asked. The schema keeps the exact positions
+    (``prefixItems``, the lengths, for Anthropic and any reader of JSON Schema) and says what
+    any item may be; the call still reaches the function as tuples."""
+    seen: list[Any] = []
+
+    def route_between(start: tuple[float, float], stops: list[tuple[str, int]],
+                      end: LatLon | None = None) -> str:
+        """Plan a route."""
+        seen.append((start, stops, end))
+        return "planned"
+
+    calls = (ToolCall("c1", "route_between", json.dumps(
+        {"start": [59.9, 10.7], "stops": [["Drammen", 20]], "end": [60.4, 5.3]})),)
+    replies = (wire_response(kind, False, calls=calls), wire_response(kind, False, "done"))
+    route = respx_mock.post(URLS[kind]).mock(
+        side_effect=openai_schema_check(*replies) if kind == "openai" else list(replies))
+    reply = make_agent(empty_home, kind, tools=[route_between]).chat("go")
+
+    assert reply.text == "done"
+    assert seen == [((59.9, 10.7), [("Drammen", 20)], LatLon(60.4, 5.3))]
+    (offered,) = request_json(route, 0)["tools"]
+    schema = offered["function"]["parameters"] if kind == "openai" else offered["input_schema"]
+    assert arrays_without_items(schema) == []
+    start = schema["properties"]["start"]
+    assert start["prefixItems"] == [{"type": "number"}, {"type": "number"}]
+    assert (start["minItems"], start["maxItems"], start["items"]) == (2, 2, {"type": "number"})
+    assert schema["properties"]["stops"]["items"]["items"] == {
+        "anyOf": [{"type": "string"}, {"type": "integer"}]}
+
+
+def test_a_plain_string_in_annotated_is_the_parameter_s_description() -> None:
+    """``Annotated[str, "what to look for"]`` is how LangChain, AutoGen and Semantic Kernel
+    describe a parameter; pydantic passes over a string there, so the words were dropped and
+    the model got the parameter undescribed. They are its description, beside a bound, and win
+    over the docstring's as a ``Field`` description does; a ``Field`` description wins over
+    them."""
+    def search(query: Annotated[str, "what to look for"],
+               limit: Annotated[int, Field(ge=1), "at most this many"] = 5,
+               lang: Annotated[str, "an ISO 639-1 code"] = "en",
+               page: Annotated[int, "the words", Field(description="the page, from 1")] = 1,
+               near: Annotated[str, "a place the notes mention"] | None = None) -> str:
+        """Search the notes.
+
+        Args:
+            lang: the language
+        """
+        return query
+
+    props = make_tool(search).parameters["properties"]
+    assert props["query"] == {"description": "what to look for", "type": "string"}
+    assert props["limit"]["description"] == "at most this many"
+    assert props["limit"]["minimum"] == 1
+    assert props["lang"]["description"] == "an ISO 639-1 code"
+    assert props["page"]["description"] == "the page, from 1"
+    assert props["near"]["description"] == "a place the notes mention"   # inside an Optional
+    with pytest.raises(ValidationError):
+        make_tool(search).parse('{"query": "x", "limit": 0}')
+
+
+class Window(typing_extensions.TypedDict):
+    limit: Annotated[int, "rows at most"]
+    cursor: typing_extensions.NotRequired[Annotated[str, "where the last page ended"]]
+
+
+def test_words_in_annotated_describe_star_parameters_and_unpacked_keys_too() -> None:
+    """The words beside a ``*paths`` item type, a ``**weights`` value type and the keys of an
+    unpacked TypedDict (a ``NotRequired`` one too) were dropped as a plain parameter's were."""
+    def rows(table: str, *paths: Annotated[str, "a file to read"],
+             **opts: typing_extensions.Unpack[Window]) -> str:
+        """Page through a table."""
+        return table
+
+    def tag(item: str, **weights: Annotated[int, "a label's weight"]) -> str:
+        """Tag an item."""
+        return item
+
+    props = make_tool(rows).parameters["properties"]
+    assert props["paths"]["description"] == "a file to read"
+    assert props["limit"]["description"] == "rows at most"
+    assert props["cursor"]["description"] == "where the last page ended"
+    assert make_tool(tag).parameters["additionalProperties"] == {
+        "description": "a label's weight", "type": "integer"}

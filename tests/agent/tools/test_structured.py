@@ -34,7 +34,9 @@ from tests.agent.conftest import (
     MODES,
     URLS,
     Forecast,
+    arrays_without_items,
     make_agent,
+    openai_schema_check,
     request_json,
     run_turn,
     strict_json,
@@ -633,3 +635,33 @@ def test_the_output_tool_called_in_a_structured_turn_on_openai_s_wire_is_answere
         city="Oslo", high_c=3)
     assert tool_answers(kind, request_json(route, 1)) == [
         ("s1", f"error: unknown tool {STRUCTURED_OUTPUT_TOOL!r}; the tools are: add")]
+
+
+class Corner(BaseModel):
+    label: str
+    at: tuple[float, float]
+
+
+class Sketch(BaseModel):
+    """A drawing: corners and the span it covers."""
+
+    corners: list[Corner]
+    span: tuple[int, str]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_output_model_with_a_fixed_tuple_is_asked_in_a_format_openai_takes(
+        mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """A tuple field (``prefixItems`` alone, as pydantic writes it), at the top or in a nested
+    model, made every structured request a 400 on OpenAI's wire ("array schema missing
+    items"). It is sent with ``items`` beside the exact positions and the reply validates."""
+    data = {"corners": [{"label": "a", "at": [0, 1.5]}], "span": [3, "cm"]}
+    route = respx_mock.post(URLS["openai"]).mock(side_effect=openai_schema_check(
+        wire_response("openai", mode == "stream", json.dumps(data))))
+    sketch = run_turn(make_agent(empty_home, "openai"), mode, "draw", output=Sketch)
+
+    assert sketch == Sketch.model_validate(data)
+    sent = request_json(route, 0)["response_format"]["json_schema"]["schema"]
+    assert arrays_without_items(sent) == []
+    assert sent["properties"]["span"]["prefixItems"] == [{"type": "integer"}, {"type": "string"}]
+    assert response_format(Sketch)["schema"] == sent
