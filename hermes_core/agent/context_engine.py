@@ -37,6 +37,7 @@ from hermes_core.agent.episodic.ranking import (
     query_terms,
     render_memories,
     rerank,
+    score_floor,
     tie_break,
 )
 from hermes_core.agent.episodic.retention import BATCHES_PER_RECORD, RetentionPolicy
@@ -299,8 +300,9 @@ class ContextEngine:
         with self.store.snapshot():  # hits and texts from the same state, even with a writer busy
             hits = (self.store.search_recent(match, max(RECENT_BUDGET, fetch)) if plan.common_only
                     else self.store.search(plan.expressions, fetch))
+            floor = score_floor(s.min_score, self.store.index_rows()) if s.min_score > 0 else 0.0
             ranked = rerank(hits, now=now, weights=s.recency_weights, bias=s.recency_bias,
-                            exclude_session=exclude_session, limit=len(hits), min_score=s.min_score)
+                            exclude_session=exclude_session, limit=len(hits), min_score=floor)
             exhausted = len(ranked) <= fetch if plan.common_only else len(hits) < fetch
             ranked = ranked[:fetch]
             tied = len({score for _, score, _ in ranked}) < len(ranked)

@@ -325,6 +325,31 @@ def rerank(hits: Iterable[Hit], *, now: float, weights: RecencyWeights, bias: fl
     return scored[:limit]
 
 
+#: A configured ``min_score`` is the floor for an index of this many rows; smaller and larger
+#: indexes scale it by :func:`best_idf` (:func:`score_floor`).
+MIN_SCORE_ROWS = 1_000
+#: FTS5's bm25 gives a term found in half the index rows or more this idf, not a negative one.
+FTS5_IDF_CLAMP = 1e-6
+
+
+def best_idf(rows: int) -> float:
+    """The largest idf FTS5's bm25 gives a term in an index of ``rows`` rows (a term one row
+    has), clamped as FTS5 clamps it: ``log((N - 0.5) / 1.5)``, 1e-6 below three rows."""
+    return max(math.log((rows - 0.5) / 1.5), FTS5_IDF_CLAMP) if rows > 0 else FTS5_IDF_CLAMP
+
+
+def score_floor(min_score: float, rows: int) -> float:
+    """``min_score`` for an index of ``rows`` rows. bm25 scores grow with the log of the index
+    size, and in an index of one or two rows every idf is FTS5's clamp (1e-6): a fixed floor
+    tuned on a real archive dropped every match of a young one. Scaled by the largest idf the
+    index can give against that of ``MIN_SCORE_ROWS`` rows, one match scores about the same
+    against its floor at any size (measured: the ingress session 1.97 / 0.079 at 3 sessions,
+    24.6 / 1.0 at 1,000)."""
+    if min_score <= 0:
+        return 0.0
+    return min_score * best_idf(rows) / best_idf(MIN_SCORE_ROWS)
+
+
 def tie_break(ranked: Sequence[tuple[Hit, float, float]],
               texts: Mapping[int, tuple[str, tuple[str, ...]]],
               history_terms: Sequence[str]) -> list[tuple[Hit, float, float]]:

@@ -680,6 +680,14 @@ class SessionStore:
                             self.path, str(r[1])[:80])
         return hits
 
+    def index_rows(self) -> int:
+        """Rows in the full-text index: FTS5's own count, the N its bm25 weighs terms by."""
+        with self._lock:
+            try:
+                return counts.indexed_rows(self._conn)
+            except sqlite3.Error as e:
+                raise self._fault(e) from None
+
     def term_df(self, term: str, cap: int) -> int:
         """In how many sessions ``term`` occurs, counted up to ``cap + 1`` (so at most that many
         index entries are read), remembered until the database changes."""

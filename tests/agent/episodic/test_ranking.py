@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from hermes_core.agent.episodic.ranking import (
     COMMON_ONLY_TERMS,
     MAX_QUERY_CHARS,
+    MIN_SCORE_ROWS,
     Hit,
     MatchPlan,
     age_days,
@@ -31,6 +32,7 @@ from hermes_core.agent.episodic.ranking import (
     relevance_from_bm25,
     render_memories,
     rerank,
+    score_floor,
     tie_break,
 )
 from hermes_core.config import RecencyWeights
@@ -172,6 +174,13 @@ def test_rerank_min_score_and_limit() -> None:
     assert [h.session_id for h, _, _ in ranked] == ["s5", "s4", "s3"]
     ranked = rerank(hits, now=now, weights=W, bias=1.0, exclude_session=None, limit=9, min_score=7.0)
     assert [h.session_id for h, _, _ in ranked] == ["s5", "s4"]
+
+
+@pytest.mark.parametrize(("rows", "share"), [(1, 1.5e-7), (2, 1.5e-7), (3, 0.0786), (10, 0.2845),
+                                             (MIN_SCORE_ROWS, 1.0), (1_000_000, 2.06)])
+def test_the_score_floor_follows_the_largest_idf_the_index_can_give(rows: int, share: float) -> None:
+    assert score_floor(5.0, rows) == pytest.approx(5.0 * share, rel=0.03)
+    assert score_floor(0.0, rows) == 0.0
 
 
 def test_query_terms_segment_chinese_drop_stopwords_and_duplicates() -> None:

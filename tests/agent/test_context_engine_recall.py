@@ -1,0 +1,54 @@
+"""Tests of ``hermes_core/agent/context_engine.py``: what one turn's recall searches and keeps.
+
+A configured ``min_score`` at any archive size, a short message read alone or with the question
+before it, a long paste's question wherever it stands. (The engine's other tests are in
+``test_context_engine.py``.)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hermes_core.agent.context_engine import ContextEngine
+from hermes_core.agent.episodic.store import SessionRecord
+from hermes_core.config import ContextEngineSettings
+from tests.agent.conftest import DAY, NOW
+
+_TOPICS = ("espresso grinder burr", "garden tomatoes watering", "tax return deadline",
+           "guitar chords practice", "bike chain lube", "sourdough starter feeding",
+           "python asyncio timeouts", "hiking boots waterproof", "wifi router firmware",
+           "piano scales practice")
+
+
+def _archive(path: Path, sessions: int, min_score: float) -> ContextEngine:
+    """An engine whose archive holds the ingress session and ``sessions - 1`` unrelated ones."""
+    eng = ContextEngine(path, settings=ContextEngineSettings(min_score=min_score),
+                        clock=lambda: NOW)
+    eng.add("k8s", "Set up the kubernetes ingress with cert-manager", created_at=NOW - DAY)
+    eng.add_many([SessionRecord(f"s{i}", f"Notes on {_TOPICS[i % len(_TOPICS)]} number {i}", (),
+                                NOW - DAY) for i in range(sessions - 1)])
+    return eng
+
+
+@pytest.mark.parametrize("sessions", [1, 2, 3, 1_000])
+def test_a_configured_min_score_keeps_the_relevant_session_at_any_archive_size(
+        tmp_path: Path, sessions: int) -> None:
+    """FTS5 clamps a term's idf to 1e-6 when the term is in half the index rows or more, which
+    every term is in an archive of one or two sessions: scores read ~1e-6 there and a floor
+    tuned on a real archive dropped every match. The floor scales with the largest idf the
+    archive can give, so the same match passes it at every size."""
+    with _archive(tmp_path / "s.db", sessions, min_score=5.0) as eng:
+        got = eng.retrieve("how did we configure the kubernetes ingress?")
+        assert [f.session_id for f in got] == ["k8s"]
+
+
+@pytest.mark.parametrize("sessions", [3, 1_000])
+def test_a_configured_min_score_still_drops_a_weak_match(tmp_path: Path, sessions: int) -> None:
+    """What the floor is for: a match on one word that a tenth of the archive shares is dropped
+    (it passes with no floor), at the small size as at the large one."""
+    with _archive(tmp_path / "s.db", sessions, min_score=5.0) as eng:
+        assert eng.retrieve("notes about practice") == []
+    with _archive(tmp_path / "t.db", sessions, min_score=0.0) as eng:
+        assert eng.retrieve("notes about practice") != []
