@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from hermes_core.agent.episodic.guard import RecallGuard
+from hermes_core.agent.episodic.lookup import MIN_PREFIX_CHARS, SHOWN_IDS, IdLookup, readings
 from hermes_core.agent.episodic.ranking import (
     COMMON_DF,
     RECENT_BUDGET,
@@ -526,6 +527,22 @@ class ContextEngine:
     def forget(self, session_id: str) -> bool:
         """Delete one session's memory; False when none was stored."""
         return self.store.delete(self._sid(session_id))
+
+    def lookup(self, typed: str) -> IdLookup:
+        """The stored ids ``typed`` names (:mod:`.episodic.lookup`): an id exactly as stored or as
+        ``memory search`` printed it (with its tags, spaces, the whole line, escapes), else a
+        prefix of at least ``MIN_PREFIX_CHARS`` characters; several ids when it is ambiguous."""
+        found: dict[str, list[str]] = {}
+        for reading in readings(typed):
+            sid = self._sid(reading)
+            if sid not in found:
+                found[sid] = self.store.ids_starting(sid, SHOWN_IDS + 1)
+            if found[sid][:1] == [sid]:
+                return IdLookup(typed, (sid,))
+        for sid, ids in found.items():
+            if ids and len(sid) >= MIN_PREFIX_CHARS:
+                return IdLookup(typed, tuple(ids), by_prefix=True)
+        return IdLookup(typed, shorter=max((len(ids) for ids in found.values()), default=0))
 
     def get(self, session_id: str) -> SessionRecord | None:
         return self.store.get(self._sid(session_id))
