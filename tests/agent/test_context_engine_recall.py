@@ -52,3 +52,24 @@ def test_a_configured_min_score_still_drops_a_weak_match(tmp_path: Path, session
         assert eng.retrieve("notes about practice") == []
     with _archive(tmp_path / "t.db", sessions, min_score=0.0) as eng:
         assert eng.retrieve("notes about practice") != []
+
+
+_LOG = "INFO worker started pid=4242 queue=default\n"
+
+
+@pytest.mark.parametrize("message", [
+    "here is the log:\n" + _LOG * 150 + "why does the kubernetes ingress keep failing?\n" + _LOG * 150,
+    "So yesterday was a mess. I spent the morning fixing the flaky CI pipeline, then met with the "
+    "platform team, we argued about the offsite budget and the new hiring plan, and Alice wrote a "
+    "postmortem draft about dashboards. Anyway, remind me how we configured the kubernetes "
+    "ingress? https://kubernetes.io/docs/concepts/services-networking/ingress/#tls "
+    "https://github.com/cert-manager/cert-manager/releases/tag/v1.14.0",
+])
+def test_a_long_message_recalls_by_its_question_wherever_it_stands(engine: ContextEngine,
+                                                                   message: str) -> None:
+    """A question between two pasted logs was never searched; one followed by links was
+    searched by the links' pieces and recalled the session about a release page instead."""
+    engine.add("k8s", "Set up the kubernetes ingress with cert-manager", created_at=NOW - DAY)
+    engine.add("release", "Published the github releases page for version 14", created_at=NOW - DAY)
+    got = [f.session_id for f in engine.retrieve(message)]
+    assert got[:1] == ["k8s"]
