@@ -165,8 +165,6 @@ def _link_words(links: Sequence[str]) -> list[str]:
 #: at most ``MAX_QUESTION_CHARS`` characters: the last ones asked.
 MID_QUESTIONS = 2
 MAX_QUESTION_CHARS = 300
-# a question mark that ends a question (not one inside a URL's query string)
-_ASKED = re.compile(r"[?？](?=\s|$)|？")
 # where the sentence before a question mark begins
 _SENTENCE_END = re.compile(r"\n|[。！？]|[.!?](?=\s)")
 
@@ -174,12 +172,17 @@ _SENTENCE_END = re.compile(r"\n|[。！？]|[.!?](?=\s)")
 def _questions(text: str, start: int, stop: int) -> list[str]:
     """The last ``MID_QUESTIONS`` questions asked between ``start`` and ``stop``: each from the
     start of its sentence (or ``MAX_QUESTION_CHARS`` before its question mark) to the mark. Found
-    by a scan for the mark alone, so a megabyte's middle costs no segmenting."""
+    by the mark alone, so a megabyte's middle costs no segmenting."""
     marks: list[int] = []
-    for m in _ASKED.finditer(text, start, stop):
-        marks = [*marks[1 - MID_QUESTIONS:], m.end()] if MID_QUESTIONS > 1 else [m.end()]
+    for sign in ("?", "？"):   # read back from the end: str.rfind, no regex over a megabyte
+        at, found = stop, 0
+        while found < MID_QUESTIONS and (at := text.rfind(sign, start, at)) >= 0:
+            # a full-width mark always ends a question; "?" only before a space (not a URL's)
+            if sign == "？" or at + 1 >= stop or text[at + 1].isspace():
+                marks.append(at + 1)
+                found += 1
     out: list[str] = []
-    for mark in marks:
+    for mark in sorted(marks)[-MID_QUESTIONS:]:
         begin = max(start, mark - MAX_QUESTION_CHARS)
         for m in _SENTENCE_END.finditer(text, begin, mark - 1):
             begin = m.end()
