@@ -23,9 +23,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, Literal
 
+from hermes_core.agent.episodic.follow_up import is_follow_up
 from hermes_core.agent.episodic.guard import RecallGuard
 from hermes_core.agent.episodic.lookup import MIN_PREFIX_CHARS, SHOWN_IDS, IdLookup, readings
 from hermes_core.agent.episodic.ranking import (
@@ -68,11 +70,8 @@ from hermes_core.injection import (
     GuardedText,
 )
 from hermes_core.redact import is_key_piece, redact, scan_needles
-from hermes_core.tokenize import has_cjk
 from hermes_core.tokens import DEFAULT_ENCODING
 from hermes_core.types import (
-    FOLLOW_UP_CJK_CHARS,
-    FOLLOW_UP_WORDS,
     MemoryFragment,
     Message,
     RetrievalQuery,
@@ -140,18 +139,6 @@ def parse_timestamp(text: str) -> float:
     except OverflowError:
         raise ValueError(f"date/time out of range in UTC: {text!r}") from None
     return dt.timestamp()
-
-
-def _short(text: str, terms: Sequence[str] | None = None) -> bool:
-    """Too little to stand alone ("why?", "and in Chinese?", "用英文写"): under three searchable
-    words, or a CJK message under six characters, the rule skill retrieval reads follow-ups by
-    (decision 10). jieba cuts a short Chinese request into as many words as a long English one
-    ("用英文写": use / English / write), so words alone missed most Chinese follow-ups. ``terms``:
-    ``query_terms(text)`` when already made."""
-    if len(query_terms(text) if terms is None else terms) < FOLLOW_UP_WORDS:
-        return True
-    head = text.strip()
-    return len(head) < FOLLOW_UP_CJK_CHARS and has_cjk(head)
 
 
 def _summary_of(texts: Mapping[int, tuple[str, tuple[str, ...]]],
@@ -236,12 +223,13 @@ class ContextEngine:
         q = query if isinstance(query, RetrievalQuery) else RetrievalQuery(query)
         text = q.message
         terms = query_terms(text)
-        follow_up = bool(q.previous_users) and _short(text, terms)
+        previous = (*q.previous_users, "")
+        follow_up = is_follow_up(text, previous[0], terms)
         if follow_up:   # the last message that stood on its own, and any follow-ups since
             parts = [text]
-            for prev in q.previous_users:
+            for prev, before in pairwise(previous):
                 parts.append(prev)
-                if not _short(prev):
+                if not is_follow_up(prev, before):
                     break
             text = "\n".join(reversed(parts))
             terms = query_terms(text)

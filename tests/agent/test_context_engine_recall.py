@@ -14,6 +14,7 @@ import pytest
 from hermes_core.agent.context_engine import ContextEngine
 from hermes_core.agent.episodic.store import SessionRecord
 from hermes_core.config import ContextEngineSettings
+from hermes_core.types import Message, RetrievalQuery
 from tests.agent.conftest import DAY, NOW
 
 _TOPICS = ("espresso grinder burr", "garden tomatoes watering", "tax return deadline",
@@ -72,4 +73,33 @@ def test_a_long_message_recalls_by_its_question_wherever_it_stands(engine: Conte
     engine.add("k8s", "Set up the kubernetes ingress with cert-manager", created_at=NOW - DAY)
     engine.add("release", "Published the github releases page for version 14", created_at=NOW - DAY)
     got = [f.session_id for f in engine.retrieve(message)]
+    assert got[:1] == ["k8s"]
+
+
+def _two_topics(engine: ContextEngine) -> None:
+    engine.add("k8s", "配置 kubernetes ingress：控制器和证书", created_at=NOW - DAY)
+    engine.add("study", "第二种学习方法是番茄工作法，默认值二十五分钟", created_at=NOW - DAY)
+    engine.add("hike", "周末去香山爬山的路线和装备", created_at=NOW - DAY)
+    engine.add("movie", "推荐了几部科幻电影", created_at=NOW - DAY)
+
+
+_INGRESS = [Message("user", "怎么配置 kubernetes ingress？"), Message("assistant", "有两种方法。")]
+
+
+@pytest.mark.parametrize(("message", "topic"), [("周末去爬山", "hike"), ("推荐一部电影", "movie")])
+def test_a_short_new_question_after_an_unrelated_one_recalls_its_own_topic_only(
+        engine: ContextEngine, message: str, topic: str) -> None:
+    """Length alone decided: "周末去爬山" (five characters) after the ingress question was
+    searched with it and recalled the ingress session first."""
+    _two_topics(engine)
+    assert [f.session_id for f in engine.retrieve(RetrievalQuery.of(message, _INGRESS))] == [topic]
+
+
+@pytest.mark.parametrize("message", ["那第二种方法呢", "它的默认值是多少"])
+def test_a_follow_up_that_points_back_is_read_with_the_question_before_it(
+        engine: ContextEngine, message: str) -> None:
+    """Six or more characters that jieba cuts into three or more words ("那第二种方法呢": 第二 /
+    二种 / 第二种 / 方法) were searched alone, though 那 and 呢 point back to the question."""
+    _two_topics(engine)
+    got = [f.session_id for f in engine.retrieve(RetrievalQuery.of(message, _INGRESS))]
     assert got[:1] == ["k8s"]
