@@ -45,12 +45,13 @@ _NOT_NEW = frozenset((
     "bullet", "bullets", "shorter", "longer", "short", "brief", "briefly", "detail", "details",
     "detailed", "example", "examples", "simpler", "simple", "summary", "summarize", "translate",
     "code", "steps", "formal", "casual", "more", "less", "part", "one", "why", "how", "what",
+    "full", "complete", "whole",
     "make", "give", "show", "write", "rewrite", "say", "explain", "use", "put", "try", "tell",
     "英文", "中文", "英语", "汉语", "日文", "日语", "法语", "表格", "列表", "例子", "示例", "详细",
     "简短", "简单", "简洁", "具体", "总结", "翻译", "译成", "翻译成", "代码", "步骤", "解释", "原因",
     "一点", "一些", "多少", "正式", "语气", "格式", "为什么", "怎么办", "怎样", "哪个",
     "用", "写", "说", "讲", "给", "做", "改", "换", "换成", "改成", "变成", "展示", "显示", "列出",
-    "举个", "举", "多", "少", "请", "帮", "帮我", "来", "一个", "吗",
+    "举个", "举", "多", "少", "请", "帮", "帮我", "来", "一个", "吗", "换个", "给个", "完整", "写法",
 ))
 
 
