@@ -779,12 +779,10 @@ class SessionStore:
                              number_of(r[4], 1.0), passages.as_text(r[5]), count_of(r[6]))
 
     def ids_starting(self, prefix: str, limit: int) -> list[str]:
-        """Up to ``limit`` stored session ids starting with ``prefix``, in order (the id itself
-        first when stored): a range on the ids' unique index, not a scan."""
-        sid = scrub_surrogates(prefix)
-        rows = self._read("SELECT session_id FROM sessions WHERE session_id >= ? AND session_id < ?"
-                          " ORDER BY session_id LIMIT ?", (sid, sid + "\U0010ffff", limit))
-        return [str(r[0]) for r in rows]
+        """Up to ``limit`` ids starting with ``prefix``, in order: a range on their unique index."""
+        return [str(r[0]) for r in self._read(
+            "SELECT session_id FROM sessions WHERE session_id >= ?1 AND session_id < ?1 ||"
+            " char(1114111) ORDER BY session_id LIMIT ?2", (scrub_surrogates(prefix), limit))]
 
     def count(self) -> int:
         return int(self._read("SELECT COUNT(*) FROM sessions")[0][0])
