@@ -274,7 +274,7 @@ class ContextEngineSettings(SectionModel):
     recency_bias: float = Field(default=1.0, ge=0.0, allow_inf_nan=False)
     recency_weights: RecencyWeights = RecencyWeights()
     db_path: str | None = None                                # relative to home; default sessions.db
-    min_score: float = Field(default=0.0, ge=0.0)             # drop weaker matches (after re-rank)
+    min_score: float = Field(default=0.0, ge=0.0)             # floor after re-rank, scaled to the index
     # wait for another writer's lock
     busy_timeout_s: float = Field(default=30.0, gt=0, allow_inf_nan=False)
     render_chars: int = Field(default=600, ge=80)             # per-summary clip in the prompt block

@@ -23,10 +23,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, Literal
 
+from hermes_core.agent.episodic.follow_up import is_follow_up
 from hermes_core.agent.episodic.guard import RecallGuard
+from hermes_core.agent.episodic.lookup import MIN_PREFIX_CHARS, SHOWN_IDS, IdLookup, readings
 from hermes_core.agent.episodic.ranking import (
     COMMON_DF,
     RECENT_BUDGET,
@@ -37,6 +40,7 @@ from hermes_core.agent.episodic.ranking import (
     query_terms,
     render_memories,
     rerank,
+    score_floor,
     tie_break,
 )
 from hermes_core.agent.episodic.retention import BATCHES_PER_RECORD, RetentionPolicy
@@ -66,11 +70,8 @@ from hermes_core.injection import (
     GuardedText,
 )
 from hermes_core.redact import is_key_piece, redact, scan_needles
-from hermes_core.tokenize import has_cjk
 from hermes_core.tokens import DEFAULT_ENCODING
 from hermes_core.types import (
-    FOLLOW_UP_CJK_CHARS,
-    FOLLOW_UP_WORDS,
     MemoryFragment,
     Message,
     RetrievalQuery,
@@ -138,18 +139,6 @@ def parse_timestamp(text: str) -> float:
     except OverflowError:
         raise ValueError(f"date/time out of range in UTC: {text!r}") from None
     return dt.timestamp()
-
-
-def _short(text: str, terms: Sequence[str] | None = None) -> bool:
-    """Too little to stand alone ("why?", "and in Chinese?", "用英文写"): under three searchable
-    words, or a CJK message under six characters, the rule skill retrieval reads follow-ups by
-    (decision 10). jieba cuts a short Chinese request into as many words as a long English one
-    ("用英文写": use / English / write), so words alone missed most Chinese follow-ups. ``terms``:
-    ``query_terms(text)`` when already made."""
-    if len(query_terms(text) if terms is None else terms) < FOLLOW_UP_WORDS:
-        return True
-    head = text.strip()
-    return len(head) < FOLLOW_UP_CJK_CHARS and has_cjk(head)
 
 
 def _summary_of(texts: Mapping[int, tuple[str, tuple[str, ...]]],
@@ -234,12 +223,13 @@ class ContextEngine:
         q = query if isinstance(query, RetrievalQuery) else RetrievalQuery(query)
         text = q.message
         terms = query_terms(text)
-        follow_up = bool(q.previous_users) and _short(text, terms)
+        previous = (*q.previous_users, "")
+        follow_up = is_follow_up(text, previous[0], terms)
         if follow_up:   # the last message that stood on its own, and any follow-ups since
             parts = [text]
-            for prev in q.previous_users:
+            for prev, before in pairwise(previous):
                 parts.append(prev)
-                if not _short(prev):
+                if not is_follow_up(prev, before):
                     break
             text = "\n".join(reversed(parts))
             terms = query_terms(text)
@@ -299,8 +289,9 @@ class ContextEngine:
         with self.store.snapshot():  # hits and texts from the same state, even with a writer busy
             hits = (self.store.search_recent(match, max(RECENT_BUDGET, fetch)) if plan.common_only
                     else self.store.search(plan.expressions, fetch))
+            floor = score_floor(s.min_score, self.store.index_rows()) if s.min_score > 0 else 0.0
             ranked = rerank(hits, now=now, weights=s.recency_weights, bias=s.recency_bias,
-                            exclude_session=exclude_session, limit=len(hits), min_score=s.min_score)
+                            exclude_session=exclude_session, limit=len(hits), min_score=floor)
             exhausted = len(ranked) <= fetch if plan.common_only else len(hits) < fetch
             ranked = ranked[:fetch]
             tied = len({score for _, score, _ in ranked}) < len(ranked)
@@ -524,6 +515,22 @@ class ContextEngine:
     def forget(self, session_id: str) -> bool:
         """Delete one session's memory; False when none was stored."""
         return self.store.delete(self._sid(session_id))
+
+    def lookup(self, typed: str) -> IdLookup:
+        """The stored ids ``typed`` names (:mod:`.episodic.lookup`): an id exactly as stored or as
+        ``memory search`` printed it (with its tags, spaces, the whole line, escapes), else a
+        prefix of at least ``MIN_PREFIX_CHARS`` characters; several ids when it is ambiguous."""
+        found: dict[str, list[str]] = {}
+        for reading in readings(typed):
+            sid = self._sid(reading)
+            if sid not in found:
+                found[sid] = self.store.ids_starting(sid, SHOWN_IDS + 1)
+            if found[sid][:1] == [sid]:
+                return IdLookup(typed, (sid,))
+        for sid, ids in found.items():
+            if ids and len(sid) >= MIN_PREFIX_CHARS:
+                return IdLookup(typed, tuple(ids), by_prefix=True)
+        return IdLookup(typed, shorter=max((len(ids) for ids in found.values()), default=0))
 
     def get(self, session_id: str) -> SessionRecord | None:
         return self.store.get(self._sid(session_id))

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core.agent.context_engine import ContextEngine, default_db_path, parse_timestamp
+from hermes_core.agent.episodic.lookup import MIN_PREFIX_CHARS, SHOWN_IDS
 from hermes_core.agent.episodic.ranking import FUTURE_SLACK_DAYS, SECONDS_PER_DAY
 from hermes_core.cli.argtypes import (
     CLIP_AT,
@@ -106,7 +107,9 @@ def register(subparsers: Any) -> None:
     forget = actions.add_parser("forget", parents=[common],
                                 help="delete one session's memory (its words leave the file too)",
                                 examples=("hermes-core memory forget 93c7e6d2a142",))
-    forget.add_argument("session_id", metavar="ID", help="the session id, as `memory search` shows it")
+    forget.add_argument("session_id", metavar="ID",
+                        help="the session id as `memory search` shows it (its tags or the whole "
+                             f"line may come with it), or its first {MIN_PREFIX_CHARS}+ characters")
     forget.set_defaults(handler=_forget)
 
     prune = actions.add_parser("prune", parents=[common],
@@ -199,17 +202,27 @@ def _stats(args: argparse.Namespace) -> int:
 def _forget(args: argparse.Namespace) -> int:
     if not args.session_id.strip():
         return fail(args, "hermes-core memory forget: the session ID must not be empty", 2)
+    typed = shorten(args.session_id)
     with _open(args, create=False) as engine:
-        gone = engine.forget(args.session_id)
+        found = engine.lookup(args.session_id)
+        sid = found.unique
+        gone = sid is not None and engine.forget(sid)
         db = str(engine.db_path)
+    if len(found.ids) > 1:   # never a guess: forgetting cannot be undone
+        many = (f"more than {SHOWN_IDS}" if len(found.ids) > SHOWN_IDS else str(len(found.ids)))
+        shown = ", ".join(shorten(i) for i in found.ids[:SHOWN_IDS])
+        return fail(args, f"hermes-core memory forget: {typed!r} is ambiguous: {many} sessions "
+                          f"start with it ({shown}{', ...' if len(found.ids) > SHOWN_IDS else ''});"
+                          " give more of the id", 1)
     if not gone:   # a typo must not look like success
-        return fail(args, f"hermes-core memory forget: no session {shorten(args.session_id)!r} "
-                          f"is stored in {db}", 1)
+        hint = (f"; {'more than ' + str(SHOWN_IDS) if found.shorter > SHOWN_IDS else found.shorter}"
+                f" session(s) start with it: give at least {MIN_PREFIX_CHARS} characters of an "
+                "id, or all of it" if found.shorter else "")
+        return fail(args, f"hermes-core memory forget: no session {typed!r} is stored in {db}{hint}", 1)
     if args.json:
-        print(json.dumps({"forgotten": True, "session_id": args.session_id, "db": db},
-                         ensure_ascii=False))
+        print(json.dumps({"forgotten": True, "session_id": sid, "db": db}, ensure_ascii=False))
     else:
-        print(terminal_safe(f"forgot session {args.session_id} ({db})"))
+        print(terminal_safe(f"forgot session {sid} ({db})"))
     return 0
 
 

@@ -385,3 +385,62 @@ def test_a_refusal_under_json_is_one_json_object_on_stdout_too(
     assert got == code and says in err
     assert json.loads(out) == {"error": err.strip(), "kind": "error" if code == 1 else "usage",
                                "exit_code": code}
+
+
+def _search_lines(capsys: pytest.CaptureFixture[str], db: str, query: str) -> list[str]:
+    code, out, _ = run(capsys, "memory", "search", query, "--db", db)
+    assert code == 0
+    return [line for line in out.splitlines() if not line.startswith(" " * 12)]
+
+
+@pytest.mark.parametrize("typed", [
+    "93c7e6d2",                                # a prefix
+    "93c7e6d2a142-4b1f  [db, ops]",            # the id and its tags, as search printed them
+    "  93c7e6d2a142-4b1f  ",                   # copied with the spaces around it
+    "whole line",                              # the whole line search printed
+])
+def test_forget_takes_the_id_as_memory_search_printed_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], typed: str) -> None:
+    db = str(tmp_path / "m.db")
+    run(capsys, "memory", "add", "--db", db, "--session-id", "93c7e6d2a142-4b1f", "--summary",
+        "Deployed kubernetes", "--tags", "db,ops")
+    run(capsys, "memory", "add", "--db", db, "--session-id", "s2", "--summary", "Brewed espresso")
+    if typed == "whole line":
+        [typed] = _search_lines(capsys, db, "kubernetes")
+    code, out, err = run(capsys, "memory", "forget", "--db", db, "--", typed)
+    assert (code, err) == (0, "")
+    assert "forgot session 93c7e6d2a142-4b1f" in out
+    assert json.loads(run(capsys, "memory", "search", "kubernetes", "--db", db, "--json")[1]) == []
+    assert json.loads(run(capsys, "memory", "search", "espresso", "--db", db, "--json")[1]) != []
+
+
+def test_forget_takes_an_id_with_a_control_character_as_search_escaped_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = str(tmp_path / "m.db")
+    run(capsys, "memory", "add", "--db", db, "--session-id", "chat\x1b7", "--summary", "Deployed kubernetes")
+    [line] = _search_lines(capsys, db, "kubernetes")
+    assert line.endswith("chat\\x1b7")
+    code, out, _ = run(capsys, "memory", "forget", "--db", db, "--", "chat\\x1b7")
+    assert code == 0 and "forgot session chat\\x1b7" in out
+
+
+def test_forget_of_an_ambiguous_prefix_names_the_sessions_and_forgets_none(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = str(tmp_path / "m.db")
+    for sid in ("93c7e6d2a142", "93c7e6d2ffff"):
+        run(capsys, "memory", "add", "--db", db, "--session-id", sid, "--summary", f"notes {sid}")
+    code, out, err = run(capsys, "memory", "forget", "--db", db, "--", "93c7e6d2")
+    assert code == 1 and out == ""
+    assert "'93c7e6d2' is ambiguous: 2 sessions start with it (93c7e6d2a142, 93c7e6d2ffff)" in err
+    assert json.loads(run(capsys, "memory", "stats", "--db", db, "--json")[1])["sessions"] == 2
+
+
+def test_forget_of_a_short_prefix_forgets_nothing(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Forgetting cannot be undone: a prefix names a session from four characters on, as git
+    takes an abbreviated commit id, so "s" does not forget the only session starting with it."""
+    db = str(tmp_path / "m.db")
+    run(capsys, "memory", "add", "--db", db, "--session-id", "session-one", "--summary", "espresso")
+    code, _, err = run(capsys, "memory", "forget", "--db", db, "--", "ses")
+    assert code == 1 and "no session 'ses' is stored" in err
+    assert "at least 4 characters" in err

@@ -87,9 +87,14 @@ def query_terms(text: str, *, limit: int = MAX_QUERY_TERMS) -> list[str]:
     terms are kept, not only the first. A log or a long story pasted before the question, or a
     chatty message, ends with what it asks ("... how did we configure the ingress?"). The last
     terms are the ones said last: a word the question repeats from the middle is the end's.
+    A question asked in the unread middle (between two pasted logs) is segmented too
+    (:func:`_questions`), and past ``limit`` its words are kept before the ends'. A link's words
+    (:func:`_split_links`) come after the message's own, only where there is room: a question
+    followed by links is searched by the question, not by ``https``, ``io`` and ``docs``.
     """
     head = ""
     tail = ""
+    asked: list[str] = []
     if len(text) > MAX_QUERY_CHARS:
         end = _grapheme_end(text, MAX_QUERY_CHARS)
         cut = text[:end]   # never inside an emoji or keycap
@@ -100,22 +105,90 @@ def query_terms(text: str, *, limit: int = MAX_QUERY_TERMS) -> list[str]:
             tail = text[len(kept):]   # the ends meet at that space: the word across the cut too
         else:
             tail = _tail(text, max(len(cut), len(text) - MAX_TAIL_CHARS))
+            asked = _questions(text, len(kept), len(text) - len(tail))
         text = kept
+    text, links = _split_links(text)
     symbols = symbol_terms(f"{text} {head}" if head else text)
     tokens = [*tokenize(without_keycaps(text)), *symbols]
+    asked_tokens: list[str] = []
+    for question in asked:
+        question, more = _split_links(question)
+        asked_tokens += tokenize(without_keycaps(question))
+        links += more
+    tokens += asked_tokens
     if tail:
+        tail, more = _split_links(tail)
         tokens += [*tokenize(without_keycaps(tail)), *symbol_terms(tail)]
+        links += more
     # as the index has them; no stopword, no lone ZWJ / selector
     words = [tok for tok in tokens if tok not in STOPWORDS and is_word(tok)]
     terms = list(dict.fromkeys(words))
     if len(terms) <= limit:
-        return terms
-    first = terms[:limit // 2]
+        return terms + [t for t in _link_words(links) if t not in terms][:limit - len(terms)]
+    # a question asked mid-paste is what the message asks: its words go first
+    keep = list(dict.fromkeys(t for t in asked_tokens if t not in STOPWORDS and is_word(t)))
+    keep = keep[:limit // 3]
+    room = limit - len(keep)
+    first = [t for t in terms if t not in keep][:room // 2]
+    taken = {*first, *keep}
     # the end's terms are the ones said last: a word the closing question repeats from the
     # middle of the message ("... the ingress broke ... how did we configure the ingress?")
     # belongs to the end, not to the middle where it was first said
-    last = list(dict.fromkeys(t for t in reversed(words) if t not in first))
-    return first + last[:limit - len(first)][::-1]
+    last = list(dict.fromkeys(t for t in reversed(words) if t not in taken))
+    return first + keep + last[:room - len(first)][::-1]
+
+
+# a link written out (a scheme, or www.): its words are the message's last resort
+_LINK = re.compile(r"\b(?:https?|ftp)://[^\s<>\"'`]+|\bwww\.[^\s<>\"'`]+", re.IGNORECASE)
+#: Pieces of links that name no topic: schemes, hosts' common parts, page suffixes.
+LINK_NOISE = frozenset(("http", "https", "ftp", "www", "com", "org", "net", "io", "co", "html",
+                        "htm", "php", "aspx", "index"))
+
+
+def _split_links(text: str) -> tuple[str, list[str]]:
+    """``text`` with each link replaced by a space, and the links."""
+    if "://" not in text and "www." not in text.casefold():
+        return text, []
+    links = _LINK.findall(text)
+    return (_LINK.sub(" ", text), links) if links else (text, [])
+
+
+def _link_words(links: Sequence[str]) -> list[str]:
+    """The distinct words of ``links`` that may name a topic (a repository, a product, a page):
+    no scheme or common host part (``LINK_NOISE``), no lone letter or number."""
+    words = (t for link in links for t in tokenize(link))
+    return list(dict.fromkeys(t for t in words if t not in STOPWORDS and t not in LINK_NOISE
+                              and is_word(t) and len(t) > 1 and not t.isdigit()))
+
+
+#: At most this many questions asked in the unread middle of a long message are segmented, each
+#: at most ``MAX_QUESTION_CHARS`` characters: the last ones asked.
+MID_QUESTIONS = 2
+MAX_QUESTION_CHARS = 300
+# where the sentence before a question mark begins
+_SENTENCE_END = re.compile(r"\n|[。！？]|[.!?](?=\s)")
+
+
+def _questions(text: str, start: int, stop: int) -> list[str]:
+    """The last ``MID_QUESTIONS`` questions asked between ``start`` and ``stop``: each from the
+    start of its sentence (or ``MAX_QUESTION_CHARS`` before its question mark) to the mark. Found
+    by the mark alone, so a megabyte's middle costs no segmenting."""
+    marks: list[int] = []
+    for sign in ("?", "？"):   # read back from the end: str.rfind, no regex over a megabyte
+        at, found = stop, 0
+        while found < MID_QUESTIONS and (at := text.rfind(sign, start, at)) >= 0:
+            # a full-width mark always ends a question; "?" only before a space (not a URL's)
+            if sign == "？" or at + 1 >= stop or text[at + 1].isspace():
+                marks.append(at + 1)
+                found += 1
+    out: list[str] = []
+    for mark in sorted(marks)[-MID_QUESTIONS:]:
+        begin = max(start, mark - MAX_QUESTION_CHARS)
+        for m in _SENTENCE_END.finditer(text, begin, mark - 1):
+            begin = m.end()
+        if text[begin:mark].strip():
+            out.append(text[begin:mark])
+    return out
 
 
 #: How much of the end of a message longer than ``MAX_QUERY_CHARS`` is segmented too.
@@ -323,6 +396,31 @@ def rerank(hits: Iterable[Hit], *, now: float, weights: RecencyWeights, bias: fl
         scored.append((hit, score, age))
     scored.sort(key=lambda item: item[1], reverse=True)
     return scored[:limit]
+
+
+#: A configured ``min_score`` is the floor for an index of this many rows; smaller and larger
+#: indexes scale it by :func:`best_idf` (:func:`score_floor`).
+MIN_SCORE_ROWS = 1_000
+#: FTS5's bm25 gives a term found in half the index rows or more this idf, not a negative one.
+FTS5_IDF_CLAMP = 1e-6
+
+
+def best_idf(rows: int) -> float:
+    """The largest idf FTS5's bm25 gives a term in an index of ``rows`` rows (a term one row
+    has), clamped as FTS5 clamps it: ``log((N - 0.5) / 1.5)``, 1e-6 below three rows."""
+    return max(math.log((rows - 0.5) / 1.5), FTS5_IDF_CLAMP) if rows > 0 else FTS5_IDF_CLAMP
+
+
+def score_floor(min_score: float, rows: int) -> float:
+    """``min_score`` for an index of ``rows`` rows. bm25 scores grow with the log of the index
+    size, and in an index of one or two rows every idf is FTS5's clamp (1e-6): a fixed floor
+    tuned on a real archive dropped every match of a young one. Scaled by the largest idf the
+    index can give against that of ``MIN_SCORE_ROWS`` rows, one match scores about the same
+    against its floor at any size (measured: the ingress session 1.97 / 0.079 at 3 sessions,
+    24.6 / 1.0 at 1,000)."""
+    if min_score <= 0:
+        return 0.0
+    return min_score * best_idf(rows) / best_idf(MIN_SCORE_ROWS)
 
 
 def tie_break(ranked: Sequence[tuple[Hit, float, float]],

@@ -680,6 +680,14 @@ class SessionStore:
                             self.path, str(r[1])[:80])
         return hits
 
+    def index_rows(self) -> int:
+        """Rows in the full-text index: FTS5's own count, the N its bm25 weighs terms by."""
+        with self._lock:
+            try:
+                return counts.indexed_rows(self._conn)
+            except sqlite3.Error as e:
+                raise self._fault(e) from None
+
     def term_df(self, term: str, cap: int) -> int:
         """In how many sessions ``term`` occurs, counted up to ``cap + 1`` (so at most that many
         index entries are read), remembered until the database changes."""
@@ -769,6 +777,12 @@ class SessionStore:
         return SessionRecord(r[0], passages.as_text(r[1]),
                              tuple(t for t in passages.as_text(r[2]).split(",") if t), at,
                              number_of(r[4], 1.0), passages.as_text(r[5]), count_of(r[6]))
+
+    def ids_starting(self, prefix: str, limit: int) -> list[str]:
+        """Up to ``limit`` ids starting with ``prefix``, in order: a range on their unique index."""
+        return [str(r[0]) for r in self._read(
+            "SELECT session_id FROM sessions WHERE session_id >= ?1 AND session_id < ?1 ||"
+            " char(1114111) ORDER BY session_id LIMIT ?2", (scrub_surrogates(prefix), limit))]
 
     def count(self) -> int:
         return int(self._read("SELECT COUNT(*) FROM sessions")[0][0])

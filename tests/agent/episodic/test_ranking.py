@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 from hermes_core.agent.episodic.ranking import (
     COMMON_ONLY_TERMS,
     MAX_QUERY_CHARS,
+    MAX_TAIL_CHARS,
+    MIN_SCORE_ROWS,
     Hit,
     MatchPlan,
     age_days,
@@ -31,6 +33,7 @@ from hermes_core.agent.episodic.ranking import (
     relevance_from_bm25,
     render_memories,
     rerank,
+    score_floor,
     tie_break,
 )
 from hermes_core.config import RecencyWeights
@@ -172,6 +175,13 @@ def test_rerank_min_score_and_limit() -> None:
     assert [h.session_id for h, _, _ in ranked] == ["s5", "s4", "s3"]
     ranked = rerank(hits, now=now, weights=W, bias=1.0, exclude_session=None, limit=9, min_score=7.0)
     assert [h.session_id for h, _, _ in ranked] == ["s5", "s4"]
+
+
+@pytest.mark.parametrize(("rows", "share"), [(1, 1.5e-7), (2, 1.5e-7), (3, 0.0786), (10, 0.2845),
+                                             (MIN_SCORE_ROWS, 1.0), (1_000_000, 2.06)])
+def test_the_score_floor_follows_the_largest_idf_the_index_can_give(rows: int, share: float) -> None:
+    assert score_floor(5.0, rows) == pytest.approx(5.0 * share, rel=0.03)
+    assert score_floor(0.0, rows) == 0.0
 
 
 def test_query_terms_segment_chinese_drop_stopwords_and_duplicates() -> None:
@@ -344,6 +354,54 @@ def test_a_question_after_a_one_line_blob_at_the_end_of_a_huge_message_is_read(b
               "certificate signed by unknown authority?"
     assert len(message) > MAX_QUERY_CHARS
     assert {"kubectl", "certificate", "authority"} <= set(query_terms(message))
+
+
+_LOG = "INFO worker started pid=4242 queue=default\n"
+
+
+@pytest.mark.parametrize(("question", "words"), [
+    ("why does the kubernetes ingress keep failing?", {"kubernetes", "ingress", "failing"}),
+    ("为什么 kubernetes 的入口控制器一直报错？", {"kubernetes", "控制器", "报错"}),
+])
+def test_a_question_in_the_middle_of_a_huge_paste_is_read(question: str, words: set[str]) -> None:
+    """Only the first 4,000 and the last 1,000 characters were segmented: a question asked
+    between two pasted logs (or before a long paste of output) was never searched."""
+    message = "here is the log:\n" + _LOG * 150 + question + "\n" + _LOG * 150
+    assert len(message) > MAX_QUERY_CHARS + MAX_TAIL_CHARS
+    assert words <= set(query_terms(message))
+
+
+def test_a_question_in_the_middle_keeps_its_words_past_the_term_cap() -> None:
+    head = " ".join(f"word{i}x" for i in range(30)) + "\n"
+    message = head + _LOG * 150 + "why does the kubernetes ingress keep failing?\n" + _LOG * 150 \
+        + " ".join(f"tail{i}y" for i in range(30))
+    terms = query_terms(message)
+    assert len(terms) == 24 and {"kubernetes", "ingress", "failing"} <= set(terms)
+
+
+_LINKS = (" https://kubernetes.io/docs/concepts/services-networking/ingress/#tls "
+          "https://github.com/cert-manager/cert-manager/releases/tag/v1.14.0")
+
+
+@pytest.mark.parametrize("links", [_LINKS, _LINKS.replace(" https", "\nhttps")])
+def test_a_question_followed_by_links_keeps_the_question_past_the_term_cap(links: str) -> None:
+    """Past the cap the end's terms are the last said: two links after the question filled
+    them with their pieces (https, io, github, releases, v, 1, 14 and the symbols ://, /#), and
+    the question was not searched. A link's words come after the message's own."""
+    message = ("So yesterday was a mess. I spent the morning fixing the flaky CI pipeline, then met "
+               "with the platform team, we argued about the offsite budget and the new hiring plan, "
+               "and Alice wrote a postmortem draft about dashboards. Anyway, remind me how we "
+               "configured the kubernetes ingress?" + links)
+    terms = query_terms(message)
+    assert {"configured", "kubernetes", "ingress"} <= set(terms)
+    assert not {"https", "io", "com"} & set(terms)
+    assert not [t for t in terms if t.startswith("zsym")]   # no "://" or "/#" symbol term
+
+
+def test_a_message_of_links_only_searches_their_words() -> None:
+    terms = query_terms("https://github.com/cert-manager/cert-manager/releases")
+    assert {"github", "cert", "manager", "releases"} <= set(terms)
+    assert "https" not in terms and "com" not in terms
 
 
 def test_rare_terms_are_kept_rarest_first_and_common_ones_dropped() -> None:

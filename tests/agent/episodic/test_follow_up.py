@@ -1,0 +1,58 @@
+"""Tests of ``hermes_core/agent/episodic/follow_up.py``: which short message leans on the one
+before it, in English and Chinese."""
+
+from __future__ import annotations
+
+import pytest
+
+from hermes_core.agent.episodic.follow_up import is_follow_up
+
+ZH_PREVIOUS = "怎么配置 kubernetes ingress？"
+EN_PREVIOUS = "How do I configure the kubernetes ingress?"
+
+
+@pytest.mark.parametrize("message", [
+    "用英文写", "举个例子", "那怎么办", "用表格展示", "再详细一点", "为什么", "还有别的方法吗",
+    "那第二种方法呢", "它的默认值是多少", "然后呢", "换成中文", "简短一点", "ingress 呢",
+])
+def test_a_chinese_message_that_leans_on_the_question_before_is_a_follow_up(message: str) -> None:
+    assert is_follow_up(message, ZH_PREVIOUS)
+
+
+@pytest.mark.parametrize("message", [
+    "周末去爬山", "明天下雨吗", "订张机票", "讲个笑话", "推荐一部电影", "附近的咖啡店", "北京天气",
+    "猫为什么呕吐", "学吉他难吗",
+])
+def test_a_short_new_chinese_question_stands_on_its_own(message: str) -> None:
+    """Length alone decided: "周末去爬山" (five characters) after the ingress question was read
+    with it and recalled both topics. A new word and nothing pointing back: a new topic."""
+    assert not is_follow_up(message, ZH_PREVIOUS)
+
+
+@pytest.mark.parametrize("message", [
+    "why?", "and in Chinese?", "make it shorter", "what about docker?", "give an example",
+    "more details", "as a table", "rewrite that in French", "then what?",
+    "how about the second one?", "ok", "the tls part?",
+])
+def test_an_english_message_that_leans_on_the_question_before_is_a_follow_up(message: str) -> None:
+    assert is_follow_up(message, EN_PREVIOUS + " I need the tls part too.")
+
+
+@pytest.mark.parametrize("message", [
+    "book a flight", "tell me a joke", "weather tomorrow", "hiking this weekend",
+    "recommend a movie", "best pizza nearby", "bread and butter pudding",
+])
+def test_a_short_new_english_question_stands_on_its_own(message: str) -> None:
+    assert not is_follow_up(message, EN_PREVIOUS)
+
+
+@pytest.mark.parametrize("message", [
+    "It keeps failing after I restarted the ingress controller and the cert-manager pods",
+    "那个报错在我重启了控制器和证书管理器之后还是一直出现，日志里说证书过期",
+])
+def test_a_long_message_with_a_pronoun_stands_on_its_own(message: str) -> None:
+    assert not is_follow_up(message, ZH_PREVIOUS)
+
+
+def test_the_first_message_is_no_follow_up() -> None:
+    assert not is_follow_up("why?", "")
