@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from hermes_core.agent.routing.joke_cues import without_joke_topics
 from hermes_core.agent.routing.library_cues import names_a_library_call
 from hermes_core.agent.routing.shell_cues import (
     ASCII_END,
@@ -465,6 +466,7 @@ def _folded_keeping_cased_names(text: str) -> str | None:
 
 
 def asks_for_code(text: str) -> bool:
+    text = without_joke_topics(text)   # a joke's topic is no request ("Write a SQL joke")
     if _ASKS_FOR_CODE.search(text):
         return True
     folded = _folded_keeping_cased_names(text)
