@@ -22,10 +22,13 @@ from __future__ import annotations
 import re
 
 # The nouns of a joke in the three languages: a text naming none is returned untouched.
+# (each place's first letter looked at first: a case-blind alternation tried at every place cost
+# 4 us on a short line)
 _JOKE_NOUN = re.compile(
-    r"(?i:jokes?|puns?|riddles?|limericks?|gags?|quips?|memes?|knock[\s-]knock|wisecracks?)"
+    r"(?=[JjPpRrLlGgQqMmKkWw笑段谜謎急梗ジダ駄冗なギ小川])"
+    r"(?:(?i:jokes?|puns?|riddles?|limericks?|gags?|quips?|memes?|knock[\s-]knock|wisecracks?)"
     r"|笑话|笑話|段子|谜语|謎語|急转弯|急轉彎|梗|ジョーク|ダジャレ|駄洒落|冗談|なぞなぞ|ギャグ|小話"
-    r"|笑い話|川柳")
+    r"|笑い話|川柳)")
 
 # What a joke asked for in English looks like: a verb of telling or making (or "any", "here's"),
 # a few articles and adjectives, up to three topic words (no relative word, preposition or
@@ -68,10 +71,27 @@ _ZH_JOKE = re.compile(
 # Japanese: the topic before the joke's noun in its clause, the noun asked for (を書いて, 教えて,
 # 言って, 作って) or ending the clause; not one written with a language (Pythonで) nor one a
 # program shows (ジョークを表示する関数)
-_JA_JOKE = re.compile(
-    r"([^。！？?!\n、，,；;「」]{1,30}?)(?<!で)"
-    r"(?:ジョーク|ダジャレ|駄洒落|冗談|なぞなぞ|ギャグ|小話|笑い話|川柳)"
-    r"(?=を?(?:書|教え|言|作|聞かせ|考え|ください|下さい|お願い|頂戴|ちょうだい)|[。！？?!\n]|$)")
+# (read from the noun back to its clause's start, at most 30 characters: a pattern trying 30
+# characters ahead of every place cost 130 us on a short line)
+_JA_NOUN = re.compile("ジョーク|ダジャレ|駄洒落|冗談|なぞなぞ|ギャグ|小話|笑い話|川柳")
+_JA_ASKED = re.compile(
+    r"を?(?:書|教え|言|作|聞かせ|考え|ください|下さい|お願い|頂戴|ちょうだい)|[。！？?!\n]|$")
+_JA_CLAUSE_ENDS = frozenset("。！？?!\n、，,；;「」")
+_JA_REACH = 30
+
+
+def _ja_topics(text: str) -> list[tuple[int, int]]:
+    spans = []
+    for m in _JA_NOUN.finditer(text):
+        start = m.start()
+        if start == 0 or text[start - 1] == "で" or not _JA_ASKED.match(text, m.end()):
+            continue
+        begin = start
+        while begin > max(0, start - _JA_REACH) and text[begin - 1] not in _JA_CLAUSE_ENDS:
+            begin -= 1
+        if begin < start:
+            spans.append((begin, start))
+    return spans
 
 
 def without_joke_topics(text: str) -> str:
@@ -87,8 +107,7 @@ def without_joke_topics(text: str) -> str:
                else _EN_JOKE_UNFOLDED.finditer(text))
     for m in english:
         spans += [m.span(g) for g in (1, 2) if m.start(g) >= 0]
-    for pattern in (_ZH_JOKE, _JA_JOKE):
-        spans += [m.span(1) for m in pattern.finditer(text)]
+    spans += [m.span(1) for m in _ZH_JOKE.finditer(text)] + _ja_topics(text)
     if not spans:
         return text
     chars = list(text)

@@ -237,12 +237,13 @@ _CONVERTED = re.compile(
 # ("What was the Axios response to the hurricane?", "She watched the pandas series on
 # Netflix"), where "Why is the axios response empty?" and "How do I read the axios response?"
 # ask about the library's.
-_CODE_VERB_OR_OBJECT = re.compile(
-    r"\b(?:how\s+(?:do|can|should|would)\s+(?:i|you|we)|how\s+to|read|parse|fetch|send|handle"
-    r"|log|print|returns?|returned|throws?|import|install|mock|catch|call|json|apis?|url"
-    r"|endpoints?|objects?|undefined|null|empty|nan|none|status|errors?|exceptions?|lists?"
-    r"|dicts?|arrays?|dataframes?|strings?|typescript|index|csv|values?|keys?|functions?"
-    r"|methods?|code|data|rows?)\b")
+_CODE_VERB_OR_OBJECT = _parts(
+    "read parse fetch send handle log print return returns returned throw throws import install"
+    " mock catch call json api apis url endpoint endpoints object objects undefined null empty nan"
+    " none status error errors exception exceptions list lists dict dicts array arrays dataframe"
+    " dataframes string strings typescript index csv value values key keys function functions"
+    " method methods code data row rows")
+_HOW_TO = re.compile(r"\bhow\s+(?:to|(?:do|can|should|would)\s+(?:i|you|we))\b")
 _SENTENCE_REACH = 80
 
 
@@ -302,7 +303,8 @@ def names_a_library_call(text: str) -> bool:
             sentence = _sentence_of(folded, m.start(), m.end())
             if not _CONVERTED.search(sentence) and (
                     thing.search(folded, max(0, m.start() - _THING_REACH), m.end() + _THING_REACH)
-                    or not _CODE_VERB_OR_OBJECT.search(sentence)):
+                    or not (_HOW_TO.search(sentence) or any(
+                        w in _CODE_VERB_OR_OBJECT for w in _WORD.findall(sentence)))):
                 parts = parts - _PLAIN_PARTS
         if any(w in parts for w in words):
             return not _A_COURSE.search(folded)

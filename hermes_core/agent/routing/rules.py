@@ -125,7 +125,7 @@ def extract_features(prompt_or_text: Prompt | str, *, requires_tools: bool = Fal
     has_code = fenced or bool(PASTED_CODE.search(ends))
     has_url, shell_named = bool(URL.search(text)), names_a_shell(text)
     # a shell a joke is about ("Tell me a bash joke") is none to run
-    shell = shell_named and names_a_shell(without_joke_topics(text))
+    shell = shell_named and ((masked := without_joke_topics(text)) is text or names_a_shell(masked))
     # the cue need not look again for the shapes just searched for; a long text's head and tail
     # are joined at a cut that may make one (a line start, a word edge), so it looks there
     cue = reasoning_cue(ends, code_shapes=ends is not text or has_code or has_url or shell_named)
