@@ -174,7 +174,7 @@ _SENTENCE_START = re.compile(r"[A-Z][a-z]")
 # undefined" name the member.
 _CLAUSE_START = re.compile(
     r"\.(?:then|and|but|so|after|afterwards|later|now|next|also|still|yet|because|when|while)"
-    r"\s+(?:i|you|he|she|we|they|it|my|our|his|her|their|there)\b")
+    r"\s+(?:i|you|he|she|we|they|it|my|our|his|her|their|there|again)\b")
 
 
 def _writes_a_member(text: str, folded: str) -> bool:

@@ -161,3 +161,44 @@ def test_a_string_s_start_checked_in_code_stays_code(
 def test_a_spreadsheet_formula_is_no_code_and_a_macro_is(
         text: str, slot: str, tier_of: Callable[..., str]) -> None:
     assert tier_of(text) == slot
+
+
+# Everyday lines beside this file's and the library and joke cues' new rules, written after the
+# fixes (jokes, riddles and puns about anything, a newsroom's or a team's response, lists of
+# words starting with a name, a sentence typed with no blank after its full stop). On the base,
+# three of them went to the code model: "The Axios response was fast and fair", "I hate
+# math.then again, who doesn't?" and "I closed the window.then I went to bed".
+BENIGN_PROSE: tuple[str, ...] = (
+    'She told a joke about her boss and everyone laughed',
+    'My son wrote a riddle about a snake',
+    'Tell me a joke about pandas at the zoo',
+    'Write a pun about the python that escaped from the zoo',
+    'Any riddles about the ocean?',
+    'What did the Axios newsletter say about the budget?',
+    'The Axios response was fast and fair',
+    'The pandas series on the BBC won an award',
+    'How did the React team respond to the fire?',
+    'Write a list of cities starting with San',
+    'Write a list of songs starting with Java Jive',
+    'Name ten words ending with Go',
+    "I hate math.then again, who doesn't?",
+    'I closed the window.then I went to bed',
+    'Tell me a funny story about my cat',
+    'Give me a pun about bread',
+    'Write a limerick about a terminal at the airport',
+    '讲个关于熊猫的笑话',
+    '写一个关于猫的谜语',
+    '给我讲个冷笑话',
+    'ネコについてのジョークを教えて',
+    'なぞなぞを出して',
+    'Write a joke about a flask of tea',
+    'The torch response team arrived',
+)
+
+
+@pytest.mark.parametrize("text", BENIGN_PROSE)
+def test_an_everyday_line_beside_a_code_cue_s_words_is_no_code(
+        text: str, tier_of: Callable[..., str]) -> None:
+    features = extract_features(text)
+    assert not features.asks_for_code and not features.requires_shell_execution, text
+    assert tier_of(text) == "fast"
