@@ -26,6 +26,7 @@ import sys
 import tarfile
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 LINES = {
@@ -84,7 +85,7 @@ def _child(path: Path, reps: int, calls: int) -> dict[str, float]:
     return result
 
 
-def measure(ref: str, rounds: int, reps: int, calls: int) -> dict[str, object]:
+def measure(ref: str, rounds: int, reps: int, calls: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         base = _baseline_tree(ref, Path(tmp))
         sides: dict[str, list[dict[str, float]]] = {"baseline": [], "tree": []}
@@ -112,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(out))
     else:
-        for name, row in out["lines"].items():   # type: ignore[union-attr]
+        for name, row in out["lines"].items():
             print(f"{name:24} {row['baseline_us']:9.1f} {row['tree_us']:9.1f}  x{row['ratio']}")
     return 0
 
