@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from hermes_core.agent.routing.joke_cues import without_joke_topics
 from hermes_core.agent.routing.library_cues import names_a_library_call
 from hermes_core.agent.routing.shell_cues import (
     ASCII_END,
@@ -279,6 +280,11 @@ _LIBRARIES = (r"pandas|numpy|matplotlib|seaborn|scikit-learn|sklearn|pytorch|ten
 _NOT_THE_ANIMAL = (r"(?!(?=[^.?!\n]{0,60}?\bwith\s+pandas\b)[^.?!\n]{0,60}?\b(?:pictures?"
                    r"|photos?|drawings?|cartoons?|panda|zoos?|bamboo|toys?|plush\w*|bears?|cubs?"
                    r"|stor(?:y|ies)|poems?|songs?|kids|children|animals?)\b)")
+# "names starting with Python", "words ending with Java": the word a list's items start or end
+# with, not a language the list is made in (read at "with": fixed-width looks behind it)
+_NOT_A_START = "".join(rf"(?<!\b{verb}\s)" for verb in (
+    "start", "starts", "starting", "started", "begin", "begins", "beginning", "began", "end",
+    "ends", "ending", "ended"))
 # A sentence's start, or a please
 _SAID_FIRST = (r"(?:(?<![^.!?\n])|(?<=[.!?\n][^\S\n])|(?<=[.!?\n][^\S\n]{2})|(?<=\bplease\s)"
                r"|(?<=\bpls\s))")
@@ -344,7 +350,7 @@ _EN_ASKS = (
     # (one branch, so the sentence start is looked at once at each place)
     rf"|{_SAID_FIRST}(?:(?:{_EN_TASK_VERB})\b"
     + _NOT_A_CAREER + _NOT_A_TRIP + _NOT_THE_ANIMAL +
-    rf"(?:[^.?!\n]{{0,60}}?\b(?:in|using|with(?!\s+(?:julia|ruby|(?-i:R))\b))\s+"
+    rf"(?:[^.?!\n]{{0,60}}?\b(?:in|using|{_NOT_A_START}with(?!\s+(?:julia|ruby|(?-i:R))\b))\s+"
     rf"(?!(?-i:SWIFT)\b)(?:{_LANGS}|{_LIBRARIES}){_NAME_END}(?!\s*'s){_LANG_ENDS}"
     rf"|[^.?!\n]{{0,40}}?\b(?:{_EN_DATA})\b[^.?!\n]{{0,40}}?\s(?<!\bwith\s)(?<!\bletter\s)"
     rf"(?:{_INTO_LANGS}){_NAME_END}"
@@ -380,7 +386,7 @@ _ASKS_FOR_CODE = re.compile(
     rf"[^.?!\n]{{0,60}}?"
     # the language ends the phrase: "with ruby stones", "with java beans", "R&D" and the bank
     # network SWIFT are not code; "with Julia", "with Ruby" are people, "starting with R" a letter
-    rf"\b(?:in|using|with(?!\s+(?:julia|ruby|(?-i:R))\b))\s+(?!(?-i:SWIFT)\b)(?:{_LANGS}|{_LIBRARIES})"
+    rf"\b(?:in|using|{_NOT_A_START}with(?!\s+(?:julia|ruby|(?-i:R))\b))\s+(?!(?-i:SWIFT)\b)(?:{_LANGS}|{_LIBRARIES})"
     rf"{_NAME_END}(?!\s*'s)(?=\s*(?:$|[?.!,;:)]|(?:using|with|without|and|or|for|to|so|that|when|if|code|\d)\b))"
     rf"|\b(?:implement|implementing|port|rewrite|compile|optimi[sz]e|program)\b"
     # "rewrite this melody in C": a key
@@ -460,6 +466,7 @@ def _folded_keeping_cased_names(text: str) -> str | None:
 
 
 def asks_for_code(text: str) -> bool:
+    text = without_joke_topics(text)   # a joke's topic is no request ("Write a SQL joke")
     if _ASKS_FOR_CODE.search(text):
         return True
     folded = _folded_keeping_cased_names(text)

@@ -169,6 +169,12 @@ _MEMBER_AFTER = re.compile(
 # typed with no blank after the full stop ("I hate math.Why is it so hard?").
 _PROSE_ALIASES = _parts("math object window document console promise array")
 _SENTENCE_START = re.compile(r"[A-Z][a-z]")
+# ... and one typed all lower case: a word that opens a clause, then its subject ("the
+# window.then she slept", "math.then I failed"); "promise.then callback", "window.then is
+# undefined" name the member.
+_CLAUSE_START = re.compile(
+    r"\.(?:then|and|but|so|after|afterwards|later|now|next|also|still|yet|because|when|while)"
+    r"\s+(?:i|you|he|she|we|they|it|my|our|his|her|their|there|again)\b")
 
 
 def _writes_a_member(text: str, folded: str) -> bool:
@@ -176,7 +182,8 @@ def _writes_a_member(text: str, folded: str) -> bool:
         alias = _ALIAS_BEFORE.search(folded, max(0, dot.start() - 16), dot.start())
         if (alias and alias.group(1) in _MODULES and _MEMBER_AFTER.match(folded, dot.start())
                 and not (alias.group(1) in _PROSE_ALIASES
-                         and _SENTENCE_START.match(text, dot.end()))):
+                         and (_SENTENCE_START.match(text, dot.end())
+                              or _CLAUSE_START.match(folded, dot.start())))):
             return True
     return False
 
@@ -218,6 +225,37 @@ _PLAIN_PARTS = _parts(
     " components route routes blueprint endpoint endpoints")
 
 
+# A library's own type converted to data ("convert the pandas series of zoo visits to a list",
+# "turn the pandas series into a dict"): a task on its data, whatever the thing's words near.
+_CONVERTED = re.compile(
+    r"\b(?:convert(?:s|ed|ing)?|turn(?:s|ed|ing)?|cast(?:s|ing)?|transform(?:s|ed|ing)?"
+    r"|export(?:s|ed|ing)?)\b[^.?!\n]{0,60}?\b(?:to|into|as)\s+(?:(?:an?|the|python|numpy|plain)\s+)*"
+    r"(?:lists?|dicts?|dictionar(?:y|ies)|arrays?|ndarrays?|json|csv|tuples?|sets?|strings?"
+    r"|dataframes?|tensors?|ints?|integers?|floats?|datetimes?|parquet|excel)\b")
+# A code verb or a code or data object in the sentence: without one, a name that is also a
+# thing, a newsroom or a word, named with only a part a person's day says too, is that thing
+# ("What was the Axios response to the hurricane?", "She watched the pandas series on
+# Netflix"), where "Why is the axios response empty?" and "How do I read the axios response?"
+# ask about the library's.
+_CODE_VERB_OR_OBJECT = _parts(
+    "read parse fetch send handle log print return returns returned throw throws import install"
+    " mock catch call json api apis url endpoint endpoints object objects undefined null empty nan"
+    " none status error errors exception exceptions list lists dict dicts array arrays dataframe"
+    " dataframes string strings typescript index csv value values key keys function functions"
+    " method methods code data row rows")
+_HOW_TO = re.compile(r"\bhow\s+(?:to|(?:do|can|should|would)\s+(?:i|you|we))\b")
+_SENTENCE_REACH = 80
+
+
+def _sentence_of(folded: str, start: int, end: int) -> str:
+    """The sentence the name at ``start:end`` stands in, at most ``_SENTENCE_REACH`` characters
+    either side of it."""
+    before = folded[max(0, start - _SENTENCE_REACH):start]
+    ends = list(_SENTENCE_END.finditer(before))
+    after = folded[end:end + _SENTENCE_REACH]
+    return (before[ends[-1].end():] if ends else before) + folded[start:end] + after[:_cut(after)]
+
+
 # A name written in Latin letters against a Chinese or Japanese letter is the library (the animal
 # is 熊猫, a torch 火炬): with a how-to or a task's word in either language beside it, it is a
 # question about its code ("用pandas怎么分组", "pandasで集計したい"); named alone it is a topic
@@ -257,11 +295,17 @@ def names_a_library_call(text: str) -> bool:
         after = after[:_cut(after)]
         words = _WORD.findall(after)[:_WORDS]
         thing = _THINGS.get(spelling)
-        if (thing and thing.search(folded, max(0, m.start() - _THING_REACH), m.end() + _THING_REACH)
-                and not (words and words[0] in parts and _starts_sentence(folded, m.start()))):
-            # the thing's words near: only a word no day says is a part, unless the sentence
-            # starts with the name and its part ("React hooks for a fishing app")
-            parts = parts - _PLAIN_PARTS
+        if thing is not None and not (words and words[0] in parts
+                                      and _starts_sentence(folded, m.start())):
+            # a name that is also a thing: only a word no day says is a part when the thing's
+            # words are near or no code verb or object is, unless the sentence starts with the
+            # name and its part ("React hooks for a fishing app") or converts it to data
+            sentence = _sentence_of(folded, m.start(), m.end())
+            if not _CONVERTED.search(sentence) and (
+                    thing.search(folded, max(0, m.start() - _THING_REACH), m.end() + _THING_REACH)
+                    or not (_HOW_TO.search(sentence) or any(
+                        w in _CODE_VERB_OR_OBJECT for w in _WORD.findall(sentence)))):
+                parts = parts - _PLAIN_PARTS
         if any(w in parts for w in words):
             return not _A_COURSE.search(folded)
         if _ENDS_SENTENCE.match(folded, m.end()) and not _ABOUT.search(

@@ -21,6 +21,7 @@ from hermes_core.agent.routing.code_cues import (
     URL,
     asks_for_code,
 )
+from hermes_core.agent.routing.joke_cues import without_joke_topics
 from hermes_core.agent.routing.reasoning import reasoning_cue
 from hermes_core.agent.routing.shell_cues import names_a_shell
 from hermes_core.ast_guard import parse_expression
@@ -122,10 +123,12 @@ def extract_features(prompt_or_text: Prompt | str, *, requires_tools: bool = Fal
     fenced = bool(CODE_BLOCK.search(text))
     ends = _ends(text)
     has_code = fenced or bool(PASTED_CODE.search(ends))
-    has_url, shell = bool(URL.search(text)), names_a_shell(text)
+    has_url, shell_named = bool(URL.search(text)), names_a_shell(text)
+    # a shell a joke is about ("Tell me a bash joke") is none to run
+    shell = shell_named and ((masked := without_joke_topics(text)) is text or names_a_shell(masked))
     # the cue need not look again for the shapes just searched for; a long text's head and tail
     # are joined at a cut that may make one (a line start, a word edge), so it looks there
-    cue = reasoning_cue(ends, code_shapes=ends is not text or has_code or has_url or shell)
+    cue = reasoning_cue(ends, code_shapes=ends is not text or has_code or has_url or shell_named)
     return RequestFeatures(
         token_estimate=int(conversation), prompt_tokens=int(total), chars=len(text), words=words,
         lines=text.count("\n") + 1 if text else 0,

@@ -113,3 +113,92 @@ def test_a_long_run_of_a_near_miss_of_a_plain_request_is_read_in_linear_time(
 
     small, large = (cpu_of(asks_for_code, unit, n) for n in (20_000, 80_000))
     assert large < 8 * small + 0.05, (small, large)
+
+
+# A language's name after "starting with", "beginning with", "ending with" is a word the list's
+# items start or end with, not the language the list is made in: each went to the code model.
+STARTING_WITH_A_NAME: tuple[str, ...] = (
+    "Write a list of baby names starting with Python", "Write a list of names starting with Go",
+    "Write a list of words that start with Python", "Write names beginning with Java",
+    "Write a list of words ending with Java",
+)
+# Their neighbours: the same words where a program checks the start, the language the list is
+# made in, and the same letters in Chinese and Japanese (fast before and after).
+STARTING_WITH_NEIGHBOURS: tuple[tuple[str, str], ...] = (
+    ("Write a Python function that checks if a string starts with Python", "code"),
+    ("Write a list comprehension of names starting with A in Python", "code"),
+    ("Give me baby names starting with R", "fast"), ("写一些以Python开头的宝宝名字", "fast"),
+    ("Pythonで始まる赤ちゃんの名前を書いて", "fast"),
+)
+
+
+@pytest.mark.parametrize("text", STARTING_WITH_A_NAME)
+def test_a_language_s_name_a_list_starts_with_is_no_language(
+        text: str, tier_of: Callable[..., str]) -> None:
+    assert not extract_features(text).asks_for_code, text
+    assert tier_of(text) == "fast"
+
+
+@pytest.mark.parametrize(("text", "slot"), STARTING_WITH_NEIGHBOURS)
+def test_a_string_s_start_checked_in_code_stays_code(
+        text: str, slot: str, tier_of: Callable[..., str]) -> None:
+    assert tier_of(text) == slot
+
+
+# Decided: a spreadsheet formula is not code. It is an expression typed into a cell, asked for
+# and answered in a line, by people doing office work; the fast model writes it as well as the
+# code model (decision 238 pinned 用Excel查询 fast). A macro or a script for the sheet is a
+# program (VBA, Apps Script), and so is the same sum asked of SQL or pandas.
+@pytest.mark.parametrize(("text", "slot"), [
+    ("write an Excel formula to sum column B where A is 'x'", "fast"),
+    ("VLOOKUP across two sheets", "fast"), ("How do I use VLOOKUP across two sheets?", "fast"),
+    ("Write a Google Sheets formula to count the blanks", "fast"),
+    ("写一个Excel公式，统计A列等于x的B列之和", "fast"), ("ExcelでVLOOKUPの式を書いて", "fast"),
+    ("Write a VBA macro to sum column B where A is 'x'", "code"),
+    ("Write a SQL query to sum column B where A is 'x'", "code"),
+    ("用VBA写一个宏，统计A列等于x的B列之和", "code"),
+])
+def test_a_spreadsheet_formula_is_no_code_and_a_macro_is(
+        text: str, slot: str, tier_of: Callable[..., str]) -> None:
+    assert tier_of(text) == slot
+
+
+# Everyday lines beside this file's and the library and joke cues' new rules, written after the
+# fixes (jokes, riddles and puns about anything, a newsroom's or a team's response, lists of
+# words starting with a name, a sentence typed with no blank after its full stop). On the base,
+# three of them went to the code model: "The Axios response was fast and fair", "I hate
+# math.then again, who doesn't?" and "I closed the window.then I went to bed".
+BENIGN_PROSE: tuple[str, ...] = (
+    'She told a joke about her boss and everyone laughed',
+    'My son wrote a riddle about a snake',
+    'Tell me a joke about pandas at the zoo',
+    'Write a pun about the python that escaped from the zoo',
+    'Any riddles about the ocean?',
+    'What did the Axios newsletter say about the budget?',
+    'The Axios response was fast and fair',
+    'The pandas series on the BBC won an award',
+    'How did the React team respond to the fire?',
+    'Write a list of cities starting with San',
+    'Write a list of songs starting with Java Jive',
+    'Name ten words ending with Go',
+    "I hate math.then again, who doesn't?",
+    'I closed the window.then I went to bed',
+    'Tell me a funny story about my cat',
+    'Give me a pun about bread',
+    'Write a limerick about a terminal at the airport',
+    '讲个关于熊猫的笑话',
+    '写一个关于猫的谜语',
+    '给我讲个冷笑话',
+    'ネコについてのジョークを教えて',
+    'なぞなぞを出して',
+    'Write a joke about a flask of tea',
+    'The torch response team arrived',
+)
+
+
+@pytest.mark.parametrize("text", BENIGN_PROSE)
+def test_an_everyday_line_beside_a_code_cue_s_words_is_no_code(
+        text: str, tier_of: Callable[..., str]) -> None:
+    features = extract_features(text)
+    assert not features.asks_for_code and not features.requires_shell_execution, text
+    assert tier_of(text) == "fast"

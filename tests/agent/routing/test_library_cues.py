@@ -160,6 +160,7 @@ def test_each_library_s_parts_are_single_words_as_the_text_is_split_into_them() 
     "pandas ", "numpy numpy ", "pandas eat bamboo ", "np.", "np.x ", "df groupby pandas ",
     "sklearn train test ", "express.js ", "window.", "x.y", "a" * 30 + ".b ",
     "用pandas", "pandas的", "baby pandas rolling ", "Math.Why ", "column about pandas ",
+    "the pandas series ", "window.then she ", "convert the pandas series to ", "the axios ",
 ])
 def test_a_long_run_of_library_names_is_read_in_linear_time(
         unit: str, cpu_of: CpuOf) -> None:
@@ -167,3 +168,38 @@ def test_a_long_run_of_library_names_is_read_in_linear_time(
 
     small, large = (cpu_of(names_a_library_call, unit, n) for n in (20_000, 80_000))
     assert large < 8 * small + 0.05, (small, large)
+
+
+# A name that is also a newsroom or an animal, its one part an everyday noun, in a sentence with
+# no code verb or object ("the Axios response to the hurricane" is a newsroom's), and a global's
+# name ending a sentence typed with no blank before a lower-case "then she ...": no library
+# call. Each went to the code model.
+NAMES_WITH_NO_CODE_VERB_OR_OBJECT: tuple[str, ...] = (
+    "What was the Axios response to the hurricane?", "She watched the pandas series on Netflix",
+    "She cleaned the window.then she slept", "I hate math.then I failed",
+    "We broke the promise.then we apologised",
+)
+# Their neighbours: the same part with a code verb or object, named first with its part, a
+# library's own type converted to data (with or without the animal's words near), and a
+# global's real member.
+NAMES_WITH_A_CODE_VERB_OR_OBJECT: tuple[str, ...] = (
+    "What is the axios response object?", "axios response undefined",
+    "Why is the axios response empty?", "How do I read the axios response?",
+    "Convert a pandas series to a list", "turn the pandas series into a dict",
+    "convert the pandas series of zoo visits to a list", "How does promise.then work?",
+    "the promise.then callback never runs", "window.then is undefined",
+)
+
+
+@pytest.mark.parametrize("text", NAMES_WITH_NO_CODE_VERB_OR_OBJECT)
+def test_a_library_s_name_with_no_code_verb_or_object_is_no_library_call(
+        text: str, tier_of: Callable[..., str]) -> None:
+    assert not extract_features(text).asks_for_code, text
+    assert tier_of(text) != "code"
+
+
+@pytest.mark.parametrize("text", NAMES_WITH_A_CODE_VERB_OR_OBJECT)
+def test_a_library_s_part_with_a_code_verb_or_object_or_converted_is_code(
+        text: str, tier_of: Callable[..., str]) -> None:
+    assert names_a_library_call(text), text
+    assert tier_of(text) == "code"
