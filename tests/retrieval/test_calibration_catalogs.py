@@ -153,6 +153,19 @@ def test_example_home_hints_no_skill_for_issue_18_small_talk_in_either_mode(
     assert res.gated and res.names == () and res.skills == (), (res.candidates[:3], res.gate)
 
 
+# a request that names a language and asks for work a skill does still gets that skill
+REPLY_TWINS = [("translate this paragraph into Chinese", "translation-polishing"),
+               ("把这段话翻译成英文", "translation-polishing"),
+               ("write this week's report in Chinese", "中文周报"), ("帮我写这周的周报", "中文周报")]
+
+
+@pytest.mark.parametrize(("query", "gold"), REPLY_TWINS)
+def test_example_home_hints_the_skill_a_request_about_language_asks_for(
+        example_home: SkillRetriever, query: str, gold: str) -> None:
+    res = example_home.retrieve(query)
+    assert not res.gated and gold in res.names, (res.names, res.gate)
+
+
 def test_an_english_request_lists_the_docker_skill(example_home: SkillRetriever) -> None:
     res = example_home.retrieve("my container exits right after it starts")
     assert not res.gated and res.names[0] == "docker-debugging", (res.names, res.gate)
