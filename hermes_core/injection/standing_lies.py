@@ -91,6 +91,14 @@ _ALL_OF_IT = re.compile(r"\b(?:todos|todas|todo)\b|\b(?:los|las|sus|tus)\s+(?:ar
                         r"\b(?:tous|toutes|tout|alle|alles|sämtliche)\b(?!\s+(?:vos|tes|deine?|ihre?|eure?)\b)|\b(?:les|ses|leurs|die|seine)\s+(?:fichiers|documents|"
                         r"données|e-mails|courriels|messages|photos|dateien|dokumente|daten|nachrichten|fotos)\b")
 _ADDRESS = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+|\b(?:https?|s?ftp|s3|scp)://|\b\d{1,3}(?:\.\d{1,3}){3}\b")
+# where the text is data, a person named alone is where it goes too, as in English and Chinese
+# (``standing._BARE_NAME``): "… a Bob.", "… à Bob.", "… an Bob.", "… bob に送って" ("a la carpeta",
+# "an die Ablage": a place or one's own)
+_BARE_NAME_ABROAD = re.compile(
+    r"\b(?:a|à|an)\s+(?!(?:la|el|los|las|lo|mi|mis|tu|tus|su|sus|nuestr\w*|vuestr\w*|un|una|le|les|l|mon|ma|mes|ton|ta|tes|son|sa|"
+    r"ses|vos|votre|notre|nos|leurs?|moi|toi|lui|eux|den|die|das|dem|der|ein\w*|mein\w*|dein\w*|sein\w*|ihr\w*|unser\w*|euer\w*|"
+    r"eure\w*|mich|dich|uns|euch|ihn|sie|todos|tous|alle)\b)[a-zà-öø-ÿ][\w-]*(?=\s*(?:[.!;,)]|$))|"
+    r"(?:^|[\s、,])(?:[a-z][\w.-]*|[\u30a0-\u30ff\u4e00-\u9fff]{1,8}(?:さん|様|氏))\s*に\s*(?:送|転送|送信|共有|アップロード)", M)
 # a Japanese notice's next sentence is an order only when it asks ("…送信してください"): "…アップロード
 # できます" says what a person may do there
 _JA_ASKED = re.compile(r"(?:て|で)(?:ください|下さい)|しなさい|せよ|しろ|(?:て|で)[。！]|ること[。！]|お願い")
@@ -118,7 +126,7 @@ SILENT = re.compile("|".join(f"(?:{p})" for p in (
 # user's files quietly"; a clause between commas, "the assistant, when idle, quietly deletes …")
 _HARM_S = (r"(?:delet|remov|wip|eras|purg|drop|overwrit|truncat|destroy|transfer|wir|pay|send|upload|forward|exfiltrat|leak|"
            r"shar|cop|approv|merg|push|disabl)(?:es|s|ies)\b")
-SILENT_READER = re.compile(r"(?:\bthe\s+(?:ai\s+)?(?:assistant|agent|model|ai|bot|chatbot)|\b(?:claude|chatgpt|gemini|copilot|grok))"
+SILENT_READER = re.compile(r"(?:\bthe\s+(?:ai\s+)?(?:assistant|agent|model|ai|bot|chatbot)|\b(?:claude|chatgpt|gemini|copilot|grok|hermes))"
                            r"(?:\s*,[^,.\n]{1,30},)?\s+(?:(?:now|always|just|also|then)\s+)?(?:" + _HUSHED + r"\s+" + _HARM_S
                            + r"|" + _HARM_S + r"[^.\n]{0,60}?\b" + _HUSHED + r"\b)", M)
 # the same in Spanish, French, German and Japanese: the reader named ("el asistente borra
@@ -304,10 +312,11 @@ def _next_sentence(view: str, at: int) -> str:
     return view[end.end():stop.end() if stop else min(len(view), end.end() + 300)]
 
 
-def standing_lie(view: str) -> tuple[str, str] | None:
+def standing_lie(view: str, *, data: bool = False) -> tuple[str, str] | None:
     """(category, excerpt) of a lie to the user scripted in Japanese, Spanish, French or German,
-    an access notice whose next sentence sends what it opened to an address, an act to be done
-    silently, or a lie the same text shows to be one; None when ``view`` holds none."""
+    an access notice whose next sentence sends what it opened to an address (or, where the text
+    is ``data``, to a person named alone), an act to be done silently, or a lie the same text
+    shows to be one; None when ``view`` holds none."""
     m = LIES.search(view) if _LIE_GATE.search(view) else None
     if m:
         return "output-hijack", m.group()[:80].strip()
@@ -318,7 +327,8 @@ def standing_lie(view: str) -> tuple[str, str] | None:
         return "role-hijack", m.group()[:80]
     for m in NOTICES.finditer(view) if _NOTICE_GATE.search(view) else ():
         nxt = _next_sentence(view, m.end())[:300]
-        if _NEXT_SENDS.search(nxt) and _ALL_OF_IT.search(nxt) and (address := _ADDRESS.search(nxt)) \
+        if _NEXT_SENDS.search(nxt) and _ALL_OF_IT.search(nxt) \
+                and (address := _ADDRESS.search(nxt) or (_BARE_NAME_ABROAD.search(nxt) if data else None)) \
                 and not _ASKS.search(nxt, 0, address.start()) and (not _KANA.search(m.group()) or _JA_ASKED.search(nxt)):
             return "role-hijack", m.group()[:80]
     m = SILENT.search(view) if (silent := _SILENT_GATE.search(view) is not None) else None
