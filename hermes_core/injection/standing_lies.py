@@ -165,6 +165,10 @@ _OWNED = re.compile(r"\b(?:you(?!\s+(?:discard|delete|remove|dismiss|reject|canc
                     r"(?:users?|customers?|owners?|operators?|clients?)'s?|someone|somebody|anyone|anybody|nobody|no\s+one|"
                     r"everyone|everybody)\b")
 _VERB_S = re.compile(_HARM_S)
+# the user handing the reader its input, in a clause after the object ("messages you send", "text you
+# paste"), and the acts that take a thing elsewhere rather than drop it
+_GIVEN = re.compile(r"\byou\s+(?:send|type|paste|enter|submit|upload|attach|post|write|give|share|dictate|forward)\b")
+_MOVES = re.compile(r"(?:transfer|wir|pay|send|upload|forward|exfiltrat|leak|shar|cop|push|merg|approv)")
 _ASKED_FOR = re.compile(r"\b(?:when|whenever|if|once|after)\s+you\s+(?:click|tap|press|choose|select|enable|turn\s+on|opt\s+in|"
                         r"confirm)\b")
 _TRACKS = re.compile(r"\s+(?:all\s+)?(?:the|every|each)\s+(?:audit\s+)?(?:logs?|log\s+files?|audit\s+trails?|history|"
@@ -283,15 +287,21 @@ def _rest_of_sentence(view: str, at: int) -> str:
     return view[at:stop.end() if stop else min(len(view), end.end() + 200)]
 
 
-def _at_stake(view: str, at: int) -> bool:
-    """Whether the quiet act whose verb ends at ``at`` ("the assistant quietly deletes …") is a
+def _at_stake(view: str, at: int, verb: str = "") -> bool:
+    """Whether the quiet act ``verb`` ending at ``at`` ("the assistant quietly deletes …") is a
     planted order: it acts on the user's things or names a person, sends to an address, erases the
-    record whole, or takes everything of a kind with no limit said."""
+    record whole, or takes everything of a kind with no limit said. What "you" hand the reader
+    (messages you send, text you paste) is its input, and a text that says "you" of its user while
+    naming the reader in the third person describes the product to that user: dropping or cutting
+    its input is behaviour, taking it elsewhere (:data:`_MOVES`) is not."""
     rest = _rest_of_sentence(view, at)
     if _ASKED_FOR.search(rest) and not _ADDRESS.search(rest):
         return False
+    given = not _MOVES.match(verb) and _GIVEN.search(rest) is not None
+    if given:
+        rest = _GIVEN.sub(" ", rest)
     return _OWNED.search(rest) is not None or _ADDRESS.search(rest) is not None or _TRACKS.match(rest) is not None \
-        or (_EVERY.match(rest) is not None and _LIMIT.search(rest) is None)
+        or (_EVERY.match(rest) is not None and _LIMIT.search(rest) is None and not given)
 
 
 def _at_stake_abroad(view: str, m: re.Match[str]) -> bool:
@@ -338,7 +348,7 @@ def standing_lie(view: str, *, data: bool = False) -> tuple[str, str] | None:
         verb = _VERB_S.search(m.group())
         at = m.start() + (verb.end() if verb else len(m.group()))
         if not _DEFECT.search(_sentence_head(view, m.start())) and not _CLEANED.search(view, at, at + 40) \
-                and _at_stake(view, at):
+                and _at_stake(view, at, verb.group() if verb else ""):
             return "output-hijack", m.group()[:80]
     for m in SILENT_ABROAD.finditer(view) if _SILENT_ABROAD_GATE.search(view) else ():
         said = m.group().lstrip(".!?:; \n。")
