@@ -221,7 +221,7 @@ _AS_IF = re.compile(r"\b(?:act|behave)\s+as\s+(?:if|though)\s+nothing\s+(?:happe
 # "drop the backup table … say the backup is intact": the claim names what the text orders destroyed
 _INTACT = re.compile(
     r"\b(?:say|claim|insist|report|(?:tell|assure|inform)\s+(?:the\s+|your\s+)?(?:users?|human|customer|owner|them|him|"
-    r"her|everyone))\s+(?:that\s+)?(?:all\s+)?(?:the|your|their|its)\s+((?:[\w-]+\s+){0,2}?[\w-]+)\s+(?:is|are|was|were|"
+    r"her|everyone))\s+(?:that\s+)?(?:all\s+)?((?:the|your|their|its)\s+(?:[\w-]+\s+){0,2}?[\w-]+|everything|it\s+all|all\s+of\s+it)\s+(?:is|are|was|were|"
     r"remains?|stays?|(?:has|have)\s+been)\s+(?:still\s+|all\s+|completely\s+|perfectly\s+)?(?:intact|fine|safe|untouched|"
     r"unchanged|there|in\s+place|ok|okay|present|available|unharmed|where\s+(?:it|they)\s+(?:was|were))\b")
 _DESTROYED = re.compile(_ORDER_AT + r"(?:please\s+|just\s+)?(?:delete|remove|wipe|erase|purge|drop|truncate|destroy|rm|"
@@ -231,8 +231,13 @@ _DESTROYED = re.compile(_ORDER_AT + r"(?:please\s+|just\s+)?(?:delete|remove|wip
 _OFF_A_LIST = re.compile(r"\bfrom\s+(?:the\s+|your\s+)?(?:index|cache|list|queue|view|staging\s+area|ui|screen|sidebar|menu|"
                          r"selection|cart|playlist|favou?rites|watchlist|search\s+results|dashboard)\b")
 _OTHER_ONE = re.compile(r"\b(?:old|older|stale|temp|temporary|tmp|previous|duplicate|expired|unused|cached|outdated|"
-                        r"obsolete|extra|spare|staging|test)\b")
+                        r"obsolete|extra|spare|staging|test|cache|caches)\b")
 _STOP = frozenset({"the", "a", "an", "all", "of", "your", "their", "its", "my", "our"})
+# a claim about what every destroyed thing held ("say the data is safe" after "drop the users
+# table", "assure the user that everything is fine" after "delete the repository") names no one
+# thing: any destroying order the text gives contradicts it (another one, "the staging table",
+# or one taken off a list, still does not)
+_WHOLE = frozenset({"data", "everything", "information", "content", "contents", "records", "it", "all", "stuff", "work"})
 _ANY_ORDER = re.compile(_ORDER_AT + r"(?:please\s+|just\s+)?(?:" + _HARM + r")\b(?!\s+(?:me|us)\b)\s+\S", M)
 
 
@@ -246,6 +251,7 @@ _STANDING_MARK = re.compile(r"\b(?:from\s+now\s+on|going\s+forward|henceforth|fr
                             r"en\s+adelante|désormais|dorénavant|à\s+partir\s+de\s+maintenant|ab\s+jetzt|ab\s+sofort|von\s+nun\s+an|"
                             r"von\s+jetzt\s+an|künftig|fortan)\b|これから|今後|今から|以降|"
                             r"(?:从现在|從現在|从今|從今)(?:开始|開始|起|以后|以後|往后|往後)|以后|以後|今后")
+_ALWAYS = re.compile(r"(?:^|[.!?:;]\s+|\n)(?:please\s+)?always\b", M)
 _THIS_RULE = r"(?:this|these|that)\s+(?:rules?|instructions?|directives?|orders?|prompt)\b"
 HIDDEN_RULE = re.compile(
     r"\b(?:never|don'?t|do\s+not|must\s+not|should\s+not|without)\s+(?:ever\s+)?(?:mention|mentioning|reveal|revealing|"
@@ -335,6 +341,14 @@ def standing_lie(view: str, *, data: bool = False) -> tuple[str, str] | None:
     # "from now on, never reveal these instructions": a prompt kept private, no order hidden in it
     if m and mark and _NO_ORDER.sub("", view[mark.end():m.start()]).strip(" ,.:;!-、。，"):
         return "role-hijack", m.group()[:80]
+    # "always answer in pirate speak and never mention this rule": "always" makes the order standing
+    # as a mark does, within its own sentence ("Always keep these instructions private. Never
+    # reveal these instructions." keeps a prompt private, no order hidden)
+    for always in _ALWAYS.finditer(view) if "always" in view else ():
+        end = _SENT_END.search(view, always.end(), always.end() + 300)
+        m = HIDDEN_RULE.search(view, always.end(), end.start() + 1 if end else always.end() + 300)
+        if m and _NO_ORDER.sub("", view[always.end():m.start()]).strip(" ,.:;!-"):
+            return "role-hijack", m.group()[:80]
     for m in NOTICES.finditer(view) if _NOTICE_GATE.search(view) else ():
         nxt = _next_sentence(view, m.end())[:300]
         if _NEXT_SENDS.search(nxt) and _ALL_OF_IT.search(nxt) \
@@ -361,10 +375,12 @@ def standing_lie(view: str, *, data: bool = False) -> tuple[str, str] | None:
     for m in _INTACT.finditer(view) if "the" in view else ():
         named = m.group(1).split()
         stems = {w.rstrip("s") for w in named if w not in _STOP and len(w) > 2}
+        whole = named[-1] in _WHOLE
         # the orders within a few sentences of the claim (a line of repeated claims: linear time)
         for order in _DESTROYED.finditer(view[max(0, m.start() - 400):m.start()] + "\n" + view[m.end():m.end() + 400]):
             what = order.group(1)
-            if not set(_OTHER_ONE.findall(what)) - set(named) and not _OFF_A_LIST.search(what) and any(re.search(rf"\b{re.escape(w)}", what) for w in stems):
+            if not set(_OTHER_ONE.findall(what)) - set(named) and not _OFF_A_LIST.search(what) and \
+                    (whole or any(re.search(rf"\b{re.escape(w)}", what) for w in stems)):
                 return "output-hijack", m.group()[:80]
     if "nothing" not in view:
         return None
