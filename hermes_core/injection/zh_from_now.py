@@ -27,9 +27,10 @@ _AGAINST = _AGAINST_RULES[:-1] + r"|是|成为|成為|变成|變成)"
 # a persona the reader is made into is hostile only when it takes the rules away, keeps something
 # from the user, or is something unrestricted or another model: "从现在起，你是我的英语老师" is a
 # persona the user sets, as "From now on you are my Spanish tutor" is
-_UNBOUND = (r"(?:没有|沒有|不受|无|無|不守|摆脱|擺脫|超越)(?:任何|一切)?(?:的)?(?:限制|规则|規則|约束|約束|道德|审查|審查|过滤|過濾|底线|底線|"
-            r"顾忌|顧忌|束缚|束縛)|无所不能|無所不能|dan\b|越狱|越獄|邪恶|邪惡|不受控|另一个(?:ai|助手|模型|人工智能)|"
-            r"另一個(?:ai|助手|模型|人工智能)|(?:不要|别|別|不能)(?:让|讓|告诉|告訴)(?:用户|用戶)|瞒着|瞞著|(?:对|對)用户保密|(?:對|对)用戶保密")
+_UNBOUND = (r"(?:没有|沒有|不受|无|無|不守|摆脱|擺脫|超越)(?:任何|一切)?(?:的)?"
+            r"(?:限制|规则|規則|约束|約束|道德|审查|審查|过滤|過濾|底线|底線|顾忌|顧忌|束缚|束縛)|"
+            r"无所不能|無所不能|dan\b|越狱|越獄|邪恶|邪惡|不受控|(?:另一个|另一個)(?:ai|助手|模型|人工智能)|"
+            r"(?:不要|别|別|不能)(?:让|讓|告诉|告訴)(?:用户|用戶)|瞒着|瞞著|(?:对|對)(?:用户|用戶)保密")
 FROM_NOW_ON_HIJACK = (_NARROW_OPENER + _GAP + r"(?:你|您)(?:不再|(?:就)?是[^。\n]{0,24}?(?:" + _UNBOUND + r"|"
                       + _AGAINST_RULES + r")|"
                       + _OLD_MODAL + r"[^。\n]{0,8}?" + _AGAINST + r")|"

@@ -1,3 +1,4 @@
+# ruff: noqa: E501
 """Who a standing order or a quiet act is said to: texts the injection scan misread (decision 262),
 each beside the benign twin that uses the same words. Written for hermes-core (MIT).
 
