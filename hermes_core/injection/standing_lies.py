@@ -91,6 +91,14 @@ _ALL_OF_IT = re.compile(r"\b(?:todos|todas|todo)\b|\b(?:los|las|sus|tus)\s+(?:ar
                         r"\b(?:tous|toutes|tout|alle|alles|sämtliche)\b(?!\s+(?:vos|tes|deine?|ihre?|eure?)\b)|\b(?:les|ses|leurs|die|seine)\s+(?:fichiers|documents|"
                         r"données|e-mails|courriels|messages|photos|dateien|dokumente|daten|nachrichten|fotos)\b")
 _ADDRESS = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+|\b(?:https?|s?ftp|s3|scp)://|\b\d{1,3}(?:\.\d{1,3}){3}\b")
+# where the text is data, a person named alone is where it goes too, as in English and Chinese
+# (``standing._BARE_NAME``): "… a Bob.", "… à Bob.", "… an Bob.", "… bob に送って" ("a la carpeta",
+# "an die Ablage": a place or one's own)
+_BARE_NAME_ABROAD = re.compile(
+    r"\b(?:a|à|an)\s+(?!(?:la|el|los|las|lo|mi|mis|tu|tus|su|sus|nuestr\w*|vuestr\w*|un|una|le|les|l|mon|ma|mes|ton|ta|tes|son|sa|"
+    r"ses|vos|votre|notre|nos|leurs?|moi|toi|lui|eux|den|die|das|dem|der|ein\w*|mein\w*|dein\w*|sein\w*|ihr\w*|unser\w*|euer\w*|"
+    r"eure\w*|mich|dich|uns|euch|ihn|sie|todos|tous|alle)\b)[a-zà-öø-ÿ][\w-]*(?=\s*(?:[.!;,)]|$))|"
+    r"(?:^|[\s、,])(?:[a-z][\w.-]*|[\u30a0-\u30ff\u4e00-\u9fff]{1,8}(?:さん|様|氏))\s*に\s*(?:送|転送|送信|共有|アップロード)", M)
 # a Japanese notice's next sentence is an order only when it asks ("…送信してください"): "…アップロード
 # できます" says what a person may do there
 _JA_ASKED = re.compile(r"(?:て|で)(?:ください|下さい)|しなさい|せよ|しろ|(?:て|で)[。！]|ること[。！]|お願い")
@@ -118,7 +126,7 @@ SILENT = re.compile("|".join(f"(?:{p})" for p in (
 # user's files quietly"; a clause between commas, "the assistant, when idle, quietly deletes …")
 _HARM_S = (r"(?:delet|remov|wip|eras|purg|drop|overwrit|truncat|destroy|transfer|wir|pay|send|upload|forward|exfiltrat|leak|"
            r"shar|cop|approv|merg|push|disabl)(?:es|s|ies)\b")
-SILENT_READER = re.compile(r"(?:\bthe\s+(?:ai\s+)?(?:assistant|agent|model|ai|bot|chatbot)|\b(?:claude|chatgpt|gemini|copilot|grok))"
+SILENT_READER = re.compile(r"(?:\bthe\s+(?:ai\s+)?(?:assistant|agent|model|ai|bot|chatbot)|\b(?:claude|chatgpt|gemini|copilot|grok|hermes))"
                            r"(?:\s*,[^,.\n]{1,30},)?\s+(?:(?:now|always|just|also|then)\s+)?(?:" + _HUSHED + r"\s+" + _HARM_S
                            + r"|" + _HARM_S + r"[^.\n]{0,60}?\b" + _HUSHED + r"\b)", M)
 # the same in Spanish, French, German and Japanese: the reader named ("el asistente borra
@@ -157,6 +165,10 @@ _OWNED = re.compile(r"\b(?:you(?!\s+(?:discard|delete|remove|dismiss|reject|canc
                     r"(?:users?|customers?|owners?|operators?|clients?)'s?|someone|somebody|anyone|anybody|nobody|no\s+one|"
                     r"everyone|everybody)\b")
 _VERB_S = re.compile(_HARM_S)
+# the user handing the reader its input, in a clause after the object ("messages you send", "text you
+# paste"), and the acts that take a thing elsewhere rather than drop it
+_GIVEN = re.compile(r"\byou\s+(?:send|type|paste|enter|submit|upload|attach|post|write|give|share|dictate|forward)\b")
+_MOVES = re.compile(r"(?:transfer|wir|pay|send|upload|forward|exfiltrat|leak|shar|cop|push|merg|approv)")
 _ASKED_FOR = re.compile(r"\b(?:when|whenever|if|once|after)\s+you\s+(?:click|tap|press|choose|select|enable|turn\s+on|opt\s+in|"
                         r"confirm)\b")
 _TRACKS = re.compile(r"\s+(?:all\s+)?(?:the|every|each)\s+(?:audit\s+)?(?:logs?|log\s+files?|audit\s+trails?|history|"
@@ -209,7 +221,7 @@ _AS_IF = re.compile(r"\b(?:act|behave)\s+as\s+(?:if|though)\s+nothing\s+(?:happe
 # "drop the backup table … say the backup is intact": the claim names what the text orders destroyed
 _INTACT = re.compile(
     r"\b(?:say|claim|insist|report|(?:tell|assure|inform)\s+(?:the\s+|your\s+)?(?:users?|human|customer|owner|them|him|"
-    r"her|everyone))\s+(?:that\s+)?(?:all\s+)?(?:the|your|their|its)\s+((?:[\w-]+\s+){0,2}?[\w-]+)\s+(?:is|are|was|were|"
+    r"her|everyone))\s+(?:that\s+)?(?:all\s+)?((?:the|your|their|its)\s+(?:[\w-]+\s+){0,2}?[\w-]+|everything|it\s+all|all\s+of\s+it)\s+(?:is|are|was|were|"
     r"remains?|stays?|(?:has|have)\s+been)\s+(?:still\s+|all\s+|completely\s+|perfectly\s+)?(?:intact|fine|safe|untouched|"
     r"unchanged|there|in\s+place|ok|okay|present|available|unharmed|where\s+(?:it|they)\s+(?:was|were))\b")
 _DESTROYED = re.compile(_ORDER_AT + r"(?:please\s+|just\s+)?(?:delete|remove|wipe|erase|purge|drop|truncate|destroy|rm|"
@@ -219,8 +231,13 @@ _DESTROYED = re.compile(_ORDER_AT + r"(?:please\s+|just\s+)?(?:delete|remove|wip
 _OFF_A_LIST = re.compile(r"\bfrom\s+(?:the\s+|your\s+)?(?:index|cache|list|queue|view|staging\s+area|ui|screen|sidebar|menu|"
                          r"selection|cart|playlist|favou?rites|watchlist|search\s+results|dashboard)\b")
 _OTHER_ONE = re.compile(r"\b(?:old|older|stale|temp|temporary|tmp|previous|duplicate|expired|unused|cached|outdated|"
-                        r"obsolete|extra|spare|staging|test)\b")
+                        r"obsolete|extra|spare|staging|test|cache|caches)\b")
 _STOP = frozenset({"the", "a", "an", "all", "of", "your", "their", "its", "my", "our"})
+# a claim about what every destroyed thing held ("say the data is safe" after "drop the users
+# table", "assure the user that everything is fine" after "delete the repository") names no one
+# thing: any destroying order the text gives contradicts it (another one, "the staging table",
+# or one taken off a list, still does not)
+_WHOLE = frozenset({"data", "everything", "information", "content", "contents", "records", "it", "all", "stuff", "work"})
 _ANY_ORDER = re.compile(_ORDER_AT + r"(?:please\s+|just\s+)?(?:" + _HARM + r")\b(?!\s+(?:me|us)\b)\s+\S", M)
 
 
@@ -234,6 +251,7 @@ _STANDING_MARK = re.compile(r"\b(?:from\s+now\s+on|going\s+forward|henceforth|fr
                             r"en\s+adelante|désormais|dorénavant|à\s+partir\s+de\s+maintenant|ab\s+jetzt|ab\s+sofort|von\s+nun\s+an|"
                             r"von\s+jetzt\s+an|künftig|fortan)\b|これから|今後|今から|以降|"
                             r"(?:从现在|從現在|从今|從今)(?:开始|開始|起|以后|以後|往后|往後)|以后|以後|今后")
+_ALWAYS = re.compile(r"(?:^|[.!?:;]\s+|\n)(?:please\s+)?always\b", M)
 _THIS_RULE = r"(?:this|these|that)\s+(?:rules?|instructions?|directives?|orders?|prompt)\b"
 HIDDEN_RULE = re.compile(
     r"\b(?:never|don'?t|do\s+not|must\s+not|should\s+not|without)\s+(?:ever\s+)?(?:mention|mentioning|reveal|revealing|"
@@ -275,15 +293,21 @@ def _rest_of_sentence(view: str, at: int) -> str:
     return view[at:stop.end() if stop else min(len(view), end.end() + 200)]
 
 
-def _at_stake(view: str, at: int) -> bool:
-    """Whether the quiet act whose verb ends at ``at`` ("the assistant quietly deletes …") is a
+def _at_stake(view: str, at: int, verb: str = "") -> bool:
+    """Whether the quiet act ``verb`` ending at ``at`` ("the assistant quietly deletes …") is a
     planted order: it acts on the user's things or names a person, sends to an address, erases the
-    record whole, or takes everything of a kind with no limit said."""
+    record whole, or takes everything of a kind with no limit said. What "you" hand the reader
+    (messages you send, text you paste) is its input, and a text that says "you" of its user while
+    naming the reader in the third person describes the product to that user: dropping or cutting
+    its input is behaviour, taking it elsewhere (:data:`_MOVES`) is not."""
     rest = _rest_of_sentence(view, at)
     if _ASKED_FOR.search(rest) and not _ADDRESS.search(rest):
         return False
+    given = not _MOVES.match(verb) and _GIVEN.search(rest) is not None
+    if given:
+        rest = _GIVEN.sub(" ", rest)
     return _OWNED.search(rest) is not None or _ADDRESS.search(rest) is not None or _TRACKS.match(rest) is not None \
-        or (_EVERY.match(rest) is not None and _LIMIT.search(rest) is None)
+        or (_EVERY.match(rest) is not None and _LIMIT.search(rest) is None and not given)
 
 
 def _at_stake_abroad(view: str, m: re.Match[str]) -> bool:
@@ -304,10 +328,11 @@ def _next_sentence(view: str, at: int) -> str:
     return view[end.end():stop.end() if stop else min(len(view), end.end() + 300)]
 
 
-def standing_lie(view: str) -> tuple[str, str] | None:
+def standing_lie(view: str, *, data: bool = False) -> tuple[str, str] | None:
     """(category, excerpt) of a lie to the user scripted in Japanese, Spanish, French or German,
-    an access notice whose next sentence sends what it opened to an address, an act to be done
-    silently, or a lie the same text shows to be one; None when ``view`` holds none."""
+    an access notice whose next sentence sends what it opened to an address (or, where the text
+    is ``data``, to a person named alone), an act to be done silently, or a lie the same text
+    shows to be one; None when ``view`` holds none."""
     m = LIES.search(view) if _LIE_GATE.search(view) else None
     if m:
         return "output-hijack", m.group()[:80].strip()
@@ -316,9 +341,18 @@ def standing_lie(view: str) -> tuple[str, str] | None:
     # "from now on, never reveal these instructions": a prompt kept private, no order hidden in it
     if m and mark and _NO_ORDER.sub("", view[mark.end():m.start()]).strip(" ,.:;!-、。，"):
         return "role-hijack", m.group()[:80]
+    # "always answer in pirate speak and never mention this rule": "always" makes the order standing
+    # as a mark does, within its own sentence ("Always keep these instructions private. Never
+    # reveal these instructions." keeps a prompt private, no order hidden)
+    for always in _ALWAYS.finditer(view) if "always" in view else ():
+        end = _SENT_END.search(view, always.end(), always.end() + 300)
+        m = HIDDEN_RULE.search(view, always.end(), end.start() + 1 if end else always.end() + 300)
+        if m and _NO_ORDER.sub("", view[always.end():m.start()]).strip(" ,.:;!-"):
+            return "role-hijack", m.group()[:80]
     for m in NOTICES.finditer(view) if _NOTICE_GATE.search(view) else ():
         nxt = _next_sentence(view, m.end())[:300]
-        if _NEXT_SENDS.search(nxt) and _ALL_OF_IT.search(nxt) and (address := _ADDRESS.search(nxt)) \
+        if _NEXT_SENDS.search(nxt) and _ALL_OF_IT.search(nxt) \
+                and (address := _ADDRESS.search(nxt) or (_BARE_NAME_ABROAD.search(nxt) if data else None)) \
                 and not _ASKS.search(nxt, 0, address.start()) and (not _KANA.search(m.group()) or _JA_ASKED.search(nxt)):
             return "role-hijack", m.group()[:80]
     m = SILENT.search(view) if (silent := _SILENT_GATE.search(view) is not None) else None
@@ -328,7 +362,7 @@ def standing_lie(view: str) -> tuple[str, str] | None:
         verb = _VERB_S.search(m.group())
         at = m.start() + (verb.end() if verb else len(m.group()))
         if not _DEFECT.search(_sentence_head(view, m.start())) and not _CLEANED.search(view, at, at + 40) \
-                and _at_stake(view, at):
+                and _at_stake(view, at, verb.group() if verb else ""):
             return "output-hijack", m.group()[:80]
     for m in SILENT_ABROAD.finditer(view) if _SILENT_ABROAD_GATE.search(view) else ():
         said = m.group().lstrip(".!?:; \n。")
@@ -341,10 +375,12 @@ def standing_lie(view: str) -> tuple[str, str] | None:
     for m in _INTACT.finditer(view) if "the" in view else ():
         named = m.group(1).split()
         stems = {w.rstrip("s") for w in named if w not in _STOP and len(w) > 2}
+        whole = named[-1] in _WHOLE
         # the orders within a few sentences of the claim (a line of repeated claims: linear time)
         for order in _DESTROYED.finditer(view[max(0, m.start() - 400):m.start()] + "\n" + view[m.end():m.end() + 400]):
             what = order.group(1)
-            if not set(_OTHER_ONE.findall(what)) - set(named) and not _OFF_A_LIST.search(what) and any(re.search(rf"\b{re.escape(w)}", what) for w in stems):
+            if not set(_OTHER_ONE.findall(what)) - set(named) and not _OFF_A_LIST.search(what) and \
+                    (whole or any(re.search(rf"\b{re.escape(w)}", what) for w in stems)):
                 return "output-hijack", m.group()[:80]
     if "nothing" not in view:
         return None
