@@ -16,6 +16,7 @@ from hermes_core.agent.pool.state import KeySpec, Outcome, PoolPolicy
 from hermes_core.agent.pool.worker_slot import WorkerSlot, slot_keys
 from hermes_core.testing import FakeClock
 from hermes_core.testing.redis_server import RedisServer
+from tests.agent.pool.conftest import born_a_ttl_ago
 
 
 @pytest.fixture
@@ -27,24 +28,10 @@ def rds(redis_url: str) -> Iterator[redis.Redis]:
 
 def _slots(client: redis.Redis, prefix: str, workers: int, clock: FakeClock,
            count: int) -> list[WorkerSlot]:
-    """``count`` slots of a fleet whose slots were born a TTL ago (:func:`_born_a_ttl_ago`)."""
-    redis_clock = _born_a_ttl_ago(client, prefix, workers)
+    """``count`` slots of a fleet whose slots were born a TTL ago (:func:`born_a_ttl_ago`)."""
+    redis_clock = born_a_ttl_ago(client, prefix, workers)
     return [WorkerSlot(client, prefix, workers, ttl_s=60.0, monotonic=clock, clock=redis_clock)
             for _ in range(count)]
-
-
-def _born_a_ttl_ago(client: redis.Redis, prefix: str, workers: int,
-                    redis_clock: FakeClock | None = None) -> FakeClock:
-    """A Redis clock (``TIME`` replaced) a TTL after the fleet's slots were born: a worker since
-    gone claimed one first. Whoever claims now takes its slot's share at once: no worker that
-    has not heard of a restart can still believe it (see WorkerSlot.serving)."""
-    redis_clock = redis_clock or FakeClock(5000.0)
-    founder = WorkerSlot(client, prefix, workers, ttl_s=60.0, monotonic=FakeClock(0.0),
-                         clock=redis_clock)
-    founder.claim()
-    founder.release()
-    redis_clock.t += 60.0
-    return redis_clock
 
 
 def _fleet_of_two(server: RedisServer, prefix: str) -> Callable[[], RedisPoolState]:
@@ -144,7 +131,7 @@ def test_workers_claim_distinct_slots_and_their_outage_shares_add_up_to_the_limi
     slots' shares), not 2 each (a fifth of the budget unused for the whole outage)."""
     opts = RedisPoolOptions(key_prefix=redis_prefix, workers=4, reconnect_interval_s=60.0)
     client = redis.Redis.from_url(own_redis.url, decode_responses=True)
-    restart_clock = _born_a_ttl_ago(client, redis_prefix, 4)
+    restart_clock = born_a_ttl_ago(client, redis_prefix, 4)
     client.close()
     fleet = [RedisPoolState(own_redis.url, monotonic=FakeClock(100.0), options=opts,
                             clock=restart_clock)
@@ -170,7 +157,7 @@ def test_workers_claim_distinct_slots_and_their_outage_shares_add_up_to_the_limi
 def test_a_worker_past_the_slots_takes_the_floor_share(rds: redis.Redis, redis_url: str,
                                                        redis_prefix: str) -> None:
     opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2)
-    clock = _born_a_ttl_ago(rds, redis_prefix, 2)
+    clock = born_a_ttl_ago(rds, redis_prefix, 2)
     fleet = [RedisPoolState(redis_url, options=opts, clock=clock) for _ in range(3)]
     for be in fleet:
         be.acquire("p", [KeySpec("b")], PoolPolicy())
@@ -204,7 +191,7 @@ def test_workers_forked_from_one_backend_claim_distinct_slots(rds: redis.Redis, 
     place in the fleet's queue for three processes. Each forked worker is its own: distinct
     slots whose shares add up to the limit, a ticket of its own."""
     be = RedisPoolState(redis_url, options=RedisPoolOptions(key_prefix=redis_prefix, workers=3),
-                        clock=_born_a_ttl_ago(rds, redis_prefix, 3))
+                        clock=born_a_ttl_ago(rds, redis_prefix, 3))
     pipes = [FORK.Pipe(duplex=False) for _ in range(3)]
     kids = [FORK.Process(target=_forked_worker, args=(be, send)) for _, send in pipes]
     for kid in kids:
@@ -252,7 +239,7 @@ def test_close_gives_the_worker_s_slot_back(rds: redis.Redis, redis_url: str,
     """A worker restarted by its server closes its backend: its slot is free at once for the one
     that replaces it, not held to its TTL while that one takes the floor share."""
     opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2)
-    clock = _born_a_ttl_ago(rds, redis_prefix, 2)
+    clock = born_a_ttl_ago(rds, redis_prefix, 2)
     a, b = (RedisPoolState(redis_url, options=opts, clock=clock) for _ in range(2))
     for be in (a, b):
         be.acquire("p", [KeySpec("other")], PoolPolicy())
@@ -413,7 +400,7 @@ def test_a_worker_whose_due_renewal_finds_redis_away_takes_the_floor_share(
     within the TTL after the restart: WorkerSlot.serving)."""
     opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2, reconnect_interval_s=60.0)
     client = redis.Redis.from_url(own_redis.url, decode_responses=True)
-    clock = _born_a_ttl_ago(client, redis_prefix, 2)
+    clock = born_a_ttl_ago(client, redis_prefix, 2)
     client.close()
     idle, busy = FakeClock(100.0), FakeClock(100.0)
     a = RedisPoolState(own_redis.url, monotonic=idle, options=opts, clock=clock)
