@@ -11,10 +11,11 @@ read that finds the pool state lost (a new epoch) claims again at once, the inde
 first, so each worker gets its own back, and holds none meanwhile. A worker that asks nothing
 between such a restart and Redis going away cannot hear of it, so a slot taken within a TTL of
 the slots' birth gives the floor share until then (:meth:`WorkerSlot.serving`). A closed
-backend gives its slot back (:meth:`WorkerSlot.release`). A process forked from one that built the slot (a server
-that loads its app, pool included, before forking its workers) is a worker of its own: it draws
-a new id and holds no slot until it claims one (:mod:`hermes_core.forked`); with the parent's id
-every child found "its" slot held and took the same index, each with the larger share. The
+backend gives its slot back (:meth:`WorkerSlot.release`). A process forked from one that built
+the slot (a server that loads its app, pool included, before forking its workers) is a worker of
+its own: it draws a new id and holds no slot until it claims one (:mod:`hermes_core.forked`);
+with the parent's id every child found "its" slot held and took the same index, each with the
+larger share. The
 decisions (:meth:`WorkerSlot.due`, :meth:`WorkerSlot.held`, :meth:`WorkerSlot.share`) run on an
 injectable monotonic clock; the claim is one script (:data:`CLAIM`), the thin Redis part.
 """
