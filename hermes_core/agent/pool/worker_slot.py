@@ -15,9 +15,9 @@ backend gives its slot back (:meth:`WorkerSlot.release`). A process forked from 
 the slot (a server that loads its app, pool included, before forking its workers) is a worker of
 its own: it draws a new id and holds no slot until it claims one (:mod:`hermes_core.forked`);
 with the parent's id every child found "its" slot held and took the same index, each with the
-larger share. The
-decisions (:meth:`WorkerSlot.due`, :meth:`WorkerSlot.held`, :meth:`WorkerSlot.share`) run on an
-injectable monotonic clock; the claim is one script (:data:`CLAIM`), the thin Redis part.
+larger share. The decisions (:meth:`WorkerSlot.due`, :meth:`WorkerSlot.held`,
+:meth:`WorkerSlot.share`) run on an injectable monotonic clock; the claim is one script
+(:data:`CLAIM`), the thin Redis part.
 """
 
 from __future__ import annotations
