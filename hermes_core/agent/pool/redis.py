@@ -152,7 +152,7 @@ class RedisPoolState:
         self._hold_again = client.register_script(lua_recovery.HOLD)
         # this worker's index among the fleet, which sets its share while Redis is away
         self._slot = slot = WorkerSlot(client, opts.key_prefix, opts.workers,
-                                       ttl_s=opts.slot_ttl_s, monotonic=monotonic)
+                                       ttl_s=opts.slot_ttl_s, monotonic=monotonic, clock=clock)
         self._fleet = (FleetQueue(client, opts.key_prefix, lambda: slot.worker_id,
                                   grace_s=opts.queue_grace_s, poll_s=opts.queue_poll_s)
                        if opts.fleet_queue else None)

@@ -8,13 +8,16 @@ the last renewal, whatever Redis still holds, or when a due renewal gets no answ
 that went idle (or lost Redis) never keeps a larger share than the floor on a claim another may
 have taken since. A Redis that restarted empty lost every slot: the acquire, release or status
 read that finds the pool state lost (a new epoch) claims again at once, the index held before
-first, so each worker gets its own back, and holds none meanwhile. A closed backend gives its
-slot back (:meth:`WorkerSlot.release`). A process forked from one that built the slot (a server
-that loads its app, pool included, before forking its workers) is a worker of its own: it draws
-a new id and holds no slot until it claims one (:mod:`hermes_core.forked`); with the parent's id
-every child found "its" slot held and took the same index, each with the larger share. The
-decisions (:meth:`WorkerSlot.due`, :meth:`WorkerSlot.held`, :meth:`WorkerSlot.share`) run on an
-injectable monotonic clock; the claim is one script (:data:`CLAIM`), the thin Redis part.
+first, so each worker gets its own back, and holds none meanwhile. A worker that asks nothing
+between such a restart and Redis going away cannot hear of it, so a slot taken within a TTL of
+the slots' birth gives the floor share until then (:meth:`WorkerSlot.serving`). A closed
+backend gives its slot back (:meth:`WorkerSlot.release`). A process forked from one that built
+the slot (a server that loads its app, pool included, before forking its workers) is a worker of
+its own: it draws a new id and holds no slot until it claims one (:mod:`hermes_core.forked`);
+with the parent's id every child found "its" slot held and took the same index, each with the
+larger share. The decisions (:meth:`WorkerSlot.due`, :meth:`WorkerSlot.held`,
+:meth:`WorkerSlot.share`) run on an injectable monotonic clock; the claim is one script
+(:data:`CLAIM`), the thin Redis part.
 """
 
 from __future__ import annotations
@@ -31,28 +34,54 @@ from hermes_core.forked import renew_in_child
 
 # A worker's slot: its index among the ``workers`` processes sharing the keys, which sets its
 # share of each key while Redis is away (fallback.worker_share). The slot keys share one hash tag.
-# KEYS: the slot keys, index 0 first.  ARGV: the worker's random id, ttl in ms, the index it
-# held before (-1: none).
-# Returns the index now held (its ttl renewed), or -1 when every slot is held by another worker.
-# The index held before is taken back first: a Redis that restarted empty gives each worker
-# its own again.
+# KEYS: the slot keys, index 0 first, then the slots' birth (slot_born_key).  ARGV: the worker's
+# random id, ttl in ms, the index it held before (-1: none), now in seconds (negative: TIME).
+# Returns {the index now held (its ttl renewed), or -1 when every slot is held by another worker;
+# how long ago in ms the slots were born: first claimed since Redis started, or since every claim
+# lapsed}. The index held before is taken back first: a Redis that restarted empty gives each
+# worker its own again. The birth names the server run (INFO's run_id), so a Redis restarted
+# from an older snapshot is a new birth too.
 CLAIM = r"""
 local id = ARGV[1]
 local ttl = tonumber(ARGV[2])
 local before = tonumber(ARGV[3])
-for i = 1, #KEYS do
+local now = tonumber(ARGV[4])
+if now == nil or now < 0 then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+else
+  now = math.floor(now * 1000)
+end
+local info = redis.pcall('INFO', 'server')
+local run = ''
+if type(info) == 'string' then run = string.match(info, 'run_id:(%x+)') or '' end
+local born_key = KEYS[#KEYS]
+local born = nil
+local stored = redis.call('GET', born_key)
+if stored then
+  local t, r = string.match(stored, '^(%d+)@(%x*)$')
+  if t and r == run and tonumber(t) <= now then born = tonumber(t) end
+end
+if born == nil then
+  born = now
+  redis.call('SET', born_key, string.format('%.0f', now) .. '@' .. run)
+end
+redis.call('PEXPIRE', born_key, ttl)
+local age = now - born
+local n = #KEYS - 1
+for i = 1, n do
   if redis.call('GET', KEYS[i]) == id then
     redis.call('PEXPIRE', KEYS[i], ttl)
-    return i - 1
+    return {i - 1, age}
   end
 end
-if before >= 0 and before < #KEYS and redis.call('SET', KEYS[before + 1], id, 'NX', 'PX', ttl) then
-  return before
+if before >= 0 and before < n and redis.call('SET', KEYS[before + 1], id, 'NX', 'PX', ttl) then
+  return {before, age}
 end
-for i = 1, #KEYS do
-  if redis.call('SET', KEYS[i], id, 'NX', 'PX', ttl) then return i - 1 end
+for i = 1, n do
+  if redis.call('SET', KEYS[i], id, 'NX', 'PX', ttl) then return {i - 1, age} end
 end
-return -1
+return {-1, age}
 """
 
 # Gives a worker's slot back. KEYS: the slot keys. ARGV: the worker's random id.
@@ -72,15 +101,22 @@ def slot_keys(key_prefix: str, workers: int) -> list[str]:
     return [f"{base}:{i}" for i in range(workers)]
 
 
+def slot_born_key(key_prefix: str) -> str:
+    """Where :data:`CLAIM` keeps when the slots were born (the slot keys' hash tag)."""
+    return f"{key_prefix}:{{workers}}:born"
+
+
 class WorkerSlot:
     """One process's slot (see the module docstring). ``worker_id`` is the random id the claim
     is held under; it also names the process elsewhere (its place in the fleet's queue)."""
 
     def __init__(self, client: Any, key_prefix: str, workers: int, *, ttl_s: float,
-                 monotonic: Callable[[], float]) -> None:
+                 monotonic: Callable[[], float], clock: Callable[[], float] | None = None) -> None:
         self._claim = client.register_script(CLAIM)
         self._release = client.register_script(RELEASE)
         self._keys = slot_keys(key_prefix, workers)
+        self._born = slot_born_key(key_prefix)
+        self._clock = clock   # tests only: replaces Redis TIME in the claim, as in every script
         self.workers = workers
         self.ttl_s = ttl_s
         self._monotonic = monotonic
@@ -96,6 +132,7 @@ class WorkerSlot:
         self._renew_at = 0.0           # monotonic: when the next acquire renews the claim
         self._valid_until = 0.0        # monotonic: the claim's expiry as of its last renewal
         self._era = 0                  # bumped when the slot is lost or given back (claim)
+        self._floor_until = 0.0        # monotonic: until when the slot held gives the floor share
 
     def due(self) -> bool:
         """Whether the next acquire claims (or renews) first: only a fleet has slots."""
@@ -105,9 +142,22 @@ class WorkerSlot:
         """The index this worker holds, unless its claim has lapsed since the last renewal."""
         return self.index if self._monotonic() < self._valid_until else None
 
+    def serving(self) -> int | None:
+        """The slot whose share this worker takes while Redis is away: the one :meth:`held`,
+        unless it was taken (not taken back) within a TTL of the slots' birth. A Redis that
+        restarted empty lost every claim, and a worker that asked nothing since cannot know: it
+        still believes its index until its claim lapses here, a TTL after its last renewal at
+        most, which was before the restart. Whoever took that index meanwhile gives the floor
+        share until then; two serving one slot's larger share sent one over the key's limit.
+        (Any claim within a TTL of the birth, as none can tell a restart from a fleet's start.)"""
+        if self._monotonic() < self._floor_until:
+            return None
+        return self.held()
+
     def share(self, limit: int) -> int:
-        """:func:`.fallback.worker_share` of ``limit`` by the slot :meth:`held`."""
-        return worker_share(limit, self.workers, self.held())
+        """:func:`.fallback.worker_share` of ``limit`` by the slot this worker is
+        :meth:`serving`."""
+        return worker_share(limit, self.workers, self.serving())
 
     def local_keys(self, keys: Sequence[KeySpec]) -> list[KeySpec]:
         """Each key with this worker's share of its budget: what it may send while it cannot
@@ -163,9 +213,11 @@ class WorkerSlot:
         with self._lock:
             now, era, before = self._monotonic(), self._era, self.index
         try:
-            got = int(self._claim(keys=self._keys,
-                                  args=[self.worker_id, max(1, int(self.ttl_s * 1000)),
-                                        -1 if before is None else before]))
+            reply = self._claim(keys=[*self._keys, self._born],
+                                args=[self.worker_id, max(1, int(self.ttl_s * 1000)),
+                                      -1 if before is None else before,
+                                      -1.0 if self._clock is None else self._clock()])
+            got, age_s = int(reply[0]), int(reply[1]) / 1000
         except BaseException:
             with self._lock:
                 if era == self._era:
@@ -174,6 +226,9 @@ class WorkerSlot:
         with self._lock:
             if era != self._era:
                 return
+            if got >= 0 and got != before and age_s < self.ttl_s:   # see serving()
+                self._floor_until = max(self._floor_until,
+                                        self._monotonic() + self.ttl_s - age_s)
             self.index = got if got >= 0 else None
             self._valid_until = now + self.ttl_s
             self._renew_at = now + self.ttl_s / 3

@@ -1,7 +1,8 @@
 """The pool backends the contract suite (test_state_contract.py) runs against; a head asleep in a
 provider's wait queue (test_waiters.py); for the Redis backend's files (test_redis*.py,
 test_forked.py) a client of the test redis-server (``rds``), an injected monotonic clock
-(``Mono``) and the backend's log lines (``logged_messages``)."""
+(``Mono``), the backend's log lines (``logged_messages``) and a fleet whose slots were born a
+TTL ago (``born_a_ttl_ago``)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import redis
 from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState
 from hermes_core.agent.pool.state import InMemoryPoolState, PoolStateBackend
 from hermes_core.agent.pool.waiters import SlotWaiters
+from hermes_core.agent.pool.worker_slot import WorkerSlot
 from hermes_core.testing import FakeClock
 
 BACKEND_KINDS = ("memory", "redis")
@@ -134,3 +136,17 @@ class Mono:
 
 def logged_messages(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.name == "hermes_core.agent.pool.redis"]
+
+
+def born_a_ttl_ago(client: redis.Redis, prefix: str, workers: int,
+                    redis_clock: FakeClock | None = None) -> FakeClock:
+    """A Redis clock (``TIME`` replaced) a TTL after the fleet's slots were born: a worker since
+    gone claimed one first. Whoever claims now takes its slot's share at once: no worker that
+    has not heard of a restart can still believe it (see WorkerSlot.serving)."""
+    redis_clock = redis_clock or FakeClock(5000.0)
+    founder = WorkerSlot(client, prefix, workers, ttl_s=60.0, monotonic=FakeClock(0.0),
+                         clock=redis_clock)
+    founder.claim()
+    founder.release()
+    redis_clock.t += 60.0
+    return redis_clock

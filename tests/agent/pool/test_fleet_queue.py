@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from multiprocessing.connection import Connection
+from multiprocessing.sharedctypes import Synchronized
 
 import httpx
 import pytest
@@ -619,12 +620,31 @@ def test_a_direct_caller_served_in_its_place_leaves_none_behind(
     assert queued == [] and a._refused[P] == 0
 
 
-def _waits_by_hand(url: str, prefix: str, conn: Connection) -> None:
+#: The key's window in the spawned-children test, on the test's clock (:class:`SharedClock`).
+#: Long next to Redis's own real-time expiries of the window (its length plus a second): a
+#: child slowed by load asks while the test's clock stands still, its window still there.
+CHILD_WINDOW = PoolPolicy(window_s=60.0)
+
+
+class SharedClock:
+    """Redis ``TIME`` as the test sets it (the backends' ``clock``), one value read by the test
+    and its spawned children alike: the key's window and the queue's places end when the test
+    moves it, not when the wall clock does. On wall time, a child that a loaded machine held
+    up past the key's window asked after it had freed, and was served."""
+
+    def __init__(self, value: Synchronized[float]) -> None:
+        self.value = value
+
+    def __call__(self) -> float:
+        return float(self.value.value)
+
+
+def _waits_by_hand(url: str, prefix: str, conn: Connection, now: Synchronized[float]) -> None:
     """A process whose own code (no call loop) waits in its place for the key, gives up, and
     stays alive until told to end."""
-    pool = CredentialPool({P: [Credential(P, PRIMARY_KEY, max_rpm=1)]},
-                          policy=PoolPolicy(window_s=2.0),
-                          backend=RedisPoolState(url, options=RedisPoolOptions(key_prefix=prefix)))
+    pool = CredentialPool({P: [Credential(P, PRIMARY_KEY, max_rpm=1)]}, policy=CHILD_WINDOW,
+                          backend=RedisPoolState(url, clock=SharedClock(now),
+                                                 options=RedisPoolOptions(key_prefix=prefix)))
     conn.send("ready")
     conn.recv()                                       # the key's one request is taken
     try:
@@ -638,17 +658,24 @@ def _waits_by_hand(url: str, prefix: str, conn: Connection) -> None:
     conn.recv()
 
 
-def _gives_up(url: str, prefix: str, conn: Connection) -> None:
+def _gives_up(url: str, prefix: str, conn: Connection, now: Synchronized[float]) -> None:
     """A process whose one request gives up on the key (waiting would pass its deadline), then
-    stays alive until told to end: its place must go with the request, not with the process."""
+    stays alive until told to end: its place must go with the request, not with the process.
+    Its deadline runs on a clock of its own that stands still: however slow the child, it is
+    the wait the pool names that passes the deadline."""
     settings = load_settings({
         "llm": {"deadline_s": 1, "routing": {"default_model": "gpt-4o", "providers": [
             {"name": P, "type": "openai", "models": ["gpt-4o"],
              "endpoint": "http://127.0.0.1:9/v1"}]}},        # never reached: no key is free
         "credentials": {P: {"keys": [{"key": PRIMARY_KEY, "max_rpm": 1}]}},
-        "credential_pool": {"backend": "redis", "redis_key_prefix": prefix, "window_s": 2},
+        "credential_pool": {"backend": "redis", "redis_key_prefix": prefix,
+                            "window_s": CHILD_WINDOW.window_s},
     }, env={"HERMES_REDIS_URL": url})
-    loop = CallLoop.from_settings(settings)
+    backend = RedisPoolState(url, clock=SharedClock(now),
+                             options=options_from_settings(settings.credential_pool))
+    own = FakeClock()
+    loop = CallLoop.from_settings(settings, pool=CredentialPool.from_settings(settings, backend),
+                                  clock=own, sleep=own.sleep, asleep=own.asleep)
     conn.send("ready")
     conn.recv()                                       # the key's one request is taken
     try:
@@ -659,11 +686,12 @@ def _gives_up(url: str, prefix: str, conn: Connection) -> None:
     conn.recv()
 
 
-def _dies_waiting(url: str, prefix: str, conn: Connection) -> None:
-    be = RedisPoolState(url, options=RedisPoolOptions(key_prefix=prefix, queue_grace_s=0.5))
+def _dies_waiting(url: str, prefix: str, conn: Connection, now: Synchronized[float]) -> None:
+    be = RedisPoolState(url, clock=SharedClock(now),
+                        options=RedisPoolOptions(key_prefix=prefix, queue_grace_s=0.5))
     conn.send("ready")
     conn.recv()
-    res = be.acquire(P, [KeySpec(fingerprint(PRIMARY_KEY), max_rpm=1)], PoolPolicy(window_s=2.0))
+    res = be.acquire(P, [KeySpec(fingerprint(PRIMARY_KEY), max_rpm=1)], CHILD_WINDOW)
     conn.send(res.fingerprint)                        # refused: queued, then killed -9
     conn.recv()
 
@@ -671,8 +699,10 @@ def _dies_waiting(url: str, prefix: str, conn: Connection) -> None:
 def test_real_processes_a_request_that_gives_up_frees_the_place_one_killed_holds_it_a_bounded_time(
         redis_url: str, redis_prefix: str) -> None:
     ctx = multiprocessing.get_context("spawn")
-    key, policy = KeySpec(fingerprint(PRIMARY_KEY), max_rpm=1), PoolPolicy(window_s=2.0)
-    here = RedisPoolState(redis_url, options=RedisPoolOptions(key_prefix=redis_prefix))
+    now = ctx.Value("d", 1_700_000_000.0)
+    key, policy = KeySpec(fingerprint(PRIMARY_KEY), max_rpm=1), CHILD_WINDOW
+    here = RedisPoolState(redis_url, clock=SharedClock(now),
+                          options=RedisPoolOptions(key_prefix=redis_prefix))
 
     def take() -> AcquireResult:
         res = here.acquire(P, [key], policy)
@@ -682,28 +712,27 @@ def test_real_processes_a_request_that_gives_up_frees_the_place_one_killed_holds
 
     for target in (_gives_up, _waits_by_hand, _dies_waiting):
         mine, theirs = ctx.Pipe()
-        child = ctx.Process(target=target, args=(redis_url, redis_prefix, theirs))
+        child = ctx.Process(target=target, args=(redis_url, redis_prefix, theirs, now))
         child.start()
         try:
             assert mine.poll(120) and mine.recv() == "ready"
             first = take()
             assert first.fingerprint is not None
-            freed = time.monotonic() + policy.window_s + 0.1
             mine.send("go")
             assert mine.poll(60)
             said = mine.recv()
             assert said in (["all_keys_blocked"], None)   # it waited for nothing / is queued
             if target is _dies_waiting:
                 os.kill(child.pid, signal.SIGKILL)          # type: ignore[arg-type]
-            time.sleep(max(0.0, freed - time.monotonic()))
+            now.value += policy.window_s + 0.1              # the key's window is over
             if target is not _dies_waiting:
                 assert child.is_alive()                     # the request left, not the process
                 assert take().fingerprint == key.fingerprint    # at once
             else:
                 assert take().fingerprint is None           # the dead one's place holds...
-                time.sleep(0.7)                             # ...until its grace runs out
+                now.value += 0.7                            # ...until its grace runs out
                 assert take().fingerprint == key.fingerprint
-            time.sleep(policy.window_s + 0.1)               # the next round starts free
+            now.value += policy.window_s + 0.1              # the next round starts free
         finally:
             if child.is_alive():
                 mine.send("end")

@@ -25,7 +25,7 @@ from hermes_core.config import load_settings
 from hermes_core.errors import ConfigError
 from hermes_core.testing import FakeClock
 from hermes_core.testing.redis_server import RedisServer, free_port
-from tests.agent.pool.conftest import Mono, logged_messages
+from tests.agent.pool.conftest import Mono, born_a_ttl_ago, logged_messages
 
 
 def test_redis_stopped_mid_run_falls_back_then_recovers(
@@ -434,19 +434,24 @@ def test_a_request_in_flight_through_redis_as_it_goes_away_holds_its_place_in_th
     be.close()
 
 
-def _in_flight_during_outage(server: RedisServer, prefix: str, cap: int) -> list[int]:
-    """Two workers of one fleet on one key with ``max_in_flight: cap``: each claims its slot
-    through Redis, then Redis stops and each acquires until its fallback refuses; how many
-    requests each has in flight at once."""
+def _in_flight_during_outage(server: RedisServer, prefix: str, cap: int,
+                             fleet: int = 2) -> list[int]:
+    """``fleet`` workers (two by default) on one key with ``max_in_flight: cap``: each claims
+    its slot through Redis (slots born a TTL before), then Redis stops and each acquires until
+    its fallback refuses; how many requests each has in flight at once, by slot."""
     pol = PoolPolicy(max_in_flight=cap)
     key = [KeySpec("k")]
-    workers = [RedisPoolState(server.url, monotonic=Mono(), options=RedisPoolOptions(
-        key_prefix=prefix, workers=2, reconnect_interval_s=60.0)) for _ in range(2)]
+    client = redis.Redis.from_url(server.url, decode_responses=True)
+    clock = born_a_ttl_ago(client, prefix, fleet)
+    client.close()
+    workers = [RedisPoolState(server.url, monotonic=Mono(), clock=clock, options=RedisPoolOptions(
+        key_prefix=prefix, workers=fleet, reconnect_interval_s=60.0)) for _ in range(fleet)]
     for be in workers:
         first = be.acquire("p", key, pol)
         be.release("p", "k", Outcome("ok"), pol, lease=first.lease)
     server.stop()
     held = []
+    assert [be._slot.index for be in workers] == list(range(fleet))
     for be in workers:
         got = [be.acquire("p", key, pol).fingerprint for _ in range(cap + 1)]
         assert be.degraded
@@ -468,3 +473,16 @@ def test_a_max_in_flight_below_the_workers_still_lets_each_worker_send_one(
     worker's waiters hang for the whole outage, whatever slot it holds or lost; the fleet passes
     such a cap by at most one request per worker, by design."""
     assert _in_flight_during_outage(own_redis, redis_prefix, 1) == [1, 1]
+
+
+@pytest.mark.parametrize(("cap", "by_slot"), [(6, [2, 2, 1, 1]), (4, [1, 1, 1, 1]),
+                                               (2, [1, 1, 1, 1]), (1, [1, 1, 1, 1])])
+def test_a_fleet_passes_a_max_in_flight_below_its_workers_by_one_request_a_worker_at_most(
+        own_redis: RedisServer, redis_prefix: str, cap: int, by_slot: list[int]) -> None:
+    """Four workers while Redis is away: a cap of at least four is split exactly by slot; below
+    four each worker keeps one request (the fleet has four in flight, never more), whatever its
+    slot. Decided for liveness: a share of 0 would shut the key for that worker for the whole
+    outage (every worker takes the floor once its slot lapses, and the floor is the same for
+    all), where one request over a concurrency cap costs at most the server's 429, which cools
+    the key as any 429 does."""
+    assert _in_flight_during_outage(own_redis, redis_prefix, cap, fleet=4) == by_slot

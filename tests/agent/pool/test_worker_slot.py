@@ -16,6 +16,7 @@ from hermes_core.agent.pool.state import KeySpec, Outcome, PoolPolicy
 from hermes_core.agent.pool.worker_slot import WorkerSlot, slot_keys
 from hermes_core.testing import FakeClock
 from hermes_core.testing.redis_server import RedisServer
+from tests.agent.pool.conftest import born_a_ttl_ago
 
 
 @pytest.fixture
@@ -27,15 +28,23 @@ def rds(redis_url: str) -> Iterator[redis.Redis]:
 
 def _slots(client: redis.Redis, prefix: str, workers: int, clock: FakeClock,
            count: int) -> list[WorkerSlot]:
-    return [WorkerSlot(client, prefix, workers, ttl_s=60.0, monotonic=clock)
+    """``count`` slots of a fleet whose slots were born a TTL ago (:func:`born_a_ttl_ago`)."""
+    redis_clock = born_a_ttl_ago(client, prefix, workers)
+    return [WorkerSlot(client, prefix, workers, ttl_s=60.0, monotonic=clock, clock=redis_clock)
             for _ in range(count)]
 
 
 def _fleet_of_two(server: RedisServer, prefix: str) -> Callable[[], RedisPoolState]:
     """What starts a worker of a fleet of two (all on one pair of clocks), each probing Redis
-    again only after a minute, so a Redis stopped by the test stays away for its sends."""
+    again only after a minute, so a Redis stopped by the test stays away for its sends. The
+    fleet's slots were first claimed a TTL before (by a worker since closed): no worker that
+    has not heard of a restart may still believe the slots they claim."""
     opts = RedisPoolOptions(key_prefix=prefix, workers=2, reconnect_interval_s=60.0)
     monotonic, clock = FakeClock(100.0), FakeClock(5000.0)
+    founder = RedisPoolState(server.url, monotonic=monotonic, options=opts, clock=clock)
+    founder.acquire("p", [KeySpec("founding")], PoolPolicy())
+    founder.close()
+    clock.t += opts.slot_ttl_s
     return lambda: RedisPoolState(server.url, monotonic=monotonic, options=opts, clock=clock)
 
 
@@ -120,8 +129,10 @@ def test_workers_claim_distinct_slots_and_their_outage_shares_add_up_to_the_limi
         own_redis: RedisServer, redis_prefix: str) -> None:
     """Four workers, a key of 10 per window: while Redis is away they send 3 + 3 + 2 + 2 (their
     slots' shares), not 2 each (a fifth of the budget unused for the whole outage)."""
-    restart_clock = FakeClock(5000.0)
     opts = RedisPoolOptions(key_prefix=redis_prefix, workers=4, reconnect_interval_s=60.0)
+    client = redis.Redis.from_url(own_redis.url, decode_responses=True)
+    restart_clock = born_a_ttl_ago(client, redis_prefix, 4)
+    client.close()
     fleet = [RedisPoolState(own_redis.url, monotonic=FakeClock(100.0), options=opts,
                             clock=restart_clock)
              for _ in range(4)]
@@ -143,10 +154,11 @@ def test_workers_claim_distinct_slots_and_their_outage_shares_add_up_to_the_limi
             be.close()
 
 
-def test_a_worker_past_the_slots_takes_the_floor_share(own_redis: RedisServer,
+def test_a_worker_past_the_slots_takes_the_floor_share(rds: redis.Redis, redis_url: str,
                                                        redis_prefix: str) -> None:
     opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2)
-    fleet = [RedisPoolState(own_redis.url, options=opts) for _ in range(3)]
+    clock = born_a_ttl_ago(rds, redis_prefix, 2)
+    fleet = [RedisPoolState(redis_url, options=opts, clock=clock) for _ in range(3)]
     for be in fleet:
         be.acquire("p", [KeySpec("b")], PoolPolicy())
     assert [be._slot.index for be in fleet] == [0, 1, None]
@@ -171,14 +183,15 @@ def _forked_worker(be: RedisPoolState, out: Any) -> None:
         out.close()
 
 
-def test_workers_forked_from_one_backend_claim_distinct_slots(redis_url: str,
+def test_workers_forked_from_one_backend_claim_distinct_slots(rds: redis.Redis, redis_url: str,
                                                              redis_prefix: str) -> None:
     """A server that builds its pool before forking its workers (a preloaded app): each child
     inherited the parent's random id, so every one of them found "its" slot held and took
     index 0, with the larger share: 4 + 4 + 4 of a key of 10 while Redis is away, and one
     place in the fleet's queue for three processes. Each forked worker is its own: distinct
     slots whose shares add up to the limit, a ticket of its own."""
-    be = RedisPoolState(redis_url, options=RedisPoolOptions(key_prefix=redis_prefix, workers=3))
+    be = RedisPoolState(redis_url, options=RedisPoolOptions(key_prefix=redis_prefix, workers=3),
+                        clock=born_a_ttl_ago(rds, redis_prefix, 3))
     pipes = [FORK.Pipe(duplex=False) for _ in range(3)]
     kids = [FORK.Process(target=_forked_worker, args=(be, send)) for _, send in pipes]
     for kid in kids:
@@ -226,14 +239,15 @@ def test_close_gives_the_worker_s_slot_back(rds: redis.Redis, redis_url: str,
     """A worker restarted by its server closes its backend: its slot is free at once for the one
     that replaces it, not held to its TTL while that one takes the floor share."""
     opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2)
-    a, b = (RedisPoolState(redis_url, options=opts) for _ in range(2))
+    clock = born_a_ttl_ago(rds, redis_prefix, 2)
+    a, b = (RedisPoolState(redis_url, options=opts, clock=clock) for _ in range(2))
     for be in (a, b):
         be.acquire("p", [KeySpec("other")], PoolPolicy())
     assert (a._slot.index, b._slot.index) == (0, 1)
     a.close()
     assert rds.get(slot_keys(redis_prefix, 2)[0]) is None
     assert rds.get(slot_keys(redis_prefix, 2)[1]) == b._slot.worker_id
-    c = RedisPoolState(redis_url, options=opts)
+    c = RedisPoolState(redis_url, options=opts, clock=clock)
     c.acquire("p", [KeySpec("other")], PoolPolicy())
     assert c._slot.index == 0 and c._slot.share(5) == 3
     a.acquire("p", [KeySpec("other")], PoolPolicy())   # used again after close: claims anew
@@ -309,7 +323,8 @@ def test_a_worker_whose_first_contact_after_redis_restarted_empty_is_not_an_acqu
     and takes the first free slot, a's 0. ``a``'s next contacts are that request's release, or
     a status read: they told it nothing of the restart, and once Redis went away ``a`` and ``c``
     both served slot 0's larger share, 3 + 3 of a key of 5. Told by either, ``a`` claims again
-    (slot 1, free since ``b`` left): 2 + 3."""
+    (slot 1, free since ``b`` left): 2, and ``c``, which cannot know that ``a`` heard, gives
+    the floor share for the TTL after the restart (WorkerSlot.serving): 2 + 2."""
     worker = _fleet_of_two(own_redis, redis_prefix)
     a, b = worker(), worker()
     pol = PoolPolicy(window_s=10.0)
@@ -329,7 +344,7 @@ def test_a_worker_whose_first_contact_after_redis_restarted_empty_is_not_an_acqu
     assert not a.degraded
     own_redis.stop()
     try:
-        assert _sent_while_redis_is_away(a=a, c=c, pol=pol) == {"a": 2, "c": 3}
+        assert _sent_while_redis_is_away(a=a, c=c, pol=pol) == {"a": 2, "c": 2}
     finally:
         own_redis.start()
         for be in (a, b, c):
@@ -381,9 +396,12 @@ def test_a_worker_whose_due_renewal_finds_redis_away_takes_the_floor_share(
     """``a`` was idle while Redis restarted empty and ``c`` (replacing ``b``) took the first free
     slot, a's 0; Redis then went away. ``a``'s next acquire is due to renew its claim and cannot:
     it served the slot it last confirmed, 3 + 3 of a key of 5 with ``c``. A claim it could not
-    renew when due is held no more: the floor share, 2 + 3."""
+    renew when due is held no more: the floor share, 2 (and 2 for ``c``, whose slot was taken
+    within the TTL after the restart: WorkerSlot.serving)."""
     opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2, reconnect_interval_s=60.0)
-    clock = FakeClock(5000.0)
+    client = redis.Redis.from_url(own_redis.url, decode_responses=True)
+    clock = born_a_ttl_ago(client, redis_prefix, 2)
+    client.close()
     idle, busy = FakeClock(100.0), FakeClock(100.0)
     a = RedisPoolState(own_redis.url, monotonic=idle, options=opts, clock=clock)
     b = RedisPoolState(own_redis.url, monotonic=busy, options=opts, clock=clock)
@@ -399,7 +417,7 @@ def test_a_worker_whose_due_renewal_finds_redis_away_takes_the_floor_share(
     own_redis.stop()
     idle.t += 25.0                                     # a third of the TTL: a's renewal is due
     try:
-        assert _sent_while_redis_is_away(a=a, c=c, pol=pol) == {"a": 2, "c": 3}
+        assert _sent_while_redis_is_away(a=a, c=c, pol=pol) == {"a": 2, "c": 2}
     finally:
         own_redis.start()
         for be in (a, b, c):
@@ -441,3 +459,58 @@ def test_a_forked_child_that_only_reads_status_after_an_empty_restart_claims_no_
         client.close()
     be.close()
     assert held is None and child_id not in slots, slots
+
+
+def test_a_slot_claimed_after_an_empty_restart_gives_the_floor_share_while_another_may_believe_it(
+        own_redis: RedisServer, redis_prefix: str) -> None:
+    """``a`` and ``b`` hold 0 and 1; Redis restarts empty; ``c`` (replacing ``b``) takes the
+    first free slot, a's 0. ``a`` asks nothing before Redis goes away, its renewal not yet due
+    (it cannot hear of the restart): ``a`` and ``c`` both served slot 0's larger share, 3 + 3 of
+    a key of 5. A slot taken within a TTL of the slots' loss may still be believed by a worker
+    that has not heard: its new holder takes the floor share until then, 3 + 2."""
+    worker = _fleet_of_two(own_redis, redis_prefix)
+    a, b = worker(), worker()
+    pol = PoolPolicy(window_s=10.0)
+    for be in (a, b):
+        assert be.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    assert (a._slot.index, b._slot.index) == (0, 1)
+    own_redis.restart()                                # empty: every slot lost
+    c = worker()                                       # b's process replaced
+    assert c.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    assert c._slot.index == 0
+    own_redis.stop()
+    try:
+        assert _sent_while_redis_is_away(a=a, c=c, pol=pol) == {"a": 3, "c": 2}
+    finally:
+        own_redis.start()
+        for be in (a, b, c):
+            be.close()
+
+
+def test_a_slot_claimed_after_an_empty_restart_gives_its_share_once_every_old_claim_has_lapsed(
+        own_redis: RedisServer, redis_prefix: str) -> None:
+    """The floor share of a slot taken after the slots' loss lasts a TTL from that loss (Redis's
+    clock), no longer: by then a worker that has not heard has let its own claim lapse (the
+    floor share too), and the new holder, renewing meanwhile, sends its slot's share: 2 + 3."""
+    opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2, reconnect_interval_s=60.0)
+    clock = FakeClock(5000.0)
+    idle, busy = FakeClock(100.0), FakeClock(100.0)
+    a = RedisPoolState(own_redis.url, monotonic=idle, options=opts, clock=clock)
+    pol = PoolPolicy(window_s=10.0)
+    assert a.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    own_redis.restart()                                # empty: every slot lost
+    c = RedisPoolState(own_redis.url, monotonic=busy, options=opts, clock=clock)
+    assert c.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    assert c._slot.index == 0 and c._slot.share(5) == 2
+    for _ in range(3):                                 # c renews its claim as it goes
+        clock.t += 21.0
+        busy.t += 21.0
+        idle.t += 21.0
+        assert c.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    own_redis.stop()
+    try:
+        assert _sent_while_redis_is_away(a=a, c=c, pol=pol) == {"a": 2, "c": 3}
+    finally:
+        own_redis.start()
+        for be in (a, c):
+            be.close()
