@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_core.error_echo import own_words
 from hermes_core.redact import clip, redact, redact_cut, redact_data, redact_headers
+from hermes_core.request_ids import stated_request_id
 
 if TYPE_CHECKING:
     from hermes_core.types import Usage
@@ -129,6 +130,8 @@ class ProviderError(HermesError):
         self.headers = redact_headers(headers or {})
         self.body = redact_data(body)   # a parsed JSON body too: any string in it
         self.provider = provider
+        stated = stated_request_id(self.headers)   # what the provider's support asks for
+        self.request_id = stated[1] if stated else None
         # what the provider billed for the attempt before it failed (a stream cut after its
         # usage arrived), when known: counted as wasted, not lost
         self.usage: Usage | None = None
@@ -324,6 +327,7 @@ class Attempt:
     decision: str = ""
     error: str | None = None
     usage: Usage | None = None   # billed by a failed attempt, when known (ProviderError.usage)
+    request_id: str | None = None   # the provider's id of a failed attempt's request, if stated
 
 
 def _tried(a: Attempt) -> str:
@@ -765,7 +769,8 @@ def error_from_status(status_code: int, headers: Mapping[str, str | Sequence[str
                           else str(body))
     shown = f"{shown[:_PAGE_CHARS]} {_PAGE_NOTE}".lstrip() if page else shown[:_MAX_MESSAGE]
     label = f"{provider}: " if provider else ""
-    text = f"{label}HTTP {status_code}: {shown}"
+    stated = stated_request_id(headers)
+    text = f"{label}HTTP {status_code}: {shown}" + (f" ({stated[0]} {stated[1]})" if stated else "")
     kw: dict[str, Any] = {"status_code": status_code, "headers": headers, "body": body,
                           "provider": provider}
     if status_code == 429:

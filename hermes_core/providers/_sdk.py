@@ -74,16 +74,19 @@ def _stream_error_status(body: Any) -> int:
 def translate(exc: BaseException, *, provider: str, credential: Credential | None,
               timeout_cls: type[BaseException], connection_cls: type[BaseException],
               status_cls: type[BaseException],
-              api_error_cls: type[BaseException] | None = None) -> ProviderError:
+              api_error_cls: type[BaseException] | None = None,
+              headers: Any = None) -> ProviderError:
     """Map an SDK exception onto the error tree (the caller raises it ``from None``).
 
     An error event in a stream that began with HTTP 200 (Anthropic's ``event: error``, OpenAI's
     ``{"error": ...}`` chunk) is mapped by its error type: an ``overloaded_error`` is an
-    :class:`~hermes_core.errors.Overloaded`, not a bad request with status 200.
+    :class:`~hermes_core.errors.Overloaded`, not a bad request with status 200. ``headers``:
+    the stream's response headers, for an error event the SDK raises without its response
+    (OpenAI's), so the error names the stream's request id as any other does.
     """
     secrets = [credential.secret] if credential else []
     error = _translated(exc, provider, secrets, timeout_cls, connection_cls, status_cls,
-                        api_error_cls)
+                        api_error_cls, headers)
     _scrub_chain(exc, secrets)
     return error
 
@@ -112,7 +115,8 @@ def _scrub_chain(exc: BaseException, secrets: list[str]) -> None:
 def _translated(exc: BaseException, provider: str, secrets: list[str],
                 timeout_cls: type[BaseException], connection_cls: type[BaseException],
                 status_cls: type[BaseException],
-                api_error_cls: type[BaseException] | None) -> ProviderError:
+                api_error_cls: type[BaseException] | None, stream_headers: Any = None
+                ) -> ProviderError:
     if isinstance(exc, timeout_cls):
         cause = exc.__cause__ or exc.__context__
         why = f" ({cause})" if isinstance(cause, httpx2.TimeoutException) and str(cause) else ""
@@ -132,7 +136,7 @@ def _translated(exc: BaseException, provider: str, secrets: list[str],
     if isinstance(exc, status_cls) or (api_error_cls is not None and isinstance(exc, api_error_cls)
                                        and getattr(exc, "body", None) is not None):
         response: Any = getattr(exc, "response", None)
-        headers = dict(response.headers) if response is not None else {}
+        headers = dict(response.headers if response is not None else stream_headers or {})
         body = getattr(exc, "body", None)
         status = int(getattr(exc, "status_code", 0) or 0)
         if status < 300:   # an error event inside a 200 stream (0: OpenAI gives none)
@@ -379,21 +383,24 @@ class SDKProvider:
         return (self.sdk_error, json.JSONDecodeError, httpx2.HTTPError)
 
     def _read_failed(self, e: Exception, credential: Credential | None,
-                     finished: bool) -> ProviderError | None:
+                     finished: bool, headers: Any = None) -> ProviderError | None:
         """The provider error ``e`` (one of :attr:`_read_errors`, raised while a stream was read)
         is; None when the stream had ``finished`` (its end marker came) and only its close
-        failed: the reply is whole. Both adapters' streams, sync and async, read it here."""
+        failed: the reply is whole. Both adapters' streams, sync and async, read it here
+        (``headers``: the stream's response's, see :func:`translate`)."""
         if isinstance(e, json.JSONDecodeError):
             return malformed_event(self.name, e)
         if isinstance(e, httpx2.HTTPError):
             return None if finished else read_error(self.name, e, credential)
-        return None if self.close_failed(e, finished) else self._error(e, credential)
+        return None if self.close_failed(e, finished) else self._error(e, credential, headers)
 
-    def _error(self, exc: BaseException, cred: Credential | None) -> ProviderError:
+    def _error(self, exc: BaseException, cred: Credential | None,
+               headers: Any = None) -> ProviderError:
         return translate(exc, provider=self.name, credential=cred,
                          timeout_cls=self.sdk.APITimeoutError,
                          connection_cls=self.sdk.APIConnectionError,
-                         status_cls=self.sdk.APIStatusError, api_error_cls=self.sdk.APIError)
+                         status_cls=self.sdk.APIStatusError, api_error_cls=self.sdk.APIError,
+                         headers=headers)
 
     def render(self, prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:
         raise NotImplementedError

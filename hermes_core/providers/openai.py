@@ -493,7 +493,7 @@ class OpenAIProvider(SDKProvider):
         started = bool(state.get("seen"))   # a chunk came (not ``state``: it holds "page" too)
         if isinstance(e, self.sdk_error) and self._stream_refused(e, model, started):
             return True
-        error = self._read_failed(e, credential, bool(state.get("finish")))
+        error = self._read_failed(e, credential, bool(state.get("finish")), state.get("headers"))
         if error is not None:
             raise self._charged(error, billed) from None
         return False
@@ -529,6 +529,7 @@ class OpenAIProvider(SDKProvider):
                 stream = self._opened(client, prompt, model, options, credential, reached)
                 with stream:
                     state["request_id"] = self._stated_id(stream)
+                    state["headers"] = getattr(getattr(stream, "response", None), "headers", None)
                     answered = self._whole_in_stream(stream, prompt, model, options)
                     for chunk in () if answered is not None else stream:
                         yield from self._step(chunk, tools, state, hold)
@@ -553,6 +554,7 @@ class OpenAIProvider(SDKProvider):
                 stream = await self._aopened(client, prompt, model, options, credential, reached)
                 async with stream:
                     state["request_id"] = self._stated_id(stream)
+                    state["headers"] = getattr(getattr(stream, "response", None), "headers", None)
                     answered = self._whole_in_stream(stream, prompt, model, options)
                     if answered is None:
                         async for chunk in stream:
