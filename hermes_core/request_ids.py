@@ -5,7 +5,13 @@ provider's console. Read from headers already scrubbed of secrets (see :mod:`her
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from hermes_core.redact import redact
+
+if TYPE_CHECKING:
+    from hermes_core.errors import ProviderError
 
 #: Headers naming the request, the provider's own first: OpenAI's, Anthropic's, Azure API
 #: Management's, then a CDN's ray id, which names only the proxy's hop (a Cloudflare 502 page
@@ -26,7 +32,26 @@ def stated_request_id(headers: Mapping[str, str | Sequence[str]] | None
         value = lowered.get(name)
         text = (value if isinstance(value, str) else ", ".join(map(str, value or ()))).strip()
         if text:
-            # one line of printable text: a header is shown inside an error's one-line message
-            text = "".join(c for c in text if c.isprintable())[:MAX_ID_CHARS]
-            return name, text
+            return name, _one_line(text)
     return None
+
+
+def _one_line(text: str) -> str:
+    """One line of printable text, cut to :data:`MAX_ID_CHARS`: an id is shown inside an
+    error's one-line message."""
+    return "".join(c for c in text if c.isprintable())[:MAX_ID_CHARS]
+
+
+def naming(error: ProviderError, header: str, stated: str | None,
+           secrets: Iterable[str] = ()) -> ProviderError:
+    """``error`` naming the request ``header`` stated as ``stated`` (on the error and in its
+    words), unless it names one already. For a stream that failed after its headers (cut short,
+    gone silent, a malformed event): the error is built from no answer of its own, but the
+    provider answered that request all the same. The id is scrubbed of ``secrets`` and every
+    registered one (a proxy may echo the key into it), then cut."""
+    if error.request_id is None and stated and stated.strip():
+        shown = _one_line(redact(stated.strip(), secrets))
+        error.request_id = shown
+        if error.args and isinstance(error.args[0], str):
+            error.args = (f"{error.args[0]} ({header} {shown})", *error.args[1:])
+    return error

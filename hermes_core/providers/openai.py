@@ -36,6 +36,7 @@ from hermes_core.providers.refused import (
     status_and_body,
 )
 from hermes_core.providers.unreported import counted_usage
+from hermes_core.request_ids import naming
 from hermes_core.types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
 
 OFFICIAL_HOST = "api.openai.com"
@@ -446,7 +447,7 @@ class OpenAIProvider(SDKProvider):
                                        provider=self.name,
                                        partial_text="".join(state.get("text", ())))
             error.usage = billed()
-            raise error
+            raise naming(error, self.request_id_header, state.get("request_id"))
         if hold and state.get("text"):   # a structured reply, held until whole: shown once
             yield Delta(text="".join(state["text"]))
         for call in tools.done():
@@ -495,7 +496,9 @@ class OpenAIProvider(SDKProvider):
             return True
         error = self._read_failed(e, credential, bool(state.get("finish")), state.get("headers"))
         if error is not None:
-            raise self._charged(error, billed) from None
+            secrets = [credential.secret] if credential else []
+            raise self._charged(naming(error, self.request_id_header, state.get("request_id"),
+                                       secrets), billed) from None
         return False
 
     @staticmethod

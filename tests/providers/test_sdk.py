@@ -461,3 +461,22 @@ def test_an_error_event_in_a_stream_names_the_stream_s_request(kind, respx_mock)
     with pytest.raises(ServerError) as info:
         list(provider.stream(PROMPT, model, cred, OPTS))
     assert info.value.request_id == "req_7Hq2ab"
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_a_stream_cut_after_its_headers_names_the_request_it_answered(
+        kind: str, mode: str, respx_mock: Any, stream_deltas: Callable[..., list[Any]]) -> None:
+    """A stream that ends before its end (a proxy closing it, an upstream that died) is the
+    provider's request all the same: its id, stated in the headers, is what support asks for."""
+    provider, cred, url, model = make(kind)
+    header = "x-request-id" if kind == "openai" else "request-id"
+    body = (openai_chat_stream(("Hel", "lo", " there")) if kind == "openai"
+            else anthropic_stream(("Hel", "lo", " there")))
+    cut = body[:body.index(b'lo"') + 1]
+    respx_mock.post(url).mock(return_value=httpx.Response(
+        200, content=cut, headers={**SSE_HEADERS, header: "req_cut42"}))
+    with pytest.raises(IncompleteResponse) as info:
+        stream_deltas(provider, PROMPT, model, cred, OPTS, use_async=mode == "astream")
+    assert info.value.request_id == "req_cut42"
+    assert str(info.value).endswith(f"({header} req_cut42)")
