@@ -708,11 +708,11 @@ class _PageText(html.parser.HTMLParser):
             self.text.append(data)
 
 
-_PAGE_NOTE = "(an HTML page, not the API's error)"
-_PAGE_CHARS = 200   # of a page's title or text, shown before the note
+PAGE_NOTE = "(an HTML page, not the API's error)"
+PAGE_CHARS = 200   # of a page's title or text, shown before the note
 
 
-def _page_text(text: str) -> str | None:
+def page_text(text: str) -> str | None:
     """A proxy's or CDN's HTML error page (a 502 from nginx, a Cloudflare page) as a person reads
     it: its title, else its visible text, whole; None when ``text`` is not HTML. Its first 500
     characters are doctype, comments and CSS, which say nothing."""
@@ -737,7 +737,7 @@ def _error_fields(body: Any) -> tuple[str, str, str, bool]:
         body = body.decode("utf-8", "replace")
     if not isinstance(body, Mapping):
         text = str(body or "")
-        page = _page_text(text)
+        page = page_text(text)
         return ("", "", text, False) if page is None else ("", "", page, True)
     err = body.get("error", body)
     if not isinstance(err, Mapping):
@@ -767,7 +767,7 @@ def error_from_status(status_code: int, headers: Mapping[str, str | Sequence[str
         if body is not None:   # any shape: a proxy may answer with a JSON array or bytes
             body = redact(body.decode("utf-8", "replace") if isinstance(body, bytes | bytearray)
                           else str(body))
-    shown = f"{shown[:_PAGE_CHARS]} {_PAGE_NOTE}".lstrip() if page else shown[:_MAX_MESSAGE]
+    shown = f"{shown[:PAGE_CHARS]} {PAGE_NOTE}".lstrip() if page else shown[:_MAX_MESSAGE]
     label = f"{provider}: " if provider else ""
     stated = stated_request_id(headers)
     text = f"{label}HTTP {status_code}: {shown}" + (f" ({stated[0]} {stated[1]})" if stated else "")

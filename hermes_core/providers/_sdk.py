@@ -21,12 +21,15 @@ from typing import Any
 import httpx2
 
 from hermes_core.errors import (
+    PAGE_CHARS,
+    PAGE_NOTE,
     ConnectionFailed,
     ConnectionReset,
     ProviderError,
     ServerError,
     Timeout,
     error_from_status,
+    page_text,
 )
 from hermes_core.providers.base import Accumulator, CallOptions, ClientCache
 from hermes_core.providers.deadline import (
@@ -40,6 +43,7 @@ from hermes_core.providers.lessons import RefusalMemory
 from hermes_core.providers.observed import bill
 from hermes_core.providers.steps import Steps, arun, run
 from hermes_core.redact import redact, redact_data, url_passwords
+from hermes_core.request_ids import naming, stated_request_id
 from hermes_core.types import Completion, Credential, Delta, Prompt, Usage
 
 # An error event inside a 200 stream has no status of its own; its error type says what happened.
@@ -168,6 +172,11 @@ def _content_type_json(response: Any) -> bool:
     """Whether a response says its body is JSON (not an event stream)."""
     content_type = str(response.headers.get("content-type", "")).lower()
     return "json" in content_type and "event-stream" not in content_type
+
+
+def _content_type_html(response: Any) -> bool:
+    """Whether a response says its body is an HTML page (a proxy's, never the API's)."""
+    return "html" in str(response.headers.get("content-type", "")).lower()
 
 
 def _json_body(response: Any) -> Any:
@@ -513,6 +522,7 @@ class SDKProvider:
             raise error
         else:
             self._stated(resp, credential, headers)
+            self._raise_page(resp, headers, credential)
             done = self._metered(self._read(resp, model, structured=structured), payload)
         bill(_billed(done.usage))   # abandoned now (a stream handing it out), it was billed
         return done
@@ -552,6 +562,21 @@ class SDKProvider:
                             credential=credential)
         if stated is not None:
             raise stated
+
+    def _raise_page(self, body: Any, headers: Any, credential: Credential | None) -> None:
+        """Raise a 200 whose body is an HTML page (a captive portal, a proxy's sign-in or
+        challenge page) named by its title or text, as a 5xx page is: "not a response
+        (TypeError)" or "no single chunk" sent the person to the provider, not the network. A
+        page is billed nothing. The words are scrubbed of the key before they are cut."""
+        text = body.decode("utf-8", "replace") if isinstance(body, bytes | bytearray) else body
+        page = page_text(text) if isinstance(text, str) else None
+        if page is None:
+            return
+        shown = redact(page, [credential.secret] if credential else [])[:PAGE_CHARS]
+        error = ServerError(f"{self.name}: HTTP 200 but the body is not a {self.kind} response: "
+                            f"{shown} {PAGE_NOTE}".replace(":  (", ": ("), provider=self.name)
+        stated = stated_request_id(headers)
+        raise naming(error, *stated) if stated else error
 
     def _raise_stated(self, response: Any, credential: Credential | None) -> None:
         stated = body_error(self.name, _json_body(response), response.headers,
@@ -608,9 +633,11 @@ class SDKProvider:
                         self._open_stream, client, payload, self._stream_timeout(options),
                         is_async=is_async)
                     response = getattr(stream, "response", None)
-                    if response is not None and _content_type_json(response):
+                    if response is not None and (_content_type_json(response)
+                                                 or _content_type_html(response)):
                         yield response.aread if is_async else response.read
                         self._raise_stated(response, credential)
+                        self._raise_page(response.content, response.headers, credential)
                     return stream
             except self.sdk_error as e:
                 if not (again and self.learned(e, payload, model)):
