@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_core.error_echo import own_words
 from hermes_core.redact import clip, redact, redact_cut, redact_data, redact_headers
+from hermes_core.request_ids import stated_request_id
 
 if TYPE_CHECKING:
     from hermes_core.types import Usage
@@ -129,6 +130,8 @@ class ProviderError(HermesError):
         self.headers = redact_headers(headers or {})
         self.body = redact_data(body)   # a parsed JSON body too: any string in it
         self.provider = provider
+        stated = stated_request_id(self.headers)   # what the provider's support asks for
+        self.request_id = stated[1] if stated else None
         # what the provider billed for the attempt before it failed (a stream cut after its
         # usage arrived), when known: counted as wasted, not lost
         self.usage: Usage | None = None
@@ -324,6 +327,7 @@ class Attempt:
     decision: str = ""
     error: str | None = None
     usage: Usage | None = None   # billed by a failed attempt, when known (ProviderError.usage)
+    request_id: str | None = None   # the provider's id of a failed attempt's request, if stated
 
 
 def _tried(a: Attempt) -> str:
@@ -704,11 +708,11 @@ class _PageText(html.parser.HTMLParser):
             self.text.append(data)
 
 
-_PAGE_NOTE = "(an HTML page, not the API's error)"
-_PAGE_CHARS = 200   # of a page's title or text, shown before the note
+PAGE_NOTE = "(an HTML page, not the API's error)"
+PAGE_CHARS = 200   # of a page's title or text, shown before the note
 
 
-def _page_text(text: str) -> str | None:
+def page_text(text: str) -> str | None:
     """A proxy's or CDN's HTML error page (a 502 from nginx, a Cloudflare page) as a person reads
     it: its title, else its visible text, whole; None when ``text`` is not HTML. Its first 500
     characters are doctype, comments and CSS, which say nothing."""
@@ -733,7 +737,7 @@ def _error_fields(body: Any) -> tuple[str, str, str, bool]:
         body = body.decode("utf-8", "replace")
     if not isinstance(body, Mapping):
         text = str(body or "")
-        page = _page_text(text)
+        page = page_text(text)
         return ("", "", text, False) if page is None else ("", "", page, True)
     err = body.get("error", body)
     if not isinstance(err, Mapping):
@@ -763,9 +767,10 @@ def error_from_status(status_code: int, headers: Mapping[str, str | Sequence[str
         if body is not None:   # any shape: a proxy may answer with a JSON array or bytes
             body = redact(body.decode("utf-8", "replace") if isinstance(body, bytes | bytearray)
                           else str(body))
-    shown = f"{shown[:_PAGE_CHARS]} {_PAGE_NOTE}".lstrip() if page else shown[:_MAX_MESSAGE]
+    shown = f"{shown[:PAGE_CHARS]} {PAGE_NOTE}".lstrip() if page else shown[:_MAX_MESSAGE]
     label = f"{provider}: " if provider else ""
-    text = f"{label}HTTP {status_code}: {shown}"
+    stated = stated_request_id(headers)
+    text = f"{label}HTTP {status_code}: {shown}" + (f" ({stated[0]} {stated[1]})" if stated else "")
     kw: dict[str, Any] = {"status_code": status_code, "headers": headers, "body": body,
                           "provider": provider}
     if status_code == 429:

@@ -343,3 +343,44 @@ def test_an_exception_held_by_an_error_or_chained_to_it_pickles_without_its_key(
     assert back.last_error.detail == {"echo": "bearer [REDACTED]"}
     wrapped = pickle.loads(pickle.dumps(cases[1]))
     assert isinstance(wrapped.more["errors"][0], OSError) and wrapped.more["errors"][0].errno == 5
+
+
+# --------------------------------------------------------------------------- the request it names
+
+@pytest.mark.parametrize("headers, named, shown", [
+    ({"x-request-id": "req_8f3a2b"}, "req_8f3a2b", "(x-request-id req_8f3a2b)"),          # OpenAI
+    ({"request-id": "req_011CXyz"}, "req_011CXyz", "(request-id req_011CXyz)"),          # Anthropic
+    ({"apim-request-id": "6f1c-42"}, "6f1c-42", "(apim-request-id 6f1c-42)"),            # Azure
+    # a CDN's page names no provider request; its ray id is what the proxy's operator asks for
+    ({"cf-ray": "8abc123def-SJC"}, "8abc123def-SJC", "(cf-ray 8abc123def-SJC)"),
+    # the provider's own id before a proxy's
+    ({"cf-ray": "8abc123def-SJC", "X-Request-ID": "req_8f3a2b"}, "req_8f3a2b",
+     "(x-request-id req_8f3a2b)"),
+])
+def test_an_error_names_the_provider_request_it_answered(headers, named, shown):
+    """The id a provider's support asks for is in the error a person reads, and on the error."""
+    err = error_from_status(502, headers, {"error": {"message": "upstream failed"}},
+                            provider="openai")
+    assert err.request_id == named
+    assert str(err) == f"openai: HTTP 502: upstream failed {shown}"
+
+
+def test_an_error_whose_answer_names_no_request_says_none():
+    err = error_from_status(500, {"content-type": "application/json"},
+                            {"error": {"message": "boom"}}, provider="p")
+    assert err.request_id is None
+    assert str(err) == "p: HTTP 500: boom"
+
+
+def test_a_request_id_echoing_the_key_is_not_named():
+    secret = "hunter2hunter2hunter2hunter2xyz"
+    err = error_from_status(500, {"x-request-id": secret}, {"error": {"message": "boom"}},
+                            provider="p", redact=lambda s: s.replace(secret, "[REDACTED]"))
+    assert secret not in str(err) and secret not in str(err.request_id)
+    assert secret not in repr(pickle.loads(pickle.dumps(err)).__dict__)
+
+
+def test_a_request_id_of_a_page_s_length_is_named_by_its_head():
+    err = error_from_status(500, {"x-request-id": "r" * 5000}, {}, provider="p")
+    assert err.request_id is not None and len(err.request_id) <= 100
+    assert len(str(err)) < 200

@@ -390,6 +390,7 @@ class Agent:
         call = self.loop.acomplete if is_async else self.loop.complete
         while True:
             turn: Turn = yield partial(self._aturn if is_async else self._turn, ask)
+            turn.tool_choice = opts.tool_choice
             go_on = turn.anext_round if is_async else turn.next_round
             while True:
                 try:
@@ -495,6 +496,7 @@ class Agent:
 
     def _stream_turn(self, turn: Turn, opts: CallOptions,
                      drafts: Drafts[Any] | None = None) -> Generator[str, None, Reply]:
+        turn.tool_choice = opts.tool_choice
         while True:
             stream = self.loop.stream(turn.prompt, turn.decision, opts, fit=turn.fit_for)
             try:
@@ -591,6 +593,7 @@ class Agent:
 
     async def _astream_turn(self, turn: Turn, opts: CallOptions,
                             drafts: Drafts[Any] | None = None) -> AsyncGenerator[str, None]:
+        turn.tool_choice = opts.tool_choice
         while True:
             stream = self.loop.astream(turn.prompt, turn.decision, opts, fit=turn.fit_for)
             shown = Shown(turn, self.redact.stream(), drafts,

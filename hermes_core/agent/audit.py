@@ -159,7 +159,8 @@ class AuditLog:
         record = {"time": round(wall, 6), "request_id": request_id, "provider": attempt.provider,
                   "model": attempt.model, "key": attempt.key_fingerprint, "status": attempt.status,
                   "latency_ms": round(attempt.latency_ms, 3), "retry_after": attempt.retry_after,
-                  "decision": attempt.decision, "error": attempt.error}
+                  "decision": attempt.decision, "error": attempt.error,
+                  "provider_request_id": attempt.request_id}
         if attempt.usage is not None:   # a failed attempt that was billed (see Reply.wasted)
             u = attempt.usage
             # "estimated": how many of them hermes_core counted as an estimate where the

@@ -139,7 +139,7 @@ class _Run:
         latency = (self.loop.clock() - started) * 1000.0 if started is not None else 0.0
         a = Attempt(cand.provider, cand.model, cred.fingerprint if cred else None, status,
                     latency, retry_after, decision, type(error).__name__ if error else None,
-                    billed)
+                    billed, getattr(error, "request_id", None))
         self.attempts.append(a)
         if error is not None:
             self.last_by_provider[cand.provider] = error

@@ -77,14 +77,16 @@ def audit_arguments(args: Mapping[str, Any] | None, secrets: Sequence[str]) -> d
     return out
 
 
-def _offered(prompt: Prompt, done: Completion) -> None:
+def _offered(prompt: Prompt, done: Completion, choice: str | None = None) -> None:
     """Refuse a round whose calls answer a request that offered no tools (``prompt.tools`` is
     what the request offered): answered "unknown tool", the next request would carry tool_use
     and tool_result blocks and no ``tools``, which Anthropic's API refuses with a 400, as it
     would every later turn holding them. No call is run or kept; the model's words go with the
     error. (A structured request on Anthropic's wire offers its output tool and forces it, so a
-    call beside it breaks the request as surely.)"""
+    call beside it breaks the request as surely.) ``choice``: the turn's ``tool_choice``
+    (see :func:`_chosen`)."""
     if prompt.tools or not done.tool_calls:
+        _chosen(done, choice)
         return
     names = tuple(dict.fromkeys(c.name for c in done.tool_calls))
     called = ", ".join(repr(n) for n in names)
@@ -92,6 +94,21 @@ def _offered(prompt: Prompt, done: Completion) -> None:
         f"{done.model or 'the model'} answered a request that offered no tools with a call to "
         f"{called}; a compatible server sending calls the request did not offer: nothing was "
         f"run and the turn is not kept", tools=names, text=done.text)
+
+
+def _chosen(done: Completion, choice: str | None) -> None:
+    """Refuse a round calling a tool the turn's ``tool_choice`` rules out (``none``: every
+    tool; a tool's name: every other), as :func:`_offered` refuses an unoffered one: a compatible
+    server ignoring ``tool_choice`` (the APIs honour it) must not run a tool the caller excluded,
+    one with side effects as surely as a harmless one."""
+    if choice in (None, "auto", "required"):
+        return
+    names = tuple(dict.fromkeys(c.name for c in done.tool_calls if c.name != choice))
+    if names:
+        raise UnofferedToolCall(
+            f"{done.model or 'the model'} answered a request with tool_choice '{choice}' with a "
+            f"call to {', '.join(repr(n) for n in names)}; a compatible server ignoring "
+            f"tool_choice: nothing was run and the turn is not kept", tools=names, text=done.text)
 
 
 class AgentTools:
@@ -159,15 +176,15 @@ class AgentTools:
 
     def follow_up(self, prompt: Prompt, done: Completion, round_no: int,
                   skills: SkillSelection | None, room: int | None = None,
-                  encoding: str = DEFAULT_ENCODING
+                  encoding: str = DEFAULT_ENCODING, choice: str | None = None
                   ) -> tuple[Prompt, tuple[ToolResult, ...]] | None:
         """The next request, carrying the calls and their answers; None once the turn must end
         (no calls, or the last allowed round: its calls stay unanswered and out of the history).
         ``room``: the tokens of ``encoding`` the model's window has left for this round's answers
-        (see :func:`fit_results`)."""
+        (see :func:`fit_results`); ``choice``: the turn's ``tool_choice`` (see :func:`_chosen`)."""
         if not self._should_answer(done, round_no):
             return None
-        _offered(prompt, done)
+        _offered(prompt, done, choice)
         results = fit_results(self.runner.run(done.tool_calls, self.builtins(skills),
                                               cut_off=done.finish_reason in CUT_OFF),
                               room, encoding)
@@ -175,11 +192,11 @@ class AgentTools:
 
     async def afollow_up(self, prompt: Prompt, done: Completion, round_no: int,
                          skills: SkillSelection | None, room: int | None = None,
-                         encoding: str = DEFAULT_ENCODING
+                         encoding: str = DEFAULT_ENCODING, choice: str | None = None
                          ) -> tuple[Prompt, tuple[ToolResult, ...]] | None:
         if not self._should_answer(done, round_no):
             return None
-        _offered(prompt, done)
+        _offered(prompt, done, choice)
         results = fit_results(await self.runner.arun(done.tool_calls, self.builtins(skills),
                                                      cut_off=done.finish_reason in CUT_OFF),
                               room, encoding)

@@ -68,6 +68,7 @@ class Turn:
         self.calls: list[ToolCall] = []
         self.results: list[ToolResult] = []
         self.request_ids: list[str] = []   # the provider's id of each round's request, if said
+        self.tool_choice: str | None = None   # the turn's: a call it rules out is never run
         self.capped = False
         self.continued = 0        # paused replies sent back to go on (Anthropic's pause_turn)
         self.continuing = False   # the last reply was paused: the next one goes on with it
@@ -200,7 +201,8 @@ class Turn:
         if self._go_on(done):
             return True
         return self._advance(self.agent.tools.follow_up(self.prompt, done, self.rounds,
-                                                        self.agent.skills, *self._room(done)))
+                                                        self.agent.skills, *self._room(done),
+                                                        choice=self.tool_choice))
 
     async def anext_round(self, done: Completion, tried: Sequence[Attempt]) -> bool:
         """``next_round`` running the tools without blocking the event loop."""
@@ -209,7 +211,8 @@ class Turn:
         if self._go_on(done):
             return True
         return self._advance(await self.agent.tools.afollow_up(
-            self.prompt, done, self.rounds, self.agent.skills, *self._room(done)))
+            self.prompt, done, self.rounds, self.agent.skills, *self._room(done),
+            choice=self.tool_choice))
 
     def _room(self, done: Completion) -> tuple[int, str]:
         """Tokens the model's window has left for this round's tool answers, and their encoding:

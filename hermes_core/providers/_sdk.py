@@ -21,12 +21,15 @@ from typing import Any
 import httpx2
 
 from hermes_core.errors import (
+    PAGE_CHARS,
+    PAGE_NOTE,
     ConnectionFailed,
     ConnectionReset,
     ProviderError,
     ServerError,
     Timeout,
     error_from_status,
+    page_text,
 )
 from hermes_core.providers.base import Accumulator, CallOptions, ClientCache
 from hermes_core.providers.deadline import (
@@ -40,6 +43,7 @@ from hermes_core.providers.lessons import RefusalMemory
 from hermes_core.providers.observed import bill
 from hermes_core.providers.steps import Steps, arun, run
 from hermes_core.redact import redact, redact_data, url_passwords
+from hermes_core.request_ids import naming, stated_request_id
 from hermes_core.types import Completion, Credential, Delta, Prompt, Usage
 
 # An error event inside a 200 stream has no status of its own; its error type says what happened.
@@ -74,16 +78,19 @@ def _stream_error_status(body: Any) -> int:
 def translate(exc: BaseException, *, provider: str, credential: Credential | None,
               timeout_cls: type[BaseException], connection_cls: type[BaseException],
               status_cls: type[BaseException],
-              api_error_cls: type[BaseException] | None = None) -> ProviderError:
+              api_error_cls: type[BaseException] | None = None,
+              headers: Any = None) -> ProviderError:
     """Map an SDK exception onto the error tree (the caller raises it ``from None``).
 
     An error event in a stream that began with HTTP 200 (Anthropic's ``event: error``, OpenAI's
     ``{"error": ...}`` chunk) is mapped by its error type: an ``overloaded_error`` is an
-    :class:`~hermes_core.errors.Overloaded`, not a bad request with status 200.
+    :class:`~hermes_core.errors.Overloaded`, not a bad request with status 200. ``headers``:
+    the stream's response headers, for an error event the SDK raises without its response
+    (OpenAI's), so the error names the stream's request id as any other does.
     """
     secrets = [credential.secret] if credential else []
     error = _translated(exc, provider, secrets, timeout_cls, connection_cls, status_cls,
-                        api_error_cls)
+                        api_error_cls, headers)
     _scrub_chain(exc, secrets)
     return error
 
@@ -112,7 +119,8 @@ def _scrub_chain(exc: BaseException, secrets: list[str]) -> None:
 def _translated(exc: BaseException, provider: str, secrets: list[str],
                 timeout_cls: type[BaseException], connection_cls: type[BaseException],
                 status_cls: type[BaseException],
-                api_error_cls: type[BaseException] | None) -> ProviderError:
+                api_error_cls: type[BaseException] | None, stream_headers: Any = None
+                ) -> ProviderError:
     if isinstance(exc, timeout_cls):
         cause = exc.__cause__ or exc.__context__
         why = f" ({cause})" if isinstance(cause, httpx2.TimeoutException) and str(cause) else ""
@@ -132,7 +140,7 @@ def _translated(exc: BaseException, provider: str, secrets: list[str],
     if isinstance(exc, status_cls) or (api_error_cls is not None and isinstance(exc, api_error_cls)
                                        and getattr(exc, "body", None) is not None):
         response: Any = getattr(exc, "response", None)
-        headers = dict(response.headers) if response is not None else {}
+        headers = dict(response.headers if response is not None else stream_headers or {})
         body = getattr(exc, "body", None)
         status = int(getattr(exc, "status_code", 0) or 0)
         if status < 300:   # an error event inside a 200 stream (0: OpenAI gives none)
@@ -164,6 +172,11 @@ def _content_type_json(response: Any) -> bool:
     """Whether a response says its body is JSON (not an event stream)."""
     content_type = str(response.headers.get("content-type", "")).lower()
     return "json" in content_type and "event-stream" not in content_type
+
+
+def _content_type_html(response: Any) -> bool:
+    """Whether a response says its body is an HTML page (a proxy's, never the API's)."""
+    return "html" in str(response.headers.get("content-type", "")).lower()
 
 
 def _json_body(response: Any) -> Any:
@@ -379,21 +392,24 @@ class SDKProvider:
         return (self.sdk_error, json.JSONDecodeError, httpx2.HTTPError)
 
     def _read_failed(self, e: Exception, credential: Credential | None,
-                     finished: bool) -> ProviderError | None:
+                     finished: bool, headers: Any = None) -> ProviderError | None:
         """The provider error ``e`` (one of :attr:`_read_errors`, raised while a stream was read)
         is; None when the stream had ``finished`` (its end marker came) and only its close
-        failed: the reply is whole. Both adapters' streams, sync and async, read it here."""
+        failed: the reply is whole. Both adapters' streams, sync and async, read it here
+        (``headers``: the stream's response's, see :func:`translate`)."""
         if isinstance(e, json.JSONDecodeError):
             return malformed_event(self.name, e)
         if isinstance(e, httpx2.HTTPError):
             return None if finished else read_error(self.name, e, credential)
-        return None if self.close_failed(e, finished) else self._error(e, credential)
+        return None if self.close_failed(e, finished) else self._error(e, credential, headers)
 
-    def _error(self, exc: BaseException, cred: Credential | None) -> ProviderError:
+    def _error(self, exc: BaseException, cred: Credential | None,
+               headers: Any = None) -> ProviderError:
         return translate(exc, provider=self.name, credential=cred,
                          timeout_cls=self.sdk.APITimeoutError,
                          connection_cls=self.sdk.APIConnectionError,
-                         status_cls=self.sdk.APIStatusError, api_error_cls=self.sdk.APIError)
+                         status_cls=self.sdk.APIStatusError, api_error_cls=self.sdk.APIError,
+                         headers=headers)
 
     def render(self, prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:
         raise NotImplementedError
@@ -506,6 +522,7 @@ class SDKProvider:
             raise error
         else:
             self._stated(resp, credential, headers)
+            self._raise_page(resp, headers, credential)
             done = self._metered(self._read(resp, model, structured=structured), payload)
         bill(_billed(done.usage))   # abandoned now (a stream handing it out), it was billed
         return done
@@ -545,6 +562,21 @@ class SDKProvider:
                             credential=credential)
         if stated is not None:
             raise stated
+
+    def _raise_page(self, body: Any, headers: Any, credential: Credential | None) -> None:
+        """Raise a 200 whose body is an HTML page (a captive portal, a proxy's sign-in or
+        challenge page) named by its title or text, as a 5xx page is: "not a response
+        (TypeError)" or "no single chunk" sent the person to the provider, not the network. A
+        page is billed nothing. The words are scrubbed of the key before they are cut."""
+        text = body.decode("utf-8", "replace") if isinstance(body, bytes | bytearray) else body
+        page = page_text(text) if isinstance(text, str) else None
+        if page is None:
+            return
+        shown = redact(page, [credential.secret] if credential else [])[:PAGE_CHARS]
+        error = ServerError(f"{self.name}: HTTP 200 but the body is not a {self.kind} response: "
+                            f"{shown} {PAGE_NOTE}".replace(":  (", ": ("), provider=self.name)
+        stated = stated_request_id(headers)
+        raise naming(error, *stated) if stated else error
 
     def _raise_stated(self, response: Any, credential: Credential | None) -> None:
         stated = body_error(self.name, _json_body(response), response.headers,
@@ -601,9 +633,11 @@ class SDKProvider:
                         self._open_stream, client, payload, self._stream_timeout(options),
                         is_async=is_async)
                     response = getattr(stream, "response", None)
-                    if response is not None and _content_type_json(response):
+                    if response is not None and (_content_type_json(response)
+                                                 or _content_type_html(response)):
                         yield response.aread if is_async else response.read
                         self._raise_stated(response, credential)
+                        self._raise_page(response.content, response.headers, credential)
                     return stream
             except self.sdk_error as e:
                 if not (again and self.learned(e, payload, model)):

@@ -36,6 +36,7 @@ from hermes_core.providers.lessons import RefusalMemory
 from hermes_core.providers.observed import bill
 from hermes_core.providers.refused import bad_request
 from hermes_core.providers.unreported import block_texts, messages_usage
+from hermes_core.request_ids import naming
 from hermes_core.types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
 
 log = logging.getLogger(__name__)
@@ -245,6 +246,8 @@ def _container_id(part: Any) -> str | None:
     return getattr(container, "id", None) or None
 
 
+#: The header a response states its request id in (what Anthropic's support asks for).
+_ID_HEADER = "request-id"
 #: A usage report's counts, in :class:`Usage`'s order.
 _COUNTS = ("input_tokens", "output_tokens", "cache_read_input_tokens",
            "cache_creation_input_tokens")
@@ -531,9 +534,10 @@ class _StreamState:
         return self.counted(arrived)
 
     def billed(self, error: ProviderError) -> ProviderError:
-        """``error`` carrying the usage message_start reported: the attempt was billed."""
+        """``error`` carrying the usage message_start reported (the attempt was billed), and
+        naming the request the stream's header stated (see :func:`naming`)."""
         error.usage = self.so_far()
-        return error
+        return naming(error, _ID_HEADER, self.stated_id)
 
     def end(self, provider: str) -> Delta:
         if not self.started:   # a proxy page or an empty body parses as an SSE stream of nothing
@@ -557,7 +561,7 @@ class AnthropicProvider(SDKProvider):
     """Messages API over the official SDK (``max_retries=0``: hermes_core owns retries)."""
 
     kind = "anthropic"
-    request_id_header = "request-id"
+    request_id_header = _ID_HEADER
     sdk_module = "anthropic"
     client_names = ("Anthropic", "AsyncAnthropic")
     sdk_error_name = "AnthropicError"

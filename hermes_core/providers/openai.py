@@ -36,6 +36,7 @@ from hermes_core.providers.refused import (
     status_and_body,
 )
 from hermes_core.providers.unreported import counted_usage
+from hermes_core.request_ids import naming
 from hermes_core.types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
 
 OFFICIAL_HOST = "api.openai.com"
@@ -446,7 +447,7 @@ class OpenAIProvider(SDKProvider):
                                        provider=self.name,
                                        partial_text="".join(state.get("text", ())))
             error.usage = billed()
-            raise error
+            raise naming(error, self.request_id_header, state.get("request_id"))
         if hold and state.get("text"):   # a structured reply, held until whole: shown once
             yield Delta(text="".join(state["text"]))
         for call in tools.done():
@@ -493,9 +494,11 @@ class OpenAIProvider(SDKProvider):
         started = bool(state.get("seen"))   # a chunk came (not ``state``: it holds "page" too)
         if isinstance(e, self.sdk_error) and self._stream_refused(e, model, started):
             return True
-        error = self._read_failed(e, credential, bool(state.get("finish")))
+        error = self._read_failed(e, credential, bool(state.get("finish")), state.get("headers"))
         if error is not None:
-            raise self._charged(error, billed) from None
+            secrets = [credential.secret] if credential else []
+            raise self._charged(naming(error, self.request_id_header, state.get("request_id"),
+                                       secrets), billed) from None
         return False
 
     @staticmethod
@@ -529,6 +532,7 @@ class OpenAIProvider(SDKProvider):
                 stream = self._opened(client, prompt, model, options, credential, reached)
                 with stream:
                     state["request_id"] = self._stated_id(stream)
+                    state["headers"] = getattr(getattr(stream, "response", None), "headers", None)
                     answered = self._whole_in_stream(stream, prompt, model, options)
                     for chunk in () if answered is not None else stream:
                         yield from self._step(chunk, tools, state, hold)
@@ -553,6 +557,7 @@ class OpenAIProvider(SDKProvider):
                 stream = await self._aopened(client, prompt, model, options, credential, reached)
                 async with stream:
                     state["request_id"] = self._stated_id(stream)
+                    state["headers"] = getattr(getattr(stream, "response", None), "headers", None)
                     answered = self._whole_in_stream(stream, prompt, model, options)
                     if answered is None:
                         async for chunk in stream:

@@ -414,3 +414,26 @@ def test_a_provider_slow_past_the_deadline_ends_the_request_saying_so(respx_mock
     assert [(a.provider, a.status) for a in info.value.attempts] == [("first", "timeout")]
     assert second.call_count == 0 and info.value.untried == ("second/m", "third/m")
     assert "the 30s deadline was spent before trying second/m, third/m" in str(info.value)
+
+
+def test_each_failed_attempt_names_the_provider_request_in_its_attempt_and_the_audit(
+        respx_mock, tmp_path: Path) -> None:
+    """A 500 the retry replaced is still a request the provider can look up: its id is on its
+    attempt and its audit line, and the final error names the last one of each provider."""
+    audit = tmp_path / "audit.jsonl"
+    loop, router, _ = build(settings_for(audit=audit))
+    ids = iter(["req_first500", "req_second500"])
+    respx_mock.post(PRIMARY_URL).mock(side_effect=lambda r: httpx.Response(
+        500, json=openai_error(500, "internal"), headers={"x-request-id": next(ids)}))
+    respx_mock.post(ANTHROPIC_URL).mock(side_effect=lambda r: httpx.Response(
+        503, json=anthropic_error(503, "down"), headers={"request-id": "req_011Backup"}))
+    with pytest.raises(AllProvidersFailed) as e:
+        loop.complete(PROMPT_HTTP, router.select("hi"), OPTS)
+    assert [(a.status, a.request_id) for a in e.value.attempts] == [
+        ("500", "req_first500"), ("500", "req_second500"), ("503", "req_011Backup"),
+        ("503", "req_011Backup")]
+    rows = [json.loads(line) for line in audit.read_text().splitlines()]
+    assert [r["provider_request_id"] for r in rows] == [
+        "req_first500", "req_second500", "req_011Backup", "req_011Backup"]
+    assert "(x-request-id req_second500)" in str(e.value)
+    assert "(request-id req_011Backup)" in str(e.value)

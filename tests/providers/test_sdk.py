@@ -409,3 +409,74 @@ def test_no_exception_linked_to_the_error_holds_the_echoed_key(kind, stream, res
             provider.complete(PROMPT, model, cred, OPTS)
     for link in _chain(info.value):
         assert SECRET not in f"{link} {link!r} {link.args!r}", type(link)
+
+
+CF_PAGE = (b"<!DOCTYPE html><html><head><title>example.com | 502: Bad gateway</title></head>"
+           b"<body><h1>Bad gateway</h1><p>Cloudflare Ray ID: 8abc123def-SJC</p></body></html>")
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_a_failed_request_names_the_request_the_provider_answered(kind, stream, respx_mock):
+    """What support asks for: the provider's request id (OpenAI's ``x-request-id``, Anthropic's
+    ``request-id``) is in the error's words and on the error, streamed or not."""
+    provider, cred, url, model = make(kind)
+    header = "x-request-id" if kind == "openai" else "request-id"
+    respx_mock.post(url).mock(return_value=httpx.Response(
+        500, json=err_body(kind, 500, "internal"), headers={header: "req_7Hq2ab"}))
+    with pytest.raises(ServerError) as info:
+        if stream:
+            list(provider.stream(PROMPT, model, cred, OPTS))
+        else:
+            provider.complete(PROMPT, model, cred, OPTS)
+    assert info.value.request_id == "req_7Hq2ab"
+    assert f"({header} req_7Hq2ab)" in str(info.value)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_a_proxy_s_error_page_names_its_ray(kind, stream, respx_mock):
+    provider, cred, url, model = make(kind)
+    respx_mock.post(url).mock(return_value=httpx.Response(
+        502, content=CF_PAGE, headers={"content-type": "text/html", "cf-ray": "8abc123def-SJC"}))
+    with pytest.raises(ServerError) as info:
+        if stream:
+            list(provider.stream(PROMPT, model, cred, OPTS))
+        else:
+            provider.complete(PROMPT, model, cred, OPTS)
+    assert info.value.request_id == "8abc123def-SJC"
+    assert str(info.value).endswith("(cf-ray 8abc123def-SJC)")
+
+
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_an_error_event_in_a_stream_names_the_stream_s_request(kind, respx_mock):
+    provider, cred, url, model = make(kind)
+    header = "x-request-id" if kind == "openai" else "request-id"
+    event = (b'data: {"error": {"message": "overloaded", "type": "server_error"}}\n\n'
+             if kind == "openai" else
+             b'event: error\ndata: {"type": "error", "error": {"type": "overloaded_error", '
+             b'"message": "Overloaded"}}\n\n')
+    respx_mock.post(url).mock(return_value=httpx.Response(
+        200, content=event, headers={**SSE_HEADERS, header: "req_7Hq2ab"}))
+    with pytest.raises(ServerError) as info:
+        list(provider.stream(PROMPT, model, cred, OPTS))
+    assert info.value.request_id == "req_7Hq2ab"
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_a_stream_cut_after_its_headers_names_the_request_it_answered(
+        kind: str, mode: str, respx_mock: Any, stream_deltas: Callable[..., list[Any]]) -> None:
+    """A stream that ends before its end (a proxy closing it, an upstream that died) is the
+    provider's request all the same: its id, stated in the headers, is what support asks for."""
+    provider, cred, url, model = make(kind)
+    header = "x-request-id" if kind == "openai" else "request-id"
+    body = (openai_chat_stream(("Hel", "lo", " there")) if kind == "openai"
+            else anthropic_stream(("Hel", "lo", " there")))
+    cut = body[:body.index(b'lo"') + 1]
+    respx_mock.post(url).mock(return_value=httpx.Response(
+        200, content=cut, headers={**SSE_HEADERS, header: "req_cut42"}))
+    with pytest.raises(IncompleteResponse) as info:
+        stream_deltas(provider, PROMPT, model, cred, OPTS, use_async=mode == "astream")
+    assert info.value.request_id == "req_cut42"
+    assert str(info.value).endswith(f"({header} req_cut42)")

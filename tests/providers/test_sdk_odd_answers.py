@@ -543,3 +543,24 @@ def test_a_whole_request_answered_with_an_event_stream_keeps_its_failures(
     with pytest.raises(IncompleteResponse) as cut_info:
         _whole(provider, cred, model, mode)
     assert cut_info.value.partial_text.startswith("Hel")
+
+
+PORTAL = ("<!DOCTYPE html><html><head><title>Sign in to Example Corp's network</title>"
+          "<style>body{font:13px sans-serif}</style></head><body><form>...</form></body></html>")
+
+
+@pytest.mark.parametrize("mode", ["complete", "acomplete", "stream", "astream"])
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_200_proxy_page_is_named_by_its_title(kind: str, mode: str, respx_mock) -> None:
+    """A captive portal or a proxy's sign-in page answering 200: the error says what the page
+    says, as a 502 page's does ("the body is not a response (TypeError)" and "the stream ended
+    without a single chunk" sent the person to the provider, not to the network)."""
+    url, provider = url_and_provider(kind)
+    respx_mock.post(url).mock(side_effect=lambda r: httpx.Response(
+        200, text=PORTAL, headers={"content-type": "text/html; charset=utf-8"}))
+    with pytest.raises(ServerError) as caught:
+        _call(provider, Credential(kind, SECRET_EMPTY), mode)
+    assert str(caught.value) == (f"{kind}: HTTP 200 but the body is not a {kind} response: "
+                                 "Sign in to Example Corp's network (an HTML page, not the "
+                                 "API's error)")
+    assert caught.value.usage is None   # a page is billed nothing

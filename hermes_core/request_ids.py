@@ -1,0 +1,57 @@
+"""The id of the request a provider (or the proxy in front of it) answered, as its headers state
+it: what the provider's support asks for when a call failed, and what a person looks up in the
+provider's console. Read from headers already scrubbed of secrets (see :mod:`hermes_core.errors`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from hermes_core.redact import redact
+
+if TYPE_CHECKING:
+    from hermes_core.errors import ProviderError
+
+#: Headers naming the request, the provider's own first: OpenAI's, Anthropic's, Azure API
+#: Management's, then a CDN's ray id, which names only the proxy's hop (a Cloudflare 502 page
+#: carries no provider id, and its ray is what the proxy's operator asks for).
+REQUEST_ID_HEADERS = ("x-request-id", "request-id", "apim-request-id", "cf-ray")
+#: A header value longer than this is no id a server means (a proxy's junk): named by its head.
+MAX_ID_CHARS = 100
+
+
+def stated_request_id(headers: Mapping[str, str | Sequence[str]] | None
+                      ) -> tuple[str, str] | None:
+    """``(header, id)`` for the first of :data:`REQUEST_ID_HEADERS` the answer states, or None.
+    Names match whatever their case; a header sent twice is one text, as httpx joins it."""
+    if not headers:
+        return None
+    lowered = {k.lower(): v for k, v in headers.items()}
+    for name in REQUEST_ID_HEADERS:
+        value = lowered.get(name)
+        text = (value if isinstance(value, str) else ", ".join(map(str, value or ()))).strip()
+        if text:
+            return name, _one_line(text)
+    return None
+
+
+def _one_line(text: str) -> str:
+    """One line of printable text, cut to :data:`MAX_ID_CHARS`: an id is shown inside an
+    error's one-line message."""
+    return "".join(c for c in text if c.isprintable())[:MAX_ID_CHARS]
+
+
+def naming(error: ProviderError, header: str, stated: str | None,
+           secrets: Iterable[str] = ()) -> ProviderError:
+    """``error`` naming the request ``header`` stated as ``stated`` (on the error and in its
+    words), unless it names one already. For a stream that failed after its headers (cut short,
+    gone silent, a malformed event): the error is built from no answer of its own, but the
+    provider answered that request all the same. The id is scrubbed of ``secrets`` and every
+    registered one (a proxy may echo the key into it), then cut."""
+    if error.request_id is None and stated and stated.strip():
+        shown = _one_line(redact(stated.strip(), secrets))
+        error.request_id = shown
+        if error.args and isinstance(error.args[0], str):
+            error.args = (f"{error.args[0]} ({header} {shown})", *error.args[1:])
+    return error
