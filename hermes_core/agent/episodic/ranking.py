@@ -164,15 +164,16 @@ def _link_words(links: Sequence[str]) -> list[str]:
 
 
 #: How many marks of one sign :func:`_questions` reads back before it gives up on that sign.
-MAX_MARKS_READ = 4_096
+MAX_MARKS_READ = 1_024
 # what may stand before a "?" that ends a question, besides a letter or digit
 _BEFORE_MARK = frozenset(")]\"'`»”’」』")
 
 
 def _ends_a_word(text: str, at: int, start: int) -> bool:
-    """The "?" at ``at`` follows a word (past any "?" or "!" before it): "ok??" asks, "= ?"
-    and "=?" are placeholders."""
-    while at > start and text[at - 1] in "?!":
+    """The "?" at ``at`` follows a word (past up to two "?" or "!" before it): "ok??" asks,
+    "= ?", "=?" and a run of "?" (text whose encoding was lost) do not."""
+    floor = max(start, at - 2)
+    while at > floor and text[at - 1] in "?!":
         at -= 1
     return at > start and (text[at - 1].isalnum() or text[at - 1] in _BEFORE_MARK)
 
