@@ -83,7 +83,9 @@ def points_back(text: str) -> bool:
         return False
     return (tokens[0] in _OPENING or _WHAT_ABOUT.search(head) is not None
             or any(t in _POINTING for t in tokens)
-            or any(t in _THIS and after not in _TIME for t, after in pairwise([*tokens, ""])))
+            or any(t in _THIS and after not in _TIME for t, after in pairwise([*tokens, ""]))
+            # jieba cuts some entries in two (好的: 好 / 的), whatever follows them
+            or any(has_cjk(a) and a + b in _POINTING for a, b in pairwise(tokens)))
 
 
 def is_follow_up(text: str, previous: str, terms: Sequence[str] | None = None) -> bool:
