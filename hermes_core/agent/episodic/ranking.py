@@ -141,7 +141,9 @@ def query_terms(text: str, *, limit: int = MAX_QUERY_TERMS) -> list[str]:
 # a link written out (a scheme, or www.): its words are the message's last resort
 # (a link ends at a space or at full-width punctuation: Chinese puts no space after "，")
 _LINK_END = "\\s<>\"'`\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65"
-_LINK = re.compile(rf"\b(?:https?|ftp)://[^{_LINK_END}]+|\bwww\.[^{_LINK_END}]+", re.IGNORECASE)
+# (and starts after anything but a Latin letter or digit: "看https://..." is a link, as Chinese
+# is written; "\b" saw no boundary between 看 and h)
+_LINK = re.compile(rf"(?<![A-Za-z0-9_])(?:(?:https?|ftp)://|www\.)[^{_LINK_END}]+", re.IGNORECASE)
 #: Pieces of links that name no topic: schemes, hosts' common parts, page suffixes.
 LINK_NOISE = frozenset(("http", "https", "ftp", "www", "com", "org", "net", "io", "co", "html",
                         "htm", "php", "aspx", "index"))

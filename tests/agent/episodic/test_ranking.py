@@ -573,3 +573,16 @@ def test_a_link_ends_at_full_width_punctuation(glue: str) -> None:
     message = head + _LOG * 150 + question + "\n" + _LOG * 150 + " ".join(f"tail{i}y" for i in range(30))
     assert {"证书", "轮换", "配置"} <= set(query_terms(message))
     assert {"github", "acme", "widget"} <= set(query_terms(question))
+
+
+def test_a_link_written_right_after_chinese_is_cut_out_too() -> None:
+    """``\\b`` sees no boundary between 看 and the h of https (both are word characters), so a
+    link glued to Chinese, as Chinese is written, stayed in the text: past the cap its pieces
+    (https, io, github, 14) took the end's places and the question before it was not searched
+    (review s55rC)."""
+    message = ("昨天一团糟：上午修了不稳定的流水线，下午和平台组开会，争论了团建预算和招聘计划，"
+               "Alice 写了仪表盘的复盘草稿。对了，我们的 kubernetes ingress 是怎么配置证书的？参考"
+               + _LINKS.replace(" https", "https", 1))
+    terms = query_terms(message)
+    assert {"kubernetes", "ingress", "证书"} <= set(terms)
+    assert not {"https", "io", "com"} & set(terms)
