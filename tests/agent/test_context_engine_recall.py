@@ -103,3 +103,21 @@ def test_a_follow_up_that_points_back_is_read_with_the_question_before_it(
     _two_topics(engine)
     got = [f.session_id for f in engine.retrieve(RetrievalQuery.of(message, _INGRESS))]
     assert got[:1] == ["k8s"]
+
+
+_CERT = [Message("user", "How do I renew the cert-manager certificate for the kubernetes ingress?"),
+         Message("assistant", "Annotate the ingress and let cert-manager issue it.")]
+
+
+@pytest.mark.parametrize("message", ["why does this fail?", "what does this error mean?", "👍"])
+def test_a_reply_about_this_or_an_emoji_after_a_question_recalls_that_question_s_session(
+        engine: ContextEngine, message: str) -> None:
+    """"why does this fail?" brought "fail" and no listed word pointing back; "👍" brought a
+    symbol term: each was searched alone, and recalled the session that said "fail" or held a
+    👍, not the one the question was about (review s55rC)."""
+    engine.add("cert", "Renewed the cert-manager certificate on the kubernetes ingress",
+               created_at=NOW - DAY)
+    engine.add("ci", "The CI build keeps failing; this error means the cache expired 👍",
+               created_at=NOW - DAY)
+    got = [f.session_id for f in engine.retrieve(RetrievalQuery.of(message, _CERT))]
+    assert got[:1] == ["cert"]

@@ -444,3 +444,41 @@ def test_forget_of_a_short_prefix_forgets_nothing(tmp_path: Path,
     code, _, err = run(capsys, "memory", "forget", "--db", db, "--", "ses")
     assert code == 1 and "no session 'ses' is stored" in err
     assert "at least 4 characters" in err
+
+
+def _home_with_a_key_in_a_session_id(tmp_path: Path) -> tuple[Path, str]:
+    """A home whose session id holds a key stored before the config named it (as a web front end
+    may put a token in an id); `memory search` shows that id with the key redacted."""
+    from hermes_core.agent.context_engine import ContextEngine
+    secret = f"zq81-IDTOKEN-{tmp_path.name[-8:]}-55rc"
+    home = tmp_path / "home"
+    home.mkdir()
+    with ContextEngine(home / "sessions.db") as engine:
+        engine.add(f"web-{secret}", "Deployed kubernetes")
+        engine.add("s2", "Brewed espresso")
+    (home / "config.yaml").write_text(
+        "llm:\n  routing:\n    providers: [{name: custom, type: openai, endpoint: 'http://127.0.0.1:9/v1'}]\n"
+        f"credentials:\n  custom:\n    keys: [{{key: '{secret}'}}]\n"
+        "skill_utils:\n  embeddings: false\n", encoding="utf-8")
+    return home, secret
+
+
+@pytest.mark.parametrize("typed", ["prefix", "as printed", "whole line"])
+@pytest.mark.parametrize("as_json", [False, True])
+def test_forget_of_a_session_whose_id_holds_a_key_forgets_it_and_prints_no_key(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], typed: str, as_json: bool) -> None:
+    """The id's prefix found the session, then `forget` redacted the id it was handed again and
+    deleted nothing ("no session ... is stored"); the id as search printed it (the key shown
+    redacted) named no session at all (review s55rC)."""
+    home, secret = _home_with_a_key_in_a_session_id(tmp_path)
+    code, out, _ = run(capsys, "memory", "search", "kubernetes", "--home", str(home))
+    line = out.splitlines()[0]
+    assert code == 0 and secret not in out and "web-" in line
+    typed_id = {"prefix": "web-", "as printed": line.split()[-1], "whole line": line}[typed]
+    code, out, err = run(capsys, "memory", "forget", "--home", str(home), *(["--json"] * as_json),
+                         "--", typed_id)
+    assert code == 0, err
+    assert secret not in out + err
+    code, out, _ = run(capsys, "memory", "search", "kubernetes", "--home", str(home), "--json")
+    assert json.loads(out) == []
+    assert json.loads(run(capsys, "memory", "stats", "--home", str(home), "--json")[1])["sessions"] == 1

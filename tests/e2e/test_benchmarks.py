@@ -153,3 +153,23 @@ def test_the_lexical_retrieval_benchmark_times_two_trees_alternated_and_gives_th
         assert out[f"{name}_ratio"] == pytest.approx(ms / other, abs=0.001)
         assert len(out[f"{name}_round_ms"]) == len(out[f"{name}_against_round_ms"]) == 1
         assert 0 <= out[f"{name}_multi_hint_share"] <= 1
+
+
+def test_the_mid_question_benchmark_times_each_middle_against_a_log_without_marks(
+        capsys: pytest.CaptureFixture[str], load_script: Callable[[Path], ModuleType]) -> None:
+    module = load_script(BENCH.parent / "mid_questions.py")
+    assert module.main(["--rounds", "1", "--chars", "20000", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["plain_ms"] > 0
+    assert {"urls_ratio", "sql_ratio", "lost_encoding_ratio", "lost_spaced_ratio"} <= set(out)
+
+
+def test_the_follow_up_pairs_benchmark_scores_both_rules_on_the_same_pairs(
+        capsys: pytest.CaptureFixture[str], load_script: Callable[[Path], ModuleType]) -> None:
+    module = load_script(BENCH.parent / "follow_up_pairs.py")
+    assert module.main(["--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["follow_ups"], out["new"]) == (18, 12)
+    for rule in ("length", "rule"):
+        wrong = len(out[f"{rule}_wrong"])
+        assert out[f"{rule}_follow_ups"] + out[f"{rule}_new_alone"] + wrong == 30

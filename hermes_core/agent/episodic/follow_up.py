@@ -4,7 +4,8 @@ Recall searches a follow-up ("why?", "用英文写", "那第二种方法呢") to
 before it, and a new question on its own. Length alone cannot tell them apart: "周末去爬山"
 (hiking at the weekend) is as short as "用英文写" (write it in English). What does:
 
-* a word that points back: a pronoun or demonstrative ("it", "that", 它, 那个), a particle or
+* a word that points back: a pronoun or demonstrative ("it", "that", "this" but not "this
+  weekend", 它, 那个), a particle or
   connective of ellipsis (呢, 还有, 然后, 再; "and ..." or "then ..." to open, "what about");
 * or nothing new: every word of a short message is the previous message's, a word about the
   reply's form (its language, a table, an example, more detail), or a light verb ("make",
@@ -19,9 +20,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import pairwise
 
 from hermes_core.agent.episodic.ranking import query_terms
-from hermes_core.tokenize import has_cjk, tokenize
+from hermes_core.tokenize import SYMBOL_MARK, has_cjk, tokenize
 from hermes_core.types import FOLLOW_UP_CJK_CHARS, FOLLOW_UP_WORDS
 
 #: A message of at most this many searchable words that points back is a follow-up whatever its
@@ -35,6 +37,14 @@ _POINTING = frozenset((
     "它", "它们", "那个", "那些", "那样", "那种", "那么", "这个", "这些", "这样", "这种", "其",
     "呢", "还有", "然后", "再", "又", "另外", "别的", "其他", "其它", "刚才", "上面", "前面",
     "之前", "同样", "继续", "接着", "好的", "谢谢",
+))
+# "this" points back ("why does this fail?", as 这个 does) unless a time follows ("this weekend")
+_THIS = frozenset(("this", "these"))
+_TIME = frozenset((
+    "morning", "afternoon", "evening", "night", "tonight", "day", "week", "weekend", "month",
+    "year", "time", "spring", "summer", "autumn", "fall", "winter", "season", "quarter",
+    "semester", "term", "holiday", "holidays", "monday", "tuesday", "wednesday", "thursday",
+    "friday", "saturday", "sunday",
 ))
 # connectives that point back only when they open the message ("and in Chinese?", 那怎么办)
 _OPENING = frozenset(("and", "then", "also", "but", "so", "or", "那", "那么"))
@@ -72,20 +82,24 @@ def points_back(text: str) -> bool:
     if not tokens:
         return False
     return (tokens[0] in _OPENING or _WHAT_ABOUT.search(head) is not None
-            or any(t in _POINTING for t in tokens))
+            or any(t in _POINTING for t in tokens)
+            or any(t in _THIS and after not in _TIME for t, after in pairwise([*tokens, ""]))
+            # jieba cuts some entries in two (好的: 好 / 的), whatever follows them
+            or any(has_cjk(a) and a + b in _POINTING for a, b in pairwise(tokens)))
 
 
 def is_follow_up(text: str, previous: str, terms: Sequence[str] | None = None) -> bool:
     """``text`` leans on ``previous`` (the user's message before it; "" on the first turn).
 
     ``terms``: ``query_terms(text)`` when already made. A message with no searchable word
-    ("why?", "为什么？") is one; a short one is one unless it brings a word of its own and points
-    at nothing; a longer one only when it points back within ``POINTING_MAX_TERMS`` words.
+    ("why?", "为什么？", an emoji alone: its symbol term names no topic) is one; a short one is
+    one unless it brings a word of its own and points at nothing; a longer one only when it
+    points back within ``POINTING_MAX_TERMS`` words.
     """
     if not previous.strip():
         return False
     terms = query_terms(text) if terms is None else terms
-    if not terms:
+    if all(t.startswith(SYMBOL_MARK) for t in terms):   # no word: "why?", "👍"
         return True
     if not too_short(text, terms):
         return len(terms) <= POINTING_MAX_TERMS and points_back(text)

@@ -139,7 +139,11 @@ def query_terms(text: str, *, limit: int = MAX_QUERY_TERMS) -> list[str]:
 
 
 # a link written out (a scheme, or www.): its words are the message's last resort
-_LINK = re.compile(r"\b(?:https?|ftp)://[^\s<>\"'`]+|\bwww\.[^\s<>\"'`]+", re.IGNORECASE)
+# (a link ends at a space or at full-width punctuation: Chinese puts no space after "，")
+_LINK_END = "\\s<>\"'`\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65"
+# (and starts after anything but a Latin letter or digit: "看https://..." is a link, as Chinese
+# is written; "\b" saw no boundary between 看 and h)
+_LINK = re.compile(rf"(?<![A-Za-z0-9_])(?:(?:https?|ftp)://|www\.)[^{_LINK_END}]+", re.IGNORECASE)
 #: Pieces of links that name no topic: schemes, hosts' common parts, page suffixes.
 LINK_NOISE = frozenset(("http", "https", "ftp", "www", "com", "org", "net", "io", "co", "html",
                         "htm", "php", "aspx", "index"))
@@ -161,6 +165,21 @@ def _link_words(links: Sequence[str]) -> list[str]:
                               and is_word(t) and len(t) > 1 and not t.isdigit()))
 
 
+#: How many marks of one sign :func:`_questions` reads back before it gives up on that sign.
+MAX_MARKS_READ = 1_024
+# what may stand before a "?" that ends a question, besides a letter or digit
+_BEFORE_MARK = frozenset(")]\"'`»”’」』")
+
+
+def _ends_a_word(text: str, at: int, start: int) -> bool:
+    """The "?" at ``at`` follows a word (past up to two "?" or "!" before it): "ok??" asks,
+    "= ?", "=?" and a run of "?" (text whose encoding was lost) do not."""
+    floor = max(start, at - 2)
+    while at > floor and text[at - 1] in "?!":
+        at -= 1
+    return at > start and (text[at - 1].isalnum() or text[at - 1] in _BEFORE_MARK)
+
+
 #: At most this many questions asked in the unread middle of a long message are segmented, each
 #: at most ``MAX_QUESTION_CHARS`` characters: the last ones asked.
 MID_QUESTIONS = 2
@@ -174,13 +193,20 @@ def _questions(text: str, start: int, stop: int) -> list[str]:
     start of its sentence (or ``MAX_QUESTION_CHARS`` before its question mark) to the mark. Found
     by the mark alone, so a megabyte's middle costs no segmenting."""
     marks: list[int] = []
-    for sign in ("?", "？"):   # read back from the end: str.rfind, no regex over a megabyte
-        at, found = stop, 0
-        while found < MID_QUESTIONS and (at := text.rfind(sign, start, at)) >= 0:
-            # a full-width mark always ends a question; "?" only before a space (not a URL's)
-            if sign == "？" or at + 1 >= stop or text[at + 1].isspace():
+    # read back from the end: str.rfind, no regex over a megabyte. A full-width mark always ends
+    # a question; "?" only before a space (not a URL's "?id=") and after a word (not a SQL
+    # placeholder's "id = ? AND" or "id=?"), and each sign reads at most MAX_MARKS_READ marks,
+    # so a middle of "?" (a paste whose encoding was lost) costs no walk over every one.
+    for sign in ("？", "? ", "?\n", "?\r", "?\t"):
+        at, found, read = stop, 0, 0
+        while (found < MID_QUESTIONS and read < MAX_MARKS_READ
+               and (at := text.rfind(sign, start, at)) >= 0):
+            read += 1
+            if sign == "？" or _ends_a_word(text, at, start):
                 marks.append(at + 1)
                 found += 1
+    if stop - 1 >= start and text[stop - 1] == "?" and _ends_a_word(text, stop - 1, start):
+        marks.append(stop)
     out: list[str] = []
     for mark in sorted(marks)[-MID_QUESTIONS:]:
         begin = max(start, mark - MAX_QUESTION_CHARS)

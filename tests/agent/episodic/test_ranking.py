@@ -546,3 +546,43 @@ def test_a_query_s_terms_are_words_or_symbols_never_a_lone_joiner_or_selector(pa
     nothing, which took one of the query's term slots. Every term is a word or a symbol term."""
     for term in query_terms("".join(parts)):
         assert term.startswith("zsym") or any(c.isalnum() for c in term), (parts, term)
+
+
+_SQL = "DEBUG query: SELECT * FROM orders WHERE id = ? AND status = ? LIMIT 1\n"
+
+
+@pytest.mark.parametrize("after", [_SQL * 150, _SQL.replace(" = ?", "=?") * 150,
+                                   "grep -E 'colou?r' app.log ? \n" * 150])
+def test_a_question_mid_paste_is_read_past_sql_placeholders_after_it(after: str) -> None:
+    """The last two '?' before a space in the unread middle were taken as its questions: a log
+    of SQL statements after the question (``id = ? AND``) filled both places with placeholders,
+    and the question was never searched. A question mark ends a word; a placeholder stands
+    alone (review s55rC)."""
+    message = "here is the log:\n" + _LOG * 150 + "why does the haproxy failover keep flapping?\n" \
+        + after
+    assert {"haproxy", "failover", "flapping"} <= set(query_terms(message))
+
+
+@pytest.mark.parametrize("glue", ["，", "、", "：", "；", "）", "」"])
+def test_a_link_ends_at_full_width_punctuation(glue: str) -> None:
+    """A link ran to the next space, and Chinese puts none after full-width punctuation: the
+    question written after a link ("请看 https://...，这个库的证书轮换怎么配置？") was cut out with
+    the link, and in the middle of a long paste it was never searched (review s55rC)."""
+    question = f"请看 https://github.com/acme/widget{glue}这个库的证书轮换怎么配置？"
+    head = " ".join(f"word{i}x" for i in range(30)) + "\n"
+    message = head + _LOG * 150 + question + "\n" + _LOG * 150 + " ".join(f"tail{i}y" for i in range(30))
+    assert {"证书", "轮换", "配置"} <= set(query_terms(message))
+    assert {"github", "acme", "widget"} <= set(query_terms(question))
+
+
+def test_a_link_written_right_after_chinese_is_cut_out_too() -> None:
+    """``\\b`` sees no boundary between 看 and the h of https (both are word characters), so a
+    link glued to Chinese, as Chinese is written, stayed in the text: past the cap its pieces
+    (https, io, github, 14) took the end's places and the question before it was not searched
+    (review s55rC)."""
+    message = ("昨天一团糟：上午修了不稳定的流水线，下午和平台组开会，争论了团建预算和招聘计划，"
+               "Alice 写了仪表盘的复盘草稿。对了，我们的 kubernetes ingress 是怎么配置证书的？参考"
+               + _LINKS.replace(" https", "https", 1))
+    terms = query_terms(message)
+    assert {"kubernetes", "ingress", "证书"} <= set(terms)
+    assert not {"https", "io", "com"} & set(terms)
