@@ -667,21 +667,21 @@ def test_an_output_model_with_a_fixed_tuple_is_asked_in_a_format_openai_takes(
     assert response_format(Sketch)["schema"] == sent
 
 
-class Stop(BaseModel):
+class Leg(BaseModel):
     name: Annotated[str, "the stop as the timetable writes it"]
 
 
-class Trip(BaseModel):
-    """A trip: its stops and how long it takes."""
+class Journey(BaseModel):
+    """A journey: its legs and how long it takes."""
 
-    stops: list[Stop]
+    legs: list[Leg]
     minutes: Annotated[int, "door to door"] | None = None
 
 
 def test_words_in_annotated_describe_an_output_model_s_fields_at_the_top_and_nested() -> None:
     """``Annotated[int, "door to door"]`` on an output model's field (LangChain's way to
     describe a structured output's field) reached the model as an undescribed field."""
-    schema = response_format(Trip)["schema"]
+    schema = response_format(Journey)["schema"]
     assert schema["properties"]["minutes"]["description"] == "door to door"
-    assert schema["$defs"]["Stop"]["properties"]["name"]["description"] == \
+    assert schema["$defs"]["Leg"]["properties"]["name"]["description"] == \
         "the stop as the timetable writes it"
