@@ -685,3 +685,28 @@ def test_words_in_annotated_describe_an_output_model_s_fields_at_the_top_and_nes
     assert schema["properties"]["minutes"]["description"] == "door to door"
     assert schema["$defs"]["Leg"]["properties"]["name"]["description"] == \
         "the stop as the timetable writes it"
+
+
+_KEY = "sk-proj-Zx81kQ0pLm3vNc7RtY6uWe2sAd9fGh4j"
+
+
+class Login(BaseModel):
+    """Sign in as the user (the key is sk-proj-Zx81kQ0pLm3vNc7RtY6uWe2sAd9fGh4j)."""
+
+    user: Annotated[str, "who; sk-proj-Zx81kQ0pLm3vNc7RtY6uWe2sAd9fGh4j is theirs"]
+    site: str = Field(description="where; not sk-proj-Zx81kQ0pLm3vNc7RtY6uWe2sAd9fGh4j")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_key_in_an_output_model_s_descriptions_is_scrubbed_as_a_tool_s_is(
+        kind: str, empty_home: Path, respx_mock: Any) -> None:
+    """A tool's description and parameter words are scrubbed of keys before they leave; an
+    output model's docstring and field descriptions (its schema, OpenAI's response_format,
+    Anthropic's output tool) were sent as written."""
+    route = respx_mock.post(URLS[kind]).mock(return_value=wire_response(
+        kind, False, json.dumps({"user": "ann", "site": "x"})))
+    assert run_turn(make_agent(empty_home, kind), "sync", "go", output=Login).user == "ann"
+
+    sent = route.calls[0].request.content.decode()
+    assert _KEY not in sent
+    assert "Sign in as the user" in sent   # only the key is taken out
