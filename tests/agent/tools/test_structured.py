@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import enum
+import gc
 import json
+import weakref
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -710,3 +712,16 @@ def test_a_key_in_an_output_model_s_descriptions_is_scrubbed_as_a_tool_s_is(
     sent = route.calls[0].request.content.decode()
     assert _KEY not in sent
     assert "Sign in as the user" in sent   # only the key is taken out
+
+
+def test_an_output_model_made_per_request_and_dropped_is_not_kept_alive() -> None:
+    """``create_model`` per request (fields chosen at run time) and dropped: the format cache
+    held each class, its validator and schema, until 1,024 others had come after it."""
+    def asked() -> weakref.ref[type]:
+        made = create_model("Answer", city=(str, ...), at=(tuple[float, float], ...))
+        assert response_format(made)["schema"]["required"] == ["city", "at"]
+        return weakref.ref(made)
+
+    held = [asked() for _ in range(3)]
+    gc.collect()
+    assert [ref() for ref in held] == [None, None, None]
