@@ -292,11 +292,33 @@ def _with_items(out: JsonSchemaValue) -> JsonSchemaValue:
     return out
 
 
-@functools.lru_cache(maxsize=4096)
+def kept_with(cls: type[BaseModel], attribute: str, make: Callable[[], str]) -> str:
+    """``make()``, kept on ``cls`` itself under ``attribute`` beside the core schema ``cls`` has
+    now: made again once ``cls`` is rebuilt (``model_rebuild(force=True)`` after its config
+    changed gives a new core schema). Why on the class: it lives as long as the class and no
+    longer. A cache beside it (an ``lru_cache`` of 4,096 arguments models, 1,024 output
+    models) held every class it was asked for: a tool or output model made per session or
+    request and dropped stayed alive, ~17 KB an arguments model, ~70 MB at the bound."""
+    core = vars(cls).get("__pydantic_core_schema__")
+    held = vars(cls).get(attribute)
+    if isinstance(held, tuple) and held[0] is core:
+        text: str = held[1]
+        return text
+    text = make()
+    type.__setattr__(cls, attribute, (core, text))   # pydantic's class, not a field
+    return text
+
+
 def _schema_text(arguments: type[BaseModel]) -> str:
-    """The schema of an arguments model, as JSON text. Generated once per model: pydantic builds
-    it afresh on every call (about half a millisecond a tool), and every turn offers every
-    tool. Kept as text, so each reader gets its own copy to change."""
+    """The schema of an arguments model, as JSON text. Generated once per model (kept on it:
+    :func:`kept_with`): pydantic builds it afresh on every call (about half a millisecond a
+    tool), and every turn offers every tool. Kept as text, so each reader gets its own copy to
+    change."""
+    return kept_with(arguments, "__hermes_schema__", lambda: _generated(arguments))
+
+
+def _generated(arguments: type[BaseModel]) -> str:
+    """:func:`_schema_text`, generated."""
     schema = arguments.model_json_schema(schema_generator=WireSchema)
     schema.pop("title", None)
     for prop in schema.setdefault("properties", {}).values():
