@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Literal
 from hermes_core.agent.credential_pool import Lease, QueuePlace
 from hermes_core.agent.pool.state import ReleaseResult
 from hermes_core.agent.prompt.cache_plan import replan_cache
-from hermes_core.agent.prompt.outbound import scrub_prompt
+from hermes_core.agent.prompt.outbound import scrub_format, scrub_prompt
 from hermes_core.agent.resilience_policy import (
     FailureState,
     decide_failure,
@@ -105,6 +105,9 @@ class _Run:
                  request_id: str) -> None:
         self.loop = loop
         self.decision = decision
+        if options.response_format:   # scrubbed once a request, as its prompt is per candidate
+            options = replace(options, response_format=scrub_format(
+                options.response_format, loop.settings.redactor()))
         self.options = options
         self.request_id = request_id
         self.cands = list(decision.candidates)

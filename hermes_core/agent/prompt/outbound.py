@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
+from typing import Any
 
 from hermes_core.forked import child_lock
 from hermes_core.redact import redact_data, registered_generation
@@ -129,6 +130,20 @@ def _tool(t: ToolSpec, scrub: Callable[[str], str]) -> ToolSpec:
     if description == t.description and parameters == dict(t.parameters):
         return t
     return replace(t, description=description, parameters=parameters)
+
+
+def scrub_format(response_format: Mapping[str, Any], scrub: Callable[[str], str]
+                 ) -> Mapping[str, Any]:
+    """A structured request's ``response_format`` (an output model's docstring and schema)
+    scrubbed as the tool definitions are: it leaves beside them, as OpenAI's ``response_format``
+    or Anthropic's output tool, and its descriptions are an author's words as much as a tool's.
+    The same object when nothing changed."""
+    clean: dict[str, Any] = {k: scrub(v) if k == "description" and isinstance(v, str) else v
+                             for k, v in response_format.items()}
+    schema = clean.get("schema")
+    if isinstance(schema, Mapping):
+        clean["schema"] = redact_data(dict(schema), getattr(scrub, "secrets", ()))
+    return response_format if clean == dict(response_format) else clean
 
 
 def _turn(turn: TurnContext | None, scrub: Callable[[str], str]) -> TurnContext | None:

@@ -120,6 +120,13 @@ def unpacked_keys(name: str, hint: Any) -> tuple[Key, ...] | None:
     return tuple(keys)
 
 
+def key_type(hint: Any) -> Any:
+    """A TypedDict key's hint without ``Required``, ``NotRequired`` or ``ReadOnly`` around it."""
+    while typing_extensions.get_origin(hint) in _QUALIFIERS:
+        hint = typing_extensions.get_args(hint)[0]
+    return hint
+
+
 def extra_type(name: str, hint: Any, described: str | None) -> Any:
     """``**name: hint`` as the type of every further property the model may send: pydantic's
     ``__pydantic_extra__`` annotation, which both validates them and is the schema's

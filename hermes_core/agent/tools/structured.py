@@ -8,11 +8,9 @@ round tells the model what was wrong, after which :class:`StructuredOutputError`
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import string
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import pydantic_core
@@ -21,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from hermes_core.agent.tools.schema import (
     WireSchema,
     finite_schema,
+    kept_with,
     non_finite_places,
     unsendable_properties,
     validation_message,
@@ -40,42 +39,22 @@ _NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 _NUMBER_CHARS = "0123456789.eE+-"
 
 
-@dataclass(frozen=True, eq=False, slots=True)
-class _Built:
-    """The core schema a model class was built with, equal only to itself: a rebuild
-    (``model_rebuild(force=True)`` after its config changed) makes a new one. Held by the cache
-    key, so its id is never another's."""
-
-    core: object
-
-    def __hash__(self) -> int:
-        return id(self.core)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Built) and other.core is self.core
-
-
 def response_format(output: type[BaseModel]) -> dict[str, Any]:
     """What ``CallOptions.response_format`` carries: a schema name and the JSON schema (a fresh
     copy: a caller may change it).
 
     Generated once per model class, as tools' schemas are (pydantic builds it afresh on every
     call, about half a millisecond, and every structured turn asked for it, a repair round
-    twice). Kept by the class and the core schema it was built with, as decision 74 keeps
-    tools' (a bounded ``lru_cache``): a model redefined (a notebook cell run again) is another
-    class and gets its own, and one rebuilt (``model_rebuild(force=True)`` after its config
-    changed) has a new core schema, so its format is generated anew."""
+    twice). Kept on the class beside the core schema it was built with, as tools' are
+    (:func:`~hermes_core.agent.tools.schema.kept_with`): a model redefined (a notebook cell run
+    again) is another class and gets its own, one rebuilt (``model_rebuild(force=True)`` after
+    its config changed) has a new core schema, so its format is generated anew, and a model
+    made per request and dropped takes its format with it."""
     if not (isinstance(output, type) and issubclass(output, BaseModel)):
         raise TypeError(f"output must be a pydantic model class, not {output!r}")
-    loaded: dict[str, Any] = json.loads(
-        _format_text(output, _Built(vars(output).get("__pydantic_core_schema__"))))
+    loaded: dict[str, Any] = json.loads(kept_with(
+        output, "__hermes_format__", lambda: json.dumps(_format(output), ensure_ascii=False)))
     return loaded
-
-
-@functools.lru_cache(maxsize=1024)
-def _format_text(output: type[BaseModel], built: _Built) -> str:
-    """:func:`response_format` as JSON text, generated (``built`` keys the cache only)."""
-    return json.dumps(_format(output), ensure_ascii=False)
 
 
 def _format(output: type[BaseModel]) -> dict[str, Any]:

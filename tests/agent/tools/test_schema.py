@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import json
 import math
@@ -15,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 import pytest
 import typing_extensions
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from hermes_core.agent.tools.registry import ToolRegistry
 from hermes_core.agent.tools.schema import ToolDefinitionError, make_tool, tool
@@ -766,3 +767,35 @@ def test_words_in_annotated_describe_star_parameters_and_unpacked_keys_too() -> 
     assert props["cursor"]["description"] == "where the last page ended"
     assert make_tool(tag).parameters["additionalProperties"] == {
         "description": "a label's weight", "type": "integer"}
+
+
+class Spot(BaseModel):
+    city: Annotated[str, "the city to look in"]
+    near: Annotated[str, "a street in it"] | None = None
+    zone: Annotated[str, "not these words", Field(description="a time zone")] = "UTC"
+
+
+@dataclasses.dataclass
+class Span:
+    days: Annotated[int, "how many days"]
+
+
+class Filter(typing_extensions.TypedDict):
+    tag: typing_extensions.NotRequired[Annotated[str, "a label to keep"]]
+
+
+def test_words_in_annotated_describe_fields_of_a_model_dataclass_or_typeddict_parameter() -> None:
+    """The words beside a nested field's type (a model, a dataclass, a TypedDict the tool
+    takes) were dropped, as a parameter's were before; pydantic keeps them with the field, so
+    they are its description too, a ``Field`` description first."""
+    def find(spot: Spot, span: Span, only: Filter) -> str:
+        """Find events."""
+        return spot.city
+
+    defs = make_tool(find).parameters["$defs"]
+    described = {(name, key): prop.get("description") for name, d in defs.items()
+                 for key, prop in d["properties"].items()}
+    assert described == {
+        ("Spot", "city"): "the city to look in", ("Spot", "near"): "a street in it",
+        ("Spot", "zone"): "a time zone", ("Span", "days"): "how many days",
+        ("Filter", "tag"): "a label to keep"}

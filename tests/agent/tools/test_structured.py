@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import enum
+import gc
 import json
+import weakref
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import httpx
 import pytest
@@ -665,3 +667,61 @@ def test_an_output_model_with_a_fixed_tuple_is_asked_in_a_format_openai_takes(
     assert arrays_without_items(sent) == []
     assert sent["properties"]["span"]["prefixItems"] == [{"type": "integer"}, {"type": "string"}]
     assert response_format(Sketch)["schema"] == sent
+
+
+class Leg(BaseModel):
+    name: Annotated[str, "the stop as the timetable writes it"]
+
+
+class Journey(BaseModel):
+    """A journey: its legs and how long it takes."""
+
+    legs: list[Leg]
+    minutes: Annotated[int, "door to door"] | None = None
+
+
+def test_words_in_annotated_describe_an_output_model_s_fields_at_the_top_and_nested() -> None:
+    """``Annotated[int, "door to door"]`` on an output model's field (LangChain's way to
+    describe a structured output's field) reached the model as an undescribed field."""
+    schema = response_format(Journey)["schema"]
+    assert schema["properties"]["minutes"]["description"] == "door to door"
+    assert schema["$defs"]["Leg"]["properties"]["name"]["description"] == \
+        "the stop as the timetable writes it"
+
+
+_KEY = "sk-proj-Zx81kQ0pLm3vNc7RtY6uWe2sAd9fGh4j"
+
+
+class Login(BaseModel):
+    """Sign in as the user (the key is sk-proj-Zx81kQ0pLm3vNc7RtY6uWe2sAd9fGh4j)."""
+
+    user: Annotated[str, "who; sk-proj-Zx81kQ0pLm3vNc7RtY6uWe2sAd9fGh4j is theirs"]
+    site: str = Field(description="where; not sk-proj-Zx81kQ0pLm3vNc7RtY6uWe2sAd9fGh4j")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_key_in_an_output_model_s_descriptions_is_scrubbed_as_a_tool_s_is(
+        kind: str, empty_home: Path, respx_mock: Any) -> None:
+    """A tool's description and parameter words are scrubbed of keys before they leave; an
+    output model's docstring and field descriptions (its schema, OpenAI's response_format,
+    Anthropic's output tool) were sent as written."""
+    route = respx_mock.post(URLS[kind]).mock(return_value=wire_response(
+        kind, False, json.dumps({"user": "ann", "site": "x"})))
+    assert run_turn(make_agent(empty_home, kind), "sync", "go", output=Login).user == "ann"
+
+    sent = route.calls[0].request.content.decode()
+    assert _KEY not in sent
+    assert "Sign in as the user" in sent   # only the key is taken out
+
+
+def test_an_output_model_made_per_request_and_dropped_is_not_kept_alive() -> None:
+    """``create_model`` per request (fields chosen at run time) and dropped: the format cache
+    held each class, its validator and schema, until 1,024 others had come after it."""
+    def asked() -> weakref.ref[type]:
+        made = create_model("Answer", city=(str, ...), at=(tuple[float, float], ...))
+        assert response_format(made)["schema"]["required"] == ["city", "at"]
+        return weakref.ref(made)
+
+    held = [asked() for _ in range(3)]
+    gc.collect()
+    assert [ref() for ref in held] == [None, None, None]
