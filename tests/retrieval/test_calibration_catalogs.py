@@ -166,6 +166,15 @@ def test_example_home_hints_the_skill_a_request_about_language_asks_for(
     assert not res.gated and gold in res.names, (res.names, res.gate)
 
 
+# an English request whose skill is described in Chinese rises over every Chinese-described skill,
+# as a request about the reply's language does ("answer in Chinese from now on"), and is still that
+# skill's request: taking that rise out drops it (decision 268)
+def test_example_home_hints_the_chinese_described_skill_an_english_trip_request_asks_for(
+        example_home: SkillRetriever) -> None:
+    res = example_home.retrieve("plan a five-day trip to Japan")
+    assert not res.gated and "travel-itinerary" in res.names, (res.names, res.gate)
+
+
 def test_an_english_request_lists_the_docker_skill(example_home: SkillRetriever) -> None:
     res = example_home.retrieve("my container exits right after it starts")
     assert not res.gated and res.names[0] == "docker-debugging", (res.names, res.gate)
