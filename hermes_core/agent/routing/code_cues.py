@@ -83,6 +83,8 @@ _EN_ARTIFACT = (r"dockerfiles?|makefiles?|docker[\s-]compose\s+(?:files?|ya?ml)|
 _EN_WEB_CODE = (r"(?:react|vue|angular|svelte)\s+(?:components?|hooks?)|(?:rest|crud|graphql)\s+apis?"
                 r"|graphql\s+(?:schemas?|resolvers?)|(?:flask|django|fastapi|spring\s+boot|rails"
                 r"|laravel)\s+(?:apps?|applications?|routes?|endpoints?|views?|models?|servers?|apis?)")
+# what one builds in a web framework, named by its kind alone
+_WEB_SERVICE = r"(?:apis?|backends?|back-ends?|servers?|web\s*apps?|microservices?|endpoints?)\b"
 # A code one scans, types in, redeems or dresses by is no program ("generate a QR code", "a
 # discount code", "the dress code", "my zip code"): "code" headed by a kind of token. Read after
 # "code" matched (each look is fixed-width), so a place with no "code" pays nothing.
@@ -361,6 +363,10 @@ _EN_ASKS = (
     rf"|\b(?:{_EN_NAMED_THING}){_FOR_WHAT}"
     rf"|\b(?:{_EN_EVERYDAY_VERB})\s+(?:{_EN_POINTED_CODE})\b"
     rf"|\b(?:create|build|make|set\s+up)\b{_NO_PROSE_GAP}\b(?:{_EN_ARTIFACT}|{_EN_WEB_CODE})\b"
+    # a web service built in Flask or Express, which are no language nor in _LIBRARIES (a flask
+    # holds tea, shipping is express): "Build a joke API in Flask" (review s55rF)
+    rf"|\b(?:create|build|make|set\s+up|write|code)\b{_NO_PROSE_GAP}\b{_WEB_SERVICE}"
+    rf"[^.?!\n]{{0,30}}?\b(?:in|using|with)\s+(?:flask|express(?:\.?js)?){_LANG_ENDS}"
     rf"|\b(?:convert(?:s|ed|ing)?|translat(?:e|es|ed|ing)|transpil(?:e|es|ed|ing)|rewrite|turn)\b"
     rf"[^.?!\n]{{0,60}}?\b(?:to|into)\s+(?:{_INTO_LANGS})\b(?!\s*'s){_LANG_ENDS}")
 # Chinese: an algorithm made or asked how to write; a language's function, script or query

@@ -225,6 +225,20 @@ _PLAIN_PARTS = _parts(
     " components route routes blueprint endpoint endpoints")
 
 
+# Of those, the ones the thing itself has, said of it with no word of its own near: a newsroom
+# posts, responds, requests comment and errs ("What was the Axios response to the hurricane?"),
+# a show about pandas is a series, pandas roll and melt hearts, a recipe finds a soup a table, a
+# person named Django has views. Only these need a code verb or object beside the name; a part
+# the thing never has ("the axios timeout", "django signals", "a pandas pivot", "the torch
+# model") is the library's, as it was before decision 266 (review s55rF).
+_THING_PARTS: Mapping[str, frozenset[str]] = MappingProxyType({
+    "pandas": _parts("series rolling melt column columns"),
+    "axios": _parts("response request post put get error errors cancel"),
+    "beautiful soup": _parts("soup find select table tables"),
+    "django": _parts("view views rest"),
+})
+
+
 # A library's own type converted to data ("convert the pandas series of zoo visits to a list",
 # "turn the pandas series into a dict"): a task on its data, whatever the thing's words near.
 _CONVERTED = re.compile(
@@ -233,16 +247,16 @@ _CONVERTED = re.compile(
     r"(?:lists?|dicts?|dictionar(?:y|ies)|arrays?|ndarrays?|json|csv|tuples?|sets?|strings?"
     r"|dataframes?|tensors?|ints?|integers?|floats?|datetimes?|parquet|excel)\b")
 # A code verb or a code or data object in the sentence: without one, a name that is also a
-# thing, a newsroom or a word, named with only a part a person's day says too, is that thing
-# ("What was the Axios response to the hurricane?", "She watched the pandas series on
-# Netflix"), where "Why is the axios response empty?" and "How do I read the axios response?"
-# ask about the library's.
+# thing, a newsroom or a word, named with only a part the thing has too (``_THING_PARTS``), is
+# that thing ("What was the Axios response to the hurricane?", "She watched the pandas series
+# on Netflix"), where "Why is the axios response empty?" and "How do I read the axios
+# response?" ask about the library's.
 _CODE_VERB_OR_OBJECT = _parts(
     "read parse fetch send handle log print return returns returned throw throws import install"
     " mock catch call json api apis url endpoint endpoints object objects undefined null empty nan"
     " none status error errors exception exceptions list lists dict dicts array arrays dataframe"
     " dataframes string strings typescript index csv value values key keys function functions"
-    " method methods code data row rows")
+    " method methods code data row rows duplicates")
 _HOW_TO = re.compile(r"\bhow\s+(?:to|(?:do|can|should|would)\s+(?:i|you|we))\b")
 _SENTENCE_REACH = 80
 
@@ -267,9 +281,14 @@ _CJK_ASK = re.compile(
     "|集計|結合|並べ替え|読み込")
 
 
+def _touches_cjk(folded: str, start: int, end: int) -> bool:
+    return bool((start > 0 and _CJK_LETTER.match(folded, start - 1))
+                or _CJK_LETTER.match(folded, end))
+
+
 def _asked_in_cjk(folded: str, start: int, end: int) -> bool:
-    touches = (start > 0 and _CJK_LETTER.match(folded, start - 1)) or _CJK_LETTER.match(folded, end)
-    return bool(touches and _CJK_ASK.search(folded, max(0, start - _REACH), end + _REACH))
+    return (_touches_cjk(folded, start, end)
+            and bool(_CJK_ASK.search(folded, max(0, start - _REACH), end + _REACH)))
 
 
 # A course or a book about the library is a learner's request ("Django model for beginners")
@@ -298,14 +317,18 @@ def names_a_library_call(text: str) -> bool:
         if thing is not None and not (words and words[0] in parts
                                       and _starts_sentence(folded, m.start())):
             # a name that is also a thing: only a word no day says is a part when the thing's
-            # words are near or no code verb or object is, unless the sentence starts with the
-            # name and its part ("React hooks for a fishing app") or converts it to data
+            # words are near, and no part the thing has too when no code verb or object is,
+            # unless the sentence starts with the name and its part ("React hooks for a
+            # fishing app") or converts it to data
+            # (a name against a Chinese or Japanese letter is the library: the animal is 熊猫)
             sentence = _sentence_of(folded, m.start(), m.end())
-            if not _CONVERTED.search(sentence) and (
-                    thing.search(folded, max(0, m.start() - _THING_REACH), m.end() + _THING_REACH)
-                    or not (_HOW_TO.search(sentence) or any(
-                        w in _CODE_VERB_OR_OBJECT for w in _WORD.findall(sentence)))):
-                parts = parts - _PLAIN_PARTS
+            if not _CONVERTED.search(sentence):
+                if thing.search(folded, max(0, m.start() - _THING_REACH), m.end() + _THING_REACH):
+                    parts = parts - _PLAIN_PARTS
+                elif (spelling in _THING_PARTS and not _touches_cjk(folded, m.start(), m.end())
+                      and not (_HOW_TO.search(sentence) or any(
+                          w in _CODE_VERB_OR_OBJECT for w in _WORD.findall(sentence)))):
+                    parts = parts - _THING_PARTS[spelling]
         if any(w in parts for w in words):
             return not _A_COURSE.search(folded)
         if _ENDS_SENTENCE.match(folded, m.end()) and not _ABOUT.search(

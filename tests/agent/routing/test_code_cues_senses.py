@@ -202,3 +202,31 @@ def test_an_everyday_line_beside_a_code_cue_s_words_is_no_code(
     features = extract_features(text)
     assert not features.asks_for_code and not features.requires_shell_execution, text
     assert tier_of(text) == "fast"
+
+
+# Review s55rF (decision 266's Left). A web service built in Flask or Express, named by a bare
+# "API", "server" or "backend" rather than "Flask API" or "REST API": each went to the fast
+# model on 499df94d and fa811165. Their twins keep their slot: a flask of tea, express shipping.
+WEB_SERVICES_BUILT_IN_A_FRAMEWORK: tuple[str, ...] = (
+    "Build a joke API in Flask", "Build an API in Flask", "Write an API in Flask",
+    "Create a todo API in Flask", "Build a joke API with Flask", "Build a joke API in Express",
+    "Make a backend for my shop using Flask", "Set up a server with Express.js",
+)
+BUILT_WITH_A_FLASK_OR_EXPRESS_SHIPPING: tuple[str, ...] = (
+    "Build a campfire and make tea with a flask", "Make a server tray with express shipping",
+    "Build a website for my shop with express delivery",
+)
+
+
+@pytest.mark.parametrize("text", WEB_SERVICES_BUILT_IN_A_FRAMEWORK)
+def test_a_web_service_built_in_flask_or_express_is_code(
+        text: str, tier_of: Callable[..., str]) -> None:
+    assert extract_features(text).asks_for_code, text
+    assert tier_of(text) == "code"
+
+
+@pytest.mark.parametrize("text", BUILT_WITH_A_FLASK_OR_EXPRESS_SHIPPING)
+def test_a_thing_built_with_a_flask_or_express_shipping_is_no_code(
+        text: str, tier_of: Callable[..., str]) -> None:
+    assert not extract_features(text).asks_for_code, text
+    assert tier_of(text) == "fast"

@@ -93,7 +93,32 @@ def test_the_topics_are_blanked_and_the_text_keeps_its_length() -> None:
 @pytest.mark.parametrize("unit", [
     "tell me a joke about ", "a bash joke ", "joke ", "write a regex regex regex ",
     "笑话", "关于代码的", "についてのジョーク", "ジョーク", "tell me a ",
+    "tell me a joke about x and a ", "write a python joke scraper ", "写个bash脚本输出笑话",
+    "Pythonで面白いジョーク",
 ])
 def test_a_long_run_of_joke_words_is_read_in_linear_time(unit: str, cpu_of: CpuOf) -> None:
     small, large = (cpu_of(without_joke_topics, unit, n) for n in (20_000, 80_000))
     assert large < 8 * small + 0.05, (small, large)
+
+
+# Review s55rF. A request for code that names a joke, whose language or second request the joke
+# look blanked as the joke's topic: a joke made into a program the list did not name (a scraper,
+# a model, a query), a second request joined without a verb ("and a recursive function", "and
+# how to", "while you write"), a Chinese script that prints jokes (bash脚本输出笑话) and a
+# Japanese joke written with a language an adjective away (Pythonで面白いジョーク). Each went to
+# the code model on 499df94d and fast on fa811165.
+CODE_REQUESTS_THE_JOKE_LOOK_BLANKED: tuple[str, ...] = (
+    "Write a Python joke scraper", "write a JavaScript meme scraper",
+    "give me a Python joke scraper", "make a Django joke model", "write a SQL jokes query",
+    "Write a joke about recursion and a recursive function in Python",
+    "Write a joke about cats and a Python function that sorts a list",
+    "Tell me a joke about bash and how to list files in bash",
+    "Tell me a joke about Python while you write a parser in Python",
+    "写个bash脚本输出笑话", "写个bash脚本随机输出一个笑话", "Pythonで面白いジョークを書いて",
+)
+
+
+@pytest.mark.parametrize("text", CODE_REQUESTS_THE_JOKE_LOOK_BLANKED)
+def test_a_code_request_naming_a_joke_keeps_its_language_and_second_request(
+        text: str, tier_of: Callable[..., str]) -> None:
+    assert tier_of(text) == "code"

@@ -203,3 +203,29 @@ def test_a_library_s_part_with_a_code_verb_or_object_or_converted_is_code(
         text: str, tier_of: Callable[..., str]) -> None:
     assert names_a_library_call(text), text
     assert tier_of(text) == "code"
+
+
+# Review s55rF. A name that is also a thing, with one everyday part the thing itself never has
+# (a newsroom has no timeout, an animal no pivot, a guitarist no signals), in a question about
+# the user's own code that names no code verb or object; and a name against a Chinese or
+# Japanese letter (the animal is 熊猫). Each went to the code model on 499df94d and fast on
+# fa811165: decision 266 dropped every everyday part wherever no code word was near.
+THING_NAMES_WITH_A_PART_THE_THING_HAS_NOT: tuple[str, ...] = (
+    "I'm stuck on a pandas merge on two columns", "what's the best way to do a pandas pivot",
+    "The pandas pivot drops the totals", "my pandas series has duplicates",
+    "Help with django signals vs overrides", "Can you explain django signals?",
+    "Should I use django signals or override save?", "the django signals fire twice",
+    "my django model field won't save", "Why does my django admin look unstyled?",
+    "in my app the axios timeout does nothing", "I keep hitting the axios timeout",
+    "Our axios retry logic fires twice", "Question about flask blueprint registration",
+    "the flask blueprint 404s", "My React hooks run twice", "the torch model overfits",
+    "Why is my torch training so slow?", "my beautiful soup find misses tags",
+    "pandasで2つの表をmerge", "我的axios response拦截器一直重试", "我的torch model训练太慢",
+)
+
+
+@pytest.mark.parametrize("text", THING_NAMES_WITH_A_PART_THE_THING_HAS_NOT)
+def test_a_thing_s_name_with_a_part_the_thing_never_has_is_a_library_call(
+        text: str, tier_of: Callable[..., str]) -> None:
+    assert names_a_library_call(text), text
+    assert tier_of(text) == "code"
