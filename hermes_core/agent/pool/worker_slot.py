@@ -131,6 +131,7 @@ class WorkerSlot:
         self.index: int | None = None  # as Redis last answered: None until claimed, or none free
         self._renew_at = 0.0           # monotonic: when the next acquire renews the claim
         self._valid_until = 0.0        # monotonic: the claim's expiry as of its last renewal
+        self._claimed_until = 0.0      # the same, kept by lost(): when Redis's copy lapses
         self._era = 0                  # bumped when the slot is lost or given back (claim)
         self._floor_until = 0.0        # monotonic: until when the slot held gives the floor share
 
@@ -144,7 +145,8 @@ class WorkerSlot:
 
     def serving(self) -> int | None:
         """The slot whose share this worker takes while Redis is away: the one :meth:`held`,
-        unless it was taken (not taken back) within a TTL of the slots' birth. A Redis that
+        unless it was taken within a TTL of the slots' birth (taken back is exempt only while this
+        worker's claim on it had not lapsed: once it had, another may have held it since). A Redis that
         restarted empty lost every claim, and a worker that asked nothing since cannot know: it
         still believes its index until its claim lapses here, a TTL after its last renewal at
         most, which was before the restart. Whoever took that index meanwhile gives the floor
@@ -195,7 +197,7 @@ class WorkerSlot:
         either; a later acquire claims anew. ``remote=False`` (Redis is away): only here, the
         claim lapses there. Redis errors reach the caller."""
         with self._lock:
-            self._renew_at = self._valid_until = 0.0
+            self._renew_at = self._valid_until = self._claimed_until = 0.0
             self.index = None
             self._era += 1
         if remote and self.workers > 1:
@@ -212,6 +214,9 @@ class WorkerSlot:
         workers serving one slot's larger share while Redis is away send one over the limit."""
         with self._lock:
             now, era, before = self._monotonic(), self._era, self.index
+            # the index is this worker's own to take back only while its claim has not lapsed:
+            # after that another may have taken it, and may still believe it
+            own = before if now < self._claimed_until else None
         try:
             reply = self._claim(keys=[*self._keys, self._born],
                                 args=[self.worker_id, max(1, int(self.ttl_s * 1000)),
@@ -226,9 +231,9 @@ class WorkerSlot:
         with self._lock:
             if era != self._era:
                 return
-            if got >= 0 and got != before and age_s < self.ttl_s:   # see serving()
+            if got >= 0 and got != own and age_s < self.ttl_s:   # see serving()
                 self._floor_until = max(self._floor_until,
                                         self._monotonic() + self.ttl_s - age_s)
             self.index = got if got >= 0 else None
-            self._valid_until = now + self.ttl_s
+            self._valid_until = self._claimed_until = now + self.ttl_s
             self._renew_at = now + self.ttl_s / 3

@@ -514,3 +514,38 @@ def test_a_slot_claimed_after_an_empty_restart_gives_its_share_once_every_old_cl
         own_redis.start()
         for be in (a, c):
             be.close()
+
+
+def test_a_slot_taken_back_after_its_claim_lapsed_gives_the_floor_share_after_an_empty_restart(
+        own_redis: RedisServer, redis_prefix: str) -> None:
+    """``a`` held 0, then went idle past the TTL: its claim lapsed, and ``d``, started since,
+    took the free 0. Redis restarts empty; ``a`` asks first and takes "its" 0 back (the index it
+    held before), while ``d``, its renewal not yet due, asks nothing before Redis goes away. A
+    slot taken back is exempt from the floor share, but this one was d's for a minute: both
+    served slot 0's larger share, 3 + 3 of a key of 5. Only a claim still current when Redis
+    lost it is a worker's own to take back; ``a`` takes the floor share, 2 + 3."""
+    opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2, reconnect_interval_s=60.0)
+    rds = redis.Redis.from_url(own_redis.url, decode_responses=True)
+    clock = born_a_ttl_ago(rds, redis_prefix, 2)
+    idle, busy = FakeClock(100.0), FakeClock(100.0)
+    a = RedisPoolState(own_redis.url, monotonic=idle, options=opts, clock=clock)
+    pol = PoolPolicy(window_s=10.0)
+    assert a.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    assert a._slot.index == 0
+    idle.t += opts.slot_ttl_s + 1                      # a idle past the TTL: lapsed here...
+    clock.t += opts.slot_ttl_s + 1
+    rds.delete(slot_keys(redis_prefix, 2)[0])          # ...and in Redis (its PX, a minute real)
+    d = RedisPoolState(own_redis.url, monotonic=busy, options=opts, clock=clock)
+    assert d.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    assert d._slot.index == 0 and d._slot.share(5) == 3
+    own_redis.restart()                                # empty: every slot lost
+    assert a.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    assert a._slot.index == 0
+    own_redis.stop()
+    try:
+        assert _sent_while_redis_is_away(a=a, d=d, pol=pol) == {"a": 2, "d": 3}
+    finally:
+        own_redis.start()
+        for be in (a, d):
+            be.close()
+        rds.close()
