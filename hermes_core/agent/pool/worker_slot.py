@@ -146,12 +146,12 @@ class WorkerSlot:
     def serving(self) -> int | None:
         """The slot whose share this worker takes while Redis is away: the one :meth:`held`,
         unless it was taken within a TTL of the slots' birth (taken back is exempt only while this
-        worker's claim on it had not lapsed: once it had, another may have held it since). A Redis that
-        restarted empty lost every claim, and a worker that asked nothing since cannot know: it
-        still believes its index until its claim lapses here, a TTL after its last renewal at
-        most, which was before the restart. Whoever took that index meanwhile gives the floor
-        share until then; two serving one slot's larger share sent one over the key's limit.
-        (Any claim within a TTL of the birth, as none can tell a restart from a fleet's start.)"""
+        worker's claim on it had not lapsed: once it had, another may have held it since). A
+        Redis that restarted empty lost every claim, and a worker that asked nothing since cannot
+        know: it still believes its index until its claim lapses here, a TTL after its last
+        renewal at most, which was before the restart. Whoever took that index meanwhile gives
+        the floor share until then; two serving one slot's larger share sent one over the key's
+        limit. (Any claim within a TTL of the birth, as none can tell a restart from a fleet's start.)"""
         if self._monotonic() < self._floor_until:
             return None
         return self.held()
