@@ -38,9 +38,10 @@ from hermes_core.forked import renew_in_child
 # random id, ttl in ms, the index it held before (-1: none), now in seconds (negative: TIME).
 # Returns {the index now held (its ttl renewed), or -1 when every slot is held by another worker;
 # how long ago in ms the slots were born: first claimed since Redis started, or since every claim
-# lapsed}. The index held before is taken back first: a Redis that restarted empty gives each
-# worker its own again. The birth names the server run (INFO's run_id), so a Redis restarted
-# from an older snapshot is a new birth too.
+# lapsed; 1 when the claim was found held under the id (a renewal), else 0}. The index held before
+# is taken back first: a Redis that restarted empty gives each worker its own again. The birth
+# names the server run (INFO's run_id), so a Redis restarted from an older snapshot is a new birth
+# too.
 CLAIM = r"""
 local id = ARGV[1]
 local ttl = tonumber(ARGV[2])
@@ -72,16 +73,16 @@ local n = #KEYS - 1
 for i = 1, n do
   if redis.call('GET', KEYS[i]) == id then
     redis.call('PEXPIRE', KEYS[i], ttl)
-    return {i - 1, age}
+    return {i - 1, age, 1}
   end
 end
 if before >= 0 and before < n and redis.call('SET', KEYS[before + 1], id, 'NX', 'PX', ttl) then
-  return {before, age}
+  return {before, age, 0}
 end
 for i = 1, n do
-  if redis.call('SET', KEYS[i], id, 'NX', 'PX', ttl) then return {i - 1, age} end
+  if redis.call('SET', KEYS[i], id, 'NX', 'PX', ttl) then return {i - 1, age, 0} end
 end
-return {-1, age}
+return {-1, age, 0}
 """
 
 # Gives a worker's slot back. KEYS: the slot keys. ARGV: the worker's random id.
@@ -131,7 +132,6 @@ class WorkerSlot:
         self.index: int | None = None  # as Redis last answered: None until claimed, or none free
         self._renew_at = 0.0           # monotonic: when the next acquire renews the claim
         self._valid_until = 0.0        # monotonic: the claim's expiry as of its last renewal
-        self._claimed_until = 0.0      # the same, kept by lost(): when Redis's copy lapses
         self._era = 0                  # bumped when the slot is lost or given back (claim)
         self._floor_until = 0.0        # monotonic: until when the slot held gives the floor share
 
@@ -145,13 +145,14 @@ class WorkerSlot:
 
     def serving(self) -> int | None:
         """The slot whose share this worker takes while Redis is away: the one :meth:`held`,
-        unless it was taken within a TTL of the slots' birth (taken back is exempt only while this
-        worker's claim on it had not lapsed: once it had, another may have held it since). A
-        Redis that restarted empty lost every claim, and a worker that asked nothing since cannot
-        know: it still believes its index until its claim lapses here, a TTL after its last
-        renewal at most, which was before the restart. Whoever took that index meanwhile gives
-        the floor share until then; two serving one slot's larger share sent one over the key's
-        limit. (Any claim within a TTL of the birth, as none can tell a restart from a fleet's start.)"""
+        unless it was claimed, not renewed, within a TTL of the slots' birth. A Redis that
+        restarted empty lost every claim, and a worker that asked nothing since cannot know: it
+        still believes its index until its claim lapses here, a TTL after its last renewal at
+        most, which was before the restart. Whoever took that index meanwhile gives the floor
+        share until then; two serving one slot's larger share sent one over the key's limit.
+        Any claim, as none can tell a restart from a fleet's start, and an index taken back too:
+        after two restarts within a TTL (or a claim that had lapsed) another may have held it
+        in between, and may still believe it. Only a renewal proves no other took it since."""
         if self._monotonic() < self._floor_until:
             return None
         return self.held()
@@ -197,7 +198,7 @@ class WorkerSlot:
         either; a later acquire claims anew. ``remote=False`` (Redis is away): only here, the
         claim lapses there. Redis errors reach the caller."""
         with self._lock:
-            self._renew_at = self._valid_until = self._claimed_until = 0.0
+            self._renew_at = self._valid_until = 0.0
             self.index = None
             self._era += 1
         if remote and self.workers > 1:
@@ -214,15 +215,12 @@ class WorkerSlot:
         workers serving one slot's larger share while Redis is away send one over the limit."""
         with self._lock:
             now, era, before = self._monotonic(), self._era, self.index
-            # the index is this worker's own to take back only while its claim has not lapsed:
-            # after that another may have taken it, and may still believe it
-            own = before if now < self._claimed_until else None
         try:
             reply = self._claim(keys=[*self._keys, self._born],
                                 args=[self.worker_id, max(1, int(self.ttl_s * 1000)),
                                       -1 if before is None else before,
                                       -1.0 if self._clock is None else self._clock()])
-            got, age_s = int(reply[0]), int(reply[1]) / 1000
+            got, age_s, renewed = int(reply[0]), int(reply[1]) / 1000, int(reply[2]) == 1
         except BaseException:
             with self._lock:
                 if era == self._era:
@@ -231,9 +229,9 @@ class WorkerSlot:
         with self._lock:
             if era != self._era:
                 return
-            if got >= 0 and got != own and age_s < self.ttl_s:   # see serving()
+            if got >= 0 and not renewed and age_s < self.ttl_s:   # see serving()
                 self._floor_until = max(self._floor_until,
                                         self._monotonic() + self.ttl_s - age_s)
             self.index = got if got >= 0 else None
-            self._valid_until = self._claimed_until = now + self.ttl_s
+            self._valid_until = now + self.ttl_s
             self._renew_at = now + self.ttl_s / 3

@@ -213,7 +213,9 @@ def test_a_worker_that_sees_redis_restarted_empty_claims_its_slot_again_at_once(
     """Redis restarts empty; ``a`` notices with its next acquire (the pool state's epoch) but
     claimed again only with the acquire after that. A worker started meanwhile (``c``, replacing
     ``b``) took the first free slot, a's 0, and once Redis went away both served a's larger
-    share: 3 + 3 of a key of 5. Claimed again at once, ``a`` keeps 0 and ``c`` takes 1: 3 + 2."""
+    share: 3 + 3 of a key of 5. Claimed again at once, ``a`` keeps 0 and ``c`` takes 1. Both
+    claimed within a TTL of the slots' birth (the restart), so both give the floor share: 2 + 2
+    (a taken-back index may have been another's in between, see WorkerSlot.serving)."""
     worker = _fleet_of_two(own_redis, redis_prefix)
     a, b = worker(), worker()
     pol = PoolPolicy(window_s=10.0)
@@ -225,9 +227,10 @@ def test_a_worker_that_sees_redis_restarted_empty_claims_its_slot_again_at_once(
     assert a.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
     c = worker()                                       # b's process replaced
     assert c.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    assert (a._slot.index, c._slot.index) == (0, 1)
     own_redis.stop()
     try:
-        assert _sent_while_redis_is_away(a=a, c=c, pol=pol) == {"a": 3, "c": 2}
+        assert _sent_while_redis_is_away(a=a, c=c, pol=pol) == {"a": 2, "c": 2}
     finally:
         own_redis.start()
         for be in (a, b, c):
@@ -547,5 +550,51 @@ def test_a_slot_taken_back_after_its_claim_lapsed_gives_the_floor_share_after_an
     finally:
         own_redis.start()
         for be in (a, d):
+            be.close()
+        rds.close()
+
+
+def test_a_slot_taken_back_after_a_second_empty_restart_gives_the_floor_share(
+        own_redis: RedisServer, redis_prefix: str) -> None:
+    """Redis restarts empty twice within a TTL (a crash loop). ``a`` held 0 and asks nothing
+    in between; after the first restart ``c`` took the free 0 (45 s after the birth, ``b``'s
+    take-back of 1: the floor share until 60 s). After the second, ``a`` takes "its" 0 back, its
+    own claim not yet lapsed here. At 62 s ``c``'s floor is over, its claim still held and its
+    renewal not due: both served slot 0's larger share, 3 + 3 of a key of 5. Only a renewal (the
+    claim found in Redis) proves no other took the index since; a take-back is a claim like any
+    other within a TTL of the birth: 2 + 3."""
+    opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2, reconnect_interval_s=60.0)
+    rds = redis.Redis.from_url(own_redis.url, decode_responses=True)
+    clock = born_a_ttl_ago(rds, redis_prefix, 2)
+    monos = [FakeClock(100.0) for _ in range(3)]
+    a, b, c = (RedisPoolState(own_redis.url, monotonic=m, options=opts, clock=clock)
+               for m in monos)
+
+    def later(seconds: float) -> None:
+        for m in (*monos, clock):
+            m.t += seconds
+
+    pol = PoolPolicy(window_s=10.0)
+    for be in (a, b):
+        assert be.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    assert (a._slot.index, b._slot.index) == (0, 1)
+    own_redis.restart()                                # empty: every slot lost
+    assert b.acquire("p", [KeySpec("other")], pol).fingerprint == "other"   # the birth
+    later(45.0)
+    assert c.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    assert c._slot.index == 0 and c._slot.share(5) == 2
+    later(5.0)
+    own_redis.restart()                                # again, before c's renewal is due
+    later(2.0)
+    assert a.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    assert a._slot.index == 0
+    later(10.0)
+    assert c._slot.share(5) == 3                       # a TTL after the first birth
+    own_redis.stop()
+    try:
+        assert _sent_while_redis_is_away(a=a, c=c, pol=pol) == {"a": 2, "c": 3}
+    finally:
+        own_redis.start()
+        for be in (a, b, c):
             be.close()
         rds.close()
