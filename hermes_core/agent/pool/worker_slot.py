@@ -38,10 +38,9 @@ from hermes_core.forked import renew_in_child
 # random id, ttl in ms, the index it held before (-1: none), now in seconds (negative: TIME).
 # Returns {the index now held (its ttl renewed), or -1 when every slot is held by another worker;
 # how long ago in ms the slots were born: first claimed since Redis started, or since every claim
-# lapsed; 1 when the claim was found held under the id (a renewal), else 0}. The index held before
-# is taken back first: a Redis that restarted empty gives each worker its own again. The birth
-# names the server run (INFO's run_id), so a Redis restarted from an older snapshot is a new birth
-# too.
+# lapsed}. The index held before is taken back first: a Redis that restarted empty gives each
+# worker its own again. The birth names the server run (INFO's run_id), so a Redis restarted
+# from an older snapshot is a new birth too.
 CLAIM = r"""
 local id = ARGV[1]
 local ttl = tonumber(ARGV[2])
@@ -73,16 +72,16 @@ local n = #KEYS - 1
 for i = 1, n do
   if redis.call('GET', KEYS[i]) == id then
     redis.call('PEXPIRE', KEYS[i], ttl)
-    return {i - 1, age, 1}
+    return {i - 1, age}
   end
 end
 if before >= 0 and before < n and redis.call('SET', KEYS[before + 1], id, 'NX', 'PX', ttl) then
-  return {before, age, 0}
+  return {before, age}
 end
 for i = 1, n do
-  if redis.call('SET', KEYS[i], id, 'NX', 'PX', ttl) then return {i - 1, age, 0} end
+  if redis.call('SET', KEYS[i], id, 'NX', 'PX', ttl) then return {i - 1, age} end
 end
-return {-1, age, 0}
+return {-1, age}
 """
 
 # Gives a worker's slot back. KEYS: the slot keys. ARGV: the worker's random id.
@@ -145,14 +144,16 @@ class WorkerSlot:
 
     def serving(self) -> int | None:
         """The slot whose share this worker takes while Redis is away: the one :meth:`held`,
-        unless it was claimed, not renewed, within a TTL of the slots' birth. A Redis that
+        unless it was claimed (or renewed) within a TTL of the slots' birth. A Redis that
         restarted empty lost every claim, and a worker that asked nothing since cannot know: it
         still believes its index until its claim lapses here, a TTL after its last renewal at
         most, which was before the restart. Whoever took that index meanwhile gives the floor
         share until then; two serving one slot's larger share sent one over the key's limit.
-        Any claim, as none can tell a restart from a fleet's start, and an index taken back too:
-        after two restarts within a TTL (or a claim that had lapsed) another may have held it
-        in between, and may still believe it. Only a renewal proves no other took it since."""
+        Any claim, as none can tell a restart from a fleet's start; an index taken back too, as
+        after two restarts within a TTL (or a claim that had lapsed) another may have held it in
+        between, and may still believe it; a renewal too, as a Redis restored from an older
+        snapshot gives back claims from before another took their index. (A claim made since
+        the birth has the floor share until then already: renewing it changes nothing.)"""
         if self._monotonic() < self._floor_until:
             return None
         return self.held()
@@ -220,7 +221,7 @@ class WorkerSlot:
                                 args=[self.worker_id, max(1, int(self.ttl_s * 1000)),
                                       -1 if before is None else before,
                                       -1.0 if self._clock is None else self._clock()])
-            got, age_s, renewed = int(reply[0]), int(reply[1]) / 1000, int(reply[2]) == 1
+            got, age_s = int(reply[0]), int(reply[1]) / 1000
         except BaseException:
             with self._lock:
                 if era == self._era:
@@ -229,7 +230,7 @@ class WorkerSlot:
         with self._lock:
             if era != self._era:
                 return
-            if got >= 0 and not renewed and age_s < self.ttl_s:   # see serving()
+            if got >= 0 and age_s < self.ttl_s:   # see serving()
                 self._floor_until = max(self._floor_until,
                                         self._monotonic() + self.ttl_s - age_s)
             self.index = got if got >= 0 else None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import multiprocessing
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -359,16 +360,19 @@ def test_a_worker_that_only_releases_or_reads_status_renews_its_slot(
         rds: redis.Redis, redis_url: str, redis_prefix: str, contact: str) -> None:
     """A worker whose requests run long asks Redis only through their releases (or a status
     read) for a while: those renew its claim as an acquire does, a third of the TTL apart, so
-    it does not lapse to the floor share, or to another worker, while the worker is busy."""
+    it does not lapse to the floor share, or to another worker, while the worker is busy. (The
+    fleet is a TTL old, and Redis's clock moves with this worker's: a renewal within a TTL of
+    the slots' birth gives the floor share until then, see WorkerSlot.serving.)"""
     opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2)
-    monotonic = FakeClock(100.0)
-    a = RedisPoolState(redis_url, options=opts, monotonic=monotonic)
+    monotonic, clock = FakeClock(100.0), born_a_ttl_ago(rds, redis_prefix, 2)
+    a = RedisPoolState(redis_url, options=opts, monotonic=monotonic, clock=clock)
     pol = PoolPolicy()
     leases = [a.acquire("p", [KeySpec("other")], pol).lease for _ in range(3)]
     assert a._slot.held() == 0
     try:
         for lease in leases:
             monotonic.t += 25.0             # past a third of the TTL: due for renewal
+            clock.t += 25.0
             if contact == "release":
                 a.release("p", "other", Outcome("ok"), pol, lease=lease)
             else:
@@ -594,6 +598,56 @@ def test_a_slot_taken_back_after_a_second_empty_restart_gives_the_floor_share(
     try:
         assert _sent_while_redis_is_away(a=a, c=c, pol=pol) == {"a": 2, "c": 3}
     finally:
+        own_redis.start()
+        for be in (a, b, c):
+            be.close()
+        rds.close()
+
+
+def test_a_claim_restored_from_an_older_snapshot_gives_the_floor_share(
+        own_redis: RedisServer, redis_prefix: str) -> None:
+    """Redis restarts empty; ``c`` takes the free 0 45 s after the birth (the floor share until
+    60 s). Then Redis restarts from a snapshot taken before, which still holds ``a``'s claim on
+    0: ``a``, which asked nothing meanwhile, renews it (found under its id). At 62 s ``c``'s
+    floor is over, its claim still held and its renewal not due: 3 + 3 of a key of 5. A renewal
+    within a TTL of a birth (the restore is one) may be of a claim from before it: 2 + 3."""
+    opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2, reconnect_interval_s=60.0)
+    rds = redis.Redis.from_url(own_redis.url, decode_responses=True)
+    clock = born_a_ttl_ago(rds, redis_prefix, 2)
+    monos = [FakeClock(100.0) for _ in range(3)]
+    a, b, c = (RedisPoolState(own_redis.url, monotonic=m, options=opts, clock=clock)
+               for m in monos)
+
+    def later(seconds: float) -> None:
+        for m in (*monos, clock):
+            m.t += seconds
+
+    pol = PoolPolicy(window_s=10.0)
+    for be in (a, b):
+        assert be.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    assert (a._slot.index, b._slot.index) == (0, 1)
+    rds.save()
+    dump, kept = Path(own_redis.workdir) / "dump.rdb", Path(own_redis.workdir) / "kept.rdb"
+    dump.rename(kept)
+    own_redis.restart()                                # empty: every slot lost
+    assert b.acquire("p", [KeySpec("other")], pol).fingerprint == "other"   # the birth
+    later(45.0)
+    assert c.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    assert c._slot.index == 0 and c._slot.share(5) == 2
+    later(5.0)
+    own_redis.stop()
+    kept.replace(dump)
+    own_redis.start()                                  # the older snapshot: a's claim on 0
+    later(2.0)
+    assert a.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    assert a._slot.index == 0
+    later(10.0)
+    assert c._slot.share(5) == 3                       # a TTL after the empty restart
+    own_redis.stop()
+    try:
+        assert _sent_while_redis_is_away(a=a, c=c, pol=pol) == {"a": 2, "c": 3}
+    finally:
+        dump.unlink(missing_ok=True)
         own_redis.start()
         for be in (a, b, c):
             be.close()
