@@ -558,97 +558,83 @@ def test_a_slot_taken_back_after_its_claim_lapsed_gives_the_floor_share_after_an
         rds.close()
 
 
-def test_a_slot_taken_back_after_a_second_empty_restart_gives_the_floor_share(
-        own_redis: RedisServer, redis_prefix: str) -> None:
-    """Redis restarts empty twice within a TTL (a crash loop). ``a`` held 0 and asks nothing
-    in between; after the first restart ``c`` took the free 0 (45 s after the birth, ``b``'s
-    take-back of 1: the floor share until 60 s). After the second, ``a`` takes "its" 0 back, its
-    own claim not yet lapsed here. At 62 s ``c``'s floor is over, its claim still held and its
-    renewal not due: both served slot 0's larger share, 3 + 3 of a key of 5. Only a renewal (the
-    claim found in Redis) proves no other took the index since; a take-back is a claim like any
-    other within a TTL of the birth: 2 + 3."""
-    opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2, reconnect_interval_s=60.0)
-    rds = redis.Redis.from_url(own_redis.url, decode_responses=True)
-    clock = born_a_ttl_ago(rds, redis_prefix, 2)
+
+def _a_back_on_the_slot_c_took(server: RedisServer, prefix: str, *, saved: Callable[[], None],
+                               back: Callable[[], None]) -> dict[str, int]:
+    """``a`` and ``b`` hold 0 and 1 (``saved()`` runs then); Redis restarts empty; ``b`` claims
+    (the birth) and ``c`` takes the free 0 45 s later (the floor share until 60 s). ``back()``
+    (5 s on) brings Redis back some other way before c's renewal is due, and ``a``, silent since
+    before the empty restart, asks again and holds 0. What ``a`` and ``c`` send of a key of 5
+    once Redis goes away at 62 s, c's floor over, its claim still held, its renewal not due."""
+    opts = RedisPoolOptions(key_prefix=prefix, workers=2, reconnect_interval_s=60.0)
+    rds = redis.Redis.from_url(server.url, decode_responses=True)
+    clock = born_a_ttl_ago(rds, prefix, 2)
+    rds.close()
     monos = [FakeClock(100.0) for _ in range(3)]
-    a, b, c = (RedisPoolState(own_redis.url, monotonic=m, options=opts, clock=clock)
-               for m in monos)
+    a, b, c = (RedisPoolState(server.url, monotonic=m, options=opts, clock=clock) for m in monos)
 
     def later(seconds: float) -> None:
         for m in (*monos, clock):
             m.t += seconds
 
     pol = PoolPolicy(window_s=10.0)
-    for be in (a, b):
-        assert be.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
-    assert (a._slot.index, b._slot.index) == (0, 1)
-    own_redis.restart()                                # empty: every slot lost
-    assert b.acquire("p", [KeySpec("other")], pol).fingerprint == "other"   # the birth
-    later(45.0)
-    assert c.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
-    assert c._slot.index == 0 and c._slot.share(5) == 2
-    later(5.0)
-    own_redis.restart()                                # again, before c's renewal is due
-    later(2.0)
-    assert a.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
-    assert a._slot.index == 0
-    later(10.0)
-    assert c._slot.share(5) == 3                       # a TTL after the first birth
-    own_redis.stop()
     try:
-        assert _sent_while_redis_is_away(a=a, c=c, pol=pol) == {"a": 2, "c": 3}
+        for be in (a, b):
+            assert be.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+        assert (a._slot.index, b._slot.index) == (0, 1)
+        saved()
+        server.restart()                               # empty: every slot lost
+        assert b.acquire("p", [KeySpec("other")], pol).fingerprint == "other"   # the birth
+        later(45.0)
+        assert c.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+        assert c._slot.index == 0 and c._slot.share(5) == 2
+        later(5.0)
+        back()
+        later(2.0)
+        assert a.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+        assert a._slot.index == 0
+        later(10.0)
+        assert c._slot.share(5) == 3                   # a TTL after the empty restart
+        server.stop()
+        try:
+            return _sent_while_redis_is_away(a=a, c=c, pol=pol)
+        finally:
+            server.start()
     finally:
-        own_redis.start()
         for be in (a, b, c):
             be.close()
-        rds.close()
+
+
+def test_a_slot_taken_back_after_a_second_empty_restart_gives_the_floor_share(
+        own_redis: RedisServer, redis_prefix: str) -> None:
+    """Redis restarts empty twice within a TTL (a crash loop). After the second, ``a`` takes
+    "its" 0 back, its own claim not yet lapsed here, while ``c``, which took 0 in between,
+    still believes it past its floor: 3 + 3 of a key of 5. A take-back is a claim like any
+    other within a TTL of the birth: 2 + 3."""
+    sent = _a_back_on_the_slot_c_took(own_redis, redis_prefix, saved=lambda: None,
+                                      back=own_redis.restart)
+    assert sent == {"a": 2, "c": 3}
 
 
 def test_a_claim_restored_from_an_older_snapshot_gives_the_floor_share(
         own_redis: RedisServer, redis_prefix: str) -> None:
-    """Redis restarts empty; ``c`` takes the free 0 45 s after the birth (the floor share until
-    60 s). Then Redis restarts from a snapshot taken before, which still holds ``a``'s claim on
-    0: ``a``, which asked nothing meanwhile, renews it (found under its id). At 62 s ``c``'s
-    floor is over, its claim still held and its renewal not due: 3 + 3 of a key of 5. A renewal
-    within a TTL of a birth (the restore is one) may be of a claim from before it: 2 + 3."""
-    opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2, reconnect_interval_s=60.0)
-    rds = redis.Redis.from_url(own_redis.url, decode_responses=True)
-    clock = born_a_ttl_ago(rds, redis_prefix, 2)
-    monos = [FakeClock(100.0) for _ in range(3)]
-    a, b, c = (RedisPoolState(own_redis.url, monotonic=m, options=opts, clock=clock)
-               for m in monos)
-
-    def later(seconds: float) -> None:
-        for m in (*monos, clock):
-            m.t += seconds
-
-    pol = PoolPolicy(window_s=10.0)
-    for be in (a, b):
-        assert be.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
-    assert (a._slot.index, b._slot.index) == (0, 1)
-    rds.save()
+    """After the empty restart, Redis restarts from a snapshot taken before it, which still
+    holds ``a``'s claim on 0: ``a`` renews it (found under its id) while ``c``, which took 0
+    in the empty run, still believes it past its floor: 3 + 3 of a key of 5. A renewal within
+    a TTL of a birth (the restore is one) may be of a claim from before it: 2 + 3."""
     dump, kept = Path(own_redis.workdir) / "dump.rdb", Path(own_redis.workdir) / "kept.rdb"
-    dump.rename(kept)
-    own_redis.restart()                                # empty: every slot lost
-    assert b.acquire("p", [KeySpec("other")], pol).fingerprint == "other"   # the birth
-    later(45.0)
-    assert c.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
-    assert c._slot.index == 0 and c._slot.share(5) == 2
-    later(5.0)
-    own_redis.stop()
-    kept.replace(dump)
-    own_redis.start()                                  # the older snapshot: a's claim on 0
-    later(2.0)
-    assert a.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
-    assert a._slot.index == 0
-    later(10.0)
-    assert c._slot.share(5) == 3                       # a TTL after the empty restart
-    own_redis.stop()
-    try:
-        assert _sent_while_redis_is_away(a=a, c=c, pol=pol) == {"a": 2, "c": 3}
-    finally:
-        dump.unlink(missing_ok=True)
-        own_redis.start()
-        for be in (a, b, c):
-            be.close()
+
+    def save() -> None:
+        rds = redis.Redis.from_url(own_redis.url)
+        rds.save()
         rds.close()
+        dump.rename(kept)
+
+    def restore() -> None:
+        own_redis.stop()
+        kept.replace(dump)
+        own_redis.start()
+        dump.unlink()                                  # loaded: the later restarts are empty
+
+    assert _a_back_on_the_slot_c_took(own_redis, redis_prefix, saved=save,
+                                      back=restore) == {"a": 2, "c": 3}
