@@ -144,12 +144,16 @@ class WorkerSlot:
 
     def serving(self) -> int | None:
         """The slot whose share this worker takes while Redis is away: the one :meth:`held`,
-        unless it was taken (not taken back) within a TTL of the slots' birth. A Redis that
+        unless it was claimed (or renewed) within a TTL of the slots' birth. A Redis that
         restarted empty lost every claim, and a worker that asked nothing since cannot know: it
         still believes its index until its claim lapses here, a TTL after its last renewal at
         most, which was before the restart. Whoever took that index meanwhile gives the floor
         share until then; two serving one slot's larger share sent one over the key's limit.
-        (Any claim within a TTL of the birth, as none can tell a restart from a fleet's start.)"""
+        Any claim, as none can tell a restart from a fleet's start; an index taken back too, as
+        after two restarts within a TTL (or a claim that had lapsed) another may have held it in
+        between, and may still believe it; a renewal too, as a Redis restored from an older
+        snapshot gives back claims from before another took their index. (A claim made since
+        the birth has the floor share until then already: renewing it changes nothing.)"""
         if self._monotonic() < self._floor_until:
             return None
         return self.held()
@@ -226,7 +230,7 @@ class WorkerSlot:
         with self._lock:
             if era != self._era:
                 return
-            if got >= 0 and got != before and age_s < self.ttl_s:   # see serving()
+            if got >= 0 and age_s < self.ttl_s:   # see serving()
                 self._floor_until = max(self._floor_until,
                                         self._monotonic() + self.ttl_s - age_s)
             self.index = got if got >= 0 else None

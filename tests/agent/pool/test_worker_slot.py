@@ -6,6 +6,7 @@ from __future__ import annotations
 import multiprocessing
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -213,7 +214,9 @@ def test_a_worker_that_sees_redis_restarted_empty_claims_its_slot_again_at_once(
     """Redis restarts empty; ``a`` notices with its next acquire (the pool state's epoch) but
     claimed again only with the acquire after that. A worker started meanwhile (``c``, replacing
     ``b``) took the first free slot, a's 0, and once Redis went away both served a's larger
-    share: 3 + 3 of a key of 5. Claimed again at once, ``a`` keeps 0 and ``c`` takes 1: 3 + 2."""
+    share: 3 + 3 of a key of 5. Claimed again at once, ``a`` keeps 0 and ``c`` takes 1. Both
+    claimed within a TTL of the slots' birth (the restart), so both give the floor share: 2 + 2
+    (a taken-back index may have been another's in between, see WorkerSlot.serving)."""
     worker = _fleet_of_two(own_redis, redis_prefix)
     a, b = worker(), worker()
     pol = PoolPolicy(window_s=10.0)
@@ -225,9 +228,10 @@ def test_a_worker_that_sees_redis_restarted_empty_claims_its_slot_again_at_once(
     assert a.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
     c = worker()                                       # b's process replaced
     assert c.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    assert (a._slot.index, c._slot.index) == (0, 1)
     own_redis.stop()
     try:
-        assert _sent_while_redis_is_away(a=a, c=c, pol=pol) == {"a": 3, "c": 2}
+        assert _sent_while_redis_is_away(a=a, c=c, pol=pol) == {"a": 2, "c": 2}
     finally:
         own_redis.start()
         for be in (a, b, c):
@@ -356,16 +360,19 @@ def test_a_worker_that_only_releases_or_reads_status_renews_its_slot(
         rds: redis.Redis, redis_url: str, redis_prefix: str, contact: str) -> None:
     """A worker whose requests run long asks Redis only through their releases (or a status
     read) for a while: those renew its claim as an acquire does, a third of the TTL apart, so
-    it does not lapse to the floor share, or to another worker, while the worker is busy."""
+    it does not lapse to the floor share, or to another worker, while the worker is busy. (The
+    fleet is a TTL old, and Redis's clock moves with this worker's: a renewal within a TTL of
+    the slots' birth gives the floor share until then, see WorkerSlot.serving.)"""
     opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2)
-    monotonic = FakeClock(100.0)
-    a = RedisPoolState(redis_url, options=opts, monotonic=monotonic)
+    monotonic, clock = FakeClock(100.0), born_a_ttl_ago(rds, redis_prefix, 2)
+    a = RedisPoolState(redis_url, options=opts, monotonic=monotonic, clock=clock)
     pol = PoolPolicy()
     leases = [a.acquire("p", [KeySpec("other")], pol).lease for _ in range(3)]
     assert a._slot.held() == 0
     try:
         for lease in leases:
             monotonic.t += 25.0             # past a third of the TTL: due for renewal
+            clock.t += 25.0
             if contact == "release":
                 a.release("p", "other", Outcome("ok"), pol, lease=lease)
             else:
@@ -514,3 +521,120 @@ def test_a_slot_claimed_after_an_empty_restart_gives_its_share_once_every_old_cl
         own_redis.start()
         for be in (a, c):
             be.close()
+
+
+def test_a_slot_taken_back_after_its_claim_lapsed_gives_the_floor_share_after_an_empty_restart(
+        own_redis: RedisServer, redis_prefix: str) -> None:
+    """``a`` held 0, then went idle past the TTL: its claim lapsed, and ``d``, started since,
+    took the free 0. Redis restarts empty; ``a`` asks first and takes "its" 0 back (the index it
+    held before), while ``d``, its renewal not yet due, asks nothing before Redis goes away. A
+    slot taken back is exempt from the floor share, but this one was d's for a minute: both
+    served slot 0's larger share, 3 + 3 of a key of 5. Only a claim still current when Redis
+    lost it is a worker's own to take back; ``a`` takes the floor share, 2 + 3."""
+    opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2, reconnect_interval_s=60.0)
+    rds = redis.Redis.from_url(own_redis.url, decode_responses=True)
+    clock = born_a_ttl_ago(rds, redis_prefix, 2)
+    idle, busy = FakeClock(100.0), FakeClock(100.0)
+    a = RedisPoolState(own_redis.url, monotonic=idle, options=opts, clock=clock)
+    pol = PoolPolicy(window_s=10.0)
+    assert a.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    assert a._slot.index == 0
+    idle.t += opts.slot_ttl_s + 1                      # a idle past the TTL: lapsed here...
+    clock.t += opts.slot_ttl_s + 1
+    rds.delete(slot_keys(redis_prefix, 2)[0])          # ...and in Redis (its PX, a minute real)
+    d = RedisPoolState(own_redis.url, monotonic=busy, options=opts, clock=clock)
+    assert d.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    assert d._slot.index == 0 and d._slot.share(5) == 3
+    own_redis.restart()                                # empty: every slot lost
+    assert a.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    assert a._slot.index == 0
+    own_redis.stop()
+    try:
+        assert _sent_while_redis_is_away(a=a, d=d, pol=pol) == {"a": 2, "d": 3}
+    finally:
+        own_redis.start()
+        for be in (a, d):
+            be.close()
+        rds.close()
+
+
+
+def _a_back_on_the_slot_c_took(server: RedisServer, prefix: str, *, saved: Callable[[], None],
+                               back: Callable[[], None]) -> dict[str, int]:
+    """``a`` and ``b`` hold 0 and 1 (``saved()`` runs then); Redis restarts empty; ``b`` claims
+    (the birth) and ``c`` takes the free 0 45 s later (the floor share until 60 s). ``back()``
+    (5 s on) brings Redis back some other way before c's renewal is due, and ``a``, silent since
+    before the empty restart, asks again and holds 0. What ``a`` and ``c`` send of a key of 5
+    once Redis goes away at 62 s, c's floor over, its claim still held, its renewal not due."""
+    opts = RedisPoolOptions(key_prefix=prefix, workers=2, reconnect_interval_s=60.0)
+    rds = redis.Redis.from_url(server.url, decode_responses=True)
+    clock = born_a_ttl_ago(rds, prefix, 2)
+    rds.close()
+    monos = [FakeClock(100.0) for _ in range(3)]
+    a, b, c = (RedisPoolState(server.url, monotonic=m, options=opts, clock=clock) for m in monos)
+
+    def later(seconds: float) -> None:
+        for m in (*monos, clock):
+            m.t += seconds
+
+    pol = PoolPolicy(window_s=10.0)
+    try:
+        for be in (a, b):
+            assert be.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+        assert (a._slot.index, b._slot.index) == (0, 1)
+        saved()
+        server.restart()                               # empty: every slot lost
+        assert b.acquire("p", [KeySpec("other")], pol).fingerprint == "other"   # the birth
+        later(45.0)
+        assert c.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+        assert c._slot.index == 0 and c._slot.share(5) == 2
+        later(5.0)
+        back()
+        later(2.0)
+        assert a.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+        assert a._slot.index == 0
+        later(10.0)
+        assert c._slot.share(5) == 3                   # a TTL after the empty restart
+        server.stop()
+        try:
+            return _sent_while_redis_is_away(a=a, c=c, pol=pol)
+        finally:
+            server.start()
+    finally:
+        for be in (a, b, c):
+            be.close()
+
+
+def test_a_slot_taken_back_after_a_second_empty_restart_gives_the_floor_share(
+        own_redis: RedisServer, redis_prefix: str) -> None:
+    """Redis restarts empty twice within a TTL (a crash loop). After the second, ``a`` takes
+    "its" 0 back, its own claim not yet lapsed here, while ``c``, which took 0 in between,
+    still believes it past its floor: 3 + 3 of a key of 5. A take-back is a claim like any
+    other within a TTL of the birth: 2 + 3."""
+    sent = _a_back_on_the_slot_c_took(own_redis, redis_prefix, saved=lambda: None,
+                                      back=own_redis.restart)
+    assert sent == {"a": 2, "c": 3}
+
+
+def test_a_claim_restored_from_an_older_snapshot_gives_the_floor_share(
+        own_redis: RedisServer, redis_prefix: str) -> None:
+    """After the empty restart, Redis restarts from a snapshot taken before it, which still
+    holds ``a``'s claim on 0: ``a`` renews it (found under its id) while ``c``, which took 0
+    in the empty run, still believes it past its floor: 3 + 3 of a key of 5. A renewal within
+    a TTL of a birth (the restore is one) may be of a claim from before it: 2 + 3."""
+    dump, kept = Path(own_redis.workdir) / "dump.rdb", Path(own_redis.workdir) / "kept.rdb"
+
+    def save() -> None:
+        rds = redis.Redis.from_url(own_redis.url)
+        rds.save()
+        rds.close()
+        dump.rename(kept)
+
+    def restore() -> None:
+        own_redis.stop()
+        kept.replace(dump)
+        own_redis.start()
+        dump.unlink()                                  # loaded: the later restarts are empty
+
+    assert _a_back_on_the_slot_c_took(own_redis, redis_prefix, saved=save,
+                                      back=restore) == {"a": 2, "c": 3}
