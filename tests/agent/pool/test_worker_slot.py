@@ -61,6 +61,19 @@ def _sent_while_redis_is_away(pol: PoolPolicy, **workers: RedisPoolState) -> dic
     return sent
 
 
+def _sent_in_an_outage(own_redis: RedisServer, pol: PoolPolicy, also: tuple[RedisPoolState, ...] = (),
+                       **workers: RedisPoolState) -> dict[str, int]:
+    """:func:`_sent_while_redis_is_away` with Redis stopped for it and started again after;
+    every worker (and ``also``) closed whatever the count."""
+    own_redis.stop()
+    try:
+        return _sent_while_redis_is_away(pol, **workers)
+    finally:
+        own_redis.start()
+        for be in (*workers.values(), *also):
+            be.close()
+
+
 def test_a_claim_is_renewed_a_third_of_its_ttl_apart_and_lapses_locally_at_its_ttl(
         rds: redis.Redis, redis_prefix: str) -> None:
     clock = FakeClock(100.0)
@@ -229,13 +242,7 @@ def test_a_worker_that_sees_redis_restarted_empty_claims_its_slot_again_at_once(
     c = worker()                                       # b's process replaced
     assert c.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
     assert (a._slot.index, c._slot.index) == (0, 1)
-    own_redis.stop()
-    try:
-        assert _sent_while_redis_is_away(a=a, c=c, pol=pol) == {"a": 2, "c": 2}
-    finally:
-        own_redis.start()
-        for be in (a, b, c):
-            be.close()
+    assert _sent_in_an_outage(own_redis, pol, also=(b,), a=a, c=c) == {"a": 2, "c": 2}
 
 
 def test_close_gives_the_worker_s_slot_back(rds: redis.Redis, redis_url: str,
@@ -346,13 +353,7 @@ def test_a_worker_whose_first_contact_after_redis_restarted_empty_is_not_an_acqu
     else:
         a.snapshot("p", [KeySpec("other")], pol)
     assert not a.degraded
-    own_redis.stop()
-    try:
-        assert _sent_while_redis_is_away(a=a, c=c, pol=pol) == {"a": 2, "c": 2}
-    finally:
-        own_redis.start()
-        for be in (a, b, c):
-            be.close()
+    assert _sent_in_an_outage(own_redis, pol, also=(b,), a=a, c=c) == {"a": 2, "c": 2}
 
 
 @pytest.mark.parametrize("contact", ["release", "snapshot"])
@@ -421,14 +422,8 @@ def test_a_worker_whose_due_renewal_finds_redis_away_takes_the_floor_share(
     c = RedisPoolState(own_redis.url, monotonic=busy, options=opts, clock=clock)
     assert c.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
     assert c._slot.index == 0
-    own_redis.stop()
     idle.t += 25.0                                     # a third of the TTL: a's renewal is due
-    try:
-        assert _sent_while_redis_is_away(a=a, c=c, pol=pol) == {"a": 2, "c": 2}
-    finally:
-        own_redis.start()
-        for be in (a, b, c):
-            be.close()
+    assert _sent_in_an_outage(own_redis, pol, also=(b,), a=a, c=c) == {"a": 2, "c": 2}
 
 
 def _forked_viewer(be: RedisPoolState, out: Any) -> None:
@@ -485,13 +480,7 @@ def test_a_slot_claimed_after_an_empty_restart_gives_the_floor_share_while_anoth
     c = worker()                                       # b's process replaced
     assert c.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
     assert c._slot.index == 0
-    own_redis.stop()
-    try:
-        assert _sent_while_redis_is_away(a=a, c=c, pol=pol) == {"a": 3, "c": 2}
-    finally:
-        own_redis.start()
-        for be in (a, b, c):
-            be.close()
+    assert _sent_in_an_outage(own_redis, pol, also=(b,), a=a, c=c) == {"a": 3, "c": 2}
 
 
 def test_a_slot_claimed_after_an_empty_restart_gives_its_share_once_every_old_claim_has_lapsed(
@@ -514,13 +503,7 @@ def test_a_slot_claimed_after_an_empty_restart_gives_its_share_once_every_old_cl
         busy.t += 21.0
         idle.t += 21.0
         assert c.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
-    own_redis.stop()
-    try:
-        assert _sent_while_redis_is_away(a=a, c=c, pol=pol) == {"a": 2, "c": 3}
-    finally:
-        own_redis.start()
-        for be in (a, c):
-            be.close()
+    assert _sent_in_an_outage(own_redis, pol, a=a, c=c) == {"a": 2, "c": 3}
 
 
 def test_a_slot_taken_back_after_its_claim_lapsed_gives_the_floor_share_after_an_empty_restart(
@@ -548,14 +531,8 @@ def test_a_slot_taken_back_after_its_claim_lapsed_gives_the_floor_share_after_an
     own_redis.restart()                                # empty: every slot lost
     assert a.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
     assert a._slot.index == 0
-    own_redis.stop()
-    try:
-        assert _sent_while_redis_is_away(a=a, d=d, pol=pol) == {"a": 2, "d": 3}
-    finally:
-        own_redis.start()
-        for be in (a, d):
-            be.close()
-        rds.close()
+    assert _sent_in_an_outage(own_redis, pol, a=a, d=d) == {"a": 2, "d": 3}
+    rds.close()
 
 
 
