@@ -408,6 +408,8 @@ class OpenAIProvider(SDKProvider):
             # played twice, a retried upstream's answer joined on) is not part of it
             return
         for choice in chunk.choices or ():
+            if getattr(choice, "index", None) not in (0, None):
+                continue   # a choice never asked for (no ``n``): neither its text nor its end
             if choice.delta is not None:
                 content = _content_text(choice.delta.content)
                 refusal = None if content else getattr(choice.delta, "refusal", None)
