@@ -370,11 +370,10 @@ class SDKProvider:
         return min(options.timeout_s, self.timeout_s)
 
     def _stream_timeout(self, options: CallOptions) -> httpx2.Timeout:
-        """A stream's socket may stay silent only for the idle timeout (the whole-response budget
-        is enforced by :func:`bounded`)."""
-        total = self._timeout(options)
-        idle = options.idle_timeout_s
-        return httpx2.Timeout(total, read=min(total, idle) if idle else total)
+        """A stream's first byte is waited for as long as the attempt's timeout; once its answer
+        has begun, its socket may stay silent only for the idle timeout (set then by
+        :func:`bounded`'s transport; the whole-response budget is enforced there too)."""
+        return httpx2.Timeout(self._timeout(options))
 
     def _bounded(self, options: CallOptions, *, stream: bool = False,
                  answered: Answered | None = None) -> bounded:
