@@ -36,7 +36,7 @@ from hermes_core.providers.lessons import RefusalMemory
 from hermes_core.providers.observed import bill
 from hermes_core.providers.refused import bad_request
 from hermes_core.providers.unreported import block_texts, messages_usage
-from hermes_core.request_ids import naming
+from hermes_core.request_ids import naming, shown_id
 from hermes_core.tokens import DEFAULT_ENCODING, count_tokens
 from hermes_core.types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
 
@@ -572,7 +572,7 @@ class _StreamState:
                 "the answer is incomplete", provider=provider, partial_text="".join(self.text)))
         return Delta(usage=self.so_far() or self.usage, finish_reason=self.finish,
                      paused=self.paused(), container=self.container, model=self.model,
-                     request_id=self.stated_id or self.id)
+                     request_id=shown_id(self.stated_id or self.id))
 
 
 class AnthropicProvider(SDKProvider):

@@ -36,7 +36,7 @@ from hermes_core.providers.refused import (
     status_and_body,
 )
 from hermes_core.providers.unreported import counted_usage
-from hermes_core.request_ids import naming
+from hermes_core.request_ids import naming, shown_id
 from hermes_core.types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
 
 OFFICIAL_HOST = "api.openai.com"
@@ -457,7 +457,7 @@ class OpenAIProvider(SDKProvider):
         yield Delta(usage=billed(),
                     finish_reason="refusal" if state.get("refused") else state.get("finish"),
                     model=state.get("model"),
-                    request_id=state.get("request_id") or state.get("id"))
+                    request_id=shown_id(state.get("request_id") or state.get("id")))
 
     def _billed(self, payload: Callable[[], dict[str, Any]], model: str,
                 tools: _ToolCallAssembler, state: dict[str, Any],
