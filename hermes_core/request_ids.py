@@ -39,7 +39,14 @@ def stated_request_id(headers: Mapping[str, str | Sequence[str]] | None
 def _one_line(text: str) -> str:
     """One line of printable text, cut to :data:`MAX_ID_CHARS`: an id is shown inside an
     error's one-line message."""
-    return "".join(c for c in text if c.isprintable())[:MAX_ID_CHARS]
+    return printable(text)[:MAX_ID_CHARS]
+
+
+def printable(text: str) -> str:
+    """``text`` without what is not printed as itself: line breaks, tabs, terminal escapes
+    (ESC, the one-byte CSI), bidi overrides. A server's words (a request id, a page's title)
+    shown in an error must not clear the screen it is printed on, nor reverse what follows."""
+    return "".join(c for c in text if c.isprintable())
 
 
 def shown_id(stated: str | None, secrets: Iterable[str] = ()) -> str | None:
