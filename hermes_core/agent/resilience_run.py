@@ -330,9 +330,9 @@ class _Run:
             stated = rate_limit_info(heard.headers) if heard is not None else None
             self.loop.pool.success(step.lease, stated)
         # the answer's request id, as a failed attempt's error names its own (see request_ids)
-        stated = stated_request_id(heard.headers) if heard is not None else None
-        shown = shown_id(stated[1], [step.credential.secret] if step.credential else []) \
-            if stated else None
+        said = stated_request_id(heard.headers) if heard is not None else None
+        shown = shown_id(said[1], [step.credential.secret] if step.credential else []) \
+            if said else None
         self.record(step.candidate, step.credential, "ok", started, "done", request_id=shown)
 
     def free(self, step: Step) -> None:
