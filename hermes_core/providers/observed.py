@@ -29,8 +29,9 @@ from hermes_core.types import Usage
 
 @dataclass
 class Heard:
-    """The rate-limit and request-id headers of the last response received inside :func:`capture`, and what the
-    stream begun there has been billed so far (None: nothing known, or no stream)."""
+    """The rate-limit and request-id headers of the last response received inside
+    :func:`capture`, and what the stream begun there has been billed so far (None: nothing
+    known, or no stream)."""
 
     headers: dict[str, str] = field(default_factory=dict)
     billed: Callable[[], Usage | None] | None = None
@@ -73,8 +74,8 @@ _ID_KEYS = frozenset(name.encode() for name in REQUEST_ID_HEADERS)
 
 def note(headers: httpx2.Headers) -> None:
     """Called by the transports for every response: keeps its rate-limit and request-id headers
-    (lower-cased) when a :func:`capture` block is listening, else does nothing. Reads the raw bytes and decodes
-    only the few that match: ``Headers.items()`` decodes every header (and first tries every one
+    (lower-cased) when a :func:`capture` block is listening, else does nothing. Reads the raw
+    bytes and decodes only the few that match: ``Headers.items()`` decodes every header (and first tries every one
     of them to pick an encoding), a cost paid on every answer."""
     heard = _HEARD.get()
     if heard is None:
