@@ -75,8 +75,8 @@ _ID_KEYS = frozenset(name.encode() for name in REQUEST_ID_HEADERS)
 def note(headers: httpx2.Headers) -> None:
     """Called by the transports for every response: keeps its rate-limit and request-id headers
     (lower-cased) when a :func:`capture` block is listening, else does nothing. Reads the raw
-    bytes and decodes only the few that match: ``Headers.items()`` decodes every header (and first tries every one
-    of them to pick an encoding), a cost paid on every answer."""
+    bytes and decodes only the few that match: ``Headers.items()`` decodes every header (and
+    first tries every one of them to pick an encoding), a cost paid on every answer."""
     heard = _HEARD.get()
     if heard is None:
         return
