@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_core.error_echo import own_words
 from hermes_core.redact import clip, redact, redact_cut, redact_data, redact_headers
-from hermes_core.request_ids import stated_request_id
+from hermes_core.request_ids import printable, stated_request_id
 
 if TYPE_CHECKING:
     from hermes_core.types import Usage
@@ -724,7 +724,7 @@ def page_text(text: str) -> str | None:
         page.close()
     except Exception:   # html.parser is lenient; a page it cannot read is still not a message
         return ""
-    return " ".join(" ".join(page.title).split()) or " ".join(" ".join(page.text).split())
+    return printable(" ".join(" ".join(page.title).split()) or " ".join(" ".join(page.text).split()))
 
 
 def _error_fields(body: Any) -> tuple[str, str, str, bool]:

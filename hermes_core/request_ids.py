@@ -39,7 +39,24 @@ def stated_request_id(headers: Mapping[str, str | Sequence[str]] | None
 def _one_line(text: str) -> str:
     """One line of printable text, cut to :data:`MAX_ID_CHARS`: an id is shown inside an
     error's one-line message."""
-    return "".join(c for c in text if c.isprintable())[:MAX_ID_CHARS]
+    return printable(text)[:MAX_ID_CHARS]
+
+
+def printable(text: str) -> str:
+    """``text`` without what is not printed as itself: line breaks, tabs, terminal escapes
+    (ESC, the one-byte CSI), bidi overrides. A server's words (a request id, a page's title)
+    shown in an error must not clear the screen it is printed on, nor reverse what follows."""
+    return "".join(c for c in text if c.isprintable())
+
+
+def shown_id(stated: str | None, secrets: Iterable[str] = ()) -> str | None:
+    """The request id a response stated, as it is shown and kept: scrubbed of ``secrets`` and
+    every registered one (a proxy may echo the key into it), one printable line, cut to
+    :data:`MAX_ID_CHARS`; None when blank. An answered request's id is printed
+    (``Reply.request_ids``) and quoted in tickets as a failed one's is."""
+    if not stated or not stated.strip():
+        return None
+    return _one_line(redact(stated.strip(), secrets)) or None
 
 
 def naming(error: ProviderError, header: str, stated: str | None,
@@ -49,8 +66,7 @@ def naming(error: ProviderError, header: str, stated: str | None,
     gone silent, a malformed event): the error is built from no answer of its own, but the
     provider answered that request all the same. The id is scrubbed of ``secrets`` and every
     registered one (a proxy may echo the key into it), then cut."""
-    if error.request_id is None and stated and stated.strip():
-        shown = _one_line(redact(stated.strip(), secrets))
+    if error.request_id is None and (shown := shown_id(stated, secrets)):
         error.request_id = shown
         if error.args and isinstance(error.args[0], str):
             error.args = (f"{error.args[0]} ({header} {shown})", *error.args[1:])

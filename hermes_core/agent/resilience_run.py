@@ -40,6 +40,7 @@ from hermes_core.errors import (
 )
 from hermes_core.providers.base import CallOptions, requires_key
 from hermes_core.providers.observed import Heard
+from hermes_core.request_ids import shown_id, stated_request_id
 from hermes_core.types import Candidate, Credential, Prompt, RouteDecision, Usage
 
 if TYPE_CHECKING:
@@ -138,11 +139,12 @@ class _Run:
 
     def record(self, cand: Candidate, cred: Credential | None, status: str, started: float | None,
                decision: str, *, retry_after: float | None = None,
-               error: BaseException | None = None, billed: Usage | None = None) -> None:
+               error: BaseException | None = None, billed: Usage | None = None,
+               request_id: str | None = None) -> None:
         latency = (self.loop.clock() - started) * 1000.0 if started is not None else 0.0
         a = Attempt(cand.provider, cand.model, cred.fingerprint if cred else None, status,
                     latency, retry_after, decision, type(error).__name__ if error else None,
-                    billed, getattr(error, "request_id", None))
+                    billed, request_id or getattr(error, "request_id", None))
         self.attempts.append(a)
         if error is not None:
             self.last_by_provider[cand.provider] = error
@@ -330,7 +332,11 @@ class _Run:
         if step.lease is not None:
             stated = rate_limit_info(heard.headers) if heard is not None else None
             self.loop.pool.success(step.lease, stated)
-        self.record(step.candidate, step.credential, "ok", started, "done")
+        # the answer's request id, as a failed attempt's error names its own (see request_ids)
+        said = stated_request_id(heard.headers) if heard is not None else None
+        shown = shown_id(said[1], [step.credential.secret] if step.credential else []) \
+            if said else None
+        self.record(step.candidate, step.credential, "ok", started, "done", request_id=shown)
 
     def free(self, step: Step) -> None:
         """Release the step's key, untouched by its outcome (an abort's)."""

@@ -43,7 +43,7 @@ from hermes_core.providers.lessons import RefusalMemory
 from hermes_core.providers.observed import bill
 from hermes_core.providers.steps import Steps, arun, run
 from hermes_core.redact import redact, redact_data, url_passwords
-from hermes_core.request_ids import naming, stated_request_id
+from hermes_core.request_ids import naming, shown_id, stated_request_id
 from hermes_core.types import Completion, Credential, Delta, Prompt, Usage
 
 # An error event inside a 200 stream has no status of its own; its error type says what happened.
@@ -370,11 +370,10 @@ class SDKProvider:
         return min(options.timeout_s, self.timeout_s)
 
     def _stream_timeout(self, options: CallOptions) -> httpx2.Timeout:
-        """A stream's socket may stay silent only for the idle timeout (the whole-response budget
-        is enforced by :func:`bounded`)."""
-        total = self._timeout(options)
-        idle = options.idle_timeout_s
-        return httpx2.Timeout(total, read=min(total, idle) if idle else total)
+        """A stream's first byte is waited for as long as the attempt's timeout; once its answer
+        has begun, its socket may stay silent only for the idle timeout (set then by
+        :func:`bounded`'s transport; the whole-response budget is enforced there too)."""
+        return httpx2.Timeout(self._timeout(options))
 
     def _bounded(self, options: CallOptions, *, stream: bool = False,
                  answered: Answered | None = None) -> bounded:
@@ -593,7 +592,7 @@ class SDKProvider:
         SDKs read a whole answer's ``_request_id``: what a provider's support asks for."""
         response = getattr(stream, "response", None)
         stated = response.headers.get(self.request_id_header) if response is not None else None
-        return stated or None
+        return shown_id(stated)
 
     def _whole_in_stream(self, stream: Any, prompt: Prompt, model: str,
                          options: CallOptions) -> Completion | None:
@@ -611,7 +610,7 @@ class SDKProvider:
             return None
         done = self._read(self._whole_type().construct(**body), model,
                           structured=bool(options.response_format))
-        if stated := self._stated_id(stream):
+        if (stated := self._stated_id(stream) or shown_id(done.request_id)) != done.request_id:
             done = replace(done, request_id=stated)
         return done if done.usage.reported else self._metered(
             done, self._stream_payload(prompt, model, options))
@@ -677,8 +676,10 @@ class SDKProvider:
                 error = malformed_event(self.name, e, "body")
                 error.usage = billed()
                 raise error from None
-            return self._answer(resp, budget.answered.headers, credential, payload, model,
+            done = self._answer(resp, budget.answered.headers, credential, payload, model,
                                 billed, structured=bool(options.response_format))
+            shown = shown_id(done.request_id, [credential.secret] if credential else [])
+            return done if shown == done.request_id else replace(done, request_id=shown)
         raise AssertionError("unreachable: the second pass returns or raises")
 
     def complete(self, prompt: Prompt, model: str, credential: Credential | None,

@@ -36,7 +36,8 @@ from hermes_core.providers.lessons import RefusalMemory
 from hermes_core.providers.observed import bill
 from hermes_core.providers.refused import bad_request
 from hermes_core.providers.unreported import block_texts, messages_usage
-from hermes_core.request_ids import naming
+from hermes_core.request_ids import naming, shown_id
+from hermes_core.tokens import DEFAULT_ENCODING, count_tokens
 from hermes_core.types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
 
 log = logging.getLogger(__name__)
@@ -308,6 +309,8 @@ class _StreamState:
         self.before = before   # what the request was billed before message_start
         self.usage = Usage()
         self.unreadable = False   # a usage report held a count that is no count
+        # a message_delta stated the output count: message_start's (1) is a placeholder
+        self.output_stated = False
         self.finish: str | None = None
         self.tools: dict[int, dict[str, str]] = {}
         self.thinking: dict[int, dict[str, str]] = {}
@@ -446,6 +449,7 @@ class _StreamState:
         if self.unreadable:
             self.usage = Usage(reported=False)
             return
+        self.output_stated = self.output_stated or bool(token_count(du, "output_tokens"))
         read[1] = read[1] or u.output_tokens
         self.usage = _reported(read)
 
@@ -526,12 +530,26 @@ class _StreamState:
         else None."""
         if not self.started:
             return self.before() if self.before is not None else None
-        if self.usage.reported or self.counted is None:
-            return self.usage if self.usage.reported else None
+        if self.usage.reported:
+            return self.usage if self.output_stated else self._output_counted()
+        return None if self.counted is None else self.counted(self._arrived())
+
+    def _arrived(self) -> list[str]:
+        """The text of what arrived: each block's text and thinking, each tool's name and input."""
         self._joined()
-        arrived = [*block_texts([self.blocks[i] for i in sorted(self.blocks)]),
-                   *map("".join, self.inputs.values())]
-        return self.counted(arrived)
+        return [*block_texts([self.blocks[i] for i in sorted(self.blocks)]),
+                *map("".join, self.inputs.values())]
+
+    def _output_counted(self) -> Usage:
+        """The reported usage with the output counted from what arrived, when no message_delta
+        stated it (a compatible server's, or a stream cut before it): message_start's count is a
+        placeholder (1), kept as the bill of a reply of any length. Counted in ``o200k_base``
+        (Anthropic's tokenizer is not public: an estimate, a floor), never below the stated one."""
+        output = sum(count_tokens(piece, DEFAULT_ENCODING) for piece in self._arrived())
+        if output <= self.usage.output_tokens:
+            return self.usage
+        return replace(self.usage, output_tokens=output, reported=False, counted=True,
+                       estimated_tokens=output)
 
     def billed(self, error: ProviderError) -> ProviderError:
         """``error`` carrying the usage message_start reported (the attempt was billed), and
@@ -554,7 +572,7 @@ class _StreamState:
                 "the answer is incomplete", provider=provider, partial_text="".join(self.text)))
         return Delta(usage=self.so_far() or self.usage, finish_reason=self.finish,
                      paused=self.paused(), container=self.container, model=self.model,
-                     request_id=self.stated_id or self.id)
+                     request_id=shown_id(self.stated_id or self.id))
 
 
 class AnthropicProvider(SDKProvider):

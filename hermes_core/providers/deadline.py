@@ -69,6 +69,18 @@ def _no_first_byte(request: httpx2.Request, e: httpx2.ReadTimeout) -> httpx2.Rea
     return ServerSilent(f"no first byte for {read:g}s after the request was sent", request=request)
 
 
+def _idle_from_now(request: httpx2.Request, budget: Budget) -> None:
+    """A streamed request's socket may stay silent for the idle timeout from its answer's start
+    on, not before: the wait for the first byte (a reasoning model thinking, a long prompt's
+    prefill) is held to the request's own timeout, as the same request asked whole is, and was
+    cut at the idle timeout (30 s by default). The client reads the body's read timeout from
+    the request when the body is first read, after this."""
+    timeouts = request.extensions.get("timeout")
+    if budget.idle_s is not None and isinstance(timeouts, dict):
+        read = timeouts.get("read")
+        timeouts["read"] = budget.idle_s if read is None else min(read, budget.idle_s)
+
+
 class Answered:
     """The headers of the last response received under a :class:`bounded` block (kept by
     reference, not decoded): a 200 whose body is an error is mapped with them, its Retry-After
@@ -291,8 +303,10 @@ def _handled(request: httpx2.Request, handle: Callable[[httpx2.Request], Any],
         raise
     _answered(response, budget)
     if budget is not None and isinstance(response.stream, stream_type):
+        _idle_from_now(request, budget)
         watch = Watch(budget, started, _is_sse(response, budget), _read_timeout(request),
                        response.headers.get("content-encoding", ""))
+        watch.last_content = budget.clock()   # the idle timeout runs from the answer's start
         if watch.decodes:   # sent as it came; the response's decoder is the watch's inflating
             # (httpx2 reads a response's decoder from ``_decoder`` when set: its only seam)
             response._decoder = _Inflating(watch)

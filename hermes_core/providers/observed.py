@@ -23,13 +23,15 @@ from dataclasses import dataclass, field
 
 import httpx2
 
+from hermes_core.request_ids import REQUEST_ID_HEADERS
 from hermes_core.types import Usage
 
 
 @dataclass
 class Heard:
-    """The rate-limit headers of the last response received inside :func:`capture`, and what the
-    stream begun there has been billed so far (None: nothing known, or no stream)."""
+    """The rate-limit and request-id headers of the last response received inside
+    :func:`capture`, and what the stream begun there has been billed so far (None: nothing
+    known, or no stream)."""
 
     headers: dict[str, str] = field(default_factory=dict)
     billed: Callable[[], Usage | None] | None = None
@@ -65,18 +67,23 @@ def bill(billed: Callable[[], Usage | None]) -> None:
         heard.billed = billed
 
 
+#: The headers a response states its request id in: kept too, the attempt that answered names
+#: it in its audit line as a failed one does.
+_ID_KEYS = frozenset(name.encode() for name in REQUEST_ID_HEADERS)
+
+
 def note(headers: httpx2.Headers) -> None:
-    """Called by the transports for every response: keeps its rate-limit headers (lower-cased)
-    when a :func:`capture` block is listening, else does nothing. Reads the raw bytes and decodes
-    only the few that match: ``Headers.items()`` decodes every header (and first tries every one
-    of them to pick an encoding), a cost paid on every answer."""
+    """Called by the transports for every response: keeps its rate-limit and request-id headers
+    (lower-cased) when a :func:`capture` block is listening, else does nothing. Reads the raw
+    bytes and decodes only the few that match: ``Headers.items()`` decodes every header (and
+    first tries every one of them to pick an encoding), a cost paid on every answer."""
     heard = _HEARD.get()
     if heard is None:
         return
     kept: dict[str, str] = {}
     for raw_key, raw_value in headers.raw:
         key = raw_key.lower()
-        if b"ratelimit" not in key:
+        if b"ratelimit" not in key and key not in _ID_KEYS:
             continue
         name, value = key.decode("latin-1"), _text(raw_value)
         kept[name] = f"{kept[name]}, {value}" if name in kept else value

@@ -36,7 +36,7 @@ from hermes_core.providers.refused import (
     status_and_body,
 )
 from hermes_core.providers.unreported import counted_usage
-from hermes_core.request_ids import naming
+from hermes_core.request_ids import naming, shown_id
 from hermes_core.types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
 
 OFFICIAL_HOST = "api.openai.com"
@@ -408,6 +408,8 @@ class OpenAIProvider(SDKProvider):
             # played twice, a retried upstream's answer joined on) is not part of it
             return
         for choice in chunk.choices or ():
+            if getattr(choice, "index", None) not in (0, None):
+                continue   # a choice never asked for (no ``n``): neither its text nor its end
             if choice.delta is not None:
                 content = _content_text(choice.delta.content)
                 refusal = None if content else getattr(choice.delta, "refusal", None)
@@ -455,7 +457,7 @@ class OpenAIProvider(SDKProvider):
         yield Delta(usage=billed(),
                     finish_reason="refusal" if state.get("refused") else state.get("finish"),
                     model=state.get("model"),
-                    request_id=state.get("request_id") or state.get("id"))
+                    request_id=shown_id(state.get("request_id") or state.get("id")))
 
     def _billed(self, payload: Callable[[], dict[str, Any]], model: str,
                 tools: _ToolCallAssembler, state: dict[str, Any],

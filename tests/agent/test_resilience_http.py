@@ -437,3 +437,40 @@ def test_each_failed_attempt_names_the_provider_request_in_its_attempt_and_the_a
         "req_first500", "req_second500", "req_011Backup", "req_011Backup"]
     assert "(x-request-id req_second500)" in str(e.value)
     assert "(request-id req_011Backup)" in str(e.value)
+
+
+@pytest.mark.parametrize("mode", ["complete", "stream", "acomplete", "astream"])
+def test_the_attempt_that_answered_names_its_provider_request_too(
+        respx_mock, tmp_path: Path, mode: str) -> None:
+    """Every attempt's audit line names the provider request it made: the one that answered
+    had none (``provider_request_id: null``), though its reply, the one a bill is disputed
+    for, stated its id like the 500 before it. Scrubbed and cut as a failed one's is."""
+    import asyncio
+
+    audit = tmp_path / "audit.jsonl"
+    loop, router, _ = build(settings_for(audit=audit))
+    streamed = mode in ("stream", "astream")
+    body = (openai_chat_stream(("ok",)) if streamed
+            else json.dumps(openai_chat_completion("ok", model="gpt-4o")).encode())
+    labels = SSE_HEADERS if streamed else {"content-type": "application/json"}
+    respx_mock.post(PRIMARY_URL).mock(side_effect=[
+        httpx.Response(500, json=openai_error(500, "internal"),
+                       headers={"x-request-id": "req_first500"}),
+        httpx.Response(200, content=body, headers={**labels,
+                                                   "x-request-id": "req_ok\x1b[2J" + "9" * 200})])
+    decision = router.select("hi")
+    if mode == "complete":
+        loop.complete(PROMPT_HTTP, decision, OPTS)
+    elif mode == "stream":
+        list(loop.stream(PROMPT_HTTP, decision, OPTS))
+    elif mode == "acomplete":
+        asyncio.run(loop.acomplete(PROMPT_HTTP, decision, OPTS))
+    else:
+        async def drain() -> None:
+            async for _ in loop.astream(PROMPT_HTTP, decision, OPTS):
+                pass
+        asyncio.run(drain())
+    loop.audit.close()   # its writer thread writes every line queued
+    rows = [json.loads(line) for line in audit.read_text().splitlines()]
+    assert [(r["status"], r["provider_request_id"]) for r in rows] == [
+        ("500", "req_first500"), ("ok", "req_ok[2J" + "9" * 91)]

@@ -465,3 +465,24 @@ def test_overloaded_anthropic_stream_fails_over_before_first_token(failover_loop
     assert "".join(d.text for d in s) == "streamed backup"
     assert s.attempts[0].status == "529"
     assert s.attempts[-1].status == "ok"
+
+
+@pytest.mark.parametrize("delta_usage", [{}, {"input_tokens": 7}, {"output_tokens": 0}])
+def test_a_message_delta_without_an_output_count_counts_the_output_that_arrived(
+        respx_mock, delta_usage: dict[str, int]) -> None:
+    """message_start's output count is a placeholder (1): a compatible server whose
+    message_delta states no output count (or 0) had it kept as the bill, however long the
+    reply. The reply is counted from its text instead, the count marked an estimate; the
+    input stays the provider's."""
+    from hermes_core.tokens import DEFAULT_ENCODING, count_tokens
+
+    text = "The quick brown fox jumps over the lazy dog, twice over, for the record."
+    body = _stream(delta_usage).replace(b'"text": "hi"', json.dumps({"text": text})[1:-1].encode())
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, content=body, headers=SSE_HEADERS))
+    deltas = list(AnthropicProvider().stream(PROMPT, "claude", CRED, OPTS))
+    assert "".join(d.text for d in deltas) == text
+    counted = count_tokens(text, DEFAULT_ENCODING)
+    assert counted > 10
+    assert deltas[-1].usage == Usage(input_tokens=7, output_tokens=counted, reported=False,
+                                     counted=True, estimated_tokens=counted)

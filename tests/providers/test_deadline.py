@@ -684,3 +684,31 @@ def test_a_compressed_error_answer_keeps_its_encoding_headers_and_no_secret(
     assert e.headers["content-length"] == str(len(body))
     assert e.retry_after == 7
     assert SECRET not in repr(e.headers) and SECRET not in str(e)
+
+
+@pytest.mark.parametrize("mode", ["complete", "stream", "astream"])
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_stream_s_first_byte_is_held_to_the_request_s_timeout_not_the_idle_one(
+        kind: str, mode: str) -> None:
+    """A reasoning model or a long prefill is silent before its first byte: streamed, that wait
+    was cut at the idle timeout (0.4 s) although the request's own timeout (3 s) is what the
+    same request asked whole is held to. The idle timeout is for gaps once the stream began."""
+    from hermes_core.testing.server import KeyBehaviour, MockLLMServer
+    from hermes_core.types import Credential
+
+    with MockLLMServer() as srv:
+        srv.set_key(SILENT_KEY, KeyBehaviour(latency_s=1.0))
+        provider = (OpenAIProvider("custom", endpoint=srv.url + "/v1") if kind == "openai"
+                    else AnthropicProvider("custom", endpoint=srv.url))
+        opts = CallOptions(max_tokens=16, timeout_s=3.0, idle_timeout_s=0.4)
+        cred = Credential("custom", SILENT_KEY)
+        if mode == "complete":
+            text = str(provider.complete(LOOP_PROMPT, "m1", cred, opts).text)
+        elif mode == "stream":
+            text = "".join(d.text for d in provider.stream(LOOP_PROMPT, "m1", cred, opts))
+        else:
+            async def drain() -> str:
+                return "".join([d.text async for d in provider.astream(LOOP_PROMPT, "m1", cred,
+                                                                       opts)])
+            text = asyncio.run(drain())
+    assert text

@@ -537,3 +537,32 @@ async def test_an_openai_200_with_no_message_is_a_server_error_not_an_empty_answ
         OpenAIProvider().complete(PROMPT_BODY, "m", cred, OPTS_BODY)
     with pytest.raises(ServerError):
         await OpenAIProvider().acomplete(PROMPT_BODY, "m", cred, OPTS_BODY)
+
+
+def _two_choice_stream() -> bytes:
+    """Choice 0 says "Hello world"; a server (or proxy) that answers ``n`` it was never asked
+    for interleaves choice 1's "Bonjour", and ends choice 1 before choice 0 has finished."""
+    base = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
+
+    def chunk(index: int, delta: dict[str, Any], finish: str | None = None) -> tuple[None, Any]:
+        return None, {**base, "choices": [{"index": index, "delta": delta,
+                                           "finish_reason": finish}]}
+    return _sse([chunk(0, {"role": "assistant", "content": ""}), chunk(0, {"content": "Hello"}),
+                 chunk(1, {"content": "Bonjour"}), chunk(1, {}, "stop"),
+                 chunk(0, {"content": " world"}), chunk(0, {}, "stop"),
+                 (None, {**base, "choices": [], "usage": {"prompt_tokens": 5,
+                                                          "completion_tokens": 4,
+                                                          "total_tokens": 9}}),
+                 (None, "[DONE]")])
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_stream_s_other_choices_are_not_joined_into_the_reply(
+        respx_mock, stream_deltas, use_async: bool) -> None:
+    """The request asks one choice (no ``n``): a chunk for another index is no part of it."""
+    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
+        200, content=_two_choice_stream(), headers=SSE_HEADERS))
+    deltas = stream_deltas(OpenAIProvider(), OPENAI_PROMPT, "gpt-4o", CRED, OPENAI_OPTS,
+                           use_async=use_async)
+    assert "".join(d.text for d in deltas) == "Hello world"
+    assert deltas[-1].finish_reason == "stop"

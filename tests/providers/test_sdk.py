@@ -480,3 +480,32 @@ def test_a_stream_cut_after_its_headers_names_the_request_it_answered(
         stream_deltas(provider, PROMPT, model, cred, OPTS, use_async=mode == "astream")
     assert info.value.request_id == "req_cut42"
     assert str(info.value).endswith(f"({header} req_cut42)")
+
+
+#: Ids an answered request's header may state that are no id to print: the key echoed by a
+#: proxy, a page's worth of junk, terminal escapes (ESC and the one-byte CSI ``\x9b``) and a
+#: next-line control (``\x85``) in the latin-1 a header is read in.
+ODD_IDS = {"key": (f"req-{SECRET}", "req-"), "long": ("req_" + "A" * 10_000, "req_" + "A" * 96),
+           "escapes": ("req_1\x1b[31mRED\x9b2J\x85\ttail", "req_1[31mRED2Jtail")}
+
+
+@pytest.mark.parametrize("odd", ODD_IDS)
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_an_answered_request_s_id_is_shown_as_a_failed_one_s_is(kind, stream, odd, respx_mock):
+    """A failed request's id was scrubbed, one line, cut to 100 characters; the id of the
+    request that answered (``Completion.request_id``, hence ``Reply.request_ids``) was the
+    header as it came: the key, 10 KB, terminal escapes."""
+    provider, cred, url, model = make(kind)
+    header = "x-request-id" if kind == "openai" else "request-id"
+    stated, shown = ODD_IDS[odd]
+    body = ((openai_chat_stream(("Hi",)) if kind == "openai" else anthropic_stream(("Hi",)))
+            if stream else json.dumps(ok_body(kind, "Hi")).encode())
+    labels = SSE_HEADERS if stream else {"content-type": "application/json"}
+    respx_mock.post(url).mock(return_value=httpx.Response(
+        200, content=body, headers={**labels, header: stated.encode("latin-1")}))
+    got = ([d.request_id for d in provider.stream(PROMPT, model, cred, OPTS) if d.request_id][-1]
+           if stream else provider.complete(PROMPT, model, cred, OPTS).request_id)
+    assert got is not None and got.startswith(shown) and len(got) <= 100, got
+    assert SECRET not in got and SECRET[-12:] not in got
+    assert all(c.isprintable() for c in got), got

@@ -564,3 +564,24 @@ def test_a_200_proxy_page_is_named_by_its_title(kind: str, mode: str, respx_mock
                                  "Sign in to Example Corp's network (an HTML page, not the "
                                  "API's error)")
     assert caught.value.usage is None   # a page is billed nothing
+
+
+@pytest.mark.parametrize("status", [200, 502])
+@pytest.mark.parametrize("mode", ["complete", "stream"])
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_page_title_s_escapes_and_overrides_are_not_shown(kind: str, mode: str, status: int,
+                                                           respx_mock) -> None:
+    """A page's title is the server's text: an entity-encoded (or raw) terminal escape in it
+    cleared the screen where the error was printed, a right-to-left override reversed what
+    followed. Shown as one printable line; the words stay."""
+    url, provider = url_and_provider(kind)
+    page = ("<html><head><title>Sign &lt;in&gt; &#27;[2J&#x9b;31m\x1b[1m to Corp "
+            "&#x202e;exe.gnp</title></head><body>x</body></html>")
+    respx_mock.post(url).mock(side_effect=lambda r: httpx.Response(
+        status, text=page, headers={"content-type": "text/html; charset=utf-8"}))
+    with pytest.raises(ServerError) as caught:
+        _call(provider, Credential(kind, SECRET_EMPTY), mode)
+    text = str(caught.value)
+    # html.parser drops ``&#27;`` and reads ``&#x9b;`` as windows-1252's "›", as browsers do
+    assert "Sign <in> [2J\u203a31m[1m to Corp exe.gnp" in text, text
+    assert all(c.isprintable() for c in text), repr(text)
