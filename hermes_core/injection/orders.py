@@ -186,7 +186,7 @@ _JA_RULES = r"(?:ルール|規則|規定|制限|制約|ガイドライン|ポリ
 # (not followed by a negation, a habit or a "should": "忘れがちな人", "捨てるべきではない"; nor by a
 # report of what was done: "忘れた", "忘れている")
 _JA_DISCARD = (r"(?:(?:無視|忘れ|捨て|破棄|放棄|解除)(?!ない|なく|ず|しない|しなく|せず|しては|することは|ては|がち|やす|るべき|"
-               r"られ|た|ている|ていた|てしま)|気にし(?:ないで|なくて|ないこと)|破(?:って(?:ください|下さい|も|。|、|\s|$)|れ)|"
+               r"られ|た|ている|ていた|てしま)|気にし(?:ないで|なくて|ないこと)|破(?:って(?:ください|下さい|。|、|\s|$)|れ)|"
                r"取り(?:払|除|去)(?:って|え))")
 _ZH_RULES = r"(?:规则|規則|规定|規定|限制|准则|準則|约束|約束|原则|原則|底线|底線|顾虑|顧慮|政策)"
 _ZH_THEIRS = r"(?:你的|您的|你|您|所有|一切|全部|任何|安全|道德|伦理|倫理)"
@@ -239,7 +239,7 @@ ZH: dict[str, tuple[re.Pattern[str], ...]] = {
         # the reader's own rules discarded, said with 把 before the verb or the verb before them:
         # "把安全规则抛在脑后", "丢掉所有道德准则" ("把旧的规则丢掉" or "放弃了旧的规则" name other rules)
         _p(_ZH_TOLD + r"(?:把|将|將|对|對)[^。\n]{0,4}?" + _ZH_THEIRS + r"[^。\n]{0,4}?" + _ZH_RULES
-           + r"(?:都|全都|全部|统统|統統|通通)?" + _ZH_DISCARD),
+           + r"(?:都|全都|全部|统统|統統|通通)?" + _ZH_DISCARD + r"(?!的)"),
         # (not a time clause: "丢掉所有限制后，优化问题变为…" is mathematics)
         _p(_ZH_TOLD + _ZH_DISCARD + r"(?:掉)?(?:" + _ZH_THEIRS + r"(?:的)?){1,3}" + _ZH_RULES
            + r"(?![^，,。\n]{0,4}?(?:之后|之後|以后|以後|后|後|时|時))"),
