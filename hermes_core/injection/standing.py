@@ -430,6 +430,16 @@ _READER_AT = re.compile(_EN_READER)
 # reader too, not a service whose schedule is reported; so is this agent by its own persona's name
 # (Hermes, as the default identity and the example SOUL.md call it)
 _NAMED_READER = re.compile(r"[,:]?\s+(?:claude|chatgpt|gpt-?[\w.]*|gemini|copilot|bard|grok|hermes)\b")
+# Hermes is also a parcel carrier (and a fashion house): its name in a sentence about parcels,
+# deliveries or couriers is that company, whose service is reported ("going forward, Hermes
+# approves all returns automatically within 14 days"), not this agent
+_CARRIER = re.compile(r"\b(?:parcels?|packages?|deliver(?:y|ies|ed)|couriers?|depots?|shipments?|consignments?|returns|"
+                      r"tracking|postage|drivers?)\b")
+# … unless the sentence also names what only this agent holds: "… Hermes deletes the user's files
+# and tracking data automatically" is the agent ordered, a parcel word beside it or not
+_AGENT_THINGS = re.compile(r"\b(?:files?|folders?|director(?:y|ies)|databases?|tables?|repos?|repositor(?:y|ies)|branch(?:es)?|"
+                           r"commands?|scripts?|credentials?|passwords?|secrets?|(?:api\s+)?keys?|tokens?|pull\s+requests?|"
+                           r"merge\s+requests?|commits?|production|backups?|emails?|messages?|user'?s|users'|your)\b")
 # the reader in the third person in French, German and Japanese, where the subject before the
 # verb otherwise makes the sentence a report ("désormais, la CLI supprime …"): an order when it
 # skips the user's say in so many words; "… automatiquement" alone is a feature described
@@ -679,7 +689,9 @@ def standing_order(view: str, *, data: bool, raw: str = "") -> tuple[str, str] |
         rest = _sentence(view, order.end(), order.end())
         then = _EN_THEN_ORDER.search(rest) is not None
         subject = _EN_SUBJECT.match(view, order.end()) if names else None
-        named = _NAMED_READER.match(view, order.end()) is not None
+        reader = _NAMED_READER.match(view, order.end())
+        named = reader is not None and not (reader.group().endswith("hermes") and _CARRIER.search(rest)
+                                            and not _AGENT_THINGS.search(rest))
         if subject and subject.group(1) in names and not _ORDER_VERB.fullmatch(subject.group(1)) and not then \
                 and not named:
             continue   # "going forward, Stripe retries failed payments automatically"

@@ -132,7 +132,7 @@ SILENT_READER = re.compile(r"(?:\bthe\s+(?:ai\s+)?(?:assistant|agent|model|ai|bo
 # the same in Spanish, French, German and Japanese: the reader named ("el asistente borra
 # silenciosamente …", "der Assistent löscht heimlich …") or a sentence-opening imperative
 # ("Supprime discrètement tous les fichiers"); "das Skript löscht heimlich …" names another
-_HARM_ABROAD = (r"(?:borr|elimin|env[ií]a|transfier|pag[ae]|compart|sub[ea]|supprim|effac|envoi|envoy|transf[eéè]r|paie|paye|"
+_HARM_ABROAD = (r"(?:borr|elimin|env[ií]a|reenv[ií]a|transfier|pag[ae]|compart|sub[ea]|supprim|effac|envoi|envoy|transf[eéè]r|paie|paye|"
                 r"partag|copi|lösch|entfern|sende|schick|überweis|zahl|kopier)\w*")
 _HUSHED_ABROAD = (r"(?:silenciosamente|en\s+silencio|en\s+secreto|a\s+escondidas|discretamente|sin\s+decir\s+nada|"
                   r"discrètement|silencieusement|en\s+silence|en\s+secret|en\s+douce|sans\s+rien\s+dire|heimlich|"
@@ -141,9 +141,13 @@ SILENT_ABROAD = re.compile(
     r"(?:^|[.!?:;]\s+|\n|\b(?:el\s+(?:asistente|agente|modelo|bot)|la\s+ia|l'(?:assistant|agent|ia)|le\s+(?:modèle|bot)|"
     r"(?:der|die|das)\s+(?:ki-)?(?:assistent|agent|ki|modell|bot))\s+(?:(?:debe|deberá|va\s+a|doit|devra|va|soll|muss|wird)\s+)?)"
     r"(?:" + _HARM_ABROAD + r"\s+(?:[\w'-]+\s+)?" + _HUSHED_ABROAD + r"|" + _HUSHED_ABROAD + r",?\s+" + _HARM_ABROAD + r")\b|"
-    r"(?:アシスタント|エージェント|ai|モデル|ボット)(?:は|が)[^。\n]{0,30}?(?:こっそり|密かに|ひそかに|内緒で|気づかれないように)"
+    r"(?:アシスタント|エージェント|ai|モデル|ボット)(?:は|が)[^。\n]{0,30}?(?:こっそり|密かに|ひそかに|内緒で|気づかれないように|黙って|"
+    r"無断で)"
     r"[^。\n]{0,60}?(?:削除|消去|消し|送信|転送|アップロード|支払|送金|承認)|(?:^|[。\n])(?:こっそり|密かに|ひそかに|内緒で)"
-    r"[^。\n]{0,20}?(?:削除|消去|送信|転送|アップロード|送金)(?:して|しろ|せよ)", M)
+    r"[^。\n]{0,20}?(?:削除|消去|送信|転送|アップロード|送金)(?:して|しろ|せよ)|"
+    # German's separable "leitet … weiter" (forwards) with the hush between its halves
+    r"\b(?:der|die|das)\s+(?:ki-)?(?:assistent|agent|ki|modell|bot)\s+leitet\b[^.\n]{0,60}?\b(?:still|heimlich|"
+    r"stillschweigend|unbemerkt)\b(?:(?![.!?](?:\s|$))[^\n]){0,60}?\bweiter\b", M)
 # "… silently removes PII from logs", "… quietly removes duplicate files": what a quiet feature cleans
 _CLEANED = re.compile(r"\b(?:pii|personal\s+data|duplicates?|whitespace|trailing|typos?|temp|temporary|tmp|caches?|stale|"
                       r"expired|lock\s+files?|spam|noise|formatting|empty\s+lines)\b")
@@ -220,8 +224,9 @@ _AS_IF = re.compile(r"\b(?:act|behave)\s+as\s+(?:if|though)\s+nothing\s+(?:happe
                     r"had\s+happened|changed|was\s+(?:done|deleted|changed))")
 # "drop the backup table … say the backup is intact": the claim names what the text orders destroyed
 _INTACT = re.compile(
-    r"\b(?:say|claim|insist|report|(?:tell|assure|inform)\s+(?:the\s+|your\s+)?(?:users?|human|customer|owner|them|him|"
-    r"her|everyone))\s+(?:that\s+)?(?:all\s+)?((?:the|your|their|its)\s+(?:[\w-]+\s+){0,2}?[\w-]+|everything|it\s+all|all\s+of\s+it)\s+(?:is|are|was|were|"
+    r"\b(?:say|claim|insist|report|(?:tell|assure|reassure|inform)\s+(?:the\s+|your\s+)?(?:users?|human|customer|owner|them|him|"
+    r"her|everyone))\s+(?:that\s+)?(?:all\s+)?((?:the|your|their|its)\s+(?:[\w-]+\s+){0,2}?[\w-]+|everything|it\s+all|all\s+of\s+it|"
+    r"data|information|records)\s+(?:is|are|was|were|"
     r"remains?|stays?|(?:has|have)\s+been)\s+(?:still\s+|all\s+|completely\s+|perfectly\s+)?(?:intact|fine|safe|untouched|"
     r"unchanged|there|in\s+place|ok|okay|present|available|unharmed|where\s+(?:it|they)\s+(?:was|were))\b")
 _DESTROYED = re.compile(_ORDER_AT + r"(?:please\s+|just\s+)?(?:delete|remove|wipe|erase|purge|drop|truncate|destroy|rm|"
@@ -280,7 +285,8 @@ _NOTICE_GATE = re.compile(r"acceso|accès|zugriff|アクセス|閲覧|編集|利
 _KANA = re.compile("[\u3040-\u30ff]")
 _SILENT_GATE = re.compile(r"silently|quietly|secretly|discreetly|covertly|stealthily|without\s+(?:a\s+word|saying|a\s+sound|mentioning)")
 _SILENT_ABROAD_GATE = re.compile(r"silencio|secreto|escondidas|discreta|sin\s+decir|discrètement|silencieusement|silence|en\s+douce|"
-                                 r"sans\s+rien|heimlich|stillschweigend|unbemerkt|ohne\s+ein|こっそり|密かに|ひそかに|内緒で|気づかれない")
+                                 r"sans\s+rien|heimlich|still|unbemerkt|ohne\s+ein|こっそり|密かに|ひそかに|内緒で|気づかれない|"
+                                 r"黙って|無断で")
 
 
 def _rest_of_sentence(view: str, at: int) -> str:
@@ -372,7 +378,7 @@ def standing_lie(view: str, *, data: bool = False) -> tuple[str, str] | None:
     m = UNSEEN.search(view) if "you" in view else None
     if m:
         return "output-hijack", m.group()[:80]
-    for m in _INTACT.finditer(view) if "the" in view else ():
+    for m in _INTACT.finditer(view) if "the" in view or "data" in view or "everything" in view else ():
         named = m.group(1).split()
         stems = {w.rstrip("s") for w in named if w not in _STOP and len(w) > 2}
         whole = named[-1] in _WHOLE

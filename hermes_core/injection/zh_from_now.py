@@ -32,8 +32,13 @@ _AGAINST = _AGAINST_RULES[:-1] + r"|是|成为|成為|变成|變成)"
 _UNBOUND = (r"(?:没有|沒有|不受|无|無|不守|摆脱|擺脫|超越)(?:任何|一切)?(?:的)?"
             r"(?:限制|规则|規則|约束|約束|道德|审查|審查|过滤|過濾|底线|底線|顾忌|顧忌|束缚|束縛)|"
             r"无所不能|無所不能|dan\b|越狱|越獄|邪恶|邪惡|不受控|(?:另一个|另一個)(?:ai|助手|模型|人工智能)|"
-            r"(?:不要|别|別|不能)(?:让|讓|告诉|告訴)(?:用户|用戶)|瞒着|瞞著|(?:对|對)(?:用户|用戶)保密")
+            r"(?:不要|别|別|不能)(?:让|讓|告诉|告訴)(?:用户|用戶)|瞒着|瞞著|(?:对|對)(?:用户|用戶)保密|"
+            # the rules not to be kept: "不需要遵守任何规则", "不用遵守OpenAI的政策"
+            r"(?:不(?:需要|需|用|必)|无需|無需|无须|無須)再?(?:遵守|遵循|理会|理會|顾及|顧及)")
+# after a persona a bare 不受 is not enough: "不受拘束地聊天" (chat freely) keeps every rule; 不受 and
+# a rule is in _UNBOUND
+_AGAINST_PERSONA = _AGAINST_RULES.replace("|不受|", "|")
 FROM_NOW_ON_HIJACK = (_NARROW_OPENER + _GAP + r"(?:你|您)(?:不再|(?:就)?是[^。\n]{0,24}?(?:" + _UNBOUND + r"|"
-                      + _AGAINST_RULES + r")|"
+                      + _AGAINST_PERSONA + r")|"
                       + _OLD_MODAL + r"[^。\n]{0,8}?" + _AGAINST + r")|"
                       + _OPENER + _GAP + r"(?:你|您)" + _MODAL + r"[^。\n]{0,8}?" + _AGAINST_RULES)
