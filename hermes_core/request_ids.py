@@ -1,6 +1,8 @@
 """The id of the request a provider (or the proxy in front of it) answered, as its headers state
 it: what the provider's support asks for when a call failed, and what a person looks up in the
-provider's console. Read from headers already scrubbed of secrets (see :mod:`hermes_core.errors`).
+provider's console. An id is scrubbed *before* it is cut (:func:`hermes_core.redact.clip`): a
+proxy may echo the key into it, and a key across the cut is no longer whole, so no scrubber
+after the cut knows its head.
 """
 
 from __future__ import annotations
@@ -8,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from hermes_core.redact import redact
+from hermes_core.redact import clip
 
 if TYPE_CHECKING:
     from hermes_core.errors import ProviderError
@@ -21,25 +23,28 @@ REQUEST_ID_HEADERS = ("x-request-id", "request-id", "apim-request-id", "cf-ray")
 MAX_ID_CHARS = 100
 
 
-def stated_request_id(headers: Mapping[str, str | Sequence[str]] | None
-                      ) -> tuple[str, str] | None:
+def stated_request_id(headers: Mapping[str, str | Sequence[str]] | None,
+                      secrets: Iterable[str] = ()) -> tuple[str, str] | None:
     """``(header, id)`` for the first of :data:`REQUEST_ID_HEADERS` the answer states, or None.
-    Names match whatever their case; a header sent twice is one text, as httpx joins it."""
+    Names match whatever their case; a header sent twice is one text, as httpx joins it. The id
+    is scrubbed of ``secrets`` and every registered one, then cut (:func:`_one_line`)."""
     if not headers:
         return None
+    secrets = tuple(secrets)
     lowered = {k.lower(): v for k, v in headers.items()}
     for name in REQUEST_ID_HEADERS:
         value = lowered.get(name)
         text = (value if isinstance(value, str) else ", ".join(map(str, value or ()))).strip()
-        if text:
-            return name, _one_line(text)
+        if text and (shown := _one_line(text, secrets)):   # not one of controls alone
+            return name, shown
     return None
 
 
-def _one_line(text: str) -> str:
-    """One line of printable text, cut to :data:`MAX_ID_CHARS`: an id is shown inside an
-    error's one-line message."""
-    return printable(text)[:MAX_ID_CHARS]
+def _one_line(text: str, secrets: Iterable[str] = ()) -> str:
+    """One line of printable text, scrubbed of ``secrets`` and every registered one, then cut
+    to :data:`MAX_ID_CHARS` (never inside a redaction marker): an id is shown inside an error's
+    one-line message. Scrubbed first: cut first, a key across the cut was shown by its head."""
+    return clip(printable(text), MAX_ID_CHARS, secrets)
 
 
 def printable(text: str) -> str:
@@ -56,7 +61,7 @@ def shown_id(stated: str | None, secrets: Iterable[str] = ()) -> str | None:
     (``Reply.request_ids``) and quoted in tickets as a failed one's is."""
     if not stated or not stated.strip():
         return None
-    return _one_line(redact(stated.strip(), secrets)) or None
+    return _one_line(stated.strip(), secrets) or None
 
 
 def naming(error: ProviderError, header: str, stated: str | None,

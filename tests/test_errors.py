@@ -28,7 +28,7 @@ from hermes_core.errors import (
     Timeout,
     error_from_status,
 )
-from hermes_core.redact import redact
+from hermes_core.redact import Redactor, redact
 from hermes_core.types import Usage
 from tests.conftest import NOW
 
@@ -384,3 +384,13 @@ def test_a_request_id_of_a_page_s_length_is_named_by_its_head():
     err = error_from_status(500, {"x-request-id": "r" * 5000}, {}, provider="p")
     assert err.request_id is not None and len(err.request_id) <= 100
     assert len(str(err)) < 200
+
+
+def test_a_registered_key_a_request_id_echoes_past_its_cut_is_not_named_in_part():
+    """The id is cut to 100 characters: cut before it was scrubbed, a key straddling the cut
+    was no key to ``redact`` any more and its head reached the message."""
+    key = "Zq8xWv3Lp0Tn5Rk2Yh7Jm4Bc9Fd6Gs1Qe"
+    Redactor([key])
+    err = error_from_status(500, {"x-request-id": "req-" + "a" * 80 + key},
+                            {"error": {"message": "boom"}}, provider="p")
+    assert key[:6] not in str(err) and key[:6] not in str(err.request_id), str(err)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from hermes_core.errors import IncompleteResponse, ServerError
+from hermes_core.redact import Redactor
 from hermes_core.request_ids import MAX_ID_CHARS, naming, stated_request_id
 
 
@@ -50,3 +51,21 @@ def test_an_id_echoing_the_key_names_its_fingerprint_not_the_key():
     secret = "hunter2hunter2hunter2hunter2xyz"
     error = naming(ServerError("p: cut", provider="p"), "x-request-id", f"req-{secret}", [secret])
     assert secret not in str(error) and secret not in str(error.request_id)
+
+
+#: A custom endpoint's key: no known key shape, found only because it is registered.
+_CUSTOM_KEY = "Zq8xWv3Lp0Tn5Rk2Yh7Jm4Bc9Fd6Gs1Qe"
+
+
+def test_a_registered_key_echoed_across_the_cut_leaves_no_head_of_itself():
+    """A proxy echoing the key after a long id: cut at ``MAX_ID_CHARS`` first, the key was no
+    longer whole, no scrubber knew its head, and its first 16 characters were named."""
+    Redactor([_CUSTOM_KEY])
+    stated = stated_request_id({"x-request-id": "req-" + "a" * 80 + _CUSTOM_KEY})
+    assert stated is not None and len(stated[1]) <= MAX_ID_CHARS
+    assert _CUSTOM_KEY[:6] not in stated[1], stated
+
+
+def test_a_key_handed_to_the_reader_is_scrubbed_before_the_cut():
+    stated = stated_request_id({"request-id": "req-" + "a" * 80 + _CUSTOM_KEY}, [_CUSTOM_KEY])
+    assert stated is not None and _CUSTOM_KEY[:6] not in stated[1], stated

@@ -40,7 +40,7 @@ from hermes_core.errors import (
 )
 from hermes_core.providers.base import CallOptions, requires_key
 from hermes_core.providers.observed import Heard
-from hermes_core.request_ids import shown_id, stated_request_id
+from hermes_core.request_ids import stated_request_id
 from hermes_core.types import Candidate, Credential, Prompt, RouteDecision, Usage
 
 if TYPE_CHECKING:
@@ -333,10 +333,10 @@ class _Run:
             stated = rate_limit_info(heard.headers) if heard is not None else None
             self.loop.pool.success(step.lease, stated)
         # the answer's request id, as a failed attempt's error names its own (see request_ids)
-        said = stated_request_id(heard.headers) if heard is not None else None
-        shown = shown_id(said[1], [step.credential.secret] if step.credential else []) \
-            if said else None
-        self.record(step.candidate, step.credential, "ok", started, "done", request_id=shown)
+        secrets = [step.credential.secret] if step.credential else []
+        said = stated_request_id(heard.headers, secrets) if heard is not None else None
+        self.record(step.candidate, step.credential, "ok", started, "done",
+                    request_id=said[1] if said else None)
 
     def free(self, step: Step) -> None:
         """Release the step's key, untouched by its outcome (an abort's)."""

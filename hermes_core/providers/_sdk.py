@@ -574,8 +574,9 @@ class SDKProvider:
         shown = redact(page, [credential.secret] if credential else [])[:PAGE_CHARS]
         error = ServerError(f"{self.name}: HTTP 200 but the body is not a {self.kind} response: "
                             f"{shown} {PAGE_NOTE}".replace(":  (", ": ("), provider=self.name)
-        stated = stated_request_id(headers)
-        raise naming(error, *stated) if stated else error
+        secrets = [credential.secret] if credential else []
+        stated = stated_request_id(headers, secrets)
+        raise naming(error, *stated, secrets) if stated else error
 
     def _raise_stated(self, response: Any, credential: Credential | None) -> None:
         stated = body_error(self.name, _json_body(response), response.headers,

@@ -74,7 +74,9 @@ def _idle_from_now(request: httpx2.Request, budget: Budget) -> None:
     on, not before: the wait for the first byte (a reasoning model thinking, a long prompt's
     prefill) is held to the request's own timeout, as the same request asked whole is, and was
     cut at the idle timeout (30 s by default). The client reads the body's read timeout from
-    the request when the body is first read, after this."""
+    the request when the body is first read, after this. Not for a redirect the client follows:
+    it builds the next request with this one's very timeouts, whose first byte was then held to
+    the idle timeout again."""
     timeouts = request.extensions.get("timeout")
     if budget.idle_s is not None and isinstance(timeouts, dict):
         read = timeouts.get("read")
@@ -303,7 +305,8 @@ def _handled(request: httpx2.Request, handle: Callable[[httpx2.Request], Any],
         raise
     _answered(response, budget)
     if budget is not None and isinstance(response.stream, stream_type):
-        _idle_from_now(request, budget)
+        if not response.has_redirect_location:   # see _idle_from_now
+            _idle_from_now(request, budget)
         watch = Watch(budget, started, _is_sse(response, budget), _read_timeout(request),
                        response.headers.get("content-encoding", ""))
         watch.last_content = budget.clock()   # the idle timeout runs from the answer's start

@@ -474,3 +474,27 @@ def test_the_attempt_that_answered_names_its_provider_request_too(
     rows = [json.loads(line) for line in audit.read_text().splitlines()]
     assert [(r["status"], r["provider_request_id"]) for r in rows] == [
         ("500", "req_first500"), ("ok", "req_ok[2J" + "9" * 91)]
+
+
+@pytest.mark.parametrize("mode", ["complete", "stream"])
+def test_a_key_the_answer_s_request_id_echoes_past_its_cut_leaves_no_head_in_the_audit(
+        respx_mock, tmp_path: Path, mode: str) -> None:
+    """A proxy that echoes the key after a long request id: the answering attempt's id was cut
+    to 100 characters before it was scrubbed, so the key across the cut was no longer whole and
+    its head ("sk-primary-one-S") was written to the audit line."""
+    audit = tmp_path / "audit.jsonl"
+    loop, router, _ = build(settings_for(audit=audit))
+    streamed = mode == "stream"
+    body = (openai_chat_stream(("ok",)) if streamed
+            else json.dumps(openai_chat_completion("ok", model="gpt-4o")).encode())
+    labels = SSE_HEADERS if streamed else {"content-type": "application/json"}
+    respx_mock.post(PRIMARY_URL).mock(side_effect=lambda r: httpx.Response(
+        200, content=body, headers={**labels, "x-request-id": "req_" + "9" * 80 + key_of(r)}))
+    if streamed:
+        list(loop.stream(PROMPT_HTTP, router.select("hi"), OPTS))
+    else:
+        loop.complete(PROMPT_HTTP, router.select("hi"), OPTS)
+    loop.audit.close()
+    text = audit.read_text()
+    assert json.loads(text.splitlines()[-1])["provider_request_id"].startswith("req_999")
+    assert "sk-primary" not in text, text

@@ -712,3 +712,45 @@ def test_a_stream_s_first_byte_is_held_to_the_request_s_timeout_not_the_idle_one
                                                                        opts)])
             text = asyncio.run(drain())
     assert text
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+def test_a_redirected_stream_s_first_byte_is_held_to_the_request_s_timeout_too(
+        mode: str, serve) -> None:
+    """An endpoint that answers 307 first (a path moved, a gateway's new route; both SDKs follow
+    redirects): the idle timeout was set on the request's timeouts when the 307 arrived, and the
+    SDK's client carries that same mapping to the redirected request, so its first byte was
+    waited for only the idle timeout (0.4 s) again, not the request's own (3 s)."""
+    from http.server import BaseHTTPRequestHandler
+
+    body = openai_chat_stream(("ok",))
+
+    class Moved(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            if self.path.startswith("/old/"):
+                self.send_response(307)
+                self.send_header("location", self.path.removeprefix("/old"))
+                self.send_header("content-length", "0")
+                self.end_headers()
+                return
+            time.sleep(1.0)   # thinking before the first byte
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    provider = OpenAIProvider("custom", endpoint=serve(Moved) + "/old/v1")
+    opts = CallOptions(max_tokens=16, timeout_s=3.0, idle_timeout_s=0.4)
+    cred = Credential("custom", SILENT_KEY)
+    if mode == "stream":
+        text = "".join(d.text for d in provider.stream(LOOP_PROMPT, "m1", cred, opts))
+    else:
+        async def drain() -> str:
+            return "".join([d.text async for d in provider.astream(LOOP_PROMPT, "m1", cred, opts)])
+        text = asyncio.run(drain())
+    assert text == "ok"

@@ -585,3 +585,21 @@ def test_a_page_title_s_escapes_and_overrides_are_not_shown(kind: str, mode: str
     # html.parser drops ``&#27;`` and reads ``&#x9b;`` as windows-1252's "›", as browsers do
     assert "Sign <in> [2J\u203a31m[1m to Corp exe.gnp" in text, text
     assert all(c.isprintable() for c in text), repr(text)
+
+
+@pytest.mark.parametrize("mode", ["complete", "stream"])
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_200_page_s_request_id_echoing_the_call_s_key_does_not_name_it(
+        kind: str, mode: str, respx_mock) -> None:
+    """A portal's page whose request id echoes the key: the page's words were scrubbed of the
+    call's key, the id it names only of registered ones, so a key the provider was handed
+    (not registered) was named whole in the error."""
+    secret = "Zq8xWv3Lp0Tn5Rk2Yh7Jm4Bc9Fd6Gs1Qe"   # no known key shape
+    url, provider = url_and_provider(kind)
+    respx_mock.post(url).mock(side_effect=lambda r: httpx.Response(
+        200, text=PORTAL, headers={"content-type": "text/html; charset=utf-8",
+                                   "x-request-id": f"req-{secret}"}))
+    with pytest.raises(ServerError) as caught:
+        _call(provider, Credential(kind, secret), mode)
+    assert "(x-request-id req-" in str(caught.value)
+    assert secret[:6] not in str(caught.value) and secret[:6] not in str(caught.value.request_id)
