@@ -49,6 +49,19 @@ def _fleet_of_two(server: RedisServer, prefix: str) -> Callable[[], RedisPoolSta
     return lambda: RedisPoolState(server.url, monotonic=monotonic, options=opts, clock=clock)
 
 
+def _two_holding_0_and_1(own_redis: RedisServer, redis_prefix: str) -> tuple[
+        Callable[[], RedisPoolState], RedisPoolState, RedisPoolState, PoolPolicy]:
+    """A fleet of two (:func:`_fleet_of_two`) whose workers ``a`` and ``b`` have each acquired
+    once and hold slots 0 and 1, the policy they used, and the fleet's worker maker."""
+    worker = _fleet_of_two(own_redis, redis_prefix)
+    a, b = worker(), worker()
+    pol = PoolPolicy(window_s=10.0)
+    for be in (a, b):
+        assert be.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
+    assert (a._slot.index, b._slot.index) == (0, 1)
+    return worker, a, b, pol
+
+
 def _sent_while_redis_is_away(pol: PoolPolicy, **workers: RedisPoolState) -> dict[str, int]:
     """How many requests of a key of 5 a minute each worker sends, in turn, from its fallback
     share once Redis has gone away (each ends refused by its share, degraded)."""
@@ -230,12 +243,7 @@ def test_a_worker_that_sees_redis_restarted_empty_claims_its_slot_again_at_once(
     share: 3 + 3 of a key of 5. Claimed again at once, ``a`` keeps 0 and ``c`` takes 1. Both
     claimed within a TTL of the slots' birth (the restart), so both give the floor share: 2 + 2
     (a taken-back index may have been another's in between, see WorkerSlot.serving)."""
-    worker = _fleet_of_two(own_redis, redis_prefix)
-    a, b = worker(), worker()
-    pol = PoolPolicy(window_s=10.0)
-    for be in (a, b):
-        assert be.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
-    assert (a._slot.index, b._slot.index) == (0, 1)
+    worker, a, b, pol = _two_holding_0_and_1(own_redis, redis_prefix)
     own_redis.stop()
     own_redis.start()                                  # empty: every slot lost
     assert a.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
@@ -470,12 +478,7 @@ def test_a_slot_claimed_after_an_empty_restart_gives_the_floor_share_while_anoth
     (it cannot hear of the restart): ``a`` and ``c`` both served slot 0's larger share, 3 + 3 of
     a key of 5. A slot taken within a TTL of the slots' loss may still be believed by a worker
     that has not heard: its new holder takes the floor share until then, 3 + 2."""
-    worker = _fleet_of_two(own_redis, redis_prefix)
-    a, b = worker(), worker()
-    pol = PoolPolicy(window_s=10.0)
-    for be in (a, b):
-        assert be.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
-    assert (a._slot.index, b._slot.index) == (0, 1)
+    worker, a, b, pol = _two_holding_0_and_1(own_redis, redis_prefix)
     own_redis.restart()                                # empty: every slot lost
     c = worker()                                       # b's process replaced
     assert c.acquire("p", [KeySpec("other")], pol).fingerprint == "other"
